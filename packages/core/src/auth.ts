@@ -1,0 +1,86 @@
+import { randomBytes as nodeRandomBytes } from "node:crypto";
+import { type AuthConfig, type ResolvedConfig, resolveConfig } from "./config.js";
+import { type PasswordHasher, createPasswordHasher } from "./crypto/password-hasher.js";
+import { type SecretBox, createSecretBox } from "./crypto/secret-box.js";
+import { type EventHub, createEventHub } from "./events/event-hub.js";
+import type { AuthEvent } from "./events/types.js";
+import { type ProxyTrust, createProxyTrust } from "./http/client-address.js";
+import type { Storage } from "./storage/types.js";
+import { type TokenKeys, loadTokenKeys } from "./tokens/keys.js";
+
+/**
+ * An auth instance: checked configuration, storage, keys, clock and events. Every flow takes
+ * one as its first argument. Make it once at startup with {@link createAuth}.
+ */
+export interface Auth {
+  readonly config: ResolvedConfig;
+  readonly storage: Storage;
+  /** The current time in epoch milliseconds (frozen in tests). */
+  now(): number;
+  /** Cryptographically secure random bytes. */
+  randomBytes(size: number): Uint8Array;
+  /** Subscribe to sign-in, second-factor, refresh, revocation and throttling events. */
+  readonly events: Pick<EventHub, "on">;
+  /** @internal Publishes an event. */
+  readonly emit: (event: AuthEvent) => void;
+  /** @internal Signing and verification keys. */
+  readonly keys: TokenKeys;
+  /** @internal argon2id hashing behind a concurrency limit. */
+  readonly passwords: PasswordHasher;
+  /** @internal AES-256-GCM for secrets at rest. */
+  readonly secretBox: SecretBox;
+  /** @internal Which peers are trusted proxies (RL-3). */
+  readonly proxyTrust: ProxyTrust;
+  /** @internal Receives unexpected errors of HTTP requests with their request id. */
+  readonly onInternalError: (error: unknown, requestId: string) => void;
+  /** @internal Short-lived cache of token state checks, per session (see `tokenStateCacheSeconds`). */
+  readonly tokenStateCache: Map<string, { userId: string; tokenVersion: number; checkedAt: number }>;
+}
+
+/** Options of {@link createAuth} that are not configuration. */
+export interface CreateAuthOptions {
+  /** Receives whatever an event listener throws; by default such errors are dropped. */
+  onListenerError?: (error: unknown, event: AuthEvent) => void;
+  /**
+   * Receives unexpected errors of HTTP requests (storage down, a bug) with the request id the
+   * client was given, for your logs; the client sees only code 50000 and the id.
+   */
+  onInternalError?: (error: unknown, requestId: string) => void;
+}
+
+/**
+ * Makes an auth instance from a configuration, checking all of it now: a short signing
+ * secret, a missing issuer or a malformed lifetime throws a `TypeError` that says what to fix.
+ *
+ * @example
+ * ```ts
+ * const auth = createAuth({
+ *   storage: memoryStorage(),
+ *   issuer: "https://api.example.com",
+ *   audience: "example-api",
+ *   secrets: { signing: process.env.AUTH_SIGNING_SECRET!, encryption: process.env.AUTH_ENCRYPTION_KEY! },
+ * });
+ * ```
+ */
+export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
+  const resolved = resolveConfig(config);
+  const randomBytes = config.randomBytes ?? ((size: number) => new Uint8Array(nodeRandomBytes(size)));
+  const now = config.now ?? Date.now;
+  const keys = loadTokenKeys(config.secrets);
+  const secretBox = createSecretBox(config.secrets.encryption, randomBytes);
+  const hub = createEventHub(config.onListenerError);
+  return {
+    config: resolved,
+    storage: config.storage,
+    now,
+    randomBytes,
+    events: { on: hub.on },
+    emit: hub.emit,
+    keys,
+    passwords: createPasswordHasher(resolved.password, randomBytes),
+    secretBox,
+    proxyTrust: createProxyTrust(resolved.trustedProxies),
+    onInternalError: config.onInternalError ?? (() => {}),
+    tokenStateCache: new Map(),
+  };
+}

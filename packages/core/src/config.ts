@@ -1,0 +1,260 @@
+import type { JWK } from "jose";
+import type { Storage } from "./storage/types.js";
+
+/** A duration: whole seconds, or a string such as `"90s"`, `"15m"`, `"12h"`, `"30d"`. */
+export type Duration = number | `${number}${"s" | "m" | "h" | "d"}`;
+
+/** An asymmetric signing key for access tokens, published at `/.well-known/jwks.json`. */
+export interface AsymmetricSigningKey {
+  alg: "EdDSA" | "ES256";
+  /** The private key as PKCS#8 PEM or a private JWK. */
+  privateKey: string | JWK;
+  /** Key id put in the token header; defaults to the key's JWK thumbprint (RFC 7638). */
+  kid?: string;
+}
+
+/** A key that signed tokens before a rotation and may still verify them. */
+export type VerificationKey =
+  | string
+  | { alg: "EdDSA" | "ES256"; publicKey: string | JWK; kid?: string }
+  | AsymmetricSigningKey;
+
+/** The encryption keys for secrets at rest: the current one seals, any of them opens. */
+export interface EncryptionKeyring {
+  current: string;
+  /** Key id → 32-byte key as 64 hex characters or base64/base64url. */
+  keys: Record<string, string>;
+}
+
+/** A throttling tier: at most `limit` attempts per `window`. */
+export interface ThrottleTier {
+  limit: number;
+  window: Duration;
+}
+
+/** The configuration given to {@link createAuth}. Only `storage`, `issuer`, `audience` and `secrets` are required. */
+export interface AuthConfig {
+  storage: Storage;
+  /** Access-token `iss`: the URL of this service, e.g. `https://api.example.com`. */
+  issuer: string;
+  /** Access-token `aud`: the name of the API that accepts the tokens. */
+  audience: string;
+  secrets: {
+    /**
+     * Signs access tokens: an HS256 secret of at least 32 bytes, or an asymmetric key
+     * (EdDSA or ES256) whose public half is served at `/.well-known/jwks.json`.
+     */
+    signing: string | AsymmetricSigningKey;
+    /** Keys that signed tokens before a rotation; they verify, never sign. */
+    previousSigning?: VerificationKey[];
+    /** Encrypts TOTP secrets at rest: one 32-byte key, or a keyring for rotation. */
+    encryption: string | EncryptionKeyring;
+  };
+  /** Token lifetimes. Defaults: access 15m, refresh 30d (absolute), refreshIdle 7d, temporary 5m. */
+  ttl?: { access?: Duration; refresh?: Duration; refreshIdle?: Duration; temporary?: Duration };
+  /** Allowed clock skew when checking `exp` and `nbf`: at most 60 s. Default 5 s. */
+  clockToleranceSeconds?: number;
+  /**
+   * How long the check of a token's version and session may be cached per session. Default
+   * 0 (checked on every request); must be shorter than the access lifetime (TV-2).
+   */
+  tokenStateCacheSeconds?: number;
+  password?: {
+    /** Minimum length in characters. Default 8; at least 8. */
+    minLength?: number;
+    /** Passwords longer than this many UTF-8 bytes are refused before hashing. Default 1024. */
+    maxBytes?: number;
+    /** argon2id cost. Defaults are OWASP's: memoryCost 19456 KiB, timeCost 2, parallelism 1. */
+    hashing?: { memoryCost?: number; timeCost?: number; parallelism?: number };
+    /** Hashes computed at once; more wait in line. Default 4. */
+    maxConcurrentHashes?: number;
+    /** Hashes that may wait; past that, requests get 50300. Default 256. */
+    maxQueuedHashes?: number;
+    /** More passwords to refuse, on top of the built-in list of common ones. */
+    blocklist?: Iterable<string>;
+  };
+  totp?: {
+    /** Steps accepted either side of now: 0 or 1. Default 1. */
+    window?: 0 | 1;
+    /** The issuer shown in authenticator apps. Default: the host of `issuer`. */
+    label?: string;
+  };
+  throttle?: {
+    /** Failures per account (password, directory, TOTP and recovery codes together). */
+    account?: ThrottleTier[];
+    /** Attempts per client address (IPv6 counted per /64). */
+    ip?: ThrottleTier[];
+  };
+  http?: {
+    /** Where the routes are mounted. Default `/api/v1`. */
+    basePath?: string;
+    /** `"always-200"` answers every response with status 200 for clients that read only `code`. */
+    statusMode?: "standard" | "always-200";
+    /**
+     * Addresses or CIDR ranges of proxies whose `X-Forwarded-For` is believed. Default none:
+     * the client address is the socket's peer (RL-3).
+     */
+    trustedProxies?: string[];
+  };
+  /** The clock, in epoch milliseconds. Tests freeze it. */
+  now?: () => number;
+  /** The source of randomness. Default: `crypto.randomBytes`. */
+  randomBytes?: (size: number) => Uint8Array;
+}
+
+/** {@link AuthConfig} with every default filled in and every value checked. */
+export interface ResolvedConfig {
+  issuer: string;
+  audience: string;
+  basePath: string;
+  statusMode: "standard" | "always-200";
+  trustedProxies: string[];
+  ttl: { access: number; refresh: number; refreshIdle: number; temporary: number };
+  clockToleranceSeconds: number;
+  tokenStateCacheSeconds: number;
+  password: {
+    minLength: number;
+    maxBytes: number;
+    hashing: { memoryCost: number; timeCost: number; parallelism: number };
+    maxConcurrentHashes: number;
+    maxQueuedHashes: number;
+    blocklist: Set<string>;
+  };
+  totp: { window: 0 | 1; label: string; maxAttemptsPerToken: number };
+  throttle: { account: ResolvedTier[]; ip: ResolvedTier[] };
+}
+
+/** A throttling tier in milliseconds. */
+export interface ResolvedTier {
+  limit: number;
+  windowMs: number;
+}
+
+/** The OWASP argon2id parameters (PW-1). */
+export const defaultHashing = { memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+
+const defaultAccountTiers: ThrottleTier[] = [
+  { limit: 5, window: "15m" },
+  { limit: 20, window: "24h" },
+];
+const defaultIpTiers: ThrottleTier[] = [{ limit: 100, window: "15m" }];
+
+function fail(message: string): never {
+  throw new TypeError(`Portcullis configuration: ${message}`);
+}
+
+const unitSeconds = { s: 1, m: 60, h: 3600, d: 86400 } as const;
+
+/** Parses a {@link Duration} into seconds, or throws naming `what` and the accepted forms. */
+export function durationSeconds(value: Duration, what: string): number {
+  if (typeof value === "number") {
+    if (Number.isInteger(value) && value > 0) return value;
+  } else if (typeof value === "string") {
+    const match = /^([1-9][0-9]{0,8})([smhd])$/.exec(value);
+    if (match) return Number(match[1]) * unitSeconds[match[2] as keyof typeof unitSeconds];
+  }
+  return fail(`${what} must be a positive whole number of seconds or a string like "15m", "12h" or "30d"; got ${JSON.stringify(value)}`);
+}
+
+function positiveInteger(value: unknown, what: string, fallback: number, minimum = 1): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < minimum) {
+    fail(`${what} must be a whole number of at least ${minimum}; got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function tiers(value: ThrottleTier[] | undefined, what: string, fallback: ThrottleTier[]): ResolvedTier[] {
+  const list = value ?? fallback;
+  if (!Array.isArray(list) || list.length === 0) fail(`${what} must be a non-empty list of { limit, window }`);
+  return list.map((tier, index) => ({
+    limit: positiveInteger(tier?.limit, `${what}[${index}].limit`, Number.NaN),
+    windowMs: durationSeconds(tier?.window, `${what}[${index}].window`) * 1000,
+  }));
+}
+
+/**
+ * Checks a configuration and fills in its defaults. Every mistake throws a `TypeError` whose
+ * message names the setting and says what to fix, so a service fails at startup rather than
+ * at the first sign-in.
+ */
+export function resolveConfig(config: AuthConfig): ResolvedConfig {
+  if (config === null || typeof config !== "object") fail("createAuth needs a configuration object");
+  if (!config.storage || typeof config.storage !== "object") {
+    fail("storage is required: pass memoryStorage() or a storage adapter");
+  }
+  if (typeof config.issuer !== "string" || config.issuer.length === 0) {
+    fail('issuer is required: the URL of this service, e.g. "https://api.example.com"');
+  }
+  let issuerUrl: URL;
+  try {
+    issuerUrl = new URL(config.issuer);
+  } catch {
+    fail(`issuer must be an absolute URL such as "https://api.example.com"; got ${JSON.stringify(config.issuer)}`);
+  }
+  if (typeof config.audience !== "string" || config.audience.length === 0) {
+    fail('audience is required: the name of the API that accepts the tokens, e.g. "example-api"');
+  }
+  if (!config.secrets || typeof config.secrets !== "object") {
+    fail("secrets is required: { signing, encryption }");
+  }
+
+  const ttl = {
+    access: durationSeconds(config.ttl?.access ?? "15m", "ttl.access"),
+    refresh: durationSeconds(config.ttl?.refresh ?? "30d", "ttl.refresh"),
+    refreshIdle: durationSeconds(config.ttl?.refreshIdle ?? "7d", "ttl.refreshIdle"),
+    temporary: durationSeconds(config.ttl?.temporary ?? "5m", "ttl.temporary"),
+  };
+  if (ttl.access > 86400) fail(`ttl.access must be at most 24h; got ${ttl.access} seconds`);
+  if (ttl.access >= ttl.refresh) fail("ttl.access must be shorter than ttl.refresh");
+  if (ttl.temporary > 3600) fail(`ttl.temporary must be at most 1h; got ${ttl.temporary} seconds`);
+
+  const clockToleranceSeconds = positiveInteger(config.clockToleranceSeconds, "clockToleranceSeconds", 5, 0);
+  if (clockToleranceSeconds > 60) fail("clockToleranceSeconds must be at most 60 (AT-3)");
+  const tokenStateCacheSeconds = positiveInteger(config.tokenStateCacheSeconds, "tokenStateCacheSeconds", 0, 0);
+  if (tokenStateCacheSeconds >= ttl.access) {
+    fail("tokenStateCacheSeconds must be shorter than ttl.access, or revoked tokens would outlive their lifetime");
+  }
+
+  const hashing = { ...defaultHashing, ...config.password?.hashing };
+  if (hashing.memoryCost < defaultHashing.memoryCost || hashing.timeCost < defaultHashing.timeCost || hashing.parallelism < 1) {
+    fail("password.hashing must be at least memoryCost 19456, timeCost 2, parallelism 1 (OWASP argon2id minimum)");
+  }
+  const minLength = positiveInteger(config.password?.minLength, "password.minLength", 8, 8);
+  const maxBytes = positiveInteger(config.password?.maxBytes, "password.maxBytes", 1024, 64);
+
+  const basePath = config.http?.basePath ?? "/api/v1";
+  if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) {
+    fail(`http.basePath must look like "/api/v1" (or "" for the root); got ${JSON.stringify(basePath)}`);
+  }
+  const statusMode = config.http?.statusMode ?? "standard";
+  if (statusMode !== "standard" && statusMode !== "always-200") {
+    fail(`http.statusMode must be "standard" or "always-200"; got ${JSON.stringify(statusMode)}`);
+  }
+  const totpWindow = config.totp?.window ?? 1;
+  if (totpWindow !== 0 && totpWindow !== 1) fail("totp.window must be 0 or 1");
+
+  return {
+    issuer: config.issuer,
+    audience: config.audience,
+    basePath,
+    statusMode,
+    trustedProxies: [...(config.http?.trustedProxies ?? [])],
+    ttl,
+    clockToleranceSeconds,
+    tokenStateCacheSeconds,
+    password: {
+      minLength,
+      maxBytes,
+      hashing,
+      maxConcurrentHashes: positiveInteger(config.password?.maxConcurrentHashes, "password.maxConcurrentHashes", 4),
+      maxQueuedHashes: positiveInteger(config.password?.maxQueuedHashes, "password.maxQueuedHashes", 256, 0),
+      blocklist: new Set([...(config.password?.blocklist ?? [])].map((entry) => entry.normalize("NFKC").toLowerCase())),
+    },
+    totp: { window: totpWindow, label: config.totp?.label ?? issuerUrl.host, maxAttemptsPerToken: 5 },
+    throttle: {
+      account: tiers(config.throttle?.account, "throttle.account", defaultAccountTiers),
+      ip: tiers(config.throttle?.ip, "throttle.ip", defaultIpTiers),
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+
+/** Runs at most `concurrency` tasks at once, with at most `maxQueued` waiting (PW-4). */
+export interface Limiter {
+  run<T>(task: () => Promise<T>): Promise<T>;
+}
+
+/** Makes a {@link Limiter}; a task arriving at a full queue gets {@link AuthError} 50300. */
+export function createLimiter(concurrency: number, maxQueued: number): Limiter {
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  const release = () => {
+    active -= 1;
+    waiting.shift()?.();
+  };
+  return {
+    async run(task) {
+      if (active >= concurrency) {
+        if (waiting.length >= maxQueued) throw new AuthError(ErrorCode.Unavailable, "The service is busy; try again later");
+        await new Promise<void>((resolve) => waiting.push(resolve));
+      }
+      active += 1;
+      try {
+        return await task();
+      } finally {
+        release();
+      }
+    },
+  };
+}

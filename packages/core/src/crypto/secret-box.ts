@@ -1,0 +1,66 @@
+import { createCipheriv, createDecipheriv } from "node:crypto";
+import type { EncryptionKeyring } from "../config.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import type { EncryptedSecret } from "../storage/types.js";
+
+const nonceBytes = 12;
+const tagBytes = 16;
+
+/** Seals and opens secrets at rest with AES-256-GCM (TOTP-6). */
+export interface SecretBox {
+  /** Encrypts with the current key, a fresh random nonce, and `associatedData` bound in. */
+  seal(plaintext: Uint8Array, associatedData: string): EncryptedSecret;
+  /** Decrypts; throws {@link AuthError} 50000 if the key is unknown or anything was altered. */
+  open(secret: EncryptedSecret, associatedData: string): Buffer;
+}
+
+function decodeKey(value: unknown, keyId: string): Buffer {
+  if (typeof value === "string") {
+    const bytes = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, "hex") : Buffer.from(value, "base64url");
+    if (bytes.length === 32 && (/^[0-9a-fA-F]{64}$/.test(value) || /^[A-Za-z0-9+/_-]{43}=?$/.test(value))) return bytes;
+  }
+  throw new TypeError(
+    `Portcullis configuration: secrets.encryption key "${keyId}" must be 32 random bytes written as 64 hex characters or base64 (43 characters); generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64url'))"`,
+  );
+}
+
+/** Builds a {@link SecretBox} from configuration; the key never comes from storage. */
+export function createSecretBox(
+  config: string | EncryptionKeyring | undefined,
+  randomBytes: (size: number) => Uint8Array,
+): SecretBox {
+  const ring: EncryptionKeyring = typeof config === "string" ? { current: "k1", keys: { k1: config } } : (config ?? { current: "", keys: {} });
+  if (!ring.keys || typeof ring.keys !== "object" || !(ring.current in ring.keys)) {
+    throw new TypeError(
+      "Portcullis configuration: secrets.encryption is required: a 32-byte key (64 hex or 43 base64 characters), or { current, keys } naming one of its keys as current",
+    );
+  }
+  const keys = new Map(Object.entries(ring.keys).map(([id, value]) => [id, decodeKey(value, id)]));
+  const broken = (cause?: unknown) => new AuthError(ErrorCode.Internal, "A stored secret could not be decrypted", { cause });
+
+  return {
+    seal(plaintext, associatedData) {
+      const key = keys.get(ring.current) as Buffer;
+      const nonce = randomBytes(nonceBytes);
+      const cipher = createCipheriv("aes-256-gcm", key, nonce);
+      cipher.setAAD(Buffer.from(associatedData, "utf8"));
+      const body = Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+      return { keyId: ring.current, sealed: Buffer.concat([nonce, body]).toString("base64url") };
+    },
+    open(secret, associatedData) {
+      const key = keys.get(secret.keyId);
+      if (!key) throw broken();
+      const raw = Buffer.from(secret.sealed, "base64url");
+      if (raw.length < nonceBytes + tagBytes) throw broken();
+      try {
+        const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, nonceBytes));
+        decipher.setAAD(Buffer.from(associatedData, "utf8"));
+        decipher.setAuthTag(raw.subarray(raw.length - tagBytes));
+        return Buffer.concat([decipher.update(raw.subarray(nonceBytes, raw.length - tagBytes)), decipher.final()]);
+      } catch (error) {
+        throw broken(error);
+      }
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import { type ErrorCode, defaultMessages } from "./codes.js";
+
+/** Options for {@link AuthError}. */
+export interface AuthErrorOptions {
+  /** The underlying error, kept for logs; never sent to the client. */
+  cause?: unknown;
+  /** Seconds until the caller may try again (code 42900); becomes `Retry-After`. */
+  retryAfterSeconds?: number;
+}
+
+/**
+ * The one error class of Portcullis. It carries a business code from the contract, a
+ * message that is safe to show a client (it never holds a password, code or token), and the
+ * original error as `cause`.
+ *
+ * @example
+ * ```ts
+ * try { await login(auth, input); }
+ * catch (error) { if (error instanceof AuthError && error.code === ErrorCode.TooManyAttempts) … }
+ * ```
+ */
+export class AuthError extends Error {
+  override readonly name = "AuthError";
+  readonly code: ErrorCode;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(code: ErrorCode, message: string = defaultMessages[code], options: AuthErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/** True when `error` is an {@link AuthError}, optionally with the given code. */
+export function isAuthError(error: unknown, code?: ErrorCode): error is AuthError {
+  return error instanceof AuthError && (code === undefined || error.code === code);
+}

@@ -1,0 +1,44 @@
+import type { AuthMethod } from "../storage/types.js";
+
+/** Why a sign-in attempt failed. `invalid_credentials` covers unknown users too (EN-1). */
+export type LoginFailureReason = "invalid_credentials" | "disabled";
+
+/** Which secret a second-factor step checked. */
+export type SecondFactorKind = "totp" | "recovery_code";
+
+/** Why a session ended. */
+export type RevocationReason = "logout" | "refresh_token_reused" | "token_version_changed" | "sign_out_everywhere" | "user_disabled";
+
+interface EventBase {
+  /** Epoch milliseconds, from the auth instance's clock. */
+  at: number;
+  /** The client address as resolved through the trusted-proxy setting, when known. */
+  ip?: string | undefined;
+}
+
+/**
+ * Everything Portcullis reports. No event ever holds a password, code, token or secret
+ * (HTTP-6); usernames appear only where the account is in question.
+ */
+export type AuthEvent =
+  | (EventBase & { type: "login.succeeded"; userId: string; sessionId: string; amr: AuthMethod[] })
+  | (EventBase & { type: "login.failed"; username: string; reason: LoginFailureReason })
+  | (EventBase & { type: "second_factor.required"; userId: string })
+  | (EventBase & { type: "second_factor.succeeded"; userId: string; kind: SecondFactorKind })
+  | (EventBase & { type: "second_factor.failed"; userId: string; kind: SecondFactorKind })
+  | (EventBase & { type: "totp.enabled"; userId: string })
+  | (EventBase & { type: "totp.disabled"; userId: string })
+  | (EventBase & { type: "recovery_codes.regenerated"; userId: string })
+  | (EventBase & { type: "token.refreshed"; userId: string; sessionId: string })
+  | (EventBase & { type: "refresh_token.reused"; userId: string; sessionId: string })
+  | (EventBase & { type: "session.revoked"; userId: string; sessionId: string; reason: RevocationReason })
+  | (EventBase & { type: "token_version.raised"; userId: string; tokenVersion: number; reason: string })
+  | (EventBase & { type: "throttled"; scope: "account" | "ip"; key: string; retryAfterSeconds: number })
+  | (EventBase & { type: "user.created"; userId: string })
+  | (EventBase & { type: "password.changed"; userId: string });
+
+/** The name of an event. */
+export type AuthEventType = AuthEvent["type"];
+
+/** The event with the given name. */
+export type AuthEventOf<T extends AuthEventType> = Extract<AuthEvent, { type: T }>;

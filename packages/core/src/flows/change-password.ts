@@ -1,0 +1,62 @@
+import type { Auth } from "../auth.js";
+import { assertAcceptablePassword, normalizePassword } from "../crypto/password-policy.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import { takeAttempt } from "../throttle/throttle.js";
+import { raiseTokenVersion } from "../users/token-version.js";
+import { requiredString } from "./input.js";
+import { invalidCredentials } from "./login.js";
+
+/** The input of {@link changePassword}. */
+export interface ChangePasswordInput {
+  userId: string;
+  currentPassword: string;
+  newPassword: string;
+}
+
+/**
+ * Changes a user's own password: the current one must be proven (PW-6; the attempt counts
+ * against the account throttle), the new one passes the policy (PW-3). The token version is
+ * raised, so every session and outstanding temporary token ends (TV-1, TMP-4).
+ *
+ * @throws {AuthError} 40100 wrong current password, 42200 new password refused, 42900 throttled.
+ */
+export async function changePassword(auth: Auth, input: ChangePasswordInput): Promise<void> {
+  const userId = requiredString(input.userId, "userId");
+  const currentPassword = requiredString(input.currentPassword, "currentPassword");
+  const newPassword = requiredString(input.newPassword, "newPassword");
+  const user = await auth.storage.users.findById(userId);
+  if (!user) throw new AuthError(ErrorCode.NotFound, "No such user");
+  await takeAttempt(auth, "account", user.usernameKey);
+  const proven = user.passwordHash !== null && (await auth.passwords.verify(user.passwordHash, normalizePassword(currentPassword)));
+  if (!proven) throw invalidCredentials();
+  await storeNewPassword(auth, userId, user.username, newPassword);
+}
+
+/** The input of {@link setPassword}. */
+export interface SetPasswordInput {
+  userId: string;
+  newPassword: string;
+}
+
+/**
+ * Sets a user's password without the current one: for administrators and reset flows that
+ * proved the user's identity another way. Raises the token version like {@link changePassword}.
+ *
+ * @throws {AuthError} 40400 unknown user, 42200 password refused.
+ */
+export async function setPassword(auth: Auth, input: SetPasswordInput): Promise<void> {
+  const userId = requiredString(input.userId, "userId");
+  const newPassword = requiredString(input.newPassword, "newPassword");
+  const user = await auth.storage.users.findById(userId);
+  if (!user) throw new AuthError(ErrorCode.NotFound, "No such user");
+  await storeNewPassword(auth, userId, user.username, newPassword);
+}
+
+async function storeNewPassword(auth: Auth, userId: string, username: string, newPassword: string): Promise<void> {
+  assertAcceptablePassword(auth.config.password, newPassword, username);
+  const passwordHash = await auth.passwords.hash(normalizePassword(newPassword));
+  await auth.storage.users.update(userId, { passwordHash }, auth.now());
+  await raiseTokenVersion(auth, userId, "password_changed");
+  auth.emit({ type: "password.changed", userId, at: auth.now() });
+}

@@ -1,0 +1,67 @@
+import type { Auth } from "../auth.js";
+import { randomId } from "../crypto/ids.js";
+import { assertAcceptablePassword, normalizePassword } from "../crypto/password-policy.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import type { UserRecord } from "../storage/types.js";
+import { normalizeUsername } from "../users/username.js";
+import { optionalString, requiredString } from "./input.js";
+
+/** The input of {@link createUser}. */
+export interface CreateUserInput {
+  username: string;
+  /** Checked against the password policy (PW-3); omit for an account that cannot sign in with one yet. */
+  password?: string;
+  roles?: string[];
+  disabled?: boolean;
+}
+
+/** A user as management functions return it: everything but the password hash. */
+export type User = Omit<UserRecord, "passwordHash" | "usernameKey"> & { hasPassword: boolean };
+
+/** The management view of a user record. */
+export function toUser(record: UserRecord): User {
+  const { passwordHash, usernameKey: _, ...rest } = record;
+  return { ...rest, roles: [...rest.roles], hasPassword: passwordHash !== null };
+}
+
+/** Checks a list of role names: strings of 1 to 64 characters. */
+export function checkRoles(roles: unknown): string[] {
+  if (!Array.isArray(roles) || !roles.every((role) => typeof role === "string" && role.length > 0 && role.length <= 64)) {
+    throw new AuthError(ErrorCode.ValidationFailed, "roles must be a list of names of 1 to 64 characters");
+  }
+  return [...new Set(roles as string[])];
+}
+
+/**
+ * Creates a local user. The password is checked against the policy and stored as argon2id
+ * (PW-1, PW-3); the username is normalised (NFKC) and must be unique regardless of case.
+ *
+ * @throws {AuthError} 42200 when the username or password is refused (with the reason), 40900 when the username is taken.
+ * @example
+ * ```ts
+ * await createUser(auth, { username: "alice", password: "a long passphrase", roles: ["admin"] });
+ * ```
+ */
+export async function createUser(auth: Auth, input: CreateUserInput): Promise<User> {
+  const { username, usernameKey } = normalizeUsername(requiredString(input.username, "username"));
+  const password = optionalString(input.password, "password");
+  const roles = checkRoles(input.roles ?? []);
+  if (password !== undefined) assertAcceptablePassword(auth.config.password, password, username);
+  const now = auth.now();
+  const record: UserRecord = {
+    id: randomId(auth),
+    username,
+    usernameKey,
+    passwordHash: password === undefined ? null : await auth.passwords.hash(normalizePassword(password)),
+    roles,
+    disabled: input.disabled === true,
+    tokenVersion: 0,
+    source: "local",
+    createdAt: now,
+    updatedAt: now,
+  };
+  if (!(await auth.storage.users.create(record))) throw new AuthError(ErrorCode.Conflict, "The username is taken");
+  auth.emit({ type: "user.created", userId: record.id, at: now });
+  return toUser(record);
+}

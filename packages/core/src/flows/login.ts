@@ -1,0 +1,110 @@
+import type { Auth } from "../auth.js";
+import { opaqueToken } from "../crypto/ids.js";
+import { exceedsByteCap, normalizePassword } from "../crypto/password-policy.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import { clearAccountFailures, takeAttempt } from "../throttle/throttle.js";
+import { type TokenSet, startSession } from "../tokens/issue-tokens.js";
+import type { UserRecord } from "../storage/types.js";
+import { usernameKeyOf } from "../users/username.js";
+import { optionalString, requiredString } from "./input.js";
+
+/** The input of {@link login}. */
+export interface LoginInput {
+  username: string;
+  password: string;
+  /** `"local"` (default). `"directory"` arrives with the LDAP package. */
+  provider?: string;
+  /** The client address, for per-address throttling and events. */
+  ip?: string;
+}
+
+/** A login either completes, or asks for the second factor with a temporary token. */
+export type LoginResult = { status: "authenticated"; tokens: TokenSet } | { status: "totp_required"; tempToken: string };
+
+/** The data a pending second-factor login keeps with its temporary token. */
+export interface PendingLogin {
+  /** The user's token version when the password was proven (TMP-4). */
+  tokenVersion: number;
+}
+
+/** The answer to every credential failure, whatever its reason (EN-1). */
+export const invalidCredentials = () => new AuthError(ErrorCode.AuthenticationFailed, "Invalid username or password");
+
+/**
+ * Signs a user in with a username and password.
+ *
+ * The account and the client address each give up one attempt before anything is checked
+ * (RL-1, RL-4). An unknown user costs one argon2id verification against a dummy hash (EN-2)
+ * and fails exactly like a wrong password (EN-1); a disabled account is told so only after
+ * its password was proven. When TOTP is on, the result is a temporary token, never a session
+ * (EN-3, TMP-1). A hash made with older parameters is re-hashed (PW-1).
+ *
+ * @throws {AuthError} 40001/40002 bad input, 40100 bad credentials, 40300 disabled, 42900 throttled.
+ * @example
+ * ```ts
+ * const result = await login(auth, { username: "alice", password: "a long passphrase" });
+ * if (result.status === "totp_required") askForCode(result.tempToken);
+ * else useTokens(result.tokens);
+ * ```
+ */
+export async function login(auth: Auth, input: LoginInput): Promise<LoginResult> {
+  const username = requiredString(input.username, "username");
+  const password = requiredString(input.password, "password");
+  const provider = optionalString(input.provider, "provider") ?? "local";
+  if (provider !== "local") throw new AuthError(ErrorCode.NotFound, "Directory login is not enabled");
+  const usernameKey = usernameKeyOf(username);
+  if (input.ip !== undefined) await takeAttempt(auth, "ip", input.ip, input.ip);
+  await takeAttempt(auth, "account", usernameKey, input.ip);
+
+  const user = await authenticatePassword(auth, usernameKey, password);
+  if (!user) {
+    auth.emit({ type: "login.failed", username, reason: "invalid_credentials", at: auth.now(), ip: input.ip });
+    throw invalidCredentials();
+  }
+  if (user.disabled) {
+    auth.emit({ type: "login.failed", username, reason: "disabled", at: auth.now(), ip: input.ip });
+    throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
+  }
+
+  const totp = await auth.storage.totp.get(user.id);
+  if (totp?.enabled) {
+    const tempToken = opaqueToken(auth);
+    const now = auth.now();
+    const pending: PendingLogin = { tokenVersion: user.tokenVersion };
+    await auth.storage.challenges.put({
+      id: tempToken.hash,
+      kind: "totp_login",
+      userId: user.id,
+      data: { ...pending },
+      failedAttempts: 0,
+      createdAt: now,
+      expiresAt: now + auth.config.ttl.temporary * 1000,
+    });
+    auth.emit({ type: "second_factor.required", userId: user.id, at: now, ip: input.ip });
+    return { status: "totp_required", tempToken: tempToken.value };
+  }
+
+  await clearAccountFailures(auth, usernameKey);
+  return { status: "authenticated", tokens: await startSession(auth, user, ["pwd"], input.ip) };
+}
+
+/**
+ * The user whose password this is, or null. Always costs one argon2id verification, against
+ * a dummy hash when there is no local password to check (EN-2); re-hashes an outdated hash.
+ */
+export async function authenticatePassword(auth: Auth, usernameKey: string, password: string): Promise<UserRecord | null> {
+  if (exceedsByteCap(password, auth.config.password.maxBytes)) return null;
+  const normalized = normalizePassword(password);
+  const user = await auth.storage.users.findByUsernameKey(usernameKey);
+  if (!user?.passwordHash || user.source !== "local") {
+    await auth.passwords.verifyDummy(normalized);
+    return null;
+  }
+  if (!(await auth.passwords.verify(user.passwordHash, normalized))) return null;
+  if (auth.passwords.needsRehash(user.passwordHash)) {
+    const passwordHash = await auth.passwords.hash(normalized);
+    await auth.storage.users.update(user.id, { passwordHash }, auth.now());
+  }
+  return user;
+}

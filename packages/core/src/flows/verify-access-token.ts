@@ -1,0 +1,75 @@
+import type { Auth } from "../auth.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import type { AuthMethod } from "../storage/types.js";
+import { type AccessTokenClaims, verifyAccessTokenClaims } from "../tokens/access-token.js";
+import { requiredString } from "./input.js";
+
+/** The input of {@link verifyAccessToken}. */
+export interface VerifyAccessTokenInput {
+  /** The access token, without the `Bearer ` prefix. */
+  token: string;
+}
+
+/** Who a verified access token speaks for: what `requireAuth` puts on the request. */
+export interface AccessContext {
+  userId: string;
+  sessionId: string;
+  roles: string[];
+  amr: AuthMethod[];
+  tokenVersion: number;
+  claims: AccessTokenClaims;
+}
+
+const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
+
+/**
+ * Verifies an access token: signature with a pinned algorithm and a configured `kid`, exact
+ * `typ`, `iss` and `aud`, and `exp` (AT-1 … AT-4); then that the user's token version is still
+ * the token's and its session is live (TV-2). That last check reads storage, or a per-session
+ * cache for at most `tokenStateCacheSeconds` (default 0: every request).
+ *
+ * @throws {AuthError} 40101 for any token that is not a live Portcullis access token.
+ * @example
+ * ```ts
+ * const { userId, roles } = await verifyAccessToken(auth, { token });
+ * ```
+ */
+export async function verifyAccessToken(auth: Auth, input: VerifyAccessTokenInput): Promise<AccessContext> {
+  const token = requiredString(input.token, "token");
+  const now = auth.now();
+  const claims = await verifyAccessTokenClaims(token, {
+    keys: auth.keys,
+    issuer: auth.config.issuer,
+    audience: auth.config.audience,
+    now,
+    clockToleranceSeconds: auth.config.clockToleranceSeconds,
+  });
+  if (!(await tokenStateIsCurrent(auth, claims, now))) throw invalidToken();
+  return { userId: claims.sub, sessionId: claims.sid, roles: claims.roles, amr: claims.amr, tokenVersion: claims.tv, claims };
+}
+
+const cacheLimit = 10_000;
+
+async function tokenStateIsCurrent(auth: Auth, claims: AccessTokenClaims, now: number): Promise<boolean> {
+  const cacheMs = auth.config.tokenStateCacheSeconds * 1000;
+  const cached = auth.tokenStateCache.get(claims.sid);
+  if (cached && cached.userId === claims.sub && cached.tokenVersion === claims.tv && now - cached.checkedAt < cacheMs) return true;
+  const [user, session] = await Promise.all([
+    auth.storage.users.findById(claims.sub),
+    auth.storage.sessions.findSession(claims.sid),
+  ]);
+  const current =
+    user !== null &&
+    !user.disabled &&
+    user.tokenVersion === claims.tv &&
+    session !== null &&
+    session.userId === claims.sub &&
+    session.revokedAt === null &&
+    session.expiresAt > now;
+  if (current && cacheMs > 0) {
+    if (auth.tokenStateCache.size >= cacheLimit) auth.tokenStateCache.clear();
+    auth.tokenStateCache.set(claims.sid, { userId: claims.sub, tokenVersion: claims.tv, checkedAt: now });
+  }
+  return current;
+}

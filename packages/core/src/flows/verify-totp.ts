@@ -1,0 +1,36 @@
+import type { Auth } from "../auth.js";
+import { acceptTotpCode } from "../totp/totp-secret.js";
+import type { TokenSet } from "../tokens/issue-tokens.js";
+import { requiredString } from "./input.js";
+import { completePendingLogin, openPendingLogin, refuseSecondFactor } from "./pending-login.js";
+
+/** The input of {@link verifyTotp}. */
+export interface VerifyTotpInput {
+  /** The temporary token from the 40102 answer of {@link login}. */
+  tempToken: string;
+  /** The six-digit code from the authenticator app. */
+  code: string;
+  ip?: string;
+}
+
+/**
+ * Completes a login with a TOTP code (`POST /auth/2fa/verify`).
+ *
+ * The code's time step is spent with a compare-and-set before the temporary token is
+ * consumed, so a code works once (TOTP-4) and two concurrent verifications give one token
+ * pair (TMP-3). Wrong codes count against the temporary token and the account (TMP-4, RL-1).
+ *
+ * @throws {AuthError} 40100 bad or spent temporary token, 40103 wrong or replayed code, 42900 throttled.
+ * @example
+ * ```ts
+ * const tokens = await verifyTotp(auth, { tempToken, code: "123456" });
+ * ```
+ */
+export async function verifyTotp(auth: Auth, input: VerifyTotpInput): Promise<TokenSet> {
+  const tempToken = requiredString(input.tempToken, "tempToken");
+  const code = requiredString(input.code, "code");
+  const pending = await openPendingLogin(auth, tempToken, input.ip);
+  const totp = await auth.storage.totp.get(pending.user.id);
+  if (!totp?.enabled || !(await acceptTotpCode(auth, totp, code))) return refuseSecondFactor(auth, pending, "totp");
+  return completePendingLogin(auth, pending, "totp", ["pwd", "otp"]);
+}

@@ -1,0 +1,72 @@
+import { BlockList, isIP } from "node:net";
+
+/** Decides which peer addresses are trusted proxies. */
+export type ProxyTrust = (address: string) => boolean;
+
+function plainAddress(address: string): string {
+  const unbracketed = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address;
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(unbracketed);
+  return mapped ? (mapped[1] as string) : unbracketed;
+}
+
+/**
+ * Builds the trust check from `http.trustedProxies`: addresses or CIDR ranges, IPv4 or
+ * IPv6. Throws a `TypeError` naming any entry it cannot read.
+ */
+export function createProxyTrust(entries: string[]): ProxyTrust {
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [address = "", prefix] = entry.split("/");
+    const family = isIP(address);
+    const bits = prefix === undefined ? undefined : Number(prefix);
+    const maxBits = family === 6 ? 128 : 32;
+    if (family === 0 || (bits !== undefined && !(Number.isInteger(bits) && bits >= 0 && bits <= maxBits))) {
+      throw new TypeError(`Portcullis configuration: http.trustedProxies entry ${JSON.stringify(entry)} is not an address or CIDR range`);
+    }
+    const type = family === 6 ? "ipv6" : "ipv4";
+    if (bits === undefined) list.addAddress(address, type);
+    else list.addSubnet(address, bits, type);
+  }
+  return (address) => {
+    const plain = plainAddress(address);
+    const family = isIP(plain);
+    return family !== 0 && list.check(plain, family === 6 ? "ipv6" : "ipv4");
+  };
+}
+
+/**
+ * The client address of a request (RL-3): the socket's peer, unless that peer is a trusted
+ * proxy, in which case `X-Forwarded-For` is read from the right, skipping trusted proxies, and
+ * the first untrusted address wins. Without trusted proxies the header is ignored, so a
+ * client cannot spoof it.
+ */
+export function resolveClientAddress(peer: string | undefined, forwardedFor: string | undefined, trusted: ProxyTrust): string | undefined {
+  if (peer === undefined) return undefined;
+  let client = plainAddress(peer);
+  if (!trusted(client) || !forwardedFor) return client;
+  const hops = forwardedFor.split(",").map((hop) => plainAddress(hop.trim()));
+  for (let index = hops.length - 1; index >= 0; index -= 1) {
+    const hop = hops[index] as string;
+    if (isIP(hop) === 0) break;
+    client = hop;
+    if (!trusted(hop)) break;
+  }
+  return client;
+}
+
+/**
+ * The throttling bucket of an address (RL-3): an IPv4 address as it is, an IPv6 address by
+ * its /64 network, since one host is handed a whole /64.
+ */
+export function addressBucket(address: string): string {
+  const plain = plainAddress(address);
+  if (isIP(plain) !== 6) return plain;
+  const [head = "", tail = ""] = plain.toLowerCase().split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = plain.includes("::") ? [...left, ...Array(8 - left.length - right.length).fill("0"), ...right] : left;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ""))
+    .join(":")}::/64`;
+}

@@ -1,0 +1,33 @@
+export { type Auth, type CreateAuthOptions, createAuth } from "./auth.js";
+export type {
+  AsymmetricSigningKey,
+  AuthConfig,
+  Duration,
+  EncryptionKeyring,
+  ResolvedConfig,
+  ThrottleTier,
+  VerificationKey,
+} from "./config.js";
+export { AuthError, type AuthErrorOptions, ErrorCode, httpStatusFor, isAuthError } from "./errors/index.js";
+export type { AuthEvent, AuthEventOf, AuthEventType, LoginFailureReason, RevocationReason, SecondFactorKind } from "./events/types.js";
+
+export { type ChangePasswordInput, type SetPasswordInput, changePassword, setPassword } from "./flows/change-password.js";
+export { type CreateUserInput, type User, createUser } from "./flows/create-user.js";
+export { type LoginInput, type LoginResult, login } from "./flows/login.js";
+export { type LogoutInput, logout } from "./flows/logout.js";
+export { getPublicUser, setUserDisabled, setUserRoles, signOutEverywhere } from "./flows/manage-users.js";
+export { type RefreshInput, refresh } from "./flows/refresh.js";
+export { type TotpSetup, beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "./flows/totp-enrolment.js";
+export { type UseRecoveryCodeInput, useRecoveryCode } from "./flows/use-recovery-code.js";
+export { type AccessContext, type VerifyAccessTokenInput, verifyAccessToken } from "./flows/verify-access-token.js";
+export { type VerifyTotpInput, verifyTotp } from "./flows/verify-totp.js";
+
+export { authorizeRequest, errorResponse, handleRequest } from "./http/handle-request.js";
+export type { Route, RouteContext, RouteResult } from "./http/routes.js";
+export { routes } from "./http/routes.js";
+export type { Envelope, HttpRequest, HttpResponse } from "./http/types.js";
+
+export { memoryStorage } from "./storage/memory.js";
+export type * from "./storage/types.js";
+export type { AccessTokenClaims } from "./tokens/access-token.js";
+export type { PublicUser, TokenSet } from "./tokens/issue-tokens.js";

@@ -1,0 +1,313 @@
+import type {
+  ChallengeKind,
+  ChallengeRecord,
+  ChallengeStore,
+  CounterStore,
+  IdentityRecord,
+  IdentityStore,
+  PasskeyRecord,
+  PasskeyStore,
+  RecoveryCodeStore,
+  RefreshTokenRecord,
+  SessionRecord,
+  SessionStore,
+  SettingsStore,
+  Storage,
+  TotpRecord,
+  TotpStore,
+  UserRecord,
+  UserStore,
+} from "./types.js";
+
+/**
+ * Storage held in this process's memory: for tests, demos and single-instance services that
+ * accept losing every session at restart. Each operation runs without yielding between its
+ * read and its write, which makes it atomic within the process.
+ *
+ * Records are copied in and out, so a caller that mutates a returned object changes nothing
+ * stored.
+ *
+ * @example
+ * ```ts
+ * const auth = createAuth({ storage: memoryStorage(), … });
+ * ```
+ */
+export function memoryStorage(): Storage {
+  return {
+    users: memoryUsers(),
+    totp: memoryTotp(),
+    recoveryCodes: memoryRecoveryCodes(),
+    sessions: memorySessions(),
+    challenges: memoryChallenges(),
+    counters: memoryCounters(),
+    passkeys: memoryPasskeys(),
+    identities: memoryIdentities(),
+    settings: memorySettings(),
+  };
+}
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+function memoryUsers(): UserStore {
+  const byId = new Map<string, UserRecord>();
+  const idByKey = new Map<string, string>();
+  return {
+    async create(user) {
+      if (byId.has(user.id) || idByKey.has(user.usernameKey)) return false;
+      byId.set(user.id, copy(user));
+      idByKey.set(user.usernameKey, user.id);
+      return true;
+    },
+    async findById(id) {
+      const user = byId.get(id);
+      return user ? copy(user) : null;
+    },
+    async findByUsernameKey(usernameKey) {
+      const id = idByKey.get(usernameKey);
+      const user = id === undefined ? undefined : byId.get(id);
+      return user ? copy(user) : null;
+    },
+    async update(id, patch, now) {
+      const user = byId.get(id);
+      if (!user) return null;
+      if (patch.usernameKey !== undefined && patch.usernameKey !== user.usernameKey) {
+        if (idByKey.has(patch.usernameKey)) return null;
+        idByKey.delete(user.usernameKey);
+        idByKey.set(patch.usernameKey, id);
+      }
+      Object.assign(user, copy(patch), { updatedAt: now });
+      return copy(user);
+    },
+    async incrementTokenVersion(id, now) {
+      const user = byId.get(id);
+      if (!user) return null;
+      user.tokenVersion += 1;
+      user.updatedAt = now;
+      return user.tokenVersion;
+    },
+  };
+}
+
+function memoryTotp(): TotpStore {
+  const records = new Map<string, TotpRecord>();
+  return {
+    async get(userId) {
+      const record = records.get(userId);
+      return record ? copy(record) : null;
+    },
+    async putPending(record) {
+      if (records.get(record.userId)?.enabled) return false;
+      records.set(record.userId, copy({ ...record, enabled: false }));
+      return true;
+    },
+    async enable(userId) {
+      const record = records.get(userId);
+      if (!record || record.enabled) return false;
+      record.enabled = true;
+      return true;
+    },
+    async remove(userId) {
+      return records.delete(userId);
+    },
+    async advanceStep(userId, step) {
+      const record = records.get(userId);
+      if (!record || step <= record.lastUsedStep) return false;
+      record.lastUsedStep = step;
+      return true;
+    },
+  };
+}
+
+function memoryRecoveryCodes(): RecoveryCodeStore {
+  const sets = new Map<string, Set<string>>();
+  return {
+    async replace(userId, hashes) {
+      sets.set(userId, new Set(hashes));
+    },
+    async consume(userId, hash) {
+      return sets.get(userId)?.delete(hash) ?? false;
+    },
+    async count(userId) {
+      return sets.get(userId)?.size ?? 0;
+    },
+    async removeAll(userId) {
+      sets.delete(userId);
+    },
+  };
+}
+
+function memorySessions(): SessionStore {
+  const sessions = new Map<string, SessionRecord>();
+  const tokens = new Map<string, RefreshTokenRecord>();
+  return {
+    async createSession(session) {
+      sessions.set(session.id, copy(session));
+    },
+    async findSession(id) {
+      const session = sessions.get(id);
+      return session ? copy(session) : null;
+    },
+    async revokeSession(id, now) {
+      const session = sessions.get(id);
+      if (!session || session.revokedAt !== null) return false;
+      session.revokedAt = now;
+      return true;
+    },
+    async revokeUserSessions(userId, now) {
+      let revoked = 0;
+      for (const session of sessions.values()) {
+        if (session.userId === userId && session.revokedAt === null) {
+          session.revokedAt = now;
+          revoked += 1;
+        }
+      }
+      return revoked;
+    },
+    async insertRefreshToken(token) {
+      tokens.set(token.hash, copy(token));
+    },
+    async spendRefreshToken(hash, now) {
+      const token = tokens.get(hash);
+      if (!token) return { outcome: "unknown" };
+      if (token.spentAt !== null) return { outcome: "already_spent", token: copy(token) };
+      token.spentAt = now;
+      return { outcome: "spent", token: copy(token) };
+    },
+  };
+}
+
+function memoryChallenges(): ChallengeStore {
+  const challenges = new Map<string, ChallengeRecord>();
+  const live = (id: string, kind: ChallengeKind, now: number) => {
+    const challenge = challenges.get(id);
+    return challenge && challenge.kind === kind && challenge.expiresAt > now ? challenge : undefined;
+  };
+  return {
+    async put(challenge) {
+      challenges.set(challenge.id, copy(challenge));
+    },
+    async find(id, kind, now) {
+      const challenge = live(id, kind, now);
+      return challenge ? copy(challenge) : null;
+    },
+    async consume(id, kind, now) {
+      const challenge = live(id, kind, now);
+      if (!challenge) return null;
+      challenges.delete(id);
+      return challenge;
+    },
+    async recordFailure(id, kind, limit) {
+      const challenge = challenges.get(id);
+      if (!challenge || challenge.kind !== kind) return null;
+      challenge.failedAttempts += 1;
+      if (challenge.failedAttempts >= limit) challenges.delete(id);
+      return challenge.failedAttempts;
+    },
+    async deleteExpired(now) {
+      let deleted = 0;
+      for (const [id, challenge] of challenges) {
+        if (challenge.expiresAt <= now) {
+          challenges.delete(id);
+          deleted += 1;
+        }
+      }
+      return deleted;
+    },
+  };
+}
+
+function memoryCounters(): CounterStore {
+  const windows = new Map<string, { count: number; resetAt: number }>();
+  return {
+    async hit(key, limit, windowMs, now) {
+      let window = windows.get(key);
+      if (!window || window.resetAt <= now) {
+        window = { count: 0, resetAt: now + windowMs };
+        windows.set(key, window);
+      }
+      if (window.count >= limit) return { count: window.count, allowed: false, resetAt: window.resetAt };
+      window.count += 1;
+      return { count: window.count, allowed: true, resetAt: window.resetAt };
+    },
+    async peek(key, now) {
+      const window = windows.get(key);
+      return window && window.resetAt > now ? window.count : 0;
+    },
+    async reset(key) {
+      windows.delete(key);
+    },
+  };
+}
+
+function memoryPasskeys(): PasskeyStore {
+  const passkeys = new Map<string, PasskeyRecord>();
+  const owned = (userId: string, id: string) => {
+    const passkey = passkeys.get(id);
+    return passkey?.userId === userId ? passkey : undefined;
+  };
+  return {
+    async create(passkey) {
+      if (passkeys.has(passkey.id)) return false;
+      passkeys.set(passkey.id, copy(passkey));
+      return true;
+    },
+    async findById(id) {
+      const passkey = passkeys.get(id);
+      return passkey ? copy(passkey) : null;
+    },
+    async listByUser(userId) {
+      return [...passkeys.values()].filter((passkey) => passkey.userId === userId).map(copy);
+    },
+    async updateCounter(id, expectedCounter, counter, backupState, now) {
+      const passkey = passkeys.get(id);
+      if (!passkey || passkey.counter !== expectedCounter) return false;
+      Object.assign(passkey, { counter, backupState, lastUsedAt: now });
+      return true;
+    },
+    async rename(userId, id, label) {
+      const passkey = owned(userId, id);
+      if (!passkey) return false;
+      passkey.label = label;
+      return true;
+    },
+    async delete(userId, id) {
+      return owned(userId, id) ? passkeys.delete(id) : false;
+    },
+  };
+}
+
+function memoryIdentities(): IdentityStore {
+  const identities = new Map<string, IdentityRecord>();
+  const keyOf = (provider: string, subject: string) => JSON.stringify([provider, subject]);
+  return {
+    async link(identity) {
+      const key = keyOf(identity.provider, identity.subject);
+      if (identities.has(key)) return false;
+      identities.set(key, copy(identity));
+      return true;
+    },
+    async find(provider, subject) {
+      const identity = identities.get(keyOf(provider, subject));
+      return identity ? copy(identity) : null;
+    },
+    async listByUser(userId) {
+      return [...identities.values()].filter((identity) => identity.userId === userId).map(copy);
+    },
+    async unlink(userId, provider, subject) {
+      const key = keyOf(provider, subject);
+      return identities.get(key)?.userId === userId ? identities.delete(key) : false;
+    },
+  };
+}
+
+function memorySettings(): SettingsStore {
+  const values = new Map<string, unknown>();
+  return {
+    async get(key) {
+      return values.has(key) ? copy(values.get(key)) : undefined;
+    },
+    async set(key, value) {
+      values.set(key, copy(value));
+    },
+  };
+}

@@ -1,0 +1,269 @@
+/**
+ * The storage contract of Portcullis: small domain interfaces, each naming the operations
+ * that security depends on being atomic. A storage adapter implements all of them and proves
+ * it with the public conformance suite (`@portcullis/core/testing`).
+ *
+ * Times are epoch milliseconds. Every method that says "atomically" must hold under
+ * concurrent callers across processes: a conditional write (`UPDATE … WHERE …`, a
+ * compare-and-set, a delete that returns the row), never a read followed by a write.
+ */
+
+/** Where an account's credentials live: in this library, or in a directory (LDAP). */
+export type UserSource = "local" | "directory";
+
+/** A user account. `usernameKey` is the normalised username that lookups match on. */
+export interface UserRecord {
+  id: string;
+  /** The username as the user chose it (NFKC-normalised). */
+  username: string;
+  /** `username` case-folded: unique, and what lookups match on. */
+  usernameKey: string;
+  /** argon2id PHC string, or null for accounts that cannot sign in with a password. */
+  passwordHash: string | null;
+  roles: string[];
+  disabled: boolean;
+  /** Grows by one whenever existing tokens must stop working (TV-1). */
+  tokenVersion: number;
+  source: UserSource;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The fields a caller may change with {@link UserStore.update}. */
+export type UserPatch = Partial<Pick<UserRecord, "username" | "usernameKey" | "passwordHash" | "roles" | "disabled">>;
+
+/** Users. */
+export interface UserStore {
+  /** Inserts a user; returns false, storing nothing, when `usernameKey` or `id` is taken. */
+  create(user: UserRecord): Promise<boolean>;
+  findById(id: string): Promise<UserRecord | null>;
+  findByUsernameKey(usernameKey: string): Promise<UserRecord | null>;
+  /** Applies `patch` and sets `updatedAt`; returns the updated user, or null if none. */
+  update(id: string, patch: UserPatch, now: number): Promise<UserRecord | null>;
+  /** Atomically adds one to the token version; returns the new value, or null if no user. */
+  incrementTokenVersion(id: string, now: number): Promise<number | null>;
+}
+
+/** An encrypted secret: AES-256-GCM with the user id as associated data (TOTP-6). */
+export interface EncryptedSecret {
+  /** Which configured encryption key sealed it. */
+  keyId: string;
+  /** base64url of nonce ‖ ciphertext ‖ tag. */
+  sealed: string;
+}
+
+/** A user's TOTP factor: pending until the first valid code, then enabled. */
+export interface TotpRecord {
+  userId: string;
+  secret: EncryptedSecret;
+  enabled: boolean;
+  /** The highest time step ever accepted; -1 before the first (TOTP-4). */
+  lastUsedStep: number;
+  createdAt: number;
+}
+
+/** TOTP factors. */
+export interface TotpStore {
+  get(userId: string): Promise<TotpRecord | null>;
+  /** Stores a pending factor, replacing a pending one; returns false if one is enabled. */
+  putPending(record: TotpRecord): Promise<boolean>;
+  /** Atomically turns the pending factor on; returns false if there is none pending. */
+  enable(userId: string): Promise<boolean>;
+  /** Removes the factor, pending or enabled; returns whether one existed. */
+  remove(userId: string): Promise<boolean>;
+  /**
+   * Atomically records `step` as used if it is greater than `lastUsedStep`, and returns
+   * whether it was (compare-and-set; TOTP-4). Two callers with the same step: one true.
+   */
+  advanceStep(userId: string, step: number): Promise<boolean>;
+}
+
+/** One-time recovery codes, stored only as hashes (RC-2). */
+export interface RecoveryCodeStore {
+  /** Replaces the user's whole set with `hashes` (RC-1: regenerating voids the old set). */
+  replace(userId: string, hashes: string[], now: number): Promise<void>;
+  /** Atomically removes the code with this hash; true for exactly one caller (RC-3). */
+  consume(userId: string, hash: string): Promise<boolean>;
+  /** How many unused codes the user has. */
+  count(userId: string): Promise<number>;
+  removeAll(userId: string): Promise<void>;
+}
+
+/** How a session was proven, as JWT `amr` values (RFC 8176). */
+export type AuthMethod = "pwd" | "otp" | "rc" | "hwk" | "fed" | "ldap";
+
+/** A signed-in session: the family of refresh tokens minted from one login. */
+export interface SessionRecord {
+  id: string;
+  userId: string;
+  /** The user's token version when the session began (TV-2). */
+  tokenVersion: number;
+  amr: AuthMethod[];
+  createdAt: number;
+  /** Never moved by refresh (RT-4). */
+  expiresAt: number;
+  revokedAt: number | null;
+}
+
+/** One refresh token, stored only as its SHA-256 (RT-1). */
+export interface RefreshTokenRecord {
+  hash: string;
+  sessionId: string;
+  userId: string;
+  createdAt: number;
+  /** Idle expiry of this token; never later than the session's `expiresAt`. */
+  expiresAt: number;
+  /** When it was exchanged; a second exchange is reuse (RT-2). */
+  spentAt: number | null;
+}
+
+/** What {@link SessionStore.spendRefreshToken} found. */
+export type SpendResult =
+  | { outcome: "spent"; token: RefreshTokenRecord }
+  | { outcome: "already_spent"; token: RefreshTokenRecord }
+  | { outcome: "unknown" };
+
+/** Sessions and their refresh tokens. */
+export interface SessionStore {
+  createSession(session: SessionRecord): Promise<void>;
+  findSession(id: string): Promise<SessionRecord | null>;
+  /** Marks a session revoked; returns false if it was unknown or already revoked. */
+  revokeSession(id: string, now: number): Promise<boolean>;
+  /** Revokes every live session of a user; returns how many were revoked. */
+  revokeUserSessions(userId: string, now: number): Promise<number>;
+  insertRefreshToken(token: RefreshTokenRecord): Promise<void>;
+  /**
+   * Atomically marks the token with this hash spent. Exactly one of N concurrent callers gets
+   * `spent`; the others, and any later caller, get `already_spent` (RT-3).
+   */
+  spendRefreshToken(hash: string, now: number): Promise<SpendResult>;
+}
+
+/** What a one-time challenge is for. */
+export type ChallengeKind = "totp_login" | "oauth_state" | "webauthn_login" | "webauthn_register";
+
+/** A short-lived, single-use item: a temporary token, an OAuth state, a WebAuthn challenge. */
+export interface ChallengeRecord {
+  /** The SHA-256 of the value the client holds, never the value itself. */
+  id: string;
+  kind: ChallengeKind;
+  userId: string | null;
+  /** Flow-specific state; never a plaintext secret. */
+  data: Record<string, unknown>;
+  failedAttempts: number;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** Single-use challenges (ST-1). */
+export interface ChallengeStore {
+  put(challenge: ChallengeRecord): Promise<void>;
+  /** The live challenge with this id and kind (both must match; ST-2), or null. */
+  find(id: string, kind: ChallengeKind, now: number): Promise<ChallengeRecord | null>;
+  /**
+   * Atomically removes and returns the live challenge with this id and kind. Exactly one of
+   * N concurrent callers receives it; expired ones are returned to nobody.
+   */
+  consume(id: string, kind: ChallengeKind, now: number): Promise<ChallengeRecord | null>;
+  /**
+   * Atomically adds one failed attempt. When the count reaches `limit` the challenge is
+   * deleted. Returns the new count, or null when the challenge was already gone.
+   */
+  recordFailure(id: string, kind: ChallengeKind, limit: number): Promise<number | null>;
+  /** Deletes expired challenges; returns how many. */
+  deleteExpired(now: number): Promise<number>;
+}
+
+/** The state of one throttling counter after a hit. */
+export interface CounterHit {
+  /** Hits in the current window, this one included when `allowed`. */
+  count: number;
+  /** False when the window already held `limit` hits: this one was not counted. */
+  allowed: boolean;
+  /** When the current window ends. */
+  resetAt: number;
+}
+
+/** Throttling counters, shared by every instance that shares the storage (RL-1, RL-4). */
+export interface CounterStore {
+  /**
+   * Atomically counts one hit against `key` unless the window already holds `limit`. A
+   * window starts at the first hit and lasts `windowMs`. Of N concurrent hits on a fresh
+   * key, exactly `limit` are allowed.
+   */
+  hit(key: string, limit: number, windowMs: number, now: number): Promise<CounterHit>;
+  /** The hits counted in the live window, 0 if none. */
+  peek(key: string, now: number): Promise<number>;
+  reset(key: string): Promise<void>;
+}
+
+/** A registered passkey or security key (WebAuthn). */
+export interface PasskeyRecord {
+  /** base64url credential id. */
+  id: string;
+  userId: string;
+  /** base64url COSE public key. */
+  publicKey: string;
+  counter: number;
+  transports: string[];
+  label: string;
+  backupEligible: boolean;
+  backupState: boolean;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+/** Passkeys. */
+export interface PasskeyStore {
+  /** Inserts; false, storing nothing, when the credential id is registered to anyone (WA-6). */
+  create(passkey: PasskeyRecord): Promise<boolean>;
+  findById(id: string): Promise<PasskeyRecord | null>;
+  listByUser(userId: string): Promise<PasskeyRecord[]>;
+  /**
+   * Atomically sets the counter and use time if the stored counter still equals
+   * `expectedCounter` (WA-5); returns whether it did.
+   */
+  updateCounter(id: string, expectedCounter: number, counter: number, backupState: boolean, now: number): Promise<boolean>;
+  rename(userId: string, id: string, label: string): Promise<boolean>;
+  /** Deletes the user's passkey with this id (both must match); returns whether it did. */
+  delete(userId: string, id: string): Promise<boolean>;
+}
+
+/** A link between an account and an external identity: (provider, subject) is unique (OA-7). */
+export interface IdentityRecord {
+  provider: string;
+  subject: string;
+  userId: string;
+  email: string | null;
+  emailVerified: boolean;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+/** External identities (OAuth/OIDC). */
+export interface IdentityStore {
+  /** Inserts; false, storing nothing, when (provider, subject) is already linked. */
+  link(identity: IdentityRecord): Promise<boolean>;
+  find(provider: string, subject: string): Promise<IdentityRecord | null>;
+  listByUser(userId: string): Promise<IdentityRecord[]>;
+  unlink(userId: string, provider: string, subject: string): Promise<boolean>;
+}
+
+/** Saved configuration that operators change at run time (the directory policy). */
+export interface SettingsStore {
+  get(key: string): Promise<unknown>;
+  set(key: string, value: unknown, now: number): Promise<void>;
+}
+
+/** Everything Portcullis stores. `memoryStorage()` and `@portcullis/kysely` implement it. */
+export interface Storage {
+  users: UserStore;
+  totp: TotpStore;
+  recoveryCodes: RecoveryCodeStore;
+  sessions: SessionStore;
+  challenges: ChallengeStore;
+  counters: CounterStore;
+  passkeys: PasskeyStore;
+  identities: IdentityStore;
+  settings: SettingsStore;
+}

@@ -1,0 +1,46 @@
+import type { Storage } from "../../storage/types.js";
+
+/**
+ * The assertions the conformance suite uses: a structural subset of vitest's and Jest's
+ * `expect(value)`, so either can be passed in without this package depending on them.
+ */
+export interface ConformanceAssertion {
+  toBe(expected: unknown): void;
+  toEqual(expected: unknown): void;
+  toBeNull(): void;
+  toBeUndefined(): void;
+  toHaveLength(length: number): void;
+  readonly not: ConformanceAssertion;
+}
+
+/**
+ * The test functions the conformance suite registers its tests with: vitest's (or Jest's)
+ * `describe`, `it` and `expect`, passed in by the caller.
+ *
+ * @example
+ * ```ts
+ * import { describe, expect, it } from "vitest";
+ * const test: ConformanceTestFunctions = { describe, it, expect };
+ * ```
+ */
+export interface ConformanceTestFunctions {
+  describe(name: string, body: () => void): void;
+  it(name: string, body: () => Promise<void> | void): void;
+  expect(actual: unknown): ConformanceAssertion;
+}
+
+/** What every suite receives: the injected test functions and the adapter's factory. */
+export interface SuiteContext {
+  test: ConformanceTestFunctions;
+  makeStorage: () => Storage | Promise<Storage>;
+}
+
+/** Runs `operation` `times` times at once and waits for all of them. */
+export function concurrently<T>(times: number, operation: (index: number) => Promise<T>): Promise<T[]> {
+  return Promise.all(Array.from({ length: times }, (_, index) => operation(index)));
+}
+
+/** How many of `values` satisfy `predicate`. */
+export function countWhere<T>(values: readonly T[], predicate: (value: T) => boolean): number {
+  return values.filter(predicate).length;
+}

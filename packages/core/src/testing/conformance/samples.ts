@@ -1,0 +1,128 @@
+import { randomUUID } from "node:crypto";
+import type {
+  ChallengeRecord,
+  IdentityRecord,
+  PasskeyRecord,
+  RefreshTokenRecord,
+  SessionRecord,
+  Storage,
+  TotpRecord,
+  UserRecord,
+} from "../../storage/types.js";
+
+/** A fixed "now" for the suites: every time in the storage interfaces is passed in as epoch ms. */
+export const BASE_TIME = 1_700_000_000_000;
+
+const HOUR = 3_600_000;
+
+/** A fresh identifier, so tests never collide in a database that is not wiped between runs. */
+export function uniqueId(prefix: string): string {
+  return `${prefix}-${randomUUID()}`;
+}
+
+/** A 64-hex-digit stand-in for a SHA-256, distinct per call. */
+export function uniqueHash(): string {
+  return `${randomUUID()}${randomUUID()}`.replaceAll("-", "");
+}
+
+export function sampleUser(overrides: Partial<UserRecord> = {}): UserRecord {
+  const id = overrides.id ?? uniqueId("user");
+  return {
+    id,
+    username: `Name-${id}`,
+    usernameKey: `name-${id}`,
+    passwordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g",
+    roles: ["member"],
+    disabled: false,
+    tokenVersion: 0,
+    source: "local",
+    createdAt: BASE_TIME,
+    updatedAt: BASE_TIME,
+    ...overrides,
+  };
+}
+
+/** Stores a new user (so adapters with foreign keys accept rows that point at it) and returns its id. */
+export async function createUser(storage: Storage, overrides: Partial<UserRecord> = {}): Promise<string> {
+  const user = sampleUser(overrides);
+  if (!(await storage.users.create(user))) throw new Error(`conformance setup: could not create user ${user.id}`);
+  return user.id;
+}
+
+export function sampleTotp(userId: string, overrides: Partial<TotpRecord> = {}): TotpRecord {
+  return {
+    userId,
+    secret: { keyId: "key-1", sealed: uniqueHash() },
+    enabled: false,
+    lastUsedStep: -1,
+    createdAt: BASE_TIME,
+    ...overrides,
+  };
+}
+
+export function sampleSession(userId: string, overrides: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    id: uniqueId("session"),
+    userId,
+    tokenVersion: 0,
+    amr: ["pwd", "otp"],
+    createdAt: BASE_TIME,
+    expiresAt: BASE_TIME + 24 * HOUR,
+    revokedAt: null,
+    ...overrides,
+  };
+}
+
+export function sampleRefreshToken(session: SessionRecord, overrides: Partial<RefreshTokenRecord> = {}): RefreshTokenRecord {
+  return {
+    hash: uniqueHash(),
+    sessionId: session.id,
+    userId: session.userId,
+    createdAt: BASE_TIME,
+    expiresAt: BASE_TIME + HOUR,
+    spentAt: null,
+    ...overrides,
+  };
+}
+
+export function sampleChallenge(overrides: Partial<ChallengeRecord> = {}): ChallengeRecord {
+  return {
+    id: uniqueHash(),
+    kind: "totp_login",
+    userId: null,
+    data: { step: "second_factor", nested: { attempts: [1, 2] } },
+    failedAttempts: 0,
+    createdAt: BASE_TIME,
+    expiresAt: BASE_TIME + 5 * 60_000,
+    ...overrides,
+  };
+}
+
+export function samplePasskey(userId: string, overrides: Partial<PasskeyRecord> = {}): PasskeyRecord {
+  return {
+    id: uniqueId("credential"),
+    userId,
+    publicKey: `pk-${uniqueHash()}`,
+    counter: 0,
+    transports: ["internal", "hybrid"],
+    label: "Laptop",
+    backupEligible: true,
+    backupState: false,
+    createdAt: BASE_TIME,
+    lastUsedAt: null,
+    ...overrides,
+  };
+}
+
+export function sampleIdentity(userId: string, overrides: Partial<IdentityRecord> = {}): IdentityRecord {
+  return {
+    provider: "github",
+    subject: uniqueId("subject"),
+    userId,
+    email: "someone@example.com",
+    emailVerified: true,
+    createdAt: BASE_TIME,
+    lastUsedAt: null,
+    ...overrides,
+  };
+}

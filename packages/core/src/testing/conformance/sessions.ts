@@ -1,0 +1,103 @@
+import type { SpendResult } from "../../storage/types.js";
+import { type SuiteContext, concurrently, countWhere } from "./harness.js";
+import { BASE_TIME, createUser, sampleRefreshToken, sampleSession, uniqueHash, uniqueId } from "./samples.js";
+
+/** Registers the `sessions` suite: revocation, and refresh tokens spent exactly once (RT-3). */
+export function sessionsSuite({ test: { describe, it, expect }, makeStorage }: SuiteContext): void {
+  describe("sessions", () => {
+    it("createSession stores a session that findSession returns; an unknown id is null", async () => {
+      const storage = await makeStorage();
+      const session = sampleSession(await createUser(storage));
+      await storage.sessions.createSession(session);
+      expect(await storage.sessions.findSession(session.id)).toEqual(session);
+      expect(await storage.sessions.findSession(uniqueId("session"))).toBeNull();
+    });
+
+    it("revokeSession is true once, then false; an unknown session is false", async () => {
+      const storage = await makeStorage();
+      const session = sampleSession(await createUser(storage));
+      await storage.sessions.createSession(session);
+      expect(await storage.sessions.revokeSession(session.id, BASE_TIME + 10)).toBe(true);
+      expect(await storage.sessions.revokeSession(session.id, BASE_TIME + 20)).toBe(false);
+      expect(await storage.sessions.findSession(session.id)).toEqual({ ...session, revokedAt: BASE_TIME + 10 });
+      expect(await storage.sessions.revokeSession(uniqueId("session"), BASE_TIME)).toBe(false);
+    });
+
+    it("revokeUserSessions revokes and counts only that user's live sessions", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      const otherId = await createUser(storage);
+      const live = [sampleSession(userId), sampleSession(userId)];
+      const revoked = sampleSession(userId, { revokedAt: BASE_TIME + 5 });
+      const others = sampleSession(otherId);
+      for (const session of [...live, revoked, others]) await storage.sessions.createSession(session);
+      expect(await storage.sessions.revokeUserSessions(userId, BASE_TIME + 100)).toBe(2);
+      for (const session of live) {
+        expect((await storage.sessions.findSession(session.id))?.revokedAt).toBe(BASE_TIME + 100);
+      }
+      expect((await storage.sessions.findSession(revoked.id))?.revokedAt).toBe(BASE_TIME + 5);
+      expect((await storage.sessions.findSession(others.id))?.revokedAt).toBeNull();
+      expect(await storage.sessions.revokeUserSessions(userId, BASE_TIME + 200)).toBe(0);
+    });
+
+    it("RT-2: spendRefreshToken spends once; a second exchange is already_spent; an unknown hash is unknown", async () => {
+      const storage = await makeStorage();
+      const session = sampleSession(await createUser(storage));
+      await storage.sessions.createSession(session);
+      const token = sampleRefreshToken(session);
+      await storage.sessions.insertRefreshToken(token);
+      const spentToken = { ...token, spentAt: BASE_TIME + 10 };
+      expect(await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 10)).toEqual({ outcome: "spent", token: spentToken });
+      expect(await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 20)).toEqual({
+        outcome: "already_spent",
+        token: spentToken,
+      });
+      expect(await storage.sessions.spendRefreshToken(uniqueHash(), BASE_TIME)).toEqual({ outcome: "unknown" });
+    });
+
+    it("RT-3, ST-1: 20 concurrent spends of one refresh token give one spent and 19 already_spent", async () => {
+      const storage = await makeStorage();
+      const session = sampleSession(await createUser(storage));
+      await storage.sessions.createSession(session);
+      const token = sampleRefreshToken(session);
+      await storage.sessions.insertRefreshToken(token);
+      const results = await concurrently(20, (index) => storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 100 + index));
+      const outcome = (wanted: SpendResult["outcome"]) => countWhere(results, (result) => result.outcome === wanted);
+      expect(outcome("spent")).toBe(1);
+      expect(outcome("already_spent")).toBe(19);
+      const winner = results.find((result) => result.outcome === "spent");
+      const spentAt = winner?.outcome === "spent" ? winner.token.spentAt : undefined;
+      for (const result of results) {
+        expect(result.outcome === "unknown" ? undefined : result.token.spentAt).toBe(spentAt);
+      }
+    });
+
+    it("records are copied in and out: mutating an argument or a result changes nothing stored", async () => {
+      const storage = await makeStorage();
+      const session = sampleSession(await createUser(storage));
+      const original = structuredClone(session);
+      await storage.sessions.createSession(session);
+      session.amr.push("hwk");
+      session.expiresAt += 1;
+      const found = await storage.sessions.findSession(original.id);
+      expect(found).toEqual(original);
+      if (found) {
+        found.amr.push("fed");
+        found.revokedAt = BASE_TIME;
+      }
+      expect(await storage.sessions.findSession(original.id)).toEqual(original);
+      expect(await storage.sessions.revokeSession(original.id, BASE_TIME + 1)).toBe(true);
+
+      const token = sampleRefreshToken(original);
+      await storage.sessions.insertRefreshToken(token);
+      token.spentAt = BASE_TIME;
+      const first = await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 10);
+      expect(first.outcome).toBe("spent");
+      if (first.outcome === "spent") first.token.spentAt = null;
+      expect(await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 20)).toEqual({
+        outcome: "already_spent",
+        token: { ...token, spentAt: BASE_TIME + 10 },
+      });
+    });
+  });
+}

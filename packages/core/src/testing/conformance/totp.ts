@@ -1,0 +1,98 @@
+import { type SuiteContext, concurrently, countWhere } from "./harness.js";
+import { BASE_TIME, createUser, sampleTotp, uniqueId } from "./samples.js";
+
+/** Registers the `totp` suite: pending and enabled factors, and the once-per-step rule (TOTP-4). */
+export function totpSuite({ test: { describe, it, expect }, makeStorage }: SuiteContext): void {
+  describe("totp", () => {
+    it("putPending stores a pending factor that get returns; get of an unknown user is null", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      const record = sampleTotp(userId);
+      expect(await storage.totp.putPending(record)).toBe(true);
+      expect(await storage.totp.get(userId)).toEqual(record);
+      expect(await storage.totp.get(uniqueId("user"))).toBeNull();
+    });
+
+    it("putPending replaces a pending factor", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      await storage.totp.putPending(sampleTotp(userId));
+      const replacement = sampleTotp(userId, { createdAt: BASE_TIME + 5 });
+      expect(await storage.totp.putPending(replacement)).toBe(true);
+      expect(await storage.totp.get(userId)).toEqual(replacement);
+    });
+
+    it("putPending refuses when a factor is enabled and keeps the enabled one", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      const record = sampleTotp(userId);
+      await storage.totp.putPending(record);
+      expect(await storage.totp.enable(userId)).toBe(true);
+      expect(await storage.totp.putPending(sampleTotp(userId))).toBe(false);
+      expect(await storage.totp.get(userId)).toEqual({ ...record, enabled: true });
+    });
+
+    it("enable is false with nothing pending, and false once already enabled", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      expect(await storage.totp.enable(userId)).toBe(false);
+      expect(await storage.totp.get(userId)).toBeNull();
+      await storage.totp.putPending(sampleTotp(userId));
+      expect(await storage.totp.enable(userId)).toBe(true);
+      expect(await storage.totp.enable(userId)).toBe(false);
+    });
+
+    it("ST-1: 20 concurrent enable calls give exactly one winner", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      await storage.totp.putPending(sampleTotp(userId));
+      const results = await concurrently(20, () => storage.totp.enable(userId));
+      expect(countWhere(results, (enabled) => enabled)).toBe(1);
+      expect((await storage.totp.get(userId))?.enabled).toBe(true);
+    });
+
+    it("TOTP-4: advanceStep accepts a step once and refuses any step at or below the last used one", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      await storage.totp.putPending(sampleTotp(userId));
+      await storage.totp.enable(userId);
+      expect(await storage.totp.advanceStep(userId, 100)).toBe(true);
+      expect(await storage.totp.advanceStep(userId, 100)).toBe(false);
+      expect(await storage.totp.advanceStep(userId, 99)).toBe(false);
+      expect((await storage.totp.get(userId))?.lastUsedStep).toBe(100);
+      expect(await storage.totp.advanceStep(userId, 102)).toBe(true);
+      expect(await storage.totp.advanceStep(userId, 101)).toBe(false);
+      expect((await storage.totp.get(userId))?.lastUsedStep).toBe(102);
+    });
+
+    it("advanceStep of an unknown user is false", async () => {
+      const storage = await makeStorage();
+      expect(await storage.totp.advanceStep(uniqueId("user"), 100)).toBe(false);
+    });
+
+    it("TOTP-4, ST-1: 20 concurrent advanceStep calls with the same step give exactly one winner", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      await storage.totp.putPending(sampleTotp(userId));
+      await storage.totp.enable(userId);
+      const results = await concurrently(20, () => storage.totp.advanceStep(userId, 56_666_666));
+      expect(countWhere(results, (accepted) => accepted)).toBe(1);
+      expect((await storage.totp.get(userId))?.lastUsedStep).toBe(56_666_666);
+    });
+
+    it("remove deletes a pending or enabled factor and says whether one existed", async () => {
+      const storage = await makeStorage();
+      const pendingUser = await createUser(storage);
+      const enabledUser = await createUser(storage);
+      await storage.totp.putPending(sampleTotp(pendingUser));
+      await storage.totp.putPending(sampleTotp(enabledUser));
+      await storage.totp.enable(enabledUser);
+      expect(await storage.totp.remove(pendingUser)).toBe(true);
+      expect(await storage.totp.remove(enabledUser)).toBe(true);
+      expect(await storage.totp.get(pendingUser)).toBeNull();
+      expect(await storage.totp.get(enabledUser)).toBeNull();
+      expect(await storage.totp.remove(enabledUser)).toBe(false);
+      expect(await storage.totp.putPending(sampleTotp(enabledUser))).toBe(true);
+    });
+  });
+}

@@ -1,0 +1,118 @@
+import { type SuiteContext, concurrently } from "./harness.js";
+import { BASE_TIME, createUser, sampleUser, uniqueId } from "./samples.js";
+
+/** Registers the `users` suite: uniqueness, lookups, patches and the token version (TV-1). */
+export function usersSuite({ test: { describe, it, expect }, makeStorage }: SuiteContext): void {
+  describe("users", () => {
+    it("create stores a user that findById and findByUsernameKey return", async () => {
+      const storage = await makeStorage();
+      const user = sampleUser();
+      expect(await storage.users.create(user)).toBe(true);
+      expect(await storage.users.findById(user.id)).toEqual(user);
+      expect(await storage.users.findByUsernameKey(user.usernameKey)).toEqual(user);
+      expect(await storage.users.findById(uniqueId("user"))).toBeNull();
+      expect(await storage.users.findByUsernameKey(uniqueId("name"))).toBeNull();
+    });
+
+    it("create refuses a taken usernameKey and stores nothing", async () => {
+      const storage = await makeStorage();
+      const first = sampleUser();
+      await storage.users.create(first);
+      const duplicate = sampleUser({ usernameKey: first.usernameKey });
+      expect(await storage.users.create(duplicate)).toBe(false);
+      expect(await storage.users.findById(duplicate.id)).toBeNull();
+      expect(await storage.users.findByUsernameKey(first.usernameKey)).toEqual(first);
+    });
+
+    it("create refuses a taken id and stores nothing", async () => {
+      const storage = await makeStorage();
+      const first = sampleUser();
+      await storage.users.create(first);
+      const duplicate = sampleUser({ id: first.id, usernameKey: uniqueId("name") });
+      expect(await storage.users.create(duplicate)).toBe(false);
+      expect(await storage.users.findByUsernameKey(duplicate.usernameKey)).toBeNull();
+      expect(await storage.users.findById(first.id)).toEqual(first);
+    });
+
+    it("update applies the patch, sets updatedAt and leaves the other fields", async () => {
+      const storage = await makeStorage();
+      const user = sampleUser();
+      await storage.users.create(user);
+      const newKey = uniqueId("name");
+      const patch = { username: newKey.toUpperCase(), usernameKey: newKey, roles: ["admin"], disabled: true, passwordHash: null };
+      const expected = { ...user, ...patch, updatedAt: BASE_TIME + 1000 };
+      expect(await storage.users.update(user.id, patch, BASE_TIME + 1000)).toEqual(expected);
+      expect(await storage.users.findById(user.id)).toEqual(expected);
+      expect(await storage.users.findByUsernameKey(newKey)).toEqual(expected);
+      expect(await storage.users.findByUsernameKey(user.usernameKey)).toBeNull();
+    });
+
+    it("update treats a field given as undefined as absent", async () => {
+      const storage = await makeStorage();
+      const user = sampleUser();
+      await storage.users.create(user);
+      const updated = await storage.users.update(user.id, { usernameKey: undefined, passwordHash: undefined, disabled: true }, BASE_TIME + 1);
+      expect(updated).toEqual({ ...user, disabled: true, updatedAt: BASE_TIME + 1 });
+      expect(await storage.users.findByUsernameKey(user.usernameKey)).toEqual({ ...user, disabled: true, updatedAt: BASE_TIME + 1 });
+    });
+
+    it("update to a taken usernameKey returns null and changes nothing", async () => {
+      const storage = await makeStorage();
+      const user = sampleUser();
+      const other = sampleUser();
+      await storage.users.create(user);
+      await storage.users.create(other);
+      expect(await storage.users.update(user.id, { usernameKey: other.usernameKey, disabled: true }, BASE_TIME + 1000)).toBeNull();
+      expect(await storage.users.findById(user.id)).toEqual(user);
+      expect(await storage.users.findByUsernameKey(user.usernameKey)).toEqual(user);
+      expect(await storage.users.findByUsernameKey(other.usernameKey)).toEqual(other);
+    });
+
+    it("update of an unknown user returns null", async () => {
+      const storage = await makeStorage();
+      expect(await storage.users.update(uniqueId("user"), { disabled: true }, BASE_TIME)).toBeNull();
+    });
+
+    it("TV-1: incrementTokenVersion only grows and sets updatedAt", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage, { tokenVersion: 7 });
+      expect(await storage.users.incrementTokenVersion(userId, BASE_TIME + 1)).toBe(8);
+      expect(await storage.users.incrementTokenVersion(userId, BASE_TIME + 2)).toBe(9);
+      const stored = await storage.users.findById(userId);
+      expect(stored?.tokenVersion).toBe(9);
+      expect(stored?.updatedAt).toBe(BASE_TIME + 2);
+    });
+
+    it("TV-1: 20 concurrent incrementTokenVersion calls add exactly 20, each seeing its own value", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      const versions = await concurrently(20, () => storage.users.incrementTokenVersion(userId, BASE_TIME));
+      expect([...versions].sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
+      expect((await storage.users.findById(userId))?.tokenVersion).toBe(20);
+    });
+
+    it("incrementTokenVersion of an unknown user returns null", async () => {
+      const storage = await makeStorage();
+      expect(await storage.users.incrementTokenVersion(uniqueId("user"), BASE_TIME)).toBeNull();
+    });
+
+    it("records are copied in and out: mutating an argument or a result changes nothing stored", async () => {
+      const storage = await makeStorage();
+      const user = sampleUser({ roles: ["member"] });
+      const original = structuredClone(user);
+      await storage.users.create(user);
+      user.roles.push("admin");
+      user.tokenVersion = 99;
+      const found = await storage.users.findById(original.id);
+      expect(found).toEqual(original);
+      if (found) {
+        found.roles.push("admin");
+        found.disabled = true;
+      }
+      const updated = await storage.users.update(original.id, { username: "Renamed" }, BASE_TIME + 1);
+      updated?.roles.push("owner");
+      expect(await storage.users.findById(original.id)).toEqual({ ...original, username: "Renamed", updatedAt: BASE_TIME + 1 });
+      expect(await storage.users.findByUsernameKey(original.usernameKey)).toEqual({ ...original, username: "Renamed", updatedAt: BASE_TIME + 1 });
+    });
+  });
+}

@@ -1,0 +1,41 @@
+import type { Auth } from "../auth.js";
+import type { ResolvedTier } from "../config.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import { addressBucket } from "../http/client-address.js";
+
+/** What a throttle counts: failures of one account, or attempts from one address. */
+export type ThrottleScope = "account" | "ip";
+
+function counterKey(scope: ThrottleScope, subject: string): string {
+  return scope === "account" ? `account:${subject}` : `ip:${addressBucket(subject)}`;
+}
+
+/**
+ * Takes one attempt from every tier of a scope before the attempt is evaluated, so that N
+ * concurrent wrong attempts are evaluated at most `limit` times (RL-4). When any tier is
+ * spent, throws {@link AuthError} 42900 with the seconds until it refills.
+ */
+export async function takeAttempt(auth: Auth, scope: ThrottleScope, subject: string, ip?: string): Promise<void> {
+  const tiers: ResolvedTier[] = auth.config.throttle[scope];
+  const key = counterKey(scope, subject);
+  const now = auth.now();
+  let retryAt = 0;
+  for (const [index, tier] of tiers.entries()) {
+    const hit = await auth.storage.counters.hit(`${key}:${index}`, tier.limit, tier.windowMs, now);
+    if (!hit.allowed) retryAt = Math.max(retryAt, hit.resetAt);
+  }
+  if (retryAt === 0) return;
+  const retryAfterSeconds = Math.max(1, Math.ceil((retryAt - now) / 1000));
+  auth.emit({ type: "throttled", scope, key: scope === "account" ? subject : addressBucket(subject), retryAfterSeconds, at: now, ip });
+  throw new AuthError(ErrorCode.TooManyAttempts, undefined, { retryAfterSeconds });
+}
+
+/**
+ * Clears an account's failures after a completed sign-in. Never called when only the
+ * password was proven, so a fresh temporary token does not reset second-factor failures (RL-2).
+ */
+export async function clearAccountFailures(auth: Auth, usernameKey: string): Promise<void> {
+  const key = counterKey("account", usernameKey);
+  await Promise.all(auth.config.throttle.account.map((_, index) => auth.storage.counters.reset(`${key}:${index}`)));
+}

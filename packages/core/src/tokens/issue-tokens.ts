@@ -1,0 +1,84 @@
+import type { Auth } from "../auth.js";
+import { opaqueToken, randomId } from "../crypto/ids.js";
+import type { AuthMethod, SessionRecord, UserRecord } from "../storage/types.js";
+import { signAccessToken } from "./access-token.js";
+
+/** The user as the contract shows it in token responses and `/me`. */
+export interface PublicUser {
+  id: string;
+  username: string;
+  roles: string[];
+  totpEnabled: boolean;
+}
+
+/** The `data` of every response that completes a sign-in (contract: Bodies). */
+export interface TokenSet {
+  accessToken: string;
+  refreshToken: string;
+  tokenType: "Bearer";
+  /** Seconds until the access token expires. */
+  expiresIn: number;
+  user: PublicUser;
+}
+
+/** The public view of a user. */
+export async function publicUser(auth: Auth, user: UserRecord): Promise<PublicUser> {
+  const totp = await auth.storage.totp.get(user.id);
+  return { id: user.id, username: user.username, roles: [...user.roles], totpEnabled: totp?.enabled === true };
+}
+
+/** Mints an access token and a new refresh token for a live session. */
+export async function issueTokens(auth: Auth, user: UserRecord, session: SessionRecord): Promise<TokenSet> {
+  const now = auth.now();
+  const refresh = opaqueToken(auth);
+  await auth.storage.sessions.insertRefreshToken({
+    hash: refresh.hash,
+    sessionId: session.id,
+    userId: user.id,
+    createdAt: now,
+    expiresAt: Math.min(now + auth.config.ttl.refreshIdle * 1000, session.expiresAt),
+    spentAt: null,
+  });
+  const issuedAt = Math.floor(now / 1000);
+  const accessToken = await signAccessToken(auth.keys, {
+    iss: auth.config.issuer,
+    aud: auth.config.audience,
+    sub: user.id,
+    iat: issuedAt,
+    exp: issuedAt + auth.config.ttl.access,
+    jti: randomId(auth),
+    sid: session.id,
+    tv: user.tokenVersion,
+    roles: [...user.roles],
+    amr: [...session.amr],
+  });
+  return {
+    accessToken,
+    refreshToken: refresh.value,
+    tokenType: "Bearer",
+    expiresIn: auth.config.ttl.access,
+    user: await publicUser(auth, user),
+  };
+}
+
+/**
+ * Begins a new session for a user whose every required factor was just proven, and mints its
+ * first tokens. Nothing from before the login (temporary token, ceremony id) becomes part of
+ * it (PW-7).
+ */
+export async function startSession(auth: Auth, user: UserRecord, amr: AuthMethod[], ip?: string): Promise<TokenSet> {
+  const now = auth.now();
+  const session: SessionRecord = {
+    id: randomId(auth),
+    userId: user.id,
+    tokenVersion: user.tokenVersion,
+    amr,
+    createdAt: now,
+    expiresAt: now + auth.config.ttl.refresh * 1000,
+    revokedAt: null,
+  };
+  await auth.storage.sessions.createSession(session);
+  const tokens = await issueTokens(auth, user, session);
+  auth.emit({ type: "login.succeeded", userId: user.id, sessionId: session.id, amr, at: now, ip });
+  return tokens;
+}

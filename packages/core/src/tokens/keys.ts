@@ -1,0 +1,107 @@
+import { type KeyObject, createHash, createPrivateKey, createPublicKey } from "node:crypto";
+import type { JWK } from "jose";
+import type { AsymmetricSigningKey, AuthConfig, VerificationKey } from "../config.js";
+
+/** A signature algorithm Portcullis signs or accepts access tokens with. */
+export type TokenAlgorithm = "HS256" | "EdDSA" | "ES256";
+
+/** One configured key, selected by `kid` (AT-2). */
+export interface TokenKey {
+  kid: string;
+  alg: TokenAlgorithm;
+  /** The key that verifies: the HMAC secret, or the public key. */
+  verifyKey: KeyObject | Uint8Array;
+  /** The public JWK, published at `/.well-known/jwks.json` (asymmetric keys only). */
+  publicJwk: JWK | null;
+}
+
+/** The keys of an auth instance: one signs, all verify. */
+export interface TokenKeys {
+  signing: TokenKey & { signKey: KeyObject | Uint8Array };
+  /** kid → key: the only keys a token may name (AT-2). */
+  verifying: Map<string, TokenKey>;
+  /** The JSON Web Key Set, or null when tokens are signed with an HMAC secret. */
+  jwks: { keys: JWK[] } | null;
+}
+
+const minimumSecretBytes = 32;
+
+function configError(message: string): never {
+  throw new TypeError(`Portcullis configuration: ${message}`);
+}
+
+function hmacKey(secret: string, what: string): TokenKey & { signKey: Uint8Array } {
+  const bytes = new TextEncoder().encode(secret);
+  if (bytes.length < minimumSecretBytes) {
+    configError(
+      `${what} must be at least 32 bytes (256 bits) of random text (AT-5); got ${bytes.length} bytes. Generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64url'))"`,
+    );
+  }
+  const kid = `hs-${createHash("sha256").update(bytes).digest("base64url").slice(0, 16)}`;
+  return { kid, alg: "HS256", verifyKey: bytes, signKey: bytes, publicJwk: null };
+}
+
+function checkCurve(alg: "EdDSA" | "ES256", key: KeyObject, what: string): void {
+  const ok =
+    alg === "EdDSA"
+      ? key.asymmetricKeyType === "ed25519"
+      : key.asymmetricKeyType === "ec" && key.asymmetricKeyDetails?.namedCurve === "prime256v1";
+  if (!ok) configError(`${what} must be an ${alg === "EdDSA" ? "Ed25519" : "EC P-256"} key for alg ${alg}`);
+}
+
+function readKey(input: string | JWK, kind: "private" | "public", what: string): KeyObject {
+  try {
+    const source = typeof input === "string" ? input : { key: input as import("node:crypto").JsonWebKey, format: "jwk" as const };
+    return kind === "private" ? createPrivateKey(source) : createPublicKey(source);
+  } catch (cause) {
+    return configError(`${what} is not a readable ${kind} key (PEM or JWK): ${(cause as Error).message}`);
+  }
+}
+
+/** The RFC 7638 thumbprint of an OKP or EC public key: SHA-256 over its required members, sorted. */
+function jwkThumbprint(jwk: JWK): string {
+  const members = jwk.kty === "OKP" ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x } : { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y };
+  return createHash("sha256").update(JSON.stringify(members)).digest("base64url");
+}
+
+function asymmetricKey(
+  config: { alg: "EdDSA" | "ES256"; kid?: string },
+  publicKey: KeyObject,
+  what: string,
+): TokenKey {
+  if (config.alg !== "EdDSA" && config.alg !== "ES256") configError(`${what}.alg must be "EdDSA" or "ES256"`);
+  checkCurve(config.alg, publicKey, `${what}`);
+  const jwk = publicKey.export({ format: "jwk" }) as JWK;
+  const kid = config.kid ?? jwkThumbprint(jwk);
+  return { kid, alg: config.alg, verifyKey: publicKey, publicJwk: { ...jwk, kid, alg: config.alg, use: "sig" } };
+}
+
+function signingKey(config: string | AsymmetricSigningKey): TokenKeys["signing"] {
+  if (typeof config === "string") return hmacKey(config, "secrets.signing");
+  if (!config || typeof config !== "object" || config.privateKey === undefined) {
+    return configError('secrets.signing is required: an HS256 secret of at least 32 bytes, or { alg: "EdDSA" | "ES256", privateKey }');
+  }
+  const privateKey = readKey(config.privateKey, "private", "secrets.signing.privateKey");
+  const key = asymmetricKey(config, createPublicKey(privateKey), "secrets.signing");
+  return { ...key, signKey: privateKey };
+}
+
+function verificationKey(config: VerificationKey, index: number): TokenKey {
+  const what = `secrets.previousSigning[${index}]`;
+  if (typeof config === "string") return hmacKey(config, what);
+  if ("privateKey" in config) return asymmetricKey(config, createPublicKey(readKey(config.privateKey, "private", what)), what);
+  return asymmetricKey(config, readKey(config.publicKey, "public", what), what);
+}
+
+/** Reads and checks the configured signing and verification keys (AT-5). */
+export function loadTokenKeys(secrets: AuthConfig["secrets"]): TokenKeys {
+  const signing = signingKey(secrets.signing);
+  const previous = (secrets.previousSigning ?? []).map(verificationKey);
+  const verifying = new Map<string, TokenKey>();
+  for (const key of [signing, ...previous]) {
+    if (verifying.has(key.kid)) configError(`two signing keys share the kid "${key.kid}"`);
+    verifying.set(key.kid, key);
+  }
+  const published = [...verifying.values()].flatMap((key) => (key.publicJwk ? [key.publicJwk] : []));
+  return { signing, verifying, jwks: signing.alg === "HS256" ? null : { keys: published } };
+}

@@ -1,0 +1,23 @@
+import type { Auth } from "../auth.js";
+import type { EncryptedSecret, TotpRecord } from "../storage/types.js";
+import { matchTotpStep } from "./totp.js";
+
+const associatedData = (userId: string) => `portcullis:totp:${userId}`;
+
+/** Encrypts a TOTP secret for storage, bound to its user (TOTP-6). */
+export function sealTotpSecret(auth: Auth, userId: string, secret: Uint8Array): EncryptedSecret {
+  return auth.secretBox.seal(secret, associatedData(userId));
+}
+
+/**
+ * Checks a TOTP code against a user's factor and spends its time step with a compare-and-set,
+ * so a code is accepted once, also by two concurrent requests (TOTP-4). True only for the
+ * one caller that spent the step.
+ */
+export async function acceptTotpCode(auth: Auth, record: TotpRecord, code: string): Promise<boolean> {
+  const secret = auth.secretBox.open(record.secret, associatedData(record.userId));
+  const step = matchTotpStep(secret, code, auth.now(), auth.config.totp.window);
+  secret.fill(0);
+  if (step === null || step <= record.lastUsedStep) return false;
+  return auth.storage.totp.advanceStep(record.userId, step);
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Packaging check: packs every package in packages/* with pnpm (which rewrites workspace:^ to real
+# versions), lints each tarball with publint, installs all tarballs at once into an empty npm project
+# together with the peer dependencies, and runs scripts/package-smoke.mjs there.
+# Needs `pnpm build` to have run first (the tarballs ship dist/).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+if ! declare -F pnpm >/dev/null; then
+  pnpm() { npx --yes pnpm@10 "$@"; }
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/portcullis-pack.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/tarballs" "$work/project"
+
+status=0
+tarballs=()
+for dir in packages/*/; do
+  dir="${dir%/}"
+  [[ -f "$dir/package.json" ]] || continue
+  name="$(node -p "require('./$dir/package.json').name")"
+  if [[ ! -f "$dir/dist/index.js" ]]; then
+    echo "check-packages: $name has no dist/index.js; run 'pnpm build' first" >&2
+    exit 1
+  fi
+  echo "--- pack $name"
+  dest="$work/tarballs/$(basename "$dir")"
+  mkdir -p "$dest"
+  (cd "$dir" && pnpm pack --pack-destination "$dest" >/dev/null)
+  shopt -s nullglob
+  packed=("$dest"/*.tgz)
+  shopt -u nullglob
+  if [[ ${#packed[@]} -ne 1 ]]; then
+    echo "check-packages: pnpm pack did not produce one tarball for $name" >&2
+    exit 1
+  fi
+  tarball="${packed[0]}"
+  tarballs+=("$tarball")
+  if tar -xOzf "$tarball" package/package.json | grep -q '"workspace:'; then
+    echo "check-packages: $name tarball still has a workspace: dependency" >&2
+    status=1
+  fi
+  echo "--- publint $name"
+  "$root/node_modules/.bin/publint" run --level warning "$tarball" || status=1
+done
+
+if [[ ${#tarballs[@]} -eq 0 ]]; then
+  echo "check-packages: no packages found under packages/" >&2
+  exit 1
+fi
+
+echo "--- npm install into an empty project"
+cd "$work/project"
+npm init -y >/dev/null
+npm pkg set type=module
+npm install --no-audit --no-fund --loglevel=error "${tarballs[@]}" express hono
+for adapter in express hono; do
+  # The adapters must use the packed core, not a second copy fetched from the registry.
+  if [[ -e "node_modules/@portcullis/$adapter/node_modules/@portcullis/core" ]]; then
+    echo "check-packages: @portcullis/$adapter installed its own @portcullis/core instead of the packed one" >&2
+    status=1
+  fi
+done
+cp "$root/scripts/package-smoke.mjs" ./smoke.mjs
+echo "--- import and sign in"
+node smoke.mjs || status=1
+
+exit "$status"

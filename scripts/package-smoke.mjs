@@ -1,0 +1,61 @@
+// Run by scripts/check-packages.sh inside an empty npm project in which the packed tarballs are
+// installed: imports every public entry point the way a user would and signs a user in.
+import { randomBytes } from "node:crypto";
+
+const expected = {
+  "@portcullis/core": [
+    "createAuth",
+    "memoryStorage",
+    "createUser",
+    "login",
+    "verifyTotp",
+    "useRecoveryCode",
+    "refresh",
+    "logout",
+    "verifyAccessToken",
+    "AuthError",
+  ],
+  "@portcullis/core/testing": ["runStorageConformance"],
+  "@portcullis/express": ["authRouter", "requireAuth"],
+  "@portcullis/hono": ["authApp", "requireAuth"],
+};
+
+const modules = {};
+const problems = [];
+for (const [specifier, names] of Object.entries(expected)) {
+  try {
+    modules[specifier] = await import(specifier);
+  } catch (error) {
+    problems.push(`cannot import ${specifier}: ${error instanceof Error ? error.stack : error}`);
+    continue;
+  }
+  for (const name of names) {
+    if (typeof modules[specifier][name] !== "function") {
+      problems.push(`${specifier} does not export ${name} (got ${typeof modules[specifier][name]})`);
+    }
+  }
+}
+if (problems.length > 0) {
+  for (const problem of problems) console.error(`package smoke: ${problem}`);
+  process.exit(1);
+}
+
+const { createAuth, memoryStorage, createUser, login, verifyAccessToken } = modules["@portcullis/core"];
+const auth = createAuth({
+  storage: memoryStorage(),
+  issuer: "https://api.example.com",
+  audience: "example-api",
+  secrets: {
+    signing: randomBytes(32).toString("base64url"),
+    encryption: randomBytes(32).toString("base64url"),
+  },
+});
+const password = `smoke-${randomBytes(12).toString("base64url")}`;
+await createUser(auth, { username: "smoke-user", password, roles: ["user"] });
+const result = await login(auth, { username: "smoke-user", password });
+if (result?.status !== "authenticated" || typeof result.tokens?.accessToken !== "string") {
+  console.error("package smoke: login did not authenticate:", result);
+  process.exit(1);
+}
+await verifyAccessToken(auth, { token: result.tokens.accessToken });
+console.log("packages ok");

@@ -1,0 +1,32 @@
+#!/usr/bin/env node
+// Prints the closing totals line of a CI run, "N passed, N failed, N skipped", from vitest's JSON
+// report (written by `pnpm test --reporter=json --outputFile.json=FILE`).
+// Usage: node scripts/test-totals.mjs [report.json]   (default .tmp/vitest.json)
+// Exits 2 when the report is missing or unreadable; otherwise 0 (the caller decides pass/fail).
+import { readFileSync } from "node:fs";
+
+const file = process.argv[2] ?? ".tmp/vitest.json";
+
+let report;
+try {
+  report = JSON.parse(readFileSync(file, "utf8"));
+} catch (error) {
+  console.error(`test-totals: cannot read the vitest JSON report at ${file}: ${error instanceof Error ? error.message : error}`);
+  process.exit(2);
+}
+
+const count = (key) => (Number.isFinite(report[key]) ? report[key] : 0);
+const passed = count("numPassedTests");
+const failed = count("numFailedTests");
+const skipped = count("numPendingTests") + count("numTodoTests");
+
+// A test file that fails to load (syntax error, missing export, throwing import) has no tests, so it
+// shows in no test count: name such files so a "0 failed" line is not mistaken for a clean run.
+const unloaded = (report.testResults ?? []).filter(
+  (result) => result.status === "failed" && (result.assertionResults ?? []).length === 0,
+);
+for (const result of unloaded) {
+  console.log(`test file failed without running tests: ${result.name}`);
+}
+
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
