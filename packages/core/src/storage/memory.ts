@@ -15,6 +15,7 @@ import type {
   Storage,
   TotpRecord,
   TotpStore,
+  UserPatch,
   UserRecord,
   UserStore,
 } from "./types.js";
@@ -48,6 +49,8 @@ export function memoryStorage(): Storage {
 
 const copy = <T>(value: T): T => structuredClone(value);
 
+const patchableUserFields = ["username", "usernameKey", "passwordHash", "roles", "disabled"] as const satisfies (keyof UserPatch)[];
+
 function memoryUsers(): UserStore {
   const byId = new Map<string, UserRecord>();
   const idByKey = new Map<string, string>();
@@ -70,12 +73,15 @@ function memoryUsers(): UserStore {
     async update(id, patch, now) {
       const user = byId.get(id);
       if (!user) return null;
-      if (patch.usernameKey !== undefined && patch.usernameKey !== user.usernameKey) {
-        if (idByKey.has(patch.usernameKey)) return null;
+      const changes: UserPatch = Object.fromEntries(
+        patchableUserFields.filter((field) => patch[field] !== undefined).map((field) => [field, copy(patch[field])]),
+      );
+      if (changes.usernameKey !== undefined && changes.usernameKey !== user.usernameKey) {
+        if (idByKey.has(changes.usernameKey)) return null;
         idByKey.delete(user.usernameKey);
-        idByKey.set(patch.usernameKey, id);
+        idByKey.set(changes.usernameKey, id);
       }
-      Object.assign(user, copy(patch), { updatedAt: now });
+      Object.assign(user, changes, { updatedAt: now });
       return copy(user);
     },
     async incrementTokenVersion(id, now) {

@@ -81,7 +81,10 @@ export function challengesSuite({ test: { describe, it, expect }, makeStorage }:
       const storage = await makeStorage();
       // Times far below BASE_TIME, so that a shared database's other expired rows are not counted.
       const now = 10_000;
-      const expired = [sampleChallenge({ createdAt: 1000, expiresAt: 9_000 }), sampleChallenge({ createdAt: 1000, expiresAt: now })];
+      const expired = [
+        sampleChallenge({ createdAt: 1000, expiresAt: 9_000 }),
+        sampleChallenge({ createdAt: 1000, expiresAt: now }),
+      ];
       const live = sampleChallenge({ createdAt: 1000, expiresAt: now + 1 });
       for (const challenge of [...expired, live]) await storage.challenges.put(challenge);
       expect(await storage.challenges.deleteExpired(now)).toBe(2);

@@ -52,7 +52,11 @@ export function countersSuite({ test: { describe, it, expect }, makeStorage }: S
       expect(await storage.counters.peek(key, BASE_TIME)).toBe(0);
       await storage.counters.hit(key, 5, windowMs, BASE_TIME);
       await storage.counters.hit(key, 5, windowMs, BASE_TIME);
-      expect(await storage.counters.hit(otherKey, 5, windowMs, BASE_TIME)).toEqual({ count: 1, allowed: true, resetAt: BASE_TIME + windowMs });
+      expect(await storage.counters.hit(otherKey, 5, windowMs, BASE_TIME)).toEqual({
+        count: 1,
+        allowed: true,
+        resetAt: BASE_TIME + windowMs,
+      });
       expect(await storage.counters.peek(key, BASE_TIME)).toBe(2);
       expect(await storage.counters.peek(otherKey, BASE_TIME)).toBe(1);
     });
@@ -67,7 +71,11 @@ export function countersSuite({ test: { describe, it, expect }, makeStorage }: S
       await storage.counters.reset(key);
       expect(await storage.counters.peek(key, BASE_TIME + 2)).toBe(0);
       expect(await storage.counters.peek(otherKey, BASE_TIME + 2)).toBe(1);
-      expect(await storage.counters.hit(key, 1, windowMs, BASE_TIME + 3)).toEqual({ count: 1, allowed: true, resetAt: BASE_TIME + 3 + windowMs });
+      expect(await storage.counters.hit(key, 1, windowMs, BASE_TIME + 3)).toEqual({
+        count: 1,
+        allowed: true,
+        resetAt: BASE_TIME + 3 + windowMs,
+      });
       await storage.counters.reset(uniqueId("counter"));
     });
   });

@@ -1,4 +1,4 @@
-import { type SuiteContext } from "./harness.js";
+import type { SuiteContext } from "./harness.js";
 import { createUser, sampleIdentity, uniqueId } from "./samples.js";
 
 /** Registers the `identities` suite: (provider, subject) is unique (OA-7), and unlink matches the user (ST-2). */
@@ -19,7 +19,9 @@ export function identitiesSuite({ test: { describe, it, expect }, makeStorage }:
       const other = await createUser(storage);
       const identity = sampleIdentity(owner);
       await storage.identities.link(identity);
-      expect(await storage.identities.link(sampleIdentity(other, { subject: identity.subject, email: "other@example.com" }))).toBe(false);
+      expect(
+        await storage.identities.link(sampleIdentity(other, { subject: identity.subject, email: "other@example.com" })),
+      ).toBe(false);
       expect(await storage.identities.link(sampleIdentity(owner, { subject: identity.subject }))).toBe(false);
       expect(await storage.identities.find(identity.provider, identity.subject)).toEqual(identity);
       expect(await storage.identities.listByUser(other)).toEqual([]);

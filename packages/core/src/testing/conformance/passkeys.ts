@@ -52,7 +52,9 @@ export function passkeysSuite({ test: { describe, it, expect }, makeStorage }: S
       const storage = await makeStorage();
       const passkey = samplePasskey(await createUser(storage), { counter: 7 });
       await storage.passkeys.create(passkey);
-      const results = await concurrently(20, (index) => storage.passkeys.updateCounter(passkey.id, 7, 8 + index, false, BASE_TIME + index));
+      const results = await concurrently(20, (index) =>
+        storage.passkeys.updateCounter(passkey.id, 7, 8 + index, false, BASE_TIME + index),
+      );
       expect(countWhere(results, (updated) => updated)).toBe(1);
       const winner = results.indexOf(true);
       expect((await storage.passkeys.findById(passkey.id))?.counter).toBe(8 + winner);

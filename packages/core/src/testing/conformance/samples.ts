@@ -25,6 +25,7 @@ export function uniqueHash(): string {
   return `${randomUUID()}${randomUUID()}`.replaceAll("-", "");
 }
 
+/** A local user with a unique id and usernameKey, token version 0; `overrides` replace any field. */
 export function sampleUser(overrides: Partial<UserRecord> = {}): UserRecord {
   const id = overrides.id ?? uniqueId("user");
   return {
@@ -49,6 +50,7 @@ export async function createUser(storage: Storage, overrides: Partial<UserRecord
   return user.id;
 }
 
+/** A pending TOTP factor for `userId` with a never-used step (-1). */
 export function sampleTotp(userId: string, overrides: Partial<TotpRecord> = {}): TotpRecord {
   return {
     userId,
@@ -60,6 +62,7 @@ export function sampleTotp(userId: string, overrides: Partial<TotpRecord> = {}):
   };
 }
 
+/** A live session of `userId`, valid for a day from {@link BASE_TIME}. */
 export function sampleSession(userId: string, overrides: Partial<SessionRecord> = {}): SessionRecord {
   return {
     id: uniqueId("session"),
@@ -73,6 +76,7 @@ export function sampleSession(userId: string, overrides: Partial<SessionRecord> 
   };
 }
 
+/** An unspent refresh token of `session` with a unique hash, idle-valid for an hour. */
 export function sampleRefreshToken(session: SessionRecord, overrides: Partial<RefreshTokenRecord> = {}): RefreshTokenRecord {
   return {
     hash: uniqueHash(),
@@ -85,6 +89,7 @@ export function sampleRefreshToken(session: SessionRecord, overrides: Partial<Re
   };
 }
 
+/** A live `totp_login` challenge with a unique id, valid for five minutes from {@link BASE_TIME}. */
 export function sampleChallenge(overrides: Partial<ChallengeRecord> = {}): ChallengeRecord {
   return {
     id: uniqueHash(),
@@ -98,6 +103,7 @@ export function sampleChallenge(overrides: Partial<ChallengeRecord> = {}): Chall
   };
 }
 
+/** A passkey of `userId` with a unique credential id and counter 0. */
 export function samplePasskey(userId: string, overrides: Partial<PasskeyRecord> = {}): PasskeyRecord {
   return {
     id: uniqueId("credential"),
@@ -114,6 +120,7 @@ export function samplePasskey(userId: string, overrides: Partial<PasskeyRecord> 
   };
 }
 
+/** A GitHub identity of `userId` with a unique subject. */
 export function sampleIdentity(userId: string, overrides: Partial<IdentityRecord> = {}): IdentityRecord {
   return {
     provider: "github",

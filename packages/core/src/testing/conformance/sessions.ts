@@ -47,7 +47,10 @@ export function sessionsSuite({ test: { describe, it, expect }, makeStorage }: S
       const token = sampleRefreshToken(session);
       await storage.sessions.insertRefreshToken(token);
       const spentToken = { ...token, spentAt: BASE_TIME + 10 };
-      expect(await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 10)).toEqual({ outcome: "spent", token: spentToken });
+      expect(await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 10)).toEqual({
+        outcome: "spent",
+        token: spentToken,
+      });
       expect(await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 20)).toEqual({
         outcome: "already_spent",
         token: spentToken,

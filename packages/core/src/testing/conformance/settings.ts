@@ -1,4 +1,4 @@
-import { type SuiteContext } from "./harness.js";
+import type { SuiteContext } from "./harness.js";
 import { BASE_TIME, uniqueId } from "./samples.js";
 
 /** Registers the `settings` suite: JSON values round-trip and come back as copies. */

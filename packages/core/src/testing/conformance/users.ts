@@ -51,9 +51,17 @@ export function usersSuite({ test: { describe, it, expect }, makeStorage }: Suit
       const storage = await makeStorage();
       const user = sampleUser();
       await storage.users.create(user);
-      const updated = await storage.users.update(user.id, { usernameKey: undefined, passwordHash: undefined, disabled: true }, BASE_TIME + 1);
+      const updated = await storage.users.update(
+        user.id,
+        { usernameKey: undefined, passwordHash: undefined, disabled: true },
+        BASE_TIME + 1,
+      );
       expect(updated).toEqual({ ...user, disabled: true, updatedAt: BASE_TIME + 1 });
-      expect(await storage.users.findByUsernameKey(user.usernameKey)).toEqual({ ...user, disabled: true, updatedAt: BASE_TIME + 1 });
+      expect(await storage.users.findByUsernameKey(user.usernameKey)).toEqual({
+        ...user,
+        disabled: true,
+        updatedAt: BASE_TIME + 1,
+      });
     });
 
     it("update to a taken usernameKey returns null and changes nothing", async () => {
@@ -62,7 +70,9 @@ export function usersSuite({ test: { describe, it, expect }, makeStorage }: Suit
       const other = sampleUser();
       await storage.users.create(user);
       await storage.users.create(other);
-      expect(await storage.users.update(user.id, { usernameKey: other.usernameKey, disabled: true }, BASE_TIME + 1000)).toBeNull();
+      expect(
+        await storage.users.update(user.id, { usernameKey: other.usernameKey, disabled: true }, BASE_TIME + 1000),
+      ).toBeNull();
       expect(await storage.users.findById(user.id)).toEqual(user);
       expect(await storage.users.findByUsernameKey(user.usernameKey)).toEqual(user);
       expect(await storage.users.findByUsernameKey(other.usernameKey)).toEqual(other);
@@ -112,7 +122,11 @@ export function usersSuite({ test: { describe, it, expect }, makeStorage }: Suit
       const updated = await storage.users.update(original.id, { username: "Renamed" }, BASE_TIME + 1);
       updated?.roles.push("owner");
       expect(await storage.users.findById(original.id)).toEqual({ ...original, username: "Renamed", updatedAt: BASE_TIME + 1 });
-      expect(await storage.users.findByUsernameKey(original.usernameKey)).toEqual({ ...original, username: "Renamed", updatedAt: BASE_TIME + 1 });
+      expect(await storage.users.findByUsernameKey(original.usernameKey)).toEqual({
+        ...original,
+        username: "Renamed",
+        updatedAt: BASE_TIME + 1,
+      });
     });
   });
 }
