@@ -2,7 +2,13 @@ import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { HttpRequest } from "./types.js";
 
-const tooLarge = () => new AuthError(ErrorCode.MalformedParameter, "The request body is too large");
+/** The messages of the body refusals, for adapters whose framework refused a body first (HTTP-5). */
+export const bodyRefusals = {
+  tooLarge: "The request body is too large",
+  notJson: "The request body is not valid JSON",
+} as const;
+
+const tooLarge = () => new AuthError(ErrorCode.MalformedParameter, bodyRefusals.tooLarge);
 const malformed = (message: string) => new AuthError(ErrorCode.MalformedParameter, message);
 const forbiddenKeys = new Set(["__proto__", "constructor", "prototype"]);
 
@@ -57,7 +63,7 @@ export async function readJsonBody(request: HttpRequest, limit: number): Promise
     try {
       value = JSON.parse(text);
     } catch {
-      throw malformed("The request body is not valid JSON");
+      throw malformed(bodyRefusals.notJson);
     }
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) throw malformed("The request body must be a JSON object");

@@ -74,6 +74,15 @@ function findRoute(auth: Auth, method: string, path: string): Route | "not_found
 }
 
 /**
+ * True when `url` (a path, with or without a query) is one of Portcullis's: under
+ * `<basePath>/auth`, or a root route such as `/.well-known/jwks.json`. An adapter uses it to
+ * answer errors its framework raised before {@link handleRequest} ran (a body parser's).
+ */
+export function isAuthPath(auth: Auth, url: string): boolean {
+  return findRoute(auth, "GET", normalizePath(url)) !== null;
+}
+
+/**
  * Extracts the bearer token of an `Authorization` header (AT-6): the only place an access
  * token is read from, never a query string.
  */

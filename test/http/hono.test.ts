@@ -1,0 +1,145 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createAdaptorServer } from "@hono/node-server";
+import type { AuthEvent } from "@portcullis/core";
+import { type AuthVariables, authApp, authRoutes, requireAuth } from "@portcullis/hono";
+import { Hono } from "hono";
+import { afterEach, describe, expect, it } from "vitest";
+import { createTestUser, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
+import { type CallResult, call } from "./client.js";
+import { expectEnvelope } from "./contract-suite.js";
+import { type RunningServer, honoApp } from "./servers.js";
+
+const running: Server[] = [];
+
+async function serve(app: Pick<Hono, "fetch">): Promise<RunningServer> {
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  running.push(server);
+  const { port } = server.address() as AddressInfo;
+  return { baseUrl: `http://127.0.0.1:${port}`, host: "127.0.0.1", port, close: async () => {} };
+}
+
+afterEach(async () => {
+  await Promise.all(
+    running
+      .splice(0)
+      .map((server) => new Promise<void>((resolve) => server.close(() => resolve()) && server.closeAllConnections())),
+  );
+});
+
+async function fromResponse(response: Response): Promise<CallResult> {
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body };
+}
+
+const badJson = { method: "POST", body: '{"username":', headers: { "content-type": "application/json" } };
+
+function recordFailedLogins(auth: ReturnType<typeof makeTestAuth>["auth"]): (string | undefined)[] {
+  const addresses: (string | undefined)[] = [];
+  auth.events.on("login.failed", (event: AuthEvent) => {
+    addresses.push((event as { ip?: string }).ip);
+  });
+  return addresses;
+}
+
+describe("@portcullis/hono", () => {
+  it("authRoutes works as app.use middleware and passes other paths on", async () => {
+    const { auth } = makeTestAuth();
+    const server = await serve(honoApp(auth, (app) => app.use(authRoutes(auth))));
+    expectEnvelope(await call(server, "POST", "/api/v1/auth/login", badJson), 40002);
+    expectEnvelope(await call(server, "GET", "/api/v1/auth/me"), 40101);
+    expect((await call(server, "GET", "/api/v1/health")).body).toEqual({ app: "health" });
+  });
+
+  it("authApp mounted under a path serves the routes with the full path as basePath", async () => {
+    const { auth } = makeTestAuth({ http: { basePath: "/identity/api/v1" } });
+    const app = new Hono();
+    app.route("/identity", authApp(auth));
+    app.get("/identity/status", (c) => c.json({ app: "status" }));
+    const server = await serve(app);
+    expectEnvelope(await call(server, "POST", "/identity/api/v1/auth/login", badJson), 40002);
+    expect((await call(server, "GET", "/identity/status")).body).toEqual({ app: "status" });
+  });
+
+  it("reads the body an earlier middleware already read, and refuses it as 40002 when it is not JSON", async () => {
+    const { auth } = makeTestAuth({ throttle: generousThrottle });
+    await createTestUser(auth, "iris");
+    const app = new Hono();
+    app.use(async (c, next) => {
+      if (c.req.header("x-read-first") === "json") await c.req.json();
+      if (c.req.header("x-read-first") === "text") await c.req.text();
+      await next();
+    });
+    app.use(authRoutes(auth));
+    const login = (password: string, readFirst: string) =>
+      app.request("/api/v1/auth/login", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-read-first": readFirst },
+        body: JSON.stringify({ username: "iris", password }),
+      });
+    expectEnvelope(await fromResponse(await login(testPassword, "json")), 0);
+    expectEnvelope(await fromResponse(await login("wrong password", "json")), 40100);
+    expectEnvelope(await fromResponse(await login(testPassword, "text")), 0);
+    const notJson = await app.request("/api/v1/auth/login", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-read-first": "text" },
+      body: "username=iris",
+    });
+    expectEnvelope(await fromResponse(notJson), 40002);
+  });
+
+  it("works outside @hono/node-server (app.request): the peer address is then unknown", async () => {
+    const { auth } = makeTestAuth({ throttle: generousThrottle });
+    const addresses = recordFailedLogins(auth);
+    const user = await createTestUser(auth, "hana");
+    const app = honoApp(auth);
+    expectEnvelope(await fromResponse(await app.request("/api/v1/auth/login", badJson)), 40002);
+    const credentials = { method: "POST", headers: { "content-type": "application/json", "x-forwarded-for": "203.0.113.1" } };
+    const wrong = await app.request("/api/v1/auth/login", {
+      ...credentials,
+      body: JSON.stringify({ username: "hana", password: "nope nope" }),
+    });
+    expectEnvelope(await fromResponse(wrong), 40100);
+    expect(addresses).toEqual([undefined]);
+    const signedIn = await fromResponse(
+      await app.request("/api/v1/auth/login", {
+        ...credentials,
+        body: JSON.stringify({ username: "hana", password: testPassword }),
+      }),
+    );
+    expectEnvelope(signedIn, 0);
+    const things = await app.request("/api/v1/things", {
+      headers: { authorization: `Bearer ${signedIn.body.data.accessToken}` },
+    });
+    expect(await things.json()).toEqual({ code: 0, message: "OK", data: { userId: user.id, roles: ["user"] } });
+  });
+
+  it("RL-3: the client address is the socket's, or what getPeerAddress returns", async () => {
+    const { auth } = makeTestAuth({ throttle: generousThrottle });
+    const addresses = recordFailedLogins(auth);
+    const credentials = {
+      json: { username: "nobody", password: "wrong password" },
+      headers: { "x-forwarded-for": "203.0.113.1" },
+    };
+    const plain = await serve(honoApp(auth));
+    const custom = await serve(honoApp(auth, (app) => app.use(authRoutes(auth, { getPeerAddress: () => "192.0.2.7" }))));
+    expectEnvelope(await call(plain, "POST", "/api/v1/auth/login", credentials), 40100);
+    expectEnvelope(await call(custom, "POST", "/api/v1/auth/login", credentials), 40100);
+    expect(addresses).toEqual(["127.0.0.1", "192.0.2.7"]);
+  });
+
+  it("requireAuth types c.get('auth') and answers in the envelope", async () => {
+    const { auth } = makeTestAuth();
+    const app = new Hono<{ Variables: AuthVariables }>();
+    app.get("/who", requireAuth(auth, { roles: ["admin"] }), (c) => c.text(c.get("auth").userId));
+    expectEnvelope(await fromResponse(await app.request("/who")), 40101);
+    expectEnvelope(await fromResponse(await app.request("/who", { headers: { authorization: "Bearer x.y.z" } })), 40101);
+  });
+});

@@ -1,0 +1,115 @@
+import { type Server, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createAdaptorServer } from "@hono/node-server";
+import type { Auth } from "@portcullis/core";
+import { authRouter, requireAuth as requireAuthExpress } from "@portcullis/express";
+import { type AuthVariables, authApp, requireAuth as requireAuthHono } from "@portcullis/hono";
+import express5, { type Request, type Response } from "express";
+import express4 from "express4";
+import { Hono } from "hono";
+
+/** A real HTTP server listening on a loopback address. */
+export interface RunningServer {
+  /** `http://127.0.0.1:<port>` (or `http://[::1]:<port>`). */
+  baseUrl: string;
+  host: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Starts the test app of one adapter around an auth instance. */
+export type StartServer = (auth: Auth, options?: { host?: string }) => Promise<RunningServer>;
+
+async function listen(server: Server, host: string): Promise<RunningServer> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    host,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+type ExpressFactory = typeof express5;
+
+/**
+ * The Express test app: the Portcullis routes, then the app's own routes under the same
+ * `/api/v1` prefix, one behind `requireAuth`, one behind `requireAuth` with a role.
+ */
+function expressApp(express: ExpressFactory, auth: Auth, parseJsonFirst: boolean) {
+  const app = express();
+  if (parseJsonFirst) app.use(express.json());
+  app.use(authRouter(auth));
+  app.get("/api/v1/things", requireAuthExpress(auth), (req, res) => {
+    res.json({ code: 0, message: "OK", data: { userId: req.auth?.userId, roles: req.auth?.roles } });
+  });
+  app.delete("/api/v1/things/:id", requireAuthExpress(auth, { roles: ["admin"] }), (req, res) => {
+    res.json({ code: 0, message: "OK", data: { deleted: req.params.id, userId: req.auth?.userId } });
+  });
+  app.get("/api/v1/health", (_req, res) => {
+    res.json({ app: "health" });
+  });
+  app.post("/api/v1/echo", async (req, res) => {
+    if (req.body !== undefined) {
+      res.json({ app: "echo", body: req.body });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    res.json({ app: "echo", body: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
+  });
+  app.use((_req: Request, res: Response) => {
+    res.status(404).json({ app: "not found" });
+  });
+  return app;
+}
+
+/** Express 5, as `app.use(authRouter(auth))`. */
+export const startExpress5: StartServer = (auth, options = {}) =>
+  listen(createServer(expressApp(express5, auth, false)), options.host ?? "127.0.0.1");
+
+/** Express 4, as `app.use(authRouter(auth))`. */
+export const startExpress4: StartServer = (auth, options = {}) =>
+  listen(createServer(expressApp(express4, auth, false)), options.host ?? "127.0.0.1");
+
+/** Express 5 with `app.use(express.json())` before `authRouter`: core gets the parsed body. */
+export const startExpress5ParsingJson: StartServer = (auth, options = {}) =>
+  listen(createServer(expressApp(express5, auth, true)), options.host ?? "127.0.0.1");
+
+/** Express 4 with `app.use(express.json())` before `authRouter`. */
+export const startExpress4ParsingJson: StartServer = (auth, options = {}) =>
+  listen(createServer(expressApp(express4, auth, true)), options.host ?? "127.0.0.1");
+
+/** The Hono test app, with `app.route("/", authApp(auth))`, the same app routes as Express. */
+export function honoApp(
+  auth: Auth,
+  mount: (app: Hono<{ Variables: AuthVariables }>) => void = (app) => app.route("/", authApp(auth)),
+) {
+  const app = new Hono<{ Variables: AuthVariables }>();
+  mount(app);
+  app.get("/api/v1/things", requireAuthHono(auth), (c) => {
+    const access = c.get("auth");
+    return c.json({ code: 0, message: "OK", data: { userId: access.userId, roles: access.roles } });
+  });
+  app.delete("/api/v1/things/:id", requireAuthHono(auth, { roles: ["admin"] }), (c) =>
+    c.json({ code: 0, message: "OK", data: { deleted: c.req.param("id"), userId: c.get("auth").userId } }),
+  );
+  app.get("/api/v1/health", (c) => c.json({ app: "health" }));
+  app.post("/api/v1/echo", async (c) => c.json({ app: "echo", body: await c.req.json() }));
+  app.notFound((c) => c.json({ app: "not found" }, 404));
+  return app;
+}
+
+/** Hono on `@hono/node-server`. */
+export const startHono: StartServer = (auth, options = {}) => {
+  const host = options.host ?? "127.0.0.1";
+  return listen(createAdaptorServer({ fetch: honoApp(auth).fetch, hostname: host }) as Server, host);
+};
