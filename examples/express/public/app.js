@@ -1,0 +1,309 @@
+// The demo page: plain JavaScript, no build step. Tokens stay in the variables below, never in
+// web storage or cookies, and every text from the server is shown with textContent.
+
+const api = "/api/v1/auth";
+
+/** The signed-in session: { accessToken, refreshToken, user }, or null. */
+let session = null;
+/** The temporary token of a login that awaits its second factor, or null. */
+let tempToken = null;
+/** Whether the second-factor form takes a recovery code instead of a TOTP code. */
+let useRecovery = false;
+/** The object URL of the QR code image shown, to release it later. */
+let qrUrl = null;
+
+const $ = (id) => document.getElementById(id);
+
+function setStatus(text, kind = "info") {
+  const status = $("status");
+  status.textContent = text;
+  status.className = kind;
+}
+
+function show(sectionId) {
+  for (const id of ["sign-in", "second-factor", "account", "recovery-codes"]) $(id).hidden = id !== sectionId;
+}
+
+/** Reads the envelope of a response; anything that is not one becomes a 50000-like error. */
+async function readEnvelope(response) {
+  try {
+    const envelope = await response.json();
+    if (typeof envelope?.code === "number") return { ...envelope, retryAfter: response.headers.get("retry-after") };
+  } catch {
+    // not JSON: fall through
+  }
+  return { code: 50000, message: `Unexpected answer (HTTP ${response.status})` };
+}
+
+/** A readable message for an error envelope. */
+function describe(envelope) {
+  if (envelope.code === 42900 && envelope.retryAfter) return `${envelope.message} (retry in ${envelope.retryAfter} s)`;
+  return `${envelope.message} (code ${envelope.code})`;
+}
+
+/**
+ * Calls the API. With `bearer`, sends the access token; on 40101 it refreshes once and
+ * retries, as the contract asks clients to do.
+ */
+async function call(method, path, body, bearer = false, retried = false) {
+  const headers = {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (bearer && session) headers.authorization = `Bearer ${session.accessToken}`;
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    cache: "no-store",
+  });
+  const envelope = await readEnvelope(response);
+  if (bearer && !retried && envelope.code === 40101 && session) {
+    if (await refreshTokens()) return call(method, path, body, true, true);
+    endSession("Your session has ended; sign in again.");
+  }
+  return envelope;
+}
+
+function startSession(tokens) {
+  session = { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, user: tokens.user };
+  tempToken = null;
+  renderAccount(tokens.user);
+  show("account");
+}
+
+/** Forgets the tokens of this page and returns to sign-in. */
+function endSession(message, kind = "info") {
+  session = null;
+  tempToken = null;
+  releaseQr();
+  $("things").replaceChildren();
+  show("sign-in");
+  setStatus(message, kind);
+}
+
+async function refreshTokens() {
+  if (!session) return false;
+  const envelope = await call("POST", `${api}/refresh`, { refreshToken: session.refreshToken });
+  if (envelope.code !== 0) return false;
+  session = { accessToken: envelope.data.accessToken, refreshToken: envelope.data.refreshToken, user: envelope.data.user };
+  return true;
+}
+
+/** Ends the server-side session of the refresh token; used when a token version change already signed us out. */
+async function logoutQuietly() {
+  if (session) await call("POST", `${api}/logout`, { refreshToken: session.refreshToken });
+}
+
+function renderAccount(user) {
+  const rows = [
+    ["id", user.id],
+    ["username", user.username],
+    ["roles", user.roles.length ? user.roles.join(", ") : "(none)"],
+    ["totpEnabled", String(user.totpEnabled)],
+  ];
+  $("me").replaceChildren(
+    ...rows.flatMap(([name, value]) => {
+      const dt = document.createElement("dt");
+      dt.textContent = name;
+      const dd = document.createElement("dd");
+      dd.textContent = value;
+      return [dt, dd];
+    }),
+  );
+  $("totp-off").hidden = user.totpEnabled;
+  $("totp-on").hidden = !user.totpEnabled;
+  $("totp-setup").hidden = true;
+}
+
+function releaseQr() {
+  if (qrUrl) URL.revokeObjectURL(qrUrl);
+  qrUrl = null;
+  $("qr").removeAttribute("src");
+}
+
+function formValues(form) {
+  return Object.fromEntries(new FormData(form).entries());
+}
+
+// Sign in: tokens, or 40102 with a temporary token for the second factor.
+$("sign-in-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const { username, password } = formValues(event.target);
+  const envelope = await call("POST", `${api}/login`, { username, password });
+  event.target.elements.password.value = "";
+  if (envelope.code === 0) {
+    startSession(envelope.data);
+    setStatus("Signed in.", "ok");
+  } else if (envelope.code === 40102) {
+    tempToken = envelope.data.tempToken;
+    setRecoveryMode(false);
+    show("second-factor");
+    setStatus("Password accepted; a second factor is required.");
+  } else {
+    setStatus(describe(envelope), "error");
+  }
+});
+
+function setRecoveryMode(recovery) {
+  useRecovery = recovery;
+  $("second-factor-label").textContent = recovery ? "Recovery code" : "Code";
+  $("second-factor-prompt").textContent = recovery
+    ? "Enter one of the recovery codes you saved. Each works once; dashes and case do not matter."
+    : "Your password was accepted. Enter the 6-digit code from your authenticator app.";
+  $("toggle-recovery").textContent = recovery ? "Use a code from the app instead" : "Use a recovery code instead";
+  const input = $("second-factor-form").elements.code;
+  input.value = "";
+  input.inputMode = recovery ? "text" : "numeric";
+  input.focus();
+}
+
+$("toggle-recovery").addEventListener("click", () => setRecoveryMode(!useRecovery));
+$("cancel-second-factor").addEventListener("click", () => endSession("Sign-in cancelled."));
+
+$("second-factor-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const value = event.target.elements.code.value.trim();
+  const envelope = useRecovery
+    ? await call("POST", `${api}/2fa/recovery`, { tempToken, recoveryCode: value })
+    : await call("POST", `${api}/2fa/verify`, { tempToken, code: value });
+  event.target.elements.code.value = "";
+  if (envelope.code === 0) {
+    startSession(envelope.data);
+    setStatus(useRecovery ? "Signed in with a recovery code; that code is now spent." : "Signed in with two factors.", "ok");
+  } else if (envelope.code === 40100) {
+    endSession(`${describe(envelope)}: sign in again.`, "error");
+  } else {
+    setStatus(describe(envelope), "error");
+  }
+});
+
+$("reload-me").addEventListener("click", async () => {
+  const envelope = await call("GET", `${api}/me`, undefined, true);
+  if (!session) return;
+  if (envelope.code === 0) {
+    session.user = envelope.data;
+    renderAccount(envelope.data);
+    setStatus("GET /auth/me answered.", "ok");
+  } else {
+    setStatus(describe(envelope), "error");
+  }
+});
+
+$("refresh").addEventListener("click", async () => {
+  if (await refreshTokens()) setStatus("New tokens issued; the previous refresh token is spent.", "ok");
+  else endSession("The refresh token was refused; sign in again.", "error");
+});
+
+$("logout").addEventListener("click", async () => {
+  const envelope = await call("POST", `${api}/logout`, { refreshToken: session?.refreshToken });
+  endSession(
+    envelope.code === 0 ? "Signed out; the session is revoked." : describe(envelope),
+    envelope.code === 0 ? "ok" : "error",
+  );
+});
+
+$("load-things").addEventListener("click", async () => {
+  const envelope = await call("GET", "/api/v1/things", undefined, true);
+  if (!session) return;
+  if (envelope.code !== 0) {
+    setStatus(describe(envelope), "error");
+    return;
+  }
+  $("things").replaceChildren(
+    ...envelope.data.map((thing) => {
+      const item = document.createElement("li");
+      const name = document.createElement("span");
+      name.textContent = thing.name;
+      const remove = document.createElement("button");
+      remove.type = "button";
+      remove.textContent = "Delete (admin only)";
+      remove.addEventListener("click", () => deleteThing(thing, item));
+      item.append(name, " ", remove);
+      return item;
+    }),
+  );
+  setStatus(`GET /api/v1/things answered with ${envelope.data.length} things.`, "ok");
+});
+
+async function deleteThing(thing, item) {
+  const envelope = await call("DELETE", `/api/v1/things/${encodeURIComponent(thing.id)}`, undefined, true);
+  if (!session) return;
+  if (envelope.code === 0) {
+    item.remove();
+    setStatus(`Deleted "${thing.name}".`, "ok");
+  } else {
+    setStatus(describe(envelope), "error");
+  }
+}
+
+// TOTP enrolment: setup → QR code and secret → first code → enable → recovery codes, shown once.
+$("begin-setup").addEventListener("click", async () => {
+  const envelope = await call("POST", `${api}/2fa/setup`, {}, true);
+  if (!session) return;
+  if (envelope.code !== 0) {
+    setStatus(describe(envelope), "error");
+    return;
+  }
+  $("secret").textContent = envelope.data.secret;
+  $("totp-off").hidden = true;
+  $("totp-setup").hidden = false;
+  setStatus("Scan the QR code, then enter the code the app shows.");
+  // The otpauth:// URL goes in a POST body, never in a URL; the SVG is shown through a blob URL.
+  releaseQr();
+  const response = await fetch("/demo/qr", {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${session.accessToken}` },
+    body: JSON.stringify({ text: envelope.data.otpauthUrl }),
+    cache: "no-store",
+  });
+  if (response.ok) {
+    qrUrl = URL.createObjectURL(new Blob([await response.text()], { type: "image/svg+xml" }));
+    $("qr").src = qrUrl;
+  } else {
+    setStatus("The QR code could not be drawn; type the secret into the app instead.", "error");
+  }
+});
+
+$("enable-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const { code } = formValues(event.target);
+  const envelope = await call("POST", `${api}/2fa/enable`, { code: code.trim() }, true);
+  event.target.elements.code.value = "";
+  if (!session) return;
+  if (envelope.code !== 0) {
+    setStatus(describe(envelope), "error");
+    return;
+  }
+  await logoutQuietly();
+  session = null;
+  releaseQr();
+  $("secret").textContent = "";
+  $("recovery-code-list").replaceChildren(
+    ...envelope.data.recoveryCodes.map((recoveryCode) => {
+      const item = document.createElement("li");
+      item.textContent = recoveryCode;
+      return item;
+    }),
+  );
+  show("recovery-codes");
+  setStatus("Two-factor sign-in is on. You were signed out.", "ok");
+});
+
+$("recovery-codes-done").addEventListener("click", () => {
+  $("recovery-code-list").replaceChildren();
+  endSession("Sign in with your password, then a code from the app. (Wait for a new code: each works once.)");
+});
+
+$("disable-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const { code, password } = formValues(event.target);
+  const body = code.trim() ? { code: code.trim() } : { password };
+  const envelope = await call("POST", `${api}/2fa/disable`, body, true);
+  event.target.reset();
+  if (!session) return;
+  if (envelope.code !== 0) {
+    setStatus(describe(envelope), "error");
+    return;
+  }
+  await logoutQuietly();
+  endSession("Two-factor sign-in is off. That signed you out (your token version rose); sign in again.", "ok");
+});

@@ -1,0 +1,161 @@
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { type Auth, createAuth, createUser, memoryStorage } from "@portcullis/core";
+import { authRouter, requireAuth } from "@portcullis/express";
+import express, { type Express, type NextFunction, type Request, type Response } from "express";
+import QRCode from "qrcode";
+
+/** Options of {@link createDemoApp}. Every one has a default that suits a local demo. */
+export interface DemoAppOptions {
+  /** HS256 secret of at least 32 bytes. Default: 32 random bytes, so tokens die with the process. */
+  signingSecret?: string;
+  /** AES-256-GCM key for TOTP secrets at rest (64 hex or 43 base64url characters). Default: random. */
+  encryptionKey?: string;
+  /** The `iss` of access tokens. Default `http://127.0.0.1:3000`. */
+  issuer?: string;
+  /** The demo user's name. Default `demo`. */
+  demoUsername?: string;
+  /** The demo user's password. Default: 24 random base64url characters (144 bits). */
+  demoPassword?: string;
+  /** The demo user's roles. Default `["admin"]`, so the admin-only route can be tried. */
+  demoRoles?: string[];
+}
+
+/** The demo user, with the password the demo created it with. */
+export interface DemoUser {
+  id: string;
+  username: string;
+  password: string;
+  roles: string[];
+}
+
+/** What {@link createDemoApp} returns: an app that is not listening yet. */
+export interface DemoApp {
+  app: Express;
+  auth: Auth;
+  demoUser: DemoUser;
+}
+
+/** One item of the protected sample resource. */
+interface Thing {
+  id: string;
+  name: string;
+}
+
+/** A random value of `size` bytes, base64url: for secrets and the demo password. */
+export function randomSecret(size = 32): string {
+  return randomBytes(size).toString("base64url");
+}
+
+const publicDirectory = fileURLToPath(new URL("../public/", import.meta.url));
+
+/** The content security policy of the demo page: its own scripts and styles only, QR images from blob URLs. */
+const contentSecurityPolicy = [
+  "default-src 'self'",
+  "img-src 'self' blob:",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+function securityHeaders(_req: Request, res: Response, next: NextFunction): void {
+  res.set({
+    "content-security-policy": contentSecurityPolicy,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+  });
+  next();
+}
+
+/** Sends an envelope like the auth routes do, so the page reads every answer the same way. */
+function sendEnvelope(res: Response, status: number, code: number, message: string, data?: unknown): void {
+  res
+    .status(status)
+    .set("cache-control", "no-store")
+    .json(data === undefined ? { code, message } : { code, message, data });
+}
+
+/**
+ * Builds the demo service on memory storage: the Portcullis routes under `/api/v1/auth`, a
+ * protected sample resource `/api/v1/things` (deleting one needs the `admin` role), the
+ * demo-only QR code route `POST /demo/qr`, and the static sign-in page. It creates one demo
+ * user. It does not listen: call `app.listen()` yourself, on port 0 in tests.
+ *
+ * @example
+ * ```ts
+ * const { app, demoUser } = await createDemoApp();
+ * app.listen(3000, "127.0.0.1", () => console.log(demoUser.username, demoUser.password));
+ * ```
+ */
+export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoApp> {
+  const auth = createAuth({
+    storage: memoryStorage(),
+    issuer: options.issuer ?? "http://127.0.0.1:3000",
+    audience: "portcullis-demo",
+    secrets: {
+      signing: options.signingSecret ?? randomSecret(),
+      encryption: options.encryptionKey ?? randomSecret(),
+    },
+    onInternalError: (error, requestId) => console.error(`internal error, request ${requestId}:`, error),
+  });
+
+  const username = options.demoUsername ?? "demo";
+  const password = options.demoPassword ?? randomSecret(18);
+  const created = await createUser(auth, { username, password, roles: options.demoRoles ?? ["admin"] });
+  const demoUser: DemoUser = { id: created.id, username: created.username, password, roles: created.roles };
+
+  const things: Thing[] = [
+    { id: "1", name: "portcullis" },
+    { id: "2", name: "drawbridge" },
+    { id: "3", name: "moat" },
+  ];
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.use(securityHeaders);
+
+  // The auth routes: /api/v1/auth/* (and /.well-known/jwks.json with an asymmetric key).
+  app.use(authRouter(auth));
+
+  app.get("/api/v1/things", requireAuth(auth), (_req, res) => {
+    sendEnvelope(res, 200, 0, "OK", things);
+  });
+
+  app.delete("/api/v1/things/:id", requireAuth(auth, { roles: ["admin"] }), (req, res) => {
+    const index = things.findIndex((thing) => thing.id === req.params.id);
+    if (index === -1) {
+      sendEnvelope(res, 404, 40400, "No such thing");
+      return;
+    }
+    things.splice(index, 1);
+    sendEnvelope(res, 200, 0, "OK", { deleted: true });
+  });
+
+  // Demo only: renders the otpauth:// URL of TOTP setup as an SVG QR code, so the page needs no
+  // QR library. The URL travels in a POST body, never in a URL, and only for a signed-in user.
+  app.post("/demo/qr", requireAuth(auth), express.json({ limit: "2kb" }), async (req, res) => {
+    const text: unknown = (req.body as { text?: unknown } | undefined)?.text;
+    if (typeof text !== "string" || !text.startsWith("otpauth://") || text.length > 1024) {
+      sendEnvelope(res, 400, 40002, "text must be an otpauth:// URL of at most 1024 characters");
+      return;
+    }
+    const svg = await QRCode.toString(text, { type: "svg", errorCorrectionLevel: "M", margin: 2 });
+    res.status(200).set({ "content-type": "image/svg+xml; charset=utf-8", "cache-control": "no-store" }).send(svg);
+  });
+
+  app.use(express.static(publicDirectory, { index: "index.html" }));
+
+  // Errors of the demo's own routes (a malformed body on /demo/qr): an envelope, never a stack trace.
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const status = (error as { status?: unknown }).status;
+    if (typeof status === "number" && status >= 400 && status < 500) {
+      sendEnvelope(res, 400, 40002, "The request body is malformed");
+      return;
+    }
+    console.error("demo route failed:", error);
+    sendEnvelope(res, 500, 50000, "Internal error");
+  });
+
+  return { app, auth, demoUser };
+}
