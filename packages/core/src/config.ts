@@ -216,8 +216,17 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     fail("tokenStateCacheSeconds must be shorter than ttl.access, or revoked tokens would outlive their lifetime");
   }
 
-  const hashing = { ...defaultHashing, ...config.password?.hashing };
-  if (hashing.memoryCost < defaultHashing.memoryCost || hashing.timeCost < defaultHashing.timeCost || hashing.parallelism < 1) {
+  const hashing = {
+    memoryCost: config.password?.hashing?.memoryCost ?? defaultHashing.memoryCost,
+    timeCost: config.password?.hashing?.timeCost ?? defaultHashing.timeCost,
+    parallelism: config.password?.hashing?.parallelism ?? defaultHashing.parallelism,
+  };
+  if (
+    !Object.values(hashing).every(Number.isSafeInteger) ||
+    hashing.memoryCost < defaultHashing.memoryCost ||
+    hashing.timeCost < defaultHashing.timeCost ||
+    hashing.parallelism < 1
+  ) {
     fail("password.hashing must be at least memoryCost 19456, timeCost 2, parallelism 1 (OWASP argon2id minimum)");
   }
   const minLength = positiveInteger(config.password?.minLength, "password.minLength", 8, 8);

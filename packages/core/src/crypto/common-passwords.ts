@@ -1,4 +1,5 @@
 /** Common passwords refused by the policy (PW-3), lower-case; the list holds only those of 8 or more characters. */
+// biome-ignore format: a word list reads best packed
 export const commonPasswords: ReadonlySet<string> = new Set([
   "!qaz2wsx", "00000000", "01234567", "0123456789", "11111111", "1111111111", "11223344", "112233445566",
   "12121212", "123123123", "12341234", "12345678", "123456780", "123456789", "1234567890", "1234567890q",

@@ -10,17 +10,21 @@ export interface Limiter {
 export function createLimiter(concurrency: number, maxQueued: number): Limiter {
   let active = 0;
   const waiting: Array<() => void> = [];
+  // A finishing task hands its slot straight to the next waiter, so that no caller arriving
+  // before the waiter resumes can take the slot as well.
   const release = () => {
-    active -= 1;
-    waiting.shift()?.();
+    const next = waiting.shift();
+    if (next) next();
+    else active -= 1;
   };
   return {
     async run(task) {
       if (active >= concurrency) {
         if (waiting.length >= maxQueued) throw new AuthError(ErrorCode.Unavailable, "The service is busy; try again later");
         await new Promise<void>((resolve) => waiting.push(resolve));
+      } else {
+        active += 1;
       }
-      active += 1;
       try {
         return await task();
       } finally {

@@ -1,5 +1,5 @@
 import type { Auth } from "../auth.js";
-import { assertAcceptablePassword, normalizePassword } from "../crypto/password-policy.js";
+import { assertAcceptablePassword, exceedsByteCap, normalizePassword } from "../crypto/password-policy.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { takeAttempt } from "../throttle/throttle.js";
@@ -28,7 +28,10 @@ export async function changePassword(auth: Auth, input: ChangePasswordInput): Pr
   const user = await auth.storage.users.findById(userId);
   if (!user) throw new AuthError(ErrorCode.NotFound, "No such user");
   await takeAttempt(auth, "account", user.usernameKey);
-  const proven = user.passwordHash !== null && (await auth.passwords.verify(user.passwordHash, normalizePassword(currentPassword)));
+  const proven =
+    user.passwordHash !== null &&
+    !exceedsByteCap(currentPassword, auth.config.password.maxBytes) &&
+    (await auth.passwords.verify(user.passwordHash, normalizePassword(currentPassword)));
   if (!proven) throw invalidCredentials();
   await storeNewPassword(auth, userId, user.username, newPassword);
 }

@@ -1,5 +1,5 @@
 import type { Auth } from "../auth.js";
-import { normalizePassword } from "../crypto/password-policy.js";
+import { exceedsByteCap, normalizePassword } from "../crypto/password-policy.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
@@ -94,7 +94,10 @@ export async function disableTotp(auth: Auth, input: { userId: string; code?: st
     const totp = await auth.storage.totp.get(user.id);
     if (!totp?.enabled) throw new AuthError(ErrorCode.Conflict, "TOTP is not enabled");
     await takeAttempt(auth, "account", user.usernameKey);
-    const proven = user.passwordHash !== null && (await auth.passwords.verify(user.passwordHash, normalizePassword(password)));
+    const proven =
+      user.passwordHash !== null &&
+      !exceedsByteCap(password, auth.config.password.maxBytes) &&
+      (await auth.passwords.verify(user.passwordHash, normalizePassword(password)));
     if (!proven) throw new AuthError(ErrorCode.AuthenticationFailed, "Invalid password");
   } else {
     throw new AuthError(ErrorCode.MissingParameter, "code or password is required");

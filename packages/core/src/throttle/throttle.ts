@@ -12,9 +12,10 @@ function counterKey(scope: ThrottleScope, subject: string): string {
 }
 
 /**
- * Takes one attempt from every tier of a scope before the attempt is evaluated, so that N
- * concurrent wrong attempts are evaluated at most `limit` times (RL-4). When any tier is
- * spent, throws {@link AuthError} 42900 with the seconds until it refills.
+ * Takes one attempt from every tier of a scope, up to the first tier that refuses, before the
+ * attempt is evaluated, so that N concurrent wrong attempts are evaluated at most `limit`
+ * times (RL-4). When a tier is spent, throws {@link AuthError} 42900 with the seconds until it
+ * refills.
  */
 export async function takeAttempt(auth: Auth, scope: ThrottleScope, subject: string, ip?: string): Promise<void> {
   const tiers: ResolvedTier[] = auth.config.throttle[scope];
@@ -23,7 +24,12 @@ export async function takeAttempt(auth: Auth, scope: ThrottleScope, subject: str
   let retryAt = 0;
   for (const [index, tier] of tiers.entries()) {
     const hit = await auth.storage.counters.hit(`${key}:${index}`, tier.limit, tier.windowMs, now);
-    if (!hit.allowed) retryAt = Math.max(retryAt, hit.resetAt);
+    // An attempt one tier refuses is never evaluated, so it must not use up the later tiers:
+    // a burst during a 15-minute lockout would otherwise fill the daily tier at once (RL-1).
+    if (!hit.allowed) {
+      retryAt = hit.resetAt;
+      break;
+    }
   }
   if (retryAt === 0) return;
   const retryAfterSeconds = Math.max(1, Math.ceil((retryAt - now) / 1000));

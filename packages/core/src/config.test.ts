@@ -1,0 +1,208 @@
+import { generateKeyPairSync } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { createAuth } from "./auth.js";
+import type { AuthConfig } from "./config.js";
+import { encryptionKey, signingSecret } from "./flows/fixtures.test-support.js";
+import { memoryStorage } from "./storage/memory.js";
+
+const valid = (): AuthConfig => ({
+  storage: memoryStorage(),
+  issuer: "https://api.example.com",
+  audience: "example-api",
+  secrets: { signing: signingSecret, encryption: encryptionKey },
+});
+
+/** Builds an auth from the valid configuration with `patch` spread over it, expecting a TypeError. */
+function configError(patch: Record<string, unknown>): TypeError {
+  try {
+    createAuth({ ...valid(), ...patch } as AuthConfig);
+  } catch (error) {
+    if (error instanceof TypeError) return error;
+    throw error;
+  }
+  throw new Error("expected createAuth to refuse the configuration");
+}
+
+/** The secrets of the valid configuration with `patch` spread over them. */
+const secrets = (patch: Record<string, unknown>) => ({
+  secrets: { signing: signingSecret, encryption: encryptionKey, ...patch },
+});
+
+describe("createAuth configuration", () => {
+  it("a valid configuration resolves with the documented defaults", () => {
+    const auth = createAuth(valid());
+    expect(auth.config.ttl).toEqual({ access: 900, refresh: 30 * 86400, refreshIdle: 7 * 86400, temporary: 300 });
+    expect(auth.config.clockToleranceSeconds).toBe(5);
+    expect(auth.config.tokenStateCacheSeconds).toBe(0);
+    expect(auth.config.password.hashing).toEqual({ memoryCost: 19456, timeCost: 2, parallelism: 1 });
+    expect(auth.config.password.minLength).toBe(8);
+    expect(auth.config.password.maxBytes).toBe(1024);
+    expect(auth.config.totp).toEqual({ window: 1, label: "api.example.com", maxAttemptsPerToken: 5 });
+    expect(auth.config.throttle.account).toEqual([
+      { limit: 5, windowMs: 15 * 60_000 },
+      { limit: 20, windowMs: 24 * 3_600_000 },
+    ]);
+  });
+
+  it("AT-5: the access lifetime defaults to 15 minutes", () => {
+    expect(createAuth(valid()).config.ttl.access).toBe(900);
+  });
+
+  it("AT-5: an HMAC secret under 256 bits is refused with a message naming secrets.signing", () => {
+    const error = configError(secrets({ signing: "s".repeat(31) }));
+    expect(error.message).toMatch(/secrets\.signing/);
+    expect(error.message).toMatch(/at least 32 bytes/);
+    expect(error.message).toMatch(/got 31 bytes/);
+    expect(() => createAuth({ ...valid(), secrets: { signing: "s".repeat(32), encryption: encryptionKey } })).not.toThrow();
+  });
+
+  it("AT-5: a short secret among the previous signing keys is refused too", () => {
+    const error = configError(secrets({ previousSigning: ["p".repeat(16)] }));
+    expect(error.message).toMatch(/secrets\.previousSigning\[0\]/);
+  });
+
+  it("AT-5: an asymmetric key of the wrong curve is refused", () => {
+    const { privateKey } = generateKeyPairSync("ec", { namedCurve: "secp384r1" });
+    const error = configError(
+      secrets({ signing: { alg: "ES256", privateKey: privateKey.export({ format: "pem", type: "pkcs8" }).toString() } }),
+    );
+    expect(error.message).toMatch(/secrets\.signing/);
+    expect(error.message).toMatch(/P-256/);
+  });
+
+  it("a missing or malformed issuer is refused, naming issuer", () => {
+    expect(configError({ issuer: undefined }).message).toMatch(/issuer is required/);
+    expect(configError({ issuer: "" }).message).toMatch(/issuer is required/);
+    expect(configError({ issuer: "api.example.com" }).message).toMatch(/issuer must be an absolute URL/);
+  });
+
+  it("a missing audience is refused, naming audience", () => {
+    expect(configError({ audience: undefined }).message).toMatch(/audience is required/);
+    expect(configError({ audience: ["a", "b"] }).message).toMatch(/audience/);
+  });
+
+  it("missing storage or secrets are refused, naming them", () => {
+    expect(configError({ storage: undefined }).message).toMatch(/storage is required/);
+    expect(configError({ secrets: undefined }).message).toMatch(/secrets is required/);
+  });
+
+  it("TOTP-6: a bad encryption key is refused, naming secrets.encryption", () => {
+    for (const encryption of ["too-short", "00".repeat(31), "zz".repeat(32), ""]) {
+      const error = configError(secrets({ encryption }));
+      expect(error.message).toMatch(/secrets\.encryption/);
+    }
+    expect(configError(secrets({ encryption: undefined })).message).toMatch(/secrets\.encryption is required/);
+    const ring = configError(secrets({ encryption: { current: "k3", keys: { k1: encryptionKey } } }));
+    expect(ring.message).toMatch(/secrets\.encryption/);
+  });
+
+  it("a malformed lifetime is refused, naming the setting and the accepted forms", () => {
+    for (const access of ["15 minutes", -1, 0, 1.5, "0m", "15M", "", "15"]) {
+      const error = configError({ ttl: { access } });
+      expect(error.message).toMatch(/ttl\.access must be a positive whole number of seconds or a string like "15m"/);
+      expect(error.message).toContain(JSON.stringify(access));
+    }
+    expect(configError({ ttl: { refreshIdle: "7 days" } }).message).toMatch(/ttl\.refreshIdle/);
+    expect(configError({ ttl: { temporary: -5 } }).message).toMatch(/ttl\.temporary/);
+    expect(
+      createAuth({ ...valid(), ttl: { access: "90s", refresh: "12h", refreshIdle: "1h", temporary: 120 } }).config.ttl,
+    ).toEqual({
+      access: 90,
+      refresh: 43200,
+      refreshIdle: 3600,
+      temporary: 120,
+    });
+  });
+
+  it("an access lifetime not shorter than the refresh lifetime is refused", () => {
+    expect(configError({ ttl: { access: "1h", refresh: "1h" } }).message).toMatch(
+      /ttl\.access must be shorter than ttl\.refresh/,
+    );
+    expect(configError({ ttl: { access: "2h", refresh: "1h" } }).message).toMatch(/ttl\.access/);
+    expect(configError({ ttl: { access: "25h" } }).message).toMatch(/ttl\.access must be at most 24h/);
+  });
+
+  it("TV-2: a token-state cache not shorter than the access lifetime is refused", () => {
+    expect(configError({ tokenStateCacheSeconds: 900 }).message).toMatch(
+      /tokenStateCacheSeconds must be shorter than ttl\.access/,
+    );
+    expect(configError({ tokenStateCacheSeconds: -1 }).message).toMatch(/tokenStateCacheSeconds/);
+    expect(createAuth({ ...valid(), tokenStateCacheSeconds: 899 }).config.tokenStateCacheSeconds).toBe(899);
+  });
+
+  it("AT-3: a clock tolerance over 60 seconds is refused", () => {
+    expect(configError({ clockToleranceSeconds: 61 }).message).toMatch(/clockToleranceSeconds must be at most 60/);
+    expect(configError({ clockToleranceSeconds: -1 }).message).toMatch(/clockToleranceSeconds/);
+    expect(configError({ clockToleranceSeconds: 2.5 }).message).toMatch(/clockToleranceSeconds/);
+    expect(createAuth({ ...valid(), clockToleranceSeconds: 60 }).config.clockToleranceSeconds).toBe(60);
+  });
+
+  it("PW-1: argon2 parameters weaker than OWASP's are refused, naming password.hashing", () => {
+    for (const hashing of [{ memoryCost: 19455 }, { timeCost: 1 }, { parallelism: 0 }, { memoryCost: 4096, timeCost: 3 }]) {
+      const error = configError({ password: { hashing } });
+      expect(error.message).toMatch(/password\.hashing/);
+      expect(error.message).toMatch(/19456/);
+    }
+    expect(createAuth({ ...valid(), password: { hashing: { memoryCost: 65536, timeCost: 3 } } }).config.password.hashing).toEqual(
+      {
+        memoryCost: 65536,
+        timeCost: 3,
+        parallelism: 1,
+      },
+    );
+  });
+
+  it("PW-1: argon2 parameters that are not whole numbers are refused, not passed on to argon2", () => {
+    for (const hashing of [
+      { memoryCost: Number.NaN },
+      { timeCost: "3" },
+      { parallelism: 1.5 },
+      { memoryCost: Number.POSITIVE_INFINITY },
+    ]) {
+      const error = configError({ password: { hashing } });
+      expect(error.message).toMatch(/password\.hashing/);
+    }
+  });
+
+  it("PW-1: an argon2 parameter given as undefined keeps its default, so hashes are not re-made at every login", async () => {
+    const hashing = { memoryCost: undefined, timeCost: undefined, parallelism: undefined };
+    const auth = createAuth({ ...valid(), password: { hashing } });
+    expect(auth.config.password.hashing).toEqual({ memoryCost: 19456, timeCost: 2, parallelism: 1 });
+    expect(auth.passwords.needsRehash(await auth.passwords.hash("a long passphrase"))).toBe(false);
+  });
+
+  it("PW-3, PW-4: the minimum length and the byte cap are checked", () => {
+    expect(configError({ password: { minLength: 6 } }).message).toMatch(/password\.minLength/);
+    expect(configError({ password: { maxBytes: 32 } }).message).toMatch(/password\.maxBytes/);
+    expect(configError({ password: { maxConcurrentHashes: 0 } }).message).toMatch(/password\.maxConcurrentHashes/);
+  });
+
+  it("RL-3: a trusted proxy entry that is not an address or CIDR range is refused, naming http.trustedProxies", () => {
+    for (const entry of ["proxy.internal", "10.0.0.0/33", "::/129", "10.0.0.0/x", "10.0.0.0/-1", "300.1.1.1", ""]) {
+      const error = configError({ http: { trustedProxies: [entry] } });
+      expect(error.message).toMatch(/http\.trustedProxies/);
+      expect(error.message).toContain(JSON.stringify(entry));
+    }
+    expect(() =>
+      createAuth({ ...valid(), http: { trustedProxies: ["10.0.0.0/8", "192.0.2.1", "2001:db8::/32", "::1"] } }),
+    ).not.toThrow();
+  });
+
+  it("RL-1: a throttle tier must have a positive limit and a valid window", () => {
+    expect(configError({ throttle: { account: [] } }).message).toMatch(/throttle\.account/);
+    expect(configError({ throttle: { account: [{ limit: 0, window: "15m" }] } }).message).toMatch(
+      /throttle\.account\[0\]\.limit/,
+    );
+    expect(configError({ throttle: { ip: [{ limit: 5, window: "soon" }] } }).message).toMatch(/throttle\.ip\[0\]\.window/);
+  });
+
+  it("TOTP-3: the TOTP window is 0 or 1", () => {
+    expect(configError({ totp: { window: 2 } }).message).toMatch(/totp\.window/);
+    expect(createAuth({ ...valid(), totp: { window: 0 } }).config.totp.window).toBe(0);
+  });
+
+  it("the base path and status mode are checked", () => {
+    expect(configError({ http: { basePath: "api/v1" } }).message).toMatch(/http\.basePath/);
+    expect(configError({ http: { statusMode: "always-500" } }).message).toMatch(/http\.statusMode/);
+  });
+});

@@ -1,0 +1,116 @@
+import { describe, expect, it, vi } from "vitest";
+import { ErrorCode } from "../errors/codes.js";
+import type { TokenSet } from "../tokens/issue-tokens.js";
+import { changePassword, setPassword } from "./change-password.js";
+import {
+  type Harness,
+  addUser,
+  authError,
+  enrolTotp,
+  goodPassword,
+  makeAuth,
+  nextCode,
+  outcome,
+} from "./fixtures.test-support.js";
+import { login } from "./login.js";
+import { refresh } from "./refresh.js";
+import { useRecoveryCode } from "./use-recovery-code.js";
+import { verifyAccessToken } from "./verify-access-token.js";
+import { verifyTotp } from "./verify-totp.js";
+
+const newPassword = "a brand new passphrase";
+
+async function signIn(harness: Harness, username: string, password = goodPassword): Promise<TokenSet> {
+  const result = await login(harness.auth, { username, password });
+  if (result.status !== "authenticated") throw new Error("expected a session");
+  return result.tokens;
+}
+
+describe("changePassword", () => {
+  it("PW-6: changing the password needs the current one", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "changer");
+    const error = await authError(changePassword(harness.auth, { userId, currentPassword: "not my password", newPassword }));
+    expect(error.code).toBe(ErrorCode.AuthenticationFailed);
+    await signIn(harness, "changer");
+    expect(await outcome(login(harness.auth, { username: "changer", password: newPassword }))).toBe(40100);
+    expect(await outcome(changePassword(harness.auth, { userId, newPassword } as never))).toBe(ErrorCode.MissingParameter);
+  });
+
+  it("PW-6: the change raises the token version; earlier access and refresh tokens are refused", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "rotating");
+    const before = await signIn(harness, "rotating");
+    const version = (await harness.storage.users.findById(userId))?.tokenVersion as number;
+    await changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword });
+    expect((await harness.storage.users.findById(userId))?.tokenVersion).toBe(version + 1);
+    expect(await outcome(verifyAccessToken(harness.auth, { token: before.accessToken }))).toBe(40101);
+    expect(await outcome(refresh(harness.auth, { refreshToken: before.refreshToken }))).toBe(40101);
+    expect(await outcome(login(harness.auth, { username: "rotating", password: goodPassword }))).toBe(40100);
+    const after = await signIn(harness, "rotating", newPassword);
+    await verifyAccessToken(harness.auth, { token: after.accessToken });
+    expect(harness.events.map((event) => event.type)).toEqual(
+      expect.arrayContaining(["token_version.raised", "password.changed"]),
+    );
+  });
+
+  it("PW-3: the new password passes the policy, with the reason when it does not", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "policy");
+    const common = await authError(
+      changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword: "password1" }),
+    );
+    expect(common.code).toBe(ErrorCode.ValidationFailed);
+    expect(common.message).toMatch(/too common/);
+    const short = await authError(changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword: "short" }));
+    expect(short.message).toMatch(/at least 8 characters/);
+    await signIn(harness, "policy");
+  });
+
+  it("PW-4: a current password over the byte cap is refused without hashing", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "oversized");
+    const verify = vi.spyOn(harness.auth.passwords, "verify");
+    const error = await authError(changePassword(harness.auth, { userId, currentPassword: "x".repeat(2048), newPassword }));
+    expect(error.code).toBe(ErrorCode.AuthenticationFailed);
+    expect(verify).not.toHaveBeenCalled();
+  });
+
+  it("RL-1: wrong current passwords count toward the account throttle", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "guessed");
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      expect(
+        await outcome(changePassword(harness.auth, { userId, currentPassword: `guess number ${attempt}`, newPassword })),
+      ).toBe(40100);
+    }
+    expect(await outcome(changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword }))).toBe(42900);
+    expect(await outcome(login(harness.auth, { username: "guessed", password: goodPassword }))).toBe(42900);
+  });
+
+  it("TMP-4: a password change voids outstanding temporary tokens", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "pending-change");
+    const { secret, recoveryCodes } = await enrolTotp(harness.auth, userId);
+    const results = await Promise.all(
+      [1, 2].map(() => login(harness.auth, { username: "pending-change", password: goodPassword })),
+    );
+    const [byCode, byRecovery] = results.map((result) => (result.status === "totp_required" ? result.tempToken : ""));
+    await setPassword(harness.auth, { userId, newPassword });
+    const code = nextCode(harness, secret);
+    expect(await outcome(verifyTotp(harness.auth, { tempToken: byCode as string, code }))).toBe(40100);
+    const recoveryCode = recoveryCodes[0] as string;
+    expect(await outcome(useRecoveryCode(harness.auth, { tempToken: byRecovery as string, recoveryCode }))).toBe(40100);
+    expect(await harness.storage.recoveryCodes.count(userId)).toBe(10);
+  });
+
+  it("TV-1: setPassword raises the token version too", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "reset");
+    const before = await signIn(harness, "reset");
+    await setPassword(harness.auth, { userId, newPassword });
+    expect((await harness.storage.users.findById(userId))?.tokenVersion).toBe(1);
+    expect(await outcome(verifyAccessToken(harness.auth, { token: before.accessToken }))).toBe(40101);
+    expect(await outcome(setPassword(harness.auth, { userId: "nobody", newPassword }))).toBe(ErrorCode.NotFound);
+  });
+});

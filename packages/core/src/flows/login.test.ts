@@ -1,0 +1,437 @@
+import { hash as argon2Hash } from "@node-rs/argon2";
+import { describe, expect, it, vi } from "vitest";
+import { phcParameters } from "../crypto/password-hasher.js";
+import { ErrorCode } from "../errors/codes.js";
+import { verifyAccessTokenClaims } from "../tokens/access-token.js";
+import {
+  addUser,
+  authError,
+  enrolTotp,
+  generousThrottle,
+  goodPassword,
+  makeAuth,
+  outcome,
+  tally,
+} from "./fixtures.test-support.js";
+import { type LoginInput, login } from "./login.js";
+import { setUserDisabled } from "./manage-users.js";
+
+const wrongPassword = "not the right password";
+const minutes = (count: number) => count * 60_000;
+const hours = (count: number) => count * 3_600_000;
+
+async function tokensOf(promise: ReturnType<typeof login>) {
+  const result = await promise;
+  if (result.status !== "authenticated") throw new Error(`expected a session, got ${result.status}`);
+  return result.tokens;
+}
+
+describe("login", () => {
+  it("a user signs in with the right password and gets a session", async () => {
+    const { auth, events } = makeAuth();
+    const userId = await addUser(auth, "alice");
+    const tokens = await tokensOf(login(auth, { username: "Alice", password: goodPassword }));
+    expect(tokens.user).toEqual({ id: userId, username: "alice", roles: [], totpEnabled: false });
+    expect(tokens.tokenType).toBe("Bearer");
+    expect(tokens.expiresIn).toBe(900);
+    expect(events.map((event) => event.type)).toContain("login.succeeded");
+  });
+
+  describe("PW-1: re-hashing", () => {
+    it("PW-1: a hash with older parameters is re-hashed at the next successful login", async () => {
+      const { auth, storage } = makeAuth();
+      const userId = await addUser(auth, "old-hash");
+      const old = await argon2Hash(goodPassword, { algorithm: 2, memoryCost: 19456, timeCost: 3, parallelism: 1 });
+      await storage.users.update(userId, { passwordHash: old }, auth.now());
+
+      await expect(outcome(login(auth, { username: "old-hash", password: wrongPassword }))).resolves.toBe(40100);
+      expect((await storage.users.findById(userId))?.passwordHash).toBe(old);
+
+      await tokensOf(login(auth, { username: "old-hash", password: goodPassword }));
+      const rehashed = (await storage.users.findById(userId))?.passwordHash as string;
+      expect(rehashed).not.toBe(old);
+      expect(phcParameters(rehashed)).toEqual({ memoryCost: 19456, timeCost: 2, parallelism: 1 });
+      expect(await auth.passwords.verify(rehashed, goodPassword)).toBe(true);
+      await tokensOf(login(auth, { username: "old-hash", password: goodPassword }));
+      expect((await storage.users.findById(userId))?.passwordHash).toBe(rehashed);
+    });
+
+    it("PW-1: a weaker hash is re-hashed with the configured, higher cost", async () => {
+      const { auth, storage } = makeAuth({ password: { hashing: { memoryCost: 24576, timeCost: 3 } } });
+      const userId = await addUser(auth, "weak-hash");
+      const weak = await argon2Hash(goodPassword, { algorithm: 2, memoryCost: 4096, timeCost: 2, parallelism: 1 });
+      await storage.users.update(userId, { passwordHash: weak }, auth.now());
+      await tokensOf(login(auth, { username: "weak-hash", password: goodPassword }));
+      const rehashed = (await storage.users.findById(userId))?.passwordHash as string;
+      expect(phcParameters(rehashed)).toEqual({ memoryCost: 24576, timeCost: 3, parallelism: 1 });
+    });
+  });
+
+  describe("PW-2: a password matches only itself", () => {
+    const ligature = "\ufb01ve \ufb01sh on a \ufb02at plate";
+    const { auth } = makeAuth({ throttle: generousThrottle });
+    const created = addUser(auth, "nfkc", ligature);
+
+    it("PW-2: a password set with compatibility characters verifies in its NFKC form, and the other way round", async () => {
+      await created;
+      await tokensOf(login(auth, { username: "nfkc", password: "five fish on a flat plate" }));
+      await tokensOf(login(auth, { username: "nfkc", password: ligature }));
+      await addUser(auth, "nfkc-plain", "five fish on a flat plate");
+      await tokensOf(login(auth, { username: "nfkc-plain", password: ligature }));
+    });
+
+    it("PW-2: composed and decomposed accents are the same password", async () => {
+      await addUser(auth, "accents", "caf\u00e9 au lait, s'il vous pla\u00eet");
+      await tokensOf(login(auth, { username: "accents", password: "cafe\u0301 au lait, s'il vous plai\u0302t" }));
+    });
+
+    it("PW-2: no trimming, case folding or truncation", async () => {
+      await created;
+      for (const password of [
+        "five fish on a flat plate ",
+        " five fish on a flat plate",
+        "FIVE FISH ON A FLAT PLATE",
+        "Five fish on a flat plate",
+        "five fish on a flat plat",
+        "five fish on a flat plate\n",
+        "five fish on a flat plate\u0000",
+      ]) {
+        expect(await outcome(login(auth, { username: "nfkc", password })), JSON.stringify(password)).toBe(40100);
+      }
+    });
+
+    it("PW-2: a long password is not truncated at 72 bytes", async () => {
+      const long = `${"x".repeat(100)}-tail`;
+      await addUser(auth, "long-password", long);
+      expect(await outcome(login(auth, { username: "long-password", password: `${"x".repeat(100)}-tai1` }))).toBe(40100);
+      await tokensOf(login(auth, { username: "long-password", password: long }));
+    });
+  });
+
+  describe("PW-4: the byte cap", () => {
+    it("PW-4: a password over 1 KiB is refused at login without any hashing", async () => {
+      const { auth, events } = makeAuth();
+      await addUser(auth, "capped");
+      const verify = vi.spyOn(auth.passwords, "verify");
+      const verifyDummy = vi.spyOn(auth.passwords, "verifyDummy");
+      for (const password of ["a".repeat(1025), "é".repeat(513), "x".repeat(1_000_000)]) {
+        const error = await authError(login(auth, { username: "capped", password }));
+        expect(error.code).toBe(ErrorCode.AuthenticationFailed);
+        expect(error.message).toBe("Invalid username or password");
+      }
+      expect(await outcome(login(auth, { username: "nobody-capped", password: "a".repeat(2048) }))).toBe(40100);
+      expect(verify).not.toHaveBeenCalled();
+      expect(verifyDummy).not.toHaveBeenCalled();
+      expect(events.filter((event) => event.type === "login.failed")).toHaveLength(4);
+    });
+
+    it("PW-4: a password of exactly 1 KiB is still evaluated", async () => {
+      const { auth } = makeAuth();
+      const password = "k".repeat(1024);
+      await addUser(auth, "kibi", password);
+      const verify = vi.spyOn(auth.passwords, "verify");
+      await tokensOf(login(auth, { username: "kibi", password }));
+      expect(verify).toHaveBeenCalledTimes(1);
+    });
+  });
+
+  describe("PW-5: wrong JSON types", () => {
+    const { auth, storage } = makeAuth();
+    const created = addUser(auth, "typed");
+    const malformed: unknown[] = [{ $ne: "" }, { $gt: "" }, [], [goodPassword], 12345, 0, true, false];
+
+    it("PW-5: an object, array, number or boolean as the password or username gets 40002 and never reaches storage", async () => {
+      await created;
+      const find = vi.spyOn(storage.users, "findByUsernameKey");
+      const hit = vi.spyOn(storage.counters, "hit");
+      const verify = vi.spyOn(auth.passwords, "verify");
+      for (const value of malformed) {
+        const byPassword = await authError(login(auth, { username: "typed", password: value } as unknown as LoginInput));
+        expect(byPassword.code, JSON.stringify(value)).toBe(ErrorCode.MalformedParameter);
+        const byUsername = await authError(login(auth, { username: value, password: goodPassword } as unknown as LoginInput));
+        expect(byUsername.code, JSON.stringify(value)).toBe(ErrorCode.MalformedParameter);
+      }
+      expect(await outcome(login(auth, { username: "typed", password: goodPassword, provider: { $ne: "" } } as never))).toBe(
+        40002,
+      );
+      expect(find).not.toHaveBeenCalled();
+      expect(hit).not.toHaveBeenCalled();
+      expect(verify).not.toHaveBeenCalled();
+      find.mockRestore();
+    });
+
+    it("PW-5: missing fields get 40001 and never reach storage, also when smuggled in a __proto__ key", async () => {
+      await created;
+      const find = vi.spyOn(storage.users, "findByUsernameKey");
+      const smuggled = JSON.parse(`{"username":"typed","__proto__":{"password":${JSON.stringify(goodPassword)}}}`);
+      for (const input of [{ username: "typed" }, { password: goodPassword }, { username: "typed", password: "" }, smuggled]) {
+        expect(await outcome(login(auth, input as LoginInput))).toBe(ErrorCode.MissingParameter);
+      }
+      expect(find).not.toHaveBeenCalled();
+      find.mockRestore();
+    });
+  });
+
+  it("PW-7: every login mints fresh tokens and a new session", async () => {
+    const { auth, storage } = makeAuth();
+    await addUser(auth, "fresh");
+    const first = await tokensOf(login(auth, { username: "fresh", password: goodPassword }));
+    const second = await tokensOf(login(auth, { username: "fresh", password: goodPassword }));
+    expect(second.accessToken).not.toBe(first.accessToken);
+    expect(second.refreshToken).not.toBe(first.refreshToken);
+    const expected = {
+      keys: auth.keys,
+      issuer: auth.config.issuer,
+      audience: auth.config.audience,
+      now: auth.now(),
+      clockToleranceSeconds: 5,
+    };
+    const [one, two] = await Promise.all([
+      verifyAccessTokenClaims(first.accessToken, expected),
+      verifyAccessTokenClaims(second.accessToken, expected),
+    ]);
+    expect(two.sid).not.toBe(one.sid);
+    expect(two.jti).not.toBe(one.jti);
+    expect(await storage.sessions.findSession(two.sid)).not.toBeNull();
+  });
+
+  describe("EN-1: one answer for every credential failure", () => {
+    it("EN-1: unknown user, wrong password, disabled account with a wrong password: same code and message", async () => {
+      const { auth, events } = makeAuth();
+      await addUser(auth, "known");
+      const disabledId = await addUser(auth, "disabled");
+      await setUserDisabled(auth, { userId: disabledId, disabled: true });
+      const answers = await Promise.all(
+        [
+          { username: "unknown", password: wrongPassword },
+          { username: "known", password: wrongPassword },
+          { username: "disabled", password: wrongPassword },
+        ].map(async (input) => {
+          const error = await authError(login(auth, input));
+          return { name: error.name, code: error.code, message: error.message, retryAfterSeconds: error.retryAfterSeconds };
+        }),
+      );
+      expect(answers[0]).toEqual({
+        name: "AuthError",
+        code: 40100,
+        message: "Invalid username or password",
+        retryAfterSeconds: undefined,
+      });
+      expect(answers[1]).toEqual(answers[0]);
+      expect(answers[2]).toEqual(answers[0]);
+      const failures = events.flatMap((event) => (event.type === "login.failed" ? [event.reason] : []));
+      expect(failures).toEqual(["invalid_credentials", "invalid_credentials", "invalid_credentials"]);
+    });
+
+    it("EN-1: a disabled account is told so only after its password was proven", async () => {
+      const { auth } = makeAuth();
+      const userId = await addUser(auth, "disabled-right");
+      await setUserDisabled(auth, { userId, disabled: true });
+      const error = await authError(login(auth, { username: "disabled-right", password: goodPassword }));
+      expect(error.code).toBe(ErrorCode.Forbidden);
+    });
+
+    it("EN-1: a locked account and an unknown user locked the same way get the same answer", async () => {
+      const { auth } = makeAuth();
+      await addUser(auth, "lockable");
+      for (const username of ["lockable", "ghost"]) {
+        for (let attempt = 0; attempt < 5; attempt += 1) await outcome(login(auth, { username, password: wrongPassword }));
+      }
+      const [known, unknown] = await Promise.all(
+        ["lockable", "ghost"].map(async (username) => {
+          const error = await authError(login(auth, { username, password: goodPassword }));
+          return { code: error.code, message: error.message, retryAfterSeconds: error.retryAfterSeconds };
+        }),
+      );
+      expect(known).toEqual({ code: 42900, message: "Too many attempts; try again later", retryAfterSeconds: 900 });
+      expect(unknown).toEqual(known);
+    });
+  });
+
+  it("EN-2: an unknown user costs one argon2id verify, like a wrong password (median ratio, 25 samples)", async () => {
+    const { auth } = makeAuth({ throttle: generousThrottle });
+    await addUser(auth, "timing");
+    const verify = vi.spyOn(auth.passwords, "verify");
+    const verifyDummy = vi.spyOn(auth.passwords, "verifyDummy");
+    const time = async (username: string) => {
+      const started = performance.now();
+      expect(await outcome(login(auth, { username, password: wrongPassword }))).toBe(40100);
+      return performance.now() - started;
+    };
+    await time("warm-up");
+    await time("timing");
+    verify.mockClear();
+    verifyDummy.mockClear();
+    const unknown: number[] = [];
+    const known: number[] = [];
+    for (let sample = 0; sample < 25; sample += 1) {
+      unknown.push(await time(`nobody-${sample}`));
+      known.push(await time("timing"));
+    }
+    expect(verifyDummy).toHaveBeenCalledTimes(25);
+    expect(verify).toHaveBeenCalledTimes(25);
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+    const ratio = median(unknown) / median(known);
+    expect(ratio).toBeGreaterThan(0.5);
+    expect(ratio).toBeLessThan(2);
+  });
+
+  describe("EN-3 and TMP-1: the second factor", () => {
+    const { auth, storage, events } = makeAuth({ throttle: generousThrottle });
+    const enrolled = (async () => {
+      const userId = await addUser(auth, "two-factor");
+      await enrolTotp(auth, userId);
+      return userId;
+    })();
+
+    it("EN-3: a wrong password for a TOTP user gets 40100, not a request for the second factor", async () => {
+      await enrolled;
+      const error = await authError(login(auth, { username: "two-factor", password: wrongPassword }));
+      expect(error.code).toBe(ErrorCode.AuthenticationFailed);
+      expect(error.message).toBe("Invalid username or password");
+    });
+
+    it("TMP-1: the 40102 result carries a temporary token and no access or refresh token; no session starts", async () => {
+      const userId = await enrolled;
+      const createSession = vi.spyOn(storage.sessions, "createSession");
+      const insertRefreshToken = vi.spyOn(storage.sessions, "insertRefreshToken");
+      events.length = 0;
+      const result = await login(auth, { username: "two-factor", password: goodPassword });
+      expect(result.status).toBe("totp_required");
+      expect(Object.keys(result).sort()).toEqual(["status", "tempToken"]);
+      expect(createSession).not.toHaveBeenCalled();
+      expect(insertRefreshToken).not.toHaveBeenCalled();
+      expect(events).toEqual([{ type: "second_factor.required", userId, at: auth.now(), ip: undefined }]);
+      createSession.mockRestore();
+      insertRefreshToken.mockRestore();
+    });
+  });
+
+  describe("RL-1: the account throttle", () => {
+    it("RL-1: after 5 failures the account gets 42900 with Retry-After, and is allowed again after the window", async () => {
+      const { auth, clock } = makeAuth();
+      await addUser(auth, "throttled");
+      const verify = vi.spyOn(auth.passwords, "verify");
+      for (let attempt = 0; attempt < 5; attempt += 1) {
+        expect(await outcome(login(auth, { username: "throttled", password: wrongPassword }))).toBe(40100);
+      }
+      clock.advance(minutes(5));
+      const throttled = await authError(login(auth, { username: "throttled", password: goodPassword }));
+      expect(throttled.code).toBe(ErrorCode.TooManyAttempts);
+      expect(throttled.retryAfterSeconds).toBe(600);
+      expect(verify).toHaveBeenCalledTimes(5);
+      clock.advance(minutes(10) - 1000);
+      expect(await outcome(login(auth, { username: "throttled", password: goodPassword }))).toBe(42900);
+      clock.advance(1000);
+      await tokensOf(login(auth, { username: "throttled", password: goodPassword }));
+    });
+
+    it("RL-1: a completed sign-in clears the failures", async () => {
+      const { auth } = makeAuth();
+      await addUser(auth, "cleared");
+      for (let attempt = 0; attempt < 4; attempt += 1)
+        await outcome(login(auth, { username: "cleared", password: wrongPassword }));
+      await tokensOf(login(auth, { username: "cleared", password: goodPassword }));
+      for (let attempt = 0; attempt < 4; attempt += 1) {
+        expect(await outcome(login(auth, { username: "cleared", password: wrongPassword }))).toBe(40100);
+      }
+    });
+
+    it("RL-1: the second tier caps an account at 20 failures per 24 hours", async () => {
+      const { auth, clock } = makeAuth();
+      await addUser(auth, "daily");
+      const start = clock.now;
+      for (let window = 0; window < 4; window += 1) {
+        for (let attempt = 0; attempt < 5; attempt += 1) {
+          expect(await outcome(login(auth, { username: "daily", password: wrongPassword }))).toBe(40100);
+        }
+        expect(await outcome(login(auth, { username: "daily", password: wrongPassword }))).toBe(42900);
+        clock.advance(minutes(15));
+      }
+      const capped = await authError(login(auth, { username: "daily", password: goodPassword }));
+      expect(capped.code).toBe(ErrorCode.TooManyAttempts);
+      expect(capped.retryAfterSeconds).toBe((start + hours(24) - clock.now) / 1000);
+      clock.advance(hours(22));
+      expect(await outcome(login(auth, { username: "daily", password: goodPassword }))).toBe(42900);
+      clock.now = start + hours(24);
+      await tokensOf(login(auth, { username: "daily", password: goodPassword }));
+    });
+
+    it("RL-1: attempts refused during a lockout do not use up the daily tier", async () => {
+      const { auth, clock } = makeAuth();
+      await addUser(auth, "hammered");
+      const verify = vi.spyOn(auth.passwords, "verify");
+      for (let attempt = 0; attempt < 5; attempt += 1)
+        await outcome(login(auth, { username: "hammered", password: wrongPassword }));
+      for (let attempt = 0; attempt < 30; attempt += 1) {
+        expect(await outcome(login(auth, { username: "hammered", password: wrongPassword }))).toBe(42900);
+      }
+      expect(verify).toHaveBeenCalledTimes(5);
+      clock.advance(minutes(15));
+      expect(await outcome(login(auth, { username: "hammered", password: wrongPassword }))).toBe(40100);
+      await tokensOf(login(auth, { username: "hammered", password: goodPassword }));
+    });
+
+    it("RL-1: unknown usernames have counters too, keyed like known ones (NFKC, case-insensitive)", async () => {
+      const { auth } = makeAuth();
+      const verifyDummy = vi.spyOn(auth.passwords, "verifyDummy");
+      for (const username of ["Nobody", "NOBODY", "nobody", "ｎｏｂｏｄｙ", "nobody"]) {
+        expect(await outcome(login(auth, { username, password: wrongPassword }))).toBe(40100);
+      }
+      const error = await authError(login(auth, { username: "nobody", password: wrongPassword }));
+      expect(error.code).toBe(ErrorCode.TooManyAttempts);
+      expect(error.retryAfterSeconds).toBe(900);
+      expect(verifyDummy).toHaveBeenCalledTimes(5);
+      expect(await outcome(login(auth, { username: "somebody-else", password: wrongPassword }))).toBe(40100);
+    });
+
+    it("RL-1: one account's failures do not throttle another account", async () => {
+      const { auth } = makeAuth();
+      await addUser(auth, "victim");
+      for (let attempt = 0; attempt < 6; attempt += 1)
+        await outcome(login(auth, { username: "attacked", password: wrongPassword }));
+      await tokensOf(login(auth, { username: "victim", password: goodPassword }));
+    });
+  });
+
+  it("RL-4: 50 concurrent wrong logins on one account are evaluated 5 times; the rest get 42900 with Retry-After", async () => {
+    const { auth, events } = makeAuth();
+    await addUser(auth, "flooded");
+    const verify = vi.spyOn(auth.passwords, "verify");
+    const attempts = Array.from({ length: 50 }, () => login(auth, { username: "flooded", password: wrongPassword }));
+    const errors = await Promise.all(attempts.map(authError));
+    expect(errors.filter((error) => error.code === 40100)).toHaveLength(5);
+    const throttled = errors.filter((error) => error.code === 42900);
+    expect(throttled).toHaveLength(45);
+    expect(throttled.every((error) => error.retryAfterSeconds === 900)).toBe(true);
+    expect(verify).toHaveBeenCalledTimes(5);
+    expect(events.filter((event) => event.type === "login.failed")).toHaveLength(5);
+    expect(events.filter((event) => event.type === "throttled")).toHaveLength(45);
+  });
+
+  describe("RL-3: the address throttle", () => {
+    it("RL-3: attempts from one address are limited across usernames", async () => {
+      const { auth } = makeAuth({ throttle: { ip: [{ limit: 3, window: "1m" }] } });
+      const results = await tally(
+        ["a", "b", "c", "d", "e"].map((username) => login(auth, { username, password: wrongPassword, ip: "198.51.100.7" })),
+      );
+      expect(results).toEqual(
+        new Map([
+          [40100, 3],
+          [42900, 2],
+        ]),
+      );
+      expect(await outcome(login(auth, { username: "f", password: wrongPassword, ip: "198.51.100.8" }))).toBe(40100);
+    });
+
+    it("RL-3: every address of one IPv6 /64 shares a bucket; another /64 does not", async () => {
+      const { auth } = makeAuth({ throttle: { ip: [{ limit: 3, window: "1m" }] } });
+      const addresses = ["2001:db8:1:2::1", "2001:db8:1:2:ffff::9", "2001:0db8:0001:0002:0:0:0:abc", "2001:db8:1:2::77"];
+      const results = await Promise.all(
+        addresses.map((ip, index) => outcome(login(auth, { username: `u${index}`, password: wrongPassword, ip }))),
+      );
+      expect(results).toEqual([40100, 40100, 40100, 42900]);
+      expect(await outcome(login(auth, { username: "v", password: wrongPassword, ip: "2001:db8:1:3::1" }))).toBe(40100);
+    });
+  });
+});

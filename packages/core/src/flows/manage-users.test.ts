@@ -1,0 +1,146 @@
+import { describe, expect, it } from "vitest";
+import { ErrorCode } from "../errors/codes.js";
+import type { TokenSet } from "../tokens/issue-tokens.js";
+import { changePassword } from "./change-password.js";
+import { createUser } from "./create-user.js";
+import {
+  type Harness,
+  addUser,
+  authError,
+  enrolTotp,
+  goodPassword,
+  makeAuth,
+  nextCode,
+  outcome,
+} from "./fixtures.test-support.js";
+import { login } from "./login.js";
+import { getPublicUser, setUserDisabled, setUserRoles, signOutEverywhere } from "./manage-users.js";
+import { refresh } from "./refresh.js";
+import { disableTotp } from "./totp-enrolment.js";
+import { verifyAccessToken } from "./verify-access-token.js";
+
+async function signIn(harness: Harness, username: string, password = goodPassword): Promise<TokenSet> {
+  const result = await login(harness.auth, { username, password });
+  if (result.status !== "authenticated") throw new Error("expected a session");
+  return result.tokens;
+}
+
+describe("managing users", () => {
+  it("TV-1: the token version only grows, raised by every change that must end existing tokens", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "versioned");
+    const version = async () => (await harness.storage.users.findById(userId))?.tokenVersion;
+    const steps: Array<[string, () => Promise<unknown>]> = [
+      [
+        "password_changed",
+        () => changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword: "second passphrase" }),
+      ],
+      ["roles_changed", () => setUserRoles(harness.auth, { userId, roles: ["admin"] })],
+      ["user_disabled", () => setUserDisabled(harness.auth, { userId, disabled: true })],
+      ["none", () => setUserDisabled(harness.auth, { userId, disabled: false })],
+      ["totp_enabled", () => enrolTotp(harness.auth, userId)],
+      ["totp_disabled", () => disableTotp(harness.auth, { userId, password: "second passphrase" })],
+      ["sign_out_everywhere", () => signOutEverywhere(harness.auth, { userId })],
+    ];
+    expect(await version()).toBe(0);
+    let expected = 0;
+    for (const [reason, step] of steps) {
+      harness.events.length = 0;
+      await step();
+      if (reason !== "none") expected += 1;
+      expect(await version(), reason).toBe(expected);
+      const raised = harness.events.filter((event) => event.type === "token_version.raised");
+      expect(raised, reason).toEqual(
+        reason === "none" ? [] : [expect.objectContaining({ userId, tokenVersion: expected, reason })],
+      );
+    }
+    expect(expected).toBe(6);
+  });
+
+  it("TV-1: a role change ends tokens carrying the old roles; new tokens carry the new ones", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "promoted", goodPassword, ["reader"]);
+    const before = await signIn(harness, "promoted");
+    const updated = await setUserRoles(harness.auth, { userId, roles: ["reader", "admin", "admin"] });
+    expect(updated.roles).toEqual(["reader", "admin"]);
+    expect(updated.tokenVersion).toBe(1);
+    expect(await outcome(verifyAccessToken(harness.auth, { token: before.accessToken }))).toBe(40101);
+    const after = await signIn(harness, "promoted");
+    expect((await verifyAccessToken(harness.auth, { token: after.accessToken })).roles).toEqual(["reader", "admin"]);
+    expect(await outcome(setUserRoles(harness.auth, { userId, roles: [""] }))).toBe(ErrorCode.ValidationFailed);
+    expect(await outcome(setUserRoles(harness.auth, { userId, roles: "admin" as never }))).toBe(ErrorCode.ValidationFailed);
+  });
+
+  it("TV-1: signing out everywhere ends every session and access token of the user, and only that user's", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "everywhere");
+    await addUser(harness.auth, "bystander");
+    const sessions = await Promise.all([signIn(harness, "everywhere"), signIn(harness, "everywhere")]);
+    const bystander = await signIn(harness, "bystander");
+    await signOutEverywhere(harness.auth, { userId });
+    for (const tokens of sessions) {
+      expect(await outcome(verifyAccessToken(harness.auth, { token: tokens.accessToken }))).toBe(40101);
+      expect(await outcome(refresh(harness.auth, { refreshToken: tokens.refreshToken }))).toBe(40101);
+    }
+    await verifyAccessToken(harness.auth, { token: bystander.accessToken });
+    await refresh(harness.auth, { refreshToken: bystander.refreshToken });
+    await signIn(harness, "everywhere");
+  });
+
+  it("RT-4: disabling ends every session at once; a disabled user's access token is refused", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "suspended");
+    const tokens = await signIn(harness, "suspended");
+    const { sessionId } = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+    const user = await setUserDisabled(harness.auth, { userId, disabled: true });
+    expect(user.disabled).toBe(true);
+    expect(user).not.toHaveProperty("passwordHash");
+    expect((await harness.storage.sessions.findSession(sessionId))?.revokedAt).toBe(harness.clock.now);
+    expect(await outcome(verifyAccessToken(harness.auth, { token: tokens.accessToken }))).toBe(40101);
+    expect(await outcome(login(harness.auth, { username: "suspended", password: goodPassword }))).toBe(ErrorCode.Forbidden);
+  });
+
+  it("unknown users get 40400 and wrongly typed ids 40002", async () => {
+    const harness = makeAuth();
+    expect(await outcome(setUserRoles(harness.auth, { userId: "missing", roles: [] }))).toBe(ErrorCode.NotFound);
+    expect(await outcome(setUserDisabled(harness.auth, { userId: "missing", disabled: true }))).toBe(ErrorCode.NotFound);
+    expect(await outcome(signOutEverywhere(harness.auth, { userId: "missing" }))).toBe(ErrorCode.NotFound);
+    expect(await outcome(getPublicUser(harness.auth, { userId: { $ne: "" } as never }))).toBe(ErrorCode.MalformedParameter);
+  });
+
+  it("users: usernames are unique whatever their case or Unicode form, and a user is shown without secrets", async () => {
+    const harness = makeAuth();
+    const user = await createUser(harness.auth, { username: "Zoë", password: goodPassword, roles: ["a"] });
+    expect(user).toEqual({
+      id: user.id,
+      username: "Zoë",
+      roles: ["a"],
+      disabled: false,
+      tokenVersion: 0,
+      source: "local",
+      createdAt: harness.clock.now,
+      updatedAt: harness.clock.now,
+      hasPassword: true,
+    });
+    expect((await authError(createUser(harness.auth, { username: "ZOË" }))).code).toBe(ErrorCode.Conflict);
+    expect((await authError(createUser(harness.auth, { username: "zoe\u0308" }))).code).toBe(ErrorCode.Conflict);
+    expect((await authError(createUser(harness.auth, { username: " padded" }))).code).toBe(ErrorCode.ValidationFailed);
+    expect((await authError(createUser(harness.auth, { username: "bad\u0000name" }))).code).toBe(ErrorCode.ValidationFailed);
+    expect(await getPublicUser(harness.auth, { userId: user.id })).toEqual({
+      id: user.id,
+      username: "Zoë",
+      roles: ["a"],
+      totpEnabled: false,
+    });
+    await signIn(harness, "zoë");
+  });
+
+  it("TOTP-5: the public user shows whether TOTP is on", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "shown");
+    const { secret } = await enrolTotp(harness.auth, userId);
+    expect((await getPublicUser(harness.auth, { userId })).totpEnabled).toBe(true);
+    await disableTotp(harness.auth, { userId, code: nextCode(harness, secret) });
+    expect((await getPublicUser(harness.auth, { userId })).totpEnabled).toBe(false);
+  });
+});

@@ -1,0 +1,151 @@
+import { describe, expect, it, vi } from "vitest";
+import { sha256 } from "../crypto/random.js";
+import { ErrorCode } from "../errors/codes.js";
+import type { RefreshTokenRecord } from "../storage/types.js";
+import type { TokenSet } from "../tokens/issue-tokens.js";
+import { type Harness, addUser, authError, goodPassword, makeAuth, outcome, tally } from "./fixtures.test-support.js";
+import { login } from "./login.js";
+import { setUserDisabled, setUserRoles } from "./manage-users.js";
+import { refresh } from "./refresh.js";
+import { verifyAccessToken } from "./verify-access-token.js";
+
+const day = 86_400_000;
+
+async function signIn(harness: Harness, username: string): Promise<TokenSet> {
+  const result = await login(harness.auth, { username, password: goodPassword });
+  if (result.status !== "authenticated") throw new Error("expected a session");
+  return result.tokens;
+}
+
+describe("refresh", () => {
+  const harness = makeAuth();
+  const userId = addUser(harness.auth, "refresher");
+
+  it("RT-1: the refresh token is 256 random bits, base64url; storage holds only its SHA-256", async () => {
+    await userId;
+    const insert = vi.spyOn(harness.storage.sessions, "insertRefreshToken");
+    const tokens = await signIn(harness, "refresher");
+    expect(tokens.refreshToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(tokens.refreshToken, "base64url")).toHaveLength(32);
+    const record = insert.mock.calls[0]?.[0] as RefreshTokenRecord;
+    expect(record.hash).toBe(sha256(tokens.refreshToken));
+    expect(JSON.stringify(insert.mock.calls)).not.toContain(tokens.refreshToken);
+    const session = await harness.storage.sessions.findSession(record.sessionId);
+    expect(record).toEqual({
+      hash: record.hash,
+      sessionId: session?.id,
+      userId: await userId,
+      createdAt: harness.clock.now,
+      expiresAt: harness.clock.now + 7 * day,
+      spentAt: null,
+    });
+    expect(session?.expiresAt).toBe(harness.clock.now + 30 * day);
+    const again = await signIn(harness, "refresher");
+    expect(again.refreshToken).not.toBe(tokens.refreshToken);
+    insert.mockRestore();
+  });
+
+  it("RT-2: every use rotates: the new token differs and the old one is spent", async () => {
+    await userId;
+    const first = await signIn(harness, "refresher");
+    const second = await refresh(harness.auth, { refreshToken: first.refreshToken });
+    expect(second.refreshToken).not.toBe(first.refreshToken);
+    expect(second.refreshToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(second.accessToken).not.toBe(first.accessToken);
+    expect(second.user.id).toBe(await userId);
+    const third = await refresh(harness.auth, { refreshToken: second.refreshToken });
+    await verifyAccessToken(harness.auth, { token: third.accessToken });
+  });
+
+  it("RT-2: a spent token presented again revokes the whole session, newest token included, and emits an event", async () => {
+    const id = await userId;
+    const other = await signIn(harness, "refresher");
+    const first = await signIn(harness, "refresher");
+    const second = await refresh(harness.auth, { refreshToken: first.refreshToken });
+    harness.events.length = 0;
+    const reuse = await authError(refresh(harness.auth, { refreshToken: first.refreshToken }));
+    expect(reuse.code).toBe(ErrorCode.InvalidToken);
+    const sessionId = (await verifyAccessToken(harness.auth, { token: other.accessToken })).sessionId;
+    const reused = harness.events.find((event) => event.type === "refresh_token.reused");
+    expect(reused).toMatchObject({ userId: id });
+    expect(reused).not.toMatchObject({ sessionId });
+    expect(harness.events.find((event) => event.type === "session.revoked")).toMatchObject({
+      reason: "refresh_token_reused",
+      userId: id,
+    });
+    expect(await outcome(refresh(harness.auth, { refreshToken: second.refreshToken }))).toBe(40101);
+    expect(await outcome(verifyAccessToken(harness.auth, { token: second.accessToken }))).toBe(40101);
+    await refresh(harness.auth, { refreshToken: other.refreshToken });
+  });
+
+  it("RT-3: 20 parallel refreshes with one token give exactly one success", async () => {
+    await userId;
+    const tokens = await signIn(harness, "refresher");
+    const results = await tally(Array.from({ length: 20 }, () => refresh(harness.auth, { refreshToken: tokens.refreshToken })));
+    expect(results).toEqual(
+      new Map<number | "fulfilled", number>([
+        ["fulfilled", 1],
+        [40101, 19],
+      ]),
+    );
+  });
+
+  it("RT-1: an unknown, empty or malformed refresh token is refused", async () => {
+    expect(await outcome(refresh(harness.auth, { refreshToken: "A".repeat(43) }))).toBe(40101);
+    expect(await outcome(refresh(harness.auth, { refreshToken: "" }))).toBe(40001);
+    expect(await outcome(refresh(harness.auth, { refreshToken: { $ne: "" } as never }))).toBe(40002);
+  });
+
+  it("RT-4: refresh never extends the absolute session lifetime", async () => {
+    const own = makeAuth();
+    await addUser(own.auth, "long-lived");
+    const start = own.clock.now;
+    let tokens = await signIn(own, "long-lived");
+    for (const at of [6, 12, 18, 24]) {
+      own.clock.now = start + at * day;
+      tokens = await refresh(own.auth, { refreshToken: tokens.refreshToken });
+    }
+    own.clock.now = start + 30 * day - 1000;
+    tokens = await refresh(own.auth, { refreshToken: tokens.refreshToken });
+    await verifyAccessToken(own.auth, { token: tokens.accessToken });
+    own.clock.now = start + 30 * day;
+    expect(await outcome(refresh(own.auth, { refreshToken: tokens.refreshToken }))).toBe(40101);
+    expect(await outcome(verifyAccessToken(own.auth, { token: tokens.accessToken }))).toBe(40101);
+  });
+
+  it("RT-4: a refresh token unused for the idle lifetime (7 days) is refused", async () => {
+    const own = makeAuth();
+    await addUser(own.auth, "idle");
+    const kept = await signIn(own, "idle");
+    const dropped = await signIn(own, "idle");
+    own.clock.advance(7 * day - 1000);
+    const renewed = await refresh(own.auth, { refreshToken: kept.refreshToken });
+    own.clock.advance(1000);
+    expect(await outcome(refresh(own.auth, { refreshToken: dropped.refreshToken }))).toBe(40101);
+    own.clock.advance(7 * day - 2000);
+    await refresh(own.auth, { refreshToken: renewed.refreshToken });
+  });
+
+  it("RT-4: disabling the user revokes the session; re-enabling does not bring it back", async () => {
+    const own = makeAuth();
+    const id = await addUser(own.auth, "to-disable");
+    const tokens = await signIn(own, "to-disable");
+    await setUserDisabled(own.auth, { userId: id, disabled: true });
+    expect(await outcome(refresh(own.auth, { refreshToken: tokens.refreshToken }))).toBe(40101);
+    expect(await outcome(verifyAccessToken(own.auth, { token: tokens.accessToken }))).toBe(40101);
+    await setUserDisabled(own.auth, { userId: id, disabled: false });
+    expect(await outcome(refresh(own.auth, { refreshToken: tokens.refreshToken }))).toBe(40101);
+    await signIn(own, "to-disable");
+  });
+
+  it("TV-2: a refresh token older than the user's token version is refused at once, and its session ends", async () => {
+    const own = makeAuth();
+    const id = await addUser(own.auth, "stale-refresh");
+    const tokens = await signIn(own, "stale-refresh");
+    await setUserRoles(own.auth, { userId: id, roles: ["admin"] });
+    expect(await outcome(refresh(own.auth, { refreshToken: tokens.refreshToken }))).toBe(40101);
+    expect(own.events.find((event) => event.type === "session.revoked")).toMatchObject({ reason: "token_version_changed" });
+    const fresh = await signIn(own, "stale-refresh");
+    expect((await refresh(own.auth, { refreshToken: fresh.refreshToken })).user.roles).toEqual(["admin"]);
+  });
+});

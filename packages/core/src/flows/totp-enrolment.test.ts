@@ -1,0 +1,275 @@
+import { randomBytes as nodeRandomBytes } from "node:crypto";
+import { describe, expect, it, vi } from "vitest";
+import { ErrorCode } from "../errors/codes.js";
+import { hashRecoveryCode, normalizeRecoveryCode } from "../totp/recovery-codes.js";
+import {
+  type Harness,
+  addUser,
+  authError,
+  codeAt,
+  decodeBase32,
+  encryptionKey,
+  enrolTotp,
+  generousThrottle,
+  goodPassword,
+  makeAuth,
+  nextCode,
+  outcome,
+  wrongCodeAt,
+} from "./fixtures.test-support.js";
+import { login } from "./login.js";
+import { setUserDisabled } from "./manage-users.js";
+import { beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "./totp-enrolment.js";
+import { useRecoveryCode } from "./use-recovery-code.js";
+import { verifyAccessToken } from "./verify-access-token.js";
+import { verifyTotp } from "./verify-totp.js";
+
+const codeFormat = /^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){3}$/;
+
+async function loginStatus(harness: Harness, username: string) {
+  return (await login(harness.auth, { username, password: goodPassword })).status;
+}
+
+async function tempTokenOf(harness: Harness, username: string): Promise<string> {
+  const result = await login(harness.auth, { username, password: goodPassword });
+  if (result.status !== "totp_required") throw new Error("expected a second-factor request");
+  return result.tempToken;
+}
+
+const tokenVersionOf = async (harness: Harness, userId: string) => (await harness.storage.users.findById(userId))?.tokenVersion;
+
+describe("TOTP enrolment", () => {
+  it("TOTP-2: the secret is 20 bytes from the configured CSPRNG, new at every setup", async () => {
+    const drawn: Uint8Array[] = [];
+    const harness = makeAuth({
+      randomBytes: (size) => {
+        const bytes = new Uint8Array(nodeRandomBytes(size));
+        if (size === 20) drawn.push(bytes);
+        return bytes;
+      },
+    });
+    const userId = await addUser(harness.auth, "secret-size");
+    const first = await beginTotpSetup(harness.auth, { userId });
+    const second = await beginTotpSetup(harness.auth, { userId });
+    expect(decodeBase32(first.secret)).toHaveLength(20);
+    expect(first.secret).toMatch(/^[A-Z2-7]{32}$/);
+    expect(drawn.map((bytes) => Buffer.from(bytes).toString("hex"))).toEqual([
+      Buffer.from(decodeBase32(first.secret)).toString("hex"),
+      Buffer.from(decodeBase32(second.secret)).toString("hex"),
+    ]);
+    expect(second.secret).not.toBe(first.secret);
+    const uri = new URL(second.otpauthUrl);
+    expect(uri.searchParams.get("secret")).toBe(second.secret);
+    expect(uri.searchParams.get("issuer")).toBe("api.example.com");
+    expect(decodeURIComponent(uri.pathname)).toContain("secret-size");
+  });
+
+  describe("TOTP-5: enrolment", () => {
+    const harness = makeAuth({ throttle: generousThrottle });
+
+    it("TOTP-5: setup needs an existing, enabled user", async () => {
+      expect(await outcome(beginTotpSetup(harness.auth, { userId: "no-such-user" }))).toBe(ErrorCode.InvalidToken);
+      const userId = await addUser(harness.auth, "disabled-setup");
+      await setUserDisabled(harness.auth, { userId, disabled: true });
+      expect(await outcome(beginTotpSetup(harness.auth, { userId }))).toBe(ErrorCode.InvalidToken);
+      expect(await harness.storage.totp.get(userId)).toBeNull();
+    });
+
+    it("TOTP-5: the factor stays pending until a valid code; meanwhile login needs no second factor", async () => {
+      const userId = await addUser(harness.auth, "pending");
+      const setup = await beginTotpSetup(harness.auth, { userId });
+      const secret = decodeBase32(setup.secret);
+      expect(await harness.storage.totp.get(userId)).toMatchObject({ enabled: false, lastUsedStep: -1 });
+      expect(await loginStatus(harness, "pending")).toBe("authenticated");
+      const wrong = await authError(enableTotp(harness.auth, { userId, code: wrongCodeAt(secret, harness.clock.now) }));
+      expect(wrong.code).toBe(ErrorCode.SecondFactorFailed);
+      expect((await harness.storage.totp.get(userId))?.enabled).toBe(false);
+      expect(await loginStatus(harness, "pending")).toBe("authenticated");
+
+      const { recoveryCodes } = await enableTotp(harness.auth, { userId, code: codeAt(secret, harness.clock.now) });
+      expect(recoveryCodes).toHaveLength(10);
+      expect((await harness.storage.totp.get(userId))?.enabled).toBe(true);
+      expect(await loginStatus(harness, "pending")).toBe("totp_required");
+    });
+
+    it("TOTP-5: enabling needs a pending factor, and a second setup is refused once enabled", async () => {
+      const userId = await addUser(harness.auth, "enabled-once");
+      expect(await outcome(enableTotp(harness.auth, { userId, code: "123456" }))).toBe(ErrorCode.Conflict);
+      await enrolTotp(harness.auth, userId);
+      expect(await outcome(beginTotpSetup(harness.auth, { userId }))).toBe(ErrorCode.Conflict);
+      expect(await outcome(enableTotp(harness.auth, { userId, code: "123456" }))).toBe(ErrorCode.Conflict);
+    });
+
+    it("TOTP-5: enabling raises the token version and ends existing sessions", async () => {
+      const userId = await addUser(harness.auth, "enable-version");
+      const before = await login(harness.auth, { username: "enable-version", password: goodPassword });
+      if (before.status !== "authenticated") throw new Error("expected a session");
+      const version = await tokenVersionOf(harness, userId);
+      await enrolTotp(harness.auth, userId);
+      expect(await tokenVersionOf(harness, userId)).toBe((version as number) + 1);
+      expect(await outcome(verifyAccessToken(harness.auth, { token: before.tokens.accessToken }))).toBe(40101);
+    });
+
+    it("TOTP-5: disabling with a code or the password raises the token version, removes factor and codes", async () => {
+      for (const method of ["code", "password"] as const) {
+        const username = `disable-by-${method}`;
+        const userId = await addUser(harness.auth, username);
+        const { secret } = await enrolTotp(harness.auth, userId);
+        const version = (await tokenVersionOf(harness, userId)) as number;
+        const proof = method === "code" ? { code: nextCode(harness, secret) } : { password: goodPassword };
+        await disableTotp(harness.auth, { userId, ...proof });
+        expect(await tokenVersionOf(harness, userId)).toBe(version + 1);
+        expect(await harness.storage.totp.get(userId)).toBeNull();
+        expect(await harness.storage.recoveryCodes.count(userId)).toBe(0);
+        expect(await loginStatus(harness, username)).toBe("authenticated");
+      }
+    });
+
+    it("TOTP-5: disabling is refused without a valid proof", async () => {
+      const userId = await addUser(harness.auth, "keep-totp");
+      const { secret } = await enrolTotp(harness.auth, userId);
+      const version = await tokenVersionOf(harness, userId);
+      expect(await outcome(disableTotp(harness.auth, { userId }))).toBe(ErrorCode.MissingParameter);
+      expect(await outcome(disableTotp(harness.auth, { userId, password: "wrong password!" }))).toBe(
+        ErrorCode.AuthenticationFailed,
+      );
+      expect(await outcome(disableTotp(harness.auth, { userId, code: wrongCodeAt(secret, harness.clock.now) }))).toBe(
+        ErrorCode.SecondFactorFailed,
+      );
+      expect(await outcome(disableTotp(harness.auth, { userId, code: codeAt(secret, harness.clock.now) }))).toBe(
+        ErrorCode.SecondFactorFailed,
+      );
+      expect(await tokenVersionOf(harness, userId)).toBe(version);
+      expect((await harness.storage.totp.get(userId))?.enabled).toBe(true);
+    });
+  });
+
+  it("PW-4: disabling TOTP with a password over the byte cap is refused without hashing", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "oversized-disable");
+    await enrolTotp(harness.auth, userId);
+    const verify = vi.spyOn(harness.auth.passwords, "verify");
+    expect(await outcome(disableTotp(harness.auth, { userId, password: "p".repeat(4096) }))).toBe(ErrorCode.AuthenticationFailed);
+    expect(verify).not.toHaveBeenCalled();
+    expect((await harness.storage.totp.get(userId))?.enabled).toBe(true);
+  });
+
+  describe("TOTP-6: secrets at rest", () => {
+    it("TOTP-6: the stored secret is sealed, not the plaintext, and names its key", async () => {
+      const harness = makeAuth();
+      const userId = await addUser(harness.auth, "sealed");
+      const setup = await beginTotpSetup(harness.auth, { userId });
+      const record = await harness.storage.totp.get(userId);
+      expect(record?.secret.keyId).toBe("k1");
+      const raw = Buffer.from(record?.secret.sealed as string, "base64url");
+      expect(raw.includes(Buffer.from(decodeBase32(setup.secret)))).toBe(false);
+      expect(JSON.stringify(record)).not.toContain(setup.secret);
+      expect(raw.length).toBe(12 + 20 + 16);
+    });
+
+    it("TOTP-6: a sealed secret moved to another user cannot be used", async () => {
+      const harness = makeAuth();
+      const victimId = await addUser(harness.auth, "victim");
+      const attackerId = await addUser(harness.auth, "attacker");
+      const setup = await beginTotpSetup(harness.auth, { userId: victimId });
+      const victimRecord = await harness.storage.totp.get(victimId);
+      if (!victimRecord) throw new Error("no record");
+      await harness.storage.totp.putPending({ ...victimRecord, userId: attackerId });
+      const code = codeAt(decodeBase32(setup.secret), harness.clock.now);
+      expect(await outcome(enableTotp(harness.auth, { userId: attackerId, code }))).toBe(ErrorCode.Internal);
+      await enableTotp(harness.auth, { userId: victimId, code });
+    });
+
+    it("TOTP-6: after a key rotation, secrets sealed with the old key still open and new ones use the current key", async () => {
+      const before = makeAuth();
+      const userId = await addUser(before.auth, "rotation");
+      const { secret } = await enrolTotp(before.auth, userId);
+      const newKey = nodeRandomBytes(32).toString("hex");
+      const after = makeAuth({
+        storage: before.storage,
+        clock: before.clock,
+        secrets: {
+          signing: "another-signing-secret-of-at-least-32-bytes",
+          encryption: { current: "k2", keys: { k1: encryptionKey, k2: newKey } },
+        },
+      });
+      await verifyTotp(after.auth, { tempToken: await tempTokenOf(after, "rotation"), code: nextCode(after, secret) });
+
+      const newcomerId = await addUser(after.auth, "after-rotation");
+      const { secret: newcomerSecret } = await enrolTotp(after.auth, newcomerId);
+      expect((await after.storage.totp.get(newcomerId))?.secret.keyId).toBe("k2");
+      const code = nextCode(after, newcomerSecret);
+      expect(await outcome(verifyTotp(before.auth, { tempToken: await tempTokenOf(before, "after-rotation"), code }))).toBe(
+        ErrorCode.Internal,
+      );
+    });
+  });
+
+  describe("RC-1 and RC-2: recovery codes", () => {
+    const harness = makeAuth({ throttle: generousThrottle });
+
+    it("RC-1: enabling shows ten distinct codes of 80 bits", async () => {
+      const userId = await addUser(harness.auth, "codes");
+      const { recoveryCodes } = await enrolTotp(harness.auth, userId);
+      expect(recoveryCodes).toHaveLength(10);
+      expect(new Set(recoveryCodes).size).toBe(10);
+      for (const code of recoveryCodes) expect(code).toMatch(codeFormat);
+      expect(await harness.storage.recoveryCodes.count(userId)).toBe(10);
+    });
+
+    it("RC-2: storage receives only hashes of the codes", async () => {
+      const replace = vi.spyOn(harness.storage.recoveryCodes, "replace");
+      const userId = await addUser(harness.auth, "hashed-codes");
+      const { secret, recoveryCodes: first } = await enrolTotp(harness.auth, userId);
+      const { recoveryCodes: second } = await regenerateRecoveryCodes(harness.auth, { userId, code: nextCode(harness, secret) });
+      expect(replace).toHaveBeenCalledTimes(2);
+      const stored = JSON.stringify(replace.mock.calls);
+      for (const code of [...first, ...second]) {
+        const compact = normalizeRecoveryCode(code) as string;
+        expect(stored).not.toContain(code);
+        expect(stored).not.toContain(compact);
+        expect(stored).not.toContain(compact.toLowerCase());
+      }
+      expect(replace.mock.calls[0]?.[1]).toEqual(
+        first.map((code) => hashRecoveryCode(userId, normalizeRecoveryCode(code) as string)),
+      );
+      expect(replace.mock.calls[1]?.[1]).toEqual(
+        second.map((code) => hashRecoveryCode(userId, normalizeRecoveryCode(code) as string)),
+      );
+      replace.mockRestore();
+    });
+
+    it("RC-1: regenerating voids the old set; the new set works", async () => {
+      const userId = await addUser(harness.auth, "regenerated");
+      const { secret, recoveryCodes: old } = await enrolTotp(harness.auth, userId);
+      const { recoveryCodes: fresh } = await regenerateRecoveryCodes(harness.auth, { userId, code: nextCode(harness, secret) });
+      expect(fresh.filter((code) => old.includes(code))).toEqual([]);
+      for (const code of old.slice(0, 3)) {
+        expect(
+          await outcome(
+            useRecoveryCode(harness.auth, { tempToken: await tempTokenOf(harness, "regenerated"), recoveryCode: code }),
+          ),
+        ).toBe(40103);
+      }
+      await useRecoveryCode(harness.auth, {
+        tempToken: await tempTokenOf(harness, "regenerated"),
+        recoveryCode: fresh[0] as string,
+      });
+    });
+
+    it("RC-1: regenerating needs a current TOTP code; a wrong one keeps the old set", async () => {
+      const userId = await addUser(harness.auth, "not-regenerated");
+      const { secret, recoveryCodes } = await enrolTotp(harness.auth, userId);
+      const error = await authError(
+        regenerateRecoveryCodes(harness.auth, { userId, code: wrongCodeAt(secret, harness.clock.now) }),
+      );
+      expect(error.code).toBe(ErrorCode.SecondFactorFailed);
+      await useRecoveryCode(harness.auth, {
+        tempToken: await tempTokenOf(harness, "not-regenerated"),
+        recoveryCode: recoveryCodes[0] as string,
+      });
+      const plain = await addUser(harness.auth, "no-totp-codes");
+      expect(await outcome(regenerateRecoveryCodes(harness.auth, { userId: plain, code: "123456" }))).toBe(ErrorCode.Conflict);
+    });
+  });
+});
