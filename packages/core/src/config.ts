@@ -14,10 +14,7 @@ export interface AsymmetricSigningKey {
 }
 
 /** A key that signed tokens before a rotation and may still verify them. */
-export type VerificationKey =
-  | string
-  | { alg: "EdDSA" | "ES256"; publicKey: string | JWK; kid?: string }
-  | AsymmetricSigningKey;
+export type VerificationKey = string | { alg: "EdDSA" | "ES256"; publicKey: string | JWK; kid?: string } | AsymmetricSigningKey;
 
 /** The encryption keys for secrets at rest: the current one seals, any of them opens. */
 export interface EncryptionKeyring {
@@ -153,7 +150,9 @@ export function durationSeconds(value: Duration, what: string): number {
     const match = /^([1-9][0-9]{0,8})([smhd])$/.exec(value);
     if (match) return Number(match[1]) * unitSeconds[match[2] as keyof typeof unitSeconds];
   }
-  return fail(`${what} must be a positive whole number of seconds or a string like "15m", "12h" or "30d"; got ${JSON.stringify(value)}`);
+  return fail(
+    `${what} must be a positive whole number of seconds or a string like "15m", "12h" or "30d"; got ${JSON.stringify(value)}`,
+  );
 }
 
 function positiveInteger(value: unknown, what: string, fallback: number, minimum = 1): number {

@@ -9,7 +9,14 @@ export type {
   VerificationKey,
 } from "./config.js";
 export { AuthError, type AuthErrorOptions, ErrorCode, httpStatusFor, isAuthError } from "./errors/index.js";
-export type { AuthEvent, AuthEventOf, AuthEventType, LoginFailureReason, RevocationReason, SecondFactorKind } from "./events/types.js";
+export type {
+  AuthEvent,
+  AuthEventOf,
+  AuthEventType,
+  LoginFailureReason,
+  RevocationReason,
+  SecondFactorKind,
+} from "./events/types.js";
 
 export { type ChangePasswordInput, type SetPasswordInput, changePassword, setPassword } from "./flows/change-password.js";
 export { type CreateUserInput, type User, createUser } from "./flows/create-user.js";

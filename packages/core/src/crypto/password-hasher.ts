@@ -24,23 +24,45 @@ export function phcParameters(phc: string): { memoryCost: number; timeCost: numb
 /** `Algorithm.Argon2id`: the package declares it as an ambient const enum, which isolated modules cannot read. */
 const argon2id = 2 as Algorithm.Argon2id;
 
+const dummyHashes = new Map<string, Promise<string>>();
+
+/** The dummy hash for a cost, made on first use and shared by every auth instance of the process. */
+function dummyHash(
+  cost: ResolvedConfig["password"]["hashing"],
+  hashPassword: (password: string) => Promise<string>,
+  randomBytes: (size: number) => Uint8Array,
+): Promise<string> {
+  const key = `${cost.memoryCost},${cost.timeCost},${cost.parallelism}`;
+  let phc = dummyHashes.get(key);
+  if (!phc) {
+    phc = hashPassword(Buffer.from(randomBytes(24)).toString("base64url"));
+    phc.catch(() => dummyHashes.delete(key));
+    dummyHashes.set(key, phc);
+  }
+  return phc;
+}
+
 /** Makes the {@link PasswordHasher} for a configuration. */
-export function createPasswordHasher(config: ResolvedConfig["password"], randomBytes: (size: number) => Uint8Array): PasswordHasher {
+export function createPasswordHasher(
+  config: ResolvedConfig["password"],
+  randomBytes: (size: number) => Uint8Array,
+): PasswordHasher {
   const limiter = createLimiter(config.maxConcurrentHashes, config.maxQueuedHashes);
   const options = { algorithm: argon2id, ...config.hashing, outputLen: 32 };
   const hashPassword = (password: string) =>
     limiter.run(() => hash(password, { ...options, salt: Buffer.from(randomBytes(16)) }));
-  let dummy: Promise<string> | undefined;
 
   return {
     hash: hashPassword,
     async verify(phc, password) {
       if (!phcParameters(phc)) return false;
+      // The dummy hash is made once per process and cost; a known user waits for it too, so
+      // that the first sign-in of a process does not tell unknown users apart (EN-2).
+      await dummyHash(config.hashing, hashPassword, randomBytes);
       return limiter.run(() => verify(phc, password).catch(() => false));
     },
     async verifyDummy(password) {
-      dummy ??= hashPassword(Buffer.from(randomBytes(24)).toString("base64url"));
-      const phc = await dummy;
+      const phc = await dummyHash(config.hashing, hashPassword, randomBytes);
       await limiter.run(() => verify(phc, password).catch(() => false));
     },
     needsRehash(phc) {

@@ -30,7 +30,8 @@ export function createSecretBox(
   config: string | EncryptionKeyring | undefined,
   randomBytes: (size: number) => Uint8Array,
 ): SecretBox {
-  const ring: EncryptionKeyring = typeof config === "string" ? { current: "k1", keys: { k1: config } } : (config ?? { current: "", keys: {} });
+  const ring: EncryptionKeyring =
+    typeof config === "string" ? { current: "k1", keys: { k1: config } } : (config ?? { current: "", keys: {} });
   if (!ring.keys || typeof ring.keys !== "object" || !(ring.current in ring.keys)) {
     throw new TypeError(
       "Portcullis configuration: secrets.encryption is required: a 32-byte key (64 hex or 43 base64 characters), or { current, keys } naming one of its keys as current",

@@ -1,2 +1,2 @@
-export { AuthError, isAuthError, type AuthErrorOptions } from "./auth-error.js";
+export { AuthError, type AuthErrorOptions, isAuthError } from "./auth-error.js";
 export { ErrorCode, defaultMessages, httpStatusFor } from "./codes.js";

@@ -7,7 +7,7 @@ export type LoginFailureReason = "invalid_credentials" | "disabled";
 export type SecondFactorKind = "totp" | "recovery_code";
 
 /** Why a session ended. */
-export type RevocationReason = "logout" | "refresh_token_reused" | "token_version_changed" | "sign_out_everywhere" | "user_disabled";
+export type RevocationReason = "logout" | "refresh_token_reused" | "token_version_changed" | "user_disabled";
 
 interface EventBase {
   /** Epoch milliseconds, from the auth instance's clock. */
@@ -22,7 +22,8 @@ interface EventBase {
  */
 export type AuthEvent =
   | (EventBase & { type: "login.succeeded"; userId: string; sessionId: string; amr: AuthMethod[] })
-  | (EventBase & { type: "login.failed"; username: string; reason: LoginFailureReason })
+  /** `userId` is the account's when one has the username, else null: never the typed username, which may be a password. */
+  | (EventBase & { type: "login.failed"; userId: string | null; reason: LoginFailureReason })
   | (EventBase & { type: "second_factor.required"; userId: string })
   | (EventBase & { type: "second_factor.succeeded"; userId: string; kind: SecondFactorKind })
   | (EventBase & { type: "second_factor.failed"; userId: string; kind: SecondFactorKind })
@@ -32,7 +33,9 @@ export type AuthEvent =
   | (EventBase & { type: "token.refreshed"; userId: string; sessionId: string })
   | (EventBase & { type: "refresh_token.reused"; userId: string; sessionId: string })
   | (EventBase & { type: "session.revoked"; userId: string; sessionId: string; reason: RevocationReason })
+  | (EventBase & { type: "sessions.revoked_all"; userId: string; count: number; reason: "sign_out_everywhere" | "user_disabled" })
   | (EventBase & { type: "token_version.raised"; userId: string; tokenVersion: number; reason: string })
+  /** `key`: the address bucket for `ip`; for `account`, a digest of the username, stable but not readable. */
   | (EventBase & { type: "throttled"; scope: "account" | "ip"; key: string; retryAfterSeconds: number })
   | (EventBase & { type: "user.created"; userId: string })
   | (EventBase & { type: "password.changed"; userId: string });

@@ -37,6 +37,16 @@ describe("login", () => {
     expect(events.map((event) => event.type)).toContain("login.succeeded");
   });
 
+  it("HTTP-6: login.failed names the account by id, never by what was typed as the username", async () => {
+    const { auth, events } = makeAuth();
+    const userId = await addUser(auth, "known");
+    await outcome(login(auth, { username: "known", password: wrongPassword }));
+    await outcome(login(auth, { username: "my secret passphrase typed in the wrong box", password: wrongPassword }));
+    const failures = events.filter((event) => event.type === "login.failed");
+    expect(failures.map((event) => event.userId)).toEqual([userId, null]);
+    expect(JSON.stringify(events)).not.toContain("my secret passphrase");
+  });
+
   describe("PW-1: re-hashing", () => {
     it("PW-1: a hash with older parameters is re-hashed at the next successful login", async () => {
       const { auth, storage } = makeAuth();

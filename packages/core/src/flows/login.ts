@@ -3,9 +3,9 @@ import { opaqueToken } from "../crypto/ids.js";
 import { exceedsByteCap, normalizePassword } from "../crypto/password-policy.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import type { UserRecord } from "../storage/types.js";
 import { clearAccountFailures, takeAttempt } from "../throttle/throttle.js";
 import { type TokenSet, startSession } from "../tokens/issue-tokens.js";
-import type { UserRecord } from "../storage/types.js";
 import { usernameKeyOf } from "../users/username.js";
 import { optionalString, requiredString } from "./input.js";
 
@@ -57,13 +57,13 @@ export async function login(auth: Auth, input: LoginInput): Promise<LoginResult>
   if (input.ip !== undefined) await takeAttempt(auth, "ip", input.ip, input.ip);
   await takeAttempt(auth, "account", usernameKey, input.ip);
 
-  const user = await authenticatePassword(auth, usernameKey, password);
-  if (!user) {
-    auth.emit({ type: "login.failed", username, reason: "invalid_credentials", at: auth.now(), ip: input.ip });
+  const { user, proven } = await authenticatePassword(auth, usernameKey, password);
+  if (!user || !proven) {
+    auth.emit({ type: "login.failed", userId: user?.id ?? null, reason: "invalid_credentials", at: auth.now(), ip: input.ip });
     throw invalidCredentials();
   }
   if (user.disabled) {
-    auth.emit({ type: "login.failed", username, reason: "disabled", at: auth.now(), ip: input.ip });
+    auth.emit({ type: "login.failed", userId: user.id, reason: "disabled", at: auth.now(), ip: input.ip });
     throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
   }
 
@@ -90,21 +90,27 @@ export async function login(auth: Auth, input: LoginInput): Promise<LoginResult>
 }
 
 /**
- * The user whose password this is, or null. Always costs one argon2id verification, against
- * a dummy hash when there is no local password to check (EN-2); re-hashes an outdated hash.
+ * Looks the account up and checks the password: `proven` only when this is its local
+ * password. Always costs one argon2id verification, against a dummy hash when there is no
+ * local password to check (EN-2); a password over the byte cap costs none (PW-4). Re-hashes
+ * an outdated hash (PW-1).
  */
-export async function authenticatePassword(auth: Auth, usernameKey: string, password: string): Promise<UserRecord | null> {
-  if (exceedsByteCap(password, auth.config.password.maxBytes)) return null;
-  const normalized = normalizePassword(password);
+export async function authenticatePassword(
+  auth: Auth,
+  usernameKey: string,
+  password: string,
+): Promise<{ user: UserRecord | null; proven: boolean }> {
   const user = await auth.storage.users.findByUsernameKey(usernameKey);
+  if (exceedsByteCap(password, auth.config.password.maxBytes)) return { user, proven: false };
+  const normalized = normalizePassword(password);
   if (!user?.passwordHash || user.source !== "local") {
     await auth.passwords.verifyDummy(normalized);
-    return null;
+    return { user, proven: false };
   }
-  if (!(await auth.passwords.verify(user.passwordHash, normalized))) return null;
+  if (!(await auth.passwords.verify(user.passwordHash, normalized))) return { user, proven: false };
   if (auth.passwords.needsRehash(user.passwordHash)) {
     const passwordHash = await auth.passwords.hash(normalized);
     await auth.storage.users.update(user.id, { passwordHash }, auth.now());
   }
-  return user;
+  return { user, proven: true };
 }

@@ -77,7 +77,13 @@ describe("managing users", () => {
     await addUser(harness.auth, "bystander");
     const sessions = await Promise.all([signIn(harness, "everywhere"), signIn(harness, "everywhere")]);
     const bystander = await signIn(harness, "bystander");
+    harness.events.length = 0;
     await signOutEverywhere(harness.auth, { userId });
+    expect(harness.events.find((event) => event.type === "sessions.revoked_all")).toMatchObject({
+      userId,
+      count: 2,
+      reason: "sign_out_everywhere",
+    });
     for (const tokens of sessions) {
       expect(await outcome(verifyAccessToken(harness.auth, { token: tokens.accessToken }))).toBe(40101);
       expect(await outcome(refresh(harness.auth, { refreshToken: tokens.refreshToken }))).toBe(40101);

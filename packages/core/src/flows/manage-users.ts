@@ -39,7 +39,7 @@ export async function setUserDisabled(auth: Auth, input: { userId: string; disab
   const updated = await auth.storage.users.update(user.id, { disabled }, auth.now());
   if (!disabled) return toUser(updated ?? user);
   await raiseTokenVersion(auth, user.id, "user_disabled");
-  await auth.storage.sessions.revokeUserSessions(user.id, auth.now());
+  await revokeAllSessions(auth, user.id, "user_disabled");
   return toUser({ ...(updated ?? user), tokenVersion: user.tokenVersion + 1 });
 }
 
@@ -50,5 +50,11 @@ export async function setUserDisabled(auth: Auth, input: { userId: string; disab
 export async function signOutEverywhere(auth: Auth, input: { userId: string }): Promise<void> {
   const user = await existingUser(auth, input.userId);
   await raiseTokenVersion(auth, user.id, "sign_out_everywhere");
-  await auth.storage.sessions.revokeUserSessions(user.id, auth.now());
+  await revokeAllSessions(auth, user.id, "sign_out_everywhere");
+}
+
+async function revokeAllSessions(auth: Auth, userId: string, reason: "sign_out_everywhere" | "user_disabled"): Promise<void> {
+  const now = auth.now();
+  const count = await auth.storage.sessions.revokeUserSessions(userId, now);
+  auth.emit({ type: "sessions.revoked_all", userId, count, reason, at: now });
 }

@@ -114,7 +114,10 @@ export async function disableTotp(auth: Auth, input: { userId: string; code?: st
  *
  * @throws {AuthError} 40900 TOTP not enabled, 40103 wrong code, 42900 throttled.
  */
-export async function regenerateRecoveryCodes(auth: Auth, input: { userId: string; code: string }): Promise<{ recoveryCodes: string[] }> {
+export async function regenerateRecoveryCodes(
+  auth: Auth,
+  input: { userId: string; code: string },
+): Promise<{ recoveryCodes: string[] }> {
   const user = await signedInUser(auth, input.userId);
   await proveTotp(auth, user, requiredString(input.code, "code"), "enabled");
   const recoveryCodes = await storeNewRecoveryCodes(auth, user.id);

@@ -28,7 +28,8 @@ export async function useRecoveryCode(auth: Auth, input: UseRecoveryCodeInput): 
   const pending = await openPendingLogin(auth, tempToken, input.ip);
   const normalized = normalizeRecoveryCode(recoveryCode);
   const consumed =
-    normalized !== null && (await auth.storage.recoveryCodes.consume(pending.user.id, hashRecoveryCode(pending.user.id, normalized)));
+    normalized !== null &&
+    (await auth.storage.recoveryCodes.consume(pending.user.id, hashRecoveryCode(pending.user.id, normalized)));
   if (!consumed) return refuseSecondFactor(auth, pending, "recovery_code");
   return completePendingLogin(auth, pending, "recovery_code", ["pwd", "rc"]);
 }

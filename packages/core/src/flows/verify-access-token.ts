@@ -54,7 +54,8 @@ const cacheLimit = 10_000;
 async function tokenStateIsCurrent(auth: Auth, claims: AccessTokenClaims, now: number): Promise<boolean> {
   const cacheMs = auth.config.tokenStateCacheSeconds * 1000;
   const cached = auth.tokenStateCache.get(claims.sid);
-  if (cached && cached.userId === claims.sub && cached.tokenVersion === claims.tv && now - cached.checkedAt < cacheMs) return true;
+  if (cached && cached.userId === claims.sub && cached.tokenVersion === claims.tv && now - cached.checkedAt < cacheMs)
+    return true;
   const [user, session] = await Promise.all([
     auth.storage.users.findById(claims.sub),
     auth.storage.sessions.findSession(claims.sid),

@@ -1,6 +1,6 @@
 import type { Auth } from "../auth.js";
-import { acceptTotpCode } from "../totp/totp-secret.js";
 import type { TokenSet } from "../tokens/issue-tokens.js";
+import { acceptTotpCode } from "../totp/totp-secret.js";
 import { requiredString } from "./input.js";
 import { completePendingLogin, openPendingLogin, refuseSecondFactor } from "./pending-login.js";
 

@@ -66,7 +66,8 @@ export async function readJsonBody(request: HttpRequest, limit: number): Promise
       throw malformed(bodyRefusals.notJson);
     }
   }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) throw malformed("The request body must be a JSON object");
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw malformed("The request body must be a JSON object");
   assertSafeKeys(value);
   return value as Record<string, unknown>;
 }

@@ -16,12 +16,14 @@ function plainAddress(address: string): string {
 export function createProxyTrust(entries: string[]): ProxyTrust {
   const list = new BlockList();
   for (const entry of entries) {
-    const [address = "", prefix] = entry.split("/");
+    const match = typeof entry === "string" ? /^([^/]+)(?:\/([0-9]{1,3}))?$/.exec(entry) : null;
+    const address = match?.[1] ?? "";
     const family = isIP(address);
-    const bits = prefix === undefined ? undefined : Number(prefix);
-    const maxBits = family === 6 ? 128 : 32;
-    if (family === 0 || (bits !== undefined && !(Number.isInteger(bits) && bits >= 0 && bits <= maxBits))) {
-      throw new TypeError(`Portcullis configuration: http.trustedProxies entry ${JSON.stringify(entry)} is not an address or CIDR range`);
+    const bits = match?.[2] === undefined ? undefined : Number(match[2]);
+    if (family === 0 || (bits !== undefined && bits > (family === 6 ? 128 : 32))) {
+      throw new TypeError(
+        `Portcullis configuration: http.trustedProxies entry ${JSON.stringify(entry)} is not an address or CIDR range`,
+      );
     }
     const type = family === 6 ? "ipv6" : "ipv4";
     if (bits === undefined) list.addAddress(address, type);
@@ -40,7 +42,11 @@ export function createProxyTrust(entries: string[]): ProxyTrust {
  * the first untrusted address wins. Without trusted proxies the header is ignored, so a
  * client cannot spoof it.
  */
-export function resolveClientAddress(peer: string | undefined, forwardedFor: string | undefined, trusted: ProxyTrust): string | undefined {
+export function resolveClientAddress(
+  peer: string | undefined,
+  forwardedFor: string | undefined,
+  trusted: ProxyTrust,
+): string | undefined {
   if (peer === undefined) return undefined;
   let client = plainAddress(peer);
   if (!trusted(client) || !forwardedFor) return client;
@@ -54,6 +60,14 @@ export function resolveClientAddress(peer: string | undefined, forwardedFor: str
   return client;
 }
 
+/** Rewrites a trailing dotted IPv4 part of an IPv6 address (`::1.2.3.4`) as two hex groups. */
+function withoutEmbeddedIpv4(address: string): string {
+  const match = /^(.*:)(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(address);
+  if (!match) return address;
+  const [a, b, c, d] = match.slice(2).map(Number) as [number, number, number, number];
+  return `${match[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
 /**
  * The throttling bucket of an address (RL-3): an IPv4 address as it is, an IPv6 address by
  * its /64 network, since one host is handed a whole /64.
@@ -61,7 +75,7 @@ export function resolveClientAddress(peer: string | undefined, forwardedFor: str
 export function addressBucket(address: string): string {
   const plain = plainAddress(address);
   if (isIP(plain) !== 6) return plain;
-  const [head = "", tail = ""] = plain.toLowerCase().split("::");
+  const [head = "", tail = ""] = withoutEmbeddedIpv4(plain.toLowerCase()).split("::");
   const left = head ? head.split(":") : [];
   const right = tail ? tail.split(":") : [];
   const groups = plain.includes("::") ? [...left, ...Array(8 - left.length - right.length).fill("0"), ...right] : left;

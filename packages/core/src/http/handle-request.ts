@@ -27,7 +27,11 @@ export function clientAddressOf(auth: Auth, request: Pick<HttpRequest, "header" 
 
 /** The headers every auth response carries (HTTP-4). */
 function responseHeaders(cacheControl = "no-store"): Record<string, string> {
-  return { "content-type": "application/json; charset=utf-8", "cache-control": cacheControl, "x-content-type-options": "nosniff" };
+  return {
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": cacheControl,
+    "x-content-type-options": "nosniff",
+  };
 }
 
 /** Builds the envelope response for a business code, honouring `statusMode`. */
@@ -47,7 +51,11 @@ export function errorResponse(auth: Auth, error: unknown): HttpResponse {
   if (error instanceof AuthError) {
     const envelope: Envelope = { code: error.code, message: error.message };
     if (error.code >= 50000) envelope.requestId = reportInternalError(auth, error);
-    return envelopeResponse(auth, envelope, error.code === ErrorCode.TooManyAttempts ? (error.retryAfterSeconds ?? 1) : undefined);
+    return envelopeResponse(
+      auth,
+      envelope,
+      error.code === ErrorCode.TooManyAttempts ? (error.retryAfterSeconds ?? 1) : undefined,
+    );
   }
   const requestId = reportInternalError(auth, error);
   return envelopeResponse(auth, { code: ErrorCode.Internal, message: defaultMessages[ErrorCode.Internal], requestId });
@@ -68,7 +76,8 @@ function findRoute(auth: Auth, method: string, path: string): Route | "not_found
   const ours = path === prefix || path.startsWith(`${prefix}/`) || routes.some((route) => route.atRoot && route.path === path);
   if (!ours) return null;
   const route = routes.find(
-    (candidate) => candidate.method === method && (candidate.atRoot ? candidate.path : `${auth.config.basePath}${candidate.path}`) === path,
+    (candidate) =>
+      candidate.method === method && (candidate.atRoot ? candidate.path : `${auth.config.basePath}${candidate.path}`) === path,
   );
   return route ?? "not_found";
 }

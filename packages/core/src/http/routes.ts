@@ -6,8 +6,8 @@ import { logout } from "../flows/logout.js";
 import { getPublicUser } from "../flows/manage-users.js";
 import { refresh } from "../flows/refresh.js";
 import { beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "../flows/totp-enrolment.js";
-import type { AccessContext } from "../flows/verify-access-token.js";
 import { useRecoveryCode } from "../flows/use-recovery-code.js";
+import type { AccessContext } from "../flows/verify-access-token.js";
 import { verifyTotp } from "../flows/verify-totp.js";
 
 /** What a route handler receives. */
@@ -54,7 +54,12 @@ export const routes: readonly Route[] = [
     path: "/auth/login",
     access: "public",
     async handle({ auth, body, ip }) {
-      const result = await login(auth, { username: body.username as string, password: body.password as string, provider: body.provider as string, ip });
+      const result = await login(auth, {
+        username: body.username as string,
+        password: body.password as string,
+        provider: body.provider as string,
+        ip,
+      });
       return result.status === "authenticated"
         ? { data: result.tokens }
         : { code: ErrorCode.SecondFactorRequired, data: { tempToken: result.tempToken } };
@@ -73,7 +78,9 @@ export const routes: readonly Route[] = [
     path: "/auth/2fa/recovery",
     access: "public",
     async handle({ auth, body, ip }) {
-      return { data: await useRecoveryCode(auth, { tempToken: body.tempToken as string, recoveryCode: body.recoveryCode as string, ip }) };
+      return {
+        data: await useRecoveryCode(auth, { tempToken: body.tempToken as string, recoveryCode: body.recoveryCode as string, ip }),
+      };
     },
   },
   {
@@ -125,7 +132,9 @@ export const routes: readonly Route[] = [
     path: "/auth/2fa/recovery-codes",
     access: "bearer",
     async handle(context) {
-      return { data: await regenerateRecoveryCodes(context.auth, { userId: signedIn(context), code: context.body.code as string }) };
+      return {
+        data: await regenerateRecoveryCodes(context.auth, { userId: signedIn(context), code: context.body.code as string }),
+      };
     },
   },
   {

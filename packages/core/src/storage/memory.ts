@@ -49,7 +49,13 @@ export function memoryStorage(): Storage {
 
 const copy = <T>(value: T): T => structuredClone(value);
 
-const patchableUserFields = ["username", "usernameKey", "passwordHash", "roles", "disabled"] as const satisfies (keyof UserPatch)[];
+const patchableUserFields = [
+  "username",
+  "usernameKey",
+  "passwordHash",
+  "roles",
+  "disabled",
+] as const satisfies (keyof UserPatch)[];
 
 function memoryUsers(): UserStore {
   const byId = new Map<string, UserRecord>();

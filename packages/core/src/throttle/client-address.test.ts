@@ -67,6 +67,10 @@ describe("client address", () => {
       "1.2.3",
       "10.0.0.0/-8",
       "",
+      "10.0.0.1/",
+      "10.0.0.0/8/9",
+      "/0x8",
+      "/8",
     ]) {
       expect(() => createProxyTrust([entry]), entry).toThrow(/http\.trustedProxies entry/);
     }
@@ -92,6 +96,12 @@ describe("client address", () => {
     expect(addressBucket("1::")).toBe("1:0:0:0::/64");
     expect(addressBucket("1:2:3::4:5")).toBe("1:2:3:0::/64");
     expect(addressBucket("fe80::1:2:3:4")).toBe("fe80:0:0:0::/64");
+  });
+
+  it("RL-3: an IPv6 address written with a dotted IPv4 tail is bucketed by its real /64", () => {
+    expect(addressBucket("1:2::3:4:5:1.2.3.4")).toBe("1:2:0:3::/64");
+    expect(addressBucket("1:2:0:3:4:5:102:304")).toBe("1:2:0:3::/64");
+    expect(addressBucket("64:ff9b::203.0.113.9")).toBe("64:ff9b:0:0::/64");
   });
 
   it("RL-3: IPv4 addresses are their own bucket, IPv4-mapped ones too", () => {

@@ -1,5 +1,6 @@
 import type { Auth } from "../auth.js";
 import type { ResolvedTier } from "../config.js";
+import { sha256 } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { addressBucket } from "../http/client-address.js";
@@ -33,7 +34,9 @@ export async function takeAttempt(auth: Auth, scope: ThrottleScope, subject: str
   }
   if (retryAt === 0) return;
   const retryAfterSeconds = Math.max(1, Math.ceil((retryAt - now) / 1000));
-  auth.emit({ type: "throttled", scope, key: scope === "account" ? subject : addressBucket(subject), retryAfterSeconds, at: now, ip });
+  // The account key is a digest: a typed username may be a password entered in the wrong field (HTTP-6).
+  const eventKey = scope === "account" ? sha256(subject).slice(0, 22) : addressBucket(subject);
+  auth.emit({ type: "throttled", scope, key: eventKey, retryAfterSeconds, at: now, ip });
   throw new AuthError(ErrorCode.TooManyAttempts, undefined, { retryAfterSeconds });
 }
 

@@ -257,7 +257,7 @@ describe("access tokens", () => {
     });
 
     it("AT-4: a typ other than at+jwt is refused", async () => {
-      for (const typ of ["JWT", "jwt", "id+jwt", "at+jwt2", ""]) {
+      for (const typ of ["JWT", "jwt", "id+jwt", "at+jwt2", "", "AT+JWT", "application/at+jwt"]) {
         expect(await verdict(auth, hmacToken({ ...header, typ }, claimsAt(auth), secret)), typ).toBe(40101);
       }
       const { typ: _, ...withoutTyp } = header;

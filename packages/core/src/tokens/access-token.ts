@@ -48,7 +48,7 @@ const invalidToken = (cause?: unknown) => new AuthError(ErrorCode.InvalidToken, 
 export async function verifyAccessTokenClaims(token: string, expected: VerifyExpectations): Promise<AccessTokenClaims> {
   let selected: TokenKey | undefined;
   try {
-    const { payload } = await jwtVerify(
+    const { payload, protectedHeader } = await jwtVerify(
       token,
       (header) => {
         selected = typeof header.kid === "string" ? expected.keys.verifying.get(header.kid) : undefined;
@@ -65,7 +65,8 @@ export async function verifyAccessTokenClaims(token: string, expected: VerifyExp
         clockTolerance: expected.clockToleranceSeconds,
       },
     );
-    if (!isAccessTokenClaims(payload)) throw invalidToken();
+    // jose also accepts "application/at+jwt" and other casings; AT-4 asks for the exact value.
+    if (protectedHeader.typ !== "at+jwt" || !isAccessTokenClaims(payload)) throw invalidToken();
     return payload;
   } catch (error) {
     throw error instanceof AuthError ? error : invalidToken(error);

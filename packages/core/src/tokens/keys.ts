@@ -60,15 +60,12 @@ function readKey(input: string | JWK, kind: "private" | "public", what: string):
 
 /** The RFC 7638 thumbprint of an OKP or EC public key: SHA-256 over its required members, sorted. */
 function jwkThumbprint(jwk: JWK): string {
-  const members = jwk.kty === "OKP" ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x } : { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y };
+  const members =
+    jwk.kty === "OKP" ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x } : { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y };
   return createHash("sha256").update(JSON.stringify(members)).digest("base64url");
 }
 
-function asymmetricKey(
-  config: { alg: "EdDSA" | "ES256"; kid?: string },
-  publicKey: KeyObject,
-  what: string,
-): TokenKey {
+function asymmetricKey(config: { alg: "EdDSA" | "ES256"; kid?: string }, publicKey: KeyObject, what: string): TokenKey {
   if (config.alg !== "EdDSA" && config.alg !== "ES256") configError(`${what}.alg must be "EdDSA" or "ES256"`);
   checkCurve(config.alg, publicKey, `${what}`);
   const jwk = publicKey.export({ format: "jwk" }) as JWK;
@@ -79,7 +76,9 @@ function asymmetricKey(
 function signingKey(config: string | AsymmetricSigningKey): TokenKeys["signing"] {
   if (typeof config === "string") return hmacKey(config, "secrets.signing");
   if (!config || typeof config !== "object" || config.privateKey === undefined) {
-    return configError('secrets.signing is required: an HS256 secret of at least 32 bytes, or { alg: "EdDSA" | "ES256", privateKey }');
+    return configError(
+      'secrets.signing is required: an HS256 secret of at least 32 bytes, or { alg: "EdDSA" | "ES256", privateKey }',
+    );
   }
   const privateKey = readKey(config.privateKey, "private", "secrets.signing.privateKey");
   const key = asymmetricKey(config, createPublicKey(privateKey), "secrets.signing");

@@ -44,6 +44,13 @@ export function matchTotpStep(secret: Uint8Array, code: string, epochMs: number,
 export function totpEnrolment(secret: Uint8Array, issuer: string, username: string): { secret: string; otpauthUrl: string } {
   assertSecret(secret);
   const encoded = new Secret({ buffer: new Uint8Array(secret).buffer });
-  const uri = new TOTP({ issuer, label: username, secret: encoded, digits: totpDigits, period: totpPeriodSeconds, algorithm: "SHA1" });
+  const uri = new TOTP({
+    issuer,
+    label: username,
+    secret: encoded,
+    digits: totpDigits,
+    period: totpPeriodSeconds,
+    algorithm: "SHA1",
+  });
   return { secret: encoded.base32, otpauthUrl: uri.toString() };
 }

@@ -14,8 +14,10 @@ export function usernameKeyOf(username: string): string {
 export function normalizeUsername(raw: string): { username: string; usernameKey: string } {
   const username = raw.normalize("NFKC");
   const length = [...username].length;
-  if (length === 0 || length > 128) throw new AuthError(ErrorCode.ValidationFailed, "The username must be 1 to 128 characters long");
-  if (/\p{Cc}/u.test(username)) throw new AuthError(ErrorCode.ValidationFailed, "The username must not contain control characters");
+  if (length === 0 || length > 128)
+    throw new AuthError(ErrorCode.ValidationFailed, "The username must be 1 to 128 characters long");
+  if (/\p{Cc}/u.test(username))
+    throw new AuthError(ErrorCode.ValidationFailed, "The username must not contain control characters");
   if (username.trim() !== username) {
     throw new AuthError(ErrorCode.ValidationFailed, "The username must not start or end with white space");
   }
