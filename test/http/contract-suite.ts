@@ -305,6 +305,20 @@ export function describeContract(name: string, start: StartServer, options: Cont
         }
       });
 
+      it("HTTP-4: success, 40102, a refusal and requireAuth's 40101 all carry no-store and nosniff", async () => {
+        const answers = [
+          await login(context.server, "alice"),
+          await login(context.server, "tina"),
+          await login(context.server, "alice", "not the password"),
+          await call(context.server, "GET", "/api/v1/things"),
+        ];
+        expect(answers.map((answer) => answer.body.code)).toEqual([0, 40102, 40100, 40101]);
+        for (const answer of answers) {
+          expect(answer.headers.get("cache-control")).toBe("no-store");
+          expect(answer.headers.get("x-content-type-options")).toBe("nosniff");
+        }
+      });
+
       it("an unknown route under /api/v1/auth answers 40400 in the envelope", async () => {
         expectEnvelope(await call(context.server, "GET", `${base}/unknown`), 40400);
         expectEnvelope(await call(context.server, "POST", `${base}/2fa/unknown`, { json: {} }), 40400);
