@@ -59,6 +59,10 @@ export function expectEnvelope(result: CallResult, code: number, options: { alwa
   expect(result.headers.get("content-type")).toMatch(/^application\/json/);
 }
 
+/** A wrong-password login sent through the test server as a proxy forwarding for `client`. */
+const wrongLoginForwardedFor = (context: { server: RunningServer }) => (client: string, username: string) =>
+  post(context.server, `${base}/login`, { username, password: "wrong password" }, { headers: { "x-forwarded-for": client } });
+
 const login = (server: RunningServer, username: string, password = testPassword) =>
   post(server, `${base}/login`, { username, password });
 
@@ -419,13 +423,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
           throttle: { account: generous.account, ip: [{ limit: 2, window: "15m" }] },
           http: { trustedProxies: ["127.0.0.1"] },
         });
-        const fromClient = (client: string, username: string) =>
-          post(
-            context.server,
-            `${base}/login`,
-            { username, password: "wrong password" },
-            { headers: { "x-forwarded-for": client } },
-          );
+        const fromClient = wrongLoginForwardedFor(context);
 
         it("RL-3: X-Forwarded-For from a trusted proxy names the client", async () => {
           expectEnvelope(await fromClient("198.51.100.1", "ghost1"), 40100);
@@ -443,13 +441,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
           { throttle: { account: generous.account, ip: [{ limit: 2, window: "15m" }] }, http: { trustedProxies: ["::1"] } },
           "::1",
         );
-        const fromClient = (client: string, username: string) =>
-          post(
-            context.server,
-            `${base}/login`,
-            { username, password: "wrong password" },
-            { headers: { "x-forwarded-for": client } },
-          );
+        const fromClient = wrongLoginForwardedFor(context);
 
         it("RL-3: clients in one /64 share one bucket; another /64 has its own", async () => {
           expectEnvelope(await fromClient("2001:db8:1:2::1", "ghost1"), 40100);

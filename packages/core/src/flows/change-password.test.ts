@@ -1,17 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../errors/codes.js";
-import type { TokenSet } from "../tokens/issue-tokens.js";
 import { changePassword, setPassword } from "./change-password.js";
-import {
-  type Harness,
-  addUser,
-  authError,
-  enrolTotp,
-  goodPassword,
-  makeAuth,
-  nextCode,
-  outcome,
-} from "./fixtures.test-support.js";
+import { addUser, authError, enrolTotp, goodPassword, makeAuth, nextCode, outcome, signIn } from "./fixtures.test-support.js";
 import { login } from "./login.js";
 import { refresh } from "./refresh.js";
 import { useRecoveryCode } from "./use-recovery-code.js";
@@ -19,12 +9,6 @@ import { verifyAccessToken } from "./verify-access-token.js";
 import { verifyTotp } from "./verify-totp.js";
 
 const newPassword = "a brand new passphrase";
-
-async function signIn(harness: Harness, username: string, password = goodPassword): Promise<TokenSet> {
-  const result = await login(harness.auth, { username, password });
-  if (result.status !== "authenticated") throw new Error("expected a session");
-  return result.tokens;
-}
 
 describe("changePassword", () => {
   it("PW-6: changing the password needs the current one", async () => {

@@ -11,8 +11,10 @@ import { AuthError } from "../errors/auth-error.js";
 import type { AuthEvent } from "../events/types.js";
 import { memoryStorage } from "../storage/memory.js";
 import type { Storage } from "../storage/types.js";
+import type { TokenSet } from "../tokens/issue-tokens.js";
 import { type HotpAlgorithm, hotp, totpStep } from "../totp/totp.js";
 import { createUser } from "./create-user.js";
+import { login } from "./login.js";
 import { beginTotpSetup, enableTotp } from "./totp-enrolment.js";
 
 /** 15 January 2025, 12:00:01 UTC: one second into a TOTP step. */
@@ -152,4 +154,11 @@ export async function tally(promises: Promise<unknown>[]): Promise<Map<number | 
   const counts = new Map<number | "fulfilled", number>();
   for (const result of await Promise.all(promises.map(outcome))) counts.set(result, (counts.get(result) ?? 0) + 1);
   return counts;
+}
+
+/** Signs a user without TOTP in with a password and returns the token set; throws on anything else. */
+export async function signIn(harness: Harness, username: string, password = goodPassword): Promise<TokenSet> {
+  const result = await login(harness.auth, { username, password });
+  if (result.status !== "authenticated") throw new Error(`expected a session, got ${result.status}`);
+  return result.tokens;
 }

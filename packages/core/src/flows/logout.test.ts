@@ -1,17 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ErrorCode } from "../errors/codes.js";
-import type { TokenSet } from "../tokens/issue-tokens.js";
-import { type Harness, addUser, authError, goodPassword, makeAuth, outcome } from "./fixtures.test-support.js";
-import { login } from "./login.js";
+import { addUser, authError, makeAuth, outcome, signIn } from "./fixtures.test-support.js";
 import { logout } from "./logout.js";
 import { refresh } from "./refresh.js";
 import { verifyAccessToken } from "./verify-access-token.js";
-
-async function signIn(harness: Harness, username: string): Promise<TokenSet> {
-  const result = await login(harness.auth, { username, password: goodPassword });
-  if (result.status !== "authenticated") throw new Error("expected a session");
-  return result.tokens;
-}
 
 describe("logout", () => {
   const harness = makeAuth();

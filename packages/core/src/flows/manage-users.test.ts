@@ -1,29 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { ErrorCode } from "../errors/codes.js";
-import type { TokenSet } from "../tokens/issue-tokens.js";
 import { changePassword } from "./change-password.js";
 import { createUser } from "./create-user.js";
-import {
-  type Harness,
-  addUser,
-  authError,
-  enrolTotp,
-  goodPassword,
-  makeAuth,
-  nextCode,
-  outcome,
-} from "./fixtures.test-support.js";
+import { addUser, authError, enrolTotp, goodPassword, makeAuth, nextCode, outcome, signIn } from "./fixtures.test-support.js";
 import { login } from "./login.js";
 import { getPublicUser, setUserDisabled, setUserRoles, signOutEverywhere } from "./manage-users.js";
 import { refresh } from "./refresh.js";
 import { disableTotp } from "./totp-enrolment.js";
 import { verifyAccessToken } from "./verify-access-token.js";
-
-async function signIn(harness: Harness, username: string, password = goodPassword): Promise<TokenSet> {
-  const result = await login(harness.auth, { username, password });
-  if (result.status !== "authenticated") throw new Error("expected a session");
-  return result.tokens;
-}
 
 describe("managing users", () => {
   it("TV-1: the token version only grows, raised by every change that must end existing tokens", async () => {

@@ -2,20 +2,12 @@ import { describe, expect, it, vi } from "vitest";
 import { sha256 } from "../crypto/random.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { RefreshTokenRecord } from "../storage/types.js";
-import type { TokenSet } from "../tokens/issue-tokens.js";
-import { type Harness, addUser, authError, goodPassword, makeAuth, outcome, tally } from "./fixtures.test-support.js";
-import { login } from "./login.js";
+import { addUser, authError, makeAuth, outcome, signIn, tally } from "./fixtures.test-support.js";
 import { setUserDisabled, setUserRoles } from "./manage-users.js";
 import { refresh } from "./refresh.js";
 import { verifyAccessToken } from "./verify-access-token.js";
 
 const day = 86_400_000;
-
-async function signIn(harness: Harness, username: string): Promise<TokenSet> {
-  const result = await login(harness.auth, { username, password: goodPassword });
-  if (result.status !== "authenticated") throw new Error("expected a session");
-  return result.tokens;
-}
 
 describe("refresh", () => {
   const harness = makeAuth();

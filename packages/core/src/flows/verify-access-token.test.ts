@@ -1,20 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { ErrorCode } from "../errors/codes.js";
-import type { TokenSet } from "../tokens/issue-tokens.js";
 import { changePassword } from "./change-password.js";
-import { type Harness, addUser, codeAt, enrolTotp, goodPassword, makeAuth, outcome } from "./fixtures.test-support.js";
+import { type Harness, addUser, codeAt, enrolTotp, goodPassword, makeAuth, outcome, signIn } from "./fixtures.test-support.js";
 import { login } from "./login.js";
 import { logout } from "./logout.js";
 import { setUserRoles } from "./manage-users.js";
 import { refresh } from "./refresh.js";
 import { verifyAccessToken } from "./verify-access-token.js";
 import { verifyTotp } from "./verify-totp.js";
-
-async function signIn(harness: Harness, username: string): Promise<TokenSet> {
-  const result = await login(harness.auth, { username, password: goodPassword });
-  if (result.status !== "authenticated") throw new Error("expected a session");
-  return result.tokens;
-}
 
 /** Two instances sharing storage and clock, as two processes of one service would. */
 function twoInstances(tokenStateCacheSeconds: number): [Harness, Harness] {
