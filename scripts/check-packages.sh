@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packaging check: packs every package in packages/* with pnpm (which rewrites workspace:^ to real
 # versions), lints each tarball with publint, installs all tarballs at once into an empty npm project
-# together with the peer dependencies, and runs scripts/package-smoke.mjs there.
+# together with the peer dependencies, runs scripts/package-smoke.mjs there, and type-checks
+# scripts/package-consumer.ts against the packed type declarations.
 # Needs `pnpm build` to have run first (the tarballs ship dist/).
 set -euo pipefail
 
@@ -67,5 +68,11 @@ done
 cp "$root/scripts/package-smoke.mjs" ./smoke.mjs
 echo "--- import and sign in"
 node smoke.mjs || status=1
+
+echo "--- type-check a TypeScript consumer against the packed types"
+npm install --no-audit --no-fund --loglevel=error typescript@~5.9.3 @types/express @types/node@20
+cp "$root/scripts/package-consumer.ts" ./consumer.ts
+npx tsc --noEmit --strict --skipLibCheck false --target es2022 --module nodenext --moduleResolution nodenext \
+  --types node consumer.ts || status=1
 
 exit "$status"

@@ -1,0 +1,50 @@
+// Type-checked by scripts/check-packages.sh inside the empty project where the packed tarballs are
+// installed: the public types must resolve and compile the way a TypeScript user writes them.
+import {
+  type AccessContext,
+  AuthError,
+  type AuthEvent,
+  ErrorCode,
+  type LoginResult,
+  createAuth,
+  login,
+  memoryStorage,
+} from "@portcullis/core";
+import { runStorageConformance } from "@portcullis/core/testing";
+import { authRouter, requireAuth } from "@portcullis/express";
+import { type AuthVariables, authApp, requireAuth as requireHonoAuth } from "@portcullis/hono";
+import express from "express";
+import { Hono } from "hono";
+
+const auth = createAuth({
+  storage: memoryStorage(),
+  issuer: "https://api.example.com",
+  audience: "example-api",
+  secrets: { signing: "s".repeat(43), encryption: "e".repeat(64) },
+  ttl: { access: "15m", refresh: "30d" },
+});
+auth.events.on("login.failed", (event) => {
+  const reason: "invalid_credentials" | "disabled" = event.reason;
+  void reason;
+});
+auth.events.on("*", (event: AuthEvent) => void event.type);
+
+const app = express();
+app.use(authRouter(auth));
+app.get("/api/v1/things", requireAuth(auth, { roles: ["admin"] }), (req, res) => {
+  const access: AccessContext | undefined = req.auth;
+  res.json({ owner: access?.userId });
+});
+
+const hono = new Hono<{ Variables: AuthVariables }>();
+hono.route("/", authApp(auth));
+hono.get("/api/v1/things", requireHonoAuth(auth), (c) => c.json({ owner: c.get("auth").userId }));
+
+export async function signInOnce(): Promise<string> {
+  const result: LoginResult = await login(auth, { username: "alice", password: "a long passphrase" });
+  if (result.status === "totp_required") return result.tempToken;
+  return result.tokens.accessToken;
+}
+
+export const isThrottled = (error: unknown) => error instanceof AuthError && error.code === ErrorCode.TooManyAttempts;
+export const conformance = runStorageConformance;
