@@ -235,9 +235,18 @@ async function deleteThing(thing, item) {
   }
 }
 
+/** The body of a step that needs re-authentication: the password only when the user typed one. */
+function withPassword(body, password) {
+  return password ? { ...body, password } : body;
+}
+
 // TOTP enrolment: setup → QR code and secret → first code → enable → recovery codes, shown once.
-$("begin-setup").addEventListener("click", async () => {
-  const envelope = await call("POST", `${api}/2fa/setup`, {}, true);
+// Both steps need the current password unless the sign-in is under 5 minutes old (40001 otherwise).
+$("setup-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const { password } = formValues(event.target);
+  const envelope = await call("POST", `${api}/2fa/setup`, withPassword({}, password), true);
+  event.target.reset();
   if (!session) return;
   if (envelope.code !== 0) {
     setStatus(describe(envelope), "error");
@@ -265,9 +274,9 @@ $("begin-setup").addEventListener("click", async () => {
 
 $("enable-form").addEventListener("submit", async (event) => {
   event.preventDefault();
-  const { code } = formValues(event.target);
-  const envelope = await call("POST", `${api}/2fa/enable`, { code: code.trim() }, true);
-  event.target.elements.code.value = "";
+  const { code, password } = formValues(event.target);
+  const envelope = await call("POST", `${api}/2fa/enable`, withPassword({ code: code.trim() }, password), true);
+  event.target.reset();
   if (!session) return;
   if (envelope.code !== 0) {
     setStatus(describe(envelope), "error");

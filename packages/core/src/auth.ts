@@ -1,4 +1,4 @@
-import { randomBytes as nodeRandomBytes } from "node:crypto";
+import { createHmac, randomBytes as nodeRandomBytes } from "node:crypto";
 import { type AuthConfig, type ResolvedConfig, resolveConfig } from "./config.js";
 import { type PasswordHasher, createPasswordHasher } from "./crypto/password-hasher.js";
 import { type SecretBox, createSecretBox } from "./crypto/secret-box.js";
@@ -29,6 +29,13 @@ export interface Auth {
   readonly passwords: PasswordHasher;
   /** @internal AES-256-GCM for secrets at rest. */
   readonly secretBox: SecretBox;
+  /**
+   * @internal A stable digest of a username key under a key derived from the configured
+   * encryption key: what throttle counters and events hold instead of the typed name, which may
+   * be a password typed into the wrong field (HTTP-6). Without the key it cannot be reversed by
+   * trying a dictionary of names.
+   */
+  readonly pseudonym: (usernameKey: string) => string;
   /** @internal Which peers are trusted proxies (RL-3). */
   readonly proxyTrust: ProxyTrust;
   /** @internal Receives unexpected errors of HTTP requests with their request id. */
@@ -69,6 +76,7 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
   const keys = loadTokenKeys(config.secrets);
   const secretBox = createSecretBox(config.secrets.encryption, randomBytes);
   const hub = createEventHub(config.onListenerError);
+  const pseudonymKey = secretBox.deriveKey("portcullis username pseudonym v1");
   return {
     config: resolved,
     storage: config.storage,
@@ -79,6 +87,7 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
     keys,
     passwords: createPasswordHasher(resolved.password, randomBytes),
     secretBox,
+    pseudonym: (usernameKey) => createHmac("sha256", pseudonymKey).update(usernameKey, "utf8").digest("base64url"),
     proxyTrust: createProxyTrust(resolved.trustedProxies),
     onInternalError: config.onInternalError ?? (() => {}),
     tokenStateCache: new Map(),

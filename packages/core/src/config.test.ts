@@ -196,6 +196,21 @@ describe("createAuth configuration", () => {
     expect(configError({ throttle: { ip: [{ limit: 5, window: "soon" }] } }).message).toMatch(/throttle\.ip\[0\]\.window/);
   });
 
+  it("TOTP-5: the recent sign-in window defaults to 5 minutes, may be false, and is at most an hour", () => {
+    expect(createAuth(valid()).config.reauthentication).toEqual({ recentSignInSeconds: 300 });
+    expect(createAuth({ ...valid(), reauthentication: { recentSignIn: false } }).config.reauthentication).toEqual({
+      recentSignInSeconds: 0,
+    });
+    expect(createAuth({ ...valid(), reauthentication: { recentSignIn: "1h" } }).config.reauthentication).toEqual({
+      recentSignInSeconds: 3600,
+    });
+    for (const recentSignIn of ["61m", "2h", 0, -5, "soon", true]) {
+      expect(configError({ reauthentication: { recentSignIn } }).message, String(recentSignIn)).toMatch(
+        /reauthentication\.recentSignIn/,
+      );
+    }
+  });
+
   it("TOTP-3: the TOTP window is 0 or 1", () => {
     expect(configError({ totp: { window: 2 } }).message).toMatch(/totp\.window/);
     expect(createAuth({ ...valid(), totp: { window: 0 } }).config.totp.window).toBe(0);

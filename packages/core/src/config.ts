@@ -69,12 +69,28 @@ export interface AuthConfig {
     maxQueuedHashes?: number;
     /** More passwords to refuse, on top of the built-in list of common ones. */
     blocklist?: Iterable<string>;
+    /**
+     * Asks whether a new password appears in a data breach, e.g. through a k-anonymity range
+     * API (see `docs/examples/breached-passwords.ts`). Called with the NFKC form once every
+     * other check passed; true refuses the password with 42200. A hook that throws or rejects
+     * refuses it with 50300, its error kept as `cause` (fail closed); to fail open, catch
+     * inside the hook and return false.
+     */
+    isBreached?: (password: string) => boolean | Promise<boolean>;
   };
   totp?: {
     /** Steps accepted either side of now: 0 or 1. Default 1. */
     window?: 0 | 1;
     /** The issuer shown in authenticator apps. Default: the host of `issuer`. */
     label?: string;
+  };
+  reauthentication?: {
+    /**
+     * How long after a sign-in the user may enrol TOTP (and, later, register a passkey) without
+     * proving the password or a TOTP code again. Default `"5m"`, at most 1 hour; `false` asks
+     * for proof every time.
+     */
+    recentSignIn?: Duration | false;
   };
   throttle?: {
     /** Failures per account (password, directory, TOTP and recovery codes together). */
@@ -92,6 +108,12 @@ export interface AuthConfig {
      * the client address is the socket's peer (RL-3).
      */
     trustedProxies?: string[];
+    /**
+     * UNSAFE: serve every route over plain HTTP from any client. By default a request that did
+     * not arrive over TLS (directly, or per a trusted proxy's `X-Forwarded-Proto`) is refused
+     * with 40300 unless its client is on loopback (HTTP-7). Default false.
+     */
+    unsafeAllowPlainHttp?: boolean;
   };
   /** The clock, in epoch milliseconds. Tests freeze it. */
   now?: () => number;
@@ -106,6 +128,7 @@ export interface ResolvedConfig {
   basePath: string;
   statusMode: "standard" | "always-200";
   trustedProxies: string[];
+  unsafeAllowPlainHttp: boolean;
   ttl: { access: number; refresh: number; refreshIdle: number; temporary: number };
   clockToleranceSeconds: number;
   tokenStateCacheSeconds: number;
@@ -116,8 +139,10 @@ export interface ResolvedConfig {
     maxConcurrentHashes: number;
     maxQueuedHashes: number;
     blocklist: Set<string>;
+    isBreached: ((password: string) => boolean | Promise<boolean>) | undefined;
   };
   totp: { window: 0 | 1; label: string; maxAttemptsPerToken: number };
+  reauthentication: { recentSignInSeconds: number };
   throttle: { account: ResolvedTier[]; ip: ResolvedTier[] };
 }
 
@@ -230,6 +255,11 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
   }
   const minLength = positiveInteger(config.password?.minLength, "password.minLength", 8, 8);
   const maxBytes = positiveInteger(config.password?.maxBytes, "password.maxBytes", 1024, 64);
+  const isBreached = config.password?.isBreached;
+  if (isBreached !== undefined && typeof isBreached !== "function") {
+    const got = isBreached === null ? "null" : typeof isBreached;
+    fail(`password.isBreached must be a function (password) => boolean | Promise<boolean>; got ${got}`);
+  }
 
   const basePath = config.http?.basePath ?? "/api/v1";
   if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) {
@@ -238,6 +268,13 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
   const statusMode = config.http?.statusMode ?? "standard";
   if (statusMode !== "standard" && statusMode !== "always-200") {
     fail(`http.statusMode must be "standard" or "always-200"; got ${JSON.stringify(statusMode)}`);
+  }
+  const recentSignIn = config.reauthentication?.recentSignIn ?? "5m";
+  const recentSignInSeconds = recentSignIn === false ? 0 : durationSeconds(recentSignIn, "reauthentication.recentSignIn");
+  if (recentSignInSeconds > 3600) fail(`reauthentication.recentSignIn must be at most 1h; got ${recentSignInSeconds} seconds`);
+  const unsafeAllowPlainHttp = config.http?.unsafeAllowPlainHttp ?? false;
+  if (typeof unsafeAllowPlainHttp !== "boolean") {
+    fail(`http.unsafeAllowPlainHttp must be true or false; got ${JSON.stringify(unsafeAllowPlainHttp)}`);
   }
   const totpWindow = config.totp?.window ?? 1;
   if (totpWindow !== 0 && totpWindow !== 1) fail("totp.window must be 0 or 1");
@@ -248,6 +285,7 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     basePath,
     statusMode,
     trustedProxies: [...(config.http?.trustedProxies ?? [])],
+    unsafeAllowPlainHttp,
     ttl,
     clockToleranceSeconds,
     tokenStateCacheSeconds,
@@ -258,8 +296,10 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
       maxConcurrentHashes: positiveInteger(config.password?.maxConcurrentHashes, "password.maxConcurrentHashes", 4),
       maxQueuedHashes: positiveInteger(config.password?.maxQueuedHashes, "password.maxQueuedHashes", 256, 0),
       blocklist: new Set([...(config.password?.blocklist ?? [])].map((entry) => entry.normalize("NFKC").toLowerCase())),
+      isBreached,
     },
     totp: { window: totpWindow, label: config.totp?.label ?? issuerUrl.host, maxAttemptsPerToken: 5 },
+    reauthentication: { recentSignInSeconds },
     throttle: {
       account: tiers(config.throttle?.account, "throttle.account", defaultAccountTiers),
       ip: tiers(config.throttle?.ip, "throttle.ip", defaultIpTiers),

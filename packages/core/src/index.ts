@@ -35,7 +35,7 @@ export type { Route, RouteContext, RouteResult } from "./http/routes.js";
 export { routes } from "./http/routes.js";
 export type { Envelope, HttpRequest, HttpResponse } from "./http/types.js";
 
-export { memoryStorage } from "./storage/memory.js";
+export { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./storage/memory.js";
 export type * from "./storage/types.js";
 export type { AccessTokenClaims } from "./tokens/access-token.js";
 export type { PublicUser, TokenSet } from "./tokens/issue-tokens.js";

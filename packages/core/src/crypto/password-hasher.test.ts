@@ -1,9 +1,19 @@
 import { randomBytes as nodeRandomBytes } from "node:crypto";
-import { hash as argon2Hash } from "@node-rs/argon2";
-import { describe, expect, it } from "vitest";
+import { hash as argon2Hash, verify as argon2Verify } from "@node-rs/argon2";
+import { describe, expect, it, vi } from "vitest";
 import { resolveConfig } from "../config.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
 import { memoryStorage } from "../storage/memory.js";
 import { createPasswordHasher, phcParameters } from "./password-hasher.js";
+
+vi.mock("@node-rs/argon2", async (importOriginal) => {
+  const argon2 = await importOriginal<typeof import("@node-rs/argon2")>();
+  return { ...argon2, hash: vi.fn(argon2.hash), verify: vi.fn(argon2.verify) };
+});
+
+/** How many argon2id computations (hash or verify) ran so far. */
+const argon2Runs = () => vi.mocked(argon2Hash).mock.calls.length + vi.mocked(argon2Verify).mock.calls.length;
 
 const baseConfig = {
   storage: memoryStorage(),
@@ -61,8 +71,56 @@ describe("password hasher", () => {
     expect(await hasher.verify("$argon2id$v=19$m=19456,t=2,p=1$broken", "pw")).toBe(false);
   });
 
-  it("EN-2: the dummy verification runs argon2id and never throws", async () => {
-    await expect(hasher.verifyDummy("whatever")).resolves.toBeUndefined();
-    await expect(hasher.verifyDummy("")).resolves.toBeUndefined();
+  it("EN-2: without a stored hash, verify spends one argon2id verification against a dummy hash and returns false", async () => {
+    await hasher.verify(null, "warm up the dummy hash");
+    for (const password of ["whatever", "", "correct horse battery staple"]) {
+      const before = vi.mocked(argon2Verify).mock.calls.length;
+      await expect(hasher.verify(null, password)).resolves.toBe(false);
+      expect(vi.mocked(argon2Verify).mock.calls.length - before, JSON.stringify(password)).toBe(1);
+    }
+  });
+
+  it("EN-2: a stored hash that is not argon2id costs the same dummy verification as no hash at all", async () => {
+    await hasher.verify(null, "warm up the dummy hash");
+    const bcrypt = "$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW";
+    const before = vi.mocked(argon2Verify).mock.calls.length;
+    await expect(hasher.verify(bcrypt, "pw")).resolves.toBe(false);
+    expect(vi.mocked(argon2Verify).mock.calls.length - before).toBe(1);
+  });
+
+  it("PW-2: a password with a lone surrogate never matches, though argon2 reads it as U+FFFD, and costs no hashing", async () => {
+    const stored = await argon2Hash("before \ufffd after", { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 });
+    expect(await hasher.verify(stored, "before \ufffd after")).toBe(true);
+    const before = argon2Runs();
+    for (const typed of ["before \ud800 after", "before \udbff after", "before \udfff after"]) {
+      expect(await hasher.verify(stored, typed), JSON.stringify(typed)).toBe(false);
+      expect(await hasher.verify(null, typed)).toBe(false);
+    }
+    expect(argon2Runs()).toBe(before);
+  });
+
+  it("PW-2: hash refuses a password that is not well-formed Unicode instead of storing U+FFFD", async () => {
+    const error = await hasher.hash("before \ud800 after").catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error).toMatchObject({ code: ErrorCode.ValidationFailed });
+  });
+
+  it("PW-2: hash and verify apply NFKC themselves, so callers pass what was typed", async () => {
+    const phc = await hasher.hash("\ufb01ve \ufb01sh");
+    expect(await hasher.verify(phc, "five fish")).toBe(true);
+    expect(await hasher.verify(phc, "\ufb01ve \ufb01sh")).toBe(true);
+    expect(await hasher.verify(phc, "FIVE FISH")).toBe(false);
+  });
+
+  it("PW-4: over the byte cap of the NFKC form, verify answers false with no argon2id work, stored hash or none", async () => {
+    const phc = await hasher.hash("e\u0301".repeat(400));
+    expect(await hasher.verify(phc, "e\u0301".repeat(400))).toBe(true);
+    expect(await hasher.verify(phc, "\u00e9".repeat(400))).toBe(true);
+    const before = argon2Runs();
+    for (const typed of ["a".repeat(1025), "\u00e9".repeat(513), "\ufdfa".repeat(32), "x".repeat(1_000_000)]) {
+      expect(await hasher.verify(phc, typed)).toBe(false);
+      expect(await hasher.verify(null, typed)).toBe(false);
+    }
+    expect(argon2Runs()).toBe(before);
   });
 });

@@ -1,15 +1,41 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { type Algorithm, hash, verify } from "@node-rs/argon2";
 import type { ResolvedConfig } from "../config.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
 import { createLimiter } from "./limiter.js";
+import { preparePassword } from "./password-policy.js";
 
-/** argon2id hashing through a concurrency limit (PW-1, PW-4). */
+/**
+ * argon2id hashing of passwords as typed, through a concurrency limit (PW-1, PW-4). Both
+ * methods prepare the password themselves ({@link preparePassword}: well-formed Unicode,
+ * NFKC, byte cap), so no caller can skip a step or apply one twice differently (PW-2).
+ */
 export interface PasswordHasher {
-  /** Hashes a normalised password as an argon2id PHC string with a random 16-byte salt. */
+  /**
+   * Hashes a password, as typed, that passed `assertAcceptablePassword`: an argon2id PHC
+   * string of its NFKC form with a random 16-byte salt (PW-1).
+   *
+   * @throws {AuthError} 42200 when the password cannot be prepared (only when the policy was skipped), 50300 queue full.
+   */
   hash(password: string): Promise<string>;
-  /** Checks a normalised password against a PHC string; false for any malformed hash. */
-  verify(phc: string, password: string): Promise<boolean>;
-  /** Spends one verification against a dummy hash, so unknown users cost what known ones do (EN-2). */
-  verifyDummy(password: string): Promise<void>;
+  /**
+   * Checks a password, as typed, against a stored PHC string: true only for a match.
+   *
+   * Every outcome costs about one argon2id verification at the configured parameters (EN-2):
+   * with no stored hash (`null`: unknown user, no local password) or one that is not
+   * argon2id, a dummy hash is verified instead; a hash with other parameters that finishes
+   * sooner than verifications at the configured ones take in this process waits the
+   * difference, outside the hashing slot. A password that can never be a stored one (a lone
+   * surrogate, over the byte cap) answers false at once, with no hashing, whatever `phc` is.
+   *
+   * @throws {AuthError} 50300 when the hashing queue is full.
+   * @example
+   * ```ts
+   * const proven = await auth.passwords.verify(user?.passwordHash ?? null, input.password);
+   * ```
+   */
+  verify(phc: string | null, password: string): Promise<boolean>;
   /** True when `phc` was made with other parameters than the configured ones (PW-1). */
   needsRehash(phc: string): boolean;
 }
@@ -24,22 +50,18 @@ export function phcParameters(phc: string): { memoryCost: number; timeCost: numb
 /** `Algorithm.Argon2id`: the package declares it as an ambient const enum, which isolated modules cannot read. */
 const argon2id = 2 as Algorithm.Argon2id;
 
-const dummyHashes = new Map<string, Promise<string>>();
+/** What one argon2id cost costs in this process: its dummy hash, and how long a verification at it takes. */
+interface CostReference {
+  /** Made on first use and shared by every auth instance of the process. */
+  dummyPhc: Promise<string>;
+  /** Moving average, in milliseconds, of argon2id runs at this cost; seeded by making the dummy hash. */
+  averageMs: number;
+}
 
-/** The dummy hash for a cost, made on first use and shared by every auth instance of the process. */
-function dummyHash(
-  cost: ResolvedConfig["password"]["hashing"],
-  hashPassword: (password: string) => Promise<string>,
-  randomBytes: (size: number) => Uint8Array,
-): Promise<string> {
-  const key = `${cost.memoryCost},${cost.timeCost},${cost.parallelism}`;
-  let phc = dummyHashes.get(key);
-  if (!phc) {
-    phc = hashPassword(Buffer.from(randomBytes(24)).toString("base64url"));
-    phc.catch(() => dummyHashes.delete(key));
-    dummyHashes.set(key, phc);
-  }
-  return phc;
+const costReferences = new Map<string, CostReference>();
+
+function recordDuration(reference: CostReference, elapsedMs: number): void {
+  reference.averageMs = reference.averageMs === 0 ? elapsedMs : reference.averageMs + (elapsedMs - reference.averageMs) / 8;
 }
 
 /** Makes the {@link PasswordHasher} for a configuration. */
@@ -49,30 +71,74 @@ export function createPasswordHasher(
 ): PasswordHasher {
   const limiter = createLimiter(config.maxConcurrentHashes, config.maxQueuedHashes);
   const options = { algorithm: argon2id, ...config.hashing, outputLen: 32 };
-  const hashPassword = (password: string) =>
-    limiter.run(() => hash(password, { ...options, salt: Buffer.from(randomBytes(16)) }));
+  const costKey = `${config.hashing.memoryCost},${config.hashing.timeCost},${config.hashing.parallelism}`;
+
+  const hashInSlot = (normalized: string) =>
+    limiter.run(async () => {
+      const started = performance.now();
+      const phc = await hash(normalized, { ...options, salt: Buffer.from(randomBytes(16)) });
+      return { phc, elapsedMs: performance.now() - started };
+    });
+
+  const verifyInSlot = (phc: string, normalized: string) =>
+    limiter.run(async () => {
+      const started = performance.now();
+      const outcome = await verify(phc, normalized).then(
+        (matched) => ({ matched, malformed: false }),
+        () => ({ matched: false, malformed: true }),
+      );
+      return { ...outcome, elapsedMs: performance.now() - started };
+    });
+
+  const currentCost = (): CostReference => {
+    const known = costReferences.get(costKey);
+    if (known) return known;
+    const made = hashInSlot(Buffer.from(randomBytes(24)).toString("base64url"));
+    const reference: CostReference = { dummyPhc: made.then(({ phc }) => phc), averageMs: 0 };
+    made.then(
+      ({ elapsedMs }) => recordDuration(reference, elapsedMs),
+      () => {
+        if (costReferences.get(costKey) === reference) costReferences.delete(costKey);
+      },
+    );
+    costReferences.set(costKey, reference);
+    return reference;
+  };
+
+  const needsRehash = (phc: string) => {
+    const parameters = phcParameters(phc);
+    return (
+      !parameters ||
+      parameters.memoryCost !== config.hashing.memoryCost ||
+      parameters.timeCost !== config.hashing.timeCost ||
+      parameters.parallelism !== config.hashing.parallelism
+    );
+  };
 
   return {
-    hash: hashPassword,
+    async hash(password) {
+      const prepared = preparePassword(password, config.maxBytes);
+      if (!prepared.ok) throw new AuthError(ErrorCode.ValidationFailed, prepared.refusal);
+      return (await hashInSlot(prepared.normalized)).phc;
+    },
     async verify(phc, password) {
-      if (!phcParameters(phc)) return false;
-      // The dummy hash is made once per process and cost; a known user waits for it too, so
-      // that the first sign-in of a process does not tell unknown users apart (EN-2).
-      await dummyHash(config.hashing, hashPassword, randomBytes);
-      return limiter.run(() => verify(phc, password).catch(() => false));
+      const prepared = preparePassword(password, config.maxBytes);
+      if (!prepared.ok) return false;
+      const reference = currentCost();
+      // A known user waits for the dummy hash too, so that the first sign-in of a process
+      // does not tell unknown users apart (EN-2).
+      const dummyPhc = await reference.dummyPhc;
+      const stored = phc !== null && phcParameters(phc) ? phc : null;
+      const result = await verifyInSlot(stored ?? dummyPhc, prepared.normalized);
+      const atCurrentCost = stored === null || !needsRehash(stored);
+      if (atCurrentCost && !result.malformed) {
+        recordDuration(reference, result.elapsedMs);
+      } else if (result.elapsedMs < reference.averageMs) {
+        // An older, cheaper hash would answer sooner than an unknown user does (EN-2).
+        await sleep(reference.averageMs - result.elapsedMs);
+      }
+      return stored !== null && result.matched;
     },
-    async verifyDummy(password) {
-      const phc = await dummyHash(config.hashing, hashPassword, randomBytes);
-      await limiter.run(() => verify(phc, password).catch(() => false));
-    },
-    needsRehash(phc) {
-      const parameters = phcParameters(phc);
-      return (
-        !parameters ||
-        parameters.memoryCost !== config.hashing.memoryCost ||
-        parameters.timeCost !== config.hashing.timeCost ||
-        parameters.parallelism !== config.hashing.parallelism
-      );
-    },
+    needsRehash,
   };
 }

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv } from "node:crypto";
+import { createCipheriv, createDecipheriv, hkdfSync } from "node:crypto";
 import type { EncryptionKeyring } from "../config.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
@@ -13,6 +13,8 @@ export interface SecretBox {
   seal(plaintext: Uint8Array, associatedData: string): EncryptedSecret;
   /** Decrypts; throws {@link AuthError} 50000 if the key is unknown or anything was altered. */
   open(secret: EncryptedSecret, associatedData: string): Buffer;
+  /** A 32-byte key for another purpose, derived from the current key with HKDF-SHA256. */
+  deriveKey(purpose: string): Buffer;
 }
 
 function decodeKey(value: unknown, keyId: string): Buffer {
@@ -41,6 +43,9 @@ export function createSecretBox(
   const broken = (cause?: unknown) => new AuthError(ErrorCode.Internal, "A stored secret could not be decrypted", { cause });
 
   return {
+    deriveKey(purpose) {
+      return Buffer.from(hkdfSync("sha256", keys.get(ring.current) as Buffer, "portcullis", purpose, 32));
+    },
     seal(plaintext, associatedData) {
       const key = keys.get(ring.current) as Buffer;
       const nonce = randomBytes(nonceBytes);

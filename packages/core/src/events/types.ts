@@ -35,7 +35,7 @@ export type AuthEvent =
   | (EventBase & { type: "session.revoked"; userId: string; sessionId: string; reason: RevocationReason })
   | (EventBase & { type: "sessions.revoked_all"; userId: string; count: number; reason: "sign_out_everywhere" | "user_disabled" })
   | (EventBase & { type: "token_version.raised"; userId: string; tokenVersion: number; reason: string })
-  /** `key`: the address bucket for `ip`; for `account`, a digest of the username, stable but not readable. */
+  /** `key`: the address bucket for `ip`; for `account`, the keyed pseudonym of the username: stable, but not reversible without the key. */
   | (EventBase & { type: "throttled"; scope: "account" | "ip"; key: string; retryAfterSeconds: number })
   | (EventBase & { type: "user.created"; userId: string })
   | (EventBase & { type: "password.changed"; userId: string });

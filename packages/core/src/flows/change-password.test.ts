@@ -1,3 +1,4 @@
+import { hash as argon2Hash, verify as argon2Verify } from "@node-rs/argon2";
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../errors/codes.js";
 import { changePassword, setPassword } from "./change-password.js";
@@ -7,6 +8,14 @@ import { refresh } from "./refresh.js";
 import { useRecoveryCode } from "./use-recovery-code.js";
 import { verifyAccessToken } from "./verify-access-token.js";
 import { verifyTotp } from "./verify-totp.js";
+
+vi.mock("@node-rs/argon2", async (importOriginal) => {
+  const argon2 = await importOriginal<typeof import("@node-rs/argon2")>();
+  return { ...argon2, hash: vi.fn(argon2.hash), verify: vi.fn(argon2.verify) };
+});
+
+/** How many argon2id computations (hash or verify) ran so far. */
+const argon2Runs = () => vi.mocked(argon2Hash).mock.calls.length + vi.mocked(argon2Verify).mock.calls.length;
 
 const newPassword = "a brand new passphrase";
 
@@ -54,10 +63,53 @@ describe("changePassword", () => {
   it("PW-4: a current password over the byte cap is refused without hashing", async () => {
     const harness = makeAuth();
     const userId = await addUser(harness.auth, "oversized");
-    const verify = vi.spyOn(harness.auth.passwords, "verify");
+    const before = argon2Runs();
     const error = await authError(changePassword(harness.auth, { userId, currentPassword: "x".repeat(2048), newPassword }));
     expect(error.code).toBe(ErrorCode.AuthenticationFailed);
-    expect(verify).not.toHaveBeenCalled();
+    expect(argon2Runs()).toBe(before);
+  });
+
+  it("PW-4: the cap counts the NFKC form when proving the current password as when setting it", async () => {
+    const harness = makeAuth();
+    const typed = "e\u0301".repeat(400);
+    const userId = await addUser(harness.auth, "accented", typed);
+    await changePassword(harness.auth, { userId, currentPassword: typed, newPassword });
+    await signIn(harness, "accented", newPassword);
+  });
+
+  it("PW-2: a new password that is not well-formed Unicode is refused with the reason, and the old one still works", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "surrogate");
+    for (const change of [
+      () => changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword: "lone \ud800 surrogate" }),
+      () => setPassword(harness.auth, { userId, newPassword: "lone \udbff surrogate" }),
+    ]) {
+      const error = await authError(change());
+      expect(error.code).toBe(ErrorCode.ValidationFailed);
+      expect(error.message).toMatch(/not valid Unicode text/);
+    }
+    await signIn(harness, "surrogate");
+  });
+
+  it("PW-3: the new password goes through password.isBreached; a hook that fails refuses with 50300 (fail closed)", async () => {
+    const outage = new Error("range API down");
+    let failing = false;
+    const isBreached = vi.fn(async (password: string) => {
+      if (failing) throw outage;
+      return password === "a leaked but long passphrase";
+    });
+    const harness = makeAuth({ password: { isBreached } });
+    const userId = await addUser(harness.auth, "breached");
+    const breached = await authError(
+      changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword: "a leaked but long passphrase" }),
+    );
+    expect(breached.code).toBe(ErrorCode.ValidationFailed);
+    expect(breached.message).toMatch(/data breach/);
+    failing = true;
+    const unavailable = await authError(setPassword(harness.auth, { userId, newPassword }));
+    expect(unavailable.code).toBe(ErrorCode.Unavailable);
+    expect(unavailable.cause).toBe(outage);
+    await signIn(harness, "breached");
   });
 
   it("RL-1: wrong current passwords count toward the account throttle", async () => {

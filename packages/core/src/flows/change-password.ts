@@ -1,5 +1,5 @@
 import type { Auth } from "../auth.js";
-import { assertAcceptablePassword, exceedsByteCap, normalizePassword } from "../crypto/password-policy.js";
+import { assertAcceptablePassword } from "../crypto/password-policy.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { takeAttempt } from "../throttle/throttle.js";
@@ -19,7 +19,8 @@ export interface ChangePasswordInput {
  * against the account throttle), the new one passes the policy (PW-3). The token version is
  * raised, so every session and outstanding temporary token ends (TV-1, TMP-4).
  *
- * @throws {AuthError} 40100 wrong current password, 42200 new password refused, 42900 throttled.
+ * @throws {AuthError} 40100 wrong current password, 42200 new password refused, 42900 throttled,
+ *   50300 hashing queue full or `password.isBreached` failed.
  */
 export async function changePassword(auth: Auth, input: ChangePasswordInput): Promise<void> {
   const userId = requiredString(input.userId, "userId");
@@ -28,11 +29,7 @@ export async function changePassword(auth: Auth, input: ChangePasswordInput): Pr
   const user = await auth.storage.users.findById(userId);
   if (!user) throw new AuthError(ErrorCode.NotFound, "No such user");
   await takeAttempt(auth, "account", user.usernameKey);
-  const proven =
-    user.passwordHash !== null &&
-    !exceedsByteCap(currentPassword, auth.config.password.maxBytes) &&
-    (await auth.passwords.verify(user.passwordHash, normalizePassword(currentPassword)));
-  if (!proven) throw invalidCredentials();
+  if (!(await auth.passwords.verify(user.passwordHash, currentPassword))) throw invalidCredentials();
   await storeNewPassword(auth, userId, user.username, newPassword);
 }
 
@@ -46,7 +43,7 @@ export interface SetPasswordInput {
  * Sets a user's password without the current one: for administrators and reset flows that
  * proved the user's identity another way. Raises the token version like {@link changePassword}.
  *
- * @throws {AuthError} 40400 unknown user, 42200 password refused.
+ * @throws {AuthError} 40400 unknown user, 42200 password refused, 50300 hashing queue full or `password.isBreached` failed.
  */
 export async function setPassword(auth: Auth, input: SetPasswordInput): Promise<void> {
   const userId = requiredString(input.userId, "userId");
@@ -57,8 +54,8 @@ export async function setPassword(auth: Auth, input: SetPasswordInput): Promise<
 }
 
 async function storeNewPassword(auth: Auth, userId: string, username: string, newPassword: string): Promise<void> {
-  assertAcceptablePassword(auth.config.password, newPassword, username);
-  const passwordHash = await auth.passwords.hash(normalizePassword(newPassword));
+  await assertAcceptablePassword(auth.config.password, newPassword, username);
+  const passwordHash = await auth.passwords.hash(newPassword);
   await auth.storage.users.update(userId, { passwordHash }, auth.now());
   await raiseTokenVersion(auth, userId, "password_changed");
   auth.emit({ type: "password.changed", userId, at: auth.now() });

@@ -1,6 +1,6 @@
 import type { Auth } from "../auth.js";
 import { randomId } from "../crypto/ids.js";
-import { assertAcceptablePassword, normalizePassword } from "../crypto/password-policy.js";
+import { assertAcceptablePassword } from "../crypto/password-policy.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
@@ -37,7 +37,8 @@ export function checkRoles(roles: unknown): string[] {
  * Creates a local user. The password is checked against the policy and stored as argon2id
  * (PW-1, PW-3); the username is normalised (NFKC) and must be unique regardless of case.
  *
- * @throws {AuthError} 42200 when the username or password is refused (with the reason), 40900 when the username is taken.
+ * @throws {AuthError} 42200 when the username or password is refused (with the reason), 40900 when the username is taken,
+ *   50300 when the hashing queue is full or `password.isBreached` failed.
  * @example
  * ```ts
  * await createUser(auth, { username: "alice", password: "a long passphrase", roles: ["admin"] });
@@ -47,13 +48,13 @@ export async function createUser(auth: Auth, input: CreateUserInput): Promise<Us
   const { username, usernameKey } = normalizeUsername(requiredString(input.username, "username"));
   const password = optionalString(input.password, "password");
   const roles = checkRoles(input.roles ?? []);
-  if (password !== undefined) assertAcceptablePassword(auth.config.password, password, username);
+  if (password !== undefined) await assertAcceptablePassword(auth.config.password, password, username);
   const now = auth.now();
   const record: UserRecord = {
     id: randomId(auth),
     username,
     usernameKey,
-    passwordHash: password === undefined ? null : await auth.passwords.hash(normalizePassword(password)),
+    passwordHash: password === undefined ? null : await auth.passwords.hash(password),
     roles,
     disabled: input.disabled === true,
     tokenVersion: 0,

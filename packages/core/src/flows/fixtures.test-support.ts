@@ -111,14 +111,18 @@ export function decodeBase32(secret: string): Uint8Array {
 }
 
 /**
- * Enrols TOTP for a user through the real flows (setup, then enable with the current code)
- * and returns the secret bytes and the recovery codes. The step of `auth.now()` is spent by
+ * Enrols TOTP for a user through the real flows (setup, then enable with the current code,
+ * each re-authenticated with `password`) and returns the secret bytes and the recovery codes. The step of `auth.now()` is spent by
  * enabling: advance the clock by 30 s before the next code (see {@link nextCode}).
  */
-export async function enrolTotp(auth: Auth, userId: string): Promise<{ secret: Uint8Array; recoveryCodes: string[] }> {
-  const setup = await beginTotpSetup(auth, { userId });
+export async function enrolTotp(
+  auth: Auth,
+  userId: string,
+  password = goodPassword,
+): Promise<{ secret: Uint8Array; recoveryCodes: string[] }> {
+  const setup = await beginTotpSetup(auth, { userId, password });
   const secret = decodeBase32(setup.secret);
-  const { recoveryCodes } = await enableTotp(auth, { userId, code: codeAt(secret, auth.now()) });
+  const { recoveryCodes } = await enableTotp(auth, { userId, password, code: codeAt(secret, auth.now()) });
   return { secret, recoveryCodes };
 }
 
@@ -161,4 +165,25 @@ export async function signIn(harness: Harness, username: string, password = good
   const result = await login(harness.auth, { username, password });
   if (result.status !== "authenticated") throw new Error(`expected a session, got ${result.status}`);
   return result.tokens;
+}
+
+/**
+ * Wraps a storage so that every operation waits `ms` milliseconds before it runs, like a
+ * database across a network: concurrent flows then interleave at every storage call, which
+ * is where races live.
+ */
+export function slowStorage(storage: Storage, ms = 2): Storage {
+  const pause = () => new Promise((resolve) => setTimeout(resolve, ms));
+  const wrap = <T extends object>(store: T): T =>
+    new Proxy(store, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (typeof value !== "function") return value;
+        return async (...args: unknown[]) => {
+          await pause();
+          return value.apply(target, args);
+        };
+      },
+    });
+  return Object.fromEntries(Object.entries(storage).map(([name, store]) => [name, wrap(store)])) as unknown as Storage;
 }

@@ -1,20 +1,32 @@
-import { hash as argon2Hash } from "@node-rs/argon2";
+import { createHash, randomBytes } from "node:crypto";
+import { hash as argon2Hash, verify as argon2Verify } from "@node-rs/argon2";
 import { describe, expect, it, vi } from "vitest";
 import { phcParameters } from "../crypto/password-hasher.js";
 import { ErrorCode } from "../errors/codes.js";
+import { memoryStorage } from "../storage/memory.js";
 import { verifyAccessTokenClaims } from "../tokens/access-token.js";
 import {
   addUser,
   authError,
+  encryptionKey,
   enrolTotp,
   generousThrottle,
   goodPassword,
   makeAuth,
   outcome,
+  signingSecret,
   tally,
 } from "./fixtures.test-support.js";
 import { type LoginInput, login } from "./login.js";
 import { setUserDisabled } from "./manage-users.js";
+
+vi.mock("@node-rs/argon2", async (importOriginal) => {
+  const argon2 = await importOriginal<typeof import("@node-rs/argon2")>();
+  return { ...argon2, hash: vi.fn(argon2.hash), verify: vi.fn(argon2.verify) };
+});
+
+/** How many argon2id computations (hash or verify) ran so far. */
+const argon2Runs = () => vi.mocked(argon2Hash).mock.calls.length + vi.mocked(argon2Verify).mock.calls.length;
 
 const wrongPassword = "not the right password";
 const minutes = (count: number) => count * 60_000;
@@ -45,6 +57,86 @@ describe("login", () => {
     const failures = events.filter((event) => event.type === "login.failed");
     expect(failures.map((event) => event.userId)).toEqual([userId, null]);
     expect(JSON.stringify(events)).not.toContain("my secret passphrase");
+  });
+
+  describe("RL-1, HTTP-6: what a typed username leaves in storage and events", () => {
+    /** Memory storage that records every counter key it is asked to hit. */
+    function recordingStorage() {
+      const storage = memoryStorage();
+      const keys: string[] = [];
+      const hit = storage.counters.hit.bind(storage.counters);
+      storage.counters.hit = (key, ...rest) => {
+        keys.push(key);
+        return hit(key, ...rest);
+      };
+      return { storage, keys };
+    }
+    const huge = "\ufdfa".repeat(21_000);
+
+    it("RL-1: a username over 128 characters is answered like an unknown user, before it is normalised", async () => {
+      const { storage, keys } = recordingStorage();
+      const { auth, events } = makeAuth({ storage });
+      await addUser(auth, "a".repeat(128));
+      const normalize = vi.spyOn(String.prototype, "normalize");
+      const unknown = await authError(login(auth, { username: huge, password: "x".repeat(1025), ip: "203.0.113.7" }));
+      const calls = normalize.mock.contexts.map((context) => String(context).length);
+      normalize.mockRestore();
+      expect(calls.every((length) => length < huge.length)).toBe(true);
+      const ghost = await authError(login(auth, { username: "ghost", password: wrongPassword }));
+      expect({ code: unknown.code, message: unknown.message }).toEqual({ code: ghost.code, message: ghost.message });
+      expect(await outcome(login(auth, { username: "a".repeat(129), password: goodPassword }))).toBe(40100);
+      await tokensOf(login(auth, { username: "A".repeat(128), password: goodPassword }));
+      expect(keys.some((key) => key.startsWith("ip:"))).toBe(true);
+      expect(Math.max(...keys.map((key) => key.length))).toBeLessThanOrEqual(64);
+      expect(events.find((event) => event.type === "login.failed")).toMatchObject({ userId: null });
+    });
+
+    it("RL-1: 100 logins with 21,000 × U+FDFA as the username hold no more in storage than 100 short ones", async () => {
+      const { storage, keys } = recordingStorage();
+      const { auth } = makeAuth({
+        storage,
+        throttle: { account: [{ limit: 5, window: "15m" }], ip: [{ limit: 1000, window: "15m" }] },
+      });
+      for (let index = 0; index < 100; index += 1) {
+        await outcome(login(auth, { username: `${huge}${index}`, password: "x".repeat(1025), ip: `203.0.113.${index}` }));
+      }
+      expect(keys.reduce((sum, key) => sum + key.length, 0)).toBeLessThan(100 * 2 * 64);
+      expect(storage.sizes().counters).toBeLessThanOrEqual(100);
+    });
+
+    it("HTTP-6: a password typed as the username never reaches a counter key or an event, not even as a plain digest", async () => {
+      const { storage, keys } = recordingStorage();
+      const { auth, events } = makeAuth({ storage, throttle: { account: [{ limit: 1, window: "15m" }] } });
+      const typed = "Tr0ub4dor&3 typed in the wrong box";
+      for (let attempt = 0; attempt < 2; attempt += 1) await outcome(login(auth, { username: typed, password: wrongPassword }));
+      const throttled = events.find((event) => event.type === "throttled");
+      expect(throttled).toMatchObject({ scope: "account" });
+      const plainDigests = [typed, typed.toLowerCase()].flatMap((value) => {
+        const digest = createHash("sha256").update(value).digest();
+        return [digest.toString("base64url"), digest.toString("hex"), digest.toString("base64")];
+      });
+      const seen = [...keys, JSON.stringify(events)].join("\n");
+      for (const forbidden of [typed, typed.toLowerCase(), ...plainDigests.map((digest) => digest.slice(0, 16))]) {
+        expect(seen).not.toContain(forbidden);
+      }
+    });
+
+    it("HTTP-6: the account key is keyed by the configured secret: stable for one key, different under another", async () => {
+      const keysUnder = async (encryption: string) => {
+        const { storage, keys } = recordingStorage();
+        const { auth } = makeAuth({ storage, secrets: { signing: signingSecret, encryption } });
+        await outcome(login(auth, { username: "Same-Name", password: wrongPassword }));
+        await outcome(login(auth, { username: "same-name", password: wrongPassword }));
+        return keys.filter((key) => key.startsWith("account:"));
+      };
+      const first = await keysUnder(encryptionKey);
+      const again = await keysUnder(encryptionKey);
+      const other = await keysUnder(randomBytes(32).toString("base64url"));
+      expect(first.length).toBeGreaterThan(0);
+      expect(again).toEqual(first);
+      expect(new Set(first).size).toBe(first.length / 2);
+      for (const key of other) expect(first).not.toContain(key);
+    });
   });
 
   describe("PW-1: re-hashing", () => {
@@ -116,22 +208,33 @@ describe("login", () => {
       expect(await outcome(login(auth, { username: "long-password", password: `${"x".repeat(100)}-tai1` }))).toBe(40100);
       await tokensOf(login(auth, { username: "long-password", password: long }));
     });
+
+    it("PW-2: a lone surrogate never signs in, though argon2 reads U+D800 and U+DBFF alike as U+FFFD", async () => {
+      const userId = await addUser(auth, "surrogate");
+      const cost = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+      const collapsed = await argon2Hash("lone \ufffd surrogate", cost);
+      await auth.storage.users.update(userId, { passwordHash: collapsed }, auth.now());
+      await tokensOf(login(auth, { username: "surrogate", password: "lone \ufffd surrogate" }));
+      const before = argon2Runs();
+      for (const password of ["lone \ud800 surrogate", "lone \udbff surrogate", "lone \udc00 surrogate"]) {
+        expect(await outcome(login(auth, { username: "surrogate", password })), JSON.stringify(password)).toBe(40100);
+      }
+      expect(argon2Runs()).toBe(before);
+    });
   });
 
   describe("PW-4: the byte cap", () => {
     it("PW-4: a password over 1 KiB is refused at login without any hashing", async () => {
       const { auth, events } = makeAuth();
       await addUser(auth, "capped");
-      const verify = vi.spyOn(auth.passwords, "verify");
-      const verifyDummy = vi.spyOn(auth.passwords, "verifyDummy");
+      const before = argon2Runs();
       for (const password of ["a".repeat(1025), "é".repeat(513), "x".repeat(1_000_000)]) {
         const error = await authError(login(auth, { username: "capped", password }));
         expect(error.code).toBe(ErrorCode.AuthenticationFailed);
         expect(error.message).toBe("Invalid username or password");
       }
       expect(await outcome(login(auth, { username: "nobody-capped", password: "a".repeat(2048) }))).toBe(40100);
-      expect(verify).not.toHaveBeenCalled();
-      expect(verifyDummy).not.toHaveBeenCalled();
+      expect(argon2Runs()).toBe(before);
       expect(events.filter((event) => event.type === "login.failed")).toHaveLength(4);
     });
 
@@ -142,6 +245,15 @@ describe("login", () => {
       const verify = vi.spyOn(auth.passwords, "verify");
       await tokensOf(login(auth, { username: "kibi", password }));
       expect(verify).toHaveBeenCalledTimes(1);
+    });
+
+    it("PW-4: the cap counts the NFKC form at login as when setting: 400 × e+U+0301 (1200 bytes typed) signs in", async () => {
+      const { auth } = makeAuth();
+      const password = "e\u0301".repeat(400);
+      await addUser(auth, "accented", password);
+      await tokensOf(login(auth, { username: "accented", password }));
+      await tokensOf(login(auth, { username: "accented", password: "\u00e9".repeat(400) }));
+      expect(await outcome(login(auth, { username: "accented", password: "\u00e9".repeat(513) }))).toBe(40100);
     });
   });
 
@@ -262,7 +374,6 @@ describe("login", () => {
     const { auth } = makeAuth({ throttle: generousThrottle });
     await addUser(auth, "timing");
     const verify = vi.spyOn(auth.passwords, "verify");
-    const verifyDummy = vi.spyOn(auth.passwords, "verifyDummy");
     const time = async (username: string) => {
       const started = performance.now();
       expect(await outcome(login(auth, { username, password: wrongPassword }))).toBe(40100);
@@ -271,19 +382,45 @@ describe("login", () => {
     await time("warm-up");
     await time("timing");
     verify.mockClear();
-    verifyDummy.mockClear();
+    const argon2Before = vi.mocked(argon2Verify).mock.calls.length;
     const unknown: number[] = [];
     const known: number[] = [];
     for (let sample = 0; sample < 25; sample += 1) {
       unknown.push(await time(`nobody-${sample}`));
       known.push(await time("timing"));
     }
-    expect(verifyDummy).toHaveBeenCalledTimes(25);
-    expect(verify).toHaveBeenCalledTimes(25);
+    expect(verify.mock.calls.filter(([phc]) => phc === null)).toHaveLength(25);
+    expect(verify).toHaveBeenCalledTimes(50);
+    expect(vi.mocked(argon2Verify).mock.calls.length - argon2Before).toBe(50);
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
     const ratio = median(unknown) / median(known);
     expect(ratio).toBeGreaterThan(0.5);
     expect(ratio).toBeLessThan(2);
+  });
+
+  it("EN-2: a hash with older, cheaper parameters answers a wrong password no faster than an unknown user (median ratio, 12 samples)", async () => {
+    const { auth, storage } = makeAuth({ throttle: generousThrottle, password: { hashing: { timeCost: 6 } } });
+    const userId = await addUser(auth, "legacy");
+    const legacy = await argon2Hash(goodPassword, { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 });
+    await storage.users.update(userId, { passwordHash: legacy }, auth.now());
+    const time = async (username: string) => {
+      const started = performance.now();
+      expect(await outcome(login(auth, { username, password: wrongPassword }))).toBe(40100);
+      return performance.now() - started;
+    };
+    await time("warm-up");
+    await time("legacy");
+    const unknown: number[] = [];
+    const known: number[] = [];
+    for (let sample = 0; sample < 12; sample += 1) {
+      unknown.push(await time(`nobody-${sample}`));
+      known.push(await time("legacy"));
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+    const ratio = median(unknown) / median(known);
+    expect(ratio).toBeGreaterThan(0.5);
+    expect(ratio).toBeLessThan(1.5);
+    expect((await storage.users.findById(userId))?.passwordHash).toBe(legacy);
   });
 
   describe("EN-3 and TMP-1: the second factor", () => {
@@ -384,14 +521,14 @@ describe("login", () => {
 
     it("RL-1: unknown usernames have counters too, keyed like known ones (NFKC, case-insensitive)", async () => {
       const { auth } = makeAuth();
-      const verifyDummy = vi.spyOn(auth.passwords, "verifyDummy");
+      const verify = vi.spyOn(auth.passwords, "verify");
       for (const username of ["Nobody", "NOBODY", "nobody", "ｎｏｂｏｄｙ", "nobody"]) {
         expect(await outcome(login(auth, { username, password: wrongPassword }))).toBe(40100);
       }
       const error = await authError(login(auth, { username: "nobody", password: wrongPassword }));
       expect(error.code).toBe(ErrorCode.TooManyAttempts);
       expect(error.retryAfterSeconds).toBe(900);
-      expect(verifyDummy).toHaveBeenCalledTimes(5);
+      expect(verify.mock.calls.filter(([phc]) => phc === null)).toHaveLength(5);
       expect(await outcome(login(auth, { username: "somebody-else", password: wrongPassword }))).toBe(40100);
     });
 

@@ -1,12 +1,11 @@
 import type { Auth } from "../auth.js";
 import { opaqueToken } from "../crypto/ids.js";
-import { exceedsByteCap, normalizePassword } from "../crypto/password-policy.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
 import { clearAccountFailures, takeAttempt } from "../throttle/throttle.js";
 import { type TokenSet, startSession } from "../tokens/issue-tokens.js";
-import { usernameKeyOf } from "../users/username.js";
+import { typedUsernameKey } from "../users/username.js";
 import { optionalString, requiredString } from "./input.js";
 
 /** The input of {@link login}. */
@@ -35,7 +34,8 @@ export const invalidCredentials = () => new AuthError(ErrorCode.AuthenticationFa
  * Signs a user in with a username and password.
  *
  * The account and the client address each give up one attempt before anything is checked
- * (RL-1, RL-4). An unknown user costs one argon2id verification against a dummy hash (EN-2)
+ * (RL-1, RL-4). A username that can be nobody's (over 128 characters, or not well-formed
+ * Unicode) is refused like an unknown user before it is normalised, and takes no account counter. An unknown user costs one argon2id verification against a dummy hash (EN-2)
  * and fails exactly like a wrong password (EN-1); a disabled account is told so only after
  * its password was proven. When TOTP is on, the result is a temporary token, never a session
  * (EN-3, TMP-1). A hash made with older parameters is re-hashed (PW-1).
@@ -53,9 +53,9 @@ export async function login(auth: Auth, input: LoginInput): Promise<LoginResult>
   const password = requiredString(input.password, "password");
   const provider = optionalString(input.provider, "provider") ?? "local";
   if (provider !== "local") throw new AuthError(ErrorCode.NotFound, "Directory login is not enabled");
-  const usernameKey = usernameKeyOf(username);
+  const usernameKey = typedUsernameKey(username);
   if (input.ip !== undefined) await takeAttempt(auth, "ip", input.ip, input.ip);
-  await takeAttempt(auth, "account", usernameKey, input.ip);
+  if (usernameKey !== null) await takeAttempt(auth, "account", usernameKey, input.ip);
 
   const { user, proven } = await authenticatePassword(auth, usernameKey, password);
   if (!user || !proven) {
@@ -77,7 +77,7 @@ export async function login(auth: Auth, input: LoginInput): Promise<LoginResult>
       kind: "totp_login",
       userId: user.id,
       data: { ...pending },
-      failedAttempts: 0,
+      attempts: 0,
       createdAt: now,
       expiresAt: now + auth.config.ttl.temporary * 1000,
     });
@@ -85,31 +85,27 @@ export async function login(auth: Auth, input: LoginInput): Promise<LoginResult>
     return { status: "totp_required", tempToken: tempToken.value };
   }
 
-  await clearAccountFailures(auth, usernameKey);
+  await clearAccountFailures(auth, user.usernameKey);
   return { status: "authenticated", tokens: await startSession(auth, user, ["pwd"], input.ip) };
 }
 
 /**
- * Looks the account up and checks the password: `proven` only when this is its local
- * password. Always costs one argon2id verification, against a dummy hash when there is no
- * local password to check (EN-2); a password over the byte cap costs none (PW-4). Re-hashes
- * an outdated hash (PW-1).
+ * Looks the account up and checks the password as typed: `proven` only when this is its local
+ * password. `auth.passwords.verify` makes every outcome cost one argon2id verification at the
+ * configured parameters (a dummy one without a local password; EN-2), and none for a password
+ * that can never match (PW-2, PW-4). Re-hashes an outdated hash (PW-1).
  */
 export async function authenticatePassword(
   auth: Auth,
-  usernameKey: string,
+  usernameKey: string | null,
   password: string,
 ): Promise<{ user: UserRecord | null; proven: boolean }> {
-  const user = await auth.storage.users.findByUsernameKey(usernameKey);
-  if (exceedsByteCap(password, auth.config.password.maxBytes)) return { user, proven: false };
-  const normalized = normalizePassword(password);
-  if (!user?.passwordHash || user.source !== "local") {
-    await auth.passwords.verifyDummy(normalized);
-    return { user, proven: false };
-  }
-  if (!(await auth.passwords.verify(user.passwordHash, normalized))) return { user, proven: false };
-  if (auth.passwords.needsRehash(user.passwordHash)) {
-    const passwordHash = await auth.passwords.hash(normalized);
+  const user = usernameKey === null ? null : await auth.storage.users.findByUsernameKey(usernameKey);
+  const localHash = user?.source === "local" ? user.passwordHash : null;
+  const proven = await auth.passwords.verify(localHash, password);
+  if (!proven || !user || localHash === null) return { user, proven: false };
+  if (auth.passwords.needsRehash(localHash)) {
+    const passwordHash = await auth.passwords.hash(password);
     await auth.storage.users.update(user.id, { passwordHash }, auth.now());
   }
   return { user, proven: true };

@@ -22,7 +22,7 @@ describe("managing users", () => {
       ["roles_changed", () => setUserRoles(harness.auth, { userId, roles: ["admin"] })],
       ["user_disabled", () => setUserDisabled(harness.auth, { userId, disabled: true })],
       ["none", () => setUserDisabled(harness.auth, { userId, disabled: false })],
-      ["totp_enabled", () => enrolTotp(harness.auth, userId)],
+      ["totp_enabled", () => enrolTotp(harness.auth, userId, "second passphrase")],
       ["totp_disabled", () => disableTotp(harness.auth, { userId, password: "second passphrase" })],
       ["sign_out_everywhere", () => signOutEverywhere(harness.auth, { userId })],
     ];

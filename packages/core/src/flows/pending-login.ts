@@ -18,49 +18,56 @@ export interface OpenPendingLogin {
 const badTempToken = () => new AuthError(ErrorCode.AuthenticationFailed, "The temporary token is invalid or expired");
 
 /**
- * Finds the pending login of a temporary token and takes one attempt from the client
- * address and the account. The token is refused when it is unknown, expired, already spent
- * or void, or when the user's token version moved since it was issued: a password change
- * voids outstanding temporary tokens (TMP-4, TV-2).
+ * Finds the pending login of a temporary token and takes one attempt from the client address,
+ * the temporary token and the account, each atomically and before the second factor is
+ * evaluated: of N concurrent attempts on one temporary token at most 5 are ever evaluated
+ * (TMP-4, RL-4). The token is refused when it is unknown, expired, spent, out of attempts, or
+ * when the user's token version moved since it was issued: a password change voids outstanding
+ * temporary tokens (TMP-4, TV-2).
  */
 export async function openPendingLogin(auth: Auth, tempToken: string, ip: string | undefined): Promise<OpenPendingLogin> {
   if (ip !== undefined) await takeAttempt(auth, "ip", ip, ip);
   const challengeId = sha256(tempToken);
-  const challenge = await auth.storage.challenges.find(challengeId, "totp_login", auth.now());
+  const now = auth.now();
+  const challenge = await auth.storage.challenges.takeAttempt(
+    challengeId,
+    "totp_login",
+    auth.config.totp.maxAttemptsPerToken,
+    now,
+  );
   if (!challenge?.userId) throw badTempToken();
   const pending = challenge.data as unknown as PendingLogin;
   const user = await auth.storage.users.findById(challenge.userId);
   if (!user || user.disabled || user.tokenVersion !== pending.tokenVersion) {
-    await auth.storage.challenges.consume(challengeId, "totp_login", auth.now());
+    await auth.storage.challenges.consume(challengeId, "totp_login", now);
     throw badTempToken();
   }
   await takeAttempt(auth, "account", user.usernameKey, ip);
   return { challengeId, user, ip };
 }
 
-/**
- * Counts a wrong second factor against the temporary token (at most 5, then it is void;
- * TMP-4) and reports it; the account attempt was already taken. Always throws 40103.
- */
-export async function refuseSecondFactor(auth: Auth, pending: OpenPendingLogin, kind: SecondFactorKind): Promise<never> {
-  await auth.storage.challenges.recordFailure(pending.challengeId, "totp_login", auth.config.totp.maxAttemptsPerToken);
+/** Reports a wrong second factor; its attempt was already taken. Always throws 40103. */
+export function refuseSecondFactor(auth: Auth, pending: OpenPendingLogin, kind: SecondFactorKind): never {
   auth.emit({ type: "second_factor.failed", userId: pending.user.id, kind, at: auth.now(), ip: pending.ip });
   throw new AuthError(ErrorCode.SecondFactorFailed);
 }
 
 /**
- * Spends the temporary token with one atomic consume (TMP-3) and starts a fresh session
- * (PW-7). Of two concurrent completions, the loser gets 40100.
+ * Completes a pending login whose second factor was checked and found right: spends the
+ * temporary token with one atomic consume first (TMP-3), so that of concurrent completions the
+ * losers get 40100 and spend nothing, then spends the factor itself with `spendFactor` (a
+ * compare-and-set or a consume; false when a concurrent request spent it first, which is
+ * 40103), and starts a fresh session (PW-7).
  */
 export async function completePendingLogin(
   auth: Auth,
   pending: OpenPendingLogin,
-  kind: SecondFactorKind,
-  amr: AuthMethod[],
+  factor: { kind: SecondFactorKind; amr: AuthMethod[]; spend: () => Promise<boolean> },
 ): Promise<TokenSet> {
   const consumed = await auth.storage.challenges.consume(pending.challengeId, "totp_login", auth.now());
   if (!consumed) throw badTempToken();
+  if (!(await factor.spend())) refuseSecondFactor(auth, pending, factor.kind);
   await clearAccountFailures(auth, pending.user.usernameKey);
-  auth.emit({ type: "second_factor.succeeded", userId: pending.user.id, kind, at: auth.now(), ip: pending.ip });
-  return startSession(auth, pending.user, amr, pending.ip);
+  auth.emit({ type: "second_factor.succeeded", userId: pending.user.id, kind: factor.kind, at: auth.now(), ip: pending.ip });
+  return startSession(auth, pending.user, factor.amr, pending.ip);
 }

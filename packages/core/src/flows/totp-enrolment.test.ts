@@ -1,4 +1,5 @@
 import { randomBytes as nodeRandomBytes } from "node:crypto";
+import { hash as argon2Hash, verify as argon2Verify } from "@node-rs/argon2";
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../errors/codes.js";
 import { hashRecoveryCode, normalizeRecoveryCode } from "../totp/recovery-codes.js";
@@ -15,14 +16,24 @@ import {
   makeAuth,
   nextCode,
   outcome,
+  signIn,
   wrongCodeAt,
 } from "./fixtures.test-support.js";
 import { login } from "./login.js";
+import { logout } from "./logout.js";
 import { setUserDisabled } from "./manage-users.js";
 import { beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "./totp-enrolment.js";
 import { useRecoveryCode } from "./use-recovery-code.js";
 import { verifyAccessToken } from "./verify-access-token.js";
 import { verifyTotp } from "./verify-totp.js";
+
+vi.mock("@node-rs/argon2", async (importOriginal) => {
+  const argon2 = await importOriginal<typeof import("@node-rs/argon2")>();
+  return { ...argon2, hash: vi.fn(argon2.hash), verify: vi.fn(argon2.verify) };
+});
+
+/** How many argon2id computations (hash or verify) ran so far. */
+const argon2Runs = () => vi.mocked(argon2Hash).mock.calls.length + vi.mocked(argon2Verify).mock.calls.length;
 
 const codeFormat = /^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){3}$/;
 
@@ -49,8 +60,8 @@ describe("TOTP enrolment", () => {
       },
     });
     const userId = await addUser(harness.auth, "secret-size");
-    const first = await beginTotpSetup(harness.auth, { userId });
-    const second = await beginTotpSetup(harness.auth, { userId });
+    const first = await beginTotpSetup(harness.auth, { userId, password: goodPassword });
+    const second = await beginTotpSetup(harness.auth, { userId, password: goodPassword });
     expect(decodeBase32(first.secret)).toHaveLength(20);
     expect(first.secret).toMatch(/^[A-Z2-7]{32}$/);
     expect(drawn.map((bytes) => Buffer.from(bytes).toString("hex"))).toEqual([
@@ -71,22 +82,28 @@ describe("TOTP enrolment", () => {
       expect(await outcome(beginTotpSetup(harness.auth, { userId: "no-such-user" }))).toBe(ErrorCode.InvalidToken);
       const userId = await addUser(harness.auth, "disabled-setup");
       await setUserDisabled(harness.auth, { userId, disabled: true });
-      expect(await outcome(beginTotpSetup(harness.auth, { userId }))).toBe(ErrorCode.InvalidToken);
+      expect(await outcome(beginTotpSetup(harness.auth, { userId, password: goodPassword }))).toBe(ErrorCode.InvalidToken);
       expect(await harness.storage.totp.get(userId)).toBeNull();
     });
 
     it("TOTP-5: the factor stays pending until a valid code; meanwhile login needs no second factor", async () => {
       const userId = await addUser(harness.auth, "pending");
-      const setup = await beginTotpSetup(harness.auth, { userId });
+      const setup = await beginTotpSetup(harness.auth, { userId, password: goodPassword });
       const secret = decodeBase32(setup.secret);
       expect(await harness.storage.totp.get(userId)).toMatchObject({ enabled: false, lastUsedStep: -1 });
       expect(await loginStatus(harness, "pending")).toBe("authenticated");
-      const wrong = await authError(enableTotp(harness.auth, { userId, code: wrongCodeAt(secret, harness.clock.now) }));
+      const wrong = await authError(
+        enableTotp(harness.auth, { userId, password: goodPassword, code: wrongCodeAt(secret, harness.clock.now) }),
+      );
       expect(wrong.code).toBe(ErrorCode.SecondFactorFailed);
       expect((await harness.storage.totp.get(userId))?.enabled).toBe(false);
       expect(await loginStatus(harness, "pending")).toBe("authenticated");
 
-      const { recoveryCodes } = await enableTotp(harness.auth, { userId, code: codeAt(secret, harness.clock.now) });
+      const { recoveryCodes } = await enableTotp(harness.auth, {
+        userId,
+        password: goodPassword,
+        code: codeAt(secret, harness.clock.now),
+      });
       expect(recoveryCodes).toHaveLength(10);
       expect((await harness.storage.totp.get(userId))?.enabled).toBe(true);
       expect(await loginStatus(harness, "pending")).toBe("totp_required");
@@ -94,10 +111,14 @@ describe("TOTP enrolment", () => {
 
     it("TOTP-5: enabling needs a pending factor, and a second setup is refused once enabled", async () => {
       const userId = await addUser(harness.auth, "enabled-once");
-      expect(await outcome(enableTotp(harness.auth, { userId, code: "123456" }))).toBe(ErrorCode.Conflict);
+      expect(await outcome(enableTotp(harness.auth, { userId, password: goodPassword, code: "123456" }))).toBe(
+        ErrorCode.Conflict,
+      );
       await enrolTotp(harness.auth, userId);
-      expect(await outcome(beginTotpSetup(harness.auth, { userId }))).toBe(ErrorCode.Conflict);
-      expect(await outcome(enableTotp(harness.auth, { userId, code: "123456" }))).toBe(ErrorCode.Conflict);
+      expect(await outcome(beginTotpSetup(harness.auth, { userId, password: goodPassword }))).toBe(ErrorCode.Conflict);
+      expect(await outcome(enableTotp(harness.auth, { userId, password: goodPassword, code: "123456" }))).toBe(
+        ErrorCode.Conflict,
+      );
     });
 
     it("TOTP-5: enabling raises the token version and ends existing sessions", async () => {
@@ -144,13 +165,100 @@ describe("TOTP enrolment", () => {
     });
   });
 
+  describe("TOTP-5: re-authentication before enrolment", () => {
+    const minutes = (count: number) => count * 60_000;
+
+    /** A user signed in now; returns the user id and the session of the access token. */
+    async function signedIn(harness: Harness, username: string) {
+      const userId = await addUser(harness.auth, username);
+      const tokens = await signIn(harness, username);
+      const { sessionId } = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+      return { userId, sessionId };
+    }
+
+    it("TOTP-5: a stolen access token alone cannot enrol TOTP once the sign-in is 5 minutes old", async () => {
+      const harness = makeAuth();
+      const { userId, sessionId } = await signedIn(harness, "stolen-token");
+      harness.clock.advance(minutes(5));
+      const refused = await authError(beginTotpSetup(harness.auth, { userId, sessionId }));
+      expect(refused.code).toBe(ErrorCode.MissingParameter);
+      expect(refused.message).toMatch(/password/);
+      expect(await harness.storage.totp.get(userId)).toBeNull();
+      expect(await outcome(beginTotpSetup(harness.auth, { userId, sessionId, password: "not the password" }))).toBe(
+        ErrorCode.AuthenticationFailed,
+      );
+      expect(await harness.storage.totp.get(userId)).toBeNull();
+
+      const setup = await beginTotpSetup(harness.auth, { userId, sessionId, password: goodPassword });
+      const code = codeAt(decodeBase32(setup.secret), harness.clock.now);
+      expect(await outcome(enableTotp(harness.auth, { userId, sessionId, code }))).toBe(ErrorCode.MissingParameter);
+      expect((await harness.storage.totp.get(userId))?.enabled).toBe(false);
+      expect(await harness.storage.recoveryCodes.count(userId)).toBe(0);
+      await enableTotp(harness.auth, { userId, sessionId, password: goodPassword, code });
+      expect((await harness.storage.totp.get(userId))?.enabled).toBe(true);
+    });
+
+    it("TOTP-5: within 5 minutes of signing in, the session is proof enough for setup and enable", async () => {
+      const harness = makeAuth();
+      const { userId, sessionId } = await signedIn(harness, "fresh-sign-in");
+      harness.clock.advance(minutes(5) - 1000);
+      const setup = await beginTotpSetup(harness.auth, { userId, sessionId });
+      await enableTotp(harness.auth, { userId, sessionId, code: codeAt(decodeBase32(setup.secret), harness.clock.now) });
+      expect((await harness.storage.totp.get(userId))?.enabled).toBe(true);
+    });
+
+    it("TOTP-5: the session must be the user's own, live one", async () => {
+      const harness = makeAuth();
+      const { userId } = await signedIn(harness, "owner");
+      const other = await signedIn(harness, "someone-else");
+      expect(await outcome(beginTotpSetup(harness.auth, { userId, sessionId: other.sessionId }))).toBe(
+        ErrorCode.MissingParameter,
+      );
+      const mine = await signIn(harness, "owner");
+      const { sessionId } = await verifyAccessToken(harness.auth, { token: mine.accessToken });
+      await logout(harness.auth, { refreshToken: mine.refreshToken });
+      expect(await outcome(beginTotpSetup(harness.auth, { userId, sessionId }))).toBe(ErrorCode.MissingParameter);
+      expect(await outcome(beginTotpSetup(harness.auth, { userId, sessionId: "no-such-session" }))).toBe(
+        ErrorCode.MissingParameter,
+      );
+      expect(await harness.storage.totp.get(userId)).toBeNull();
+    });
+
+    it("TOTP-5: reauthentication.recentSignIn sets the window; false asks for the password every time", async () => {
+      const strict = makeAuth({ reauthentication: { recentSignIn: false } });
+      const fresh = await signedIn(strict, "strict");
+      expect(await outcome(beginTotpSetup(strict.auth, { userId: fresh.userId, sessionId: fresh.sessionId }))).toBe(
+        ErrorCode.MissingParameter,
+      );
+      await beginTotpSetup(strict.auth, { userId: fresh.userId, sessionId: fresh.sessionId, password: goodPassword });
+
+      const lenient = makeAuth({ reauthentication: { recentSignIn: "15m" } });
+      const later = await signedIn(lenient, "lenient");
+      lenient.clock.advance(minutes(14));
+      await beginTotpSetup(lenient.auth, { userId: later.userId, sessionId: later.sessionId });
+      lenient.clock.advance(minutes(1));
+      expect(await outcome(beginTotpSetup(lenient.auth, { userId: later.userId, sessionId: later.sessionId }))).toBe(
+        ErrorCode.MissingParameter,
+      );
+    });
+
+    it("RL-1: wrong re-authentication passwords count against the account throttle", async () => {
+      const harness = makeAuth();
+      const { userId, sessionId } = await signedIn(harness, "guessed");
+      for (let attempt = 0; attempt < 5; attempt += 1) {
+        expect(await outcome(beginTotpSetup(harness.auth, { userId, sessionId, password: `guess ${attempt}` }))).toBe(40100);
+      }
+      expect(await outcome(beginTotpSetup(harness.auth, { userId, sessionId, password: goodPassword }))).toBe(42900);
+    });
+  });
+
   it("PW-4: disabling TOTP with a password over the byte cap is refused without hashing", async () => {
     const harness = makeAuth();
     const userId = await addUser(harness.auth, "oversized-disable");
     await enrolTotp(harness.auth, userId);
-    const verify = vi.spyOn(harness.auth.passwords, "verify");
+    const before = argon2Runs();
     expect(await outcome(disableTotp(harness.auth, { userId, password: "p".repeat(4096) }))).toBe(ErrorCode.AuthenticationFailed);
-    expect(verify).not.toHaveBeenCalled();
+    expect(argon2Runs()).toBe(before);
     expect((await harness.storage.totp.get(userId))?.enabled).toBe(true);
   });
 
@@ -158,7 +266,7 @@ describe("TOTP enrolment", () => {
     it("TOTP-6: the stored secret is sealed, not the plaintext, and names its key", async () => {
       const harness = makeAuth();
       const userId = await addUser(harness.auth, "sealed");
-      const setup = await beginTotpSetup(harness.auth, { userId });
+      const setup = await beginTotpSetup(harness.auth, { userId, password: goodPassword });
       const record = await harness.storage.totp.get(userId);
       expect(record?.secret.keyId).toBe("k1");
       const raw = Buffer.from(record?.secret.sealed as string, "base64url");
@@ -171,13 +279,15 @@ describe("TOTP enrolment", () => {
       const harness = makeAuth();
       const victimId = await addUser(harness.auth, "victim");
       const attackerId = await addUser(harness.auth, "attacker");
-      const setup = await beginTotpSetup(harness.auth, { userId: victimId });
+      const setup = await beginTotpSetup(harness.auth, { userId: victimId, password: goodPassword });
       const victimRecord = await harness.storage.totp.get(victimId);
       if (!victimRecord) throw new Error("no record");
       await harness.storage.totp.putPending({ ...victimRecord, userId: attackerId });
       const code = codeAt(decodeBase32(setup.secret), harness.clock.now);
-      expect(await outcome(enableTotp(harness.auth, { userId: attackerId, code }))).toBe(ErrorCode.Internal);
-      await enableTotp(harness.auth, { userId: victimId, code });
+      expect(await outcome(enableTotp(harness.auth, { userId: attackerId, password: goodPassword, code }))).toBe(
+        ErrorCode.Internal,
+      );
+      await enableTotp(harness.auth, { userId: victimId, password: goodPassword, code });
     });
 
     it("TOTP-6: after a key rotation, secrets sealed with the old key still open and new ones use the current key", async () => {

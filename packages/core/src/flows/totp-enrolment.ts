@@ -1,5 +1,4 @@
 import type { Auth } from "../auth.js";
-import { exceedsByteCap, normalizePassword } from "../crypto/password-policy.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
@@ -9,6 +8,7 @@ import { totpEnrolment, totpSecretBytes } from "../totp/totp.js";
 import { acceptTotpCode, sealTotpSecret } from "../totp/totp-secret.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { optionalString, requiredString } from "./input.js";
+import { type ReauthenticationProof, requireRecentAuthentication } from "./reauthenticate.js";
 
 async function signedInUser(auth: Auth, userId: unknown): Promise<UserRecord> {
   const user = await auth.storage.users.findById(requiredString(userId, "userId"));
@@ -16,12 +16,10 @@ async function signedInUser(auth: Auth, userId: unknown): Promise<UserRecord> {
   return user;
 }
 
-/** Checks a TOTP code of an enabled or pending factor, counting the attempt against the account (RL-1). */
-async function proveTotp(auth: Auth, user: UserRecord, code: string, state: "enabled" | "pending"): Promise<void> {
+/** Checks a code of the pending factor, counting the attempt against the account (RL-1). */
+async function provePendingTotp(auth: Auth, user: UserRecord, code: string): Promise<void> {
   const totp = await auth.storage.totp.get(user.id);
-  if (!totp || totp.enabled !== (state === "enabled")) {
-    throw new AuthError(ErrorCode.Conflict, state === "enabled" ? "TOTP is not enabled" : "Start TOTP setup first");
-  }
+  if (!totp || totp.enabled) throw new AuthError(ErrorCode.Conflict, "Start TOTP setup first");
   await takeAttempt(auth, "account", user.usernameKey);
   if (!(await acceptTotpCode(auth, totp, code))) throw new AuthError(ErrorCode.SecondFactorFailed);
   await clearAccountFailures(auth, user.usernameKey);
@@ -40,15 +38,28 @@ export interface TotpSetup {
   otpauthUrl: string;
 }
 
+/** The input of {@link beginTotpSetup}: the user, and the proof of a recent sign-in. */
+export interface BeginTotpSetupInput extends ReauthenticationProof {
+  userId: string;
+}
+
 /**
- * Starts TOTP enrolment for a signed-in user (`POST /auth/2fa/setup`; TOTP-5): a new 20-byte
- * secret (TOTP-2) is stored encrypted (TOTP-6) and pending until {@link enableTotp} sees a
- * valid code. Calling it again replaces a pending secret.
+ * Starts TOTP enrolment for a signed-in user (`POST /auth/2fa/setup`; TOTP-5) who has just
+ * proven it is them (the password, or a sign-in younger than `reauthentication.recentSignIn`):
+ * a stolen access token alone cannot put the thief's authenticator on the account. A new
+ * 20-byte secret (TOTP-2) is stored encrypted (TOTP-6) and pending until {@link enableTotp}
+ * sees a valid code. Calling it again replaces a pending secret.
  *
- * @throws {AuthError} 40900 when TOTP is already enabled.
+ * @throws {AuthError} 40001 no proof and no recent sign-in, 40100 wrong password, 40900 TOTP already enabled, 42900 throttled.
+ * @example
+ * ```ts
+ * const { secret, otpauthUrl } = await beginTotpSetup(auth, { userId, password: "the current password" });
+ * ```
  */
-export async function beginTotpSetup(auth: Auth, input: { userId: string }): Promise<TotpSetup> {
+export async function beginTotpSetup(auth: Auth, input: BeginTotpSetupInput): Promise<TotpSetup> {
   const user = await signedInUser(auth, input.userId);
+  if ((await auth.storage.totp.get(user.id))?.enabled) throw new AuthError(ErrorCode.Conflict, "TOTP is already enabled");
+  await requireRecentAuthentication(auth, user, { sessionId: input.sessionId, password: input.password });
   const secret = auth.randomBytes(totpSecretBytes);
   const stored = await auth.storage.totp.putPending({
     userId: user.id,
@@ -61,16 +72,24 @@ export async function beginTotpSetup(auth: Auth, input: { userId: string }): Pro
   return totpEnrolment(secret, auth.config.totp.label, user.username);
 }
 
+/** The input of {@link enableTotp}: a code of the new authenticator, and the proof of a recent sign-in. */
+export interface EnableTotpInput extends BeginTotpSetupInput {
+  code: string;
+}
+
 /**
- * Turns pending TOTP on once the user proves a code from it (`POST /auth/2fa/enable`), issues
- * ten recovery codes (shown once; RC-1) and raises the token version (TOTP-5): the user signs
- * in again, now with the second factor.
+ * Turns pending TOTP on once the user proves a code from it (`POST /auth/2fa/enable`), with
+ * the same re-authentication as {@link beginTotpSetup}; issues ten recovery codes (shown once;
+ * RC-1) and raises the token version (TOTP-5): the user signs in again, now with the second
+ * factor.
  *
- * @throws {AuthError} 40900 nothing pending or already enabled, 40103 wrong code, 42900 throttled.
+ * @throws {AuthError} 40001 no proof and no recent sign-in, 40100 wrong password, 40900 nothing pending or already enabled, 40103 wrong code, 42900 throttled.
  */
-export async function enableTotp(auth: Auth, input: { userId: string; code: string }): Promise<{ recoveryCodes: string[] }> {
+export async function enableTotp(auth: Auth, input: EnableTotpInput): Promise<{ recoveryCodes: string[] }> {
   const user = await signedInUser(auth, input.userId);
-  await proveTotp(auth, user, requiredString(input.code, "code"), "pending");
+  const code = requiredString(input.code, "code");
+  await requireRecentAuthentication(auth, user, { sessionId: input.sessionId, password: input.password });
+  await provePendingTotp(auth, user, code);
   if (!(await auth.storage.totp.enable(user.id))) throw new AuthError(ErrorCode.Conflict, "TOTP is already enabled");
   const recoveryCodes = await storeNewRecoveryCodes(auth, user.id);
   await raiseTokenVersion(auth, user.id, "totp_enabled");
@@ -80,28 +99,18 @@ export async function enableTotp(auth: Auth, input: { userId: string; code: stri
 
 /**
  * Turns TOTP off (`POST /auth/2fa/disable`) after the user proves a current code or the
- * password; removes the secret and the recovery codes and raises the token version (TOTP-5).
+ * password (a recent sign-in is not enough); removes the secret and the recovery codes and
+ * raises the token version (TOTP-5).
  *
  * @throws {AuthError} 40001 neither given, 40900 not enabled, 40103 wrong code, 40100 wrong password, 42900 throttled.
  */
 export async function disableTotp(auth: Auth, input: { userId: string; code?: string; password?: string }): Promise<void> {
   const user = await signedInUser(auth, input.userId);
-  const code = optionalString(input.code, "code");
+  const totpCode = optionalString(input.code, "code");
   const password = optionalString(input.password, "password");
-  if (code) {
-    await proveTotp(auth, user, code, "enabled");
-  } else if (password) {
-    const totp = await auth.storage.totp.get(user.id);
-    if (!totp?.enabled) throw new AuthError(ErrorCode.Conflict, "TOTP is not enabled");
-    await takeAttempt(auth, "account", user.usernameKey);
-    const proven =
-      user.passwordHash !== null &&
-      !exceedsByteCap(password, auth.config.password.maxBytes) &&
-      (await auth.passwords.verify(user.passwordHash, normalizePassword(password)));
-    if (!proven) throw new AuthError(ErrorCode.AuthenticationFailed, "Invalid password");
-  } else {
-    throw new AuthError(ErrorCode.MissingParameter, "code or password is required");
-  }
+  if (!totpCode && !password) throw new AuthError(ErrorCode.MissingParameter, "code or password is required");
+  if (!(await auth.storage.totp.get(user.id))?.enabled) throw new AuthError(ErrorCode.Conflict, "TOTP is not enabled");
+  await requireRecentAuthentication(auth, user, totpCode ? { totpCode } : { password });
   await auth.storage.totp.remove(user.id);
   await auth.storage.recoveryCodes.removeAll(user.id);
   await raiseTokenVersion(auth, user.id, "totp_disabled");
@@ -110,7 +119,8 @@ export async function disableTotp(auth: Auth, input: { userId: string; code?: st
 
 /**
  * Replaces a user's recovery codes with a new set (`POST /auth/2fa/recovery-codes`) after a
- * current TOTP code is proven; the old set stops working at once (RC-1).
+ * current TOTP code is proven, the re-authentication that holds while TOTP is on; the old set
+ * stops working at once (RC-1).
  *
  * @throws {AuthError} 40900 TOTP not enabled, 40103 wrong code, 42900 throttled.
  */
@@ -119,7 +129,7 @@ export async function regenerateRecoveryCodes(
   input: { userId: string; code: string },
 ): Promise<{ recoveryCodes: string[] }> {
   const user = await signedInUser(auth, input.userId);
-  await proveTotp(auth, user, requiredString(input.code, "code"), "enabled");
+  await requireRecentAuthentication(auth, user, { totpCode: requiredString(input.code, "code") });
   const recoveryCodes = await storeNewRecoveryCodes(auth, user.id);
   auth.emit({ type: "recovery_codes.regenerated", userId: user.id, at: auth.now() });
   return { recoveryCodes };

@@ -16,9 +16,10 @@ export interface UseRecoveryCodeInput {
 /**
  * Completes a login with a one-time recovery code (`POST /auth/2fa/recovery`).
  *
- * The code is removed by one atomic consume, so it works once, also under concurrency (RC-3);
- * failures count toward the account throttle and the temporary token's limit. The code is
- * spent before the temporary token: a typo keeps the temporary token usable.
+ * The attempt is taken from the temporary token and the account before the code is checked
+ * (TMP-4, RL-1). A code that exists spends the temporary token first, then itself with one
+ * atomic consume: it works once, also under concurrency (RC-3), a request that loses the race
+ * for the temporary token spends no code, and a typo keeps the temporary token usable.
  *
  * @throws {AuthError} 40100 bad or spent temporary token, 40103 wrong or used code, 42900 throttled.
  */
@@ -27,9 +28,13 @@ export async function useRecoveryCode(auth: Auth, input: UseRecoveryCodeInput): 
   const recoveryCode = requiredString(input.recoveryCode, "recoveryCode");
   const pending = await openPendingLogin(auth, tempToken, input.ip);
   const normalized = normalizeRecoveryCode(recoveryCode);
-  const consumed =
-    normalized !== null &&
-    (await auth.storage.recoveryCodes.consume(pending.user.id, hashRecoveryCode(pending.user.id, normalized)));
-  if (!consumed) return refuseSecondFactor(auth, pending, "recovery_code");
-  return completePendingLogin(auth, pending, "recovery_code", ["pwd", "rc"]);
+  const hash = normalized === null ? null : hashRecoveryCode(pending.user.id, normalized);
+  if (hash === null || !(await auth.storage.recoveryCodes.has(pending.user.id, hash))) {
+    return refuseSecondFactor(auth, pending, "recovery_code");
+  }
+  return completePendingLogin(auth, pending, {
+    kind: "recovery_code",
+    amr: ["pwd", "rc"],
+    spend: () => auth.storage.recoveryCodes.consume(pending.user.id, hash),
+  });
 }

@@ -1,6 +1,6 @@
 import type { Auth } from "../auth.js";
 import type { TokenSet } from "../tokens/issue-tokens.js";
-import { acceptTotpCode } from "../totp/totp-secret.js";
+import { unusedTotpStep } from "../totp/totp-secret.js";
 import { requiredString } from "./input.js";
 import { completePendingLogin, openPendingLogin, refuseSecondFactor } from "./pending-login.js";
 
@@ -16,9 +16,10 @@ export interface VerifyTotpInput {
 /**
  * Completes a login with a TOTP code (`POST /auth/2fa/verify`).
  *
- * The code's time step is spent with a compare-and-set before the temporary token is
- * consumed, so a code works once (TOTP-4) and two concurrent verifications give one token
- * pair (TMP-3). Wrong codes count against the temporary token and the account (TMP-4, RL-1).
+ * The attempt is taken from the temporary token and the account before the code is checked
+ * (TMP-4, RL-1). A right code spends the temporary token first, then its time step with a
+ * compare-and-set: a code works once (TOTP-4), two concurrent verifications give one token
+ * pair (TMP-3), and a request that loses the race for the temporary token spends no step.
  *
  * @throws {AuthError} 40100 bad or spent temporary token, 40103 wrong or replayed code, 42900 throttled.
  * @example
@@ -31,6 +32,11 @@ export async function verifyTotp(auth: Auth, input: VerifyTotpInput): Promise<To
   const code = requiredString(input.code, "code");
   const pending = await openPendingLogin(auth, tempToken, input.ip);
   const totp = await auth.storage.totp.get(pending.user.id);
-  if (!totp?.enabled || !(await acceptTotpCode(auth, totp, code))) return refuseSecondFactor(auth, pending, "totp");
-  return completePendingLogin(auth, pending, "totp", ["pwd", "otp"]);
+  const step = totp?.enabled ? unusedTotpStep(auth, totp, code) : null;
+  if (step === null) return refuseSecondFactor(auth, pending, "totp");
+  return completePendingLogin(auth, pending, {
+    kind: "totp",
+    amr: ["pwd", "otp"],
+    spend: () => auth.storage.totp.advanceStep(pending.user.id, step),
+  });
 }

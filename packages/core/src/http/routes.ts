@@ -4,6 +4,7 @@ import { ErrorCode } from "../errors/codes.js";
 import { login } from "../flows/login.js";
 import { logout } from "../flows/logout.js";
 import { getPublicUser } from "../flows/manage-users.js";
+import type { ReauthenticationProof } from "../flows/reauthenticate.js";
 import { refresh } from "../flows/refresh.js";
 import { beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "../flows/totp-enrolment.js";
 import { useRecoveryCode } from "../flows/use-recovery-code.js";
@@ -43,6 +44,12 @@ export interface Route {
 }
 
 const signedIn = (context: RouteContext): string => (context.access as AccessContext).userId;
+
+/** The re-authentication a bearer route offers: the token's session, and a password from the body. */
+const reauthentication = (context: RouteContext): ReauthenticationProof => ({
+  sessionId: (context.access as AccessContext).sessionId,
+  password: context.body.password as string | undefined,
+});
 
 /**
  * The HTTP surface of Portcullis (`contract.md`): every route, once, for every adapter. The
@@ -105,7 +112,7 @@ export const routes: readonly Route[] = [
     path: "/auth/2fa/setup",
     access: "bearer",
     async handle(context) {
-      return { data: await beginTotpSetup(context.auth, { userId: signedIn(context) }) };
+      return { data: await beginTotpSetup(context.auth, { ...reauthentication(context), userId: signedIn(context) }) };
     },
   },
   {
@@ -113,7 +120,11 @@ export const routes: readonly Route[] = [
     path: "/auth/2fa/enable",
     access: "bearer",
     async handle(context) {
-      const { recoveryCodes } = await enableTotp(context.auth, { userId: signedIn(context), code: context.body.code as string });
+      const { recoveryCodes } = await enableTotp(context.auth, {
+        ...reauthentication(context),
+        userId: signedIn(context),
+        code: context.body.code as string,
+      });
       return { data: { enabled: true, recoveryCodes } };
     },
   },

@@ -20,34 +20,85 @@ import type {
   UserStore,
 } from "./types.js";
 
+/** How many entries a {@link memoryStorage} holds, per table. */
+export interface MemoryStorageSizes {
+  users: number;
+  sessions: number;
+  refreshTokens: number;
+  challenges: number;
+  counters: number;
+}
+
+/** {@link Storage} held in memory, which also tells how much it holds. */
+export interface MemoryStorage extends Storage {
+  /** The entries each table holds now, expired ones not yet pruned included. */
+  sizes(): MemoryStorageSizes;
+}
+
 /**
  * Storage held in this process's memory: for tests, demos and single-instance services that
  * accept losing every session at restart. Each operation runs without yielding between its
  * read and its write, which makes it atomic within the process.
  *
  * Records are copied in and out, so a caller that mutates a returned object changes nothing
- * stored.
+ * stored. Expired counter windows, challenges, sessions and refresh tokens (spent ones
+ * included) are pruned as new entries arrive, so a stream of distinct keys holds memory in
+ * proportion to the keys live at once, not to every key ever seen.
  *
  * @example
  * ```ts
  * const auth = createAuth({ storage: memoryStorage(), … });
  * ```
  */
-export function memoryStorage(): Storage {
+export function memoryStorage(): MemoryStorage {
+  const users = memoryUsers();
+  const sessions = memorySessions();
+  const challenges = memoryChallenges();
+  const counters = memoryCounters();
   return {
-    users: memoryUsers(),
+    users: users.store,
     totp: memoryTotp(),
     recoveryCodes: memoryRecoveryCodes(),
-    sessions: memorySessions(),
-    challenges: memoryChallenges(),
-    counters: memoryCounters(),
+    sessions: sessions.store,
+    challenges: challenges.store,
+    counters: counters.store,
     passkeys: memoryPasskeys(),
     identities: memoryIdentities(),
     settings: memorySettings(),
+    sizes: () => ({
+      users: users.size(),
+      sessions: sessions.sessionCount(),
+      refreshTokens: sessions.tokenCount(),
+      challenges: challenges.size(),
+      counters: counters.size(),
+    }),
   };
 }
 
 const copy = <T>(value: T): T => structuredClone(value);
+
+/** Below this many entries a table is never swept. */
+const minimumSweepSize = 1024;
+
+/**
+ * A map whose expired entries are dropped whenever it has doubled since the last sweep: the
+ * work is amortised O(1) per insert, and the map holds at most about twice its live entries.
+ */
+function expiringMap<V>(expired: (value: V, now: number) => boolean) {
+  const entries = new Map<string, V>();
+  let sweepAtSize = minimumSweepSize;
+  return {
+    entries,
+    /** Stores an entry, first sweeping expired ones if the map has grown enough. */
+    set(key: string, value: V, now: number): void {
+      if (entries.size >= sweepAtSize) {
+        for (const [candidate, entry] of entries) if (expired(entry, now)) entries.delete(candidate);
+        sweepAtSize = Math.max(minimumSweepSize, entries.size * 2);
+      }
+      entries.set(key, value);
+    },
+  };
+}
 
 const patchableUserFields = [
   "username",
@@ -57,10 +108,10 @@ const patchableUserFields = [
   "disabled",
 ] as const satisfies (keyof UserPatch)[];
 
-function memoryUsers(): UserStore {
+function memoryUsers() {
   const byId = new Map<string, UserRecord>();
   const idByKey = new Map<string, string>();
-  return {
+  const store: UserStore = {
     async create(user) {
       if (byId.has(user.id) || idByKey.has(user.usernameKey)) return false;
       byId.set(user.id, copy(user));
@@ -98,6 +149,7 @@ function memoryUsers(): UserStore {
       return user.tokenVersion;
     },
   };
+  return { store, size: () => byId.size };
 }
 
 function memoryTotp(): TotpStore {
@@ -136,6 +188,9 @@ function memoryRecoveryCodes(): RecoveryCodeStore {
     async replace(userId, hashes) {
       sets.set(userId, new Set(hashes));
     },
+    async has(userId, hash) {
+      return sets.get(userId)?.has(hash) ?? false;
+    },
     async consume(userId, hash) {
       return sets.get(userId)?.delete(hash) ?? false;
     },
@@ -148,12 +203,13 @@ function memoryRecoveryCodes(): RecoveryCodeStore {
   };
 }
 
-function memorySessions(): SessionStore {
-  const sessions = new Map<string, SessionRecord>();
-  const tokens = new Map<string, RefreshTokenRecord>();
-  return {
+function memorySessions() {
+  const expired = (record: { expiresAt: number }, now: number) => record.expiresAt <= now;
+  const { entries: sessions, set: setSession } = expiringMap<SessionRecord>(expired);
+  const { entries: tokens, set: setToken } = expiringMap<RefreshTokenRecord>(expired);
+  const store: SessionStore = {
     async createSession(session) {
-      sessions.set(session.id, copy(session));
+      setSession(session.id, copy(session), session.createdAt);
     },
     async findSession(id) {
       const session = sessions.get(id);
@@ -176,7 +232,7 @@ function memorySessions(): SessionStore {
       return revoked;
     },
     async insertRefreshToken(token) {
-      tokens.set(token.hash, copy(token));
+      setToken(token.hash, copy(token), token.createdAt);
     },
     async spendRefreshToken(hash, now) {
       const token = tokens.get(hash);
@@ -186,17 +242,18 @@ function memorySessions(): SessionStore {
       return { outcome: "spent", token: copy(token) };
     },
   };
+  return { store, sessionCount: () => sessions.size, tokenCount: () => tokens.size };
 }
 
-function memoryChallenges(): ChallengeStore {
-  const challenges = new Map<string, ChallengeRecord>();
+function memoryChallenges() {
+  const { entries: challenges, set } = expiringMap<ChallengeRecord>((challenge, now) => challenge.expiresAt <= now);
   const live = (id: string, kind: ChallengeKind, now: number) => {
     const challenge = challenges.get(id);
     return challenge && challenge.kind === kind && challenge.expiresAt > now ? challenge : undefined;
   };
-  return {
+  const store: ChallengeStore = {
     async put(challenge) {
-      challenges.set(challenge.id, copy(challenge));
+      set(challenge.id, copy(challenge), challenge.createdAt);
     },
     async find(id, kind, now) {
       const challenge = live(id, kind, now);
@@ -208,12 +265,11 @@ function memoryChallenges(): ChallengeStore {
       challenges.delete(id);
       return challenge;
     },
-    async recordFailure(id, kind, limit) {
-      const challenge = challenges.get(id);
-      if (!challenge || challenge.kind !== kind) return null;
-      challenge.failedAttempts += 1;
-      if (challenge.failedAttempts >= limit) challenges.delete(id);
-      return challenge.failedAttempts;
+    async takeAttempt(id, kind, limit, now) {
+      const challenge = live(id, kind, now);
+      if (!challenge || challenge.attempts >= limit) return null;
+      challenge.attempts += 1;
+      return copy(challenge);
     },
     async deleteExpired(now) {
       let deleted = 0;
@@ -226,16 +282,17 @@ function memoryChallenges(): ChallengeStore {
       return deleted;
     },
   };
+  return { store, size: () => challenges.size };
 }
 
-function memoryCounters(): CounterStore {
-  const windows = new Map<string, { count: number; resetAt: number }>();
-  return {
+function memoryCounters() {
+  const { entries: windows, set } = expiringMap<{ count: number; resetAt: number }>((window, now) => window.resetAt <= now);
+  const store: CounterStore = {
     async hit(key, limit, windowMs, now) {
       let window = windows.get(key);
       if (!window || window.resetAt <= now) {
         window = { count: 0, resetAt: now + windowMs };
-        windows.set(key, window);
+        set(key, window, now);
       }
       if (window.count >= limit) return { count: window.count, allowed: false, resetAt: window.resetAt };
       window.count += 1;
@@ -249,6 +306,7 @@ function memoryCounters(): CounterStore {
       windows.delete(key);
     },
   };
+  return { store, size: () => windows.size };
 }
 
 function memoryPasskeys(): PasskeyStore {

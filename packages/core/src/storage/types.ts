@@ -82,6 +82,8 @@ export interface TotpStore {
 export interface RecoveryCodeStore {
   /** Replaces the user's whole set with `hashes` (RC-1: regenerating voids the old set). */
   replace(userId: string, hashes: string[], now: number): Promise<void>;
+  /** Whether the user has an unused code with this hash (both must match; ST-2). Spends nothing. */
+  has(userId: string, hash: string): Promise<boolean>;
   /** Atomically removes the code with this hash; true for exactly one caller (RC-3). */
   consume(userId: string, hash: string): Promise<boolean>;
   /** How many unused codes the user has. */
@@ -150,7 +152,8 @@ export interface ChallengeRecord {
   userId: string | null;
   /** Flow-specific state; never a plaintext secret. */
   data: Record<string, unknown>;
-  failedAttempts: number;
+  /** Attempts taken with {@link ChallengeStore.takeAttempt}. */
+  attempts: number;
   createdAt: number;
   expiresAt: number;
 }
@@ -166,10 +169,13 @@ export interface ChallengeStore {
    */
   consume(id: string, kind: ChallengeKind, now: number): Promise<ChallengeRecord | null>;
   /**
-   * Atomically adds one failed attempt. When the count reaches `limit` the challenge is
-   * deleted. Returns the new count, or null when the challenge was already gone.
+   * Atomically counts one attempt against the live challenge with this id and kind, unless it
+   * already holds `limit` attempts, and returns it with the new count; returns null, counting
+   * nothing, when there is no such live challenge or its attempts are used up. Taken before the
+   * attempt is evaluated, so of N concurrent attempts at most `limit` are evaluated (TMP-4).
+   * A challenge whose attempts are used up can still be consumed by an attempt that took one.
    */
-  recordFailure(id: string, kind: ChallengeKind, limit: number): Promise<number | null>;
+  takeAttempt(id: string, kind: ChallengeKind, limit: number, now: number): Promise<ChallengeRecord | null>;
   /** Deletes expired challenges; returns how many. */
   deleteExpired(now: number): Promise<number>;
 }

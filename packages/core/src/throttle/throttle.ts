@@ -1,6 +1,5 @@
 import type { Auth } from "../auth.js";
 import type { ResolvedTier } from "../config.js";
-import { sha256 } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { addressBucket } from "../http/client-address.js";
@@ -8,8 +7,13 @@ import { addressBucket } from "../http/client-address.js";
 /** What a throttle counts: failures of one account, or attempts from one address. */
 export type ThrottleScope = "account" | "ip";
 
-function counterKey(scope: ThrottleScope, subject: string): string {
-  return scope === "account" ? `account:${subject}` : `ip:${addressBucket(subject)}`;
+/**
+ * The counter key of a subject: an account by the keyed pseudonym of its username key, never
+ * the typed name (bounded in size, and no password typed as a username reaches storage); an
+ * address by its bucket (RL-3).
+ */
+function counterKey(auth: Auth, scope: ThrottleScope, subject: string): string {
+  return scope === "account" ? `account:${auth.pseudonym(subject)}` : `ip:${addressBucket(subject)}`;
 }
 
 /**
@@ -20,7 +24,7 @@ function counterKey(scope: ThrottleScope, subject: string): string {
  */
 export async function takeAttempt(auth: Auth, scope: ThrottleScope, subject: string, ip?: string): Promise<void> {
   const tiers: ResolvedTier[] = auth.config.throttle[scope];
-  const key = counterKey(scope, subject);
+  const key = counterKey(auth, scope, subject);
   const now = auth.now();
   let retryAt = 0;
   for (const [index, tier] of tiers.entries()) {
@@ -34,8 +38,7 @@ export async function takeAttempt(auth: Auth, scope: ThrottleScope, subject: str
   }
   if (retryAt === 0) return;
   const retryAfterSeconds = Math.max(1, Math.ceil((retryAt - now) / 1000));
-  // The account key is a digest: a typed username may be a password entered in the wrong field (HTTP-6).
-  const eventKey = scope === "account" ? sha256(subject).slice(0, 22) : addressBucket(subject);
+  const eventKey = key.slice(key.indexOf(":") + 1);
   auth.emit({ type: "throttled", scope, key: eventKey, retryAfterSeconds, at: now, ip });
   throw new AuthError(ErrorCode.TooManyAttempts, undefined, { retryAfterSeconds });
 }
@@ -45,6 +48,6 @@ export async function takeAttempt(auth: Auth, scope: ThrottleScope, subject: str
  * password was proven, so a fresh temporary token does not reset second-factor failures (RL-2).
  */
 export async function clearAccountFailures(auth: Auth, usernameKey: string): Promise<void> {
-  const key = counterKey("account", usernameKey);
+  const key = counterKey(auth, "account", usernameKey);
   await Promise.all(auth.config.throttle.account.map((_, index) => auth.storage.counters.reset(`${key}:${index}`)));
 }

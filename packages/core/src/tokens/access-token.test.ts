@@ -252,6 +252,10 @@ describe("access tokens", () => {
         expect(await verdict(auth, hmacToken(header, claimsAt(auth, { aud }), secret)), aud).toBe(40101);
       }
       expect(await verdict(auth, hmacToken(header, { ...claimsAt(auth), aud: ["other-api"] }, secret))).toBe(40101);
+      for (const aud of [["example-api", "other-api"], ["other-api", "example-api"], ["example-api"], [], 7, null]) {
+        const token = hmacToken(header, { ...claimsAt(auth), aud }, secret);
+        expect(await verdict(auth, token), JSON.stringify(aud)).toBe(40101);
+      }
       const { aud: _, ...withoutAud } = claimsAt(auth);
       expect(await verdict(auth, hmacToken(header, withoutAud, secret))).toBe(40101);
     });

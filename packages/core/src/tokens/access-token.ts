@@ -42,8 +42,8 @@ const invalidToken = (cause?: unknown) => new AuthError(ErrorCode.InvalidToken, 
  * Verifies an access token's signature and claims (AT-1 … AT-4): the `kid` must name a
  * configured key and the `alg` must be that key's own, so `none`, HS256-with-a-public-key and
  * headers such as `jku`, `jwk`, `x5u` or `x5c` never choose a key; unknown `crit` is refused;
- * `typ`, `iss` and `aud` must match exactly; `exp` is required. Every failure is
- * {@link AuthError} 40101 with the cause kept.
+ * `typ`, `iss` and `aud` must match exactly (`aud` one string, not a list holding it); `exp`
+ * is required. Every failure is {@link AuthError} 40101 with the cause kept.
  */
 export async function verifyAccessTokenClaims(token: string, expected: VerifyExpectations): Promise<AccessTokenClaims> {
   let selected: TokenKey | undefined;
@@ -65,8 +65,11 @@ export async function verifyAccessTokenClaims(token: string, expected: VerifyExp
         clockTolerance: expected.clockToleranceSeconds,
       },
     );
-    // jose also accepts "application/at+jwt" and other casings; AT-4 asks for the exact value.
-    if (protectedHeader.typ !== "at+jwt" || !isAccessTokenClaims(payload)) throw invalidToken();
+    // jose also accepts "application/at+jwt" and other casings, and an `aud` list that merely
+    // contains the audience; AT-4 asks for the exact values.
+    if (protectedHeader.typ !== "at+jwt" || payload.aud !== expected.audience || !isAccessTokenClaims(payload)) {
+      throw invalidToken();
+    }
     return payload;
   } catch (error) {
     throw error instanceof AuthError ? error : invalidToken(error);
@@ -83,7 +86,6 @@ function isAccessTokenClaims(payload: JWTPayload): payload is AccessTokenClaims 
     Array.isArray(claims.roles) &&
     claims.roles.every((role) => typeof role === "string") &&
     Array.isArray(claims.amr) &&
-    claims.amr.every((method) => typeof method === "string") &&
-    (typeof claims.aud === "string" || Array.isArray(claims.aud))
+    claims.amr.every((method) => typeof method === "string")
   );
 }

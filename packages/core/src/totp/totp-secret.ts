@@ -10,14 +10,23 @@ export function sealTotpSecret(auth: Auth, userId: string, secret: Uint8Array): 
 }
 
 /**
+ * The time step whose code `code` is, within the window (TOTP-3), if it is later than the last
+ * step the factor accepted (TOTP-4); otherwise null. Spends nothing: the caller spends the step
+ * with `totp.advanceStep`, a compare-and-set.
+ */
+export function unusedTotpStep(auth: Auth, record: TotpRecord, code: string): number | null {
+  const secret = auth.secretBox.open(record.secret, associatedData(record.userId));
+  const step = matchTotpStep(secret, code, auth.now(), auth.config.totp.window);
+  secret.fill(0);
+  return step !== null && step > record.lastUsedStep ? step : null;
+}
+
+/**
  * Checks a TOTP code against a user's factor and spends its time step with a compare-and-set,
  * so a code is accepted once, also by two concurrent requests (TOTP-4). True only for the
  * one caller that spent the step.
  */
 export async function acceptTotpCode(auth: Auth, record: TotpRecord, code: string): Promise<boolean> {
-  const secret = auth.secretBox.open(record.secret, associatedData(record.userId));
-  const step = matchTotpStep(secret, code, auth.now(), auth.config.totp.window);
-  secret.fill(0);
-  if (step === null || step <= record.lastUsedStep) return false;
-  return auth.storage.totp.advanceStep(record.userId, step);
+  const step = unusedTotpStep(auth, record, code);
+  return step !== null && auth.storage.totp.advanceStep(record.userId, step);
 }

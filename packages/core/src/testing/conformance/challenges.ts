@@ -1,7 +1,7 @@
 import { type SuiteContext, concurrently, countWhere } from "./harness.js";
 import { BASE_TIME, createUser, sampleChallenge, uniqueHash } from "./samples.js";
 
-/** Registers the `challenges` suite: single use (ST-1), matching id and kind (ST-2), expiry, failure limits. */
+/** Registers the `challenges` suite: single use (ST-1), matching id and kind (ST-2), expiry, attempt limits. */
 export function challengesSuite({ test: { describe, it, expect }, makeStorage }: SuiteContext): void {
   describe("challenges", () => {
     it("put stores a challenge that find returns; an unknown id is null", async () => {
@@ -38,7 +38,6 @@ export function challengesSuite({ test: { describe, it, expect }, makeStorage }:
       expect(await storage.challenges.find(challenge.id, "webauthn_register", BASE_TIME)).toBeNull();
       expect(await storage.challenges.consume(challenge.id, "webauthn_register", BASE_TIME)).toBeNull();
       expect(await storage.challenges.consume(challenge.id, "totp_login", BASE_TIME)).toBeNull();
-      expect(await storage.challenges.recordFailure(challenge.id, "oauth_state", 1)).toBeNull();
       expect(await storage.challenges.consume(challenge.id, "webauthn_login", BASE_TIME)).toEqual(challenge);
     });
 
@@ -53,28 +52,42 @@ export function challengesSuite({ test: { describe, it, expect }, makeStorage }:
       }
     });
 
-    it("recordFailure counts up, deletes the challenge at the limit, and is null once it is gone", async () => {
+    it("TMP-4: takeAttempt counts attempts up to the limit, then hands the challenge to no one, while it can still be consumed", async () => {
       const storage = await makeStorage();
       const challenge = sampleChallenge();
       await storage.challenges.put(challenge);
-      expect(await storage.challenges.recordFailure(challenge.id, challenge.kind, 3)).toBe(1);
-      expect(await storage.challenges.recordFailure(challenge.id, challenge.kind, 3)).toBe(2);
-      expect((await storage.challenges.find(challenge.id, challenge.kind, BASE_TIME))?.failedAttempts).toBe(2);
-      expect(await storage.challenges.recordFailure(challenge.id, challenge.kind, 3)).toBe(3);
-      expect(await storage.challenges.find(challenge.id, challenge.kind, BASE_TIME)).toBeNull();
-      expect(await storage.challenges.consume(challenge.id, challenge.kind, BASE_TIME)).toBeNull();
-      expect(await storage.challenges.recordFailure(challenge.id, challenge.kind, 3)).toBeNull();
-      expect(await storage.challenges.recordFailure(uniqueHash(), challenge.kind, 3)).toBeNull();
+      expect(await storage.challenges.takeAttempt(challenge.id, challenge.kind, 3, BASE_TIME)).toEqual({
+        ...challenge,
+        attempts: 1,
+      });
+      expect((await storage.challenges.takeAttempt(challenge.id, challenge.kind, 3, BASE_TIME))?.attempts).toBe(2);
+      expect((await storage.challenges.find(challenge.id, challenge.kind, BASE_TIME))?.attempts).toBe(2);
+      expect((await storage.challenges.takeAttempt(challenge.id, challenge.kind, 3, BASE_TIME))?.attempts).toBe(3);
+      expect(await storage.challenges.takeAttempt(challenge.id, challenge.kind, 3, BASE_TIME)).toBeNull();
+      expect((await storage.challenges.find(challenge.id, challenge.kind, BASE_TIME))?.attempts).toBe(3);
+      expect(await storage.challenges.consume(challenge.id, challenge.kind, BASE_TIME)).toEqual({ ...challenge, attempts: 3 });
+      expect(await storage.challenges.takeAttempt(challenge.id, challenge.kind, 3, BASE_TIME)).toBeNull();
+      expect(await storage.challenges.takeAttempt(uniqueHash(), challenge.kind, 3, BASE_TIME)).toBeNull();
     });
 
-    it("20 concurrent recordFailure calls with limit 5 count 1 to 5 once each and delete the challenge", async () => {
+    it("ST-2: takeAttempt matches id and kind, refuses an expired challenge, and counts nothing when it refuses", async () => {
+      const storage = await makeStorage();
+      const challenge = sampleChallenge({ kind: "totp_login", expiresAt: BASE_TIME + 1000 });
+      await storage.challenges.put(challenge);
+      expect(await storage.challenges.takeAttempt(challenge.id, "oauth_state", 5, BASE_TIME)).toBeNull();
+      expect(await storage.challenges.takeAttempt(challenge.id, "totp_login", 5, BASE_TIME + 1000)).toBeNull();
+      expect((await storage.challenges.find(challenge.id, "totp_login", BASE_TIME))?.attempts).toBe(0);
+      expect((await storage.challenges.takeAttempt(challenge.id, "totp_login", 5, BASE_TIME + 999))?.attempts).toBe(1);
+    });
+
+    it("TMP-4, ST-1: 20 concurrent takeAttempt calls with limit 5 count 1 to 5 once each; the rest get null", async () => {
       const storage = await makeStorage();
       const challenge = sampleChallenge();
       await storage.challenges.put(challenge);
-      const results = await concurrently(20, () => storage.challenges.recordFailure(challenge.id, challenge.kind, 5));
-      const counted = results.filter((result) => result !== null).sort((a, b) => (a ?? 0) - (b ?? 0));
+      const results = await concurrently(20, () => storage.challenges.takeAttempt(challenge.id, challenge.kind, 5, BASE_TIME));
+      const counted = results.flatMap((result) => (result === null ? [] : [result.attempts])).sort((a, b) => a - b);
       expect(counted).toEqual([1, 2, 3, 4, 5]);
-      expect(await storage.challenges.find(challenge.id, challenge.kind, BASE_TIME)).toBeNull();
+      expect((await storage.challenges.find(challenge.id, challenge.kind, BASE_TIME))?.attempts).toBe(5);
     });
 
     it("deleteExpired deletes expired challenges only and returns how many", async () => {

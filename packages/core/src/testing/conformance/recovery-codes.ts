@@ -27,6 +27,22 @@ export function recoveryCodesSuite({ test: { describe, it, expect }, makeStorage
       expect(await storage.recoveryCodes.count(userId)).toBe(1);
     });
 
+    it("has tells whether an unused code exists, for that user only, and spends nothing", async () => {
+      const storage = await makeStorage();
+      const owner = await createUser(storage);
+      const stranger = await createUser(storage);
+      const [code = "", other = ""] = hashes(2);
+      await storage.recoveryCodes.replace(owner, [code], BASE_TIME);
+      await storage.recoveryCodes.replace(stranger, [other], BASE_TIME);
+      expect(await storage.recoveryCodes.has(owner, code)).toBe(true);
+      expect(await storage.recoveryCodes.has(owner, code)).toBe(true);
+      expect(await storage.recoveryCodes.has(stranger, code)).toBe(false);
+      expect(await storage.recoveryCodes.has(owner, other)).toBe(false);
+      expect(await storage.recoveryCodes.count(owner)).toBe(1);
+      expect(await storage.recoveryCodes.consume(owner, code)).toBe(true);
+      expect(await storage.recoveryCodes.has(owner, code)).toBe(false);
+    });
+
     it("RC-3: a code is consumed once", async () => {
       const storage = await makeStorage();
       const userId = await createUser(storage);

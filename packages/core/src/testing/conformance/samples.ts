@@ -96,7 +96,7 @@ export function sampleChallenge(overrides: Partial<ChallengeRecord> = {}): Chall
     kind: "totp_login",
     userId: null,
     data: { step: "second_factor", nested: { attempts: [1, 2] } },
-    failedAttempts: 0,
+    attempts: 0,
     createdAt: BASE_TIME,
     expiresAt: BASE_TIME + 5 * 60_000,
     ...overrides,

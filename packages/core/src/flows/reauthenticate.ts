@@ -1,0 +1,67 @@
+import type { Auth } from "../auth.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import type { UserRecord } from "../storage/types.js";
+import { takeAttempt } from "../throttle/throttle.js";
+import { acceptTotpCode } from "../totp/totp-secret.js";
+import { optionalString } from "./input.js";
+
+/** What a signed-in user offers to show it is really them before a change that needs it. */
+export interface ReauthenticationProof {
+  /**
+   * The session of the request's access token: a sign-in younger than
+   * `reauthentication.recentSignIn` needs no further proof.
+   */
+  sessionId?: string;
+  /** The user's current password. */
+  password?: string;
+  /** A current code of the user's authenticator, when TOTP is on. */
+  totpCode?: string;
+}
+
+/**
+ * Requires recent re-authentication before a change that would let a thief of an access token
+ * take the account over: enrolling TOTP, regenerating recovery codes, registering a passkey
+ * (TOTP-5, WA-6). Accepted, in this order: the current password; a current TOTP code when
+ * TOTP is on (its step is spent: TOTP-4); or a live session of this user whose sign-in is
+ * younger than `reauthentication.recentSignIn` (default 5 minutes). A password or code
+ * attempt counts against the account throttle first (RL-1, RL-4).
+ *
+ * @throws {AuthError} 40001 no proof and no recent sign-in, 40100 wrong password, 40103 wrong
+ * code, 40900 a TOTP code while TOTP is off, 42900 throttled.
+ */
+export async function requireRecentAuthentication(auth: Auth, user: UserRecord, proof: ReauthenticationProof): Promise<void> {
+  const password = optionalString(proof.password, "password");
+  const totpCode = optionalString(proof.totpCode, "totpCode");
+  if (password) {
+    await takeAttempt(auth, "account", user.usernameKey);
+    if (!(await auth.passwords.verify(user.passwordHash, password))) {
+      throw new AuthError(ErrorCode.AuthenticationFailed, "Invalid password");
+    }
+  } else if (totpCode) {
+    const totp = await auth.storage.totp.get(user.id);
+    if (!totp?.enabled) throw new AuthError(ErrorCode.Conflict, "TOTP is not enabled");
+    await takeAttempt(auth, "account", user.usernameKey);
+    if (!(await acceptTotpCode(auth, totp, totpCode))) throw new AuthError(ErrorCode.SecondFactorFailed);
+  } else if (!(await signedInRecently(auth, user, proof.sessionId))) {
+    throw new AuthError(
+      ErrorCode.MissingParameter,
+      "Confirm it is you: send the current password, or a TOTP code when TOTP is on",
+    );
+  }
+}
+
+/** True when `sessionId` is a live session of `user` that began within `reauthentication.recentSignIn`. */
+async function signedInRecently(auth: Auth, user: UserRecord, sessionId: unknown): Promise<boolean> {
+  const window = auth.config.reauthentication.recentSignInSeconds * 1000;
+  if (window === 0 || typeof sessionId !== "string") return false;
+  const session = await auth.storage.sessions.findSession(sessionId);
+  const now = auth.now();
+  return (
+    session !== null &&
+    session.userId === user.id &&
+    session.revokedAt === null &&
+    session.expiresAt > now &&
+    now - session.createdAt < window
+  );
+}
