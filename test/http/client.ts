@@ -1,3 +1,4 @@
+import { request as httpsRequest } from "node:https";
 import { connect } from "node:net";
 import type { RunningServer } from "./servers.js";
 
@@ -28,7 +29,41 @@ function parse(text: string): unknown {
   }
 }
 
-/** One request with `fetch`. */
+/**
+ * One request over TLS with `node:https`, trusting only the server's test certificate. The host
+ * name is not checked: the tests connect to whatever address the machine has (HTTP-7).
+ */
+function callOverTls(
+  server: RunningServer,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string | Uint8Array | undefined,
+): Promise<CallResult> {
+  return new Promise((resolve, reject) => {
+    const request = httpsRequest(
+      `${server.baseUrl}${path}`,
+      { method, headers, ca: server.ca, checkServerIdentity: () => undefined },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("error", reject);
+        response.on("end", () => {
+          const responseHeaders = new Headers();
+          for (const [name, value] of Object.entries(response.headers)) {
+            for (const item of Array.isArray(value) ? value : [value]) if (item !== undefined) responseHeaders.append(name, item);
+          }
+          const text = Buffer.concat(chunks).toString("utf8");
+          resolve({ status: response.statusCode ?? 0, headers: responseHeaders, text, body: parse(text) });
+        });
+      },
+    );
+    request.on("error", reject);
+    request.end(body);
+  });
+}
+
+/** One request: with `fetch`, or over TLS with `node:https` when the server serves TLS. */
 export async function call(server: RunningServer, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
   const headers: Record<string, string> = { ...options.headers };
   let body: string | Uint8Array | undefined = options.body;
@@ -37,6 +72,7 @@ export async function call(server: RunningServer, method: string, path: string, 
     body = JSON.stringify(options.json);
   }
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  if (server.ca !== undefined) return callOverTls(server, method, path, headers, body);
   const response = await fetch(`${server.baseUrl}${path}`, { method, headers, body });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, body: parse(text) };
@@ -175,4 +211,14 @@ export function postWithContentLength(
     "connection: close",
   ];
   return rawExchange(server, [`${head.join("\r\n")}\r\n\r\n`, body]);
+}
+
+/**
+ * A request written by hand with the request target exactly as given, for targets `fetch`
+ * would resolve first (`/a/../b`, `\`, `%2e`): a JSON body when `body` is given.
+ */
+export function rawRequest(server: RunningServer, method: string, target: string, body?: string): Promise<RawResult> {
+  const head = [`${method} ${target} HTTP/1.1`, `host: ${server.host}:${server.port}`, "connection: close"];
+  if (body !== undefined) head.push("content-type: application/json", `content-length: ${Buffer.byteLength(body)}`);
+  return rawExchange(server, [`${head.join("\r\n")}\r\n\r\n${body ?? ""}`]);
 }

@@ -59,9 +59,14 @@ export function expectEnvelope(result: CallResult, code: number, options: { alwa
   expect(result.headers.get("content-type")).toMatch(/^application\/json/);
 }
 
-/** A wrong-password login sent through the test server as a proxy forwarding for `client`. */
+/** A wrong-password login sent through the test server as a TLS-terminating proxy forwarding for `client`. */
 const wrongLoginForwardedFor = (context: { server: RunningServer }) => (client: string, username: string) =>
-  post(context.server, `${base}/login`, { username, password: "wrong password" }, { headers: { "x-forwarded-for": client } });
+  post(
+    context.server,
+    `${base}/login`,
+    { username, password: "wrong password" },
+    { headers: { "x-forwarded-for": client, "x-forwarded-proto": "https" } },
+  );
 
 const login = (server: RunningServer, username: string, password = testPassword) =>
   post(server, `${base}/login`, { username, password });

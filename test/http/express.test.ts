@@ -91,7 +91,8 @@ describe.each([
       events.push(event);
     });
     const app = express();
-    app.use("/proxied", authRouter(auth, { getPeerAddress: () => "192.0.2.7" }));
+    // A loopback address, so that plain HTTP is allowed (HTTP-7), other than the socket's.
+    app.use("/proxied", authRouter(auth, { getPeerAddress: () => "127.0.0.7" }));
     app.use(authRouter(auth));
     const server = await serve(app);
     const credentials = {
@@ -100,6 +101,6 @@ describe.each([
     };
     expectEnvelope(await call(server, "POST", "/api/v1/auth/login", credentials), 40100);
     expectEnvelope(await call(server, "POST", "/proxied/api/v1/auth/login", credentials), 40100);
-    expect(events.map((event) => (event as { ip?: string }).ip)).toEqual(["127.0.0.1", "192.0.2.7"]);
+    expect(events.map((event) => (event as { ip?: string }).ip)).toEqual(["127.0.0.1", "127.0.0.7"]);
   });
 });

@@ -77,7 +77,7 @@ describe("@portcullis/hono", () => {
       if (c.req.header("x-read-first") === "text") await c.req.text();
       await next();
     });
-    app.use(authRoutes(auth));
+    app.use(authRoutes(auth, { getPeerAddress: () => "127.0.0.1" }));
     const login = (password: string, readFirst: string) =>
       app.request("/api/v1/auth/login", {
         method: "POST",
@@ -95,30 +95,69 @@ describe("@portcullis/hono", () => {
     expectEnvelope(await fromResponse(notJson), 40002);
   });
 
-  it("works outside @hono/node-server (app.request): the peer address is then unknown", async () => {
+  it("RL-3: a getPeerAddress that returns undefined gets 50000 on every Portcullis route; onInternalError is told to pass getPeerAddress", async () => {
+    const reported: [unknown, string][] = [];
+    const { auth } = makeTestAuth({
+      throttle: generousThrottle,
+      onInternalError: (error: unknown, requestId: string) => {
+        reported.push([error, requestId]);
+      },
+    } as Parameters<typeof makeTestAuth>[0]);
+    const addresses = recordFailedLogins(auth);
+    await createTestUser(auth, "hana");
+    const server = await serve(honoApp(auth, (app) => app.use(authRoutes(auth, { getPeerAddress: () => undefined }))));
+    const answers = [
+      await call(server, "POST", "/api/v1/auth/login", { json: { username: "hana", password: "wrong password" } }),
+      await call(server, "GET", "/api/v1/auth/me"),
+      await call(server, "GET", "/.well-known/jwks.json"),
+    ];
+    for (const answer of answers) {
+      expect(answer.status).toBe(500);
+      expect(answer.body).toEqual({ code: 50000, message: "Internal error", requestId: expect.any(String) });
+    }
+    expect(reported.map(([, requestId]) => requestId)).toEqual(answers.map((answer) => answer.body.requestId));
+    for (const [error] of reported) {
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toBe(
+        "Portcullis could not read the client address of this request; pass getPeerAddress to the adapter",
+      );
+    }
+    expect(addresses).toEqual([]);
+    expect((await call(server, "GET", "/api/v1/health")).body).toEqual({ app: "health" });
+  });
+
+  it("outside @hono/node-server (app.request), getPeerAddress names the peer and the URL's scheme says whether it is TLS", async () => {
     const { auth } = makeTestAuth({ throttle: generousThrottle });
     const addresses = recordFailedLogins(auth);
     const user = await createTestUser(auth, "hana");
-    const app = honoApp(auth);
-    expectEnvelope(await fromResponse(await app.request("/api/v1/auth/login", badJson)), 40002);
     const credentials = { method: "POST", headers: { "content-type": "application/json", "x-forwarded-for": "203.0.113.1" } };
-    const wrong = await app.request("/api/v1/auth/login", {
+    const body = JSON.stringify({ username: "hana", password: testPassword });
+    const withoutPeer = await fromResponse(await honoApp(auth).request("/api/v1/auth/login", { ...credentials, body }));
+    expect(withoutPeer.status).toBe(500);
+    expect(withoutPeer.body).toEqual({ code: 50000, message: "Internal error", requestId: expect.any(String) });
+
+    const app = honoApp(auth, (root) => root.use(authRoutes(auth, { getPeerAddress: () => "198.51.100.4" })));
+    expectEnvelope(
+      await fromResponse(await app.request("http://portcullis.test/api/v1/auth/login", { ...credentials, body })),
+      40300,
+    );
+    const wrong = await app.request("https://portcullis.test/api/v1/auth/login", {
       ...credentials,
       body: JSON.stringify({ username: "hana", password: "nope nope" }),
     });
     expectEnvelope(await fromResponse(wrong), 40100);
-    expect(addresses).toEqual([undefined]);
-    const signedIn = await fromResponse(
-      await app.request("/api/v1/auth/login", {
-        ...credentials,
-        body: JSON.stringify({ username: "hana", password: testPassword }),
-      }),
-    );
+    expect(addresses).toEqual(["198.51.100.4"]);
+    const signedIn = await fromResponse(await app.request("https://portcullis.test/api/v1/auth/login", { ...credentials, body }));
     expectEnvelope(signedIn, 0);
-    const things = await app.request("/api/v1/things", {
+    const things = await app.request("https://portcullis.test/api/v1/things", {
       headers: { authorization: `Bearer ${signedIn.body.data.accessToken}` },
     });
     expect(await things.json()).toEqual({ code: 0, message: "OK", data: { userId: user.id, roles: ["user"] } });
+
+    const declaredSecure = honoApp(auth, (root) =>
+      root.use(authRoutes(auth, { getPeerAddress: () => "198.51.100.4", isSecureConnection: () => true })),
+    );
+    expectEnvelope(await fromResponse(await declaredSecure.request("/api/v1/auth/login", { ...credentials, body })), 0);
   });
 
   it("RL-3: the client address is the socket's, or what getPeerAddress returns", async () => {
@@ -129,7 +168,9 @@ describe("@portcullis/hono", () => {
       headers: { "x-forwarded-for": "203.0.113.1" },
     };
     const plain = await serve(honoApp(auth));
-    const custom = await serve(honoApp(auth, (app) => app.use(authRoutes(auth, { getPeerAddress: () => "192.0.2.7" }))));
+    const custom = await serve(
+      honoApp(auth, (app) => app.use(authRoutes(auth, { getPeerAddress: () => "192.0.2.7", isSecureConnection: () => true }))),
+    );
     expectEnvelope(await call(plain, "POST", "/api/v1/auth/login", credentials), 40100);
     expectEnvelope(await call(custom, "POST", "/api/v1/auth/login", credentials), 40100);
     expect(addresses).toEqual(["127.0.0.1", "192.0.2.7"]);
@@ -139,7 +180,10 @@ describe("@portcullis/hono", () => {
     const { auth } = makeTestAuth();
     const app = new Hono<{ Variables: AuthVariables }>();
     app.get("/who", requireAuth(auth, { roles: ["admin"] }), (c) => c.text(c.get("auth").userId));
-    expectEnvelope(await fromResponse(await app.request("/who")), 40101);
-    expectEnvelope(await fromResponse(await app.request("/who", { headers: { authorization: "Bearer x.y.z" } })), 40101);
+    expectEnvelope(await fromResponse(await app.request("https://portcullis.test/who")), 40101);
+    const forged = { headers: { authorization: "Bearer x.y.z" } };
+    expectEnvelope(await fromResponse(await app.request("https://portcullis.test/who", forged)), 40101);
+    // HTTP-7: plain HTTP from a peer that is not known to be loopback is refused before the token is read.
+    expectEnvelope(await fromResponse(await app.request("http://portcullis.test/who", forged)), 40300);
   });
 });

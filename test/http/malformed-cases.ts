@@ -209,6 +209,7 @@ export const malformedCases: MalformedCase[] = [
     send: (server, context) => call(server, "POST", `${base}/2fa/enable`, { token: context.token, json: { code: 123456 } }),
   },
   { name: "deeply nested JSON", code: 40002, send: jsonText("/refresh", nested(200)) },
+  { name: "HTTP-5: JSON nested 5,000 deep (10 KB) is 40002, never a 500", code: 40002, send: jsonText("/refresh", nested(5000)) },
   {
     name: "many keys under the limit are read normally",
     code: 40101,

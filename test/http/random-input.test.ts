@@ -82,6 +82,7 @@ function request(path: string, body: string, token?: string) {
       yield new TextEncoder().encode(body);
     })(),
     peerAddress: "192.0.2.1",
+    secure: true,
   };
 }
 

@@ -1,4 +1,5 @@
-import { type Server, createServer } from "node:http";
+import { type RequestListener, type Server, createServer } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import type { Auth } from "@portcullis/core";
@@ -8,28 +9,45 @@ import express5, { type Request, type Response } from "express";
 import express4 from "express4";
 import { Hono } from "hono";
 
-/** A real HTTP server listening on a loopback address. */
+/** A real HTTP server, by default on a loopback address. */
 export interface RunningServer {
-  /** `http://127.0.0.1:<port>` (or `http://[::1]:<port>`). */
+  /** `http://127.0.0.1:<port>` (or `http://[::1]:<port>`, or `https://…` when it serves TLS). */
   baseUrl: string;
   host: string;
   port: number;
+  /** The certificate to trust when the server serves TLS. */
+  ca?: string;
   close(): Promise<void>;
 }
 
-/** Starts the test app of one adapter around an auth instance. */
-export type StartServer = (auth: Auth, options?: { host?: string }) => Promise<RunningServer>;
+/** Where and how a test server listens. */
+export interface ServerOptions {
+  /** The address to listen on. Default `127.0.0.1`. */
+  host?: string;
+  /** Serve TLS with this key and certificate (`test/fixtures/tls`). */
+  tls?: { key: string; cert: string };
+}
 
-async function listen(server: Server, host: string): Promise<RunningServer> {
+/** Starts the test app of one adapter around an auth instance. */
+export type StartServer = (auth: Auth, options?: ServerOptions) => Promise<RunningServer>;
+
+/** A Node server for a request listener: plain HTTP, or TLS when `options.tls` is given. */
+function nodeServer(listener: RequestListener, options: ServerOptions): Server {
+  return options.tls ? createHttpsServer(options.tls, listener) : createServer(listener);
+}
+
+async function listen(server: Server, options: ServerOptions): Promise<RunningServer> {
+  const host = options.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    baseUrl: `${options.tls ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${port}`,
     host,
     port,
+    ...(options.tls ? { ca: options.tls.cert } : {}),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -74,19 +92,19 @@ function expressApp(express: ExpressFactory, auth: Auth, parseJsonFirst: boolean
 
 /** Express 5, as `app.use(authRouter(auth))`. */
 export const startExpress5: StartServer = (auth, options = {}) =>
-  listen(createServer(expressApp(express5, auth, false)), options.host ?? "127.0.0.1");
+  listen(nodeServer(expressApp(express5, auth, false), options), options);
 
 /** Express 4, as `app.use(authRouter(auth))`. */
 export const startExpress4: StartServer = (auth, options = {}) =>
-  listen(createServer(expressApp(express4, auth, false)), options.host ?? "127.0.0.1");
+  listen(nodeServer(expressApp(express4, auth, false), options), options);
 
 /** Express 5 with `app.use(express.json())` before `authRouter`: core gets the parsed body. */
 export const startExpress5ParsingJson: StartServer = (auth, options = {}) =>
-  listen(createServer(expressApp(express5, auth, true)), options.host ?? "127.0.0.1");
+  listen(nodeServer(expressApp(express5, auth, true), options), options);
 
 /** Express 4 with `app.use(express.json())` before `authRouter`. */
 export const startExpress4ParsingJson: StartServer = (auth, options = {}) =>
-  listen(createServer(expressApp(express4, auth, true)), options.host ?? "127.0.0.1");
+  listen(nodeServer(expressApp(express4, auth, true), options), options);
 
 /** The Hono test app, with `app.route("/", authApp(auth))`, the same app routes as Express. */
 export function honoApp(
@@ -108,8 +126,30 @@ export function honoApp(
   return app;
 }
 
+/** Serves a Hono app on `@hono/node-server`, over TLS when `options.tls` is given. */
+function serveHono(app: Pick<Hono, "fetch">, options: ServerOptions): Promise<RunningServer> {
+  const hostname = options.host ?? "127.0.0.1";
+  const server = options.tls
+    ? createAdaptorServer({ fetch: app.fetch, hostname, createServer: createHttpsServer, serverOptions: options.tls })
+    : createAdaptorServer({ fetch: app.fetch, hostname });
+  return listen(server as Server, options);
+}
+
 /** Hono on `@hono/node-server`. */
-export const startHono: StartServer = (auth, options = {}) => {
-  const host = options.host ?? "127.0.0.1";
-  return listen(createAdaptorServer({ fetch: honoApp(auth).fetch, hostname: host }) as Server, host);
-};
+export const startHono: StartServer = (auth, options = {}) => serveHono(honoApp(auth), options);
+
+/**
+ * Hono with a middleware before the routes that reads every JSON body with `c.req.json()`, as
+ * a logging or validation middleware would: core gets the body Hono parsed, not the stream.
+ */
+export const startHonoReadingJsonFirst: StartServer = (auth, options = {}) =>
+  serveHono(
+    honoApp(auth, (app) => {
+      app.use(async (c, next) => {
+        if (c.req.header("content-type")?.startsWith("application/json")) await c.req.json().catch(() => undefined);
+        await next();
+      });
+      app.route("/", authApp(auth));
+    }),
+    options,
+  );

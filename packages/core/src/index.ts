@@ -29,8 +29,7 @@ export { type UseRecoveryCodeInput, useRecoveryCode } from "./flows/use-recovery
 export { type AccessContext, type VerifyAccessTokenInput, verifyAccessToken } from "./flows/verify-access-token.js";
 export { type VerifyTotpInput, verifyTotp } from "./flows/verify-totp.js";
 
-export { bodyRefusals } from "./http/body.js";
-export { authorizeRequest, errorResponse, handleRequest, isAuthPath } from "./http/handle-request.js";
+export { authorizeRequest, errorResponse, handleRequest } from "./http/handle-request.js";
 export type { Route, RouteContext, RouteResult } from "./http/routes.js";
 export { routes } from "./http/routes.js";
 export type { Envelope, HttpRequest, HttpResponse } from "./http/types.js";

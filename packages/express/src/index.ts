@@ -1,15 +1,12 @@
+import type { TLSSocket } from "node:tls";
 import {
   type AccessContext,
   type Auth,
-  AuthError,
-  ErrorCode,
   type HttpRequest,
   type HttpResponse,
   authorizeRequest,
-  bodyRefusals,
   errorResponse,
   handleRequest,
-  isAuthPath,
 } from "@portcullis/core";
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from "express";
 
@@ -27,7 +24,9 @@ export interface AuthRouterOptions {
   /**
    * The address of the peer that sent the request. Default: the socket's remote address.
    * Do not return a forwarded address here: Portcullis reads `X-Forwarded-For` itself, and
-   * only from the proxies listed in `http.trustedProxies` (RL-3).
+   * only from the proxies listed in `http.trustedProxies` (RL-3). When it returns undefined
+   * (a Unix socket has no peer address), the routes answer 50000 rather than skip the
+   * per-address throttle.
    */
   getPeerAddress?: (req: Request) => string | undefined;
 }
@@ -36,6 +35,8 @@ export interface AuthRouterOptions {
 export interface RequireAuthOptions {
   /** The user must hold at least one of these roles, or the answer is 40300. */
   roles?: readonly string[];
+  /** As for {@link authRouter}: the address of the peer, for the loopback exemption of HTTP-7. */
+  getPeerAddress?: (req: Request) => string | undefined;
 }
 
 /** What {@link authRouter} returns: the route handler, then the handler of errors raised before it on its paths. */
@@ -46,20 +47,31 @@ function bodyWasConsumed(req: Request): boolean {
   return (req as { _body?: unknown })._body === true || req.readableEnded;
 }
 
-function toHttpRequest(req: Request, options: AuthRouterOptions): HttpRequest {
-  const consumed = bodyWasConsumed(req);
+/** The headers, peer address and TLS state of a request: what core checks before anything else. */
+function connectionOf(
+  req: Request,
+  getPeerAddress: AuthRouterOptions["getPeerAddress"],
+): Pick<HttpRequest, "header" | "peerAddress" | "secure"> {
   return {
-    method: req.method,
-    url: req.url,
     header(name) {
       const value = req.headers[name.toLowerCase()];
       return Array.isArray(value) ? value.join(", ") : value;
     },
+    peerAddress: getPeerAddress ? getPeerAddress(req) : req.socket.remoteAddress,
+    secure: (req.socket as TLSSocket).encrypted === true,
+  };
+}
+
+function toHttpRequest(req: Request, options: AuthRouterOptions): HttpRequest {
+  const consumed = bodyWasConsumed(req);
+  return {
+    ...connectionOf(req, options.getPeerAddress),
+    method: req.method,
+    url: req.url,
     // Iterating without destroying on an early stop: when core refuses an oversized body
     // halfway, the socket must stay open for the 40002 answer (HTTP-1).
     body: consumed ? null : { [Symbol.asyncIterator]: () => req.iterator({ destroyOnReturn: false }) },
     parsedBody: consumed ? req.body : undefined,
-    peerAddress: options.getPeerAddress ? options.getPeerAddress(req) : req.socket.remoteAddress,
   };
 }
 
@@ -69,17 +81,17 @@ function send(res: Response, response: HttpResponse): void {
   res.end(response.body);
 }
 
-/** The words core uses for the same refusals, so an answer does not depend on who read the body (HTTP-5). */
-const bodyParserMessages: Record<string, string> = {
-  "entity.too.large": bodyRefusals.tooLarge,
-  "entity.parse.failed": bodyRefusals.notJson,
-};
+/** The refusals of a body parser (`express.json()`) that core answers in its own words (HTTP-5). */
+const bodyParserRefusals = new Map<unknown, HttpRequest["bodyRefusal"]>([
+  ["entity.too.large", "tooLarge"],
+  ["entity.parse.failed", "notJson"],
+]);
 
-/** The error a body parser (`express.json()`) passes to `next` for a body it refused, or undefined. */
-function bodyParserFailure(error: unknown): string | undefined {
-  const type = (error as { type?: unknown } | null)?.type;
+/** What a body parser's error passed to `next` says about a body it refused, or undefined. */
+function bodyParserRefusal(error: unknown): HttpRequest["bodyRefusal"] {
   const status = (error as { status?: unknown } | null)?.status;
-  return typeof type === "string" && typeof status === "number" && status >= 400 && status < 500 ? type : undefined;
+  if (typeof status !== "number" || status < 400 || status >= 500) return undefined;
+  return bodyParserRefusals.get((error as { type?: unknown }).type);
 }
 
 /**
@@ -87,10 +99,12 @@ function bodyParserFailure(error: unknown): string | undefined {
  * Express 4 or 5 app. Requests for other paths go on to the rest of the app untouched.
  *
  * It returns two middleware for `app.use`: the routes, and an error handler that answers, in
- * the Portcullis envelope (40002), a body that an earlier `express.json()` refused on these
- * paths. Everything else (limits, JSON checks, tokens, status codes) is decided by
- * `@portcullis/core`; the body is read from the stream with the route's byte limit, or taken
- * from `req.body` when a body parser ran first.
+ * the Portcullis envelope, a body that an earlier `express.json()` refused on these paths
+ * (40002, once the checks that come before the body have passed). Everything else (TLS,
+ * limits, JSON checks, tokens, status codes) is decided by `@portcullis/core`; the body is
+ * read from the stream with the route's byte limit, or taken from `req.body` when a body
+ * parser ran first. The connection is TLS when the socket is (`req.socket.encrypted`); behind
+ * a TLS-terminating proxy, list the proxy in `http.trustedProxies` (HTTP-7).
  *
  * Mounted under a path (`app.use("/x", authRouter(auth))`), the routes are matched against
  * the path below it, so set `http.basePath` to match.
@@ -114,23 +128,27 @@ export function authRouter(auth: Auth, options: AuthRouterOptions = {}): AuthRou
     }, next);
   };
   const bodyErrorHandler: ErrorRequestHandler = (error: unknown, req: Request, res: Response, next: NextFunction) => {
-    const failure = bodyParserFailure(error);
-    if (failure === undefined || res.headersSent || !isAuthPath(auth, req.url)) {
+    const bodyRefusal = bodyParserRefusal(error);
+    if (bodyRefusal === undefined || res.headersSent) {
       next(error);
       return;
     }
-    const message = bodyParserMessages[failure];
-    send(res, errorResponse(auth, new AuthError(ErrorCode.MalformedParameter, message, { cause: error })));
+    handleRequest(auth, { ...toHttpRequest(req, options), body: null, parsedBody: undefined, bodyRefusal }).then((response) => {
+      if (response === null) next(error);
+      else send(res, response);
+    }, next);
   };
   return [routesHandler, bodyErrorHandler];
 }
 
 /**
- * Middleware that lets a request through only with a live access token in the
+ * Middleware that lets a request through only over TLS (HTTP-7: loopback clients and
+ * `http.unsafeAllowPlainHttp` excepted) with a live access token in the
  * `Authorization: Bearer` header (never the query string; AT-6), and, when `roles` is given,
  * only for a user holding one of them. It sets `req.auth` to the token's
- * {@link AccessContext}. Otherwise it answers in the Portcullis envelope: 40101 for a
- * missing, invalid, expired or revoked token, 40300 for a missing role.
+ * {@link AccessContext}. Otherwise it answers in the Portcullis envelope: 40300 for plain
+ * HTTP, before the token is read; 40101 for a missing, invalid, expired or revoked token;
+ * 40300 for a missing role.
  *
  * @example
  * ```ts
@@ -140,7 +158,7 @@ export function authRouter(auth: Auth, options: AuthRouterOptions = {}): AuthRou
  */
 export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): RequestHandler {
   return (req, res, next) => {
-    authorizeRequest(auth, req.headers.authorization, options).then(
+    authorizeRequest(auth, connectionOf(req, options.getPeerAddress), options).then(
       (access) => {
         req.auth = access;
         next();

@@ -19,20 +19,57 @@ export interface AuthRoutesOptions {
    * `@hono/node-server` provides it (`c.env.incoming.socket.remoteAddress`); on other runtimes
    * pass your platform's, e.g. `getConnInfo(c).remote.address`. Do not return a forwarded
    * address here: Portcullis reads `X-Forwarded-For` itself, and only from the proxies listed
-   * in `http.trustedProxies` (RL-3).
+   * in `http.trustedProxies` (RL-3). When no address is known, the routes answer 50000 rather
+   * than skip the per-address throttle.
    */
   getPeerAddress?: (c: Context) => string | undefined;
+  /**
+   * Whether the connection to this process is TLS (HTTP-7). Default: the socket's `encrypted`
+   * flag on `@hono/node-server`; on other runtimes, whether the request URL is `https:`. Behind
+   * a TLS-terminating proxy, list the proxy in `http.trustedProxies` instead.
+   */
+  isSecureConnection?: (c: Context) => boolean;
 }
 
-/** Options of {@link requireAuth}. */
-export interface RequireAuthOptions {
+/** Options of {@link requireAuth}: the roles, and how to read the connection as for {@link authRoutes}. */
+export interface RequireAuthOptions extends AuthRoutesOptions {
   /** The user must hold at least one of these roles, or the answer is 40300. */
   roles?: readonly string[];
 }
 
+type NodeSocket = { remoteAddress?: string; encrypted?: boolean };
+
+/** The Node socket of a request served by `@hono/node-server`, or undefined on other runtimes. */
+function nodeSocket(c: Context): NodeSocket | undefined {
+  return (c.env as { incoming?: { socket?: NodeSocket } } | undefined)?.incoming?.socket;
+}
+
 function nodePeerAddress(c: Context): string | undefined {
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
-  return env?.incoming?.socket?.remoteAddress;
+  return nodeSocket(c)?.remoteAddress;
+}
+
+function isTlsConnection(c: Context): boolean {
+  const socket = nodeSocket(c);
+  return socket ? socket.encrypted === true : new URL(c.req.url).protocol === "https:";
+}
+
+/** The headers, peer address and TLS state of a request: what core checks before anything else. */
+function connectionOf(c: Context, options: AuthRoutesOptions): Pick<HttpRequest, "header" | "peerAddress" | "secure"> {
+  return {
+    header: (name) => c.req.header(name),
+    peerAddress: (options.getPeerAddress ?? nodePeerAddress)(c),
+    secure: (options.isSecureConnection ?? isTlsConnection)(c),
+  };
+}
+
+/**
+ * The body an earlier middleware read, which Hono keeps: blank is no body; what is not JSON
+ * reaches core as text, which it refuses.
+ */
+async function bodyReadEarlier(c: Context): Promise<unknown> {
+  const text = await c.req.text().catch(() => undefined);
+  if (text !== undefined && text.trim() === "") return undefined;
+  return c.req.json().catch(() => "");
 }
 
 /** The path and query of a request URL, without the scheme and host. */
@@ -44,14 +81,12 @@ function pathAndQuery(href: string): string {
 async function toHttpRequest(c: Context, options: AuthRoutesOptions): Promise<HttpRequest> {
   const consumed = c.req.raw.bodyUsed;
   return {
+    ...connectionOf(c, options),
     method: c.req.method,
     url: pathAndQuery(c.req.url),
-    header: (name) => c.req.header(name),
     // Streamed: core counts the bytes as they arrive, so a chunked body cannot pass the limit (HTTP-1).
     body: consumed ? null : c.req.raw.body,
-    // An earlier middleware read the body: Hono keeps it; what is not JSON reaches core as text, which it refuses.
-    parsedBody: consumed ? await c.req.json().catch(() => "") : undefined,
-    peerAddress: (options.getPeerAddress ?? nodePeerAddress)(c),
+    parsedBody: consumed ? await bodyReadEarlier(c) : undefined,
   };
 }
 
@@ -62,9 +97,9 @@ function toResponse(response: HttpResponse): Response {
 /**
  * Middleware that serves the Portcullis routes (`<basePath>/auth/*` and
  * `/.well-known/jwks.json`) and passes every other request on with `next()`. All auth rules
- * (limits, JSON checks, tokens, status codes) are in `@portcullis/core`; this only translates
- * the request and the response. Paths are matched as the client sent them, whatever the
- * middleware is mounted under, so `http.basePath` must be the full prefix.
+ * (TLS, limits, JSON checks, tokens, status codes) are in `@portcullis/core`; this only
+ * translates the request and the response. Paths are matched as the client sent them,
+ * whatever the middleware is mounted under, so `http.basePath` must be the full prefix.
  *
  * @example
  * ```ts
@@ -109,11 +144,14 @@ export function authApp(auth: Auth, options: AuthRoutesOptions = {}): Hono {
 }
 
 /**
- * Middleware that lets a request through only with a live access token in the
+ * Middleware that lets a request through only over TLS (HTTP-7: loopback clients and
+ * `http.unsafeAllowPlainHttp` excepted) with a live access token in the
  * `Authorization: Bearer` header (never the query string; AT-6), and, when `roles` is given,
  * only for a user holding one of them. It sets `c.get("auth")` to the token's
- * {@link AccessContext}. Otherwise it answers in the Portcullis envelope: 40101 for a missing,
- * invalid, expired or revoked token, 40300 for a missing role.
+ * {@link AccessContext}. Otherwise it answers in the Portcullis envelope: 40300 for plain
+ * HTTP, before the token is read; 40101 for a missing, invalid, expired or revoked token;
+ * 40300 for a missing role. Off `@hono/node-server`, pass `getPeerAddress` (and, if the URL's
+ * scheme does not tell, `isSecureConnection`) as to {@link authRoutes}.
  *
  * @example
  * ```ts
@@ -126,7 +164,7 @@ export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): Middl
   return async (c, next) => {
     let access: AccessContext;
     try {
-      access = await authorizeRequest(auth, c.req.header("authorization"), options);
+      access = await authorizeRequest(auth, connectionOf(c, options), options);
     } catch (error) {
       return toResponse(errorResponse(auth, error));
     }

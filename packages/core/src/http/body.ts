@@ -2,8 +2,8 @@ import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { HttpRequest } from "./types.js";
 
-/** The messages of the body refusals, for adapters whose framework refused a body first (HTTP-5). */
-export const bodyRefusals = {
+/** The messages of the body refusals, also for a body an adapter's framework refused first (HTTP-5). */
+const bodyRefusals = {
   tooLarge: "The request body is too large",
   notJson: "The request body is not valid JSON",
 } as const;
@@ -27,14 +27,26 @@ export async function readBodyWithLimit(body: AsyncIterable<Uint8Array>, limit: 
   return Buffer.concat(chunks, total);
 }
 
-function assertSafeKeys(value: unknown, depth = 0): void {
-  if (depth > 32) throw malformed("The JSON body is nested too deeply");
-  if (Array.isArray(value)) {
-    for (const item of value) assertSafeKeys(item, depth + 1);
-  } else if (value !== null && typeof value === "object") {
+const maxDepth = 32;
+
+/**
+ * Walks a JSON value with an explicit stack, so that no depth of nesting can exhaust the call
+ * stack: refuses anything nested deeper than 32 levels, and any `__proto__`, `constructor` or
+ * `prototype` key (PW-5, HTTP-5).
+ */
+function assertSafeStructure(root: unknown): void {
+  const pending: [value: unknown, depth: number][] = [[root, 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, depth] = next;
+    if (depth > maxDepth) throw malformed("The JSON body is nested too deeply");
+    if (value === null || typeof value !== "object") continue;
+    if (Array.isArray(value)) {
+      for (const item of value) pending.push([item, depth + 1]);
+      continue;
+    }
     for (const key of Object.keys(value)) {
       if (forbiddenKeys.has(key)) throw malformed(`The key "${key}" is not allowed`);
-      assertSafeKeys((value as Record<string, unknown>)[key], depth + 1);
+      pending.push([(value as Record<string, unknown>)[key], depth + 1]);
     }
   }
 }
@@ -45,19 +57,19 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 }
 
 /**
- * Reads a request's JSON object body (HTTP-1, HTTP-2, PW-5): `application/json` only; at most
- * `limit` bytes; valid JSON; an object at the top; no `__proto__`, `constructor` or
- * `prototype` key anywhere. An empty body reads as `{}`. Every failure is 40002.
+ * Reads a request's JSON object body (HTTP-1, HTTP-2, HTTP-5, PW-5): `application/json` only;
+ * at most `limit` bytes; valid JSON; at most 32 levels deep; no `__proto__`, `constructor` or
+ * `prototype` key anywhere; an object at the top. A body an earlier middleware parsed is
+ * checked the same way, its depth and keys before its size is measured, so that no nesting
+ * can reach `JSON.stringify`. An empty body reads as `{}`. Every failure is 40002.
  */
 export async function readJsonBody(request: HttpRequest, limit: number): Promise<Record<string, unknown>> {
   if (!isJsonContentType(request.header("content-type"))) throw malformed("The request body must be application/json");
+  if (request.bodyRefusal !== undefined) throw malformed(bodyRefusals[request.bodyRefusal]);
   const declared = request.header("content-length");
   if (declared !== undefined && Number(declared) > limit) throw tooLarge();
   let value: unknown;
-  if (request.body === null) {
-    value = request.parsedBody ?? {};
-    if (JSON.stringify(value).length > limit) throw tooLarge();
-  } else {
+  if (request.body !== null) {
     const text = (await readBodyWithLimit(request.body, limit)).toString("utf8");
     if (text.trim() === "") return {};
     try {
@@ -65,9 +77,14 @@ export async function readJsonBody(request: HttpRequest, limit: number): Promise
     } catch {
       throw malformed(bodyRefusals.notJson);
     }
+  } else if (request.parsedBody === undefined) {
+    return {};
+  } else {
+    value = request.parsedBody;
   }
+  assertSafeStructure(value);
   if (value === null || typeof value !== "object" || Array.isArray(value))
     throw malformed("The request body must be a JSON object");
-  assertSafeKeys(value);
+  if (request.body === null && Buffer.byteLength(JSON.stringify(value)) > limit) throw tooLarge();
   return value as Record<string, unknown>;
 }

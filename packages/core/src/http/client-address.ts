@@ -1,4 +1,6 @@
 import { BlockList, isIP } from "node:net";
+import type { Auth } from "../auth.js";
+import type { HttpRequest } from "./types.js";
 
 /** Decides which peer addresses are trusted proxies. */
 export type ProxyTrust = (address: string) => boolean;
@@ -58,6 +60,22 @@ export function resolveClientAddress(
     if (!trusted(hop)) break;
   }
   return client;
+}
+
+/** The client address of a request, resolved through the trusted-proxy setting (RL-3). */
+export function clientAddressOf(auth: Auth, request: Pick<HttpRequest, "header" | "peerAddress">): string | undefined {
+  return resolveClientAddress(request.peerAddress, request.header("x-forwarded-for"), auth.proxyTrust);
+}
+
+const loopback = new BlockList();
+loopback.addSubnet("127.0.0.0", 8, "ipv4");
+loopback.addAddress("::1", "ipv6");
+
+/** True for a loopback address: 127.0.0.0/8, `::1`, or 127.0.0.0/8 mapped into IPv6 (HTTP-7). */
+export function isLoopbackAddress(address: string): boolean {
+  const plain = plainAddress(address);
+  const family = isIP(plain);
+  return family !== 0 && loopback.check(plain, family === 6 ? "ipv6" : "ipv4");
 }
 
 /** Rewrites a trailing dotted IPv4 part of an IPv6 address (`::1.2.3.4`) as two hex groups. */

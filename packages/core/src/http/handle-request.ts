@@ -4,25 +4,28 @@ import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode, defaultMessages, httpStatusFor } from "../errors/codes.js";
 import { type AccessContext, verifyAccessToken } from "../flows/verify-access-token.js";
 import { readJsonBody } from "./body.js";
-import { resolveClientAddress } from "./client-address.js";
+import { clientAddressOf } from "./client-address.js";
+import { requireTls } from "./require-tls.js";
 import { type Route, type RouteResult, routes } from "./routes.js";
 import type { Envelope, HttpRequest, HttpResponse } from "./types.js";
 
 const defaultBodyLimit = 64 * 1024;
 
+/** A fixed origin to resolve paths against; `.invalid` can never be a real host (RFC 2606). */
+const pathOrigin = "http://portcullis.invalid";
+
 /**
- * Collapses repeated slashes and drops a trailing one, so `//api/v1/auth//login/` is
- * `/api/v1/auth/login` for matching (RL-3).
+ * The path of a request target as routes are matched (RL-3): resolved exactly as the WHATWG
+ * URL parser resolves an http URL's path, as Hono's request URL already is (dot segments, also
+ * percent-encoded as `%2e`, are applied; `\` reads as `/`; the query and fragment are dropped),
+ * then with repeated slashes collapsed and a trailing one dropped. So
+ * `//api/v1/auth/../auth//login/` is `/api/v1/auth/login` on every adapter. The target is
+ * appended to a fixed origin, never parsed as a URL relative to one, so `//host/…` stays a path.
  */
 export function normalizePath(url: string): string {
-  const path = url.split("?", 1)[0] as string;
-  const collapsed = path.replace(/\/{2,}/g, "/");
+  const { pathname } = new URL(`${pathOrigin}${url.startsWith("/") ? "" : "/"}${url}`);
+  const collapsed = pathname.replace(/\/{2,}/g, "/");
   return collapsed.length > 1 && collapsed.endsWith("/") ? collapsed.slice(0, -1) : collapsed;
-}
-
-/** The client address of a request, resolved through the trusted-proxy setting (RL-3). */
-export function clientAddressOf(auth: Auth, request: Pick<HttpRequest, "header" | "peerAddress">): string | undefined {
-  return resolveClientAddress(request.peerAddress, request.header("x-forwarded-for"), auth.proxyTrust);
 }
 
 /** The headers every auth response carries (HTTP-4). */
@@ -83,15 +86,6 @@ function findRoute(auth: Auth, method: string, path: string): Route | "not_found
 }
 
 /**
- * True when `url` (a path, with or without a query) is one of Portcullis's: under
- * `<basePath>/auth`, or a root route such as `/.well-known/jwks.json`. An adapter uses it to
- * answer errors its framework raised before {@link handleRequest} ran (a body parser's).
- */
-export function isAuthPath(auth: Auth, url: string): boolean {
-  return findRoute(auth, "GET", normalizePath(url)) !== null;
-}
-
-/**
  * Extracts the bearer token of an `Authorization` header (AT-6): the only place an access
  * token is read from, never a query string.
  */
@@ -100,24 +94,45 @@ export function bearerToken(authorization: string | undefined): string | undefin
   return match ? (match[1] as string) : undefined;
 }
 
-/**
- * Verifies the bearer token of a request and, when `roles` is given, that the user holds at
- * least one of them. What `requireAuth` in each adapter calls.
- *
- * @throws {AuthError} 40101 missing or invalid token, 40300 none of the roles.
- */
-export async function authorizeRequest(
+async function verifyBearer(
   auth: Auth,
   authorization: string | undefined,
-  options: { roles?: readonly string[] } = {},
+  roles: readonly string[] | undefined,
 ): Promise<AccessContext> {
   const token = bearerToken(authorization);
   if (!token) throw new AuthError(ErrorCode.InvalidToken, "A bearer access token is required");
   const access = await verifyAccessToken(auth, { token });
-  if (options.roles && options.roles.length > 0 && !options.roles.some((role) => access.roles.includes(role))) {
+  if (roles && roles.length > 0 && !roles.some((role) => access.roles.includes(role))) {
     throw new AuthError(ErrorCode.Forbidden, "A role this route requires is missing");
   }
   return access;
+}
+
+/**
+ * Lets a request through only over TLS (HTTP-7, see `http.unsafeAllowPlainHttp` for the
+ * exceptions) with a live bearer token in its `Authorization` header (AT-6), and, when `roles`
+ * is given, for a user holding at least one of them. What `requireAuth` in each adapter calls;
+ * the TLS check runs before the header is read.
+ *
+ * @param request The request's headers, socket peer address and whether its connection is TLS.
+ * @throws {AuthError} 40300 plain HTTP, 40101 missing or invalid token, 40300 none of the roles.
+ *
+ * @example
+ * ```ts
+ * const access = await authorizeRequest(auth, {
+ *   header: (name) => req.headers[name] as string | undefined,
+ *   peerAddress: req.socket.remoteAddress,
+ *   secure: (req.socket as TLSSocket).encrypted === true,
+ * }, { roles: ["admin"] });
+ * ```
+ */
+export async function authorizeRequest(
+  auth: Auth,
+  request: Pick<HttpRequest, "header" | "peerAddress" | "secure">,
+  options: { roles?: readonly string[] } = {},
+): Promise<AccessContext> {
+  requireTls(auth, request);
+  return verifyBearer(auth, request.header("authorization"), options.roles);
 }
 
 /**
@@ -125,14 +140,23 @@ export async function authorizeRequest(
  * Portcullis's (the adapter passes the request on); every other outcome, including unknown
  * routes under `<basePath>/auth`, malformed bodies and internal errors, is an envelope
  * response, never a thrown error.
+ *
+ * Before anything else: a request whose peer address the adapter could not tell is 50000 (the
+ * per-address throttle must never be skipped silently; `onInternalError` is told to pass
+ * `getPeerAddress`), and one over plain HTTP is 40300 (HTTP-7). Then the bearer token, then
+ * the body.
  */
 export async function handleRequest(auth: Auth, request: HttpRequest): Promise<HttpResponse | null> {
   const method = request.method.toUpperCase();
   const route = findRoute(auth, method, normalizePath(request.url));
   if (route === null) return null;
   try {
+    if (!request.peerAddress) {
+      throw new TypeError("Portcullis could not read the client address of this request; pass getPeerAddress to the adapter");
+    }
+    requireTls(auth, request);
     if (route === "not_found") throw new AuthError(ErrorCode.NotFound, "No such route");
-    const access = route.access === "bearer" ? await authorizeRequest(auth, request.header("authorization")) : undefined;
+    const access = route.access === "bearer" ? await verifyBearer(auth, request.header("authorization"), undefined) : undefined;
     const body = method === "POST" || method === "PUT" ? await readJsonBody(request, route.bodyLimit ?? defaultBodyLimit) : {};
     const result = await route.handle({ auth, body, ip: clientAddressOf(auth, request), access });
     return successResponse(auth, result);

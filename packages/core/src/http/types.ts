@@ -12,8 +12,23 @@ export interface HttpRequest {
    * when the stream was consumed; it is checked like a parsed body.
    */
   parsedBody?: unknown;
-  /** The socket's peer address. */
+  /**
+   * Set when an earlier body parser refused the body (Express's `express.json()` passes its
+   * error on): core answers the refusal where it would have read the body, after the TLS and
+   * token checks, so the answer does not depend on who read the body (HTTP-5).
+   */
+  bodyRefusal?: "tooLarge" | "notJson";
+  /**
+   * The socket's peer address. Undefined (or empty) means the adapter could not tell; core
+   * then answers 50000 rather than skip the per-address throttle (RL-3).
+   */
   peerAddress: string | undefined;
+  /**
+   * True when the connection to this process is TLS. Behind a TLS-terminating proxy it is
+   * false, and core believes the proxy's `X-Forwarded-Proto` only when the peer is one of
+   * `http.trustedProxies` (HTTP-7).
+   */
+  secure: boolean;
 }
 
 /** A response for the adapter to send as it is. */

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { AuthError } from "../errors/auth-error.js";
+import { readJsonBody } from "./body.js";
+import type { HttpRequest } from "./types.js";
+
+const limit = 64 * 1024;
+
+/** A JSON object holding arrays nested `depth` deep: `{"deep":[[[…]]]}`. */
+function nestedText(depth: number): string {
+  return `{"deep":${"[".repeat(depth)}${"]".repeat(depth)}}`;
+}
+
+function streamed(text: string): HttpRequest {
+  return {
+    method: "POST",
+    url: "/api/v1/auth/refresh",
+    header: (name) => (name === "content-type" ? "application/json" : undefined),
+    body: (async function* () {
+      yield new TextEncoder().encode(text);
+    })(),
+    peerAddress: "127.0.0.1",
+    secure: true,
+  };
+}
+
+/** A request whose body an earlier middleware (`express.json()`, `c.req.json()`) already parsed. */
+function preParsed(value: unknown): HttpRequest {
+  return { ...streamed(""), body: null, parsedBody: value };
+}
+
+async function refusal(request: HttpRequest): Promise<AuthError> {
+  const error = await readJsonBody(request, limit).then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(AuthError);
+  expect((error as AuthError).code).toBe(40002);
+  return error as AuthError;
+}
+
+describe("readJsonBody", () => {
+  it("HTTP-5: a pre-parsed body nested 5,000 deep is 40002 (too deep), not a RangeError from JSON.stringify", async () => {
+    const error = await refusal(preParsed(JSON.parse(nestedText(5000))));
+    expect(error.message).toBe("The JSON body is nested too deeply");
+  });
+
+  it("HTTP-5: a streamed body nested 5,000 deep is 40002 (too deep)", async () => {
+    expect((await refusal(streamed(nestedText(5000)))).message).toBe("The JSON body is nested too deeply");
+  });
+
+  it("HTTP-5: a pre-parsed body nested 200,000 deep is refused without recursion", async () => {
+    let value: unknown = [];
+    for (let depth = 0; depth < 200_000; depth += 1) value = [value];
+    expect((await refusal(preParsed({ deep: value }))).message).toBe("The JSON body is nested too deeply");
+  });
+
+  it("HTTP-5: depth and forbidden keys are checked before the size of a pre-parsed body", async () => {
+    const large = "a".repeat(limit);
+    expect((await refusal(preParsed({ large, deep: JSON.parse(nestedText(40)) }))).message).toBe(
+      "The JSON body is nested too deeply",
+    );
+    expect((await refusal(preParsed(JSON.parse(`{"large":"${large}","x":[{"__proto__":1}]}`)))).message).toBe(
+      'The key "__proto__" is not allowed',
+    );
+    expect((await refusal(preParsed({ large }))).message).toBe("The request body is too large");
+  });
+
+  it("HTTP-5: 32 levels are read; 33 are too deep, on both paths", async () => {
+    // The object is level 0 and its arrays levels 1 to 32; a value one level further is refused.
+    expect(await readJsonBody(streamed(nestedText(32)), limit)).toEqual(JSON.parse(nestedText(32)));
+    expect(await readJsonBody(preParsed(JSON.parse(nestedText(32))), limit)).toEqual(JSON.parse(nestedText(32)));
+    await refusal(streamed(nestedText(33)));
+    await refusal(preParsed(JSON.parse(nestedText(33))));
+  });
+
+  it("PW-5: a forbidden key at the deepest level read is found, on both paths", async () => {
+    const text = `{"a":${"[".repeat(31)}{"constructor":1}${"]".repeat(31)}}`;
+    expect((await refusal(streamed(text))).message).toBe('The key "constructor" is not allowed');
+    expect((await refusal(preParsed(JSON.parse(text)))).message).toBe('The key "constructor" is not allowed');
+  });
+
+  it("HTTP-5: a pre-parsed null is not an object (40002), and no pre-parsed body reads as {}", async () => {
+    expect((await refusal(preParsed(null))).message).toBe("The request body must be a JSON object");
+    expect(await readJsonBody(preParsed(undefined), limit)).toEqual({});
+  });
+});
