@@ -7,6 +7,7 @@ import { describeContract } from "./contract-suite.js";
 import { type MalformedContext, malformedCases } from "./malformed-cases.js";
 import {
   type RunningServer,
+  adapters,
   honoApp,
   startExpress4,
   startExpress4ParsingJson,
@@ -29,13 +30,7 @@ describe("HTTP-5: the malformed table gets identical answers from every adapter"
   const context: MalformedContext = { token: "", userId: "", bodyParsedEarlier: false };
 
   beforeAll(async () => {
-    for (const [name, start] of [
-      ["Express 5", startExpress5],
-      ["Express 4", startExpress4],
-      ["Hono", startHono],
-    ] as const) {
-      servers.push([name, await start(testAuth.auth)]);
-    }
+    for (const [name, start] of adapters) servers.push([name, await start(testAuth.auth)]);
     const user = await createTestUser(testAuth.auth, "mallory");
     const signedIn = await post(servers[0]![1], "/api/v1/auth/login", { username: "mallory", password: testPassword });
     context.token = signedIn.body.data.accessToken;
@@ -106,13 +101,7 @@ describe("RL-3/HTTP-5: odd paths get identical answers from every adapter", () =
   );
 
   beforeAll(async () => {
-    for (const [name, start] of [
-      ["Express 5", startExpress5],
-      ["Express 4", startExpress4],
-      ["Hono", startHono],
-    ] as const) {
-      servers.push([name, await start(testAuth.auth)]);
-    }
+    for (const [name, start] of adapters) servers.push([name, await start(testAuth.auth)]);
   });
   afterAll(async () => {
     await Promise.all(servers.map(([, server]) => server.close()));

@@ -2,16 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestAuth, base32Decode, createTestUser, makeTestAuth, testPassword, totpCodeAt } from "../fixtures/auth.js";
 import { post } from "./client.js";
 import { expectEnvelope } from "./contract-suite.js";
-import { type RunningServer, type StartServer, startExpress4, startExpress5, startHono } from "./servers.js";
+import { type RunningServer, adapters } from "./servers.js";
 
 const base = "/api/v1/auth";
 const minutes = (count: number) => count * 60_000;
 
-describe.each([
-  ["Express 5", startExpress5],
-  ["Express 4", startExpress4],
-  ["Hono", startHono],
-] as [string, StartServer][])("TOTP-5 over HTTP on %s: enrolling TOTP needs re-authentication", (_name, start) => {
+describe.each(adapters)("TOTP-5 over HTTP on %s: enrolling TOTP needs re-authentication", (_name, start) => {
   let testAuth: TestAuth;
   let server: RunningServer;
 

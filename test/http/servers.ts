@@ -153,3 +153,10 @@ export const startHonoReadingJsonFirst: StartServer = (auth, options = {}) =>
     }),
     options,
   );
+
+/** The three adapters, each mounted directly: what a test that compares adapters starts. */
+export const adapters: readonly (readonly [name: string, start: StartServer])[] = [
+  ["Express 5", startExpress5],
+  ["Express 4", startExpress4],
+  ["Hono", startHono],
+];
