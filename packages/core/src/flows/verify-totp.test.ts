@@ -69,6 +69,15 @@ describe("verifyTotp", () => {
       expect(error.code).toBe(ErrorCode.SecondFactorFailed);
     });
 
+    it("TOTP-4: a replayed code is refused before the temporary token is spent, which then completes with the next code", async () => {
+      const { secret } = await user;
+      const code = nextCode(harness, secret);
+      await verifyTotp(harness.auth, { tempToken: await tempTokenOf(harness, "replay"), code });
+      const tempToken = await tempTokenOf(harness, "replay");
+      expect(await outcome(verifyTotp(harness.auth, { tempToken, code }))).toBe(40103);
+      await verifyTotp(harness.auth, { tempToken, code: nextCode(harness, secret) });
+    });
+
     it("TOTP-4: the code of an earlier step is refused once a later step was used", async () => {
       const { secret } = await user;
       harness.clock.advance(120_000);

@@ -110,6 +110,19 @@ describe("TOTP", () => {
       expect(matchTotpStep(secret, "", now, 1)).toBeNull();
     });
 
+    it("TOTP-4: when two steps of the window share a code, the earliest is matched, so no later step is spent", () => {
+      // Found by search: the secret whose codes at steps 56,666,666 and 56,666,668 are the same.
+      const colliding = Buffer.from("bc0fbe5b3b83e6ac35392e93533f154071addbe7", "hex");
+      const middle = 56_666_667;
+      expect(hotp(colliding, middle - 1)).toBe("548629");
+      expect(hotp(colliding, middle + 1)).toBe("548629");
+      expect(matchTotpStep(colliding, "548629", middle * 30_000, 1)).toBe(middle - 1);
+    });
+
+    it("TOTP-2: the refusal of a short secret says how long it must be", () => {
+      expect(() => hotp(new Uint8Array(19), 0)).toThrow("A TOTP secret must be at least 20 bytes");
+    });
+
     it("TOTP-3: the period is 30 seconds", () => {
       const start = step * 30_000;
       expect(matchTotpStep(secret, codeOf(0), start, 0)).toBe(step);

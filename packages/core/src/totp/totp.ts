@@ -27,11 +27,11 @@ export function totpStep(epochMs: number): number {
 }
 
 /**
- * The step whose code equals `code`, within `window` steps either side of now (TOTP-3), or
- * null. Only six digits are accepted; every candidate is compared in constant time.
+ * The earliest step whose code equals `code`, within `window` steps either side of now
+ * (TOTP-3), or null. Every candidate is a string of six ASCII digits compared in constant
+ * time, so nothing else can match.
  */
 export function matchTotpStep(secret: Uint8Array, code: string, epochMs: number, window: 0 | 1): number | null {
-  if (!/^[0-9]{6}$/.test(code)) return null;
   const current = totpStep(epochMs);
   let matched: number | null = null;
   for (let step = current - window; step <= current + window; step += 1) {
