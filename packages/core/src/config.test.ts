@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from "node:crypto";
+import { type KeyObject, generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createAuth } from "./auth.js";
 import type { AuthConfig } from "./config.js";
@@ -219,5 +219,71 @@ describe("createAuth configuration", () => {
   it("the base path and status mode are checked", () => {
     expect(configError({ http: { basePath: "api/v1" } }).message).toMatch(/http\.basePath/);
     expect(configError({ http: { statusMode: "always-500" } }).message).toMatch(/http\.statusMode/);
+  });
+
+  it("AT-5: a key that does not fit its alg is refused, naming the setting and the key it needs", () => {
+    const pkcs8 = (key: KeyObject) => key.export({ format: "pem", type: "pkcs8" }).toString();
+    const spki = (key: KeyObject) => key.export({ format: "pem", type: "spki" }).toString();
+    const ec = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const ed = generateKeyPairSync("ed25519");
+    expect(configError(secrets({ signing: { alg: "EdDSA", privateKey: pkcs8(ec.privateKey) } })).message).toMatch(
+      /secrets\.signing must be an Ed25519 key for alg EdDSA/,
+    );
+    expect(configError(secrets({ signing: { alg: "ES256", privateKey: pkcs8(ed.privateKey) } })).message).toMatch(
+      /secrets\.signing must be an EC P-256 key for alg ES256/,
+    );
+    const previous = configError(secrets({ previousSigning: [{ alg: "EdDSA", publicKey: spki(ec.publicKey) }] }));
+    expect(previous.message).toMatch(/secrets\.previousSigning\[0\] must be an Ed25519 key for alg EdDSA/);
+  });
+
+  it("an asymmetric key with an alg other than EdDSA or ES256 is refused, naming the accepted values", () => {
+    const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const pem = privateKey.export({ format: "pem", type: "pkcs8" }).toString();
+    for (const alg of ["ES384", "RS256", "HS256", undefined]) {
+      expect(configError(secrets({ signing: { alg, privateKey: pem } })).message, String(alg)).toMatch(
+        /secrets\.signing\.alg must be "EdDSA" or "ES256"/,
+      );
+    }
+    const publicPem = publicKey.export({ format: "pem", type: "spki" }).toString();
+    expect(configError(secrets({ previousSigning: [{ alg: "ES384", publicKey: publicPem }] })).message).toMatch(
+      /secrets\.previousSigning\[0\]\.alg must be "EdDSA" or "ES256"/,
+    );
+  });
+
+  it("a missing signing key, or an asymmetric one without privateKey, is refused, naming the accepted forms", () => {
+    for (const signing of [undefined, null, 42, { alg: "EdDSA" }, { alg: "ES256", publicKey: "-----BEGIN PUBLIC KEY-----" }]) {
+      const error = configError(secrets({ signing }));
+      expect(error.message, JSON.stringify(signing)).toMatch(
+        /secrets\.signing is required: an HS256 secret of at least 32 bytes, or \{ alg: "EdDSA" \| "ES256", privateKey \}/,
+      );
+    }
+  });
+
+  it("a previous public key that cannot be read is refused, naming the entry and the kind of key expected", () => {
+    const error = configError(secrets({ previousSigning: [signingSecret.repeat(2), { alg: "EdDSA", publicKey: "not a key" }] }));
+    expect(error.message).toMatch(/secrets\.previousSigning\[1\] is not a readable public key \(PEM or JWK\)/);
+  });
+
+  it("AT-2: two signing keys with one kid are refused, naming the kid", () => {
+    const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+    const signing = { alg: "EdDSA", privateKey: privateKey.export({ format: "pem", type: "pkcs8" }).toString(), kid: "2026-01" };
+    const other = generateKeyPairSync("ec", { namedCurve: "P-256" }).publicKey.export({ format: "jwk" });
+    const twice = configError(secrets({ signing, previousSigning: [{ alg: "ES256", publicKey: other, kid: "2026-01" }] }));
+    expect(twice.message).toMatch(/two signing keys share the kid "2026-01"/);
+    // The same key again without a kid: its RFC 7638 thumbprint, or the HMAC secret's kid, repeats.
+    const { kid: _, ...unnamed } = signing;
+    const thumbprint = configError(
+      secrets({ signing: unnamed, previousSigning: [{ alg: "EdDSA", publicKey: publicKey.export({ format: "jwk" }) }] }),
+    );
+    expect(thumbprint.message).toMatch(/two signing keys share the kid "[\w-]{43}"/);
+    expect(configError(secrets({ previousSigning: [signingSecret] })).message).toMatch(/two signing keys share the kid "hs-/);
+  });
+
+  it("a previous signing key that is neither a secret nor a key object is refused, naming the entry", () => {
+    for (const entry of [null, 42, true]) {
+      expect(configError(secrets({ previousSigning: [signingSecret.replace("a", "b"), entry] })).message).toMatch(
+        /secrets\.previousSigning\[1\] must be an HS256 secret/,
+      );
+    }
   });
 });

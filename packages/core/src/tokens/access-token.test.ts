@@ -1,4 +1,5 @@
-import { createHmac, type createPrivateKey, sign as edSign, generateKeyPairSync } from "node:crypto";
+import { createHmac, type createPrivateKey, generateKeyPairSync, sign } from "node:crypto";
+import { errors } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
@@ -25,7 +26,7 @@ function edToken(
   privateKey: ReturnType<typeof createPrivateKey>,
 ): string {
   const input = `${b64(header)}.${b64(payload)}`;
-  return `${input}.${edSign(null, Buffer.from(input), privateKey).toString("base64url")}`;
+  return `${input}.${sign(null, Buffer.from(input), privateKey).toString("base64url")}`;
 }
 
 function claimsAt(auth: Auth, overrides: Partial<AccessTokenClaims> = {}): AccessTokenClaims {
@@ -122,6 +123,46 @@ describe("access tokens", () => {
       expect(await verdict(auth, hmacToken({ ...header, crit: ["exp"] }, claimsAt(auth), secret))).toBe(40101);
     });
 
+    it("AT-1: a token whose alg is not the one of the key its kid names is refused, even signed by another configured key", async () => {
+      const ed = edKeys();
+      const ec = generateKeyPairSync("ec", { namedCurve: "P-256" });
+      const { auth: mixed } = makeAuth({
+        secrets: {
+          signing: { alg: "EdDSA", privateKey: ed.pem },
+          previousSigning: [{ alg: "ES256", publicKey: ec.publicKey.export({ format: "jwk" }), kid: "ec" }, secret],
+          encryption: "00".repeat(32),
+        },
+      });
+      const edKid = mixed.keys.signing.kid;
+      const claims = claimsAt(mixed);
+      const esToken = (head: Record<string, unknown>) => {
+        const input = `${b64(head)}.${b64(claims)}`;
+        const signature = sign("sha256", Buffer.from(input), { key: ec.privateKey, dsaEncoding: "ieee-p1363" });
+        return `${input}.${signature.toString("base64url")}`;
+      };
+      expect(await verdict(mixed, edToken({ alg: "EdDSA", typ: "at+jwt", kid: edKid }, claims, ed.privateKey))).toBe("accepted");
+      expect(await verdict(mixed, esToken({ alg: "ES256", typ: "at+jwt", kid: "ec" }))).toBe("accepted");
+      expect(await verdict(mixed, hmacToken({ ...header, kid }, claims, secret))).toBe("accepted");
+      const mismatched = [
+        edToken({ alg: "EdDSA", typ: "at+jwt", kid: "ec" }, claims, ed.privateKey),
+        edToken({ alg: "EdDSA", typ: "at+jwt", kid }, claims, ed.privateKey),
+        esToken({ alg: "ES256", typ: "at+jwt", kid: edKid }),
+        esToken({ alg: "ES256", typ: "at+jwt", kid }),
+        hmacToken({ ...header, kid: edKid }, claims, secret),
+        hmacToken({ ...header, kid: "ec" }, claims, secret),
+      ];
+      for (const token of mismatched) expect(await verdict(mixed, token), token.split(".")[0]).toBe(40101);
+    });
+
+    it("AT-1: a refused signature is 40101 with jose's error kept as cause, and no token in the message", async () => {
+      const token = hmacToken(header, claimsAt(auth), `${secret}x`);
+      const error = await verifyAccessTokenClaims(token, expectationsOf(auth)).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(AuthError);
+      expect((error as AuthError).code).toBe(40101);
+      expect((error as AuthError).cause).toBeInstanceOf(errors.JWSSignatureVerificationFailed);
+      for (const part of token.split(".")) expect((error as AuthError).message).not.toContain(part);
+    });
+
     it("AT-1: a token whose signature does not match is refused", async () => {
       const token = await signAccessToken(auth.keys, claimsAt(auth));
       const [head, , signature] = token.split(".");
@@ -137,6 +178,10 @@ describe("access tokens", () => {
       const fetchSpy = vi.spyOn(globalThis, "fetch");
       expect(await verdict(auth, hmacToken({ ...header, kid: "other" }, claimsAt(auth), secret))).toBe(40101);
       expect(await verdict(auth, hmacToken({ alg: "HS256", typ: "at+jwt" }, claimsAt(auth), secret))).toBe(40101);
+      for (const notAString of [[kid], { kid }, 7, null]) {
+        const token = hmacToken({ ...header, kid: notAString }, claimsAt(auth), secret);
+        expect(await verdict(auth, token), JSON.stringify(notAString)).toBe(40101);
+      }
       const jku = {
         alg: "HS256",
         typ: "at+jwt",
@@ -279,8 +324,13 @@ describe("access tokens", () => {
         ["tv", 1.5],
         ["roles", "admin"],
         ["roles", [1]],
+        ["roles", ["reader", 1]],
         ["amr", "pwd"],
+        ["amr", [1]],
+        ["amr", ["pwd", 1]],
         ["sid", 7],
+        ["sub", 7],
+        ["jti", 7],
       ] as const) {
         expect(
           await verdict(auth, hmacToken(header, { ...base, [claim]: value }, secret)),

@@ -46,12 +46,13 @@ const invalidToken = (cause?: unknown) => new AuthError(ErrorCode.InvalidToken, 
  * is required. Every failure is {@link AuthError} 40101 with the cause kept.
  */
 export async function verifyAccessTokenClaims(token: string, expected: VerifyExpectations): Promise<AccessTokenClaims> {
-  let selected: TokenKey | undefined;
+  // The header is attacker JSON: a `kid` that is not one of the configured strings selects nothing (AT-2).
+  const byKid: ReadonlyMap<unknown, TokenKey> = expected.keys.verifying;
   try {
     const { payload, protectedHeader } = await jwtVerify(
       token,
       (header) => {
-        selected = typeof header.kid === "string" ? expected.keys.verifying.get(header.kid) : undefined;
+        const selected = byKid.get(header.kid);
         if (!selected || header.alg !== selected.alg) throw invalidToken();
         return selected.verifyKey;
       },

@@ -65,6 +65,26 @@ describe("signing keys", () => {
     expect(await outcome(verifyAccessToken(forgotten.auth, { token: accessToken }))).toBe(40101);
   });
 
+  it("AT-2: with an HMAC secret and an asymmetric key in one rotation, the JWK Set publishes only the public key", () => {
+    const secret = "h".repeat(32);
+    const asymmetric = loadTokenKeys({
+      signing: { alg: "EdDSA", privateKey: pem(edKey()) },
+      previousSigning: [secret],
+      encryption: encryptionKey,
+    });
+    expect(asymmetric.verifying.size).toBe(2);
+    expect(asymmetric.jwks).toEqual({ keys: [asymmetric.signing.publicJwk] });
+    expect(JSON.stringify(asymmetric.jwks)).not.toContain(Buffer.from(secret).toString("base64url"));
+    // An HMAC current key serves no JWK Set at all (docs/http-api.md), even with an asymmetric previous key.
+    const hmac = loadTokenKeys({
+      signing: secret,
+      previousSigning: [{ alg: "ES256", privateKey: pem(ecKey()) }],
+      encryption: encryptionKey,
+    });
+    expect(hmac.verifying.size).toBe(2);
+    expect(hmac.jwks).toBeNull();
+  });
+
   it("AT-5: an HMAC secret publishes no key set; a key of the wrong curve is refused at startup", () => {
     expect(loadTokenKeys({ signing: "h".repeat(32), encryption: encryptionKey }).jwks).toBeNull();
     expect(() => loadTokenKeys({ signing: { alg: "ES256", privateKey: pem(edKey()) }, encryption: encryptionKey })).toThrow(

@@ -42,10 +42,8 @@ function hmacKey(secret: string, what: string): TokenKey & { signKey: Uint8Array
 }
 
 function checkCurve(alg: "EdDSA" | "ES256", key: KeyObject, what: string): void {
-  const ok =
-    alg === "EdDSA"
-      ? key.asymmetricKeyType === "ed25519"
-      : key.asymmetricKeyType === "ec" && key.asymmetricKeyDetails?.namedCurve === "prime256v1";
+  // Only EC keys have a namedCurve; prime256v1 is OpenSSL's name for P-256.
+  const ok = alg === "EdDSA" ? key.asymmetricKeyType === "ed25519" : key.asymmetricKeyDetails?.namedCurve === "prime256v1";
   if (!ok) configError(`${what} must be an ${alg === "EdDSA" ? "Ed25519" : "EC P-256"} key for alg ${alg}`);
 }
 
@@ -60,14 +58,14 @@ function readKey(input: string | JWK, kind: "private" | "public", what: string):
 
 /** The RFC 7638 thumbprint of an OKP or EC public key: SHA-256 over its required members, sorted. */
 function jwkThumbprint(jwk: JWK): string {
-  const members =
-    jwk.kty === "OKP" ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x } : { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y };
-  return createHash("sha256").update(JSON.stringify(members)).digest("base64url");
+  // An OKP key has no `y`: JSON.stringify leaves the undefined member out.
+  const { crv, kty, x, y } = jwk;
+  return createHash("sha256").update(JSON.stringify({ crv, kty, x, y })).digest("base64url");
 }
 
 function asymmetricKey(config: { alg: "EdDSA" | "ES256"; kid?: string }, publicKey: KeyObject, what: string): TokenKey {
   if (config.alg !== "EdDSA" && config.alg !== "ES256") configError(`${what}.alg must be "EdDSA" or "ES256"`);
-  checkCurve(config.alg, publicKey, `${what}`);
+  checkCurve(config.alg, publicKey, what);
   const jwk = publicKey.export({ format: "jwk" }) as JWK;
   const kid = config.kid ?? jwkThumbprint(jwk);
   return { kid, alg: config.alg, verifyKey: publicKey, publicJwk: { ...jwk, kid, alg: config.alg, use: "sig" } };
@@ -75,7 +73,8 @@ function asymmetricKey(config: { alg: "EdDSA" | "ES256"; kid?: string }, publicK
 
 function signingKey(config: string | AsymmetricSigningKey): TokenKeys["signing"] {
   if (typeof config === "string") return hmacKey(config, "secrets.signing");
-  if (!config || typeof config !== "object" || config.privateKey === undefined) {
+  // Missing (undefined, null), or not an object with a privateKey.
+  if (config?.privateKey === undefined) {
     return configError(
       'secrets.signing is required: an HS256 secret of at least 32 bytes, or { alg: "EdDSA" | "ES256", privateKey }',
     );
@@ -88,6 +87,9 @@ function signingKey(config: string | AsymmetricSigningKey): TokenKeys["signing"]
 function verificationKey(config: VerificationKey, index: number): TokenKey {
   const what = `secrets.previousSigning[${index}]`;
   if (typeof config === "string") return hmacKey(config, what);
+  if (config === null || typeof config !== "object") {
+    return configError(`${what} must be an HS256 secret, or { alg, publicKey } or { alg, privateKey } of an EdDSA or ES256 key`);
+  }
   if ("privateKey" in config) return asymmetricKey(config, createPublicKey(readKey(config.privateKey, "private", what)), what);
   return asymmetricKey(config, readKey(config.publicKey, "public", what), what);
 }
