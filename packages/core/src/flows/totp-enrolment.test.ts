@@ -224,6 +224,14 @@ describe("TOTP enrolment", () => {
       expect(await harness.storage.totp.get(userId)).toBeNull();
     });
 
+    it("TOTP-5: a session that has expired is no proof, even within the window", async () => {
+      const harness = makeAuth({ ttl: { access: 60, refresh: 120 } });
+      const { userId, sessionId } = await signedIn(harness, "expired-session");
+      harness.clock.advance(minutes(2));
+      expect(await outcome(beginTotpSetup(harness.auth, { userId, sessionId }))).toBe(ErrorCode.MissingParameter);
+      expect(await harness.storage.totp.get(userId)).toBeNull();
+    });
+
     it("TOTP-5: reauthentication.recentSignIn sets the window; false asks for the password every time", async () => {
       const strict = makeAuth({ reauthentication: { recentSignIn: false } });
       const fresh = await signedIn(strict, "strict");
