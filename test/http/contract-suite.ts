@@ -362,6 +362,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
         expect(result.status).toBe(200);
         expect(result.headers.get("content-type")).toMatch(/^application\/json/);
         expect(result.headers.get("x-content-type-options")).toBe("nosniff");
+        expect(result.headers.get("cache-control")).toBe("public, max-age=300");
         expect(result.body.keys).toHaveLength(1);
         expect(result.body.keys[0]).toMatchObject({ kty: "OKP", crv: "Ed25519", alg: "EdDSA", use: "sig" });
         expect(result.body.keys[0]).not.toHaveProperty("d");

@@ -286,4 +286,29 @@ describe("createAuth configuration", () => {
       );
     }
   });
+
+  it("TOTP-6: an encryption keyring without an object of keys naming the current one is refused, naming secrets.encryption", () => {
+    for (const encryption of [null, { current: "k1" }, { current: "k1", keys: null }, { current: "k1", keys: encryptionKey }]) {
+      expect(configError(secrets({ encryption })).message, JSON.stringify(encryption)).toMatch(/secrets\.encryption is required/);
+    }
+  });
+
+  it("TOTP-6: an encryption key with anything around its 64 hex or 43 base64 characters is refused, a key file's trailing newline too", () => {
+    const hex = Buffer.from(encryptionKey, "base64url").toString("hex");
+    for (const encryption of [`${hex}\n`, ` ${hex}`, `${hex}0`, `${encryptionKey}\n`, ` ${encryptionKey}`, `${encryptionKey}A`]) {
+      expect(configError(secrets({ encryption })).message, JSON.stringify(encryption)).toMatch(
+        /secrets\.encryption key "k1" must be 32 random bytes/,
+      );
+    }
+  });
+
+  it("TOTP-6: an encryption key that is not a string is refused, naming its key id: a Buffer read from a key file, a number, a list", () => {
+    const hex = Buffer.from(encryptionKey, "base64url").toString("hex");
+    for (const key of [Buffer.from(encryptionKey), Buffer.from(hex), 42, [hex]]) {
+      const encryption = { current: "k1", keys: { k1: encryptionKey, "2026-01": key } };
+      expect(configError(secrets({ encryption })).message, String(key)).toMatch(
+        /secrets\.encryption key "2026-01" must be 32 random bytes/,
+      );
+    }
+  });
 });

@@ -33,7 +33,7 @@ export interface AuthRouterOptions {
 
 /** Options of {@link requireAuth}. */
 export interface RequireAuthOptions {
-  /** The user must hold at least one of these roles, or the answer is 40300. */
+  /** The user must hold at least one of these roles, or the answer is 40300; an empty list lets no one through. */
   roles?: readonly string[];
   /** As for {@link authRouter}: the address of the peer, for the loopback exemption of HTTP-7. */
   getPeerAddress?: (req: Request) => string | undefined;

@@ -33,7 +33,7 @@ export interface AuthRoutesOptions {
 
 /** Options of {@link requireAuth}: the roles, and how to read the connection as for {@link authRoutes}. */
 export interface RequireAuthOptions extends AuthRoutesOptions {
-  /** The user must hold at least one of these roles, or the answer is 40300. */
+  /** The user must hold at least one of these roles, or the answer is 40300; an empty list lets no one through. */
   roles?: readonly string[];
 }
 

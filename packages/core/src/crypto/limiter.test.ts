@@ -70,7 +70,7 @@ describe("createLimiter", () => {
     const accepted = Array.from({ length: 5 }, () => limiter.run(task));
     const refused = limiter.run(task);
     await expect(refused).rejects.toBeInstanceOf(AuthError);
-    await expect(refused).rejects.toMatchObject({ code: ErrorCode.Unavailable });
+    await expect(refused).rejects.toMatchObject({ code: ErrorCode.Unavailable, message: "The service is busy; try again later" });
     expect(started).toBe(2);
     gate.resolve();
     await Promise.all(accepted);

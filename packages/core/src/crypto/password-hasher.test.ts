@@ -1,7 +1,7 @@
 import { randomBytes as nodeRandomBytes } from "node:crypto";
 import { hash as argon2Hash, verify as argon2Verify } from "@node-rs/argon2";
 import { describe, expect, it, vi } from "vitest";
-import { resolveConfig } from "../config.js";
+import { type AuthConfig, resolveConfig } from "../config.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { memoryStorage } from "../storage/memory.js";
@@ -27,6 +27,21 @@ const hasher = createPasswordHasher(defaults, randomBytes);
 
 /** The salt of a PHC string: the fourth `$` segment, unpadded base64. */
 const saltOf = (phc: string) => Buffer.from(phc.split("$")[4] as string, "base64");
+
+/**
+ * A hasher for other password settings. The dummy hash and the timing reference are kept per
+ * process and per argon2id cost, so a test that must make its own uses a cost no other test uses.
+ */
+const hasherWith = (password: AuthConfig["password"]) =>
+  createPasswordHasher(resolveConfig({ ...baseConfig, password }).password, randomBytes);
+
+async function elapsedMs(run: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await run();
+  return performance.now() - started;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 describe("password hasher", () => {
   it("PW-1: a password is stored as an argon2id PHC string with m=19456, t=2, p=1 and a 16-byte salt", async () => {
@@ -69,6 +84,83 @@ describe("password hasher", () => {
     expect(await hasher.verify("", "pw")).toBe(false);
     expect(await hasher.verify("pw", "pw")).toBe(false);
     expect(await hasher.verify("$argon2id$v=19$m=19456,t=2,p=1$broken", "pw")).toBe(false);
+  });
+
+  it("PW-1: needsRehash compares every parameter, each read whole: p=2 needs re-hashing; t=10 does not where t=10 is configured", async () => {
+    const twoLanes = await argon2Hash("pw", { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 2 });
+    expect(hasher.needsRehash(twoLanes)).toBe(true);
+    const tenPasses = hasherWith({ hashing: { timeCost: 10 } });
+    const own = await tenPasses.hash("pw");
+    expect(phcParameters(own)).toEqual({ memoryCost: 19456, timeCost: 10, parallelism: 1 });
+    expect(tenPasses.needsRehash(own)).toBe(false);
+  });
+
+  it("PW-1: a hash in another system's wrapping is not read as argon2id: Django's argon2$argon2id$…", async () => {
+    const django = `argon2${await hasher.hash("pw")}`;
+    expect(phcParameters(django)).toBeNull();
+    expect(hasher.needsRehash(django)).toBe(true);
+    expect(await hasher.verify(django, "pw")).toBe(false);
+  });
+
+  it("EN-2: each configuration's dummy hash is made at its own parameters, also after another one made its dummy in the process", async () => {
+    await hasher.verify(null, "the dummy hash at the default parameters");
+    const slower = hasherWith({ hashing: { timeCost: 3 } });
+    const before = vi.mocked(argon2Verify).mock.calls.length;
+    await expect(slower.verify(null, "pw")).resolves.toBe(false);
+    const verified = vi.mocked(argon2Verify).mock.calls.slice(before);
+    expect(verified.map(([phc]) => phcParameters(String(phc)))).toEqual([{ memoryCost: 19456, timeCost: 3, parallelism: 1 }]);
+  });
+
+  it("EN-2: a dummy hash that could not be made (hashing queue full) is made at the next verification, not kept as a failure", async () => {
+    const busy = hasherWith({ hashing: { memoryCost: 19464 }, maxConcurrentHashes: 1, maxQueuedHashes: 0 });
+    const running = busy.hash("holds the only hashing slot");
+    await expect(busy.verify(null, "pw")).rejects.toMatchObject({ code: ErrorCode.Unavailable });
+    await running;
+    await expect(busy.verify(null, "pw")).resolves.toBe(false);
+  });
+
+  it("EN-2: a stored argon2id hash that argon2 cannot read is answered no faster than an unknown user (median ratio, 5 samples)", async () => {
+    await hasher.verify(null, "warm up the dummy hash");
+    const unreadable = "$argon2id$v=19$m=19456,t=2,p=1$broken";
+    const unknown: number[] = [];
+    const broken: number[] = [];
+    for (let sample = 0; sample < 5; sample += 1) {
+      unknown.push(await elapsedMs(() => hasher.verify(null, "pw")));
+      broken.push(await elapsedMs(() => hasher.verify(unreadable, "pw")));
+    }
+    expect(median(broken) / median(unknown)).toBeGreaterThan(0.4);
+  });
+
+  it("EN-2: an older, cheaper hash is padded up to the time of a verification at the configured cost, and no further (median ratios, 7 samples)", async () => {
+    // The padding target is a moving average of verifications at the configured cost. A hash at
+    // m=1024 takes almost no time itself, so its answer time is that target; one at OWASP's former
+    // m=15360 takes most of it, so padding past the target would show against the first.
+    const nearlyFree = await argon2Hash("pw", { algorithm: 2, memoryCost: 1024, timeCost: 2, parallelism: 1 });
+    const formerOwasp = await argon2Hash("pw", { algorithm: 2, memoryCost: 15360, timeCost: 2, parallelism: 1 });
+    const current = await hasher.hash("pw");
+    await hasher.verify(current, "warm up");
+    const atCurrent: number[] = [];
+    const atNearlyFree: number[] = [];
+    const atFormerOwasp: number[] = [];
+    for (let sample = 0; sample < 7; sample += 1) {
+      atCurrent.push(await elapsedMs(() => hasher.verify(current, "wrong")));
+      atNearlyFree.push(await elapsedMs(() => hasher.verify(nearlyFree, "wrong")));
+      atFormerOwasp.push(await elapsedMs(() => hasher.verify(formerOwasp, "wrong")));
+    }
+    expect(median(atNearlyFree) / median(atCurrent)).toBeGreaterThan(0.5);
+    expect(median(atFormerOwasp) / median(atNearlyFree)).toBeLessThan(1.4);
+  });
+
+  it("EN-2: before any verification at the configured cost, an older hash is padded to the time the dummy hash took to make", async () => {
+    const fresh = hasherWith({ hashing: { memoryCost: 19472 } });
+    const older = await argon2Hash("pw", { algorithm: 2, memoryCost: 1024, timeCost: 2, parallelism: 1 });
+    await fresh.verify(older, "makes the dummy hash");
+    const atOlder: number[] = [];
+    for (let sample = 0; sample < 5; sample += 1) atOlder.push(await elapsedMs(() => fresh.verify(older, "wrong")));
+    const hashing: number[] = [];
+    for (let sample = 0; sample < 3; sample += 1) hashing.push(await elapsedMs(() => fresh.hash("pw")));
+    // Unpadded, the m=1024 hash would answer in about a thirtieth of the time of a hash at the configured cost.
+    expect(median(atOlder) / median(hashing)).toBeGreaterThan(0.3);
   });
 
   it("EN-2: without a stored hash, verify spends one argon2id verification against a dummy hash and returns false", async () => {

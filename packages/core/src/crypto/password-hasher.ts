@@ -52,7 +52,7 @@ const argon2id = 2 as Algorithm.Argon2id;
 
 /** What one argon2id cost costs in this process: its dummy hash, and how long a verification at it takes. */
 interface CostReference {
-  /** Made on first use and shared by every auth instance of the process. */
+  /** Made on first use and shared by every auth instance of the process; made again if making it failed. */
   dummyPhc: Promise<string>;
   /** Moving average, in milliseconds, of argon2id runs at this cost; seeded by making the dummy hash. */
   averageMs: number;
@@ -97,9 +97,7 @@ export function createPasswordHasher(
     const reference: CostReference = { dummyPhc: made.then(({ phc }) => phc), averageMs: 0 };
     made.then(
       ({ elapsedMs }) => recordDuration(reference, elapsedMs),
-      () => {
-        if (costReferences.get(costKey) === reference) costReferences.delete(costKey);
-      },
+      () => costReferences.delete(costKey),
     );
     costReferences.set(costKey, reference);
     return reference;

@@ -42,16 +42,16 @@ let commonPasswords: Promise<ReadonlySet<string>> | undefined;
 
 /**
  * The 49,233 common passwords of `@zxcvbn-ts/language-common` (lower case, NFKC), loaded at
- * the first password check rather than when Portcullis is imported, then kept.
+ * the first password check rather than when Portcullis is imported, then kept; a load that
+ * failed is not kept, so the next check tries again.
  */
 function loadCommonPasswords(): Promise<ReadonlySet<string>> {
-  if (!commonPasswords) {
-    const loading = import("@zxcvbn-ts/language-common").then(({ dictionary }) => new Set(dictionary["passwords-common"]));
-    commonPasswords = loading;
-    loading.catch(() => {
-      if (commonPasswords === loading) commonPasswords = undefined;
+  commonPasswords ??= import("@zxcvbn-ts/language-common")
+    .then(({ dictionary }) => new Set(dictionary["passwords-common"]))
+    .catch((error: unknown) => {
+      commonPasswords = undefined;
+      throw error;
     });
-  }
   return commonPasswords;
 }
 

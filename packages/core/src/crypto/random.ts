@@ -7,12 +7,12 @@ export function base64url(bytes: Uint8Array): string {
 
 /** SHA-256 of a UTF-8 string, as base64url: how single-use values are stored (RT-1, RC-2). */
 export function sha256(value: string): string {
-  return createHash("sha256").update(value, "utf8").digest("base64url");
+  return createHash("sha256").update(value).digest("base64url");
 }
 
-/** Compares two strings in time that depends only on their lengths. */
+/** Compares the UTF-8 bytes of two strings, in time that depends only on their lengths. */
 export function constantTimeEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a, "utf8");
-  const right = Buffer.from(b, "utf8");
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
   return left.length === right.length && timingSafeEqual(left, right);
 }

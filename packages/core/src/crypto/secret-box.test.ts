@@ -1,4 +1,4 @@
-import { createDecipheriv, randomBytes as nodeRandomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, randomBytes as nodeRandomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
@@ -79,5 +79,64 @@ describe("secret box", () => {
     expect(() => createSecretBox({ current: "k2", keys: { k1: keyOne.toString("hex") } }, randomBytes)).toThrow(/current/);
     expect(() => createSecretBox({ current: "k1", keys: { k1: "short" } }, randomBytes)).toThrow(/"k1"/);
     expect(() => createSecretBox(keyOne.toString("base64"), randomBytes)).not.toThrow();
+  });
+
+  it("TOTP-6: a key written in hex, base64 or base64url is the same 32 bytes: each box opens what the others sealed", () => {
+    const key = Buffer.alloc(32, 0xfb);
+    const written = [key.toString("hex"), key.toString("base64"), key.toString("base64url")];
+    expect(written[1]).toMatch(/^\+\/.*=$/);
+    expect(written[2]).toMatch(/^-_/);
+    const boxes = written.map((value) => createSecretBox(value, randomBytes));
+    for (const sealer of boxes) {
+      const sealed = sealer.seal(secret, "aad");
+      for (const opener of boxes) expect(opener.open(sealed, "aad")).toEqual(Buffer.from(secret));
+    }
+  });
+
+  it("TOTP-6: a secret that does not open gives 50000 'A stored secret could not be decrypted', the decryption error kept as cause", () => {
+    const box = createSecretBox(keyOne.toString("base64url"), randomBytes);
+    const sealed = box.seal(secret, "portcullis:totp:user-1");
+    const error = openError(() => box.open(sealed, "portcullis:totp:user-2"));
+    expect(error.code).toBe(ErrorCode.Internal);
+    expect(error.message).toBe("A stored secret could not be decrypted");
+    expect(error.cause).toBeInstanceOf(Error);
+    expect((error.cause as Error).message).toMatch(/unable to authenticate data/);
+  });
+
+  it("TOTP-6: a sealed secret shorter than nonce and tag is refused, even one whose bytes pass the GCM check; the shortest real one opens", () => {
+    const box = createSecretBox(keyOne.toString("base64url"), randomBytes);
+    const empty = box.seal(new Uint8Array(0), "aad");
+    expect(Buffer.from(empty.sealed, "base64url")).toHaveLength(12 + 16);
+    expect(box.open(empty, "aad")).toHaveLength(0);
+    // 27 bytes, read as a 12-byte nonce and the tag in the last 16 bytes (overlapping the nonce by
+    // one): when the tag of an empty message under that nonce begins with the nonce's last byte,
+    // these bytes pass AES-GCM's own check. About one nonce in 256 does.
+    let forged: Buffer | undefined;
+    for (let attempt = 0; attempt < 10_000 && !forged; attempt += 1) {
+      const nonce = nodeRandomBytes(12);
+      const cipher = createCipheriv("aes-256-gcm", keyOne, nonce);
+      cipher.setAAD(Buffer.from("aad"));
+      cipher.final();
+      const tag = cipher.getAuthTag();
+      if (tag[0] === nonce[11]) forged = Buffer.concat([nonce, tag.subarray(1)]);
+    }
+    expect(forged).toHaveLength(27);
+    const error = openError(() => box.open({ keyId: "k1", sealed: (forged as Buffer).toString("base64url") }, "aad"));
+    expect(error.code).toBe(ErrorCode.Internal);
+  });
+
+  it("deriveKey is HKDF-SHA256 of the current key, salt 'portcullis', the purpose as info: stable across releases, one key per purpose", () => {
+    const key = Buffer.from(Array.from({ length: 32 }, (_, index) => index));
+    const box = createSecretBox(key.toString("hex"), randomBytes);
+    // RFC 5869 over these inputs, computed once; the username pseudonyms stored in counters depend on it.
+    expect(box.deriveKey("portcullis username pseudonym v1").toString("hex")).toBe(
+      "34969a362212cd65988d378d82673ba0372b53adeaa48ce8674e80d9a912f77d",
+    );
+    expect(box.deriveKey("another purpose")).not.toEqual(box.deriveKey("portcullis username pseudonym v1"));
+    const rotated = createSecretBox(
+      { current: "k2", keys: { k1: keyOne.toString("hex"), k2: key.toString("base64url") } },
+      randomBytes,
+    );
+    expect(rotated.deriveKey("portcullis username pseudonym v1")).toEqual(box.deriveKey("portcullis username pseudonym v1"));
   });
 });

@@ -17,10 +17,14 @@ export interface SecretBox {
   deriveKey(purpose: string): Buffer;
 }
 
+/**
+ * Reads a configured key: exactly 64 hex characters, or exactly 43 base64 or base64url
+ * characters (one `=` of padding allowed); either form is 32 bytes.
+ */
 function decodeKey(value: unknown, keyId: string): Buffer {
   if (typeof value === "string") {
-    const bytes = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, "hex") : Buffer.from(value, "base64url");
-    if (bytes.length === 32 && (/^[0-9a-fA-F]{64}$/.test(value) || /^[A-Za-z0-9+/_-]{43}=?$/.test(value))) return bytes;
+    if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, "hex");
+    if (/^[A-Za-z0-9+/_-]{43}=?$/.test(value)) return Buffer.from(value, "base64url");
   }
   throw new TypeError(
     `Portcullis configuration: secrets.encryption key "${keyId}" must be 32 random bytes written as 64 hex characters or base64 (43 characters); generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64url'))"`,
@@ -32,9 +36,8 @@ export function createSecretBox(
   config: string | EncryptionKeyring | undefined,
   randomBytes: (size: number) => Uint8Array,
 ): SecretBox {
-  const ring: EncryptionKeyring =
-    typeof config === "string" ? { current: "k1", keys: { k1: config } } : (config ?? { current: "", keys: {} });
-  if (!ring.keys || typeof ring.keys !== "object" || !(ring.current in ring.keys)) {
+  const ring = typeof config === "string" ? { current: "k1", keys: { k1: config } } : config;
+  if (!ring?.keys || typeof ring.keys !== "object" || !(ring.current in ring.keys)) {
     throw new TypeError(
       "Portcullis configuration: secrets.encryption is required: a 32-byte key (64 hex or 43 base64 characters), or { current, keys } naming one of its keys as current",
     );
@@ -50,7 +53,7 @@ export function createSecretBox(
       const key = keys.get(ring.current) as Buffer;
       const nonce = randomBytes(nonceBytes);
       const cipher = createCipheriv("aes-256-gcm", key, nonce);
-      cipher.setAAD(Buffer.from(associatedData, "utf8"));
+      cipher.setAAD(Buffer.from(associatedData));
       const body = Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
       return { keyId: ring.current, sealed: Buffer.concat([nonce, body]).toString("base64url") };
     },
@@ -61,7 +64,7 @@ export function createSecretBox(
       if (raw.length < nonceBytes + tagBytes) throw broken();
       try {
         const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, nonceBytes));
-        decipher.setAAD(Buffer.from(associatedData, "utf8"));
+        decipher.setAAD(Buffer.from(associatedData));
         decipher.setAuthTag(raw.subarray(raw.length - tagBytes));
         return Buffer.concat([decipher.update(raw.subarray(nonceBytes, raw.length - tagBytes)), decipher.final()]);
       } catch (error) {

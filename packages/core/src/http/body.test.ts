@@ -10,11 +10,12 @@ function nestedText(depth: number): string {
   return `{"deep":${"[".repeat(depth)}${"]".repeat(depth)}}`;
 }
 
-function streamed(text: string): HttpRequest {
+function streamed(text: string, headers: Record<string, string | undefined> = {}): HttpRequest {
+  const all: Record<string, string | undefined> = { "content-type": "application/json", ...headers };
   return {
     method: "POST",
     url: "/api/v1/auth/refresh",
-    header: (name) => (name === "content-type" ? "application/json" : undefined),
+    header: (name) => all[name],
     body: (async function* () {
       yield new TextEncoder().encode(text);
     })(),
@@ -28,8 +29,8 @@ function preParsed(value: unknown): HttpRequest {
   return { ...streamed(""), body: null, parsedBody: value };
 }
 
-async function refusal(request: HttpRequest): Promise<AuthError> {
-  const error = await readJsonBody(request, limit).then(
+async function refusal(request: HttpRequest, bodyLimit = limit): Promise<AuthError> {
+  const error = await readJsonBody(request, bodyLimit).then(
     () => undefined,
     (thrown: unknown) => thrown,
   );
@@ -39,6 +40,77 @@ async function refusal(request: HttpRequest): Promise<AuthError> {
 }
 
 describe("readJsonBody", () => {
+  it("HTTP-2: application/json in any case, with parameters and surrounding whitespace, is read; any other type is 40002", async () => {
+    for (const type of [
+      "application/json",
+      "Application/JSON",
+      "application/json;charset=utf-8",
+      "application/json ; charset=utf-8",
+      " application/json\t",
+    ]) {
+      expect(await readJsonBody(streamed('{"a":1}', { "content-type": type }), limit), type).toEqual({ a: 1 });
+    }
+    for (const type of [
+      "application/json-seq",
+      "application/jsonp",
+      "x-application/json",
+      "text/plain; profile=application/json",
+      "application/x-json",
+      "text/plain",
+      "",
+      undefined,
+    ]) {
+      const error = await refusal(streamed('{"a":1}', { "content-type": type }));
+      expect(error.message, String(type)).toBe("The request body must be application/json");
+    }
+  });
+
+  it("HTTP-1: a streamed body of exactly the limit is read; one byte more is 40002 (too large)", async () => {
+    const text = JSON.stringify({ pad: "a".repeat(100) });
+    expect(await readJsonBody(streamed(text), text.length)).toEqual(JSON.parse(text));
+    expect((await refusal(streamed(text), text.length - 1)).message).toBe("The request body is too large");
+  });
+
+  it("HTTP-1: a Content-Length over the limit is refused before the body is read; one at the limit is read", async () => {
+    const text = '{"a":1}';
+    let read = false;
+    const request = streamed(text, { "content-length": String(text.length + 1) });
+    const body = request.body as AsyncIterable<Uint8Array>;
+    request.body = {
+      [Symbol.asyncIterator]: () => {
+        read = true;
+        return body[Symbol.asyncIterator]();
+      },
+    };
+    expect((await refusal(request, text.length)).message).toBe("The request body is too large");
+    expect(read).toBe(false);
+    expect(await readJsonBody(streamed(text, { "content-length": String(text.length) }), text.length)).toEqual({ a: 1 });
+  });
+
+  it("HTTP-1: a streamed body is measured in the bytes that arrived, not re-serialised", async () => {
+    // 1E20 is four bytes as sent and 21 once JSON.stringify writes it out.
+    const text = '{"n":[1E20,1E20]}';
+    expect(await readJsonBody(streamed(text), text.length)).toEqual({ n: [1e20, 1e20] });
+  });
+
+  it("HTTP-1: a pre-parsed body of exactly the limit as JSON is read; one byte more is 40002 (too large)", async () => {
+    const value = { pad: "a".repeat(100) };
+    const size = JSON.stringify(value).length;
+    expect(await readJsonBody(preParsed(value), size)).toEqual(value);
+    expect((await refusal(preParsed(value), size - 1)).message).toBe("The request body is too large");
+  });
+
+  it("HTTP-5: a body that is not JSON is 40002, saying so", async () => {
+    for (const text of ["{", "{username: 1}", "undefined"]) {
+      expect((await refusal(streamed(text))).message, text).toBe("The request body is not valid JSON");
+    }
+  });
+
+  it("a body of only whitespace reads as {}, like an empty one", async () => {
+    expect(await readJsonBody(streamed(" \r\n\t "), limit)).toEqual({});
+    expect(await readJsonBody(streamed(""), limit)).toEqual({});
+  });
+
   it("HTTP-5: a pre-parsed body nested 5,000 deep is 40002 (too deep), not a RangeError from JSON.stringify", async () => {
     const error = await refusal(preParsed(JSON.parse(nestedText(5000))));
     expect(error.message).toBe("The JSON body is nested too deeply");

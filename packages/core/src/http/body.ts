@@ -40,13 +40,9 @@ function assertSafeStructure(root: unknown): void {
     const [value, depth] = next;
     if (depth > maxDepth) throw malformed("The JSON body is nested too deeply");
     if (value === null || typeof value !== "object") continue;
-    if (Array.isArray(value)) {
-      for (const item of value) pending.push([item, depth + 1]);
-      continue;
-    }
-    for (const key of Object.keys(value)) {
+    for (const [key, child] of Object.entries(value)) {
       if (forbiddenKeys.has(key)) throw malformed(`The key "${key}" is not allowed`);
-      pending.push([(value as Record<string, unknown>)[key], depth + 1]);
+      pending.push([child, depth + 1]);
     }
   }
 }
@@ -66,8 +62,7 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 export async function readJsonBody(request: HttpRequest, limit: number): Promise<Record<string, unknown>> {
   if (!isJsonContentType(request.header("content-type"))) throw malformed("The request body must be application/json");
   if (request.bodyRefusal !== undefined) throw malformed(bodyRefusals[request.bodyRefusal]);
-  const declared = request.header("content-length");
-  if (declared !== undefined && Number(declared) > limit) throw tooLarge();
+  if (Number(request.header("content-length")) > limit) throw tooLarge();
   let value: unknown;
   if (request.body !== null) {
     const text = (await readBodyWithLimit(request.body, limit)).toString("utf8");

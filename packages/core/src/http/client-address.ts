@@ -21,15 +21,14 @@ export function createProxyTrust(entries: string[]): ProxyTrust {
     const match = typeof entry === "string" ? /^([^/]+)(?:\/([0-9]{1,3}))?$/.exec(entry) : null;
     const address = match?.[1] ?? "";
     const family = isIP(address);
-    const bits = match?.[2] === undefined ? undefined : Number(match[2]);
-    if (family === 0 || (bits !== undefined && bits > (family === 6 ? 128 : 32))) {
+    const fullLength = family === 6 ? 128 : 32;
+    const bits = match?.[2] === undefined ? fullLength : Number(match[2]);
+    if (family === 0 || bits > fullLength) {
       throw new TypeError(
         `Portcullis configuration: http.trustedProxies entry ${JSON.stringify(entry)} is not an address or CIDR range`,
       );
     }
-    const type = family === 6 ? "ipv6" : "ipv4";
-    if (bits === undefined) list.addAddress(address, type);
-    else list.addSubnet(address, bits, type);
+    list.addSubnet(address, bits, family === 6 ? "ipv6" : "ipv4");
   }
   return (address) => {
     const plain = plainAddress(address);
@@ -88,15 +87,16 @@ function withoutEmbeddedIpv4(address: string): string {
 
 /**
  * The throttling bucket of an address (RL-3): an IPv4 address as it is, an IPv6 address by
- * its /64 network, since one host is handed a whole /64.
+ * its /64 network, since one host is handed a whole /64. A zone id (`fe80::1%eth0`) names an
+ * interface of this host, not part of the client's address, and is left out.
  */
 export function addressBucket(address: string): string {
   const plain = plainAddress(address);
   if (isIP(plain) !== 6) return plain;
-  const [head = "", tail = ""] = withoutEmbeddedIpv4(plain.toLowerCase()).split("::");
+  const [head, tail] = withoutEmbeddedIpv4(plain.toLowerCase().replace(/%.*/, "")).split("::");
   const left = head ? head.split(":") : [];
   const right = tail ? tail.split(":") : [];
-  const groups = plain.includes("::") ? [...left, ...Array(8 - left.length - right.length).fill("0"), ...right] : left;
+  const groups = [...left, ...Array(8 - left.length - right.length).fill("0"), ...right];
   return `${groups
     .slice(0, 4)
     .map((group) => group.replace(/^0+(?=.)/, ""))

@@ -1,7 +1,9 @@
+import { generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { AuthError } from "../errors/auth-error.js";
-import { addUser, makeAuth, signIn } from "../flows/fixtures.test-support.js";
-import { authorizeRequest, handleRequest, normalizePath } from "./handle-request.js";
+import { ErrorCode } from "../errors/codes.js";
+import { addUser, authError, encryptionKey, enrolTotp, makeAuth, signIn } from "../flows/fixtures.test-support.js";
+import { authorizeRequest, errorResponse, handleRequest, normalizePath } from "./handle-request.js";
 import { routes } from "./routes.js";
 import type { HttpRequest } from "./types.js";
 
@@ -104,6 +106,80 @@ describe("handleRequest", () => {
   });
 });
 
+describe("handleRequest answers", () => {
+  const overTls = (method: string, url: string, options: Parameters<typeof recordingRequest>[2] = {}) =>
+    recordingRequest(method, url, { secure: true, ...options }).request;
+
+  it("TMP-1: a TOTP user's password login is 40102 with its own message and a temporary token only", async () => {
+    const { auth } = makeAuth();
+    await enrolTotp(auth, await addUser(auth, "tina"));
+    const body = JSON.stringify({ username: "tina", password: "correct horse battery staple" });
+    const response = await envelopeOf(auth, overTls("POST", "/api/v1/auth/login", { body }));
+    expect(response.status).toBe(200);
+    expect(response.envelope).toEqual({
+      code: 40102,
+      message: "A second factor is required",
+      data: { tempToken: expect.any(String) },
+    });
+    expect(Object.keys(response.headers)).not.toContain("set-cookie");
+  });
+
+  it("an unknown route under the prefix is 40400 'No such route'", async () => {
+    const { auth } = makeAuth();
+    const response = await envelopeOf(auth, overTls("GET", "/api/v1/auth/no-such-route"));
+    expect(response.envelope).toEqual({ code: 40400, message: "No such route" });
+  });
+
+  it("AT-1: /.well-known/jwks.json is the bare key set, cacheable for five minutes; with a shared secret it is 40400", async () => {
+    const { privateKey } = generateKeyPairSync("ed25519");
+    const signing = { alg: "EdDSA" as const, privateKey: privateKey.export({ format: "pem", type: "pkcs8" }).toString() };
+    const { auth } = makeAuth({ secrets: { signing, encryption: encryptionKey } });
+    const published = await envelopeOf(auth, overTls("GET", "/.well-known/jwks.json"));
+    expect(published.status).toBe(200);
+    expect(published.headers["cache-control"]).toBe("public, max-age=300");
+    expect(published.headers["x-content-type-options"]).toBe("nosniff");
+    expect(JSON.parse(published.body)).toEqual(auth.keys.jwks);
+    const shared = await envelopeOf(makeAuth().auth, overTls("GET", "/.well-known/jwks.json"));
+    expect(shared.envelope).toEqual({ code: 40400, message: "Tokens are signed with a shared secret; there is no key set" });
+    expect(shared.headers["cache-control"]).toBe("no-store");
+  });
+});
+
+describe("errorResponse", () => {
+  it("HTTP-5: a 50000 or 50300 AuthError keeps its message and gets a request id, which onInternalError receives; a 4xx does not", () => {
+    const reported: [unknown, string][] = [];
+    const { auth } = makeAuth({ onInternalError: (error, requestId) => reported.push([error, requestId]) });
+    for (const [error, status] of [
+      [new AuthError(ErrorCode.Internal, "A stored secret could not be decrypted"), 500],
+      [new AuthError(ErrorCode.Unavailable), 503],
+    ] as const) {
+      const response = errorResponse(auth, error);
+      const envelope = JSON.parse(response.body);
+      expect(response.status).toBe(status);
+      expect(envelope).toEqual({ code: error.code, message: error.message, requestId: expect.any(String) });
+      expect(reported.at(-1)).toEqual([error, envelope.requestId]);
+    }
+    const refusal = errorResponse(auth, new AuthError(ErrorCode.AuthenticationFailed));
+    expect(JSON.parse(refusal.body)).toEqual({ code: 40100, message: "Authentication failed" });
+    expect(reported).toHaveLength(2);
+  });
+
+  it("RL-4: 42900 carries Retry-After with the throttle's seconds, or 1 when none is known; no other answer carries it", () => {
+    const { auth } = makeAuth();
+    const throttled = errorResponse(auth, new AuthError(ErrorCode.TooManyAttempts, undefined, { retryAfterSeconds: 120 }));
+    expect(throttled.status).toBe(429);
+    expect(throttled.headers["retry-after"]).toBe("120");
+    expect(errorResponse(auth, new AuthError(ErrorCode.TooManyAttempts)).headers["retry-after"]).toBe("1");
+    for (const error of [
+      new AuthError(ErrorCode.AuthenticationFailed),
+      new AuthError(ErrorCode.Unavailable),
+      new Error("boom"),
+    ]) {
+      expect(errorResponse(auth, error).headers, String(error)).not.toHaveProperty("retry-after");
+    }
+  });
+});
+
 describe("authorizeRequest", () => {
   it("HTTP-7: refuses plain HTTP from a non-loopback peer with 40300 before it reads the token; over TLS it verifies it", async () => {
     const harness = makeAuth();
@@ -116,6 +192,57 @@ describe("authorizeRequest", () => {
     expect(read.headers).not.toContain("authorization");
     const access = await authorizeRequest(harness.auth, { ...request, secure: true });
     expect(access.userId).toBe(userId);
+  });
+
+  it("AT-6: the Authorization header must be `Bearer` (any case), one or more spaces and the token, nothing else", async () => {
+    const harness = makeAuth();
+    await addUser(harness.auth, "alice");
+    const { accessToken } = await signIn(harness, "alice");
+    const outcome = (authorization: string | undefined) =>
+      authorizeRequest(harness.auth, {
+        header: (name) => (name === "authorization" ? authorization : undefined),
+        peerAddress: "192.0.2.1",
+        secure: true,
+      }).then(
+        () => "accepted",
+        (error: AuthError) => `${error.code} ${error.message}`,
+      );
+    for (const header of [
+      `Bearer ${accessToken}`,
+      `bearer ${accessToken}`,
+      `BEARER   ${accessToken}`,
+      `Bearer ${accessToken}  `,
+    ]) {
+      expect(await outcome(header), header).toBe("accepted");
+    }
+    for (const header of [
+      undefined,
+      "",
+      "Bearer",
+      `Bearer${accessToken}`,
+      `Basic ${accessToken}`,
+      `xBearer ${accessToken}`,
+      `Token Bearer ${accessToken}`,
+      `Bearer ${accessToken} extra`,
+      `Bearer ${accessToken},Bearer ${accessToken}`,
+    ]) {
+      expect(await outcome(header), header).toBe("40101 A bearer access token is required");
+    }
+  });
+
+  it("roles: a user holding any one of them is let through; none of them, or an empty list, is 40300", async () => {
+    const harness = makeAuth();
+    await addUser(harness.auth, "editor", undefined, ["user", "editor"]);
+    const { accessToken } = await signIn(harness, "editor");
+    const request = { header: () => `Bearer ${accessToken}`, peerAddress: "192.0.2.1", secure: true };
+    expect((await authorizeRequest(harness.auth, request)).roles).toEqual(["user", "editor"]);
+    expect((await authorizeRequest(harness.auth, request, { roles: ["admin", "editor"] })).roles).toEqual(["user", "editor"]);
+    for (const roles of [["admin"], []]) {
+      expect(await authError(authorizeRequest(harness.auth, request, { roles })), JSON.stringify(roles)).toMatchObject({
+        code: 40300,
+        message: "A role this route requires is missing",
+      });
+    }
   });
 });
 
@@ -146,5 +273,11 @@ describe("normalizePath", () => {
   it("RL-3: a leading // is a path, never a host", () => {
     expect(normalizePath("//evil.example/api/v1/auth/login")).toBe("/evil.example/api/v1/auth/login");
     expect(normalizePath("//evil.example/../api/v1/auth/login")).toBe("/api/v1/auth/login");
+  });
+
+  it("RL-3: a target without a leading slash is a path too, never part of the origin's host", () => {
+    expect(normalizePath("api/v1/auth/login")).toBe("/api/v1/auth/login");
+    expect(normalizePath("*")).toBe("/*");
+    expect(normalizePath("http://evil.example/api/v1/auth/login")).toBe("/http:/evil.example/api/v1/auth/login");
   });
 });

@@ -102,7 +102,7 @@ async function verifyBearer(
   const token = bearerToken(authorization);
   if (!token) throw new AuthError(ErrorCode.InvalidToken, "A bearer access token is required");
   const access = await verifyAccessToken(auth, { token });
-  if (roles && roles.length > 0 && !roles.some((role) => access.roles.includes(role))) {
+  if (roles && !roles.some((role) => access.roles.includes(role))) {
     throw new AuthError(ErrorCode.Forbidden, "A role this route requires is missing");
   }
   return access;
@@ -111,8 +111,8 @@ async function verifyBearer(
 /**
  * Lets a request through only over TLS (HTTP-7, see `http.unsafeAllowPlainHttp` for the
  * exceptions) with a live bearer token in its `Authorization` header (AT-6), and, when `roles`
- * is given, for a user holding at least one of them. What `requireAuth` in each adapter calls;
- * the TLS check runs before the header is read.
+ * is given, for a user holding at least one of them (so an empty list lets no one through).
+ * What `requireAuth` in each adapter calls; the TLS check runs before the header is read.
  *
  * @param request The request's headers, socket peer address and whether its connection is TLS.
  * @throws {AuthError} 40300 plain HTTP, 40101 missing or invalid token, 40300 none of the roles.
