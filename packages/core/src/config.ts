@@ -1,5 +1,6 @@
 import type { JWK } from "jose";
 import type { Storage } from "./storage/types.js";
+import { type PasskeyConfig, type ResolvedPasskeyConfig, resolvePasskeyConfig } from "./webauthn/passkey-config.js";
 
 /** A duration: whole seconds, or a string such as `"90s"`, `"15m"`, `"12h"`, `"30d"`. */
 export type Duration = number | `${number}${"s" | "m" | "h" | "d"}`;
@@ -84,9 +85,11 @@ export interface AuthConfig {
     /** The issuer shown in authenticator apps. Default: the host of `issuer`. */
     label?: string;
   };
+  /** Passkeys and security keys (WebAuthn); without it the public-key routes answer 40400. */
+  passkeys?: PasskeyConfig;
   reauthentication?: {
     /**
-     * How long after a sign-in the user may enrol TOTP (and, later, register a passkey) without
+     * How long after a sign-in the user may enrol TOTP or register a passkey without
      * proving the password or a TOTP code again. Default `"5m"`, at most 1 hour; `false` asks
      * for proof every time.
      */
@@ -143,6 +146,8 @@ export interface ResolvedConfig {
   };
   totp: { window: 0 | 1; label: string; maxAttemptsPerToken: number };
   reauthentication: { recentSignInSeconds: number };
+  /** Null when passkeys are not configured. */
+  passkeys: ResolvedPasskeyConfig | null;
   throttle: { account: ResolvedTier[]; ip: ResolvedTier[] };
 }
 
@@ -300,6 +305,7 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     },
     totp: { window: totpWindow, label: config.totp?.label ?? issuerUrl.host, maxAttemptsPerToken: 5 },
     reauthentication: { recentSignInSeconds },
+    passkeys: resolvePasskeyConfig(config.passkeys),
     throttle: {
       account: tiers(config.throttle?.account, "throttle.account", defaultAccountTiers),
       ip: tiers(config.throttle?.ip, "throttle.ip", defaultIpTiers),

@@ -23,11 +23,19 @@ export { type CreateUserInput, type User, createUser } from "./flows/create-user
 export { type LoginInput, type LoginResult, login } from "./flows/login.js";
 export { type LogoutInput, logout } from "./flows/logout.js";
 export { getPublicUser, setUserDisabled, setUserRoles, signOutEverywhere } from "./flows/manage-users.js";
+export { listPasskeys, renamePasskey, revokePasskey } from "./flows/passkey-management.js";
 export { type RefreshInput, refresh } from "./flows/refresh.js";
 export { type TotpSetup, beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "./flows/totp-enrolment.js";
 export { type UseRecoveryCodeInput, useRecoveryCode } from "./flows/use-recovery-code.js";
 export { type AccessContext, type VerifyAccessTokenInput, verifyAccessToken } from "./flows/verify-access-token.js";
 export { type VerifyTotpInput, verifyTotp } from "./flows/verify-totp.js";
+export { type WebauthnBeginInput, type WebauthnFinishInput, webauthnBegin, webauthnFinish } from "./flows/webauthn-login.js";
+export {
+  type WebauthnRegisterBeginInput,
+  type WebauthnRegisterFinishInput,
+  webauthnRegisterBegin,
+  webauthnRegisterFinish,
+} from "./flows/webauthn-register.js";
 
 export { authorizeRequest, errorResponse, handleRequest } from "./http/handle-request.js";
 export type { Route, RouteContext, RouteResult } from "./http/routes.js";
@@ -38,3 +46,6 @@ export { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./st
 export type * from "./storage/types.js";
 export type { AccessTokenClaims } from "./tokens/access-token.js";
 export type { PublicUser, TokenSet } from "./tokens/issue-tokens.js";
+export type { CeremonyStart } from "./webauthn/ceremony.js";
+export type { PasskeyConfig } from "./webauthn/passkey-config.js";
+export type { PasskeyInfo } from "./webauthn/passkey-info.js";

@@ -38,7 +38,10 @@ export type AuthEvent =
   /** `key`: the address bucket for `ip`; for `account`, the keyed pseudonym of the username: stable, but not reversible without the key. */
   | (EventBase & { type: "throttled"; scope: "account" | "ip"; key: string; retryAfterSeconds: number })
   | (EventBase & { type: "user.created"; userId: string })
-  | (EventBase & { type: "password.changed"; userId: string });
+  | (EventBase & { type: "password.changed"; userId: string })
+  | (EventBase & { type: "passkey.registered"; userId: string; credentialId: string })
+  | (EventBase & { type: "passkey.renamed"; userId: string; credentialId: string })
+  | (EventBase & { type: "passkey.revoked"; userId: string; credentialId: string });
 
 /** The name of an event. */
 export type AuthEventType = AuthEvent["type"];

@@ -1,12 +1,12 @@
 import type { Auth } from "../auth.js";
-import { opaqueToken } from "../crypto/ids.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
-import { clearAccountFailures, takeAttempt } from "../throttle/throttle.js";
-import { type TokenSet, startSession } from "../tokens/issue-tokens.js";
+import { takeAttempt } from "../throttle/throttle.js";
+import type { TokenSet } from "../tokens/issue-tokens.js";
 import { typedUsernameKey } from "../users/username.js";
 import { optionalString, requiredString } from "./input.js";
+import { completeFirstFactor } from "./pending-login.js";
 
 /** The input of {@link login}. */
 export interface LoginInput {
@@ -20,12 +20,6 @@ export interface LoginInput {
 
 /** A login either completes, or asks for the second factor with a temporary token. */
 export type LoginResult = { status: "authenticated"; tokens: TokenSet } | { status: "totp_required"; tempToken: string };
-
-/** The data a pending second-factor login keeps with its temporary token. */
-export interface PendingLogin {
-  /** The user's token version when the password was proven (TMP-4). */
-  tokenVersion: number;
-}
 
 /** The answer to every credential failure, whatever its reason (EN-1). */
 export const invalidCredentials = () => new AuthError(ErrorCode.AuthenticationFailed, "Invalid username or password");
@@ -67,26 +61,7 @@ export async function login(auth: Auth, input: LoginInput): Promise<LoginResult>
     throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
   }
 
-  const totp = await auth.storage.totp.get(user.id);
-  if (totp?.enabled) {
-    const tempToken = opaqueToken(auth);
-    const now = auth.now();
-    const pending: PendingLogin = { tokenVersion: user.tokenVersion };
-    await auth.storage.challenges.put({
-      id: tempToken.hash,
-      kind: "totp_login",
-      userId: user.id,
-      data: { ...pending },
-      attempts: 0,
-      createdAt: now,
-      expiresAt: now + auth.config.ttl.temporary * 1000,
-    });
-    auth.emit({ type: "second_factor.required", userId: user.id, at: now, ip: input.ip });
-    return { status: "totp_required", tempToken: tempToken.value };
-  }
-
-  await clearAccountFailures(auth, user.usernameKey);
-  return { status: "authenticated", tokens: await startSession(auth, user, ["pwd"], input.ip) };
+  return completeFirstFactor(auth, user, ["pwd"], input.ip);
 }
 
 /**

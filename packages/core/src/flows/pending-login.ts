@@ -1,4 +1,5 @@
 import type { Auth } from "../auth.js";
+import { opaqueToken } from "../crypto/ids.js";
 import { sha256 } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
@@ -6,13 +7,56 @@ import type { SecondFactorKind } from "../events/types.js";
 import type { AuthMethod, UserRecord } from "../storage/types.js";
 import { clearAccountFailures, takeAttempt } from "../throttle/throttle.js";
 import { type TokenSet, startSession } from "../tokens/issue-tokens.js";
-import type { PendingLogin } from "./login.js";
+import type { LoginResult } from "./login.js";
 
-/** A login whose password was proven and whose second factor is awaited. */
+/** The data a pending second-factor login keeps with its temporary token. */
+export interface PendingLogin {
+  /** The user's token version when the first factor was proven (TMP-4). */
+  tokenVersion: number;
+  /** How the first factor was proven; `["pwd"]` when absent. */
+  firstFactor?: AuthMethod[];
+}
+
+/** A login whose first factor was proven and whose second factor is awaited. */
 export interface OpenPendingLogin {
   challengeId: string;
   user: UserRecord;
+  /** How the first factor was proven: `["pwd"]`, or `["hwk"]` for a passkey without user verification. */
+  firstFactor: AuthMethod[];
   ip: string | undefined;
+}
+
+/**
+ * Ends a login whose first factor (`firstFactor`, as `amr`) was just proven: a user with TOTP
+ * on gets a temporary token for the second step and no session (EN-3, TMP-1); anyone else, or
+ * a first factor that is already multi-factor (`complete`: a user-verified passkey), gets a
+ * session, and the account's failure count is cleared (RL-1).
+ */
+export async function completeFirstFactor(
+  auth: Auth,
+  user: UserRecord,
+  firstFactor: AuthMethod[],
+  ip: string | undefined,
+  { complete = false } = {},
+): Promise<LoginResult> {
+  if (complete || !(await auth.storage.totp.get(user.id))?.enabled) {
+    await clearAccountFailures(auth, user.usernameKey);
+    return { status: "authenticated", tokens: await startSession(auth, user, firstFactor, ip) };
+  }
+  const tempToken = opaqueToken(auth);
+  const now = auth.now();
+  const pending: PendingLogin = { tokenVersion: user.tokenVersion, firstFactor };
+  await auth.storage.challenges.put({
+    id: tempToken.hash,
+    kind: "totp_login",
+    userId: user.id,
+    data: { ...pending },
+    attempts: 0,
+    createdAt: now,
+    expiresAt: now + auth.config.ttl.temporary * 1000,
+  });
+  auth.emit({ type: "second_factor.required", userId: user.id, at: now, ip });
+  return { status: "totp_required", tempToken: tempToken.value };
 }
 
 const badTempToken = () => new AuthError(ErrorCode.AuthenticationFailed, "The temporary token is invalid or expired");
@@ -43,7 +87,7 @@ export async function openPendingLogin(auth: Auth, tempToken: string, ip: string
     throw badTempToken();
   }
   await takeAttempt(auth, "account", user.usernameKey, ip);
-  return { challengeId, user, ip };
+  return { challengeId, user, firstFactor: pending.firstFactor ?? ["pwd"], ip };
 }
 
 /** Reports a wrong second factor; its attempt was already taken. Always throws 40103. */
@@ -57,7 +101,8 @@ export function refuseSecondFactor(auth: Auth, pending: OpenPendingLogin, kind: 
  * temporary token with one atomic consume first (TMP-3), so that of concurrent completions the
  * losers get 40100 and spend nothing, then spends the factor itself with `spendFactor` (a
  * compare-and-set or a consume; false when a concurrent request spent it first, which is
- * 40103), and starts a fresh session (PW-7).
+ * 40103), and starts a fresh session (PW-7) whose `amr` is the first factor's followed by
+ * `factor.amr`.
  */
 export async function completePendingLogin(
   auth: Auth,
@@ -69,5 +114,5 @@ export async function completePendingLogin(
   if (!(await factor.spend())) refuseSecondFactor(auth, pending, factor.kind);
   await clearAccountFailures(auth, pending.user.usernameKey);
   auth.emit({ type: "second_factor.succeeded", userId: pending.user.id, kind: factor.kind, at: auth.now(), ip: pending.ip });
-  return startSession(auth, pending.user, factor.amr, pending.ip);
+  return startSession(auth, pending.user, [...pending.firstFactor, ...factor.amr], pending.ip);
 }

@@ -24,13 +24,18 @@ export interface ReauthenticationProof {
  * take the account over: enrolling TOTP, regenerating recovery codes, registering a passkey
  * (TOTP-5, WA-6). Accepted, in this order: the current password; a current TOTP code when
  * TOTP is on (its step is spent: TOTP-4); or a live session of this user whose sign-in is
- * younger than `reauthentication.recentSignIn` (default 5 minutes). A password or code
+ * younger than `recentSignInSeconds` (default: `reauthentication.recentSignIn`, 5 minutes). A password or code
  * attempt counts against the account throttle first (RL-1, RL-4).
  *
  * @throws {AuthError} 40001 no proof and no recent sign-in, 40100 wrong password, 40103 wrong
  * code, 40900 a TOTP code while TOTP is off, 42900 throttled.
  */
-export async function requireRecentAuthentication(auth: Auth, user: UserRecord, proof: ReauthenticationProof): Promise<void> {
+export async function requireRecentAuthentication(
+  auth: Auth,
+  user: UserRecord,
+  proof: ReauthenticationProof,
+  recentSignInSeconds = auth.config.reauthentication.recentSignInSeconds,
+): Promise<void> {
   const password = optionalString(proof.password, "password");
   const totpCode = optionalString(proof.totpCode, "totpCode");
   if (password) {
@@ -43,7 +48,7 @@ export async function requireRecentAuthentication(auth: Auth, user: UserRecord, 
     if (!totp?.enabled) throw new AuthError(ErrorCode.Conflict, "TOTP is not enabled");
     await takeAttempt(auth, "account", user.usernameKey);
     if (!(await acceptTotpCode(auth, totp, totpCode))) throw new AuthError(ErrorCode.SecondFactorFailed);
-  } else if (!(await signedInRecently(auth, user, proof.sessionId))) {
+  } else if (!(await signedInRecently(auth, user, proof.sessionId, recentSignInSeconds))) {
     throw new AuthError(
       ErrorCode.MissingParameter,
       "Confirm it is you: send the current password, or a TOTP code when TOTP is on",
@@ -51,9 +56,9 @@ export async function requireRecentAuthentication(auth: Auth, user: UserRecord, 
   }
 }
 
-/** True when `sessionId` is a live session of `user` that began within `reauthentication.recentSignIn`. */
-async function signedInRecently(auth: Auth, user: UserRecord, sessionId: unknown): Promise<boolean> {
-  const window = auth.config.reauthentication.recentSignInSeconds * 1000;
+/** True when `sessionId` is a live session of `user` that began within the last `windowSeconds`. */
+async function signedInRecently(auth: Auth, user: UserRecord, sessionId: unknown, windowSeconds: number): Promise<boolean> {
+  const window = windowSeconds * 1000;
   if (window === 0 || typeof sessionId !== "string") return false;
   const session = await auth.storage.sessions.findSession(sessionId);
   const now = auth.now();

@@ -6,15 +6,10 @@ import { clearAccountFailures, takeAttempt } from "../throttle/throttle.js";
 import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from "../totp/recovery-codes.js";
 import { totpEnrolment, totpSecretBytes } from "../totp/totp.js";
 import { acceptTotpCode, sealTotpSecret } from "../totp/totp-secret.js";
+import { signedInUser } from "../users/signed-in-user.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { optionalString, requiredString } from "./input.js";
 import { type ReauthenticationProof, requireRecentAuthentication } from "./reauthenticate.js";
-
-async function signedInUser(auth: Auth, userId: unknown): Promise<UserRecord> {
-  const user = await auth.storage.users.findById(requiredString(userId, "userId"));
-  if (!user || user.disabled) throw new AuthError(ErrorCode.InvalidToken);
-  return user;
-}
 
 /** Checks a code of the pending factor, counting the attempt against the account (RL-1). */
 async function provePendingTotp(auth: Auth, user: UserRecord, code: string): Promise<void> {

@@ -34,7 +34,7 @@ export async function useRecoveryCode(auth: Auth, input: UseRecoveryCodeInput): 
   }
   return completePendingLogin(auth, pending, {
     kind: "recovery_code",
-    amr: ["pwd", "rc"],
+    amr: ["rc"],
     spend: () => auth.storage.recoveryCodes.consume(pending.user.id, hash),
   });
 }

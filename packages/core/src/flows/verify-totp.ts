@@ -36,7 +36,7 @@ export async function verifyTotp(auth: Auth, input: VerifyTotpInput): Promise<To
   if (step === null) return refuseSecondFactor(auth, pending, "totp");
   return completePendingLogin(auth, pending, {
     kind: "totp",
-    amr: ["pwd", "otp"],
+    amr: ["otp"],
     spend: () => auth.storage.totp.advanceStep(pending.user.id, step),
   });
 }

@@ -74,15 +74,35 @@ function reportInternalError(auth: Auth, error: unknown): string {
   return requestId;
 }
 
-function findRoute(auth: Auth, method: string, path: string): Route | "not_found" | null {
+/** The route a method and path name, with the values of its `:name` segments. */
+interface MatchedRoute {
+  route: Route;
+  params: Record<string, string>;
+}
+
+function matchPath(pattern: string, path: string): Record<string, string> | null {
+  const expected = pattern.split("/");
+  const actual = path.split("/");
+  if (expected.length !== actual.length) return null;
+  const params: Record<string, string> = {};
+  for (const [index, segment] of expected.entries()) {
+    const value = actual[index] as string;
+    if (segment.startsWith(":") && value !== "") params[segment.slice(1)] = value;
+    else if (segment !== value) return null;
+  }
+  return params;
+}
+
+function findRoute(auth: Auth, method: string, path: string): MatchedRoute | "not_found" | null {
   const prefix = `${auth.config.basePath}/auth`;
   const ours = path === prefix || path.startsWith(`${prefix}/`) || routes.some((route) => route.atRoot && route.path === path);
   if (!ours) return null;
-  const route = routes.find(
-    (candidate) =>
-      candidate.method === method && (candidate.atRoot ? candidate.path : `${auth.config.basePath}${candidate.path}`) === path,
-  );
-  return route ?? "not_found";
+  for (const route of routes) {
+    if (route.method !== method || (route.enabled && !route.enabled(auth))) continue;
+    const params = matchPath(route.atRoot ? route.path : `${auth.config.basePath}${route.path}`, path);
+    if (params) return { route, params };
+  }
+  return "not_found";
 }
 
 /**
@@ -148,17 +168,19 @@ export async function authorizeRequest(
  */
 export async function handleRequest(auth: Auth, request: HttpRequest): Promise<HttpResponse | null> {
   const method = request.method.toUpperCase();
-  const route = findRoute(auth, method, normalizePath(request.url));
-  if (route === null) return null;
+  const matched = findRoute(auth, method, normalizePath(request.url));
+  if (matched === null) return null;
   try {
     if (!request.peerAddress) {
       throw new TypeError("Portcullis could not read the client address of this request; pass getPeerAddress to the adapter");
     }
     requireTls(auth, request);
-    if (route === "not_found") throw new AuthError(ErrorCode.NotFound, "No such route");
+    if (matched === "not_found") throw new AuthError(ErrorCode.NotFound, "No such route");
+    const { route, params } = matched;
     const access = route.access === "bearer" ? await verifyBearer(auth, request.header("authorization"), undefined) : undefined;
     const body = method === "POST" || method === "PUT" ? await readJsonBody(request, route.bodyLimit ?? defaultBodyLimit) : {};
-    const result = await route.handle({ auth, body, ip: clientAddressOf(auth, request), access });
+    const ip = clientAddressOf(auth, request);
+    const result = await route.handle({ auth, body, params, header: (name) => request.header(name), ip, access });
     return successResponse(auth, result);
   } catch (error) {
     return errorResponse(auth, error);

@@ -1,21 +1,29 @@
 import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import { login } from "../flows/login.js";
+import { type LoginResult, login } from "../flows/login.js";
 import { logout } from "../flows/logout.js";
 import { getPublicUser } from "../flows/manage-users.js";
+import { listPasskeys, renamePasskey, revokePasskey } from "../flows/passkey-management.js";
 import type { ReauthenticationProof } from "../flows/reauthenticate.js";
 import { refresh } from "../flows/refresh.js";
 import { beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "../flows/totp-enrolment.js";
 import { useRecoveryCode } from "../flows/use-recovery-code.js";
 import type { AccessContext } from "../flows/verify-access-token.js";
 import { verifyTotp } from "../flows/verify-totp.js";
+import { webauthnBegin, webauthnFinish } from "../flows/webauthn-login.js";
+import { webauthnRegisterBegin, webauthnRegisterFinish } from "../flows/webauthn-register.js";
+import { ceremonyHeader } from "../webauthn/ceremony.js";
 
 /** What a route handler receives. */
 export interface RouteContext {
   auth: Auth;
-  /** The JSON body of a POST, checked by `readJsonBody`; `{}` for other methods. */
+  /** The JSON body of a POST or PUT, checked by `readJsonBody`; `{}` for other methods. */
   body: Record<string, unknown>;
+  /** The values of the path's `:name` segments, as they appear in the normalised path. */
+  params: Record<string, string>;
+  /** A request header by lower-case name. */
+  header(name: string): string | undefined;
   /** The client address, resolved through the trusted-proxy setting (RL-3). */
   ip: string | undefined;
   /** Set on `bearer` routes: who the access token speaks for. */
@@ -33,9 +41,14 @@ export interface RouteResult {
 /** One entry of the route table. */
 export interface Route {
   method: "GET" | "POST" | "PUT" | "DELETE";
-  /** Under the base path (`/auth/login`), or absolute when `atRoot` (`/.well-known/jwks.json`). */
+  /**
+   * Under the base path (`/auth/login`), or absolute when `atRoot` (`/.well-known/jwks.json`).
+   * A segment `:name` matches any one non-empty segment, passed in `params`.
+   */
   path: string;
   atRoot?: boolean;
+  /** When it returns false the route does not exist for this auth (40400): a feature not configured. */
+  enabled?: (auth: Auth) => boolean;
   /** `bearer` routes need a live access token (AT-6: from the Authorization header only). */
   access: "public" | "bearer";
   /** The body limit in bytes. Default 64 KiB. */
@@ -50,6 +63,17 @@ const reauthentication = (context: RouteContext): ReauthenticationProof => ({
   sessionId: (context.access as AccessContext).sessionId,
   password: context.body.password as string | undefined,
 });
+
+/** The answer of a route that completes a login: tokens, or 40102 with a temporary token. */
+const loginResponse = (result: LoginResult): RouteResult =>
+  result.status === "authenticated"
+    ? { data: result.tokens }
+    : { code: ErrorCode.SecondFactorRequired, data: { tempToken: result.tempToken } };
+
+const passkeysEnabled = (auth: Auth) => auth.config.passkeys !== null;
+
+/** The body limit of the WebAuthn finish routes (contract: 1 MiB). */
+const webauthnBodyLimit = 1024 * 1024;
 
 /**
  * The HTTP surface of Portcullis (`contract.md`): every route, once, for every adapter. The
@@ -67,9 +91,7 @@ export const routes: readonly Route[] = [
         provider: body.provider as string,
         ip,
       });
-      return result.status === "authenticated"
-        ? { data: result.tokens }
-        : { code: ErrorCode.SecondFactorRequired, data: { tempToken: result.tempToken } };
+      return loginResponse(result);
     },
   },
   {
@@ -146,6 +168,92 @@ export const routes: readonly Route[] = [
       return {
         data: await regenerateRecoveryCodes(context.auth, { userId: signedIn(context), code: context.body.code as string }),
       };
+    },
+  },
+  {
+    method: "GET",
+    path: "/auth/public-key/config",
+    access: "public",
+    async handle({ auth }) {
+      return { data: { enabled: passkeysEnabled(auth) } };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/public-key/login/begin",
+    access: "public",
+    enabled: passkeysEnabled,
+    async handle({ auth, body, ip }) {
+      return { data: await webauthnBegin(auth, { username: body.username as string | undefined, ip }) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/public-key/login/finish",
+    access: "public",
+    enabled: passkeysEnabled,
+    bodyLimit: webauthnBodyLimit,
+    async handle({ auth, body, header, ip }) {
+      return loginResponse(await webauthnFinish(auth, { ceremonyId: header(ceremonyHeader) as string, response: body, ip }));
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/public-key/register/begin",
+    access: "bearer",
+    enabled: passkeysEnabled,
+    async handle(context) {
+      return {
+        data: await webauthnRegisterBegin(context.auth, {
+          ...reauthentication(context),
+          totpCode: context.body.totpCode as string | undefined,
+          userId: signedIn(context),
+          label: context.body.label as string,
+        }),
+      };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/public-key/register/finish",
+    access: "bearer",
+    enabled: passkeysEnabled,
+    bodyLimit: webauthnBodyLimit,
+    async handle(context) {
+      const ceremonyId = context.header(ceremonyHeader) as string;
+      return {
+        data: await webauthnRegisterFinish(context.auth, { userId: signedIn(context), ceremonyId, response: context.body }),
+      };
+    },
+  },
+  {
+    method: "GET",
+    path: "/auth/public-key/credentials",
+    access: "bearer",
+    enabled: passkeysEnabled,
+    async handle(context) {
+      return { data: await listPasskeys(context.auth, { userId: signedIn(context) }) };
+    },
+  },
+  {
+    method: "PUT",
+    path: "/auth/public-key/credentials/:id",
+    access: "bearer",
+    enabled: passkeysEnabled,
+    async handle(context) {
+      const input = { userId: signedIn(context), id: context.params.id as string, label: context.body.label as string };
+      await renamePasskey(context.auth, input);
+      return { data: { renamed: true } };
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/auth/public-key/credentials/:id",
+    access: "bearer",
+    enabled: passkeysEnabled,
+    async handle(context) {
+      await revokePasskey(context.auth, { userId: signedIn(context), id: context.params.id as string });
+      return { data: { revoked: true } };
     },
   },
   {

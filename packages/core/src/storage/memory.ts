@@ -343,6 +343,13 @@ function memoryPasskeys(): PasskeyStore {
     async delete(userId, id) {
       return owned(userId, id) ? passkeys.delete(id) : false;
     },
+    async deleteUnlessLast(userId, id) {
+      if (!owned(userId, id)) return "not_found";
+      const count = [...passkeys.values()].filter((passkey) => passkey.userId === userId).length;
+      if (count < 2) return "last";
+      passkeys.delete(id);
+      return "deleted";
+    },
   };
 }
 

@@ -92,7 +92,7 @@ export interface RecoveryCodeStore {
 }
 
 /** How a session was proven, as JWT `amr` values (RFC 8176). */
-export type AuthMethod = "pwd" | "otp" | "rc" | "hwk" | "fed" | "ldap";
+export type AuthMethod = "pwd" | "otp" | "rc" | "hwk" | "user" | "fed" | "ldap";
 
 /** A signed-in session: the family of refresh tokens minted from one login. */
 export interface SessionRecord {
@@ -233,6 +233,13 @@ export interface PasskeyStore {
   rename(userId: string, id: string, label: string): Promise<boolean>;
   /** Deletes the user's passkey with this id (both must match); returns whether it did. */
   delete(userId: string, id: string): Promise<boolean>;
+  /**
+   * Atomically deletes the user's passkey with this id only if the user has another passkey:
+   * for an account whose passkeys are its only way to sign in. Of concurrent calls on a user's
+   * last two passkeys exactly one deletes. `"last"` deletes nothing; `"not_found"` when the
+   * user has no passkey with this id.
+   */
+  deleteUnlessLast(userId: string, id: string): Promise<"deleted" | "last" | "not_found">;
 }
 
 /** A link between an account and an external identity: (provider, subject) is unique (OA-7). */

@@ -85,6 +85,33 @@ export function passkeysSuite({ test: { describe, it, expect }, makeStorage }: S
       expect(await storage.passkeys.delete(owner, passkey.id)).toBe(false);
     });
 
+    it("deleteUnlessLast deletes one of two passkeys, keeps the last, and ignores another user's id", async () => {
+      const storage = await makeStorage();
+      const owner = await createUser(storage);
+      const stranger = await createUser(storage);
+      const [first, second] = [samplePasskey(owner), samplePasskey(owner, { label: "Phone" })] as const;
+      for (const passkey of [first, second, samplePasskey(stranger)]) await storage.passkeys.create(passkey);
+      expect(await storage.passkeys.deleteUnlessLast(stranger, first.id)).toBe("not_found");
+      expect(await storage.passkeys.deleteUnlessLast(owner, uniqueId("credential"))).toBe("not_found");
+      expect(await storage.passkeys.deleteUnlessLast(owner, first.id)).toBe("deleted");
+      expect(await storage.passkeys.findById(first.id)).toBeNull();
+      expect(await storage.passkeys.deleteUnlessLast(owner, second.id)).toBe("last");
+      expect(await storage.passkeys.listByUser(owner)).toEqual([second]);
+      expect(await storage.passkeys.deleteUnlessLast(owner, first.id)).toBe("not_found");
+    });
+
+    it("ST-1: deleting a user's last two passkeys concurrently with deleteUnlessLast leaves exactly one", async () => {
+      const storage = await makeStorage();
+      const owner = await createUser(storage);
+      const passkeys = [samplePasskey(owner), samplePasskey(owner, { label: "Phone" })];
+      for (const passkey of passkeys) await storage.passkeys.create(passkey);
+      const results = await concurrently(2, (index) =>
+        storage.passkeys.deleteUnlessLast(owner, (passkeys[index] as { id: string }).id),
+      );
+      expect([...results].sort()).toEqual(["deleted", "last"]);
+      expect(await storage.passkeys.listByUser(owner)).toHaveLength(1);
+    });
+
     it("records are copied out: mutating a result changes nothing stored", async () => {
       const storage = await makeStorage();
       const owner = await createUser(storage);

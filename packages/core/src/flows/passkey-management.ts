@@ -1,0 +1,76 @@
+import type { Auth } from "../auth.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import type { UserRecord } from "../storage/types.js";
+import { signedInUser } from "../users/signed-in-user.js";
+import { raiseTokenVersion } from "../users/token-version.js";
+import { passkeyConfig } from "../webauthn/ceremony.js";
+import { isCredentialId } from "../webauthn/credential-json.js";
+import { type PasskeyInfo, readLabel, toPasskeyInfo } from "../webauthn/passkey-info.js";
+import { requiredString } from "./input.js";
+
+const noSuchPasskey = () => new AuthError(ErrorCode.NotFound, "No such passkey");
+
+function readCredentialId(value: unknown): string {
+  const id = requiredString(value, "id");
+  if (!isCredentialId(id)) throw noSuchPasskey();
+  return id;
+}
+
+/**
+ * Lists a signed-in user's passkeys (`GET /auth/public-key/credentials`), oldest first.
+ *
+ * @throws {AuthError} 40101 user gone or disabled, 40400 passkeys not configured.
+ */
+export async function listPasskeys(auth: Auth, input: { userId: string }): Promise<PasskeyInfo[]> {
+  passkeyConfig(auth);
+  const user = await signedInUser(auth, input.userId);
+  const passkeys = await auth.storage.passkeys.listByUser(user.id);
+  return passkeys.sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)).map(toPasskeyInfo);
+}
+
+/**
+ * Renames one of a signed-in user's passkeys (`PUT /auth/public-key/credentials/:id`). Another
+ * user's passkey is not found (ST-2).
+ *
+ * @throws {AuthError} 40101 user gone or disabled, 40400 no such passkey or not configured, 42200 bad label.
+ */
+export async function renamePasskey(auth: Auth, input: { userId: string; id: string; label: string }): Promise<void> {
+  passkeyConfig(auth);
+  const user = await signedInUser(auth, input.userId);
+  const id = readCredentialId(input.id);
+  const label = readLabel(input.label);
+  if (!(await auth.storage.passkeys.rename(user.id, id, label))) throw noSuchPasskey();
+  auth.emit({ type: "passkey.renamed", userId: user.id, credentialId: id, at: auth.now() });
+}
+
+/** Whether the account can sign in without any passkey: a password, a directory or an external identity. */
+async function signsInWithoutPasskeys(auth: Auth, user: UserRecord): Promise<boolean> {
+  if (user.source === "directory" || user.passwordHash !== null) return true;
+  return (await auth.storage.identities.listByUser(user.id)).length > 0;
+}
+
+/**
+ * Revokes one of a signed-in user's passkeys (`DELETE /auth/public-key/credentials/:id`) and
+ * raises the token version (TV-1): every session ends. The last passkey of an account that has
+ * no other way to sign in (no password, no directory, no external identity) is kept, atomically
+ * even under concurrent revocations (40900). Another user's passkey is not found (ST-2).
+ *
+ * @throws {AuthError} 40101 user gone or disabled, 40400 no such passkey or not configured, 40900 the last way to sign in.
+ */
+export async function revokePasskey(auth: Auth, input: { userId: string; id: string }): Promise<void> {
+  passkeyConfig(auth);
+  const user = await signedInUser(auth, input.userId);
+  const id = readCredentialId(input.id);
+  if (await signsInWithoutPasskeys(auth, user)) {
+    if (!(await auth.storage.passkeys.delete(user.id, id))) throw noSuchPasskey();
+  } else {
+    const outcome = await auth.storage.passkeys.deleteUnlessLast(user.id, id);
+    if (outcome === "not_found") throw noSuchPasskey();
+    if (outcome === "last") {
+      throw new AuthError(ErrorCode.Conflict, "This passkey is the only way to sign in to the account; add another first");
+    }
+  }
+  await raiseTokenVersion(auth, user.id, "passkey_revoked");
+  auth.emit({ type: "passkey.revoked", userId: user.id, credentialId: id, at: auth.now() });
+}

@@ -1,0 +1,169 @@
+import {
+  type AuthenticationResponseJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  generateAuthenticationOptions,
+  verifyAuthenticationResponse,
+} from "@simplewebauthn/server";
+import type { Auth } from "../auth.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import type { ChallengeRecord, PasskeyRecord, UserRecord } from "../storage/types.js";
+import { takeAttempt } from "../throttle/throttle.js";
+import { typedUsernameKey } from "../users/username.js";
+import {
+  type CeremonyStart,
+  newChallenge,
+  passkeyConfig,
+  spendCeremony,
+  storeCeremony,
+  userHandleOf,
+} from "../webauthn/ceremony.js";
+import { readAuthenticationResponse } from "../webauthn/credential-json.js";
+import { optionalString } from "./input.js";
+import type { LoginResult } from "./login.js";
+import { completeFirstFactor } from "./pending-login.js";
+
+/** The input of {@link webauthnBegin}. */
+export interface WebauthnBeginInput {
+  /** Whose passkeys to offer. Without it the browser offers every passkey it holds for the site. */
+  username?: string;
+  /** The client address, for per-address throttling. */
+  ip?: string;
+}
+
+/** The input of {@link webauthnFinish}. */
+export interface WebauthnFinishInput {
+  /** The id {@link webauthnBegin} returned (the `X-WebAuthn-Ceremony` header over HTTP). */
+  ceremonyId: string;
+  /** The browser's `AuthenticationResponseJSON`, as `startAuthentication` returns it. */
+  response: unknown;
+  /** The client address, for throttling and events. */
+  ip?: string;
+}
+
+/**
+ * Begins a passkey sign-in (`POST /auth/public-key/login/begin`). With the username of an
+ * account, its passkeys are listed in `allowCredentials`; without one, or for a name that is
+ * nobody's, the ceremony is discoverable and the answer has the same shape (EN-4). The
+ * ceremony (a 32-byte challenge; WA-1) is stored for `passkeys.ceremonyTtl` and takes one
+ * attempt from the client address (RL-4).
+ *
+ * @throws {AuthError} 40002 bad input, 40400 passkeys not configured, 42900 throttled.
+ * @example
+ * ```ts
+ * const { ceremonyId, options } = await webauthnBegin(auth, {});
+ * // the browser: startAuthentication({ optionsJSON: options }), sent back with ceremonyId
+ * ```
+ */
+export async function webauthnBegin(
+  auth: Auth,
+  input: WebauthnBeginInput,
+): Promise<CeremonyStart<PublicKeyCredentialRequestOptionsJSON>> {
+  const config = passkeyConfig(auth);
+  const username = optionalString(input.username, "username");
+  if (input.ip !== undefined) await takeAttempt(auth, "ip", input.ip, input.ip);
+  const usernameKey = username ? typedUsernameKey(username) : null;
+  const user = usernameKey === null ? null : await auth.storage.users.findByUsernameKey(usernameKey);
+  const passkeys = user ? await auth.storage.passkeys.listByUser(user.id) : [];
+  const options = await generateAuthenticationOptions({
+    rpID: config.rpId,
+    challenge: newChallenge(auth),
+    allowCredentials: passkeys.map((passkey) => ({ id: passkey.id, transports: passkey.transports })),
+    userVerification: config.userVerification,
+    timeout: config.ceremonyTtlSeconds * 1000,
+  });
+  const ceremonyId = await storeCeremony(auth, "webauthn_login", user?.id ?? null, { challenge: options.challenge });
+  return { ceremonyId, options };
+}
+
+const passkeyRefused = () => new AuthError(ErrorCode.AuthenticationFailed, "The passkey was not accepted");
+
+/**
+ * Finishes a passkey sign-in (`POST /auth/public-key/login/finish`). The ceremony is spent
+ * first, whatever follows (WA-1). The passkey's account gives up one attempt to the account
+ * throttle (RL-1); the credential must belong to the account the ceremony named, and to the one
+ * whose user handle came back, which a discoverable sign-in must send (WA-4). The type,
+ * challenge, origin, rpId hash, user presence, user verification (unless configured
+ * `"preferred"`), backup flags (WA-2, WA-3) and signature are checked, and the signature
+ * counter must grow unless both are 0, updated by compare-and-set (WA-5). A disabled account
+ * is told so only then.
+ *
+ * A user-verified passkey is a complete sign-in (`amr` `["hwk", "user"]`). Without user
+ * verification (`amr` `["hwk"]`), a user with TOTP on gets a temporary token, as after a
+ * password.
+ *
+ * @throws {AuthError} 40002 malformed response or no ceremony id, 40100 refused, 40300 disabled, 40400 not configured, 42900 throttled.
+ * @example
+ * ```ts
+ * const result = await webauthnFinish(auth, { ceremonyId, response });
+ * if (result.status === "authenticated") useTokens(result.tokens);
+ * ```
+ */
+export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Promise<LoginResult> {
+  const config = passkeyConfig(auth);
+  const ceremony = await spendCeremony(auth, input.ceremonyId, "webauthn_login");
+  const response = readAuthenticationResponse(input.response);
+  const passkey = await auth.storage.passkeys.findById(response.id);
+  const user = passkey ? await auth.storage.users.findById(passkey.userId) : null;
+  if (!passkey || !user) return refuse(auth, null, input.ip);
+  await takeAttempt(auth, "account", user.usernameKey, input.ip);
+  if (!answersForUser(ceremony, response, user)) return refuse(auth, user, input.ip);
+
+  let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
+  try {
+    verification = await verifyAuthenticationResponse({
+      response,
+      expectedChallenge: ceremony.data.challenge as string,
+      expectedOrigin: config.origins,
+      expectedRPID: config.rpId,
+      expectedType: "webauthn.get",
+      credential: {
+        id: passkey.id,
+        publicKey: Buffer.from(passkey.publicKey, "base64url"),
+        counter: config.counterPolicy === "reject" ? passkey.counter : 0,
+      },
+      requireUserVerification: config.userVerification === "required",
+    });
+  } catch {
+    return refuse(auth, user, input.ip);
+  }
+  const { verified, authenticationInfo } = verification;
+  if (!verified || !(await recordUse(auth, passkey, authenticationInfo.newCounter, authenticationInfo.credentialBackedUp))) {
+    return refuse(auth, user, input.ip);
+  }
+  if (user.disabled) {
+    auth.emit({ type: "login.failed", userId: user.id, reason: "disabled", at: auth.now(), ip: input.ip });
+    throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
+  }
+  const complete = authenticationInfo.userVerified;
+  return completeFirstFactor(auth, user, complete ? ["hwk", "user"] : ["hwk"], input.ip, { complete });
+}
+
+/**
+ * WA-4: a ceremony begun for a username is answered only by that account's passkeys; a user
+ * handle, when sent, must be the account's; a discoverable ceremony must send one.
+ */
+function answersForUser(ceremony: ChallengeRecord, response: AuthenticationResponseJSON, user: UserRecord): boolean {
+  if (ceremony.userId !== null && ceremony.userId !== user.id) return false;
+  const handle = response.response.userHandle;
+  if (handle === undefined) return ceremony.userId !== null;
+  return handle === userHandleOf(user.id);
+}
+
+/**
+ * Stores the new counter, backup state and use time by compare-and-set on the counter read
+ * before verification (WA-5): a concurrent sign-in with the same passkey that stored first
+ * makes this one fail under the `"reject"` policy. Under `"allow-stale"` the counter never goes
+ * down and a lost race is not a failure.
+ */
+async function recordUse(auth: Auth, passkey: PasskeyRecord, newCounter: number, backedUp: boolean): Promise<boolean> {
+  const strict = passkeyConfig(auth).counterPolicy === "reject";
+  const counter = strict ? newCounter : Math.max(newCounter, passkey.counter);
+  const updated = await auth.storage.passkeys.updateCounter(passkey.id, passkey.counter, counter, backedUp, auth.now());
+  return updated || !strict;
+}
+
+function refuse(auth: Auth, user: UserRecord | null, ip: string | undefined): never {
+  auth.emit({ type: "login.failed", userId: user?.id ?? null, reason: "invalid_credentials", at: auth.now(), ip });
+  throw passkeyRefused();
+}

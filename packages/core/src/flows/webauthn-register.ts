@@ -1,0 +1,136 @@
+import {
+  type PublicKeyCredentialCreationOptionsJSON,
+  generateRegistrationOptions,
+  verifyRegistrationResponse,
+} from "@simplewebauthn/server";
+import type { Auth } from "../auth.js";
+import { base64url } from "../crypto/random.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import type { PasskeyRecord } from "../storage/types.js";
+import { signedInUser } from "../users/signed-in-user.js";
+import { raiseTokenVersion } from "../users/token-version.js";
+import { type CeremonyStart, newChallenge, passkeyConfig, spendCeremony, storeCeremony } from "../webauthn/ceremony.js";
+import { readRegistrationResponse } from "../webauthn/credential-json.js";
+import { type PasskeyInfo, readLabel, toPasskeyInfo } from "../webauthn/passkey-info.js";
+import { type ReauthenticationProof, requireRecentAuthentication } from "./reauthenticate.js";
+
+/** COSE algorithms offered for new passkeys, in order of preference: ES256, EdDSA, RS256. */
+export const passkeyAlgorithms = [-7, -8, -257];
+
+/** The input of {@link webauthnRegisterBegin}: the user, the new passkey's label, and the proof of a recent sign-in. */
+export interface WebauthnRegisterBeginInput extends ReauthenticationProof {
+  userId: string;
+  /** What the user calls this passkey ("Laptop", "YubiKey"); 1 to 64 characters. */
+  label: string;
+}
+
+/** The input of {@link webauthnRegisterFinish}. */
+export interface WebauthnRegisterFinishInput {
+  /** The signed-in user; must be the one who began the ceremony. */
+  userId: string;
+  /** The id {@link webauthnRegisterBegin} returned (the `X-WebAuthn-Ceremony` header over HTTP). */
+  ceremonyId: string;
+  /** The browser's `RegistrationResponseJSON`, as `startRegistration` returns it. */
+  response: unknown;
+}
+
+/**
+ * Begins registering a passkey for a signed-in user (`POST /auth/public-key/register/begin`)
+ * who has just proven it is them (WA-6): the current password, a TOTP code when TOTP is on, or
+ * a sign-in younger than `passkeys.reauthenticationWindow`, as for TOTP enrolment. The creation
+ * options ask for a discoverable credential (resident key preferred), user verification as
+ * configured, ES256, EdDSA or RS256, no attestation, and exclude the user's passkeys.
+ *
+ * @throws {AuthError} 40001 no proof, 40100 wrong password, 40103 wrong code, 40101 user gone or disabled, 40400 not configured, 42200 bad label, 42900 throttled.
+ * @example
+ * ```ts
+ * const { ceremonyId, options } = await webauthnRegisterBegin(auth, { userId, sessionId, label: "Laptop" });
+ * // the browser: startRegistration({ optionsJSON: options }), sent back with ceremonyId
+ * ```
+ */
+export async function webauthnRegisterBegin(
+  auth: Auth,
+  input: WebauthnRegisterBeginInput,
+): Promise<CeremonyStart<PublicKeyCredentialCreationOptionsJSON>> {
+  const config = passkeyConfig(auth);
+  const user = await signedInUser(auth, input.userId);
+  const label = readLabel(input.label);
+  await requireRecentAuthentication(
+    auth,
+    user,
+    { sessionId: input.sessionId, password: input.password, totpCode: input.totpCode },
+    config.reauthenticationWindowSeconds,
+  );
+  const passkeys = await auth.storage.passkeys.listByUser(user.id);
+  const options = await generateRegistrationOptions({
+    rpName: config.rpName,
+    rpID: config.rpId,
+    userName: user.username,
+    userDisplayName: user.username,
+    userID: new Uint8Array(Buffer.from(user.id, "utf8")),
+    challenge: newChallenge(auth),
+    timeout: config.ceremonyTtlSeconds * 1000,
+    attestationType: "none",
+    excludeCredentials: passkeys.map((passkey) => ({ id: passkey.id, transports: passkey.transports })),
+    authenticatorSelection: { residentKey: "preferred", userVerification: config.userVerification },
+    supportedAlgorithmIDs: passkeyAlgorithms,
+  });
+  const ceremonyId = await storeCeremony(auth, "webauthn_register", user.id, { challenge: options.challenge, label });
+  return { ceremonyId, options };
+}
+
+const registrationRefused = () => new AuthError(ErrorCode.AuthenticationFailed, "The passkey could not be registered");
+
+/**
+ * Finishes registering a passkey (`POST /auth/public-key/register/finish`). The ceremony is
+ * spent first (WA-1) and must be this user's. The type, challenge, origin, rpId hash, user
+ * presence, user verification as configured, backup flags and algorithm are checked (WA-2,
+ * WA-3); attestation statements are checked when present, but any authenticator is accepted. A
+ * credential id registered to anyone is refused (WA-6). Raises the token version (TV-1): the
+ * user's sessions end, this one included, and the next sign-in may use the new passkey.
+ *
+ * @throws {AuthError} 40002 malformed response or no ceremony id, 40100 refused, 40101 user gone or disabled, 40400 not configured, 40900 already registered.
+ */
+export async function webauthnRegisterFinish(auth: Auth, input: WebauthnRegisterFinishInput): Promise<PasskeyInfo> {
+  const config = passkeyConfig(auth);
+  const ceremony = await spendCeremony(auth, input.ceremonyId, "webauthn_register");
+  const user = await signedInUser(auth, input.userId);
+  if (ceremony.userId !== user.id) throw registrationRefused();
+  const response = readRegistrationResponse(input.response);
+  let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+  try {
+    verification = await verifyRegistrationResponse({
+      response,
+      expectedChallenge: ceremony.data.challenge as string,
+      expectedOrigin: config.origins,
+      expectedRPID: config.rpId,
+      expectedType: "webauthn.create",
+      requireUserPresence: true,
+      requireUserVerification: config.userVerification === "required",
+      supportedAlgorithmIDs: passkeyAlgorithms,
+    });
+  } catch {
+    throw registrationRefused();
+  }
+  if (!verification.verified || verification.registrationInfo.credential.id !== response.id) throw registrationRefused();
+  const { credential, credentialDeviceType, credentialBackedUp } = verification.registrationInfo;
+  const passkey: PasskeyRecord = {
+    id: credential.id,
+    userId: user.id,
+    publicKey: base64url(credential.publicKey),
+    counter: credential.counter,
+    transports: response.response.transports ?? [],
+    label: ceremony.data.label as string,
+    backupEligible: credentialDeviceType === "multiDevice",
+    backupState: credentialBackedUp,
+    createdAt: auth.now(),
+    lastUsedAt: null,
+  };
+  if (!(await auth.storage.passkeys.create(passkey))) {
+    throw new AuthError(ErrorCode.Conflict, "This passkey is already registered");
+  }
+  await raiseTokenVersion(auth, user.id, "passkey_registered");
+  auth.emit({ type: "passkey.registered", userId: user.id, credentialId: passkey.id, at: auth.now() });
+  return toPasskeyInfo(passkey);
+}

@@ -1,0 +1,44 @@
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import { requiredString } from "../flows/input.js";
+import type { PasskeyRecord } from "../storage/types.js";
+
+/** A passkey as its owner sees it: never the public key or the counter. Times are epoch milliseconds. */
+export interface PasskeyInfo {
+  /** The credential id, base64url. */
+  id: string;
+  label: string;
+  /** How the browser reaches the authenticator: `internal`, `usb`, `nfc`, `ble`, `hybrid`. */
+  transports: string[];
+  createdAt: number;
+  lastUsedAt: number | null;
+  /** Whether the passkey may be synced to other devices. */
+  backupEligible: boolean;
+  /** Whether it was synced (backed up) at its last use. */
+  backupState: boolean;
+}
+
+/** The owner's view of a stored passkey. */
+export function toPasskeyInfo(passkey: PasskeyRecord): PasskeyInfo {
+  const { id, label, transports, createdAt, lastUsedAt, backupEligible, backupState } = passkey;
+  return { id, label, transports: [...transports], createdAt, lastUsedAt, backupEligible, backupState };
+}
+
+/** The longest label, in characters. */
+export const maxLabelLength = 64;
+
+/**
+ * Reads a passkey label: trimmed and NFC-normalised, 1 to 64 characters, no control characters.
+ *
+ * @throws {AuthError} 40001 missing, 40002 not a string, 42200 empty, too long or with control characters.
+ */
+export function readLabel(value: unknown): string {
+  const label = requiredString(value, "label").normalize("NFC").trim();
+  if (label === "" || [...label].length > maxLabelLength || /[\p{Cc}\p{Cs}]/u.test(label)) {
+    throw new AuthError(
+      ErrorCode.ValidationFailed,
+      `label must be 1 to ${maxLabelLength} characters, without control characters`,
+    );
+  }
+  return label;
+}
