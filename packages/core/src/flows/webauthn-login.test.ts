@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { verifyAccessToken } from "./verify-access-token.js";
 import { makePasskeyAuth, passkeySignIn, userWithPasskey } from "./passkeys.test-support.js";
+import { verifyAccessToken } from "./verify-access-token.js";
 
 describe("webauthnFinish", () => {
   it("a user-verified discoverable passkey signs in with amr hwk and user", async () => {
