@@ -39,9 +39,10 @@ export function readAuthenticationResponse(body: unknown): AuthenticationRespons
   const what = "assertion";
   const { id, response } = readCredentialEnvelope(body, what);
   const userHandle = response.userHandle;
-  if (userHandle !== undefined && userHandle !== null && (typeof userHandle !== "string" || !base64urlPattern.test(userHandle))) {
-    throw malformed(what);
-  }
+  // Absent, null and "" all mean "no user handle": @simplewebauthn/browser and toJSON() send ""
+  // for the empty user handle some security keys return.
+  const noUserHandle = userHandle === undefined || userHandle === null || userHandle === "";
+  if (!noUserHandle && (typeof userHandle !== "string" || !base64urlPattern.test(userHandle))) throw malformed(what);
   return {
     id,
     rawId: id,

@@ -85,7 +85,9 @@ function checkOrigin(value: unknown, index: number, rpId: string): string {
  */
 export function resolvePasskeyConfig(config: PasskeyConfig | undefined): ResolvedPasskeyConfig | null {
   if (config === undefined) return null;
-  if (config === null || typeof config !== "object") fail("must be { rpId, rpName, origins }");
+  if (config === null || typeof config !== "object") {
+    throw new TypeError("Portcullis configuration: passkeys must be { rpId, rpName, origins }");
+  }
   const { rpId, rpName, origins } = config;
   if (typeof rpId !== "string" || !hostName.test(rpId) || isIP(rpId) !== 0 || (!rpId.includes(".") && rpId !== "localhost")) {
     fail(
