@@ -3,8 +3,9 @@
 // packages/core: the unit tests beside the code and the HTTP contract suite in test/http. The docs
 // examples (docs/**) and the demo app (examples/**) are left out: they drive the same flows through
 // the same adapters as test/http, so they add run time to every mutant they cover without pinning
-// anything the other suites do not.
-import { defineConfig } from "vitest/config";
+// anything the other suites do not. test/browser is left out for the same reason, and because it
+// starts Chromium.
+import { configDefaults, defineConfig } from "vitest/config";
 import base from "./vitest.config.js";
 
 export default defineConfig({
@@ -12,5 +13,6 @@ export default defineConfig({
   test: {
     ...base.test,
     include: ["packages/*/src/**/*.test.ts", "test/**/*.test.ts"],
+    exclude: [...configDefaults.exclude, "test/browser/**"],
   },
 });

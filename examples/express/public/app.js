@@ -1,5 +1,13 @@
 // The demo page: plain JavaScript, no build step. Tokens stay in the variables below, never in
 // web storage or cookies, and every text from the server is shown with textContent.
+// @simplewebauthn/browser comes from this server (its ES modules, out of node_modules), not a CDN.
+
+import {
+  browserSupportsWebAuthn,
+  sendSignal,
+  startAuthentication,
+  startRegistration,
+} from "./vendor/simplewebauthn-browser/index.js";
 
 const api = "/api/v1/auth";
 
@@ -11,6 +19,10 @@ let tempToken = null;
 let useRecovery = false;
 /** The object URL of the QR code image shown, to release it later. */
 let qrUrl = null;
+/** Whether the server has passkeys on and this browser can use them (set once the page has loaded). */
+let passkeysAvailable = false;
+/** What the sign-in awaiting its second factor began with: "password" or "passkey". */
+let firstFactor = "password";
 
 const $ = (id) => document.getElementById(id);
 
@@ -43,10 +55,10 @@ function describe(envelope) {
 
 /**
  * Calls the API. With `bearer`, sends the access token; on 40101 it refreshes once and
- * retries, as the contract asks clients to do.
+ * retries, as the contract asks clients to do. `extraHeaders` carries the WebAuthn ceremony id.
  */
-async function call(method, path, body, bearer = false, retried = false) {
-  const headers = {};
+async function call(method, path, body, bearer = false, extraHeaders = {}, retried = false) {
+  const headers = { ...extraHeaders };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (bearer && session) headers.authorization = `Bearer ${session.accessToken}`;
   const response = await fetch(path, {
@@ -57,7 +69,7 @@ async function call(method, path, body, bearer = false, retried = false) {
   });
   const envelope = await readEnvelope(response);
   if (bearer && !retried && envelope.code === 40101 && session) {
-    if (await refreshTokens()) return call(method, path, body, true, true);
+    if (await refreshTokens()) return call(method, path, body, true, extraHeaders, true);
     endSession("Your session has ended; sign in again.");
   }
   return envelope;
@@ -68,6 +80,7 @@ function startSession(tokens) {
   tempToken = null;
   renderAccount(tokens.user);
   show("account");
+  loadPasskeys();
 }
 
 /** Forgets the tokens of this page and returns to sign-in. */
@@ -76,6 +89,7 @@ function endSession(message, kind = "info") {
   tempToken = null;
   releaseQr();
   $("things").replaceChildren();
+  $("passkey-list").replaceChildren();
   show("sign-in");
   setStatus(message, kind);
 }
@@ -112,6 +126,7 @@ function renderAccount(user) {
   $("totp-off").hidden = user.totpEnabled;
   $("totp-on").hidden = !user.totpEnabled;
   $("totp-setup").hidden = true;
+  $("passkeys").hidden = !passkeysAvailable;
 }
 
 function releaseQr() {
@@ -124,23 +139,32 @@ function formValues(form) {
   return Object.fromEntries(new FormData(form).entries());
 }
 
+/**
+ * The answer to a first factor (a password, or a passkey): tokens, or 40102 with a temporary
+ * token for the second factor, the same way for both.
+ */
+function afterFirstFactor(envelope, factor) {
+  if (envelope.code === 0) {
+    startSession(envelope.data);
+    setStatus(factor === "passkey" ? "Signed in with a passkey." : "Signed in.", "ok");
+  } else if (envelope.code === 40102) {
+    tempToken = envelope.data.tempToken;
+    firstFactor = factor;
+    setRecoveryMode(false);
+    show("second-factor");
+    setStatus(`${factor === "passkey" ? "Passkey" : "Password"} accepted; a second factor is required.`);
+  } else {
+    setStatus(describe(envelope), "error");
+  }
+}
+
 // Sign in: tokens, or 40102 with a temporary token for the second factor.
 $("sign-in-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const { username, password } = formValues(event.target);
   const envelope = await call("POST", `${api}/login`, { username, password });
   event.target.elements.password.value = "";
-  if (envelope.code === 0) {
-    startSession(envelope.data);
-    setStatus("Signed in.", "ok");
-  } else if (envelope.code === 40102) {
-    tempToken = envelope.data.tempToken;
-    setRecoveryMode(false);
-    show("second-factor");
-    setStatus("Password accepted; a second factor is required.");
-  } else {
-    setStatus(describe(envelope), "error");
-  }
+  afterFirstFactor(envelope, "password");
 });
 
 function setRecoveryMode(recovery) {
@@ -148,7 +172,7 @@ function setRecoveryMode(recovery) {
   $("second-factor-label").textContent = recovery ? "Recovery code" : "Code";
   $("second-factor-prompt").textContent = recovery
     ? "Enter one of the recovery codes you saved. Each works once; dashes and case do not matter."
-    : "Your password was accepted. Enter the 6-digit code from your authenticator app.";
+    : `Your ${firstFactor} was accepted. Enter the 6-digit code from your authenticator app.`;
   $("toggle-recovery").textContent = recovery ? "Use a code from the app instead" : "Use a recovery code instead";
   const input = $("second-factor-form").elements.code;
   input.value = "";
@@ -316,3 +340,209 @@ $("disable-form").addEventListener("submit", async (event) => {
   await logoutQuietly();
   endSession("Two-factor sign-in is off. That signed you out (your token version rose); sign in again.", "ok");
 });
+
+// Passkeys (WebAuthn). The server sends standard options JSON; @simplewebauthn/browser runs the
+// ceremony and returns the standard response JSON, which goes back with the ceremony id header.
+
+const ceremonyHeader = "x-webauthn-ceremony";
+
+/** A readable message for an error of the browser's WebAuthn prompt. */
+function ceremonyFailure(error) {
+  if (error?.name === "NotAllowedError") return "The passkey prompt was closed or timed out; nothing was sent.";
+  if (error?.code === "ERROR_AUTHENTICATOR_PREVIOUSLY_REGISTERED")
+    return "This authenticator already holds one of your passkeys.";
+  if (error?.code === "ERROR_INVALID_RP_ID" || error?.code === "ERROR_INVALID_DOMAIN") {
+    return `${error.message}: open this page at http://localhost:${location.port}/`;
+  }
+  return `The browser refused: ${error?.message ?? error}`;
+}
+
+/** Shows the passkey parts of the page when the server has passkeys on and the browser can use them. */
+async function loadPasskeyConfig() {
+  const unavailable = $("passkeys-unavailable");
+  if (!browserSupportsWebAuthn()) {
+    unavailable.textContent = "This browser does not support passkeys (WebAuthn).";
+    unavailable.hidden = false;
+    return;
+  }
+  // WebAuthn refuses IP addresses: the passkeys of this demo belong to the name "localhost".
+  if (/^[0-9.]+$|^\[/.test(location.hostname)) {
+    const link = document.createElement("a");
+    link.href = `http://localhost:${location.port}/`;
+    link.textContent = link.href;
+    unavailable.replaceChildren("Passkeys work only on a domain name: open this page at ", link, ".");
+    unavailable.hidden = false;
+    return;
+  }
+  const envelope = await call("GET", `${api}/public-key/config`);
+  passkeysAvailable = envelope.code === 0 && envelope.data?.enabled === true;
+  $("passkey-sign-in").hidden = !passkeysAvailable;
+  if (session) renderAccount(session.user);
+}
+
+// Sign in with a passkey: no username, so the browser offers every passkey it holds for this
+// site (a discoverable credential). A complete sign-in, or 40102 as after a password.
+$("passkey-sign-in-button").addEventListener("click", async (event) => {
+  const button = event.currentTarget;
+  button.disabled = true;
+  try {
+    const begun = await call("POST", `${api}/public-key/login/begin`, {});
+    if (begun.code !== 0) {
+      setStatus(describe(begun), "error");
+      return;
+    }
+    setStatus("Choose a passkey in your browser's prompt.");
+    let assertion;
+    try {
+      assertion = await startAuthentication({ optionsJSON: begun.data.options });
+    } catch (error) {
+      setStatus(ceremonyFailure(error), "error");
+      return;
+    }
+    const envelope = await call("POST", `${api}/public-key/login/finish`, assertion, false, {
+      [ceremonyHeader]: begun.data.ceremonyId,
+    });
+    afterFirstFactor(envelope, "passkey");
+  } finally {
+    button.disabled = false;
+  }
+});
+
+/** Lists the signed-in user's passkeys. */
+async function loadPasskeys() {
+  if (!passkeysAvailable || !session) return;
+  const envelope = await call("GET", `${api}/public-key/credentials`, undefined, true);
+  if (!session) return;
+  if (envelope.code !== 0) {
+    setStatus(describe(envelope), "error");
+    return;
+  }
+  $("passkey-none").hidden = envelope.data.length > 0;
+  $("passkey-list").replaceChildren(...envelope.data.map(passkeyItem));
+}
+
+function formatTime(epochMs) {
+  return epochMs === null ? "never" : new Date(epochMs).toLocaleString();
+}
+
+/** One passkey: its name and dates, a rename form, and a revoke button that asks to be clicked twice. */
+function passkeyItem(passkey) {
+  const item = document.createElement("li");
+  item.dataset.passkeyId = passkey.id;
+  const name = document.createElement("strong");
+  name.className = "passkey-label";
+  name.textContent = passkey.label;
+  const details = document.createElement("span");
+  details.className = "hint";
+  const synced = passkey.backupEligible ? "synced passkey" : "device-bound";
+  details.textContent = ` added ${formatTime(passkey.createdAt)}, last used ${formatTime(passkey.lastUsedAt)}, ${synced}`;
+
+  const form = document.createElement("form");
+  form.className = "passkey-rename";
+  const label = document.createElement("label");
+  const input = document.createElement("input");
+  input.name = "label";
+  input.maxLength = 64;
+  input.required = true;
+  input.value = passkey.label;
+  label.append("New name ", input);
+  const rename = document.createElement("button");
+  rename.type = "submit";
+  rename.textContent = "Rename";
+  const revoke = document.createElement("button");
+  revoke.type = "button";
+  revoke.className = "passkey-revoke";
+  revoke.textContent = "Revoke";
+  form.append(label, rename, revoke);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    renamePasskey(passkey, input.value);
+  });
+  revoke.addEventListener("click", () => {
+    if (revoke.dataset.armed === "true") {
+      revokePasskey(passkey);
+      return;
+    }
+    revoke.dataset.armed = "true";
+    revoke.textContent = "Click again to revoke (signs you out)";
+  });
+
+  item.append(name, details, form);
+  return item;
+}
+
+async function renamePasskey(passkey, label) {
+  const path = `${api}/public-key/credentials/${encodeURIComponent(passkey.id)}`;
+  const envelope = await call("PUT", path, { label }, true);
+  if (!session) return;
+  if (envelope.code !== 0) {
+    setStatus(describe(envelope), "error");
+    return;
+  }
+  await loadPasskeys();
+  setStatus(`Passkey "${passkey.label}" renamed to "${label.trim()}".`, "ok");
+}
+
+// Revoking raises the token version: every session ends, this one too. The browser is then told
+// the passkey is gone (WebAuthn's signal API, where it exists), so that the authenticator can
+// delete it and stop offering it. Only after a revocation the server confirmed: a failed sign-in
+// (40100) says nothing about whether the passkey is known, and must not delete it.
+async function revokePasskey(passkey) {
+  const envelope = await call("DELETE", `${api}/public-key/credentials/${encodeURIComponent(passkey.id)}`, undefined, true);
+  if (!session) return;
+  if (envelope.code !== 0) {
+    setStatus(describe(envelope), "error");
+    return;
+  }
+  await logoutQuietly();
+  // The demo's rpId is the host it is opened at, "localhost".
+  const forgotten = await sendSignal({ signalName: "unknownCredential", rpID: location.hostname, credentialID: passkey.id }).then(
+    () => true,
+    () => false,
+  );
+  const removal = forgotten ? " Your browser was asked to remove it from the authenticator." : "";
+  endSession(
+    `Passkey "${passkey.label}" revoked.${removal} That signed you out everywhere (your token version rose); sign in again.`,
+    "ok",
+  );
+}
+
+// Register: re-authentication (the password if typed, else a sign-in under 5 minutes old), the
+// browser creates the passkey, the server stores it and raises the token version: signed out.
+$("passkey-register-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const { label, password } = formValues(form);
+  form.elements.password.value = "";
+  const begun = await call("POST", `${api}/public-key/register/begin`, withPassword({ label }, password), true);
+  if (!session) return;
+  if (begun.code !== 0) {
+    setStatus(describe(begun), "error");
+    return;
+  }
+  setStatus("Create the passkey in your browser's prompt.");
+  let attestation;
+  try {
+    attestation = await startRegistration({ optionsJSON: begun.data.options });
+  } catch (error) {
+    setStatus(ceremonyFailure(error), "error");
+    return;
+  }
+  const envelope = await call("POST", `${api}/public-key/register/finish`, attestation, true, {
+    [ceremonyHeader]: begun.data.ceremonyId,
+  });
+  if (!session) return;
+  if (envelope.code !== 0) {
+    setStatus(describe(envelope), "error");
+    return;
+  }
+  form.reset();
+  await logoutQuietly();
+  endSession(
+    `Passkey "${envelope.data.label}" registered. That signed you out everywhere (your token version rose): sign in again, with your new passkey.`,
+    "ok",
+  );
+  $("passkey-sign-in-button").focus();
+});
+
+loadPasskeyConfig();

@@ -68,6 +68,50 @@ describe("the Express demo", () => {
     expect(source).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|localStorage|sessionStorage|document\.cookie/);
   });
 
+  it("serves @simplewebauthn/browser from node_modules: every module the page imports loads as JavaScript", async () => {
+    const script = await (await fetch(`${base}/app.js`)).text();
+    const vendored = [...script.matchAll(/from "\.\/(vendor\/[^"]+)"/g)].map((match) => new URL(match[1]!, `${base}/`).href);
+    expect(vendored).toEqual([`${base}/vendor/simplewebauthn-browser/index.js`]);
+
+    // Walks the module graph from index.js, as the browser does.
+    const loaded = new Set<string>();
+    const pending = [...vendored];
+    while (pending.length > 0) {
+      const url = pending.pop()!;
+      if (loaded.has(url)) continue;
+      loaded.add(url);
+      const response = await fetch(url);
+      expect(response.status, url).toBe(200);
+      expect(response.headers.get("content-type"), url).toMatch(/^(text|application)\/javascript/);
+      const source = await response.text();
+      for (const match of source.matchAll(/(?:from|import)\s*['"](\.{1,2}\/[^'"]+)['"]/g))
+        pending.push(new URL(match[1]!, url).href);
+    }
+    expect(loaded.size).toBeGreaterThan(10);
+    expect(loaded).toContain(`${base}/vendor/simplewebauthn-browser/methods/startAuthentication.js`);
+
+    // Only the package's JavaScript is served: not its package.json, types or source maps.
+    for (const other of ["package.json", "index.d.ts", "index.d.ts.map", "", "nothing.js"]) {
+      const response = await fetch(`${base}/vendor/simplewebauthn-browser/${other}`);
+      expect(response.status, other).toBe(404);
+      expect(((await response.json()) as Envelope).code).toBe(40400);
+    }
+  });
+
+  it("has passkeys on, for the origin http://localhost:<port>", async () => {
+    const config = await call("GET", "/api/v1/auth/public-key/config");
+    expect(config.envelope).toEqual({ code: 0, message: "OK", data: { enabled: true } });
+
+    const { username, password } = demo.demoUser;
+    const signedIn = await call("POST", "/api/v1/auth/login", { username, password });
+    const token: string = signedIn.envelope.data.accessToken;
+    const begun = await call("POST", "/api/v1/auth/public-key/register/begin", { label: "Laptop" }, token);
+    expect(begun.envelope.code).toBe(0);
+    expect(begun.envelope.data.options).toMatchObject({ rp: { id: "localhost", name: "Portcullis demo" } });
+    const listed = await call("GET", "/api/v1/auth/public-key/credentials", undefined, token);
+    expect(listed.envelope.data).toEqual([]);
+  });
+
   it("walks sign-in, a protected route, TOTP enrolment and a two-factor sign-in", async () => {
     const { username, password } = demo.demoUser;
 

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Auth, createAuth, createUser, memoryStorage } from "@portcullis/core";
 import { authRouter, requireAuth } from "@portcullis/express";
@@ -11,7 +13,13 @@ export interface DemoAppOptions {
   signingSecret?: string;
   /** AES-256-GCM key for TOTP secrets at rest (64 hex or 43 base64url characters). Default: random. */
   encryptionKey?: string;
-  /** The `iss` of access tokens. Default `http://127.0.0.1:3000`. */
+  /**
+   * The origin the page is opened at, `http://localhost:<port>`: the only origin passkeys are
+   * accepted from (rpId `localhost`). WebAuthn refuses IP addresses, so the demo must be opened
+   * at `localhost`, not `127.0.0.1`. Default `http://localhost:3000`.
+   */
+  origin?: string;
+  /** The `iss` of access tokens. Default: the origin. */
   issuer?: string;
   /** The demo user's name. Default `demo`. */
   demoUsername?: string;
@@ -49,8 +57,24 @@ export function randomSecret(size = 32): string {
 
 const publicDirectory = fileURLToPath(new URL("../public/", import.meta.url));
 
+/**
+ * The ES module build of `@simplewebauthn/browser` (its `esm/` folder, beside the CommonJS
+ * `script/` folder the package's `require` entry points at), served as it is: no CDN, no build.
+ */
+const browserLibraryDirectory = join(dirname(dirname(createRequire(import.meta.url).resolve("@simplewebauthn/browser"))), "esm");
+
+/** Where the page loads `@simplewebauthn/browser` from: `import … from "./vendor/simplewebauthn-browser/index.js"`. */
+const browserLibraryPath = "/vendor/simplewebauthn-browser";
+
+/**
+ * The static files of the demo page, for serving it from another app (the browser tests serve
+ * it from Hono too): `public/` at `/`, and `@simplewebauthn/browser`'s ES modules (the `.js`
+ * files only) at `browserLibraryPath`.
+ */
+export const demoPageFiles = { publicDirectory, browserLibraryDirectory, browserLibraryPath } as const;
+
 /** The content security policy of the demo page: its own scripts and styles only, QR images from blob URLs. */
-const contentSecurityPolicy = [
+export const contentSecurityPolicy = [
   "default-src 'self'",
   "img-src 'self' blob:",
   "object-src 'none'",
@@ -77,26 +101,32 @@ function sendEnvelope(res: Response, status: number, code: number, message: stri
 }
 
 /**
- * Builds the demo service on memory storage: the Portcullis routes under `/api/v1/auth`, a
- * protected sample resource `/api/v1/things` (deleting one needs the `admin` role), the
- * demo-only QR code route `POST /demo/qr`, and the static sign-in page. It creates one demo
- * user. It does not listen: call `app.listen()` yourself, on port 0 in tests.
+ * Builds the demo service on memory storage: the Portcullis routes under `/api/v1/auth`, with
+ * passkeys for the page at `options.origin`; a protected sample resource `/api/v1/things`
+ * (deleting one needs the `admin` role); the demo-only QR code route `POST /demo/qr`; and the
+ * static sign-in page with `@simplewebauthn/browser`. It creates one demo user. It does not
+ * listen: the origin must name the port, so listen first and hand the app to the server then
+ * (as `server.ts` and the tests do).
  *
  * @example
  * ```ts
- * const { app, demoUser } = await createDemoApp();
+ * const { app, demoUser } = await createDemoApp({ origin: "http://localhost:3000" });
  * app.listen(3000, "127.0.0.1", () => console.log(demoUser.username, demoUser.password));
+ * // open http://localhost:3000/ (not 127.0.0.1: passkeys need the name localhost)
  * ```
  */
 export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoApp> {
+  const origin = options.origin ?? "http://localhost:3000";
   const auth = createAuth({
     storage: memoryStorage(),
-    issuer: options.issuer ?? "http://127.0.0.1:3000",
+    issuer: options.issuer ?? origin,
     audience: "portcullis-demo",
     secrets: {
       signing: options.signingSecret ?? randomSecret(),
       encryption: options.encryptionKey ?? randomSecret(),
     },
+    // Passkeys are bound to the name "localhost", so the page must be opened at that name.
+    passkeys: { rpId: "localhost", rpName: "Portcullis demo", origins: [origin] },
     onInternalError: (error, requestId) => console.error(`internal error, request ${requestId}:`, error),
   });
 
@@ -143,6 +173,15 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
     const svg = await QRCode.toString(text, { type: "svg", errorCorrectionLevel: "M", margin: 2 });
     res.status(200).set({ "content-type": "image/svg+xml; charset=utf-8", "cache-control": "no-store" }).send(svg);
   });
+
+  // @simplewebauthn/browser for the page, from node_modules: its ES modules and nothing else.
+  const notFound = (_req: Request, res: Response) => sendEnvelope(res, 404, 40400, "Not found");
+  app.use(
+    browserLibraryPath,
+    (req, res, next) => (req.path.endsWith(".js") ? next() : notFound(req, res)),
+    express.static(browserLibraryDirectory, { index: false }),
+    notFound,
+  );
 
   app.use(express.static(publicDirectory, { index: "index.html" }));
 

@@ -1,9 +1,15 @@
+import { type IncomingMessage, type RequestListener, type ServerResponse, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createDemoApp } from "./app.js";
 
 /**
- * Starts the demo on 127.0.0.1:$PORT (default 3000) and prints the demo user's name and
- * password. This is a demo: printing the DEMO user's password is its purpose. Never print a
- * real user's password.
+ * Starts the demo on 127.0.0.1:$PORT (default 3000) and prints the address to open, and the
+ * demo user's name and password. This is a demo: printing the DEMO user's password is its
+ * purpose. Never print a real user's password.
+ *
+ * The page must be opened at http://localhost:$PORT: passkeys are bound to a domain name
+ * (rpId "localhost") and WebAuthn refuses IP addresses such as 127.0.0.1. The server listens
+ * first, so that the passkey origin names the actual port even with PORT=0.
  */
 async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 3000);
@@ -18,18 +24,26 @@ async function main(): Promise<void> {
     );
   }
 
-  const { app, demoUser } = await createDemoApp({ signingSecret, encryptionKey, issuer: `http://127.0.0.1:${port}` });
-  const server = app.listen(port, "127.0.0.1", () => {
-    const address = server.address();
-    const actualPort = typeof address === "object" && address !== null ? address.port : port;
-    console.log(`Portcullis demo listening on http://127.0.0.1:${actualPort}/`);
-    console.log(`Demo user: ${demoUser.username}`);
-    console.log(`Password:  ${demoUser.password}`);
+  // Until the app exists (a few milliseconds after listening), requests get a 503.
+  let app: RequestListener | undefined;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (app) app(req, res);
+    else res.writeHead(503, { "retry-after": "1" }).end();
   });
-  server.on("error", (error) => {
-    console.error(`Cannot listen on 127.0.0.1:${port}:`, error.message);
-    process.exitCode = 1;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", resolve);
+  }).catch((error: Error) => {
+    throw new Error(`Cannot listen on 127.0.0.1:${port}: ${error.message}`);
   });
+
+  const origin = `http://localhost:${(server.address() as AddressInfo).port}`;
+  const demo = await createDemoApp({ signingSecret, encryptionKey, origin });
+  app = demo.app;
+  console.log(`Portcullis demo listening on ${origin}/`);
+  console.log(`Open ${origin}/ by that name, not 127.0.0.1: passkeys work only on a domain name, here "localhost".`);
+  console.log(`Demo user: ${demo.demoUser.username}`);
+  console.log(`Password:  ${demo.demoUser.password}`);
 }
 
 main().catch((error: unknown) => {

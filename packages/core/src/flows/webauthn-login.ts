@@ -76,7 +76,6 @@ export async function webauthnBegin(
   return { ceremonyId, options };
 }
 
-const passkeyRefused = () => new AuthError(ErrorCode.AuthenticationFailed, "The passkey was not accepted");
 
 /**
  * Finishes a passkey sign-in (`POST /auth/public-key/login/finish`). The ceremony is spent
@@ -124,8 +123,8 @@ export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Pr
       },
       requireUserVerification: config.userVerification === "required",
     });
-  } catch {
-    return refuse(auth, user, input.ip);
+  } catch (error) {
+    return refuse(auth, user, input.ip, error);
   }
   const { verified, authenticationInfo } = verification;
   if (!verified || !(await recordUse(auth, passkey, authenticationInfo.newCounter, authenticationInfo.credentialBackedUp))) {
@@ -163,7 +162,8 @@ async function recordUse(auth: Auth, passkey: PasskeyRecord, newCounter: number,
   return updated || !strict;
 }
 
-function refuse(auth: Auth, user: UserRecord | null, ip: string | undefined): never {
+/** Every refusal of a passkey, whatever its reason: one answer (EN-1), the verifier's error kept as `cause`. */
+function refuse(auth: Auth, user: UserRecord | null, ip: string | undefined, cause?: unknown): never {
   auth.emit({ type: "login.failed", userId: user?.id ?? null, reason: "invalid_credentials", at: auth.now(), ip });
-  throw passkeyRefused();
+  throw new AuthError(ErrorCode.AuthenticationFailed, "The passkey was not accepted", { cause });
 }

@@ -1,0 +1,112 @@
+import { type IncomingMessage, type RequestListener, type Server, type ServerResponse, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
+import { serveStatic } from "@hono/node-server/serve-static";
+import { type Auth, type PasskeyConfig, createAuth, createUser, memoryStorage } from "@portcullis/core";
+import { authApp } from "@portcullis/hono";
+import { Hono } from "hono";
+import { contentSecurityPolicy, createDemoApp, demoPageFiles, randomSecret } from "../../examples/express/src/app.js";
+
+/** An app serving the demo page and the Portcullis routes, running on loopback. */
+export interface PageApp {
+  /** `http://localhost:<port>`: where the browser opens the page (WebAuthn refuses IP addresses). */
+  origin: string;
+  /** `http://127.0.0.1:<port>`: the same server, for the test's own requests. */
+  apiBase: string;
+  auth: Auth;
+  close(): Promise<void>;
+}
+
+/** The users' password in these tests. */
+export const browserTestPassword = "correct horse battery staple";
+
+/**
+ * Listens on 127.0.0.1 on an ephemeral port before the app exists, because the app's passkey
+ * origin must name the port; the app is then handed to the server. The browser reaches it as
+ * `localhost` (Chromium resolves that name to loopback itself).
+ */
+async function listenFirst(): Promise<{
+  origin: string;
+  apiBase: string;
+  use(listener: RequestListener): void;
+  close(): Promise<void>;
+}> {
+  let app: RequestListener | undefined;
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (app) app(req, res);
+    else res.writeHead(503).end();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://localhost:${port}`,
+    apiBase: `http://127.0.0.1:${port}`,
+    use(listener) {
+      app = listener;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** The Express demo (examples/express) as it is, in process. */
+export async function startExpressDemo(): Promise<PageApp & { username: string; password: string; userId: string }> {
+  const listening = await listenFirst();
+  const demo = await createDemoApp({ origin: listening.origin, demoPassword: browserTestPassword });
+  listening.use(demo.app as unknown as RequestListener);
+  return {
+    origin: listening.origin,
+    apiBase: listening.apiBase,
+    auth: demo.auth,
+    username: demo.demoUser.username,
+    password: demo.demoUser.password,
+    userId: demo.demoUser.id,
+    close: listening.close,
+  };
+}
+
+/**
+ * A small Hono app: `authApp(auth)` and the demo's page (its `public/` folder and the served
+ * `@simplewebauthn/browser` modules, under the same content security policy), on
+ * `@hono/node-server`'s request listener. Passkeys for its origin, with `passkeys` overriding the defaults.
+ */
+export async function startHonoPageApp(passkeys: Partial<PasskeyConfig> = {}): Promise<PageApp> {
+  const listening = await listenFirst();
+  const auth = createAuth({
+    storage: memoryStorage(),
+    issuer: listening.origin,
+    audience: "portcullis-browser-test",
+    secrets: { signing: randomSecret(), encryption: randomSecret() },
+    passkeys: { rpId: "localhost", rpName: "Portcullis on Hono", origins: [listening.origin], ...passkeys },
+  });
+
+  const { publicDirectory, browserLibraryDirectory, browserLibraryPath } = demoPageFiles;
+  const app = new Hono();
+  app.use(async (c, next) => {
+    await next();
+    c.header("content-security-policy", contentSecurityPolicy);
+    c.header("x-content-type-options", "nosniff");
+  });
+  app.route("/", authApp(auth));
+  app.use(`${browserLibraryPath}/*`, async (c, next) => (c.req.path.endsWith(".js") ? next() : c.notFound()));
+  app.use(
+    `${browserLibraryPath}/*`,
+    serveStatic({ root: browserLibraryDirectory, rewriteRequestPath: (path) => path.slice(browserLibraryPath.length) }),
+  );
+  app.use("/*", serveStatic({ root: publicDirectory }));
+  // As `serve()` of @hono/node-server does, with the socket in `c.env.incoming` for the adapter.
+  listening.use(getRequestListener(app.fetch));
+  return { origin: listening.origin, apiBase: listening.apiBase, auth, close: listening.close };
+}
+
+/** Creates a local user with {@link browserTestPassword}. */
+export async function createBrowserTestUser(auth: Auth, username: string): Promise<{ id: string; username: string }> {
+  const user = await createUser(auth, { username, password: browserTestPassword, roles: ["user"] });
+  return { id: user.id, username: user.username };
+}
