@@ -80,7 +80,8 @@ export async function webauthnRegisterBegin(
   return { ceremonyId, options };
 }
 
-const registrationRefused = () => new AuthError(ErrorCode.AuthenticationFailed, "The passkey could not be registered");
+const registrationRefused = (cause?: unknown) =>
+  new AuthError(ErrorCode.AuthenticationFailed, "The passkey could not be registered", { cause });
 
 /**
  * Finishes registering a passkey (`POST /auth/public-key/register/finish`). The ceremony is
@@ -110,8 +111,8 @@ export async function webauthnRegisterFinish(auth: Auth, input: WebauthnRegister
       requireUserVerification: config.userVerification === "required",
       supportedAlgorithmIDs: passkeyAlgorithms,
     });
-  } catch {
-    throw registrationRefused();
+  } catch (error) {
+    throw registrationRefused(error);
   }
   if (!verification.verified || verification.registrationInfo.credential.id !== response.id) throw registrationRefused();
   const { credential, credentialDeviceType, credentialBackedUp } = verification.registrationInfo;

@@ -127,7 +127,7 @@ describe("readAuthenticationResponse", () => {
         String(rawId),
       ).toBe(40002);
     }
-    const longest = "x".repeat(1366);
+    const longest = "x".repeat(1364);
     expect(readAuthenticationResponse({ ...assertion, id: longest, rawId: longest }).id).toBe(longest);
   });
 
@@ -205,11 +205,11 @@ describe("readRegistrationResponse", () => {
 });
 
 describe("isCredentialId", () => {
-  it("accepts unpadded base64url of 1 to 1,366 characters only", () => {
+  it("WA-2: accepts unpadded base64url of 1 to 1,364 characters (1,023 bytes) only", () => {
     expect(isCredentialId("AQID")).toBe(true);
     expect(isCredentialId("a-_Z9")).toBe(true);
-    expect(isCredentialId("x".repeat(1366))).toBe(true);
-    for (const value of ["", "x".repeat(1367), "AQI=", "a+b", "a/b", "a b", 42, null, undefined, ["AQID"]]) {
+    expect(isCredentialId("x".repeat(1364))).toBe(true);
+    for (const value of ["", "x".repeat(1365), "AQI=", "a+b", "a/b", "a b", 42, null, undefined, ["AQID"]]) {
       expect(isCredentialId(value), String(value)).toBe(false);
     }
   });

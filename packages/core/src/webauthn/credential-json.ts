@@ -16,9 +16,12 @@ function base64urlField(record: Record<string, unknown>, field: string, what: st
   return value;
 }
 
-/** A credential id as it appears in URLs and storage: base64url, at most 1,366 characters (1,023 bytes). */
+/** The longest credential id, in base64url characters: 1,023 bytes (WebAuthn §7.1 step 23). */
+const maxCredentialIdLength = Math.ceil((1023 * 4) / 3);
+
+/** A credential id as it appears in URLs and storage: unpadded base64url of at most 1,023 bytes. */
 export function isCredentialId(value: unknown): value is string {
-  return typeof value === "string" && value.length <= 1366 && /^[A-Za-z0-9_-]+$/.test(value);
+  return typeof value === "string" && value.length <= maxCredentialIdLength && /^[A-Za-z0-9_-]+$/.test(value);
 }
 
 function readCredentialEnvelope(body: unknown, what: string): { id: string; response: Record<string, unknown> } {

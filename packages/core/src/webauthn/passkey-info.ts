@@ -28,16 +28,18 @@ export function toPasskeyInfo(passkey: PasskeyRecord): PasskeyInfo {
 export const maxLabelLength = 64;
 
 /**
- * Reads a passkey label: trimmed and NFC-normalised, 1 to 64 characters, no control characters.
+ * Reads a passkey label: trimmed and NFC-normalised, 1 to 64 characters, no control characters
+ * and no bidirectional-text controls (U+202A–U+202E, U+2066–U+2069), which could make one label
+ * read as another.
  *
  * @throws {AuthError} 40001 missing, 40002 not a string, 42200 empty, too long or with control characters.
  */
 export function readLabel(value: unknown): string {
   const label = requiredString(value, "label").normalize("NFC").trim();
-  if (label === "" || [...label].length > maxLabelLength || /[\p{Cc}\p{Cs}]/u.test(label)) {
+  if (label === "" || [...label].length > maxLabelLength || /[\p{Cc}\p{Cs}\u202A-\u202E\u2066-\u2069]/u.test(label)) {
     throw new AuthError(
       ErrorCode.ValidationFailed,
-      `label must be 1 to ${maxLabelLength} characters, without control characters`,
+      `label must be 1 to ${maxLabelLength} characters, without control or text-direction characters`,
     );
   }
   return label;
