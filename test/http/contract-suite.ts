@@ -1,5 +1,14 @@
 import { generateKeyPairSync } from "node:crypto";
-import { type AuthConfig, type TokenSet, httpStatusFor, signOutEverywhere } from "@portcullis/core";
+import {
+  type AuthConfig,
+  type CeremonyStart,
+  type PasskeyInfo,
+  type TokenSet,
+  httpStatusFor,
+  routes,
+  signOutEverywhere,
+} from "@portcullis/core";
+import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -11,13 +20,18 @@ import {
   createTotpUser,
   generousThrottle,
   makeTestAuth,
+  makeTestAuthenticator,
   nextTotpCode,
+  removePassword,
   testAudience,
   testIssuer,
+  testPasskeys,
   testPassword,
+  testRpId,
   totpCodeAt,
 } from "../fixtures/auth.js";
-import { type CallResult, call, post, postWithContentLength } from "./client.js";
+import type { SoftwareAuthenticator } from "../fixtures/software-authenticator.js";
+import { type CallOptions, type CallResult, call, post, postWithContentLength } from "./client.js";
 import { malformedCases } from "./malformed-cases.js";
 import type { RunningServer, StartServer } from "./servers.js";
 
@@ -28,6 +42,11 @@ const generous = generousThrottle;
 export interface ContractOptions {
   /** The app runs `express.json()` before the routes: core gets `req.body` instead of the stream. */
   bodyParsedEarlier?: boolean;
+  /**
+   * The body parser in front refuses bodies over this many bytes (`express.json()`'s default
+   * `100kb`), so a passkey finish body above it is too large whatever the route's 1 MiB.
+   */
+  bodyParserLimit?: number;
 }
 
 /** An auth and a server around it for one `describe`, started in `beforeAll`, closed in `afterAll`. */
@@ -103,6 +122,96 @@ function countCodes(results: CallResult[]): Record<number, number> {
 
 const times = <T>(count: number, make: (index: number) => Promise<T>) =>
   Promise.all(Array.from({ length: count }, (_, i) => make(i)));
+
+const publicKey = `${base}/public-key`;
+const minutes = (count: number) => count * 60_000;
+const tooLargeMessage = "The request body is too large";
+/** The contract's body limits: 64 KiB, 1 MiB for the WebAuthn finish routes. */
+const defaultLimit = 64 * 1024;
+const finishLimit = 1024 * 1024;
+
+/** The header a finish step carries, with the id its begin step returned. */
+const ceremonyHeader = (ceremonyId: string) => ({ "X-WebAuthn-Ceremony": ceremonyId });
+
+/** A JSON object body of exactly `bytes` bytes: `{"pad":"aaa…"}`, serialised again to the same bytes. */
+function paddedBody(bytes: number): string {
+  const head = '{"pad":"';
+  const tail = '"}';
+  return `${head}${"a".repeat(bytes - head.length - tail.length)}${tail}`;
+}
+
+/** The public-key routes of the route table other than `config`, with `:id` filled in. */
+const passkeyRoutes = routes
+  .filter((route) => route.path.startsWith("/auth/public-key/") && route.path !== "/auth/public-key/config")
+  .map((route) => ({ method: route.method, path: route.path.replace(":id", "AAAA"), access: route.access }));
+
+/** The `amr` claim of an access token. */
+const amrOf = (accessToken: string): unknown =>
+  JSON.parse(Buffer.from(accessToken.split(".")[1] as string, "base64url").toString()).amr;
+
+/** register/begin over HTTP (answer checked): the ceremony id and creation options. */
+async function beginRegistration(
+  server: RunningServer,
+  token: string,
+  body: Record<string, unknown> = { label: "Laptop" },
+): Promise<CeremonyStart<PublicKeyCredentialCreationOptionsJSON>> {
+  const result = await post(server, `${publicKey}/register/begin`, body, { token });
+  expectEnvelope(result, 0);
+  expect(Object.keys(result.body.data).sort()).toEqual(["ceremonyId", "options"]);
+  return result.body.data;
+}
+
+/** register/begin and register/finish over HTTP: what finish answered. Raises the user's token version. */
+async function registerPasskey(
+  server: RunningServer,
+  token: string,
+  authenticator: SoftwareAuthenticator,
+  body: Record<string, unknown> = { label: "Laptop" },
+): Promise<PasskeyInfo> {
+  const { ceremonyId, options } = await beginRegistration(server, token, body);
+  const finished = await post(server, `${publicKey}/register/finish`, authenticator.register(options), {
+    token,
+    headers: ceremonyHeader(ceremonyId),
+  });
+  expectEnvelope(finished, 0);
+  return finished.body.data;
+}
+
+/** login/begin over HTTP (answer checked), discoverable with `{}`. */
+async function beginPasskeyLogin(
+  server: RunningServer,
+  body: Record<string, unknown> = {},
+): Promise<CeremonyStart<PublicKeyCredentialRequestOptionsJSON>> {
+  const result = await post(server, `${publicKey}/login/begin`, body);
+  expectEnvelope(result, 0);
+  expect(Object.keys(result.body.data).sort()).toEqual(["ceremonyId", "options"]);
+  return result.body.data;
+}
+
+/** login/finish over HTTP with the ceremony header. */
+const finishPasskeyLogin = (server: RunningServer, ceremonyId: string, assertion: unknown, options: CallOptions = {}) =>
+  post(server, `${publicKey}/login/finish`, assertion, {
+    ...options,
+    headers: { ...ceremonyHeader(ceremonyId), ...options.headers },
+  });
+
+/** A passkey sign-in over HTTP, discoverable unless `username` is given: the token set. */
+async function passkeySignIn(server: RunningServer, authenticator: SoftwareAuthenticator, username?: string): Promise<TokenSet> {
+  const { ceremonyId, options } = await beginPasskeyLogin(server, username === undefined ? {} : { username });
+  const result = await finishPasskeyLogin(server, ceremonyId, authenticator.authenticate(options));
+  expectEnvelope(result, 0);
+  return result.body.data;
+}
+
+/** GET public-key/credentials (answer checked). */
+async function listPasskeys(server: RunningServer, token: string): Promise<PasskeyInfo[]> {
+  const result = await call(server, "GET", `${publicKey}/credentials`, { token });
+  expectEnvelope(result, 0);
+  return result.body.data;
+}
+
+const credential = (server: RunningServer, method: "PUT" | "DELETE", id: string, options: CallOptions = {}) =>
+  call(server, method, `${publicKey}/credentials/${id}`, options);
 
 /**
  * The HTTP contract (`contract.md`, `security.md`) as one suite that every adapter runs, each
@@ -375,6 +484,465 @@ export function describeContract(name: string, start: StartServer, options: Cont
         expect(protectedHeader.alg).toBe("EdDSA");
         expect(payload.sub).toBe(user.id);
         expectEnvelope(await call(context.server, "GET", `${base}/me`, { token: tokens.accessToken }), 0);
+      });
+    });
+
+    describe("passkeys (public-key routes)", () => {
+      const context = useServer(start);
+
+      it("public-key/config answers {enabled: true} when passkeys are configured", async () => {
+        const result = await call(context.server, "GET", `${publicKey}/config`);
+        expectEnvelope(result, 0);
+        expect(result.body.data).toEqual({ enabled: true });
+      });
+
+      it("WA-6/TV-1: register with the password, list, a discoverable passkey sign-in, /auth/me, rename and revoke, over HTTP", async () => {
+        const { server, testAuth } = context;
+        const alice = await createTestUser(testAuth.auth, "alice");
+        const authenticator = makeTestAuthenticator();
+        const first = await signIn(server, alice);
+        testAuth.clock.advance(minutes(6));
+        // The sign-in is no longer recent: register/begin asks for the password.
+        const withoutProof = await post(server, `${publicKey}/register/begin`, { label: "Laptop" }, { token: first.accessToken });
+        expectEnvelope(withoutProof, 40001);
+        const wrongPassword = { label: "Laptop", password: "not the password" };
+        expectEnvelope(await post(server, `${publicKey}/register/begin`, wrongPassword, { token: first.accessToken }), 40100);
+        const begun = await beginRegistration(server, first.accessToken, { label: "Laptop", password: testPassword });
+        expect(begun.options).toMatchObject({ rp: { id: testRpId, name: "Example" }, user: { name: "alice" } });
+        expect(begun.options.excludeCredentials).toEqual([]);
+        expect(Buffer.from(begun.options.challenge, "base64url")).toHaveLength(32);
+
+        const response = authenticator.register(begun.options);
+        const finishRegistration = (token: string) =>
+          post(server, `${publicKey}/register/finish`, response, { token, headers: ceremonyHeader(begun.ceremonyId) });
+        const registered = await finishRegistration(first.accessToken);
+        expectEnvelope(registered, 0);
+        expect(registered.body.data).toEqual({
+          id: response.id,
+          label: "Laptop",
+          transports: ["internal"],
+          createdAt: testAuth.clock.now,
+          lastUsedAt: null,
+          backupEligible: false,
+          backupState: false,
+        });
+        // TV-1: registering raised the token version; the earlier sign-in's tokens are refused.
+        expectEnvelope(await call(server, "GET", `${base}/me`, { token: first.accessToken }), 40101);
+        expectEnvelope(await post(server, `${base}/refresh`, { refreshToken: first.refreshToken }), 40101);
+
+        const second = await signIn(server, alice);
+        // WA-1: the ceremony was spent; the same finish again is 40100.
+        expectEnvelope(await finishRegistration(second.accessToken), 40100);
+        expect(await listPasskeys(server, second.accessToken)).toEqual([registered.body.data]);
+
+        const login = await beginPasskeyLogin(server);
+        expect(login.options).toMatchObject({ rpId: testRpId, userVerification: "required" });
+        expect(login.options.allowCredentials ?? []).toEqual([]);
+        const assertion = authenticator.authenticate(login.options);
+        const signedIn = await finishPasskeyLogin(server, login.ceremonyId, assertion);
+        expectEnvelope(signedIn, 0);
+        expect(signedIn.body.message).toBe("OK");
+        expectTokenSet(signedIn.body.data, alice, false);
+        expect(amrOf(signedIn.body.data.accessToken)).toEqual(["hwk", "user"]);
+        const token = signedIn.body.data.accessToken as string;
+        const me = await call(server, "GET", `${base}/me`, { token });
+        expectEnvelope(me, 0);
+        expect(me.body.data).toEqual({ id: alice.id, username: "alice", roles: ["user"], totpEnabled: false });
+        // WA-1: a replayed finish is 40100.
+        expectEnvelope(await finishPasskeyLogin(server, login.ceremonyId, assertion), 40100);
+        expect(await listPasskeys(server, token)).toEqual([{ ...registered.body.data, lastUsedAt: testAuth.clock.now }]);
+
+        const renamed = await credential(server, "PUT", response.id, { token, json: { label: "  Work laptop " } });
+        expectEnvelope(renamed, 0);
+        expect(renamed.body.data).toEqual({ renamed: true });
+        expect((await listPasskeys(server, token)).map((passkey) => passkey.label)).toEqual(["Work laptop"]);
+
+        const revoked = await credential(server, "DELETE", response.id, { token });
+        expectEnvelope(revoked, 0);
+        expect(revoked.body.data).toEqual({ revoked: true });
+        // TV-1: revoking raised the token version too.
+        expectEnvelope(await call(server, "GET", `${base}/me`, { token }), 40101);
+        const third = await signIn(server, alice);
+        expect(await listPasskeys(server, third.accessToken)).toEqual([]);
+        expectEnvelope(await credential(server, "DELETE", response.id, { token: third.accessToken }), 40400);
+        const afterRevoke = await beginPasskeyLogin(server);
+        expectEnvelope(
+          await finishPasskeyLogin(server, afterRevoke.ceremonyId, authenticator.authenticate(afterRevoke.options)),
+          40100,
+        );
+      });
+
+      it("WA-6: right after a sign-in register/begin needs no password; login/begin with a username lists that account's passkeys (EN-4)", async () => {
+        const { server, testAuth } = context;
+        const bob = await createTestUser(testAuth.auth, "bob");
+        const authenticator = makeTestAuthenticator();
+        const tokens = await signIn(server, bob);
+        const passkey = await registerPasskey(server, tokens.accessToken, authenticator, { label: "Phone" });
+        expect(passkey.label).toBe("Phone");
+
+        const login = await beginPasskeyLogin(server, { username: "bob" });
+        expect(login.options.allowCredentials?.map((listed) => listed.id)).toEqual([passkey.id]);
+        const result = await finishPasskeyLogin(server, login.ceremonyId, authenticator.authenticate(login.options));
+        expectEnvelope(result, 0);
+        expectTokenSet(result.body.data, bob, false);
+
+        const nobody = await beginPasskeyLogin(server, { username: "nobody" });
+        expect(Object.keys(nobody.options).sort()).toEqual(Object.keys(login.options).sort());
+        expect(nobody.options.allowCredentials ?? []).toEqual([]);
+
+        // A second registration excludes the passkeys the account has.
+        const again = await beginRegistration(server, result.body.data.accessToken, { label: "Key" });
+        expect(again.options.excludeCredentials?.map((listed) => listed.id)).toEqual([passkey.id]);
+      });
+
+      it("WA-1: login/finish without the ceremony header is 40002, with an unknown one 40100; a ceremony finishes once, and only its own kind (ST-2)", async () => {
+        const { server, testAuth } = context;
+        const carol = await createTestUser(testAuth.auth, "carol");
+        const authenticator = makeTestAuthenticator();
+        await registerPasskey(server, (await signIn(server, carol)).accessToken, authenticator);
+        const fresh = await signIn(server, carol);
+
+        const { ceremonyId, options } = await beginPasskeyLogin(server);
+        const assertion = authenticator.authenticate(options);
+        const withoutHeader = await post(server, `${publicKey}/login/finish`, assertion);
+        expectEnvelope(withoutHeader, 40002);
+        expect(withoutHeader.body.message).toBe("The X-WebAuthn-Ceremony header is required");
+        expectEnvelope(await finishPasskeyLogin(server, "", assertion), 40002);
+        expectEnvelope(await finishPasskeyLogin(server, "an-unknown-ceremony", assertion), 40100);
+        expectEnvelope(await finishPasskeyLogin(server, `${ceremonyId}x`, assertion), 40100);
+        // A sign-in ceremony is not found by register/finish.
+        const asRegistration = await post(server, `${publicKey}/register/finish`, assertion, {
+          token: fresh.accessToken,
+          headers: ceremonyHeader(ceremonyId),
+        });
+        expectEnvelope(asRegistration, 40100);
+        // None of that reached the ceremony: it finishes now, and once only.
+        const signedIn = await finishPasskeyLogin(server, ceremonyId, assertion);
+        expectEnvelope(signedIn, 0);
+        expectTokenSet(signedIn.body.data, carol, false);
+        expectEnvelope(await finishPasskeyLogin(server, ceremonyId, assertion), 40100);
+
+        // A registration ceremony is not found by login/finish, and still registers afterwards.
+        const registration = await beginRegistration(server, fresh.accessToken, { label: "Spare" });
+        const next = await beginPasskeyLogin(server);
+        expectEnvelope(
+          await finishPasskeyLogin(server, registration.ceremonyId, authenticator.authenticate(next.options)),
+          40100,
+        );
+        const registered = await post(
+          server,
+          `${publicKey}/register/finish`,
+          makeTestAuthenticator().register(registration.options),
+          {
+            token: fresh.accessToken,
+            headers: ceremonyHeader(registration.ceremonyId),
+          },
+        );
+        expectEnvelope(registered, 0);
+        expect(registered.body.data.label).toBe("Spare");
+      });
+
+      it("WA-1: login/finish with the header still spends nothing before the body is read; then once only", async () => {
+        const { server, testAuth } = context;
+        const dora = await createTestUser(testAuth.auth, "dora");
+        const authenticator = makeTestAuthenticator();
+        await registerPasskey(server, (await signIn(server, dora)).accessToken, authenticator);
+        const { ceremonyId, options } = await beginPasskeyLogin(server);
+        const assertion = authenticator.authenticate(options);
+        // Refused by the body reader: the ceremony was not reached.
+        const notJson = await call(server, "POST", `${publicKey}/login/finish`, {
+          body: "{",
+          headers: { ...ceremonyHeader(ceremonyId), "content-type": "application/json" },
+        });
+        expectEnvelope(notJson, 40002);
+        expectEnvelope(await finishPasskeyLogin(server, ceremonyId, [assertion]), 40002);
+        const signedIn = await finishPasskeyLogin(server, ceremonyId, assertion);
+        expectEnvelope(signedIn, 0);
+        expectTokenSet(signedIn.body.data, dora, false);
+      });
+
+      it("WA-1/HTTP-5: malformed assertions are 40002 and spend the ceremony", async () => {
+        const { server, testAuth } = context;
+        const emma = await createTestUser(testAuth.auth, "emma");
+        const authenticator = makeTestAuthenticator();
+        await registerPasskey(server, (await signIn(server, emma)).accessToken, authenticator);
+        type Assertion = ReturnType<SoftwareAuthenticator["authenticate"]>;
+        const without = (assertion: Assertion, field: string) => {
+          const copy: Record<string, unknown> = { ...assertion };
+          delete copy[field];
+          return copy;
+        };
+        const withResponse = (assertion: Assertion, changes: Record<string, unknown>) => ({
+          ...assertion,
+          response: { ...assertion.response, ...changes },
+        });
+        const malformed: [string, (assertion: Assertion) => unknown][] = [
+          ["an empty object", () => ({})],
+          ["no id", (a) => without(a, "id")],
+          ["no rawId", (a) => without(a, "rawId")],
+          ["no type", (a) => without(a, "type")],
+          ["no response", (a) => without(a, "response")],
+          ["no signature", (a) => ({ ...a, response: { ...a.response, signature: undefined } })],
+          ["no clientDataJSON", (a) => ({ ...a, response: { ...a.response, clientDataJSON: undefined } })],
+          ["no authenticatorData", (a) => ({ ...a, response: { ...a.response, authenticatorData: undefined } })],
+          ["type password", (a) => ({ ...a, type: "password" })],
+          ["id as a number", (a) => ({ ...a, id: 42 })],
+          ["id as an object", (a) => ({ ...a, id: { $ne: "" } })],
+          ["rawId other than id", (a) => ({ ...a, rawId: `${a.id}A` })],
+          ["an id outside base64url", (a) => ({ ...a, id: "a+b/c=", rawId: "a+b/c=" })],
+          ["response as a string", (a) => ({ ...a, response: "signed" })],
+          ["response as an array", (a) => ({ ...a, response: [a.response] })],
+          ["signature as a number", (a) => withResponse(a, { signature: 1 })],
+          ["clientDataJSON as an object", (a) => withResponse(a, { clientDataJSON: { type: "webauthn.get" } })],
+          ["authenticatorData outside base64url", (a) => withResponse(a, { authenticatorData: "not base64!" })],
+          ["userHandle as a number", (a) => withResponse(a, { userHandle: 7 })],
+        ];
+        for (const [what, make] of malformed) {
+          const { ceremonyId, options } = await beginPasskeyLogin(server);
+          const assertion = authenticator.authenticate(options);
+          const result = await finishPasskeyLogin(server, ceremonyId, make(assertion));
+          expectEnvelope(result, 40002);
+          expect(result.body.message, what).toBe("The assertion is malformed");
+          expectEnvelope(await finishPasskeyLogin(server, ceremonyId, assertion), 40100);
+        }
+        for (const body of ["[]", '"assertion"', "42", "null"]) {
+          const { ceremonyId } = await beginPasskeyLogin(server);
+          const result = await call(server, "POST", `${publicKey}/login/finish`, {
+            body,
+            headers: { ...ceremonyHeader(ceremonyId), "content-type": "application/json" },
+          });
+          // (express.json() refuses a top-level string or number as not JSON; core, as not an object.)
+          expectEnvelope(result, 40002);
+        }
+      });
+
+      it("register/finish: no ceremony header 40002, a malformed attestation 40002, another user's ceremony 40100", async () => {
+        const { server, testAuth } = context;
+        const [fay, gus] = await Promise.all([createTestUser(testAuth.auth, "fay"), createTestUser(testAuth.auth, "gus")]);
+        const [fayTokens, gusTokens] = [await signIn(server, fay), await signIn(server, gus)];
+        const authenticator = makeTestAuthenticator();
+        const finish = (token: string, body: unknown, headers: Record<string, string>) =>
+          post(server, `${publicKey}/register/finish`, body, { token, headers });
+
+        const begun = await beginRegistration(server, fayTokens.accessToken);
+        const response = authenticator.register(begun.options);
+        const withoutHeader = await finish(fayTokens.accessToken, response, {});
+        expectEnvelope(withoutHeader, 40002);
+        expect(withoutHeader.body.message).toBe("The X-WebAuthn-Ceremony header is required");
+        expectEnvelope(await finish(fayTokens.accessToken, response, ceremonyHeader("an-unknown-ceremony")), 40100);
+        expectEnvelope(
+          await post(server, `${publicKey}/register/finish`, response, { headers: ceremonyHeader(begun.ceremonyId) }),
+          40101,
+        );
+        // ST-2: Gus cannot finish Fay's ceremony, and trying spends it.
+        expectEnvelope(await finish(gusTokens.accessToken, response, ceremonyHeader(begun.ceremonyId)), 40100);
+        expectEnvelope(await finish(fayTokens.accessToken, response, ceremonyHeader(begun.ceremonyId)), 40100);
+
+        const next = await beginRegistration(server, fayTokens.accessToken);
+        const { attestationObject: _, ...withoutAttestation } = authenticator.register(next.options).response;
+        const malformed = await finish(
+          fayTokens.accessToken,
+          { ...response, response: withoutAttestation },
+          ceremonyHeader(next.ceremonyId),
+        );
+        expectEnvelope(malformed, 40002);
+        expect(malformed.body.message).toBe("The attestation is malformed");
+        expect(await listPasskeys(server, fayTokens.accessToken)).toEqual([]);
+        expect(await listPasskeys(server, gusTokens.accessToken)).toEqual([]);
+      });
+
+      it("AT-6: every bearer public-key route without a token, or with a garbage one, is 40101", async () => {
+        const bearerRoutes = passkeyRoutes.filter((route) => route.access === "bearer");
+        expect(bearerRoutes.map((route) => `${route.method} ${route.path}`).sort()).toEqual([
+          "DELETE /auth/public-key/credentials/AAAA",
+          "GET /auth/public-key/credentials",
+          "POST /auth/public-key/register/begin",
+          "POST /auth/public-key/register/finish",
+          "PUT /auth/public-key/credentials/AAAA",
+        ]);
+        for (const route of bearerRoutes) {
+          const authorizations: Record<string, string>[] = [
+            {},
+            { authorization: "Bearer abc.def.ghi" },
+            { authorization: "Basic YWxpY2U6eA==" },
+          ];
+          for (const headers of authorizations) {
+            const body = route.method === "POST" || route.method === "PUT" ? { json: { label: "Laptop" } } : {};
+            const result = await call(context.server, route.method, `/api/v1${route.path}`, { ...body, headers });
+            expectEnvelope(result, 40101);
+          }
+        }
+      });
+
+      it("HTTP-1: finish bodies are read up to 1 MiB; begin, rename and the rest stop at 64 KiB", async () => {
+        const { server, testAuth } = context;
+        const hal = await createTestUser(testAuth.auth, "hal");
+        const { accessToken: token } = await signIn(server, hal);
+        const parserLimit = options.bodyParserLimit ?? Number.POSITIVE_INFINITY;
+        // Each on its own connection: see "HTTP-1: after a body refused as too large …" in contract.test.ts.
+        const send = (path: string, body: string, extra: CallOptions = {}) =>
+          call(server, "POST", `${publicKey}${path}`, {
+            ...extra,
+            body,
+            headers: {
+              "content-type": "application/json",
+              connection: "close",
+              ...ceremonyHeader("an-unknown-ceremony"),
+              ...extra.headers,
+            },
+          });
+        const expectTooLarge = (result: CallResult) => {
+          expectEnvelope(result, 40002);
+          expect(result.body.message).toBe(tooLargeMessage);
+        };
+        const read = 90 * 1024;
+        expect(read).toBeLessThan(Math.min(parserLimit, finishLimit));
+        // Over 64 KiB and read: the unknown ceremony is what refuses it.
+        expectEnvelope(await send("/login/finish", paddedBody(read)), 40100);
+        expectEnvelope(await send("/register/finish", paddedBody(read), { token }), 40100);
+        expectTooLarge(await send("/login/begin", paddedBody(read)));
+        expectTooLarge(await send("/register/begin", paddedBody(read), { token }));
+        const putHeaders = { "content-type": "application/json", connection: "close" };
+        expectTooLarge(await credential(server, "PUT", "AAAA", { token, body: paddedBody(read), headers: putHeaders }));
+        // The limits themselves.
+        expectEnvelope(await send("/login/begin", paddedBody(defaultLimit)), 0);
+        expectTooLarge(await send("/login/begin", paddedBody(defaultLimit + 1)));
+        const atLimit = await send("/login/finish", paddedBody(finishLimit));
+        if (finishLimit <= parserLimit) expectEnvelope(atLimit, 40100);
+        else expectTooLarge(atLimit);
+        expectTooLarge(await send("/login/finish", paddedBody(finishLimit + 1)));
+        expectTooLarge(await send("/register/finish", paddedBody(finishLimit + 1), { token }));
+      });
+
+      it("rename: a bad label is 42200, a missing one 40001, a label of the wrong type 40002; unknown or foreign ids are 40400 (ST-2)", async () => {
+        const { server, testAuth } = context;
+        const [ida, jon] = await Promise.all([createTestUser(testAuth.auth, "ida"), createTestUser(testAuth.auth, "jon")]);
+        const idaKey = await registerPasskey(server, (await signIn(server, ida)).accessToken, makeTestAuthenticator());
+        const jonKey = await registerPasskey(server, (await signIn(server, jon)).accessToken, makeTestAuthenticator());
+        const [idaToken, jonToken] = [(await signIn(server, ida)).accessToken, (await signIn(server, jon)).accessToken];
+        const rename = (id: string, json: unknown, token = idaToken) => credential(server, "PUT", id, { token, json });
+
+        for (const label of ["   ", "x".repeat(65), "\u{1F511}".repeat(65), "bell\u0007", "line\nbreak"]) {
+          const result = await rename(idaKey.id, { label });
+          expect(result.body.code, JSON.stringify(label)).toBe(42200);
+          expectEnvelope(result, 42200);
+        }
+        expectEnvelope(await rename(idaKey.id, {}), 40001);
+        expectEnvelope(await rename(idaKey.id, { label: "" }), 40001);
+        expectEnvelope(await rename(idaKey.id, { label: 42 }), 40002);
+        expectEnvelope(await rename(idaKey.id, { label: ["Laptop"] }), 40002);
+        expectEnvelope(await rename(idaKey.id, [{ label: "Laptop" }]), 40002);
+        const longest = await rename(idaKey.id, { label: "\u{1F511}".repeat(64) });
+        expectEnvelope(longest, 0);
+
+        const unknownId = Buffer.alloc(32, 7).toString("base64url");
+        for (const id of [unknownId, jonKey.id, "not.a.credential.id", "%2E%2E"]) {
+          expectEnvelope(await rename(id, { label: "Mine now" }), 40400);
+          expectEnvelope(await credential(server, "DELETE", id, { token: idaToken }), 40400);
+        }
+        expectEnvelope(await call(server, "DELETE", `${publicKey}/credentials`, { token: idaToken }), 40400);
+        expectEnvelope(await call(server, "POST", `${publicKey}/credentials/${idaKey.id}`, { token: idaToken, json: {} }), 40400);
+        expectEnvelope(await call(server, "GET", `${publicKey}/credentials/${idaKey.id}/label`, { token: idaToken }), 40400);
+        // Nothing changed for either: Ida's label is the last good one, Jon's passkey is still his; no session ended.
+        expect((await listPasskeys(server, idaToken)).map((passkey) => passkey.label)).toEqual(["\u{1F511}".repeat(64)]);
+        expect(await listPasskeys(server, jonToken)).toEqual([jonKey]);
+      });
+
+      it("the last way to sign in: revoking the only passkey of an account without a password is 40900", async () => {
+        const { server, testAuth } = context;
+        const pia = await createTestUser(testAuth.auth, "pia");
+        const authenticator = makeTestAuthenticator();
+        const first = await registerPasskey(server, (await signIn(server, pia)).accessToken, authenticator, { label: "First" });
+        await removePassword(testAuth.auth, pia.id);
+        expectEnvelope(await login(server, "pia"), 40100);
+
+        const tokens = await passkeySignIn(server, authenticator);
+        expectTokenSet(tokens, pia, false);
+        const refused = await credential(server, "DELETE", first.id, { token: tokens.accessToken });
+        expectEnvelope(refused, 40900);
+        // Refused, nothing happened: the token still works and the passkey is still there.
+        expect(await listPasskeys(server, tokens.accessToken)).toEqual([{ ...first, lastUsedAt: testAuth.clock.now }]);
+
+        // With a second passkey (the passkey sign-in is recent: no password needed), one can go.
+        const securityKey = makeTestAuthenticator({ transports: ["usb"], attachment: "cross-platform" });
+        const second = await registerPasskey(server, tokens.accessToken, securityKey, { label: "Second" });
+        expect(second.transports).toEqual(["usb"]);
+        const afterRegistering = await passkeySignIn(server, authenticator, "pia");
+        const revoked = await credential(server, "DELETE", first.id, { token: afterRegistering.accessToken });
+        expectEnvelope(revoked, 0);
+        expect(revoked.body.data).toEqual({ revoked: true });
+        const last = await passkeySignIn(server, securityKey, "pia");
+        expectEnvelope(await credential(server, "DELETE", second.id, { token: last.accessToken }), 40900);
+        expect((await listPasskeys(server, last.accessToken)).map((passkey) => passkey.id)).toEqual([second.id]);
+      });
+
+      it("WA-1/ST-1: 20 concurrent login/finish with one ceremony and one assertion give one token pair", async () => {
+        const { server, testAuth } = context;
+        const kim = await createTestUser(testAuth.auth, "kim");
+        const authenticator = makeTestAuthenticator();
+        await registerPasskey(server, (await signIn(server, kim)).accessToken, authenticator);
+        const { ceremonyId, options } = await beginPasskeyLogin(server, { username: "kim" });
+        const assertion = authenticator.authenticate(options);
+        const results = await times(20, () => finishPasskeyLogin(server, ceremonyId, assertion));
+        expect(countCodes(results)).toEqual({ 0: 1, 40100: 19 });
+      });
+    });
+
+    describe('passkeys with userVerification "preferred"', () => {
+      const context = useServer(start, { passkeys: { ...testPasskeys, userVerification: "preferred" } });
+
+      it("a passkey sign-in without user verification asks a TOTP user for the code (40102), then 2fa/verify completes it", async () => {
+        const { server, testAuth } = context;
+        const tom = await createTotpUser(testAuth.auth, "tom");
+        const authenticator = makeTestAuthenticator();
+        const tempToken = await startSecondFactor(server, tom);
+        const verified = await post(server, `${base}/2fa/verify`, { tempToken, code: nextTotpCode(testAuth, tom.secret) });
+        expectEnvelope(verified, 0);
+        await registerPasskey(server, verified.body.data.accessToken, authenticator);
+
+        const { ceremonyId, options } = await beginPasskeyLogin(server);
+        const touched = await finishPasskeyLogin(
+          server,
+          ceremonyId,
+          authenticator.authenticate(options, { flags: { uv: false } }),
+        );
+        expectEnvelope(touched, 40102);
+        expect(Object.keys(touched.body.data)).toEqual(["tempToken"]);
+        expect(touched.text).not.toMatch(/accessToken|refreshToken/);
+        const completed = await post(server, `${base}/2fa/verify`, {
+          tempToken: touched.body.data.tempToken,
+          code: nextTotpCode(testAuth, tom.secret),
+        });
+        expectEnvelope(completed, 0);
+        expectTokenSet(completed.body.data, tom, true);
+        expect(amrOf(completed.body.data.accessToken)).toEqual(["hwk", "otp"]);
+
+        // With user verification the passkey is the whole sign-in.
+        const tokens = await passkeySignIn(server, authenticator);
+        expectTokenSet(tokens, tom, true);
+        expect(amrOf(tokens.accessToken)).toEqual(["hwk", "user"]);
+      });
+    });
+
+    describe("passkeys not configured", () => {
+      const context = useServer(start, { passkeys: undefined });
+
+      it("public-key/config answers {enabled: false}; every other public-key route is 40400, the bearer ones without a token too", async () => {
+        const { server, testAuth } = context;
+        const config = await call(server, "GET", `${publicKey}/config`);
+        expectEnvelope(config, 0);
+        expect(config.body.data).toEqual({ enabled: false });
+        expect(passkeyRoutes).toHaveLength(7);
+        const { accessToken } = await signIn(server, await createTestUser(testAuth.auth, "nils"));
+        for (const route of passkeyRoutes) {
+          for (const token of [undefined, accessToken]) {
+            const sent: CallOptions = { token, headers: ceremonyHeader("an-unknown-ceremony") };
+            if (route.method === "POST" || route.method === "PUT") sent.body = "{";
+            if (sent.body !== undefined) sent.headers = { ...sent.headers, "content-type": "application/json" };
+            const result = await call(server, route.method, `/api/v1${route.path}`, sent);
+            expectEnvelope(result, 40400);
+          }
+        }
       });
     });
 

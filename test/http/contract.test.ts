@@ -2,8 +2,8 @@ import { httpStatusFor } from "@portcullis/core";
 import { authRoutes } from "@portcullis/hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestUser, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
-import { post, rawRequest } from "./client.js";
-import { describeContract } from "./contract-suite.js";
+import { call, post, rawRequest } from "./client.js";
+import { describeContract, expectEnvelope } from "./contract-suite.js";
 import { type MalformedContext, malformedCases } from "./malformed-cases.js";
 import {
   type RunningServer,
@@ -17,11 +17,14 @@ import {
   startHonoReadingJsonFirst,
 } from "./servers.js";
 
+/** `express.json()` with its defaults: it reads the body first and refuses one over 100kb. */
+const expressJsonFirst = { bodyParsedEarlier: true, bodyParserLimit: 100 * 1024 };
+
 describeContract("Express 5", startExpress5);
 describeContract("Express 4", startExpress4);
 describeContract("Hono on @hono/node-server", startHono);
-describeContract("Express 5 behind express.json()", startExpress5ParsingJson, { bodyParsedEarlier: true });
-describeContract("Express 4 behind express.json()", startExpress4ParsingJson, { bodyParsedEarlier: true });
+describeContract("Express 5 behind express.json()", startExpress5ParsingJson, expressJsonFirst);
+describeContract("Express 4 behind express.json()", startExpress4ParsingJson, expressJsonFirst);
 describeContract("Hono behind a middleware that reads c.req.json()", startHonoReadingJsonFirst, { bodyParsedEarlier: true });
 
 describe("HTTP-5: the malformed table gets identical answers from every adapter", () => {
@@ -56,6 +59,29 @@ describe("HTTP-5: the malformed table gets identical answers from every adapter"
       const [first, ...others] = Object.values(answers);
       expect(JSON.parse((first as { body: string }).body).code).toBe(testCase.code);
       for (const other of others) expect(other).toEqual(first);
+    });
+  }
+});
+
+describe("HTTP-1: after a body refused as too large, the keep-alive connection serves the next request", () => {
+  for (const [name, start] of adapters) {
+    it(name, async () => {
+      const { auth } = makeTestAuth({ throttle: generousThrottle });
+      const server = await start(auth);
+      try {
+        const refused = await call(server, "POST", "/api/v1/auth/public-key/login/begin", {
+          body: JSON.stringify({ username: "a".repeat(300_000) }),
+          headers: { "content-type": "application/json" },
+        });
+        expectEnvelope(refused, 40002);
+        expect(refused.body.message).toBe("The request body is too large");
+        for (let round = 0; round < 3; round += 1) {
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          expectEnvelope(await call(server, "GET", "/api/v1/auth/public-key/config"), 0);
+        }
+      } finally {
+        await server.close();
+      }
     });
   }
 });

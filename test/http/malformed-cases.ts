@@ -66,6 +66,35 @@ function nested(depth: number): string {
 }
 
 const overLimit = "a".repeat(70 * 1024);
+
+const publicKey = `${base}/public-key`;
+const unknownCeremony = { "x-webauthn-ceremony": "an-unknown-ceremony" };
+/** A credential id no passkey has: 32 bytes, base64url. */
+const unknownCredential = Buffer.alloc(32, 7).toString("base64url");
+/** Over the 64 KiB limit, under the 1 MiB of the WebAuthn finish routes (and under `express.json()`'s 100kb). */
+const between = "a".repeat(90 * 1024);
+const overFinishLimit = "a".repeat(1024 * 1024);
+
+/**
+ * A request to a public-key route. Bodies over 64 KiB go on a connection of their own
+ * (`connection: close`): see "HTTP-1: after a body refused as too large …" in contract.test.ts.
+ */
+function passkeyCall(
+  method: string,
+  path: string,
+  options: { text?: string; contentType?: string; headers?: Record<string, string>; withToken?: boolean } = {},
+) {
+  return (server: RunningServer, context: MalformedContext) => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.text !== undefined) headers["content-type"] = options.contentType ?? "application/json";
+    if (options.text !== undefined && options.text.length > 64 * 1024) headers.connection = "close";
+    return call(server, method, `${publicKey}${path}`, {
+      headers,
+      ...(options.text === undefined ? {} : { body: options.text }),
+      ...(options.withToken ? { token: context.token } : {}),
+    });
+  };
+}
 const bodyParserKeepsBom = "body-parser strips a UTF-8 BOM before parsing, so the body is read as valid JSON";
 
 /**
@@ -233,4 +262,194 @@ export const malformedCases: MalformedCase[] = [
     ),
   },
   { name: "invalid UTF-8 outside strings", code: 40002, send: jsonText("/refresh", Buffer.from([0x7b, 0xff, 0xfe, 0x7d])) },
+  {
+    name: "public-key/login/finish without the ceremony header",
+    code: 40002,
+    send: passkeyCall("POST", "/login/finish", { text: '{"id":"AAAA","rawId":"AAAA","type":"public-key"}' }),
+  },
+  {
+    name: "public-key/login/finish with an empty ceremony header",
+    code: 40002,
+    send: passkeyCall("POST", "/login/finish", { text: "{}", headers: { "x-webauthn-ceremony": "" } }),
+  },
+  {
+    name: "public-key/login/finish with an unknown ceremony",
+    code: 40100,
+    send: passkeyCall("POST", "/login/finish", { text: "{}", headers: unknownCeremony }),
+  },
+  {
+    name: "public-key/login/finish with a JSON array body",
+    code: 40002,
+    send: passkeyCall("POST", "/login/finish", { text: '[{"id":"AAAA"}]', headers: unknownCeremony }),
+  },
+  {
+    name: "public-key/login/finish with bad JSON",
+    code: 40002,
+    send: passkeyCall("POST", "/login/finish", { text: '{"id":', headers: unknownCeremony }),
+  },
+  {
+    name: "HTTP-2: public-key/login/finish with a text/plain body",
+    code: 40002,
+    send: passkeyCall("POST", "/login/finish", { text: "{}", contentType: "text/plain", headers: unknownCeremony }),
+  },
+  {
+    name: "HTTP-1: public-key/login/finish with a body over 1 MiB",
+    code: 40002,
+    send: passkeyCall("POST", "/login/finish", { text: JSON.stringify({ id: overFinishLimit }), headers: unknownCeremony }),
+  },
+  {
+    name: "HTTP-1: public-key/login/finish with a chunked body over 1 MiB, refused before it ends",
+    code: 40002,
+    send: (server, context) =>
+      chunkedPost(server, `${publicKey}/login/finish`, Buffer.from(JSON.stringify({ id: overFinishLimit })), {
+        headers: unknownCeremony,
+        endBody: context.bodyParsedEarlier,
+      }),
+  },
+  {
+    name: "HTTP-1: public-key/login/finish with a Content-Length over 1 MiB and a small body",
+    code: 40002,
+    send: (server) => postWithContentLength(server, `${publicKey}/login/finish`, Buffer.from("{}"), 2_000_000),
+    whenParsedEarlier: { notApplicable: "body-parser waits for the declared bytes before it passes its 413 on" },
+  },
+  {
+    name: "HTTP-1: public-key/login/finish reads a body over 64 KiB (the ceremony refuses it)",
+    code: 40100,
+    send: passkeyCall("POST", "/login/finish", { text: JSON.stringify({ id: between }), headers: unknownCeremony }),
+  },
+  {
+    name: "HTTP-1: public-key/login/begin with the same body over 64 KiB",
+    code: 40002,
+    send: passkeyCall("POST", "/login/begin", { text: JSON.stringify({ id: between }) }),
+  },
+  {
+    name: "PW-5: public-key/login/begin with username as a number",
+    code: 40002,
+    send: passkeyCall("POST", "/login/begin", { text: '{"username":42}' }),
+  },
+  {
+    name: "PW-5: public-key/login/begin with username as an object",
+    code: 40002,
+    send: passkeyCall("POST", "/login/begin", { text: '{"username":{"$ne":""}}' }),
+  },
+  {
+    name: "PW-5: public-key/login/begin with a __proto__ key",
+    code: 40002,
+    send: passkeyCall("POST", "/login/begin", { text: '{"__proto__":{"admin":true}}' }),
+  },
+  { name: "GET on public-key/login/begin", code: 40400, send: passkeyCall("GET", "/login/begin") },
+  { name: "POST on public-key/config", code: 40400, send: passkeyCall("POST", "/config", { text: "{}" }) },
+  {
+    name: "public-key/register/begin without a token",
+    code: 40101,
+    send: passkeyCall("POST", "/register/begin", { text: '{"label":"Laptop"}' }),
+  },
+  {
+    name: "public-key/register/begin with a token and no label",
+    code: 40001,
+    send: passkeyCall("POST", "/register/begin", { text: "{}", withToken: true }),
+  },
+  {
+    name: "public-key/register/begin with a token and label as a number",
+    code: 40002,
+    send: passkeyCall("POST", "/register/begin", { text: '{"label":42}', withToken: true }),
+  },
+  {
+    name: "public-key/register/begin with a token and a label over 64 characters",
+    code: 42200,
+    send: passkeyCall("POST", "/register/begin", { text: JSON.stringify({ label: "x".repeat(65) }), withToken: true }),
+  },
+  {
+    name: "public-key/register/finish without a token",
+    code: 40101,
+    send: passkeyCall("POST", "/register/finish", { text: "{}", headers: unknownCeremony }),
+  },
+  {
+    name: "public-key/register/finish with a token, without the ceremony header",
+    code: 40002,
+    send: passkeyCall("POST", "/register/finish", { text: "{}", withToken: true }),
+  },
+  {
+    name: "public-key/register/finish with a token and an unknown ceremony",
+    code: 40100,
+    send: passkeyCall("POST", "/register/finish", { text: "{}", headers: unknownCeremony, withToken: true }),
+  },
+  {
+    name: "HTTP-1: public-key/register/finish with a token and a body over 1 MiB",
+    code: 40002,
+    send: passkeyCall("POST", "/register/finish", {
+      text: JSON.stringify({ id: overFinishLimit }),
+      headers: unknownCeremony,
+      withToken: true,
+    }),
+  },
+  { name: "GET public-key/credentials without a token", code: 40101, send: passkeyCall("GET", "/credentials") },
+  {
+    name: "AT-1: GET public-key/credentials with an alg none token",
+    code: 40101,
+    send: (server, context) =>
+      passkeyCall("GET", "/credentials", { headers: { authorization: `Bearer ${algNoneToken(context.userId)}` } })(
+        server,
+        context,
+      ),
+  },
+  {
+    name: "PUT public-key/credentials/:id without a token",
+    code: 40101,
+    send: passkeyCall("PUT", `/credentials/${unknownCredential}`, { text: '{"label":"Laptop"}' }),
+  },
+  {
+    name: "PUT public-key/credentials/:id of an unknown passkey",
+    code: 40400,
+    send: passkeyCall("PUT", `/credentials/${unknownCredential}`, { text: '{"label":"Laptop"}', withToken: true }),
+  },
+  {
+    name: "PUT public-key/credentials/:id with a label of spaces",
+    code: 42200,
+    send: passkeyCall("PUT", `/credentials/${unknownCredential}`, { text: '{"label":"   "}', withToken: true }),
+  },
+  {
+    name: "PUT public-key/credentials/:id with label as a number",
+    code: 40002,
+    send: passkeyCall("PUT", `/credentials/${unknownCredential}`, { text: '{"label":7}', withToken: true }),
+  },
+  {
+    name: "PUT public-key/credentials/:id with a JSON array body",
+    code: 40002,
+    send: passkeyCall("PUT", `/credentials/${unknownCredential}`, { text: '[{"label":"Laptop"}]', withToken: true }),
+  },
+  {
+    name: "HTTP-2: PUT public-key/credentials/:id with a text/plain body",
+    code: 40002,
+    send: passkeyCall("PUT", `/credentials/${unknownCredential}`, {
+      text: '{"label":"Laptop"}',
+      contentType: "text/plain",
+      withToken: true,
+    }),
+  },
+  {
+    name: "DELETE public-key/credentials/:id without a token",
+    code: 40101,
+    send: passkeyCall("DELETE", `/credentials/${unknownCredential}`),
+  },
+  {
+    name: "DELETE public-key/credentials/:id of an unknown passkey",
+    code: 40400,
+    send: passkeyCall("DELETE", `/credentials/${unknownCredential}`, { withToken: true }),
+  },
+  {
+    name: "DELETE public-key/credentials/:id with an id that is not base64url",
+    code: 40400,
+    send: passkeyCall("DELETE", "/credentials/not.a.credential", { withToken: true }),
+  },
+  {
+    name: "DELETE public-key/credentials without an id",
+    code: 40400,
+    send: passkeyCall("DELETE", "/credentials", { withToken: true }),
+  },
+  {
+    name: "PATCH public-key/credentials/:id",
+    code: 40400,
+    send: passkeyCall("PATCH", `/credentials/${unknownCredential}`, { text: '{"label":"Laptop"}', withToken: true }),
+  },
 ];

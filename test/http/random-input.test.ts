@@ -1,6 +1,22 @@
-import { type HttpResponse, handleRequest, login, routes } from "@portcullis/core";
+import {
+  type HttpResponse,
+  type Route,
+  handleRequest,
+  login,
+  routes,
+  webauthnBegin,
+  webauthnRegisterBegin,
+  webauthnRegisterFinish,
+} from "@portcullis/core";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createTestUser, createTotpUser, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
+import {
+  createTestUser,
+  createTotpUser,
+  generousThrottle,
+  makeTestAuth,
+  makeTestAuthenticator,
+  testPassword,
+} from "../fixtures/auth.js";
 
 /** A small seeded generator (mulberry32), so that a failing input can be replayed. */
 function seeded(seed: number): () => number {
@@ -57,27 +73,38 @@ function randomValue(next: () => number, depth = 0): unknown {
   }
 }
 
-const fieldsByPath: Record<string, string[]> = {
-  "/auth/login": ["username", "password", "provider"],
-  "/auth/2fa/verify": ["tempToken", "code"],
-  "/auth/2fa/recovery": ["tempToken", "recoveryCode"],
-  "/auth/refresh": ["refreshToken"],
-  "/auth/logout": ["refreshToken"],
-  "/auth/2fa/setup": [],
-  "/auth/2fa/enable": ["code"],
-  "/auth/2fa/disable": ["code", "password"],
-  "/auth/2fa/recovery-codes": ["code"],
+/** The fields of a WebAuthn credential response (`AuthenticationResponseJSON`, `RegistrationResponseJSON`). */
+const credentialFields = ["id", "rawId", "type", "response", "clientExtensionResults", "authenticatorAttachment"];
+const responseFields = ["clientDataJSON", "authenticatorData", "signature", "userHandle", "attestationObject", "transports"];
+
+/** The fields each route reads, by `METHOD path` of the route table. */
+const fieldsByRoute: Record<string, string[]> = {
+  "POST /auth/login": ["username", "password", "provider"],
+  "POST /auth/2fa/verify": ["tempToken", "code"],
+  "POST /auth/2fa/recovery": ["tempToken", "recoveryCode"],
+  "POST /auth/refresh": ["refreshToken"],
+  "POST /auth/logout": ["refreshToken"],
+  "POST /auth/2fa/setup": [],
+  "POST /auth/2fa/enable": ["code"],
+  "POST /auth/2fa/disable": ["code", "password"],
+  "POST /auth/2fa/recovery-codes": ["code"],
+  "POST /auth/public-key/login/begin": ["username"],
+  "POST /auth/public-key/login/finish": credentialFields,
+  "POST /auth/public-key/register/begin": ["label", "password", "totpCode"],
+  "POST /auth/public-key/register/finish": credentialFields,
+  "PUT /auth/public-key/credentials/:id": ["label"],
 };
+
+const routeKey = (route: Route) => `${route.method} ${route.path}`;
 
 const documentedCodes = new Set([0, 40001, 40002, 40100, 40101, 40102, 40103, 40300, 40400, 40900, 42200, 42900]);
 
-function request(path: string, body: string, token?: string) {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (token) headers.authorization = `Bearer ${token}`;
+function request(method: string, url: string, body: string, headers: Record<string, string>) {
+  const all: Record<string, string> = { "content-type": "application/json", ...headers };
   return {
-    method: "POST",
-    url: `/api/v1${path}`,
-    header: (name: string) => headers[name],
+    method,
+    url: `/api/v1${url}`,
+    header: (name: string) => all[name],
     body: (async function* () {
       yield new TextEncoder().encode(body);
     })(),
@@ -86,45 +113,158 @@ function request(path: string, body: string, token?: string) {
   };
 }
 
-describe("random input on every POST route", () => {
-  const { auth } = makeTestAuth({ throttle: { ...generousThrottle, ip: [{ limit: 100_000, window: "15m" }] } });
-  let accessToken = "";
+/** A string that passes for base64url, of random length, or an awkward one. */
+function randomBase64url(next: () => number): unknown {
+  if (next() < 0.3) return randomValue(next);
+  return Buffer.from(Array.from({ length: Math.floor(next() * 80) }, () => Math.floor(next() * 256))).toString("base64url");
+}
 
-  beforeAll(async () => {
-    await createTestUser(auth, "fuzz");
-    await createTotpUser(auth, "fuzz-totp");
+/** A credential response of the right shape with random content, or random values in its place. */
+function randomCredential(next: () => number): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  const id = randomBase64url(next);
+  for (const field of credentialFields) {
+    if (next() >= 0.85) continue;
+    if (field === "id" || field === "rawId") body[field] = next() < 0.7 ? id : randomBase64url(next);
+    else if (field === "type") body[field] = next() < 0.7 ? "public-key" : randomValue(next);
+    else if (field === "response" && next() < 0.7) {
+      body[field] = Object.fromEntries(responseFields.filter(() => next() < 0.7).map((name) => [name, randomBase64url(next)]));
+    } else body[field] = randomValue(next);
+  }
+  return body;
+}
+
+/** A genuine signed response with one or two fields replaced by random values, removed, or (1 in 10) left alone. */
+function mutated(next: () => number, genuine: Record<string, unknown>): Record<string, unknown> {
+  const copy = structuredClone(genuine) as Record<string, unknown> & { response: Record<string, unknown> };
+  if (next() < 0.1) return copy;
+  for (let count = next() < 0.5 ? 1 : 2; count > 0; count -= 1) {
+    const response = copy.response;
+    const inResponse = next() < 0.6 && response !== null && typeof response === "object" && !Array.isArray(response);
+    const target: Record<string, unknown> = inResponse ? response : copy;
+    const names = inResponse ? responseFields : credentialFields;
+    const name = names[Math.floor(next() * names.length)] as string;
+    if (next() < 0.2) delete target[name];
+    else target[name] = next() < 0.5 ? randomBase64url(next) : randomValue(next);
+  }
+  return copy;
+}
+
+/** The `sid` claim of an access token. */
+const sessionOf = (accessToken: string): string =>
+  JSON.parse(Buffer.from(accessToken.split(".")[1] as string, "base64url").toString()).sid;
+
+describe("random input on every POST and PUT route", () => {
+  const { auth } = makeTestAuth({ throttle: { ...generousThrottle, ip: [{ limit: 100_000, window: "15m" }] } });
+  const authenticator = makeTestAuthenticator();
+  const session = { userId: "", accessToken: "", sessionId: "", passkeyId: "" };
+
+  async function signIn(): Promise<void> {
     const result = await login(auth, { username: "fuzz", password: testPassword });
     if (result.status !== "authenticated") throw new Error("expected a session");
-    accessToken = result.tokens.accessToken;
+    session.accessToken = result.tokens.accessToken;
+    session.sessionId = sessionOf(result.tokens.accessToken);
+  }
+
+  beforeAll(async () => {
+    const user = await createTestUser(auth, "fuzz");
+    await createTotpUser(auth, "fuzz-totp");
+    session.userId = user.id;
+    // A passkey of the user, so that random and altered assertions reach the signature checks.
+    const { ceremonyId, options } = await webauthnRegisterBegin(auth, { userId: user.id, label: "Fuzz", password: testPassword });
+    const response = authenticator.register(options);
+    session.passkeyId = (await webauthnRegisterFinish(auth, { userId: user.id, ceremonyId, response })).id;
+    await signIn();
   });
 
-  const postRoutes = routes.filter((route) => route.method === "POST");
+  const bodyRoutes = routes.filter((route) => route.method === "POST" || route.method === "PUT");
 
-  it("covers every POST route of the table", () => {
-    expect(postRoutes.map((route) => route.path).sort()).toEqual(Object.keys(fieldsByPath).sort());
+  it("covers every POST and PUT route of the table", () => {
+    expect(bodyRoutes.map(routeKey).sort()).toEqual(Object.keys(fieldsByRoute).sort());
   });
 
-  for (const route of postRoutes) {
-    it(`HTTP-5: ${route.path} answers 300 random bodies with documented codes, never 500`, async () => {
+  /** A fresh ceremony of one kind and a genuine signed response to it. */
+  async function genuineCeremony(kind: "login" | "register") {
+    if (kind === "login") {
+      const { ceremonyId, options } = await webauthnBegin(auth, {});
+      return { ceremonyId, response: authenticator.authenticate(options) as unknown as Record<string, unknown> };
+    }
+    const { ceremonyId, options } = await webauthnRegisterBegin(auth, {
+      userId: session.userId,
+      sessionId: session.sessionId,
+      label: "Fuzz",
+    });
+    const response = authenticator.register(options, { ignoreExcludeCredentials: true });
+    return { ceremonyId, response: response as unknown as Record<string, unknown> };
+  }
+
+  /** The ceremony header of a finish request: the right ceremony, none, empty, garbage, the other kind's or a spent one. */
+  async function ceremonyHeaderFor(next: () => number, kind: "login" | "register", own: string | undefined, spent: string[]) {
+    const pick = next();
+    if (own !== undefined && pick < 0.8) return own;
+    const choice = Math.floor(next() * 5);
+    if (choice === 0) return undefined;
+    if (choice === 1) return "";
+    if (choice === 2) return String(randomValue(next));
+    if (choice === 3) return (await genuineCeremony(kind === "login" ? "register" : "login")).ceremonyId;
+    return spent[Math.floor(next() * spent.length)] ?? "spent";
+  }
+
+  /** The `:id` of a PUT: the user's passkey, an unknown id, or something that is no id at all. */
+  function credentialIdFor(next: () => number): string {
+    const choice = Math.floor(next() * 4);
+    if (choice === 0) return session.passkeyId;
+    if (choice === 1) return Buffer.alloc(32, Math.floor(next() * 256)).toString("base64url");
+    if (choice === 2) {
+      const value = String(randomValue(next));
+      // A lone surrogate cannot be percent-encoded as UTF-8: send its WTF-8 bytes, which are no UTF-8.
+      return value.includes("\uD800") ? "%ED%A0%80" : encodeURIComponent(value);
+    }
+    return String(randomBase64url(next));
+  }
+
+  for (const route of bodyRoutes) {
+    const finish = route.path.endsWith("/finish");
+    const kind = route.path.includes("/login/") ? "login" : "register";
+    it(`HTTP-5: ${routeKey(route)} answers 300 random bodies with documented codes, never 500`, async () => {
       const next = seeded(route.path.length * 7919);
-      const fields = fieldsByPath[route.path] ?? [];
+      const fields = fieldsByRoute[routeKey(route)] ?? [];
       const seen = new Set<number>();
+      const spent: string[] = [];
       for (let index = 0; index < 300; index += 1) {
-        const body: Record<string, unknown> = {};
-        for (const field of fields) if (next() < 0.85) body[field] = randomValue(next);
+        let body: Record<string, unknown> = {};
+        const headers: Record<string, string> = { authorization: `Bearer ${session.accessToken}` };
+        if (finish) {
+          const genuine = next() < 0.6 ? await genuineCeremony(kind) : undefined;
+          body = genuine ? mutated(next, genuine.response) : randomCredential(next);
+          const ceremonyId = await ceremonyHeaderFor(next, kind, genuine?.ceremonyId, spent);
+          if (ceremonyId !== undefined) headers["x-webauthn-ceremony"] = ceremonyId;
+          if (genuine) spent.push(genuine.ceremonyId);
+        } else {
+          for (const field of fields) if (next() < 0.85) body[field] = randomValue(next);
+        }
         if (next() < 0.2) body[`extra${index}`] = randomValue(next);
         // Only proper strings reach argon2; keep the hashing count, and so the run time, small.
-        if (route.path === "/auth/login" && typeof body.password === "string" && next() < 0.9) body.password = 42;
+        const hashes = route.path === "/auth/login" || route.path === "/auth/public-key/register/begin";
+        if (hashes && typeof body.password === "string" && next() < 0.9) body.password = 42;
+        const url = route.path.replace(":id", () => credentialIdFor(next));
         const text = JSON.stringify(body);
-        const response = (await handleRequest(auth, request(route.path, text, accessToken))) as HttpResponse;
+        const response = (await handleRequest(auth, request(route.method, url, text, headers))) as HttpResponse;
         const envelope = JSON.parse(response.body) as { code: number; message: string };
-        expect(documentedCodes.has(envelope.code), `${route.path} ${text} → ${response.body}`).toBe(true);
-        expect(response.status).toBeLessThan(500);
+        const replay = `${route.method} ${url} ${JSON.stringify(headers)} ${text} → ${response.body}`;
+        expect(documentedCodes.has(envelope.code), replay).toBe(true);
+        expect(response.status, replay).toBeLessThan(500);
         expect(response.body).not.toMatch(/stack|Error:|\.ts:\d/);
         seen.add(envelope.code);
+        // A registration that went through raised the token version: sign in again.
+        if (route.path === "/auth/public-key/register/finish" && envelope.code === 0) await signIn();
       }
       // Routes that read fields must have refused some of the inputs; setup reads none.
       if (fields.length > 0) expect([...seen].some((code) => code !== 0)).toBe(true);
+      // The finish routes were reached through every check: the header, the shape, the signature.
+      if (finish) expect([...seen]).toEqual(expect.arrayContaining([0, 40002, 40100]));
+      // The rename reached its own passkey, unknown ids and bad labels.
+      if (route.method === "PUT") expect([...seen]).toEqual(expect.arrayContaining([0, 40400, 42200]));
     });
   }
 });

@@ -101,8 +101,9 @@ describe.runIf(nonLoopback !== undefined).each(adapters)("HTTP-7 on %s", (_name,
       await Promise.all([plain?.close(), secure?.close()]);
     });
 
-    /** Login, 2fa/verify, /auth/me, a route behind requireAuth and the JWKS, on one server. */
+    /** Login, 2fa/verify, /auth/me, a route behind requireAuth, the JWKS and the public-key routes, on one server. */
     async function sendEach(server: RunningServer, tempToken: string, code: string, accessToken: string, headers = {}) {
+      const unknownCredential = `${base}/public-key/credentials/${Buffer.alloc(32, 7).toString("base64url")}`;
       return {
         login: await post(server, `${base}/login`, { username: "alice", password: testPassword }, { headers }),
         verify: await post(server, `${base}/2fa/verify`, { tempToken, code }, { headers }),
@@ -113,10 +114,33 @@ describe.runIf(nonLoopback !== undefined).each(adapters)("HTTP-7 on %s", (_name,
           body: "{",
           headers: { ...headers, "content-type": "application/json" },
         }),
+        passkeyConfig: await call(server, "GET", `${base}/public-key/config`, { headers }),
+        passkeyBegin: await post(server, `${base}/public-key/login/begin`, {}, { headers }),
+        passkeyFinish: await post(
+          server,
+          `${base}/public-key/login/finish`,
+          {},
+          { headers: { ...headers, "x-webauthn-ceremony": "an-unknown-ceremony" } },
+        ),
+        registerBegin: await post(
+          server,
+          `${base}/public-key/register/begin`,
+          { label: "Laptop" },
+          { token: accessToken, headers },
+        ),
+        registerFinish: await post(
+          server,
+          `${base}/public-key/register/finish`,
+          {},
+          { token: accessToken, headers: { ...headers, "x-webauthn-ceremony": "an-unknown-ceremony" } },
+        ),
+        credentials: await call(server, "GET", `${base}/public-key/credentials`, { token: accessToken, headers }),
+        rename: await call(server, "PUT", unknownCredential, { token: accessToken, json: { label: "Laptop" }, headers }),
+        revoke: await call(server, "DELETE", unknownCredential, { token: accessToken, headers }),
       };
     }
 
-    it("HTTP-7: plain HTTP gets 40300 on login, 2fa/verify, /auth/me, requireAuth and the JWKS, before any credential is read; over TLS the same requests succeed", async () => {
+    it("HTTP-7: plain HTTP gets 40300 on login, 2fa/verify, /auth/me, requireAuth, the JWKS and the public-key routes, before any credential is read; over TLS the same requests succeed", async () => {
       const accessToken = await accessTokenOf(testAuth, "alice");
       const pending = await login(testAuth.auth, { username: "tina", password: testPassword });
       if (pending.status !== "totp_required") throw new Error("expected a second-factor step");
@@ -144,6 +168,17 @@ describe.runIf(nonLoopback !== undefined).each(adapters)("HTTP-7 on %s", (_name,
       expect(served.jwks.status).toBe(200);
       expect(served.jwks.body.keys[0]).toMatchObject({ kty: "OKP", crv: "Ed25519" });
       expectEnvelope(served.badJson, 40002);
+      expectEnvelope(served.passkeyConfig, 0);
+      expect(served.passkeyConfig.body.data).toEqual({ enabled: true });
+      expectEnvelope(served.passkeyBegin, 0);
+      expect(Object.keys(served.passkeyBegin.body.data).sort()).toEqual(["ceremonyId", "options"]);
+      expectEnvelope(served.passkeyFinish, 40100);
+      expectEnvelope(served.registerBegin, 0);
+      expectEnvelope(served.registerFinish, 40100);
+      expectEnvelope(served.credentials, 0);
+      expect(served.credentials.body.data).toEqual([]);
+      expectEnvelope(served.rename, 40400);
+      expectEnvelope(served.revoke, 40400);
     });
   });
 
@@ -169,6 +204,7 @@ describe.runIf(nonLoopback !== undefined).each(adapters)("HTTP-7 on %s", (_name,
       const send = async (headers: Record<string, string>) => [
         await post(server, `${base}/login`, { username: "alice", password: testPassword }, { headers }),
         await call(server, "GET", "/api/v1/things", { token: accessToken, headers }),
+        await post(server, `${base}/public-key/login/begin`, {}, { headers }),
       ];
       for (const proto of [undefined, "https, http", "http"]) {
         for (const result of await send(forwarded(proto))) {
@@ -176,9 +212,10 @@ describe.runIf(nonLoopback !== undefined).each(adapters)("HTTP-7 on %s", (_name,
           expect(result.body.message).toBe(tlsRequired);
         }
       }
-      const [signedIn, things] = await send(forwarded("https"));
+      const [signedIn, things, passkeyBegin] = await send(forwarded("https"));
       expectEnvelope(signedIn!, 0);
       expect(things!.status).toBe(200);
+      expectEnvelope(passkeyBegin!, 0);
       // Without X-Forwarded-For the client is the proxy itself, on loopback: exempt.
       expectEnvelope(await post(server, `${base}/login`, { username: "alice", password: testPassword }), 0);
     });

@@ -78,14 +78,39 @@ function pathAndQuery(href: string): string {
   return start === -1 ? "/" : (href.slice(start).split("#", 1)[0] as string);
 }
 
+/** The request body as a stream that is opened only when iterated. */
+function lazyBody(request: Request): AsyncIterable<Uint8Array> {
+  return {
+    [Symbol.asyncIterator]: () => {
+      const stream = request.body;
+      return stream ? stream[Symbol.asyncIterator]() : (async function* empty() {})();
+    },
+  };
+}
+
+/**
+ * Whether an earlier middleware read the body. Through `c.req.json()` and the like Hono keeps it
+ * in `c.req.bodyCache`. Under `@hono/node-server`, `c.req.raw.bodyUsed` is not asked: touching
+ * the raw request's body makes the server wrap the request in a web stream, and a body core then
+ * refuses unread (by its Content-Length) stalls the server's drain of it, which drops the
+ * keep-alive connection. There, a body must be read through `c.req`, not `c.req.raw`.
+ */
+function bodyConsumed(c: Context): boolean {
+  if (Object.keys(c.req.bodyCache).length > 0) return true;
+  return nodeSocket(c) === undefined && c.req.raw.bodyUsed;
+}
+
 async function toHttpRequest(c: Context, options: AuthRoutesOptions): Promise<HttpRequest> {
-  const consumed = c.req.raw.bodyUsed;
+  const consumed = bodyConsumed(c);
   return {
     ...connectionOf(c, options),
     method: c.req.method,
     url: pathAndQuery(c.req.url),
     // Streamed: core counts the bytes as they arrive, so a chunked body cannot pass the limit (HTTP-1).
-    body: consumed ? null : c.req.raw.body,
+    // Opened only when core reads it: @hono/node-server turns the request into a web stream once
+    // `body` is touched, and a body refused unread (by its Content-Length) must not be, or the
+    // server's drain of it stalls and the keep-alive connection is dropped.
+    body: consumed ? null : lazyBody(c.req.raw),
     parsedBody: consumed ? await bodyReadEarlier(c) : undefined,
   };
 }
