@@ -19,6 +19,12 @@ const argon2Runs = () => vi.mocked(argon2Hash).mock.calls.length + vi.mocked(arg
 
 const newPassword = "a brand new passphrase";
 
+/** The business code and message a rejected promise carries. */
+async function answerOf(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
+  const { code, message } = await authError(promise);
+  return { code, message };
+}
+
 describe("changePassword", () => {
   it("PW-6: changing the password needs the current one", async () => {
     const harness = makeAuth();
@@ -148,5 +154,47 @@ describe("changePassword", () => {
     expect((await harness.storage.users.findById(userId))?.tokenVersion).toBe(1);
     expect(await outcome(verifyAccessToken(harness.auth, { token: before.accessToken }))).toBe(40101);
     expect(await outcome(setPassword(harness.auth, { userId: "nobody", newPassword }))).toBe(ErrorCode.NotFound);
+  });
+
+  it("PW-5: each missing field is 40001 naming it, each non-string 40002 naming it", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "validated");
+    const flows = {
+      changePassword: {
+        run: (input: Record<string, unknown>) => changePassword(harness.auth, input as never),
+        valid: { userId, currentPassword: goodPassword, newPassword },
+      },
+      setPassword: {
+        run: (input: Record<string, unknown>) => setPassword(harness.auth, input as never),
+        valid: { userId, newPassword },
+      },
+    };
+    for (const [name, { run, valid }] of Object.entries(flows)) {
+      for (const field of Object.keys(valid)) {
+        for (const missing of [undefined, null, ""]) {
+          expect(await answerOf(run({ ...valid, [field]: missing })), `${name} ${field}: ${missing}`).toEqual({
+            code: ErrorCode.MissingParameter,
+            message: `${field} is required`,
+          });
+        }
+        expect(await answerOf(run({ ...valid, [field]: { $ne: "" } })), `${name} ${field}`).toEqual({
+          code: ErrorCode.MalformedParameter,
+          message: `${field} must be a string`,
+        });
+      }
+    }
+    await signIn(harness, "validated");
+  });
+
+  it("PW-6: an unknown user is 40400 No such user, for changePassword and setPassword alike", async () => {
+    const harness = makeAuth();
+    expect(await answerOf(changePassword(harness.auth, { userId: "nobody", currentPassword: goodPassword, newPassword }))).toEqual({
+      code: ErrorCode.NotFound,
+      message: "No such user",
+    });
+    expect(await answerOf(setPassword(harness.auth, { userId: "nobody", newPassword }))).toEqual({
+      code: ErrorCode.NotFound,
+      message: "No such user",
+    });
   });
 });

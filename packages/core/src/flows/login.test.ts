@@ -91,6 +91,21 @@ describe("login", () => {
       expect(events.find((event) => event.type === "login.failed")).toMatchObject({ userId: null });
     });
 
+    it("RL-1: a username that can be nobody's is never looked up in storage, yet costs one dummy verification (EN-2)", async () => {
+      const { storage } = recordingStorage();
+      const { auth } = makeAuth({ storage });
+      await addUser(auth, "a".repeat(128));
+      const find = vi.spyOn(storage.users, "findByUsernameKey");
+      const verify = vi.spyOn(auth.passwords, "verify");
+      for (const username of ["a".repeat(129), "lone \ud800 surrogate", huge]) {
+        expect(await outcome(login(auth, { username, password: goodPassword }))).toBe(40100);
+      }
+      expect(find).not.toHaveBeenCalled();
+      expect(verify.mock.calls.map(([phc]) => phc)).toEqual([null, null, null]);
+      await tokensOf(login(auth, { username: "a".repeat(128), password: goodPassword }));
+      expect(find).toHaveBeenCalledTimes(1);
+    });
+
     it("RL-1: 100 logins with 21,000 × U+FDFA as the username hold no more in storage than 100 short ones", async () => {
       const { storage, keys } = recordingStorage();
       const { auth } = makeAuth({
@@ -282,6 +297,35 @@ describe("login", () => {
       find.mockRestore();
     });
 
+    it("PW-5: each missing field is 40001 naming it, each non-string 40002 naming it", async () => {
+      await created;
+      const answer = async (input: Record<string, unknown>) => {
+        const error = await authError(login(auth, input as unknown as LoginInput));
+        return { code: error.code, message: error.message };
+      };
+      const valid = { username: "typed", password: goodPassword };
+      for (const field of ["username", "password"]) {
+        for (const missing of [undefined, null, ""]) {
+          expect(await answer({ ...valid, [field]: missing }), `${field}: ${missing}`).toEqual({
+            code: ErrorCode.MissingParameter,
+            message: `${field} is required`,
+          });
+        }
+        for (const value of malformed) {
+          expect(await answer({ ...valid, [field]: value }), `${field}: ${JSON.stringify(value)}`).toEqual({
+            code: ErrorCode.MalformedParameter,
+            message: `${field} must be a string`,
+          });
+        }
+      }
+      expect(await answer({ ...valid, provider: 42 })).toEqual({
+        code: ErrorCode.MalformedParameter,
+        message: "provider must be a string",
+      });
+      await tokensOf(login(auth, { ...valid, provider: null } as unknown as LoginInput));
+      await tokensOf(login(auth, { ...valid, provider: "local" }));
+    });
+
     it("PW-5: missing fields get 40001 and never reach storage, also when smuggled in a __proto__ key", async () => {
       await created;
       const find = vi.spyOn(storage.users, "findByUsernameKey");
@@ -292,6 +336,22 @@ describe("login", () => {
       expect(find).not.toHaveBeenCalled();
       find.mockRestore();
     });
+  });
+
+  it("a provider other than local is 40400 Directory login is not enabled, before any attempt or password check", async () => {
+    const { auth, storage } = makeAuth();
+    await addUser(auth, "directory-user");
+    const hit = vi.spyOn(storage.counters, "hit");
+    const verify = vi.spyOn(auth.passwords, "verify");
+    for (const provider of ["directory", "ldap", "", "LOCAL"]) {
+      const error = await authError(login(auth, { username: "directory-user", password: goodPassword, provider }));
+      expect({ code: error.code, message: error.message }, provider).toEqual({
+        code: ErrorCode.NotFound,
+        message: "Directory login is not enabled",
+      });
+    }
+    expect(hit).not.toHaveBeenCalled();
+    expect(verify).not.toHaveBeenCalled();
   });
 
   it("PW-7: every login mints fresh tokens and a new session", async () => {
@@ -346,11 +406,16 @@ describe("login", () => {
     });
 
     it("EN-1: a disabled account is told so only after its password was proven", async () => {
-      const { auth } = makeAuth();
+      const { auth, events } = makeAuth();
       const userId = await addUser(auth, "disabled-right");
       await setUserDisabled(auth, { userId, disabled: true });
-      const error = await authError(login(auth, { username: "disabled-right", password: goodPassword }));
-      expect(error.code).toBe(ErrorCode.Forbidden);
+      events.length = 0;
+      const error = await authError(login(auth, { username: "disabled-right", password: goodPassword, ip: "192.0.2.10" }));
+      expect({ code: error.code, message: error.message }).toEqual({
+        code: ErrorCode.Forbidden,
+        message: "The account is disabled",
+      });
+      expect(events).toEqual([{ type: "login.failed", userId, reason: "disabled", at: auth.now(), ip: "192.0.2.10" }]);
     });
 
     it("EN-1: a locked account and an unknown user locked the same way get the same answer", async () => {

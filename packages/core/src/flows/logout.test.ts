@@ -39,4 +39,21 @@ describe("logout", () => {
     expect(await outcome(logout(harness.auth, { refreshToken: undefined as never }))).toBe(ErrorCode.MissingParameter);
     await refresh(harness.auth, { refreshToken: tokens.refreshToken });
   });
+
+  it("PW-5: each missing field is 40001 naming it, each non-string 40002 naming it", async () => {
+    for (const missing of [undefined, null, ""]) {
+      const error = await authError(logout(harness.auth, { refreshToken: missing as never }));
+      expect({ code: error.code, message: error.message }).toEqual({
+        code: ErrorCode.MissingParameter,
+        message: "refreshToken is required",
+      });
+    }
+    for (const malformed of [{ $ne: "" }, ["token"], 42]) {
+      const error = await authError(logout(harness.auth, { refreshToken: malformed as never }));
+      expect({ code: error.code, message: error.message }).toEqual({
+        code: ErrorCode.MalformedParameter,
+        message: "refreshToken must be a string",
+      });
+    }
+  });
 });

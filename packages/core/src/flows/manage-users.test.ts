@@ -9,6 +9,12 @@ import { refresh } from "./refresh.js";
 import { disableTotp } from "./totp-enrolment.js";
 import { verifyAccessToken } from "./verify-access-token.js";
 
+/** The business code and message a rejected promise carries. */
+async function answerOf(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
+  const { code, message } = await authError(promise);
+  return { code, message };
+}
+
 describe("managing users", () => {
   it("TV-1: the token version only grows, raised by every change that must end existing tokens", async () => {
     const harness = makeAuth();
@@ -132,5 +138,47 @@ describe("managing users", () => {
     expect((await getPublicUser(harness.auth, { userId })).totpEnabled).toBe(true);
     await disableTotp(harness.auth, { userId, code: nextCode(harness, secret) });
     expect((await getPublicUser(harness.auth, { userId })).totpEnabled).toBe(false);
+  });
+
+  it("PW-5: each missing user id is 40001 naming it, each non-string 40002 naming it, an unknown one 40400", async () => {
+    const harness = makeAuth();
+    const flows: Record<string, (userId: unknown) => Promise<unknown>> = {
+      getPublicUser: (userId) => getPublicUser(harness.auth, { userId } as never),
+      setUserRoles: (userId) => setUserRoles(harness.auth, { userId, roles: [] } as never),
+      setUserDisabled: (userId) => setUserDisabled(harness.auth, { userId, disabled: true } as never),
+      signOutEverywhere: (userId) => signOutEverywhere(harness.auth, { userId } as never),
+    };
+    for (const [name, run] of Object.entries(flows)) {
+      for (const missing of [undefined, null, ""]) {
+        expect(await answerOf(run(missing)), `${name}: ${missing}`).toEqual({
+          code: ErrorCode.MissingParameter,
+          message: "userId is required",
+        });
+      }
+      expect(await answerOf(run({ $ne: "" })), name).toEqual({
+        code: ErrorCode.MalformedParameter,
+        message: "userId must be a string",
+      });
+      expect(await answerOf(run("missing")), name).toEqual({ code: ErrorCode.NotFound, message: "No such user" });
+    }
+  });
+
+  it("RT-4: disabling returns the user disabled with the raised token version, and reports every session revoked as user_disabled", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "switched");
+    await signIn(harness, "switched");
+    await signIn(harness, "switched");
+    harness.clock.advance(1_000);
+    harness.events.length = 0;
+    const disabled = await setUserDisabled(harness.auth, { userId, disabled: true });
+    expect(disabled).toMatchObject({ id: userId, disabled: true, tokenVersion: 1, updatedAt: harness.clock.now });
+    expect(harness.events.filter((event) => event.type === "sessions.revoked_all")).toEqual([
+      { type: "sessions.revoked_all", userId, count: 2, reason: "user_disabled", at: harness.clock.now },
+    ]);
+    harness.clock.advance(1_000);
+    const enabled = await setUserDisabled(harness.auth, { userId, disabled: false });
+    expect(enabled).toMatchObject({ id: userId, disabled: false, tokenVersion: 1, updatedAt: harness.clock.now });
+    expect(await harness.storage.users.findById(userId)).toMatchObject({ disabled: false, tokenVersion: 1 });
+    await signIn(harness, "switched");
   });
 });

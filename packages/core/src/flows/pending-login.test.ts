@@ -1,13 +1,17 @@
 import { describe, expect, it, vi } from "vitest";
+import { sha256 } from "../crypto/random.js";
+import { ErrorCode } from "../errors/codes.js";
 import { memoryStorage } from "../storage/memory.js";
 import {
   type Harness,
   addUser,
+  authError,
   codeAt,
   enrolTotp,
   generousThrottle,
   goodPassword,
   makeAuth,
+  outcome,
   slowStorage,
   tally,
   wrongCodeAt,
@@ -93,5 +97,63 @@ describe("pending second-factor logins over a storage with latency", () => {
     const codesLeft = await harness.storage.recoveryCodes.count(userId);
     const stepSpent = (await harness.storage.totp.get(userId))?.lastUsedStep === Math.floor(harness.clock.now / 30_000);
     expect(codesLeft + (stepSpent ? 0 : 1)).toBe(10);
+  });
+});
+
+describe("opening a pending login", () => {
+  it("RL-3: second-factor attempts count against the client address, across temporary tokens and factors", async () => {
+    const harness = makeAuth({ throttle: { ...generousThrottle, ip: [{ limit: 3, window: "1m" }] } });
+    const { secret, recoveryCodes } = await totpUser(harness, "address-limited");
+    const ip = "198.51.100.9";
+    const wrong = wrongCodeAt(secret, harness.clock.now);
+    const first = await tempTokenOf(harness, "address-limited");
+    expect(await outcome(verifyTotp(harness.auth, { tempToken: first, code: wrong, ip }))).toBe(40103);
+    expect(await outcome(verifyTotp(harness.auth, { tempToken: first, code: wrong, ip }))).toBe(40103);
+    const second = await tempTokenOf(harness, "address-limited");
+    expect(await outcome(useRecoveryCode(harness.auth, { tempToken: second, recoveryCode: "AAAA-AAAA-AAAA-AAAA", ip }))).toBe(
+      40103,
+    );
+    const code = codeAt(secret, harness.clock.now);
+    const throttled = await authError(verifyTotp(harness.auth, { tempToken: second, code, ip }));
+    expect(throttled.code).toBe(ErrorCode.TooManyAttempts);
+    expect(throttled.retryAfterSeconds).toBe(60);
+    const recoveryCode = recoveryCodes[0] as string;
+    expect(await outcome(useRecoveryCode(harness.auth, { tempToken: second, recoveryCode, ip }))).toBe(42900);
+    await verifyTotp(harness.auth, { tempToken: second, code, ip: "198.51.100.10" });
+  });
+
+  it("TMP-4: a user disabled in storage, even without a token version change, voids the temporary token at once", async () => {
+    const harness = makeAuth({ throttle: generousThrottle });
+    const { userId, secret, recoveryCodes } = await totpUser(harness, "disabled-pending");
+    const byCode = await tempTokenOf(harness, "disabled-pending");
+    const byRecovery = await tempTokenOf(harness, "disabled-pending");
+    await harness.storage.users.update(userId, { disabled: true }, harness.clock.now);
+    const code = codeAt(secret, harness.clock.now);
+    const recoveryCode = recoveryCodes[0] as string;
+    const refused = await authError(verifyTotp(harness.auth, { tempToken: byCode, code }));
+    expect({ code: refused.code, message: refused.message }).toEqual({
+      code: ErrorCode.AuthenticationFailed,
+      message: "The temporary token is invalid or expired",
+    });
+    expect(await outcome(useRecoveryCode(harness.auth, { tempToken: byRecovery, recoveryCode }))).toBe(40100);
+    for (const tempToken of [byCode, byRecovery]) {
+      expect(await harness.storage.challenges.find(sha256(tempToken), "totp_login", harness.clock.now)).toBeNull();
+    }
+    await harness.storage.users.update(userId, { disabled: false }, harness.clock.now);
+    expect(await outcome(verifyTotp(harness.auth, { tempToken: byCode, code }))).toBe(40100);
+    expect(await outcome(useRecoveryCode(harness.auth, { tempToken: byRecovery, recoveryCode }))).toBe(40100);
+    expect(await harness.storage.recoveryCodes.count(userId)).toBe(10);
+    expect(harness.events.filter((event) => event.type === "login.succeeded")).toEqual([]);
+  });
+
+  it("TMP-4: the temporary token of a user gone from storage is refused and void", async () => {
+    const harness = makeAuth({ throttle: generousThrottle });
+    const { userId, secret } = await totpUser(harness, "gone-pending");
+    const tempToken = await tempTokenOf(harness, "gone-pending");
+    const findById = harness.storage.users.findById.bind(harness.storage.users);
+    const lookup = vi.spyOn(harness.storage.users, "findById").mockImplementation(async (id) => (id === userId ? null : findById(id)));
+    expect(await outcome(verifyTotp(harness.auth, { tempToken, code: codeAt(secret, harness.clock.now) }))).toBe(40100);
+    lookup.mockRestore();
+    expect(await harness.storage.challenges.find(sha256(tempToken), "totp_login", harness.clock.now)).toBeNull();
   });
 });

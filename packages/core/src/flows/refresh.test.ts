@@ -2,12 +2,26 @@ import { describe, expect, it, vi } from "vitest";
 import { sha256 } from "../crypto/random.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { RefreshTokenRecord } from "../storage/types.js";
-import { addUser, authError, makeAuth, outcome, signIn, tally } from "./fixtures.test-support.js";
+import { type Harness, addUser, authError, makeAuth, outcome, signIn, tally } from "./fixtures.test-support.js";
 import { setUserDisabled, setUserRoles } from "./manage-users.js";
 import { refresh } from "./refresh.js";
 import { verifyAccessToken } from "./verify-access-token.js";
 
 const day = 86_400_000;
+
+/** The business code and message a rejected promise carries. */
+async function answerOf(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
+  const { code, message } = await authError(promise);
+  return { code, message };
+}
+
+/** The session of a token set, as storage holds it. */
+async function sessionOf(harness: Harness, accessToken: string) {
+  const { sessionId } = await verifyAccessToken(harness.auth, { token: accessToken });
+  const session = await harness.storage.sessions.findSession(sessionId);
+  if (!session) throw new Error("no session");
+  return session;
+}
 
 describe("refresh", () => {
   const harness = makeAuth();
@@ -88,6 +102,21 @@ describe("refresh", () => {
     expect(await outcome(refresh(harness.auth, { refreshToken: { $ne: "" } as never }))).toBe(40002);
   });
 
+  it("PW-5: each missing field is 40001 naming it, each non-string 40002 naming it", async () => {
+    for (const missing of [undefined, null, ""]) {
+      expect(await answerOf(refresh(harness.auth, { refreshToken: missing as never }))).toEqual({
+        code: ErrorCode.MissingParameter,
+        message: "refreshToken is required",
+      });
+    }
+    for (const malformed of [{ $ne: "" }, ["token"], 42]) {
+      expect(await answerOf(refresh(harness.auth, { refreshToken: malformed as never }))).toEqual({
+        code: ErrorCode.MalformedParameter,
+        message: "refreshToken must be a string",
+      });
+    }
+  });
+
   it("RT-4: refresh never extends the absolute session lifetime", async () => {
     const own = makeAuth();
     await addUser(own.auth, "long-lived");
@@ -139,5 +168,69 @@ describe("refresh", () => {
     expect(own.events.find((event) => event.type === "session.revoked")).toMatchObject({ reason: "token_version_changed" });
     const fresh = await signIn(own, "stale-refresh");
     expect((await refresh(own.auth, { refreshToken: fresh.refreshToken })).user.roles).toEqual(["admin"]);
+  });
+
+  it("RT-4: the session's absolute expiry ends it, to the millisecond, even for a refresh token that would live longer", async () => {
+    // Issuing caps a refresh token at its session's expiry; a session shortened in storage
+    // afterwards (by an operator, or an adapter's own policy) must still end on time.
+    const own = makeAuth();
+    await addUser(own.auth, "shortened");
+    const [early, onTime] = [await signIn(own, "shortened"), await signIn(own, "shortened")];
+    const endsAt = own.clock.now + 60_000;
+    for (const tokens of [early, onTime]) {
+      await own.storage.sessions.createSession({ ...(await sessionOf(own, tokens.accessToken)), expiresAt: endsAt });
+    }
+    own.clock.now = endsAt - 1;
+    await refresh(own.auth, { refreshToken: early.refreshToken });
+    own.clock.now = endsAt;
+    expect(await outcome(refresh(own.auth, { refreshToken: onTime.refreshToken }))).toBe(ErrorCode.InvalidToken);
+    expect(own.events.filter((event) => event.type === "token.refreshed")).toHaveLength(1);
+  });
+
+  it("ST-2: a refresh token whose record names another user than its session is refused", async () => {
+    const own = makeAuth();
+    await addUser(own.auth, "session-owner");
+    const intruderId = await addUser(own.auth, "intruder");
+    const owner = await signIn(own, "session-owner");
+    const session = await sessionOf(own, owner.accessToken);
+    const forged = "F".repeat(43);
+    await own.storage.sessions.insertRefreshToken({
+      hash: sha256(forged),
+      sessionId: session.id,
+      userId: intruderId,
+      createdAt: own.clock.now,
+      expiresAt: own.clock.now + day,
+      spentAt: null,
+    });
+    expect(await outcome(refresh(own.auth, { refreshToken: forged }))).toBe(ErrorCode.InvalidToken);
+    expect(own.events.filter((event) => event.type === "token.refreshed")).toEqual([]);
+    await refresh(own.auth, { refreshToken: owner.refreshToken });
+  });
+
+  it("RT-4: a user disabled in storage without a token version change is refused at refresh, its session revoked as user_disabled", async () => {
+    const own = makeAuth();
+    const id = await addUser(own.auth, "disabled-in-storage");
+    const tokens = await signIn(own, "disabled-in-storage");
+    const session = await sessionOf(own, tokens.accessToken);
+    await own.storage.users.update(id, { disabled: true }, own.clock.now);
+    own.events.length = 0;
+    expect(await outcome(refresh(own.auth, { refreshToken: tokens.refreshToken }))).toBe(ErrorCode.InvalidToken);
+    expect(own.events).toEqual([
+      { type: "session.revoked", userId: id, sessionId: session.id, reason: "user_disabled", at: own.clock.now },
+    ]);
+    expect((await own.storage.sessions.findSession(session.id))?.revokedAt).toBe(own.clock.now);
+  });
+
+  it("TV-2: a refresh for a user gone from storage is refused and its session ends", async () => {
+    const own = makeAuth();
+    const id = await addUser(own.auth, "deleted");
+    const tokens = await signIn(own, "deleted");
+    const session = await sessionOf(own, tokens.accessToken);
+    const findById = own.storage.users.findById.bind(own.storage.users);
+    vi.spyOn(own.storage.users, "findById").mockImplementation(async (userId) => (userId === id ? null : findById(userId)));
+    own.events.length = 0;
+    expect(await outcome(refresh(own.auth, { refreshToken: tokens.refreshToken }))).toBe(ErrorCode.InvalidToken);
+    expect(own.events).toEqual([expect.objectContaining({ type: "session.revoked", userId: id, sessionId: session.id })]);
+    expect((await own.storage.sessions.findSession(session.id))?.revokedAt).toBe(own.clock.now);
   });
 });

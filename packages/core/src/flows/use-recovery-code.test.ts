@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../errors/codes.js";
 import { verifyAccessTokenClaims } from "../tokens/access-token.js";
 import {
@@ -108,6 +108,59 @@ describe("useRecoveryCode", () => {
     const error = await authError(useRecoveryCode(throttled.auth, { tempToken, recoveryCode: recoveryCodes[0] as string }));
     expect(error.code).toBe(ErrorCode.TooManyAttempts);
     expect(await throttled.storage.recoveryCodes.count(userId)).toBe(10);
+  });
+
+  it("PW-5: each missing field is 40001 naming it, each non-string 40002 naming it", async () => {
+    const valid = { tempToken: "T".repeat(43), recoveryCode: "AAAA-AAAA-AAAA-AAAA" };
+    for (const field of ["tempToken", "recoveryCode"]) {
+      for (const missing of [undefined, null, ""]) {
+        const error = await authError(useRecoveryCode(harness.auth, { ...valid, [field]: missing } as never));
+        expect({ code: error.code, message: error.message }, `${field}: ${missing}`).toEqual({
+          code: ErrorCode.MissingParameter,
+          message: `${field} is required`,
+        });
+      }
+      for (const malformed of [{ $ne: "" }, ["AAAA-AAAA-AAAA-AAAA"], 1234]) {
+        const error = await authError(useRecoveryCode(harness.auth, { ...valid, [field]: malformed } as never));
+        expect({ code: error.code, message: error.message }, `${field}: ${JSON.stringify(malformed)}`).toEqual({
+          code: ErrorCode.MalformedParameter,
+          message: `${field} must be a string`,
+        });
+      }
+    }
+  });
+
+  it("HTTP-6: second-factor events name the user and the factor (recovery_code), never the code", async () => {
+    const own = makeAuth();
+    const userId = await addUser(own.auth, "reported");
+    const recoveryCode = (await enrolTotp(own.auth, userId)).recoveryCodes[0] as string;
+    const tempToken = await tempTokenOf(own, "reported");
+    own.events.length = 0;
+    await outcome(useRecoveryCode(own.auth, { tempToken, recoveryCode: "AAAA-AAAA-AAAA-AAAA", ip: "192.0.2.30" }));
+    await useRecoveryCode(own.auth, { tempToken, recoveryCode, ip: "192.0.2.30" });
+    const at = own.clock.now;
+    const ip = "192.0.2.30";
+    expect(own.events.filter((event) => event.type.startsWith("second_factor."))).toEqual([
+      { type: "second_factor.failed", userId, kind: "recovery_code", at, ip },
+      { type: "second_factor.succeeded", userId, kind: "recovery_code", at, ip },
+    ]);
+    expect(JSON.stringify(own.events)).not.toContain(recoveryCode);
+    expect(JSON.stringify(own.events)).not.toContain(recoveryCode.replaceAll("-", ""));
+  });
+
+  it("RC-2: a malformed recovery code is refused without a storage lookup", async () => {
+    const tempToken = await tempTokenOf(harness, "recovering");
+    const has = vi.spyOn(harness.storage.recoveryCodes, "has");
+    const consume = vi.spyOn(harness.storage.recoveryCodes, "consume");
+    for (const recoveryCode of ["not a code", "U".repeat(16), "AAAA-AAAA-AAAA-AAA", "AAAA-AAAA-AAAA-AAAAA"]) {
+      expect(await outcome(useRecoveryCode(harness.auth, { tempToken, recoveryCode })), recoveryCode).toBe(40103);
+    }
+    expect(has).not.toHaveBeenCalled();
+    expect(consume).not.toHaveBeenCalled();
+    expect(await outcome(useRecoveryCode(harness.auth, { tempToken, recoveryCode: "AAAA-AAAA-AAAA-AAAA" }))).toBe(40103);
+    expect(has).toHaveBeenCalledTimes(1);
+    has.mockRestore();
+    consume.mockRestore();
   });
 
   it("TMP-2: an access token is refused as the temporary token", async () => {

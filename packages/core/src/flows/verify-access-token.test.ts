@@ -1,10 +1,21 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../errors/codes.js";
+import { signAccessToken } from "../tokens/access-token.js";
 import { changePassword } from "./change-password.js";
-import { type Harness, addUser, codeAt, enrolTotp, goodPassword, makeAuth, outcome, signIn } from "./fixtures.test-support.js";
+import {
+  type Harness,
+  addUser,
+  authError,
+  codeAt,
+  enrolTotp,
+  goodPassword,
+  makeAuth,
+  outcome,
+  signIn,
+} from "./fixtures.test-support.js";
 import { login } from "./login.js";
 import { logout } from "./logout.js";
-import { setUserRoles } from "./manage-users.js";
+import { setUserRoles, signOutEverywhere } from "./manage-users.js";
 import { refresh } from "./refresh.js";
 import { verifyAccessToken } from "./verify-access-token.js";
 import { verifyTotp } from "./verify-totp.js";
@@ -13,6 +24,18 @@ import { verifyTotp } from "./verify-totp.js";
 function twoInstances(tokenStateCacheSeconds: number): [Harness, Harness] {
   const first = makeAuth({ tokenStateCacheSeconds });
   return [first, makeAuth({ tokenStateCacheSeconds, storage: first.storage, clock: first.clock })];
+}
+
+/** The business code and message a rejected promise carries. */
+async function answerOf(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
+  const { code, message } = await authError(promise);
+  return { code, message };
+}
+
+/** Makes `storage.users.findById` answer null for one user, as after the row was deleted. */
+function forgetUser(harness: Harness, userId: string): void {
+  const findById = harness.storage.users.findById.bind(harness.storage.users);
+  vi.spyOn(harness.storage.users, "findById").mockImplementation(async (id) => (id === userId ? null : findById(id)));
 }
 
 describe("verifyAccessToken", () => {
@@ -24,6 +47,22 @@ describe("verifyAccessToken", () => {
     expect(context).toMatchObject({ userId, roles: ["reader"], amr: ["pwd"], tokenVersion: 0 });
     expect(context.claims.exp - context.claims.iat).toBe(900);
     expect(await harness.storage.sessions.findSession(context.sessionId)).toMatchObject({ userId, revokedAt: null });
+  });
+
+  it("PW-5: each missing field is 40001 naming it, each non-string 40002 naming it", async () => {
+    const harness = makeAuth();
+    for (const missing of [undefined, null, ""]) {
+      expect(await answerOf(verifyAccessToken(harness.auth, { token: missing as never }))).toEqual({
+        code: ErrorCode.MissingParameter,
+        message: "token is required",
+      });
+    }
+    for (const malformed of [{ $ne: "" }, ["token"], 42]) {
+      expect(await answerOf(verifyAccessToken(harness.auth, { token: malformed as never }))).toEqual({
+        code: ErrorCode.MalformedParameter,
+        message: "token must be a string",
+      });
+    }
   });
 
   it("AT-3: the access token stops working after its lifetime (15 min) and the tolerance", async () => {
@@ -114,6 +153,98 @@ describe("verifyAccessToken", () => {
       await setUserRoles(first.auth, { userId, roles: ["admin"] });
       const code = codeAt(secret, second.clock.now);
       expect(await outcome(verifyTotp(second.auth, { tempToken: result.tempToken, code }))).toBe(40100);
+    });
+  });
+
+  describe("TV-2: what the token state check compares", () => {
+    it("TV-2: a user gone from storage, or disabled there without a token version change, ends the user's access tokens", async () => {
+      const harness = makeAuth();
+      const goneId = await addUser(harness.auth, "gone");
+      const disabledId = await addUser(harness.auth, "disabled-in-storage");
+      const gone = await signIn(harness, "gone");
+      const disabled = await signIn(harness, "disabled-in-storage");
+      forgetUser(harness, goneId);
+      expect(await outcome(verifyAccessToken(harness.auth, { token: gone.accessToken }))).toBe(ErrorCode.InvalidToken);
+      await verifyAccessToken(harness.auth, { token: disabled.accessToken });
+      await harness.storage.users.update(disabledId, { disabled: true }, harness.clock.now);
+      expect(await outcome(verifyAccessToken(harness.auth, { token: disabled.accessToken }))).toBe(ErrorCode.InvalidToken);
+    });
+
+    it("TV-2: a signed token is live only with a session that exists and belongs to its user", async () => {
+      // Tokens signed with the instance's own key: only the state check can refuse them.
+      const harness = makeAuth();
+      const ownerId = await addUser(harness.auth, "owner");
+      const otherId = await addUser(harness.auth, "other");
+      const { claims } = await verifyAccessToken(harness.auth, { token: (await signIn(harness, "owner")).accessToken });
+      await signIn(harness, "other");
+      const sign = (changes: Partial<typeof claims>) => signAccessToken(harness.auth.keys, { ...claims, ...changes });
+      expect(await outcome(verifyAccessToken(harness.auth, { token: await sign({ sid: "no-such-session" }) }))).toBe(
+        ErrorCode.InvalidToken,
+      );
+      expect(await outcome(verifyAccessToken(harness.auth, { token: await sign({ sub: otherId }) }))).toBe(
+        ErrorCode.InvalidToken,
+      );
+      expect((await verifyAccessToken(harness.auth, { token: await sign({ jti: "another-jti" }) })).userId).toBe(ownerId);
+    });
+
+    it("TV-2: a cached check answers only for the user and token version it checked", async () => {
+      const harness = makeAuth({ tokenStateCacheSeconds: 10 });
+      await addUser(harness.auth, "cached-owner");
+      const otherId = await addUser(harness.auth, "cached-other");
+      const { claims } = await verifyAccessToken(harness.auth, {
+        token: (await signIn(harness, "cached-owner")).accessToken,
+      });
+      await signIn(harness, "cached-other");
+      const sign = (changes: Partial<typeof claims>) => signAccessToken(harness.auth.keys, { ...claims, ...changes });
+      expect(await outcome(verifyAccessToken(harness.auth, { token: await sign({ sub: otherId }) }))).toBe(
+        ErrorCode.InvalidToken,
+      );
+      expect(await outcome(verifyAccessToken(harness.auth, { token: await sign({ tv: claims.tv + 1 }) }))).toBe(
+        ErrorCode.InvalidToken,
+      );
+      await verifyAccessToken(harness.auth, { token: await sign({ jti: "another-jti" }) });
+    });
+  });
+
+  describe("TV-2: the token state cache (tokenStateCacheSeconds)", () => {
+    it("TV-2: with the default (no cache), nothing is kept, and a revoked token is refused even after the clock steps back", async () => {
+      const first = makeAuth();
+      const second = makeAuth({ storage: first.storage });
+      const userId = await addUser(first.auth, "uncached");
+      const tokens = await signIn(first, "uncached");
+      await verifyAccessToken(second.auth, { token: tokens.accessToken });
+      expect(second.auth.tokenStateCache.size).toBe(0);
+      await signOutEverywhere(first.auth, { userId });
+      second.clock.advance(-1_000);
+      expect(await outcome(verifyAccessToken(second.auth, { token: tokens.accessToken }))).toBe(ErrorCode.InvalidToken);
+    });
+
+    it("TV-2: within the cache delay, each session's state is read from storage once, however many sessions are checked", async () => {
+      const harness = makeAuth({ tokenStateCacheSeconds: 10 });
+      await addUser(harness.auth, "many-sessions");
+      const sessions = [await signIn(harness, "many-sessions"), await signIn(harness, "many-sessions")];
+      const findSession = vi.spyOn(harness.storage.sessions, "findSession");
+      for (let round = 0; round < 3; round += 1) {
+        for (const tokens of sessions) await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+        harness.clock.advance(1_000);
+      }
+      expect(findSession).toHaveBeenCalledTimes(2);
+      expect(harness.auth.tokenStateCache.size).toBe(2);
+    });
+
+    it("TV-2: the cache holds at most 10,000 sessions; a check that finds it full starts it afresh", async () => {
+      const harness = makeAuth({ tokenStateCacheSeconds: 10 });
+      await addUser(harness.auth, "cache-limit");
+      const [first, second] = [await signIn(harness, "cache-limit"), await signIn(harness, "cache-limit")];
+      const cache = harness.auth.tokenStateCache;
+      for (let index = 0; cache.size < 9_999; index += 1) {
+        cache.set(`filler-${index}`, { userId: "filler", tokenVersion: 0, checkedAt: harness.clock.now });
+      }
+      const { sessionId: firstSession } = await verifyAccessToken(harness.auth, { token: first.accessToken });
+      expect(cache.size).toBe(10_000);
+      expect(cache.has(firstSession)).toBe(true);
+      const { sessionId: secondSession } = await verifyAccessToken(harness.auth, { token: second.accessToken });
+      expect([...cache.keys()]).toEqual([secondSession]);
     });
   });
 });

@@ -6,6 +6,7 @@ import {
   addUser,
   authError,
   codeAt,
+  decodeBase32,
   enrolTotp,
   generousThrottle,
   goodPassword,
@@ -18,6 +19,7 @@ import {
 import { login } from "./login.js";
 import { logout } from "./logout.js";
 import { refresh } from "./refresh.js";
+import { beginTotpSetup } from "./totp-enrolment.js";
 import { useRecoveryCode } from "./use-recovery-code.js";
 import { verifyAccessToken } from "./verify-access-token.js";
 import { verifyTotp } from "./verify-totp.js";
@@ -55,6 +57,58 @@ describe("verifyTotp", () => {
     });
     expect(tokens.user).toEqual({ id: userId, username: "amr", roles: [], totpEnabled: true });
     expect((await claimsOf(harness, tokens.accessToken)).amr).toEqual(["pwd", "otp"]);
+  });
+
+  it("PW-5: each missing field is 40001 naming it, each non-string 40002 naming it", async () => {
+    const harness = makeAuth();
+    const valid = { tempToken: "T".repeat(43), code: "123456" };
+    for (const field of ["tempToken", "code"]) {
+      for (const missing of [undefined, null, ""]) {
+        const error = await authError(verifyTotp(harness.auth, { ...valid, [field]: missing } as never));
+        expect({ code: error.code, message: error.message }, `${field}: ${missing}`).toEqual({
+          code: ErrorCode.MissingParameter,
+          message: `${field} is required`,
+        });
+      }
+      for (const malformed of [{ $ne: "" }, ["123456"], 123456]) {
+        const error = await authError(verifyTotp(harness.auth, { ...valid, [field]: malformed } as never));
+        expect({ code: error.code, message: error.message }, `${field}: ${JSON.stringify(malformed)}`).toEqual({
+          code: ErrorCode.MalformedParameter,
+          message: `${field} must be a string`,
+        });
+      }
+    }
+  });
+
+  it("HTTP-6: second-factor events name the user and the factor (totp), never the code", async () => {
+    const harness = makeAuth();
+    const { userId, secret } = await totpUser(harness, "reported");
+    const tempToken = await tempTokenOf(harness, "reported");
+    const wrong = wrongCodeAt(secret, harness.clock.now);
+    const code = codeAt(secret, harness.clock.now);
+    harness.events.length = 0;
+    await outcome(verifyTotp(harness.auth, { tempToken, code: wrong, ip: "192.0.2.20" }));
+    await verifyTotp(harness.auth, { tempToken, code, ip: "192.0.2.20" });
+    const at = harness.clock.now;
+    const ip = "192.0.2.20";
+    expect(harness.events.filter((event) => event.type.startsWith("second_factor."))).toEqual([
+      { type: "second_factor.failed", userId, kind: "totp", at, ip },
+      { type: "second_factor.succeeded", userId, kind: "totp", at, ip },
+    ]);
+    expect(JSON.stringify(harness.events)).not.toContain(wrong);
+    expect(JSON.stringify(harness.events)).not.toContain(code);
+  });
+
+  it("TOTP-5: only an enabled factor completes a login: with the factor gone from storage, or only pending, a code is 40103", async () => {
+    const harness = makeAuth({ throttle: generousThrottle });
+    const { userId, secret } = await totpUser(harness, "factor-gone");
+    const tempToken = await tempTokenOf(harness, "factor-gone");
+    await harness.storage.totp.remove(userId);
+    expect(await outcome(verifyTotp(harness.auth, { tempToken, code: codeAt(secret, harness.clock.now) }))).toBe(40103);
+    const setup = await beginTotpSetup(harness.auth, { userId, password: goodPassword });
+    const pendingCode = codeAt(decodeBase32(setup.secret), harness.clock.now);
+    expect(await outcome(verifyTotp(harness.auth, { tempToken, code: pendingCode }))).toBe(40103);
+    expect(harness.events.filter((event) => event.type === "login.succeeded")).toEqual([]);
   });
 
   describe("TOTP-4: a step is accepted once", () => {
