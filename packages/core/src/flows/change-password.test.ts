@@ -188,7 +188,9 @@ describe("changePassword", () => {
 
   it("PW-6: an unknown user is 40400 No such user, for changePassword and setPassword alike", async () => {
     const harness = makeAuth();
-    expect(await answerOf(changePassword(harness.auth, { userId: "nobody", currentPassword: goodPassword, newPassword }))).toEqual({
+    expect(
+      await answerOf(changePassword(harness.auth, { userId: "nobody", currentPassword: goodPassword, newPassword })),
+    ).toEqual({
       code: ErrorCode.NotFound,
       message: "No such user",
     });

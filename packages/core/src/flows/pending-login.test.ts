@@ -151,7 +151,9 @@ describe("opening a pending login", () => {
     const { userId, secret } = await totpUser(harness, "gone-pending");
     const tempToken = await tempTokenOf(harness, "gone-pending");
     const findById = harness.storage.users.findById.bind(harness.storage.users);
-    const lookup = vi.spyOn(harness.storage.users, "findById").mockImplementation(async (id) => (id === userId ? null : findById(id)));
+    const lookup = vi
+      .spyOn(harness.storage.users, "findById")
+      .mockImplementation(async (id) => (id === userId ? null : findById(id)));
     expect(await outcome(verifyTotp(harness.auth, { tempToken, code: codeAt(secret, harness.clock.now) }))).toBe(40100);
     lookup.mockRestore();
     expect(await harness.storage.challenges.find(sha256(tempToken), "totp_login", harness.clock.now)).toBeNull();

@@ -2,7 +2,7 @@ import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
-import { takeAttempt } from "../throttle/throttle.js";
+import { clearAccountFailures, takeAttempt } from "../throttle/throttle.js";
 import { acceptTotpCode } from "../totp/totp-secret.js";
 import { optionalString } from "./input.js";
 
@@ -23,9 +23,11 @@ export interface ReauthenticationProof {
  * Requires recent re-authentication before a change that would let a thief of an access token
  * take the account over: enrolling TOTP, regenerating recovery codes, registering a passkey
  * (TOTP-5, WA-6). Accepted, in this order: the current password; a current TOTP code when
- * TOTP is on (its step is spent: TOTP-4); or a live session of this user whose sign-in is
- * younger than `recentSignInSeconds` (default: `reauthentication.recentSignIn`, 5 minutes). A password or code
- * attempt counts against the account throttle first (RL-1, RL-4).
+ * TOTP is on (its step is spent: TOTP-4); or a live session of this user, at its current token
+ * version, whose sign-in is younger than `recentSignInSeconds` (default:
+ * `reauthentication.recentSignIn`, 5 minutes). A password or code attempt counts against the
+ * account throttle first (RL-1, RL-4), and a right one clears the account's failures, as a
+ * sign-in does.
  *
  * @throws {AuthError} 40001 no proof and no recent sign-in, 40100 wrong password, 40103 wrong
  * code, 40900 a TOTP code while TOTP is off, 42900 throttled.
@@ -43,11 +45,13 @@ export async function requireRecentAuthentication(
     if (!(await auth.passwords.verify(user.passwordHash, password))) {
       throw new AuthError(ErrorCode.AuthenticationFailed, "Invalid password");
     }
+    await clearAccountFailures(auth, user.usernameKey);
   } else if (totpCode) {
     const totp = await auth.storage.totp.get(user.id);
     if (!totp?.enabled) throw new AuthError(ErrorCode.Conflict, "TOTP is not enabled");
     await takeAttempt(auth, "account", user.usernameKey);
     if (!(await acceptTotpCode(auth, totp, totpCode))) throw new AuthError(ErrorCode.SecondFactorFailed);
+    await clearAccountFailures(auth, user.usernameKey);
   } else if (!(await signedInRecently(auth, user, proof.sessionId, recentSignInSeconds))) {
     throw new AuthError(
       ErrorCode.MissingParameter,
@@ -65,6 +69,7 @@ async function signedInRecently(auth: Auth, user: UserRecord, sessionId: unknown
   return (
     session !== null &&
     session.userId === user.id &&
+    session.tokenVersion === user.tokenVersion &&
     session.revokedAt === null &&
     session.expiresAt > now &&
     now - session.createdAt < window

@@ -47,6 +47,12 @@ async function tempTokenOf(harness: Harness, username: string): Promise<string> 
   return result.tempToken;
 }
 
+/** The business code and message a rejected promise carries. */
+async function answerOf(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
+  const { code, message } = await authError(promise);
+  return { code, message };
+}
+
 const tokenVersionOf = async (harness: Harness, userId: string) => (await harness.storage.users.findById(userId))?.tokenVersion;
 
 describe("TOTP enrolment", () => {
@@ -388,6 +394,177 @@ describe("TOTP enrolment", () => {
       });
       const plain = await addUser(harness.auth, "no-totp-codes");
       expect(await outcome(regenerateRecoveryCodes(harness.auth, { userId: plain, code: "123456" }))).toBe(ErrorCode.Conflict);
+    });
+  });
+
+  it("PW-5: each missing field is 40001 naming it, each non-string 40002 naming it", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "validated");
+    const flows: Record<
+      string,
+      { run: (input: Record<string, unknown>) => Promise<unknown>; required: string[]; optional: string[] }
+    > = {
+      beginTotpSetup: {
+        run: (input) => beginTotpSetup(harness.auth, input as never),
+        required: ["userId"],
+        optional: ["password"],
+      },
+      enableTotp: {
+        run: (input) => enableTotp(harness.auth, input as never),
+        required: ["userId", "code"],
+        optional: ["password"],
+      },
+      disableTotp: {
+        run: (input) => disableTotp(harness.auth, input as never),
+        required: ["userId"],
+        optional: ["code", "password"],
+      },
+      regenerateRecoveryCodes: {
+        run: (input) => regenerateRecoveryCodes(harness.auth, input as never),
+        required: ["userId", "code"],
+        optional: [],
+      },
+    };
+    const valid: Record<string, unknown> = { userId, code: "123456", password: goodPassword };
+    for (const [name, { run, required, optional }] of Object.entries(flows)) {
+      const base = Object.fromEntries([...required, ...optional].map((field) => [field, valid[field]]));
+      for (const field of required) {
+        for (const missing of [undefined, null, ""]) {
+          expect(await answerOf(run({ ...base, [field]: missing })), `${name} ${field}: ${missing}`).toEqual({
+            code: ErrorCode.MissingParameter,
+            message: `${field} is required`,
+          });
+        }
+      }
+      for (const field of [...required, ...optional]) {
+        expect(await answerOf(run({ ...base, [field]: { $ne: "" } })), `${name} ${field}`).toEqual({
+          code: ErrorCode.MalformedParameter,
+          message: `${field} must be a string`,
+        });
+      }
+    }
+    expect(await harness.storage.totp.get(userId)).toBeNull();
+  });
+
+  describe("TOTP-5: refusals, and the order of the checks", () => {
+    it("TOTP-5: enabling without a pending factor is 40900 Start TOTP setup first", async () => {
+      const harness = makeAuth();
+      const userId = await addUser(harness.auth, "nothing-pending");
+      expect(await answerOf(enableTotp(harness.auth, { userId, password: goodPassword, code: "123456" }))).toEqual({
+        code: ErrorCode.Conflict,
+        message: "Start TOTP setup first",
+      });
+      await enrolTotp(harness.auth, userId);
+      expect(await answerOf(enableTotp(harness.auth, { userId, password: goodPassword, code: "123456" }))).toEqual({
+        code: ErrorCode.Conflict,
+        message: "Start TOTP setup first",
+      });
+    });
+
+    it("TOTP-5: a setup once TOTP is on is 40900 TOTP is already enabled, before any password is checked", async () => {
+      const harness = makeAuth();
+      const userId = await addUser(harness.auth, "already-on");
+      await enrolTotp(harness.auth, userId);
+      const stored = await harness.storage.totp.get(userId);
+      const before = argon2Runs();
+      for (const password of [goodPassword, "not the password"]) {
+        expect(await answerOf(beginTotpSetup(harness.auth, { userId, password }))).toEqual({
+          code: ErrorCode.Conflict,
+          message: "TOTP is already enabled",
+        });
+      }
+      expect(argon2Runs()).toBe(before);
+      expect(await harness.storage.totp.get(userId)).toEqual(stored);
+    });
+
+    it("TOTP-5: setup hands storage a pending factor: not enabled, no step used", async () => {
+      const harness = makeAuth();
+      const userId = await addUser(harness.auth, "pending-record");
+      const putPending = vi.spyOn(harness.storage.totp, "putPending");
+      await beginTotpSetup(harness.auth, { userId, password: goodPassword });
+      expect(putPending).toHaveBeenCalledTimes(1);
+      expect(putPending.mock.calls[0]?.[0]).toMatchObject({
+        userId,
+        enabled: false,
+        lastUsedStep: -1,
+        createdAt: harness.clock.now,
+      });
+      putPending.mockRestore();
+    });
+
+    it("TOTP-5: a setup that loses the race to an enable is 40900 TOTP is already enabled; the enabled factor stays", async () => {
+      const harness = makeAuth();
+      const userId = await addUser(harness.auth, "racing-setup");
+      const tokens = await signIn(harness, "racing-setup");
+      const { sessionId } = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+      const setup = await beginTotpSetup(harness.auth, { userId, sessionId });
+      const secret = decodeBase32(setup.secret);
+      // The second setup finds no enabled factor, then spends an argon2id verification on the
+      // password; the enable, proven by the fresh session, completes meanwhile.
+      const [second, enabled] = await Promise.all([
+        answerOf(beginTotpSetup(harness.auth, { userId, password: goodPassword })),
+        enableTotp(harness.auth, { userId, sessionId, code: codeAt(secret, harness.clock.now) }),
+      ]);
+      expect(second).toEqual({ code: ErrorCode.Conflict, message: "TOTP is already enabled" });
+      expect(enabled.recoveryCodes).toHaveLength(10);
+      expect(await harness.storage.totp.get(userId)).toMatchObject({ enabled: true });
+      await verifyTotp(harness.auth, { tempToken: await tempTokenOf(harness, "racing-setup"), code: nextCode(harness, secret) });
+    });
+
+    it("TOTP-5: of two concurrent enables with two valid codes, one wins; the other is 40900 TOTP is already enabled", async () => {
+      const harness = makeAuth();
+      const userId = await addUser(harness.auth, "racing-enable");
+      const tokens = await signIn(harness, "racing-enable");
+      const { sessionId } = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+      const secret = decodeBase32((await beginTotpSetup(harness.auth, { userId, sessionId })).secret);
+      const version = (await tokenVersionOf(harness, userId)) as number;
+      const [won, lost] = await Promise.allSettled([
+        enableTotp(harness.auth, { userId, sessionId, code: codeAt(secret, harness.clock.now) }),
+        enableTotp(harness.auth, { userId, sessionId, code: codeAt(secret, harness.clock.now + 30_000) }),
+      ]);
+      if (won?.status !== "fulfilled" || lost?.status !== "rejected") throw new Error("expected one winner, then one loser");
+      expect({ code: lost.reason.code, message: lost.reason.message }).toEqual({
+        code: ErrorCode.Conflict,
+        message: "TOTP is already enabled",
+      });
+      expect(await tokenVersionOf(harness, userId)).toBe(version + 1);
+      expect(harness.events.filter((event) => event.type === "totp.enabled")).toHaveLength(1);
+      await useRecoveryCode(harness.auth, {
+        tempToken: await tempTokenOf(harness, "racing-enable"),
+        recoveryCode: won.value.recoveryCodes[0] as string,
+      });
+    });
+
+    it("TOTP-5: disabling needs a code or the password, asked before anything else", async () => {
+      const harness = makeAuth();
+      const enrolledId = await addUser(harness.auth, "no-proof");
+      await enrolTotp(harness.auth, enrolledId);
+      const plainId = await addUser(harness.auth, "no-proof-no-totp");
+      for (const userId of [enrolledId, plainId]) {
+        for (const proof of [{}, { code: "", password: "" }]) {
+          expect(await answerOf(disableTotp(harness.auth, { userId, ...proof }))).toEqual({
+            code: ErrorCode.MissingParameter,
+            message: "code or password is required",
+          });
+        }
+      }
+      expect((await harness.storage.totp.get(enrolledId))?.enabled).toBe(true);
+    });
+
+    it("TOTP-5: disabling when TOTP is off is 40900 TOTP is not enabled, before the password is checked", async () => {
+      const harness = makeAuth();
+      const userId = await addUser(harness.auth, "never-enrolled");
+      await beginTotpSetup(harness.auth, { userId, password: goodPassword });
+      const before = argon2Runs();
+      for (const proof of [{ password: goodPassword }, { password: "not the password" }, { code: "123456" }]) {
+        expect(await answerOf(disableTotp(harness.auth, { userId, ...proof }))).toEqual({
+          code: ErrorCode.Conflict,
+          message: "TOTP is not enabled",
+        });
+      }
+      expect(argon2Runs()).toBe(before);
+      expect(await tokenVersionOf(harness, userId)).toBe(0);
+      expect(await harness.storage.totp.get(userId)).toMatchObject({ enabled: false });
     });
   });
 });

@@ -116,6 +116,17 @@ describe("verifyAccessToken", () => {
       expect(await outcome(verifyAccessToken(second.auth, { token: tokens.accessToken }))).toBe(40101);
     });
 
+    it("TV-2: a cached check from the future (the clock stepped back) is not trusted: the delay stays at most the setting", async () => {
+      const [first, second] = twoInstances(10);
+      const userId = await addUser(first.auth, "clock-back");
+      const tokens = await signIn(first, "clock-back");
+      await verifyAccessToken(second.auth, { token: tokens.accessToken });
+      const checkedAt = second.clock.now;
+      await changePassword(first.auth, { userId, currentPassword: goodPassword, newPassword: "a different passphrase" });
+      second.clock.now = checkedAt - 60_000;
+      expect(await outcome(verifyAccessToken(second.auth, { token: tokens.accessToken }))).toBe(40101);
+    });
+
     it("TV-2: the instance that raised the version or revoked the session refuses at once, despite its cache", async () => {
       const harness = makeAuth({ tokenStateCacheSeconds: 10 });
       const userId = await addUser(harness.auth, "local-cache");

@@ -54,8 +54,8 @@ const cacheLimit = 10_000;
 async function tokenStateIsCurrent(auth: Auth, claims: AccessTokenClaims, now: number): Promise<boolean> {
   const cacheMs = auth.config.tokenStateCacheSeconds * 1000;
   const cached = auth.tokenStateCache.get(claims.sid);
-  if (cached && cached.userId === claims.sub && cached.tokenVersion === claims.tv && now - cached.checkedAt < cacheMs)
-    return true;
+  const age = cached ? now - cached.checkedAt : Number.NaN;
+  if (cached && cached.userId === claims.sub && cached.tokenVersion === claims.tv && age >= 0 && age < cacheMs) return true;
   const [user, session] = await Promise.all([
     auth.storage.users.findById(claims.sub),
     auth.storage.sessions.findSession(claims.sid),

@@ -76,7 +76,6 @@ export async function webauthnBegin(
   return { ceremonyId, options };
 }
 
-
 /**
  * Finishes a passkey sign-in (`POST /auth/public-key/login/finish`). The ceremony is spent
  * first, whatever follows (WA-1). The passkey's account gives up one attempt to the account

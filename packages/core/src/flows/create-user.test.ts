@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import { ErrorCode } from "../errors/codes.js";
+import { memoryStorage } from "../storage/memory.js";
+import { type CreateUserInput, createUser } from "./create-user.js";
+import { authError, goodPassword, makeAuth, outcome, signIn } from "./fixtures.test-support.js";
+import { login } from "./login.js";
+
+/** The business code and message a rejected promise carries. */
+async function answerOf(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
+  const { code, message } = await authError(promise);
+  return { code, message };
+}
+
+const rolesRefusal = { code: ErrorCode.ValidationFailed, message: "roles must be a list of names of 1 to 64 characters" };
+
+describe("createUser", () => {
+  it("PW-5: each missing field is 40001 naming it, each non-string 40002 naming it", async () => {
+    const storage = memoryStorage();
+    const { auth } = makeAuth({ storage });
+    const create = (input: Record<string, unknown>) => createUser(auth, input as unknown as CreateUserInput);
+    for (const missing of [undefined, null, ""]) {
+      expect(await answerOf(create({ username: missing, password: goodPassword })), String(missing)).toEqual({
+        code: ErrorCode.MissingParameter,
+        message: "username is required",
+      });
+    }
+    for (const malformed of [{ $ne: "" }, ["alice"], 42, true]) {
+      expect(await answerOf(create({ username: malformed, password: goodPassword }))).toEqual({
+        code: ErrorCode.MalformedParameter,
+        message: "username must be a string",
+      });
+      expect(await answerOf(create({ username: "alice", password: malformed }))).toEqual({
+        code: ErrorCode.MalformedParameter,
+        message: "password must be a string",
+      });
+    }
+    expect(storage.sizes().users).toBe(0);
+  });
+
+  it("PW-5: roles are a list of names of 1 to 64 characters; anything else is 42200 with the reason", async () => {
+    const { auth } = makeAuth();
+    const refused: unknown[] = [
+      "admin",
+      { 0: "admin", length: 1 },
+      [""],
+      ["r".repeat(65)],
+      [42],
+      [null],
+      [["admin"]],
+      [{ length: 5 }],
+      ["admin", ["admin"]],
+    ];
+    for (const roles of refused) {
+      expect(await answerOf(createUser(auth, { username: "roles", roles } as never)), JSON.stringify(roles)).toEqual(
+        rolesRefusal,
+      );
+    }
+    const user = await createUser(auth, { username: "roles", roles: ["r", "r".repeat(64), "r"] });
+    expect(user.roles).toEqual(["r", "r".repeat(64)]);
+  });
+
+  it("PW-3: the password given at creation passes the policy, with the reason when it does not", async () => {
+    const storage = memoryStorage();
+    const { auth } = makeAuth({ storage });
+    const short = await answerOf(createUser(auth, { username: "short", password: "short" }));
+    expect(short.code).toBe(ErrorCode.ValidationFailed);
+    expect(short.message).toMatch(/at least 8 characters/);
+    const common = await answerOf(createUser(auth, { username: "common", password: "password1" }));
+    expect(common.code).toBe(ErrorCode.ValidationFailed);
+    expect(common.message).toMatch(/too common/);
+    expect(storage.sizes().users).toBe(0);
+  });
+
+  it("users: without roles, password or disabled, an account has no roles, cannot sign in with a password, and is enabled", async () => {
+    const harness = makeAuth();
+    for (const input of [{ username: "bare" }, { username: "nulls", password: null, roles: undefined }]) {
+      const user = await createUser(harness.auth, input as never);
+      expect(user).toMatchObject({ roles: [], disabled: false, tokenVersion: 0, hasPassword: false });
+      const stored = await harness.storage.users.findById(user.id);
+      expect(stored).toMatchObject({ roles: [], disabled: false, passwordHash: null });
+      expect(await outcome(login(harness.auth, { username: input.username, password: goodPassword }))).toBe(40100);
+    }
+    const withPassword = await createUser(harness.auth, { username: "with-password", password: goodPassword });
+    expect(withPassword).toMatchObject({ roles: [], disabled: false, hasPassword: true });
+    await signIn(harness, "with-password");
+  });
+
+  it("EN-1: an account created with disabled: true starts disabled; only true disables it", async () => {
+    const harness = makeAuth();
+    const disabled = await createUser(harness.auth, { username: "born-disabled", password: goodPassword, disabled: true });
+    expect(disabled.disabled).toBe(true);
+    expect((await harness.storage.users.findById(disabled.id))?.disabled).toBe(true);
+    expect(await outcome(login(harness.auth, { username: "born-disabled", password: goodPassword }))).toBe(ErrorCode.Forbidden);
+    for (const [index, value] of [false, "true", 1].entries()) {
+      const user = await createUser(harness.auth, { username: `not-disabled-${index}`, disabled: value } as never);
+      expect(user.disabled, JSON.stringify(value)).toBe(false);
+    }
+  });
+
+  it("a username that is taken, whatever its case or form, is 40900 The username is taken", async () => {
+    const storage = memoryStorage();
+    const harness = makeAuth({ storage });
+    await createUser(harness.auth, { username: "Taken" });
+    expect(await answerOf(createUser(harness.auth, { username: "TAKEN", password: goodPassword }))).toEqual({
+      code: ErrorCode.Conflict,
+      message: "The username is taken",
+    });
+    expect(storage.sizes().users).toBe(1);
+  });
+});

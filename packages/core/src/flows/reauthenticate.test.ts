@@ -1,0 +1,123 @@
+import { describe, expect, it, vi } from "vitest";
+import { ErrorCode } from "../errors/codes.js";
+import type { UserRecord } from "../storage/types.js";
+import {
+  type Harness,
+  addUser,
+  authError,
+  codeAt,
+  enrolTotp,
+  goodPassword,
+  makeAuth,
+  makeClock,
+  outcome,
+  signIn,
+  startTime,
+} from "./fixtures.test-support.js";
+import { login } from "./login.js";
+import { type ReauthenticationProof, requireRecentAuthentication } from "./reauthenticate.js";
+import { verifyAccessToken } from "./verify-access-token.js";
+
+/** The business code and message a rejected promise carries. */
+async function answerOf(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
+  const { code, message } = await authError(promise);
+  return { code, message };
+}
+
+const confirm = {
+  code: ErrorCode.MissingParameter,
+  message: "Confirm it is you: send the current password, or a TOTP code when TOTP is on",
+};
+
+/** A user signed in now on `harness`: the stored record and the session of the access token. */
+async function signedIn(harness: Harness, username: string): Promise<{ user: UserRecord; sessionId: string }> {
+  const userId = await addUser(harness.auth, username);
+  const { sessionId } = await verifyAccessToken(harness.auth, { token: (await signIn(harness, username)).accessToken });
+  return { user: (await harness.storage.users.findById(userId)) as UserRecord, sessionId };
+}
+
+describe("requireRecentAuthentication", () => {
+  it("PW-5: a proof field that is not a string is 40002 naming it", async () => {
+    const harness = makeAuth();
+    const { user } = await signedIn(harness, "typed-proof");
+    for (const field of ["password", "totpCode"]) {
+      for (const value of [{ $ne: "" }, ["123456"], 123456, true]) {
+        const proof = { [field]: value } as unknown as ReauthenticationProof;
+        expect(await answerOf(requireRecentAuthentication(harness.auth, user, proof)), `${field}: ${String(value)}`).toEqual({
+          code: ErrorCode.MalformedParameter,
+          message: `${field} must be a string`,
+        });
+      }
+    }
+  });
+
+  it("PW-5: a session id that is not a string never reaches storage", async () => {
+    const harness = makeAuth();
+    const { user } = await signedIn(harness, "typed-session");
+    const findSession = vi.spyOn(harness.storage.sessions, "findSession");
+    for (const sessionId of [{ $ne: "" }, { $gt: "" }, ["session"], 42, undefined]) {
+      const proof = { sessionId } as unknown as ReauthenticationProof;
+      expect(await answerOf(requireRecentAuthentication(harness.auth, user, proof))).toEqual(confirm);
+    }
+    expect(findSession).not.toHaveBeenCalled();
+  });
+
+  it("TOTP-5: a wrong password is 40100 Invalid password", async () => {
+    const harness = makeAuth();
+    const { user, sessionId } = await signedIn(harness, "wrong-password");
+    expect(await answerOf(requireRecentAuthentication(harness.auth, user, { sessionId, password: "not the password" }))).toEqual({
+      code: ErrorCode.AuthenticationFailed,
+      message: "Invalid password",
+    });
+    await requireRecentAuthentication(harness.auth, user, { password: goodPassword });
+  });
+
+  it("TOTP-5: a TOTP code while TOTP is off is 40900 TOTP is not enabled, and only a current code of an enabled factor is proof", async () => {
+    const harness = makeAuth();
+    const { user } = await signedIn(harness, "code-proof");
+    expect(await answerOf(requireRecentAuthentication(harness.auth, user, { totpCode: "123456" }))).toEqual({
+      code: ErrorCode.Conflict,
+      message: "TOTP is not enabled",
+    });
+    const { secret } = await enrolTotp(harness.auth, user.id);
+    const code = codeAt(secret, harness.clock.advance(30_000));
+    await requireRecentAuthentication(harness.auth, user, { totpCode: code });
+    expect(await outcome(requireRecentAuthentication(harness.auth, user, { totpCode: code }))).toBe(ErrorCode.SecondFactorFailed);
+  });
+
+  it("RL-1: a right password or TOTP code clears the account's failures, so re-authenticating never locks the account", async () => {
+    const harness = makeAuth({ throttle: { account: [{ limit: 2, window: "15m" }] } });
+    const { user } = await signedIn(harness, "often");
+    for (let round = 0; round < 4; round += 1) {
+      await requireRecentAuthentication(harness.auth, user, { password: goodPassword });
+    }
+    const { secret } = await enrolTotp(harness.auth, user.id);
+    const enrolled = (await harness.storage.users.findById(user.id)) as UserRecord;
+    for (let round = 1; round <= 4; round += 1) {
+      await requireRecentAuthentication(harness.auth, enrolled, { totpCode: codeAt(secret, harness.clock.advance(30_000)) });
+    }
+    expect((await login(harness.auth, { username: "often", password: goodPassword })).status).toBe("totp_required");
+  });
+
+  it("TV-2: a session begun before the token version rose is no proof of a recent sign-in", async () => {
+    const harness = makeAuth();
+    const { user, sessionId } = await signedIn(harness, "stale");
+    await harness.storage.users.incrementTokenVersion(user.id, harness.clock.now);
+    const raised = (await harness.storage.users.findById(user.id)) as UserRecord;
+    expect(await answerOf(requireRecentAuthentication(harness.auth, raised, { sessionId }))).toEqual(confirm);
+  });
+
+  it("TOTP-5: with recentSignIn false, no session is proof, not even one stamped ahead of this instance's clock", async () => {
+    // Another instance whose clock runs 10 s ahead signs the user in; this one, set to ask for
+    // the password every time, must not count the session as recent (its age looks negative).
+    const ahead = makeAuth({ clock: makeClock(startTime + 10_000) });
+    const strict = makeAuth({ storage: ahead.storage, reauthentication: { recentSignIn: false } });
+    const lenient = makeAuth({ storage: ahead.storage });
+    const { user, sessionId } = await signedIn(ahead, "skewed");
+    const findSession = vi.spyOn(ahead.storage.sessions, "findSession");
+    expect(await answerOf(requireRecentAuthentication(strict.auth, user, { sessionId }))).toEqual(confirm);
+    expect(await answerOf(requireRecentAuthentication(strict.auth, user, { sessionId }, 0))).toEqual(confirm);
+    expect(findSession).not.toHaveBeenCalled();
+    await requireRecentAuthentication(lenient.auth, user, { sessionId });
+  });
+});
