@@ -390,3 +390,32 @@ describe("signed-in user and configuration", () => {
     expect(await outcome(revokePasskey(harness.auth, { userId, id: "abcd" }))).toBe(ErrorCode.NotFound);
   });
 });
+
+describe("management answers, word for word", () => {
+  it("ST-2, PW-5: a missing id is 40001 naming it, an unknown one 40400 No such passkey, the last way in 40900 saying why", async () => {
+    const harness = makePasskeyAuth();
+    const { id: userId } = await createUser(harness.auth, { username: "words" });
+    const passkey = await registerWithoutPassword(harness, userId);
+    const answer = async (promise: Promise<unknown>) => {
+      try {
+        await promise;
+        return "fulfilled";
+      } catch (error) {
+        const { code, message } = error as { code: number; message: string };
+        return { code, message };
+      }
+    };
+    expect(await answer(revokePasskey(harness.auth, { userId, id: undefined as unknown as string }))).toEqual({
+      code: 40001,
+      message: "id is required",
+    });
+    expect(await answer(renamePasskey(harness.auth, { userId, id: "AAAA", label: "Other" }))).toEqual({
+      code: 40400,
+      message: "No such passkey",
+    });
+    expect(await answer(revokePasskey(harness.auth, { userId, id: passkey.id }))).toEqual({
+      code: 40900,
+      message: "This passkey is the only way to sign in to the account; add another first",
+    });
+  });
+});

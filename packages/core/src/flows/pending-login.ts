@@ -13,8 +13,8 @@ import type { LoginResult } from "./login.js";
 export interface PendingLogin {
   /** The user's token version when the first factor was proven (TMP-4). */
   tokenVersion: number;
-  /** How the first factor was proven; `["pwd"]` when absent. */
-  firstFactor?: AuthMethod[];
+  /** How the first factor was proven: `["pwd"]`, or `["hwk"]` for a passkey without user verification. */
+  firstFactor: AuthMethod[];
 }
 
 /** A login whose first factor was proven and whose second factor is awaited. */
@@ -87,7 +87,7 @@ export async function openPendingLogin(auth: Auth, tempToken: string, ip: string
     throw badTempToken();
   }
   await takeAttempt(auth, "account", user.usernameKey, ip);
-  return { challengeId, user, firstFactor: pending.firstFactor ?? ["pwd"], ip };
+  return { challengeId, user, firstFactor: pending.firstFactor, ip };
 }
 
 /** Reports a wrong second factor; its attempt was already taken. Always throws 40103. */

@@ -243,6 +243,16 @@ describe("verifyAccessToken", () => {
       expect(harness.auth.tokenStateCache.size).toBe(2);
     });
 
+    it("TV-2: a check cached this very millisecond answers without storage", async () => {
+      const harness = makeAuth({ tokenStateCacheSeconds: 10 });
+      await addUser(harness.auth, "same-instant");
+      const tokens = await signIn(harness, "same-instant");
+      const findSession = vi.spyOn(harness.storage.sessions, "findSession");
+      await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+      await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+      expect(findSession).toHaveBeenCalledTimes(1);
+    });
+
     it("TV-2: the cache holds at most 10,000 sessions; a check that finds it full starts it afresh", async () => {
       const harness = makeAuth({ tokenStateCacheSeconds: 10 });
       await addUser(harness.auth, "cache-limit");

@@ -885,3 +885,62 @@ describe("malformed input", () => {
     );
   });
 });
+
+describe("answers, word for word", () => {
+  it("PW-5, WA-1: a non-string username, a spent ceremony, a disabled account and passkeys off each say what they are", async () => {
+    const harness = passkeyHarness();
+    const { userId, authenticator } = await userWithPasskey(harness);
+    expect(await authError(webauthnBegin(harness.auth, { username: 42 as unknown as string }))).toMatchObject({
+      code: 40002,
+      message: "username must be a string",
+    });
+    const { ceremonyId, options } = await webauthnBegin(harness.auth, {});
+    await webauthnFinish(harness.auth, { ceremonyId, response: authenticator.authenticate(options) });
+    expect(
+      await authError(webauthnFinish(harness.auth, { ceremonyId, response: authenticator.authenticate(options) })),
+    ).toMatchObject({
+      code: 40100,
+      message: "The ceremony is unknown, expired or already used",
+    });
+    await setUserDisabled(harness.auth, { userId, disabled: true });
+    expect(await authError(passkeySignIn(harness.auth, authenticator))).toMatchObject({
+      code: 40300,
+      message: "The account is disabled",
+    });
+    const off = makeAuth();
+    expect(await authError(webauthnBegin(off.auth, {}))).toMatchObject({ code: 40400, message: "Passkeys are not enabled" });
+  });
+
+  it("EN-1: a refused assertion keeps the verifier's error as its cause, never in its message", async () => {
+    const harness = passkeyHarness();
+    const { authenticator } = await userWithPasskey(harness);
+    const { ceremonyId, options } = await webauthnBegin(harness.auth, {});
+    const error = await authError(
+      webauthnFinish(harness.auth, {
+        ceremonyId,
+        response: authenticator.authenticate(options, { origin: "https://evil.example" }),
+      }),
+    );
+    expect(error.message).toBe("The passkey was not accepted");
+    expect(error.cause).toBeInstanceOf(Error);
+  });
+
+  it("RL-1: a username that can be nobody's is never looked up in storage", async () => {
+    const harness = passkeyHarness();
+    const lookup = vi.spyOn(harness.storage.users, "findByUsernameKey");
+    const { options } = await webauthnBegin(harness.auth, { username: "x".repeat(129) });
+    expect(options.allowCredentials).toEqual([]);
+    expect(lookup).not.toHaveBeenCalled();
+  });
+
+  it("WA-4: a passkey whose account is gone from storage is refused like an unknown one", async () => {
+    const harness = passkeyHarness();
+    const { authenticator } = await userWithPasskey(harness);
+    vi.spyOn(harness.storage.users, "findById").mockResolvedValue(null);
+    expect(await authError(passkeySignIn(harness.auth, authenticator))).toMatchObject({
+      code: 40100,
+      message: "The passkey was not accepted",
+    });
+    expect(harness.events.at(-1)).toMatchObject({ type: "login.failed", userId: null, reason: "invalid_credentials" });
+  });
+});

@@ -114,7 +114,6 @@ export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Pr
       expectedChallenge: ceremony.data.challenge as string,
       expectedOrigin: config.origins,
       expectedRPID: config.rpId,
-      expectedType: "webauthn.get",
       credential: {
         id: passkey.id,
         publicKey: Buffer.from(passkey.publicKey, "base64url"),

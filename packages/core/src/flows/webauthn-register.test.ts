@@ -941,3 +941,22 @@ describe("webauthnRegisterFinish", () => {
     expect(await outcome(finish(harness, userId, "some-ceremony", {}))).toBe(ErrorCode.NotFound);
   });
 });
+
+describe("registration answers, word for word", () => {
+  it("WA-6: a refusal says the passkey could not be registered and keeps the verifier's error as its cause; a taken id says so", async () => {
+    const harness = makePasskeyAuth();
+    const userId = await addUser(harness.auth, "words");
+    const authenticator = makeAuthenticator();
+    const { ceremonyId, options } = await begin(harness, userId);
+    const refused = await authError(
+      finish(harness, userId, ceremonyId, authenticator.register(options, { origin: "https://evil.example" })),
+    );
+    expect(refused).toMatchObject({ code: 40100, message: "The passkey could not be registered" });
+    expect(refused.cause).toBeInstanceOf(Error);
+    const passkey = await register(harness, userId, authenticator);
+    const again = await authError(
+      register(harness, userId, makeAuthenticator(), { ignoreExcludeCredentials: true, credentialId: passkey.id }),
+    );
+    expect(again).toMatchObject({ code: 40900, message: "This passkey is already registered" });
+  });
+});

@@ -80,6 +80,7 @@ interface MatchedRoute {
   params: Record<string, string>;
 }
 
+/** Matches a normalised path (no empty segments: see {@link normalizePath}) against a route's pattern. */
 function matchPath(pattern: string, path: string): Record<string, string> | null {
   const expected = pattern.split("/");
   const actual = path.split("/");
@@ -87,7 +88,7 @@ function matchPath(pattern: string, path: string): Record<string, string> | null
   const params: Record<string, string> = {};
   for (const [index, segment] of expected.entries()) {
     const value = actual[index] as string;
-    if (segment.startsWith(":") && value !== "") params[segment.slice(1)] = value;
+    if (segment.startsWith(":")) params[segment.slice(1)] = value;
     else if (segment !== value) return null;
   }
   return params;

@@ -76,5 +76,5 @@ export async function spendCeremony(auth: Auth, ceremonyId: unknown, kind: Cerem
  * says nothing about the person (WebAuthn §14.6.1), as base64url.
  */
 export function userHandleOf(userId: string): string {
-  return base64url(Buffer.from(userId, "utf8"));
+  return base64url(Buffer.from(userId));
 }

@@ -188,10 +188,22 @@ describe("readRegistrationResponse", () => {
   });
 
   it("PW-5: transports are dropped unless they are a short list of short lower-case names", () => {
-    for (const transports of [undefined, "usb", ["USB"], [42], ["x".repeat(33)], Array.from({ length: 9 }, () => "usb")]) {
+    for (const transports of [
+      undefined,
+      "usb",
+      ["USB"],
+      [42],
+      [["usb"]],
+      ["usb", 42],
+      ["x".repeat(33)],
+      Array.from({ length: 9 }, () => "usb"),
+    ]) {
       const body = { ...registration, response: { ...registration.response, transports } };
       expect("transports" in readRegistrationResponse(body).response, JSON.stringify(transports)).toBe(false);
     }
+    const eight = ["usb", "nfc", "ble", "internal", "hybrid", "smart-card", "cable", "x".repeat(32)];
+    const body = { ...registration, response: { ...registration.response, transports: eight } };
+    expect(readRegistrationResponse(body).response.transports).toEqual(eight);
   });
 
   it("PW-5: a missing or non-base64url attestationObject, or an id unlike rawId, is 40002", () => {

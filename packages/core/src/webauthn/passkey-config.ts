@@ -63,7 +63,7 @@ function checkOrigin(value: unknown, index: number, rpId: string): string {
   } catch {
     return fail(`${what} must be an origin such as "https://example.com"; got ${JSON.stringify(value)}`);
   }
-  if (typeof value !== "string" || url.origin !== value) {
+  if (url.origin !== value) {
     fail(
       `${what} must be an origin alone, scheme, host and port, no path or trailing slash: "${url.origin}"; got ${JSON.stringify(value)}`,
     );
@@ -75,7 +75,7 @@ function checkOrigin(value: unknown, index: number, rpId: string): string {
   if (url.hostname !== rpId && !url.hostname.endsWith(`.${rpId}`)) {
     fail(`rpId "${rpId}" must be the host of ${what} (${url.hostname}) or a parent domain of it`);
   }
-  return value;
+  return url.origin;
 }
 
 /**

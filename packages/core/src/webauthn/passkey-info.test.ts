@@ -123,4 +123,13 @@ describe("toPasskeyInfo", () => {
     source.transports.push("usb");
     expect(info.transports).toEqual(["internal", "hybrid"]);
   });
+
+  it("PW-5: a missing label is 40001 naming it", () => {
+    try {
+      readLabel(undefined);
+      throw new Error("accepted");
+    } catch (error) {
+      expect(error).toMatchObject({ code: ErrorCode.MissingParameter, message: "label is required" });
+    }
+  });
 });
