@@ -109,10 +109,12 @@ export function resolvePasskeyConfig(config: PasskeyConfig | undefined): Resolve
   const ceremonyTtlSeconds = durationSeconds(config.ceremonyTtl ?? "5m", "passkeys.ceremonyTtl");
   if (ceremonyTtlSeconds > 600) fail(`ceremonyTtl must be at most 10m; got ${ceremonyTtlSeconds} seconds`);
   const window = config.reauthenticationWindow;
-  const reauthenticationWindowSeconds =
-    window === undefined ? undefined : window === false ? 0 : durationSeconds(window, "passkeys.reauthenticationWindow");
-  if (reauthenticationWindowSeconds !== undefined && reauthenticationWindowSeconds > 3600) {
-    fail(`reauthenticationWindow must be at most 1h; got ${reauthenticationWindowSeconds} seconds`);
+  let reauthenticationWindowSeconds: number | undefined;
+  if (window !== undefined) {
+    reauthenticationWindowSeconds = window === false ? 0 : durationSeconds(window, "passkeys.reauthenticationWindow");
+    if (reauthenticationWindowSeconds > 3600) {
+      fail(`reauthenticationWindow must be at most 1h; got ${reauthenticationWindowSeconds} seconds`);
+    }
   }
   return {
     rpId,
