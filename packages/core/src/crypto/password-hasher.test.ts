@@ -1,4 +1,5 @@
 import { randomBytes as nodeRandomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { hash as argon2Hash, verify as argon2Verify } from "@node-rs/argon2";
 import { describe, expect, it, vi } from "vitest";
 import { type AuthConfig, resolveConfig } from "../config.js";
@@ -10,6 +11,12 @@ import { createPasswordHasher, phcParameters } from "./password-hasher.js";
 vi.mock("@node-rs/argon2", async (importOriginal) => {
   const argon2 = await importOriginal<typeof import("@node-rs/argon2")>();
   return { ...argon2, hash: vi.fn(argon2.hash), verify: vi.fn(argon2.verify) };
+});
+
+// The EN-2 padding sleeps through this; a test can swap in a recorder for the real wait.
+vi.mock("node:timers/promises", async (importOriginal) => {
+  const timers = await importOriginal<typeof import("node:timers/promises")>();
+  return { ...timers, setTimeout: vi.fn(timers.setTimeout) };
 });
 
 /** How many argon2id computations (hash or verify) ran so far. */
@@ -86,13 +93,18 @@ describe("password hasher", () => {
     expect(await hasher.verify("$argon2id$v=19$m=19456,t=2,p=1$broken", "pw")).toBe(false);
   });
 
-  it("PW-1: needsRehash compares every parameter, each read whole: p=2 needs re-hashing; t=10 does not where t=10 is configured", async () => {
+  it("PW-1: needsRehash compares every parameter, each read whole: p=2 needs re-hashing; t=10 and p=10 do not where they are configured", async () => {
     const twoLanes = await argon2Hash("pw", { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 2 });
     expect(hasher.needsRehash(twoLanes)).toBe(true);
     const tenPasses = hasherWith({ hashing: { timeCost: 10 } });
     const own = await tenPasses.hash("pw");
     expect(phcParameters(own)).toEqual({ memoryCost: 19456, timeCost: 10, parallelism: 1 });
     expect(tenPasses.needsRehash(own)).toBe(false);
+    const tenLanes = hasherWith({ hashing: { parallelism: 10 } });
+    const ownLanes = await tenLanes.hash("pw");
+    expect(phcParameters(ownLanes)).toEqual({ memoryCost: 19456, timeCost: 2, parallelism: 10 });
+    expect(tenLanes.needsRehash(ownLanes)).toBe(false);
+    expect(hasher.needsRehash(ownLanes)).toBe(true);
   });
 
   it("PW-1: a hash in another system's wrapping is not read as argon2id: Django's argon2$argon2id$…", async () => {
@@ -103,12 +115,84 @@ describe("password hasher", () => {
   });
 
   it("EN-2: each configuration's dummy hash is made at its own parameters, also after another one made its dummy in the process", async () => {
-    await hasher.verify(null, "the dummy hash at the default parameters");
+    // Both hashers are made here, not at module load, so that each reads its cost when the test runs.
+    const atDefaults = hasherWith({});
     const slower = hasherWith({ hashing: { timeCost: 3 } });
-    const before = vi.mocked(argon2Verify).mock.calls.length;
-    await expect(slower.verify(null, "pw")).resolves.toBe(false);
-    const verified = vi.mocked(argon2Verify).mock.calls.slice(before);
-    expect(verified.map(([phc]) => phcParameters(String(phc)))).toEqual([{ memoryCost: 19456, timeCost: 3, parallelism: 1 }]);
+    const dummyVerifiedBy = async (subject: typeof hasher) => {
+      const before = vi.mocked(argon2Verify).mock.calls.length;
+      await expect(subject.verify(null, "pw")).resolves.toBe(false);
+      return vi
+        .mocked(argon2Verify)
+        .mock.calls.slice(before)
+        .map(([phc]) => phcParameters(String(phc)));
+    };
+    expect(await dummyVerifiedBy(atDefaults)).toEqual([{ memoryCost: 19456, timeCost: 2, parallelism: 1 }]);
+    expect(await dummyVerifiedBy(slower)).toEqual([{ memoryCost: 19456, timeCost: 3, parallelism: 1 }]);
+    expect(await dummyVerifiedBy(atDefaults)).toEqual([{ memoryCost: 19456, timeCost: 2, parallelism: 1 }]);
+  });
+
+  it("EN-2: the padding target is a moving average (weight 1/8) of verifications at the configured cost, seeded by the dummy hash; only faster answers are padded (injected clock)", async () => {
+    const argon2 = await vi.importActual<typeof import("@node-rs/argon2")>("@node-rs/argon2");
+    const realSleep = await vi.importActual<typeof import("node:timers/promises")>("node:timers/promises");
+    const fresh = hasherWith({ hashing: { memoryCost: 19480 } });
+    const current = await fresh.hash("pw");
+    const older = await argon2Hash("pw", { algorithm: 2, memoryCost: 1024, timeCost: 2, parallelism: 1 });
+    const unreadable = "$argon2id$v=19$m=19480,t=2,p=1$broken";
+    let clock = 0;
+    const taking = (ms: number) => {
+      vi.mocked(argon2Verify).mockImplementationOnce(async (...args) => {
+        try {
+          return await argon2.verify(...args);
+        } finally {
+          clock += ms;
+        }
+      });
+    };
+    /** Runs one verification whose argon2id step takes `ms` on the clock; the padding it asked for, if any. */
+    const padding = async (phc: string | null, ms: number) => {
+      taking(ms);
+      const before = vi.mocked(sleep).mock.calls.length;
+      await fresh.verify(phc, "wrong");
+      return vi
+        .mocked(sleep)
+        .mock.calls.slice(before)
+        .map(([delay]) => delay);
+    };
+    const now = vi.spyOn(performance, "now").mockImplementation(() => clock);
+    vi.mocked(sleep).mockImplementation(async () => undefined);
+    try {
+      vi.mocked(argon2Hash).mockImplementationOnce(async (...args) => {
+        const phc = await argon2.hash(...args);
+        clock += 100;
+        return phc;
+      });
+      expect(await padding(older, 10)).toEqual([90]); // the dummy hash took 100: the target
+      expect(await padding(current, 180)).toEqual([]); // at the configured cost: 100 + (180 − 100) / 8
+      expect(await padding(older, 10)).toEqual([100]);
+      expect(await padding(older, 110)).toEqual([]); // exactly at the target: nothing to pad
+      expect(await padding(older, 150)).toEqual([]); // slower than the target: not padded further
+      expect(await padding(unreadable, 5)).toEqual([105]); // not counted, padded like an older hash
+      expect(await padding(null, 30)).toEqual([]); // an unknown user counts: 110 + (30 − 110) / 8
+      expect(await padding(older, 10)).toEqual([90]);
+    } finally {
+      now.mockRestore();
+      vi.mocked(sleep).mockImplementation(realSleep.setTimeout);
+    }
+  });
+
+  it("EN-2: with no stored hash verify is false for every password, even the one the dummy hash was made from", async () => {
+    const zeros = (size: number) => new Uint8Array(size);
+    const fixed = createPasswordHasher(
+      resolveConfig({ ...baseConfig, password: { hashing: { memoryCost: 19488 } } }).password,
+      zeros,
+    );
+    const dummyPassword = Buffer.from(zeros(24)).toString("base64url");
+    await expect(fixed.verify(null, dummyPassword)).resolves.toBe(false);
+    const [dummyPhc] = vi.mocked(argon2Verify).mock.lastCall ?? [];
+    expect(await argon2Verify(String(dummyPhc), dummyPassword)).toBe(true);
+    await expect(fixed.verify("$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW", dummyPassword)).resolves.toBe(
+      false,
+    );
   });
 
   it("EN-2: a dummy hash that could not be made (hashing queue full) is made at the next verification, not kept as a failure", async () => {
@@ -177,7 +261,8 @@ describe("password hasher", () => {
     const bcrypt = "$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW";
     const before = vi.mocked(argon2Verify).mock.calls.length;
     await expect(hasher.verify(bcrypt, "pw")).resolves.toBe(false);
-    expect(vi.mocked(argon2Verify).mock.calls.length - before).toBe(1);
+    const verified = vi.mocked(argon2Verify).mock.calls.slice(before);
+    expect(verified.map(([phc]) => phcParameters(String(phc)))).toEqual([{ memoryCost: 19456, timeCost: 2, parallelism: 1 }]);
   });
 
   it("PW-2: a password with a lone surrogate never matches, though argon2 reads it as U+FFFD, and costs no hashing", async () => {

@@ -287,4 +287,12 @@ describe("password policy", () => {
     await expectAccepted("e\u0301".repeat(400));
     expect((await refusal("\ufdfa".repeat(32))).message).toMatch(/at most 1024 bytes/);
   });
+
+  it("PW-4: a password over the cap as typed is refused, even when its NFKC form would fit: 600 × U+1D400 is 2400 bytes typed and 600 after NFKC", async () => {
+    const typed = "\u{1d400}".repeat(600);
+    expect(typed).toHaveLength(1200);
+    expect(Buffer.byteLength(normalizePassword(typed))).toBe(600);
+    expect((await refusal(typed)).message).toMatch(/at most 1024 bytes/);
+    await expectAccepted("\u{1d400}".repeat(512));
+  });
 });

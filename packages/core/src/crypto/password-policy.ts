@@ -10,9 +10,12 @@ export function normalizePassword(password: string): string {
   return password.normalize("NFKC");
 }
 
-/** True when the password is longer than the byte cap, checked before any hashing (PW-4). */
+/**
+ * True when the password is longer than the byte cap in UTF-8 (Buffer.byteLength's default),
+ * checked before any hashing (PW-4).
+ */
 export function exceedsByteCap(password: string, maxBytes: number): boolean {
-  return password.length > maxBytes || Buffer.byteLength(password, "utf8") > maxBytes;
+  return Buffer.byteLength(password) > maxBytes;
 }
 
 /** A typed password ready to hash, or the reason it can never be a stored password. */

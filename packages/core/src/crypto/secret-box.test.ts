@@ -58,6 +58,17 @@ describe("secret box", () => {
     expect(openError(() => box.open({ ...sealed, keyId: "k9" }, "aad")).code).toBe(ErrorCode.Internal);
   });
 
+  it("TOTP-6: a key id the keyring does not hold is refused before any decryption: 50000 with no decryption error as cause", () => {
+    const box = createSecretBox(keyOne.toString("base64url"), randomBytes);
+    const sealed = box.seal(secret, "aad");
+    for (const keyId of ["k9", "", "__proto__", "constructor"]) {
+      const error = openError(() => box.open({ ...sealed, keyId }, "aad"));
+      expect(error.code, keyId).toBe(ErrorCode.Internal);
+      expect(error.message).toBe("A stored secret could not be decrypted");
+      expect(error.cause, keyId).toBeUndefined();
+    }
+  });
+
   it("TOTP-6: a keyring seals with the current key and opens what older keys sealed", () => {
     const before = createSecretBox({ current: "k1", keys: { k1: keyOne.toString("base64url") } }, randomBytes);
     const sealedByOne = before.seal(secret, "aad");
