@@ -1,0 +1,116 @@
+import { describe, expect, it } from "vitest";
+import { type OAuthProviderConfig, resolveOAuthConfig } from "./provider-config.js";
+
+const oidc: OAuthProviderConfig = {
+  issuer: "https://id.example.com",
+  clientId: "portcullis",
+  clientSecret: "a client secret",
+  redirectUri: "https://app.example.com/auth/oauth/corp/callback",
+};
+
+const plain: OAuthProviderConfig = {
+  authorizationUrl: "https://forge.example/login/oauth/authorize",
+  tokenUrl: "https://forge.example/login/oauth/access_token",
+  userInfoUrl: "https://api.forge.example/user",
+  clientId: "forge-client",
+  clientSecret: "forge secret",
+  redirectUri: "https://app.example.com/auth/oauth/forge/callback",
+  scopes: ["read:user"],
+  profile: (info) => ({ subject: String(info.id), username: String(info.login) }),
+};
+
+function refusal(config: unknown): string {
+  try {
+    resolveOAuthConfig(config as never);
+  } catch (error) {
+    expect(error).toBeInstanceOf(TypeError);
+    return (error as Error).message;
+  }
+  throw new Error("accepted");
+}
+
+describe("resolveOAuthConfig", () => {
+  it("OA-4, OA-5: an OIDC provider and a plain OAuth 2.0 provider with their defaults", () => {
+    const providers = resolveOAuthConfig({ providers: { corp: oidc, forge: plain } });
+    expect(providers.get("corp")).toMatchObject({
+      name: "corp",
+      displayName: "corp",
+      kind: "oidc",
+      clientId: "portcullis",
+      redirectUri: oidc.redirectUri,
+      scopes: ["openid", "email", "profile"],
+      claims: {
+        subject: "sub",
+        username: "preferred_username",
+        email: "email",
+        emailVerified: "email_verified",
+        displayName: "name",
+      },
+      provisioning: { enabled: true, defaultRoles: [] },
+      linkByVerifiedEmail: false,
+      trustedForSecondFactor: false,
+    });
+    expect(providers.get("corp")?.issuer?.href).toBe("https://id.example.com/");
+    expect(providers.get("forge")).toMatchObject({ kind: "oauth2", scopes: ["read:user"], issuer: undefined });
+    expect(resolveOAuthConfig(undefined).size).toBe(0);
+  });
+
+  it("OA-4: openid is always asked of an OIDC provider; a public client has no secret", () => {
+    const [provider] = resolveOAuthConfig({
+      providers: { pub: { ...oidc, clientSecret: undefined, scopes: ["email"], provisioning: { defaultRoles: ["user"] } } },
+    }).values();
+    expect(provider).toMatchObject({
+      scopes: ["openid", "email"],
+      clientSecret: undefined,
+      provisioning: { enabled: true, defaultRoles: ["user"] },
+    });
+  });
+
+  it("OA-5: provider URLs are https; http only on a loopback host and only with the named unsafe option", () => {
+    const local = { ...oidc, issuer: "http://127.0.0.1:4000" };
+    expect(refusal({ providers: { corp: local } })).toMatch(
+      /providers\.corp\.issuer uses http on a loopback host: set oauth\.unsafeAllowHttpLoopbackProviders/,
+    );
+    expect(
+      resolveOAuthConfig({ providers: { corp: local }, unsafeAllowHttpLoopbackProviders: true }).get("corp")?.allowHttpLoopback,
+    ).toBe(true);
+    for (const issuer of [
+      "http://id.example.com",
+      "ftp://id.example.com",
+      "not a url",
+      "https://user:pw@id.example.com",
+      "https://id.example.com/#x",
+    ]) {
+      expect(refusal({ providers: { corp: { ...oidc, issuer } }, unsafeAllowHttpLoopbackProviders: true }), issuer).toMatch(
+        /providers\.corp\.issuer/,
+      );
+    }
+  });
+
+  it("OA-5: the redirect URI is an exact https URL without a fragment, or http on localhost", () => {
+    expect(
+      resolveOAuthConfig({ providers: { corp: { ...oidc, redirectUri: "http://localhost:3000/cb" } } }).get("corp")?.redirectUri,
+    ).toBe("http://localhost:3000/cb");
+    for (const redirectUri of ["http://app.example.com/cb", "https://app.example.com/cb#frag", "/relative", undefined]) {
+      expect(refusal({ providers: { corp: { ...oidc, redirectUri } } }), String(redirectUri)).toMatch(
+        /providers\.corp\.redirectUri/,
+      );
+    }
+  });
+
+  it("each mistake names the setting: names, kinds, client, profile, scopes, flags", () => {
+    expect(refusal({ providers: { Corp: oidc } })).toMatch(/the name "Corp"/);
+    expect(refusal({ providers: { corp: { ...oidc, tokenUrl: plain.tokenUrl } } })).toMatch(/either issuer .* not both/);
+    expect(refusal({ providers: { forge: { ...plain, userInfoUrl: undefined } } })).toMatch(/needs issuer/);
+    expect(refusal({ providers: { forge: { ...plain, profile: undefined } } })).toMatch(/providers\.forge\.profile is required/);
+    expect(refusal({ providers: { corp: { ...oidc, clientId: "" } } })).toMatch(/providers\.corp\.clientId/);
+    expect(refusal({ providers: { corp: { ...oidc, scopes: ["open id"] } } })).toMatch(/providers\.corp\.scopes/);
+    expect(refusal({ providers: { corp: { ...oidc, linkByVerifiedEmail: "yes" } } })).toMatch(
+      /providers\.corp\.linkByVerifiedEmail/,
+    );
+    expect(refusal({ providers: { corp: { ...oidc, provisioning: "yes" } } })).toMatch(/providers\.corp\.provisioning/);
+    expect(refusal({ providers: { corp: { ...oidc, claims: { subject: "" } } } })).toMatch(/providers\.corp\.claims\.subject/);
+    expect(refusal({ providers: null })).toMatch(/oauth\.providers must be an object/);
+    expect(refusal({ providers: {}, unsafeAllowHttpLoopbackProviders: "yes" })).toMatch(/unsafeAllowHttpLoopbackProviders/);
+  });
+});

@@ -1,0 +1,237 @@
+import { isIP } from "node:net";
+
+/** What a provider says about the person, mapped onto Portcullis's account fields. */
+export interface ExternalProfile {
+  /** The provider's stable id for the person: the key of the link (OA-7). */
+  subject: string;
+  /** The username for an account created on first sign-in. */
+  username?: string;
+  email?: string;
+  emailVerified?: boolean;
+  displayName?: string;
+  /** Roles for an account created on first sign-in, or mapped on every sign-in. */
+  roles?: string[];
+}
+
+/** Which claims of the ID token or user-info hold each profile field (OIDC). */
+export interface ClaimMapping {
+  /** Default `sub`. */
+  subject?: string;
+  /** Default `preferred_username`. */
+  username?: string;
+  /** Default `email`. */
+  email?: string;
+  /** Default `email_verified`. */
+  emailVerified?: string;
+  /** Default `name`. */
+  displayName?: string;
+  /** No default: roles come from `provisioning.defaultRoles` only. */
+  roles?: string;
+}
+
+/** One provider of `oauth.providers`: OpenID Connect with `issuer`, or plain OAuth 2.0 with its URLs. */
+export interface OAuthProviderConfig {
+  /** OpenID Connect: the issuer; its discovery document is fetched and its `issuer` must equal this (OA-4). */
+  issuer?: string;
+  /** Plain OAuth 2.0: the authorization endpoint. */
+  authorizationUrl?: string;
+  /** Plain OAuth 2.0: the token endpoint. */
+  tokenUrl?: string;
+  /** Plain OAuth 2.0: where the profile is read with the access token. */
+  userInfoUrl?: string;
+  clientId: string;
+  /** Absent for a public client, which then relies on PKCE alone. */
+  clientSecret?: string;
+  /** The exact redirect URI registered at the provider (OA-5). */
+  redirectUri: string;
+  /** Default `["openid", "email", "profile"]` for OIDC (`openid` is always sent), none for OAuth 2.0. */
+  scopes?: string[];
+  /** Shown on the sign-in page. Default: the provider's name. */
+  displayName?: string;
+  /** OIDC: which claims hold each field. */
+  claims?: ClaimMapping;
+  /** Maps the user-info answer to a profile; required for plain OAuth 2.0, optional for OIDC. */
+  profile?: (info: Record<string, unknown>) => ExternalProfile;
+  /** Create an account on first sign-in. Default on, with no roles. */
+  provisioning?: boolean | { defaultRoles?: string[] };
+  /** Link a first sign-in to the account with the same verified email. Default off (OA-7). */
+  linkByVerifiedEmail?: boolean;
+  /** Let this provider's sign-in stand for the second factor. Default off: a TOTP user gets 40102. */
+  trustedForSecondFactor?: boolean;
+}
+
+/** The `oauth` setting of `createAuth`. */
+export interface OAuthConfig {
+  providers: Record<string, OAuthProviderConfig>;
+  /**
+   * UNSAFE: accept `http://` provider URLs on loopback hosts (127.0.0.1, ::1, localhost), for a
+   * provider running on this machine in development and tests. Default false: https only.
+   */
+  unsafeAllowHttpLoopbackProviders?: boolean;
+}
+
+/** One provider, checked, with its defaults. */
+export interface ResolvedOAuthProvider {
+  name: string;
+  displayName: string;
+  kind: "oidc" | "oauth2";
+  issuer: URL | undefined;
+  authorizationUrl: URL | undefined;
+  tokenUrl: URL | undefined;
+  userInfoUrl: URL | undefined;
+  clientId: string;
+  clientSecret: string | undefined;
+  redirectUri: string;
+  scopes: string[];
+  claims: Required<Omit<ClaimMapping, "roles">> & { roles: string | undefined };
+  profile: ((info: Record<string, unknown>) => ExternalProfile) | undefined;
+  provisioning: { enabled: boolean; defaultRoles: string[] };
+  linkByVerifiedEmail: boolean;
+  trustedForSecondFactor: boolean;
+  allowHttpLoopback: boolean;
+}
+
+function fail(message: string): never {
+  throw new TypeError(`Portcullis configuration: oauth.${message}`);
+}
+
+const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+function isLoopbackHost(hostname: string): boolean {
+  return loopbackHosts.has(hostname) || (isIP(hostname) === 4 && hostname.startsWith("127."));
+}
+
+/** A provider URL: https, or http on a loopback host with the unsafe option (OA-5). */
+function providerUrl(value: unknown, what: string, allowHttpLoopback: boolean): URL {
+  let url: URL;
+  try {
+    url = new URL(value as string);
+  } catch {
+    return fail(`${what} must be an absolute URL such as "https://id.example.com"; got ${JSON.stringify(value)}`);
+  }
+  if (typeof value !== "string" || url.hash !== "" || url.username !== "" || url.password !== "") {
+    fail(`${what} must be a URL without credentials or fragment; got ${JSON.stringify(value)}`);
+  }
+  if (url.protocol === "https:") return url;
+  if (url.protocol === "http:" && isLoopbackHost(url.hostname)) {
+    if (allowHttpLoopback) return url;
+    fail(`${what} uses http on a loopback host: set oauth.unsafeAllowHttpLoopbackProviders for development only`);
+  }
+  return fail(`${what} must use https; got ${JSON.stringify(value)}`);
+}
+
+/** The app's callback page: https, or http on a loopback host (development), exact, no fragment (OA-5). */
+function redirectUri(value: unknown, what: string): string {
+  let url: URL;
+  try {
+    url = new URL(value as string);
+  } catch {
+    return fail(`${what} must be the absolute URL of your callback page; got ${JSON.stringify(value)}`);
+  }
+  if (url.hash !== "" || (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname)))) {
+    fail(`${what} must be an https URL without a fragment (http only on localhost); got ${JSON.stringify(value)}`);
+  }
+  return url.href;
+}
+
+function nonEmptyString(value: unknown, what: string): string {
+  if (typeof value !== "string" || value.trim() === "") fail(`${what} must be a non-empty string`);
+  return value;
+}
+
+function stringList(value: unknown, what: string, pattern: RegExp): string[] {
+  if (!Array.isArray(value) || !value.every((item) => typeof item === "string" && pattern.test(item))) {
+    fail(`${what} must be a list of strings matching ${pattern}; got ${JSON.stringify(value)}`);
+  }
+  return [...value];
+}
+
+function resolveProvider(name: string, config: OAuthProviderConfig, allowHttpLoopback: boolean): ResolvedOAuthProvider {
+  const at = `providers.${name}`;
+  if (config === null || typeof config !== "object") fail(`${at} must be an object`);
+  const plainUrls = [config.authorizationUrl, config.tokenUrl, config.userInfoUrl];
+  const kind = config.issuer !== undefined ? "oidc" : "oauth2";
+  if (kind === "oidc" && plainUrls.some((url) => url !== undefined)) {
+    fail(
+      `${at}: give either issuer (OpenID Connect, discovered) or authorizationUrl, tokenUrl and userInfoUrl (OAuth 2.0), not both`,
+    );
+  }
+  if (kind === "oauth2" && plainUrls.some((url) => url === undefined)) {
+    fail(`${at} needs issuer (OpenID Connect), or authorizationUrl, tokenUrl and userInfoUrl (OAuth 2.0)`);
+  }
+  if (kind === "oauth2" && typeof config.profile !== "function") {
+    fail(`${at}.profile is required for an OAuth 2.0 provider: (info) => ({ subject, username, … })`);
+  }
+  if (config.profile !== undefined && typeof config.profile !== "function") fail(`${at}.profile must be a function`);
+  const url = (value: unknown, field: string) =>
+    value === undefined ? undefined : providerUrl(value, `${at}.${field}`, allowHttpLoopback);
+  const scopes =
+    config.scopes === undefined
+      ? kind === "oidc"
+        ? ["openid", "email", "profile"]
+        : []
+      : stringList(config.scopes, `${at}.scopes`, /^[\x21\x23-\x5B\x5D-\x7E]+$/);
+  if (kind === "oidc" && !scopes.includes("openid")) scopes.unshift("openid");
+  const provisioning = config.provisioning ?? true;
+  const defaultRoles =
+    typeof provisioning === "object" && provisioning !== null && provisioning.defaultRoles !== undefined
+      ? stringList(provisioning.defaultRoles, `${at}.provisioning.defaultRoles`, /^.{1,64}$/u)
+      : [];
+  if (typeof provisioning !== "boolean" && (provisioning === null || typeof provisioning !== "object")) {
+    fail(`${at}.provisioning must be true, false or { defaultRoles }`);
+  }
+  for (const flag of ["linkByVerifiedEmail", "trustedForSecondFactor"] as const) {
+    if (config[flag] !== undefined && typeof config[flag] !== "boolean") fail(`${at}.${flag} must be true or false`);
+  }
+  const claims = config.claims ?? {};
+  for (const [field, claim] of Object.entries(claims)) nonEmptyString(claim, `${at}.claims.${field}`);
+  return {
+    name,
+    displayName: config.displayName === undefined ? name : nonEmptyString(config.displayName, `${at}.displayName`),
+    kind,
+    issuer: url(config.issuer, "issuer"),
+    authorizationUrl: url(config.authorizationUrl, "authorizationUrl"),
+    tokenUrl: url(config.tokenUrl, "tokenUrl"),
+    userInfoUrl: url(config.userInfoUrl, "userInfoUrl"),
+    clientId: nonEmptyString(config.clientId, `${at}.clientId`),
+    clientSecret: config.clientSecret === undefined ? undefined : nonEmptyString(config.clientSecret, `${at}.clientSecret`),
+    redirectUri: redirectUri(config.redirectUri, `${at}.redirectUri`),
+    scopes,
+    claims: {
+      subject: claims.subject ?? "sub",
+      username: claims.username ?? "preferred_username",
+      email: claims.email ?? "email",
+      emailVerified: claims.emailVerified ?? "email_verified",
+      displayName: claims.displayName ?? "name",
+      roles: claims.roles,
+    },
+    profile: config.profile,
+    provisioning: { enabled: provisioning !== false, defaultRoles },
+    linkByVerifiedEmail: config.linkByVerifiedEmail ?? false,
+    trustedForSecondFactor: config.trustedForSecondFactor ?? false,
+    allowHttpLoopback,
+  };
+}
+
+/**
+ * Checks `oauth`: every provider's URLs, client and mapping. A provider name is what appears in
+ * paths (`/auth/oauth/<name>/authorize`): 1 to 32 lower-case letters, digits, `-` or `_`.
+ * Nothing is fetched here: a provider that cannot be reached fails its sign-ins with 50300, never
+ * the start of the service.
+ */
+export function resolveOAuthConfig(config: OAuthConfig | undefined): Map<string, ResolvedOAuthProvider> {
+  const providers = new Map<string, ResolvedOAuthProvider>();
+  if (config === undefined) return providers;
+  if (config === null || typeof config !== "object" || config.providers === null || typeof config.providers !== "object") {
+    fail("providers must be an object of providers keyed by their name, e.g. { corp: { issuer, clientId, … } }");
+  }
+  const allowHttpLoopback = config.unsafeAllowHttpLoopbackProviders ?? false;
+  if (typeof allowHttpLoopback !== "boolean") fail("unsafeAllowHttpLoopbackProviders must be true or false");
+  for (const [name, provider] of Object.entries(config.providers)) {
+    if (!/^[a-z0-9][a-z0-9_-]{0,31}$/.test(name)) {
+      fail(`providers: the name ${JSON.stringify(name)} must be 1 to 32 lower-case letters, digits, "-" or "_"`);
+    }
+    providers.set(name, resolveProvider(name, provider, allowHttpLoopback));
+  }
+  return providers;
+}
