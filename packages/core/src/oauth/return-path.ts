@@ -4,7 +4,7 @@ import { ErrorCode } from "../errors/codes.js";
 const origin = "http://portcullis.invalid";
 
 /** Control characters and backslashes: never in a return path, raw or decoded. */
-const forbidden = /[\u0000-\u001f\u007f-\u009f\\]/;
+const forbidden = /[\p{Cc}\\]/u;
 
 /** Decodes percent-escapes repeatedly (at most a few rounds), or null when one is malformed. */
 function fullyDecoded(value: string): string | null {
