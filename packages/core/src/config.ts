@@ -1,4 +1,5 @@
 import type { JWK } from "jose";
+import { type OAuthConfig, type ResolvedOAuthProvider, resolveOAuthConfig } from "./oauth/provider-config.js";
 import type { Storage } from "./storage/types.js";
 import { type PasskeyConfig, type ResolvedPasskeyConfig, resolvePasskeyConfig } from "./webauthn/passkey-config.js";
 
@@ -87,6 +88,8 @@ export interface AuthConfig {
   };
   /** Passkeys and security keys (WebAuthn); without it the public-key routes answer 40400. */
   passkeys?: PasskeyConfig;
+  /** @internal Sign-in with OAuth 2.0 and OpenID Connect providers: in progress, no routes yet. */
+  oauth?: OAuthConfig;
   reauthentication?: {
     /**
      * How long after a sign-in the user may enrol TOTP or register a passkey without
@@ -148,6 +151,8 @@ export interface ResolvedConfig {
   reauthentication: { recentSignInSeconds: number };
   /** Null when passkeys are not configured. */
   passkeys: ResolvedPasskeyConfig | null;
+  /** OAuth providers by name; empty when none are configured. */
+  oauthProviders: Map<string, ResolvedOAuthProvider>;
   throttle: { account: ResolvedTier[]; ip: ResolvedTier[] };
 }
 
@@ -306,6 +311,7 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     totp: { window: totpWindow, label: config.totp?.label ?? issuerUrl.host, maxAttemptsPerToken: 5 },
     reauthentication: { recentSignInSeconds },
     passkeys: resolvePasskeyConfig(config.passkeys),
+    oauthProviders: resolveOAuthConfig(config.oauth),
     throttle: {
       account: tiers(config.throttle?.account, "throttle.account", defaultAccountTiers),
       ip: tiers(config.throttle?.ip, "throttle.ip", defaultIpTiers),

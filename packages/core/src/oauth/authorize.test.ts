@@ -1,0 +1,85 @@
+import * as oauth from "oauth4webapi";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type OidcTestProvider,
+  defaultOidcRedirectUri,
+  driveAuthorization,
+  startOidcProvider,
+} from "../../../../test/fixtures/oidc-provider.js";
+import { sha256 } from "../crypto/random.js";
+import { authError, makeAuth } from "../flows/fixtures.test-support.js";
+import { beginOAuthSignIn } from "./authorize.js";
+
+let provider: OidcTestProvider;
+
+beforeAll(async () => {
+  provider = await startOidcProvider();
+});
+
+afterAll(async () => {
+  await provider.close();
+});
+
+function authWithProvider(issuer = provider.issuer) {
+  return makeAuth({
+    oauth: {
+      providers: {
+        corp: {
+          issuer,
+          clientId: provider.clients.confidential.clientId,
+          clientSecret: provider.clients.confidential.clientSecret,
+          redirectUri: defaultOidcRedirectUri,
+        },
+      },
+      unsafeAllowHttpLoopbackProviders: true,
+    },
+  });
+}
+
+describe("beginOAuthSignIn", () => {
+  it("OA-1, OA-2, OA-5: the authorization URL carries a 256-bit state, PKCE S256, a nonce and the exact redirect URI; the provider answers with a code for that state", async () => {
+    const harness = authWithProvider();
+    const { authUrl, browserBinding } = await beginOAuthSignIn(harness.auth, { provider: "corp", redirect: "/account" });
+    const url = new URL(authUrl);
+    expect(url.origin).toBe(provider.issuer);
+    const state = url.searchParams.get("state") as string;
+    expect(Buffer.from(state, "base64url")).toHaveLength(32);
+    expect(url.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(url.searchParams.get("redirect_uri")).toBe(defaultOidcRedirectUri);
+    expect(url.searchParams.get("scope")).toBe("openid email profile");
+    expect(url.searchParams.get("nonce")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(browserBinding).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    const stored = await harness.storage.challenges.find(sha256(state), "oauth_state", harness.clock.now);
+    expect(stored).toMatchObject({ userId: null, expiresAt: harness.clock.now + 10 * 60 * 1000 });
+    expect(stored?.data).toMatchObject({
+      provider: "corp",
+      issuer: provider.issuer,
+      returnPath: "/account",
+      bindingHash: sha256(browserBinding),
+    });
+    expect(JSON.stringify(stored)).not.toContain(browserBinding);
+
+    const callback = await driveAuthorization(authUrl, { username: "alice" });
+    expect(callback.searchParams.get("state")).toBe(state);
+    expect(callback.searchParams.get("iss")).toBe(provider.issuer);
+    expect(callback.searchParams.get("code")).toBeTruthy();
+  });
+
+  it("OA-2: the S256 challenge of RFC 7636 appendix B", async () => {
+    expect(await oauth.calculatePKCECodeChallenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")).toBe(
+      "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+    );
+  });
+
+  it("OA-8: a hostile return path is 40002 before anything is stored; an unknown provider 40400; an unreachable one 50300", async () => {
+    const harness = authWithProvider();
+    expect((await authError(beginOAuthSignIn(harness.auth, { provider: "corp", redirect: "//evil.example" }))).code).toBe(40002);
+    expect((await authError(beginOAuthSignIn(harness.auth, { provider: "other" }))).code).toBe(40400);
+    const unreachable = authWithProvider("http://127.0.0.1:9");
+    expect(await authError(beginOAuthSignIn(unreachable.auth, { provider: "corp" }))).toMatchObject({
+      code: 50300,
+      message: "The sign-in provider could not be reached",
+    });
+  });
+});
