@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type OidcProviderOptions,
+  type OidcTestProvider,
+  defaultOidcRedirectUri,
+  driveAuthorization,
+  startOidcProvider,
+} from "../../../../test/fixtures/oidc-provider.js";
+import { authError, makeAuth, makeClock } from "../flows/fixtures.test-support.js";
+import { beginOAuthSignIn } from "./authorize.js";
+import { verifyOAuthCallback } from "./callback.js";
+
+const providers: OidcTestProvider[] = [];
+
+async function provider(options: OidcProviderOptions = {}): Promise<OidcTestProvider> {
+  const started = await startOidcProvider(options);
+  providers.push(started);
+  return started;
+}
+
+let honest: OidcTestProvider;
+
+beforeAll(async () => {
+  honest = await provider();
+});
+
+afterAll(async () => {
+  await Promise.all(providers.map((started) => started.close()));
+});
+
+function authFor(idp: OidcTestProvider, client: "confidential" | "public" = "confidential") {
+  const registered = idp.clients[client];
+  return makeAuth({
+    clock: makeClock(Date.now()),
+    oauth: {
+      providers: {
+        corp: {
+          issuer: idp.issuer,
+          clientId: registered.clientId,
+          clientSecret: registered.clientSecret,
+          redirectUri: defaultOidcRedirectUri,
+        },
+      },
+      unsafeAllowHttpLoopbackProviders: true,
+    },
+  });
+}
+
+/** Begins a sign-in, signs in at the provider as `username`, and returns the callback's query and the browser binding. */
+async function throughProvider(harness: ReturnType<typeof authFor>, username = "alice", consent = true) {
+  const { authUrl, browserBinding } = await beginOAuthSignIn(harness.auth, { provider: "corp", redirect: "/welcome" });
+  const callback = await driveAuthorization(authUrl, { username, consent });
+  return { query: callback.search, browserBinding, callback };
+}
+
+describe("verifyOAuthCallback against a real OpenID provider", () => {
+  it("OA-1..OA-6: the whole code flow with PKCE and nonce yields the person's profile, for a confidential and a public client", async () => {
+    for (const client of ["confidential", "public"] as const) {
+      const harness = authFor(honest, client);
+      const { query, browserBinding } = await throughProvider(harness);
+      const verified = await verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding });
+      expect(verified.profile).toMatchObject({
+        subject: honest.accounts.alice?.sub,
+        email: honest.accounts.alice?.email,
+        emailVerified: honest.accounts.alice?.email_verified,
+        displayName: honest.accounts.alice?.name,
+      });
+      expect(verified).toMatchObject({ returnPath: "/welcome", userId: null });
+    }
+  });
+
+  it("OA-1: a missing, unknown or replayed state, or another browser's, is 40100", async () => {
+    const harness = authFor(honest);
+    const { query, browserBinding } = await throughProvider(harness);
+    const withoutState = new URLSearchParams(query);
+    withoutState.delete("state");
+    const code = async (q: string, binding: string | undefined) =>
+      (await authError(verifyOAuthCallback(harness.auth, { provider: "corp", query: q, browserBinding: binding }))).code;
+    expect(await code(withoutState.toString(), browserBinding)).toBe(40100);
+    const unknown = new URLSearchParams(query);
+    unknown.set("state", "A".repeat(43));
+    expect(await code(unknown.toString(), browserBinding)).toBe(40100);
+    expect(await code(query, "another browser's cookie")).toBe(40100);
+    expect(await code(query, browserBinding)).toBe(40100);
+
+    const fresh = await throughProvider(harness);
+    expect(await code(fresh.query, undefined)).toBe(40100);
+  });
+
+  it("OA-3: an iss other than the provider's, or none while the provider advertises it, is 40100", async () => {
+    const harness = authFor(honest);
+    for (const iss of ["https://evil.example", null]) {
+      const { query, browserBinding } = await throughProvider(harness);
+      const changed = new URLSearchParams(query);
+      if (iss === null) changed.delete("iss");
+      else changed.set("iss", iss);
+      const error = await authError(
+        verifyOAuthCallback(harness.auth, { provider: "corp", query: changed.toString(), browserBinding }),
+      );
+      expect(error.code, String(iss)).toBe(40100);
+    }
+  });
+
+  it("OA-9: the provider's error is answered with a fixed message, never its text", async () => {
+    const harness = authFor(honest);
+    const { query, browserBinding } = await throughProvider(harness, "alice", false);
+    expect(new URLSearchParams(query).get("error")).toBe("access_denied");
+    const error = await authError(verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding }));
+    expect(error).toMatchObject({ code: 40100, message: "The provider did not sign you in" });
+    const injected = new URLSearchParams(query);
+    injected.set("error_description", "<script>alert(1)</script>");
+    const again = await throughProvider(harness, "alice", false);
+    const spoofed = new URLSearchParams(again.query);
+    spoofed.set("error_description", "<script>alert(1)</script>");
+    const second = await authError(
+      verifyOAuthCallback(harness.auth, { provider: "corp", query: spoofed.toString(), browserBinding: again.browserBinding }),
+    );
+    expect(second.message).not.toContain("script");
+  });
+
+  it("OA-6: an ID token with a wrong nonce, audience or issuer, or expired, is 40100", async () => {
+    const tampered: Record<string, (claims: Record<string, unknown>) => Record<string, unknown>> = {
+      nonce: (claims) => ({ ...claims, nonce: "another nonce" }),
+      aud: (claims) => ({ ...claims, aud: "another-client" }),
+      iss: (claims) => ({ ...claims, iss: "https://evil.example" }),
+      exp: (claims) => ({ ...claims, exp: Math.floor(Date.now() / 1000) - 3600, iat: Math.floor(Date.now() / 1000) - 7200 }),
+    };
+    for (const [name, tamper] of Object.entries(tampered)) {
+      const idp = await provider({ tamperIdTokenClaims: tamper as never });
+      const harness = authFor(idp);
+      const { query, browserBinding } = await throughProvider(harness);
+      const error = await authError(verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding }));
+      expect(error.code, name).toBe(40100);
+    }
+  });
+});

@@ -1,0 +1,122 @@
+import * as oauth from "oauth4webapi";
+import type { Auth } from "../auth.js";
+import { constantTimeEqual, sha256 } from "../crypto/random.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import { authorizationServerOf, requestOptions } from "./authorization-server.js";
+import { type OAuthState, providerNamed, verifierContext } from "./authorize.js";
+import type { ExternalProfile, ResolvedOAuthProvider } from "./provider-config.js";
+
+/** What a verified callback yields: who the provider says the person is, and the kept state. */
+export interface VerifiedCallback {
+  provider: ResolvedOAuthProvider;
+  profile: ExternalProfile;
+  returnPath: string;
+  /** Set when a signed-in user began the flow to link this provider. */
+  userId: string | null;
+}
+
+const refused = (message: string, cause?: unknown) => new AuthError(ErrorCode.AuthenticationFailed, message, { cause });
+const badState = () => refused("The sign-in state is missing, unknown, expired or already used");
+
+/** The profile a provider's claims describe, through the configured mapping or `profile` function. */
+function profileOf(provider: ResolvedOAuthProvider, claims: Record<string, unknown>): ExternalProfile {
+  if (provider.profile) return provider.profile(claims);
+  const text = (name: string) => (typeof claims[name] === "string" ? (claims[name] as string) : undefined);
+  const roles = provider.claims.roles === undefined ? undefined : claims[provider.claims.roles];
+  return {
+    subject: text(provider.claims.subject) ?? "",
+    username: text(provider.claims.username),
+    email: text(provider.claims.email),
+    emailVerified: claims[provider.claims.emailVerified] === true,
+    displayName: text(provider.claims.displayName),
+    roles: Array.isArray(roles) ? roles.filter((role): role is string => typeof role === "string") : undefined,
+  };
+}
+
+/**
+ * Verifies a provider's callback, the protocol half of a provider sign-in: the state is spent
+ * once (OA-1) and must have been begun for this provider in this browser; an `error` from the
+ * provider is answered with a fixed message, never its text (OA-9); the `iss` parameter must
+ * name the expected issuer, and must be present when the provider advertises it (OA-3, RFC
+ * 9207); the code is exchanged with the PKCE verifier and the exact redirect URI (OA-2, OA-5);
+ * the ID token's algorithm, `iss`, `aud`, `exp`, `iat`, `sub` and `nonce` are checked, and the
+ * user-info `sub` must equal the ID token's (OA-6).
+ *
+ * @throws {AuthError} 40100 refused, 40400 unknown provider, 50300 provider unreachable.
+ */
+export async function verifyOAuthCallback(
+  auth: Auth,
+  input: { provider: string; query: string; browserBinding: string | undefined },
+): Promise<VerifiedCallback> {
+  const provider = providerNamed(auth, input.provider);
+  const params = new URLSearchParams(input.query);
+  const state = params.get("state");
+  if (!state) throw badState();
+  const stateHash = sha256(state);
+  const record = await auth.storage.challenges.consume(stateHash, "oauth_state", auth.now());
+  if (!record) throw badState();
+  const kept = record.data as unknown as OAuthState;
+  const sameBrowser =
+    typeof input.browserBinding === "string" && constantTimeEqual(sha256(input.browserBinding), kept.bindingHash);
+  if (kept.provider !== provider.name || !sameBrowser) throw badState();
+  if (params.has("error")) throw refused("The provider did not sign you in");
+
+  const server = await authorizationServerOf(auth, provider);
+  if (server.issuer !== kept.issuer) throw refused("The provider's issuer changed during the sign-in");
+  const client: oauth.Client = { client_id: provider.clientId };
+  let validated: URLSearchParams;
+  try {
+    validated = oauth.validateAuthResponse(server, client, params, state);
+  } catch (cause) {
+    throw refused("The provider's answer was not valid", cause);
+  }
+  const verifier = auth.secretBox.open(kept.sealedVerifier, verifierContext(stateHash)).toString("utf8");
+  const clientAuth = provider.clientSecret === undefined ? oauth.None() : oauth.ClientSecretBasic(provider.clientSecret);
+  let response: Response;
+  try {
+    response = await oauth.authorizationCodeGrantRequest(
+      server,
+      client,
+      clientAuth,
+      validated,
+      provider.redirectUri,
+      verifier,
+      requestOptions(provider),
+    );
+  } catch (cause) {
+    throw new AuthError(ErrorCode.Unavailable, "The sign-in provider could not be reached", { cause });
+  }
+  let claims: Record<string, unknown>;
+  try {
+    const tokens = await oauth.processAuthorizationCodeResponse(server, client, response, {
+      expectedNonce: kept.nonce ?? oauth.expectNoNonce,
+      requireIdToken: provider.kind === "oidc",
+    });
+    const idToken = oauth.getValidatedIdTokenClaims(tokens);
+    claims = { ...(idToken ?? {}) };
+    if (provider.kind === "oauth2") {
+      const headers = new Headers({ accept: "application/json" });
+      const url = provider.userInfoUrl as URL;
+      const answer = await oauth.protectedResourceRequest(
+        tokens.access_token,
+        "GET",
+        url,
+        headers,
+        null,
+        requestOptions(provider),
+      );
+      if (!answer.ok) throw new Error(`user-info answered ${answer.status}`);
+      claims = (await answer.json()) as Record<string, unknown>;
+    } else if (server.userinfo_endpoint) {
+      const answer = await oauth.userInfoRequest(server, client, tokens.access_token, requestOptions(provider));
+      const info = await oauth.processUserInfoResponse(server, client, idToken?.sub ?? oauth.skipSubjectCheck, answer);
+      claims = { ...info, ...claims };
+    }
+  } catch (cause) {
+    throw refused("The provider's answer was not valid", cause);
+  }
+  const profile = profileOf(provider, claims);
+  if (typeof profile?.subject !== "string" || profile.subject === "") throw refused("The provider did not say who you are");
+  return { provider, profile, returnPath: kept.returnPath, userId: record.userId };
+}
