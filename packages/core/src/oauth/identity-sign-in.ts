@@ -1,0 +1,81 @@
+import type { Auth } from "../auth.js";
+import { base64url } from "../crypto/random.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import { createUser } from "../flows/create-user.js";
+import type { LoginResult } from "../flows/login.js";
+import { completeFirstFactor } from "../flows/pending-login.js";
+import type { UserRecord } from "../storage/types.js";
+import { typedUsernameKey } from "../users/username.js";
+import type { ExternalProfile, ResolvedOAuthProvider } from "./provider-config.js";
+
+/** The usernames to try for an account made on first sign-in: the provider's, then with a random suffix. */
+function usernameCandidates(auth: Auth, provider: ResolvedOAuthProvider, profile: ExternalProfile): string[] {
+  const offered = profile.username ?? profile.email?.split("@")[0] ?? `${provider.name}-user`;
+  const base = typedUsernameKey(offered) === null ? `${provider.name}-user` : offered.slice(0, 100);
+  const suffix = () =>
+    base64url(auth.randomBytes(4))
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, "x");
+  return [base, `${base}-${suffix()}`, `${base}-${suffix()}`];
+}
+
+/**
+ * Creates the account of a first sign-in (provisioning): no password, the configured default
+ * roles and any the provider mapped. A username that is taken gets a random suffix.
+ */
+async function provisionUser(auth: Auth, provider: ResolvedOAuthProvider, profile: ExternalProfile): Promise<string> {
+  const roles = [...new Set([...provider.provisioning.defaultRoles, ...(profile.roles ?? [])])];
+  for (const username of usernameCandidates(auth, provider, profile)) {
+    try {
+      return (await createUser(auth, { username, roles })).id;
+    } catch (error) {
+      if (!(error instanceof AuthError) || error.code !== ErrorCode.Conflict) throw error;
+    }
+  }
+  throw new AuthError(ErrorCode.Conflict, "No free username could be found for this account");
+}
+
+/**
+ * Signs in the person a provider vouched for (OA-7): the account linked to (provider, subject),
+ * or, with provisioning on, a new one linked now. No account is ever found by email here.
+ * A disabled account is 40300; a user with TOTP gets 40102 unless the provider is
+ * `trustedForSecondFactor`. `amr` is `["fed"]`.
+ *
+ * @throws {AuthError} 40100 no linked account and provisioning off, 40300 disabled.
+ */
+export async function signInWithIdentity(
+  auth: Auth,
+  provider: ResolvedOAuthProvider,
+  profile: ExternalProfile,
+  ip?: string,
+): Promise<LoginResult> {
+  const now = auth.now();
+  let identity = await auth.storage.identities.find(provider.name, profile.subject);
+  if (!identity) {
+    if (!provider.provisioning.enabled)
+      throw new AuthError(ErrorCode.AuthenticationFailed, "No account is linked to this sign-in");
+    const userId = await provisionUser(auth, provider, profile);
+    const record = {
+      provider: provider.name,
+      subject: profile.subject,
+      userId,
+      email: profile.email ?? null,
+      emailVerified: profile.emailVerified === true,
+      createdAt: now,
+      lastUsedAt: now,
+    };
+    if (!(await auth.storage.identities.link(record))) {
+      // A concurrent first sign-in of the same person linked its own new account first.
+      await auth.storage.users.update(userId, { disabled: true }, now);
+    }
+    identity = await auth.storage.identities.find(provider.name, profile.subject);
+  }
+  const user: UserRecord | null = identity ? await auth.storage.users.findById(identity.userId) : null;
+  if (!user) throw new AuthError(ErrorCode.AuthenticationFailed, "No account is linked to this sign-in");
+  if (user.disabled) {
+    auth.emit({ type: "login.failed", userId: user.id, reason: "disabled", at: now, ip });
+    throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
+  }
+  return completeFirstFactor(auth, user, ["fed"], ip, { complete: provider.trustedForSecondFactor });
+}
