@@ -88,7 +88,10 @@ export interface AuthConfig {
   };
   /** Passkeys and security keys (WebAuthn); without it the public-key routes answer 40400. */
   passkeys?: PasskeyConfig;
-  /** @internal Sign-in with OAuth 2.0 and OpenID Connect providers: in progress, no routes yet. */
+  /**
+   * Sign-in with OAuth 2.0 and OpenID Connect providers, keyed by the name used in paths. Linking
+   * a provider to a signed-in account and linking by verified email are not available yet.
+   */
   oauth?: OAuthConfig;
   reauthentication?: {
     /**

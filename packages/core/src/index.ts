@@ -23,6 +23,14 @@ export { type CreateUserInput, type User, createUser } from "./flows/create-user
 export { type LoginInput, type LoginResult, login } from "./flows/login.js";
 export { type LogoutInput, logout } from "./flows/logout.js";
 export { getPublicUser, setUserDisabled, setUserRoles, signOutEverywhere } from "./flows/manage-users.js";
+export {
+  type OAuthAuthorizeInput,
+  type OAuthCallbackInput,
+  type OAuthProviderInfo,
+  oauthAuthorize,
+  oauthCallback,
+  oauthProviders,
+} from "./flows/oauth-sign-in.js";
 export { listPasskeys, renamePasskey, revokePasskey } from "./flows/passkey-management.js";
 export { type RefreshInput, refresh } from "./flows/refresh.js";
 export { type TotpSetup, beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "./flows/totp-enrolment.js";
@@ -41,7 +49,7 @@ export { authorizeRequest, errorResponse, handleRequest } from "./http/handle-re
 export type { Route, RouteContext, RouteResult } from "./http/routes.js";
 export { routes } from "./http/routes.js";
 export type { Envelope, HttpRequest, HttpResponse } from "./http/types.js";
-
+export type { ClaimMapping, ExternalProfile, OAuthConfig, OAuthProviderConfig } from "./oauth/provider-config.js";
 export { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./storage/memory.js";
 export type * from "./storage/types.js";
 export type { AccessTokenClaims } from "./tokens/access-token.js";

@@ -5,7 +5,7 @@ import { ErrorCode, defaultMessages, httpStatusFor } from "../errors/codes.js";
 import { type AccessContext, verifyAccessToken } from "../flows/verify-access-token.js";
 import { readJsonBody } from "./body.js";
 import { clientAddressOf } from "./client-address.js";
-import { requireTls } from "./require-tls.js";
+import { isTlsRequest, requireTls } from "./require-tls.js";
 import { type Route, type RouteResult, routes } from "./routes.js";
 import type { Envelope, HttpRequest, HttpResponse } from "./types.js";
 
@@ -181,7 +181,17 @@ export async function handleRequest(auth: Auth, request: HttpRequest): Promise<H
     const access = route.access === "bearer" ? await verifyBearer(auth, request.header("authorization"), undefined) : undefined;
     const body = method === "POST" || method === "PUT" ? await readJsonBody(request, route.bodyLimit ?? defaultBodyLimit) : {};
     const ip = clientAddressOf(auth, request);
-    const result = await route.handle({ auth, body, params, header: (name) => request.header(name), ip, access });
+    const query = request.url.includes("?") ? (request.url.slice(request.url.indexOf("?") + 1).split("#", 1)[0] as string) : "";
+    const result = await route.handle({
+      auth,
+      body,
+      params,
+      query,
+      secure: isTlsRequest(auth, request),
+      header: (name) => request.header(name),
+      ip,
+      access,
+    });
     return successResponse(auth, result);
   } catch (error) {
     return errorResponse(auth, error);
@@ -189,7 +199,15 @@ export async function handleRequest(auth: Auth, request: HttpRequest): Promise<H
 }
 
 function successResponse(auth: Auth, result: RouteResult): HttpResponse {
-  if (result.bare) return { status: 200, headers: responseHeaders(result.bare.cacheControl), body: JSON.stringify(result.data) };
-  const code = result.code ?? 0;
-  return envelopeResponse(auth, { code, message: code === 0 ? "OK" : defaultMessages[code], data: result.data });
+  let response: HttpResponse;
+  if (result.redirectTo !== undefined) {
+    response = { status: 302, headers: { ...responseHeaders(), location: result.redirectTo }, body: "" };
+  } else if (result.bare) {
+    response = { status: 200, headers: responseHeaders(result.bare.cacheControl), body: JSON.stringify(result.data) };
+  } else {
+    const code = result.code ?? 0;
+    response = envelopeResponse(auth, { code, message: code === 0 ? "OK" : defaultMessages[code], data: result.data });
+  }
+  if (result.cookie !== undefined) response.headers["set-cookie"] = result.cookie;
+  return response;
 }

@@ -4,6 +4,7 @@ import { ErrorCode } from "../errors/codes.js";
 import { type LoginResult, login } from "../flows/login.js";
 import { logout } from "../flows/logout.js";
 import { getPublicUser } from "../flows/manage-users.js";
+import { oauthAuthorize, oauthCallback, oauthProviders } from "../flows/oauth-sign-in.js";
 import { listPasskeys, renamePasskey, revokePasskey } from "../flows/passkey-management.js";
 import type { ReauthenticationProof } from "../flows/reauthenticate.js";
 import { refresh } from "../flows/refresh.js";
@@ -22,6 +23,10 @@ export interface RouteContext {
   body: Record<string, unknown>;
   /** The values of the path's `:name` segments, as they appear in the normalised path. */
   params: Record<string, string>;
+  /** The query string of the request (without the `?`). */
+  query: string;
+  /** Whether the request arrived over TLS (directly, or per a trusted proxy): decides `Secure` cookies. */
+  secure: boolean;
   /** A request header by lower-case name. */
   header(name: string): string | undefined;
   /** The client address, resolved through the trusted-proxy setting (RL-3). */
@@ -36,6 +41,10 @@ export interface RouteResult {
   code?: 0 | typeof ErrorCode.SecondFactorRequired;
   /** Send `data` itself as the body, not in the envelope: for standard documents (a JWK Set). */
   bare?: { cacheControl: string };
+  /** A `Set-Cookie` header value to send with the answer. */
+  cookie?: string;
+  /** Answer with a 302 to this URL instead of the envelope. */
+  redirectTo?: string;
 }
 
 /** One entry of the route table. */
@@ -71,6 +80,25 @@ const loginResponse = (result: LoginResult): RouteResult =>
     : { code: ErrorCode.SecondFactorRequired, data: { tempToken: result.tempToken } };
 
 const passkeysEnabled = (auth: Auth) => auth.config.passkeys !== null;
+
+/** The cookie that binds a provider sign-in to the browser that began it (OA-1). */
+const oauthCookie = "portcullis_oauth";
+
+/** The `Set-Cookie` value of the OAuth binding: HttpOnly, SameSite=Lax, scoped to the OAuth routes. */
+function oauthCookieHeader(auth: Auth, value: string, secure: boolean, maxAgeSeconds: number): string {
+  const attributes = [`Path=${auth.config.basePath}/auth/oauth`, "HttpOnly", "SameSite=Lax", `Max-Age=${maxAgeSeconds}`];
+  if (secure) attributes.push("Secure");
+  return [`${oauthCookie}=${value}`, ...attributes].join("; ");
+}
+
+/** The OAuth binding cookie's value in a `Cookie` header, if any. */
+function oauthCookieValue(header: string | undefined): string | undefined {
+  for (const part of (header ?? "").split(";")) {
+    const [name, ...value] = part.trim().split("=");
+    if (name === oauthCookie) return value.join("=");
+  }
+  return undefined;
+}
 
 /** The body limit of the WebAuthn finish routes (contract: 1 MiB). */
 const webauthnBodyLimit = 1024 * 1024;
@@ -254,6 +282,36 @@ export const routes: readonly Route[] = [
     async handle(context) {
       await revokePasskey(context.auth, { userId: signedIn(context), id: context.params.id as string });
       return { data: { revoked: true } };
+    },
+  },
+  {
+    method: "GET",
+    path: "/auth/oauth/providers",
+    access: "public",
+    async handle({ auth }) {
+      return { data: oauthProviders(auth) };
+    },
+  },
+  {
+    method: "GET",
+    path: "/auth/oauth/:provider/authorize",
+    access: "public",
+    async handle({ auth, params, query, secure }) {
+      const search = new URLSearchParams(query);
+      const redirect = search.get("redirect") ?? undefined;
+      const { authUrl, browserBinding } = await oauthAuthorize(auth, { provider: params.provider as string, redirect });
+      const cookie = oauthCookieHeader(auth, browserBinding, secure, 600);
+      return search.get("mode") === "redirect" ? { data: null, redirectTo: authUrl, cookie } : { data: { authUrl }, cookie };
+    },
+  },
+  {
+    method: "GET",
+    path: "/auth/oauth/:provider/callback",
+    access: "public",
+    async handle({ auth, params, query, header, secure, ip }) {
+      const browserBinding = oauthCookieValue(header("cookie"));
+      const result = await oauthCallback(auth, { provider: params.provider as string, query, browserBinding, ip });
+      return { ...loginResponse(result), cookie: oauthCookieHeader(auth, "", secure, 0) };
     },
   },
   {

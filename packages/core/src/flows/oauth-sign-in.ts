@@ -1,0 +1,74 @@
+import type { Auth } from "../auth.js";
+import { beginOAuthSignIn } from "../oauth/authorize.js";
+import { verifyOAuthCallback } from "../oauth/callback.js";
+import { signInWithIdentity } from "../oauth/identity-sign-in.js";
+import type { LoginResult } from "./login.js";
+
+/** A provider as the sign-in page lists it: no URLs, no client, no secret. */
+export interface OAuthProviderInfo {
+  name: string;
+  displayName: string;
+}
+
+/**
+ * The configured sign-in providers (`GET /auth/oauth/providers`), in configuration order.
+ *
+ * @example
+ * ```ts
+ * for (const { name, displayName } of oauthProviders(auth)) addButton(name, displayName);
+ * ```
+ */
+export function oauthProviders(auth: Auth): OAuthProviderInfo[] {
+  return [...auth.config.oauthProviders.values()].map(({ name, displayName }) => ({ name, displayName }));
+}
+
+/** The input of {@link oauthAuthorize}. */
+export interface OAuthAuthorizeInput {
+  /** The provider's name, as in `oauth.providers`. */
+  provider: string;
+  /** Where the app sends the browser afterwards: a path of this app only (OA-8). Default `/`. */
+  redirect?: string;
+}
+
+/**
+ * Begins a sign-in with a provider (`GET /auth/oauth/:provider/authorize`): returns the URL to
+ * send the browser to, and `browserBinding`, the value of the HttpOnly cookie that ties the
+ * flow to this browser (OA-1); the HTTP route sets it. The state, PKCE verifier (S256), nonce,
+ * expected issuer and return path stay in storage for 10 minutes, so any instance can finish.
+ *
+ * @throws {AuthError} 40002 bad `redirect`, 40400 unknown provider, 50300 provider unreachable.
+ * @example
+ * ```ts
+ * const { authUrl, browserBinding } = await oauthAuthorize(auth, { provider: "corp", redirect: "/account" });
+ * ```
+ */
+export async function oauthAuthorize(
+  auth: Auth,
+  input: OAuthAuthorizeInput,
+): Promise<{ authUrl: string; browserBinding: string }> {
+  return beginOAuthSignIn(auth, { provider: input.provider, redirect: input.redirect });
+}
+
+/** The input of {@link oauthCallback}. */
+export interface OAuthCallbackInput {
+  provider: string;
+  /** The query string the provider sent the browser back with (`code`, `state`, `iss`, or `error`). */
+  query: string;
+  /** The value of the binding cookie {@link oauthAuthorize} gave this browser. */
+  browserBinding: string | undefined;
+  /** The client address, for events. */
+  ip?: string;
+}
+
+/**
+ * Finishes a sign-in with a provider (`GET /auth/oauth/:provider/callback`): verifies the
+ * callback (OA-1 … OA-6, OA-9), then signs in the account linked to (provider, subject),
+ * creating it on first sign-in when provisioning is on (OA-7). A user with TOTP gets a
+ * temporary token unless the provider is trusted for the second factor.
+ *
+ * @throws {AuthError} 40100 refused, 40300 disabled, 40400 unknown provider, 50300 provider unreachable.
+ */
+export async function oauthCallback(auth: Auth, input: OAuthCallbackInput): Promise<LoginResult> {
+  const { provider, profile } = await verifyOAuthCallback(auth, input);
+  return signInWithIdentity(auth, provider, profile, input.ip);
+}
