@@ -20,6 +20,7 @@ export type {
 
 export { type ChangePasswordInput, type SetPasswordInput, changePassword, setPassword } from "./flows/change-password.js";
 export { type CreateUserInput, type User, createUser } from "./flows/create-user.js";
+export { type LinkIdentityInput, type LinkedIdentity, linkIdentity, listIdentities, unlinkIdentity } from "./flows/identities.js";
 export { type LoginInput, type LoginResult, login } from "./flows/login.js";
 export { type LogoutInput, logout } from "./flows/logout.js";
 export { getPublicUser, setUserDisabled, setUserRoles, signOutEverywhere } from "./flows/manage-users.js";

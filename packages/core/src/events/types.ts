@@ -41,7 +41,9 @@ export type AuthEvent =
   | (EventBase & { type: "password.changed"; userId: string })
   | (EventBase & { type: "passkey.registered"; userId: string; credentialId: string })
   | (EventBase & { type: "passkey.renamed"; userId: string; credentialId: string })
-  | (EventBase & { type: "passkey.revoked"; userId: string; credentialId: string });
+  | (EventBase & { type: "passkey.revoked"; userId: string; credentialId: string })
+  | (EventBase & { type: "identity.linked"; userId: string; provider: string })
+  | (EventBase & { type: "identity.unlinked"; userId: string; provider: string });
 
 /** The name of an event. */
 export type AuthEventType = AuthEvent["type"];

@@ -1,7 +1,7 @@
 import type { Auth } from "../auth.js";
 import { beginOAuthSignIn } from "../oauth/authorize.js";
 import { verifyOAuthCallback } from "../oauth/callback.js";
-import { signInWithIdentity } from "../oauth/identity-sign-in.js";
+import { linkAndSignIn, signInWithIdentity } from "../oauth/identity-sign-in.js";
 import type { LoginResult } from "./login.js";
 
 /** A provider as the sign-in page lists it: no URLs, no client, no secret. */
@@ -63,12 +63,14 @@ export interface OAuthCallbackInput {
 /**
  * Finishes a sign-in with a provider (`GET /auth/oauth/:provider/callback`): verifies the
  * callback (OA-1 … OA-6, OA-9), then signs in the account linked to (provider, subject),
- * creating it on first sign-in when provisioning is on (OA-7). A user with TOTP gets a
+ * creating it on first sign-in when provisioning is on (OA-7); or, for a flow begun by
+ * `linkIdentity`, links the provider account to that user and signs them in afresh. A user with TOTP gets a
  * temporary token unless the provider is trusted for the second factor.
  *
  * @throws {AuthError} 40100 refused, 40300 disabled, 40400 unknown provider, 50300 provider unreachable.
  */
 export async function oauthCallback(auth: Auth, input: OAuthCallbackInput): Promise<LoginResult> {
-  const { provider, profile } = await verifyOAuthCallback(auth, input);
+  const { provider, profile, userId } = await verifyOAuthCallback(auth, input);
+  if (userId !== null) return linkAndSignIn(auth, provider, profile, userId, input.ip);
   return signInWithIdentity(auth, provider, profile, input.ip);
 }

@@ -6,6 +6,7 @@ import { createUser } from "../flows/create-user.js";
 import type { LoginResult } from "../flows/login.js";
 import { completeFirstFactor } from "../flows/pending-login.js";
 import type { UserRecord } from "../storage/types.js";
+import { raiseTokenVersion } from "../users/token-version.js";
 import { typedUsernameKey } from "../users/username.js";
 import type { ExternalProfile, ResolvedOAuthProvider } from "./provider-config.js";
 
@@ -78,4 +79,44 @@ export async function signInWithIdentity(
     throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
   }
   return completeFirstFactor(auth, user, ["fed"], ip, { complete: provider.trustedForSecondFactor });
+}
+
+/**
+ * Finishes linking a provider account to the user who began the flow with `linkIdentity`: the
+ * link is stored (40900 when the provider account is linked to someone else), the token version
+ * rises (TV-1), and the user is signed in afresh with `amr` `["fed"]` (40102 with TOTP unless
+ * the provider is trusted for the second factor).
+ *
+ * @throws {AuthError} 40300 the account was disabled meanwhile, 40900 linked to another user.
+ */
+export async function linkAndSignIn(
+  auth: Auth,
+  provider: ResolvedOAuthProvider,
+  profile: ExternalProfile,
+  userId: string,
+  ip?: string,
+): Promise<LoginResult> {
+  const user = await auth.storage.users.findById(userId);
+  if (!user || user.disabled) throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
+  const now = auth.now();
+  const linked = await auth.storage.identities.link({
+    provider: provider.name,
+    subject: profile.subject,
+    userId: user.id,
+    email: profile.email ?? null,
+    emailVerified: profile.emailVerified === true,
+    createdAt: now,
+    lastUsedAt: now,
+  });
+  if (!linked) {
+    const existing = await auth.storage.identities.find(provider.name, profile.subject);
+    if (existing?.userId !== user.id) {
+      throw new AuthError(ErrorCode.Conflict, "This provider account is linked to another user");
+    }
+  } else {
+    await raiseTokenVersion(auth, user.id, "identity_linked");
+    auth.emit({ type: "identity.linked", userId: user.id, provider: provider.name, at: now });
+  }
+  const current = (await auth.storage.users.findById(user.id)) as UserRecord;
+  return completeFirstFactor(auth, current, ["fed"], ip, { complete: provider.trustedForSecondFactor });
 }

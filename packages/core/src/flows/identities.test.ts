@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type OidcTestProvider,
+  defaultOidcRedirectUri,
+  driveAuthorization,
+  startOidcProvider,
+} from "../../../../test/fixtures/oidc-provider.js";
+import { addUser, authError, goodPassword, makeAuth, makeClock } from "./fixtures.test-support.js";
+import { linkIdentity, listIdentities, unlinkIdentity } from "./identities.js";
+import { oauthAuthorize, oauthCallback } from "./oauth-sign-in.js";
+
+let provider: OidcTestProvider;
+
+beforeAll(async () => {
+  provider = await startOidcProvider();
+});
+
+afterAll(async () => {
+  await provider.close();
+});
+
+function harness() {
+  return makeAuth({
+    clock: makeClock(Date.now()),
+    oauth: {
+      providers: {
+        corp: {
+          issuer: provider.issuer,
+          clientId: provider.clients.confidential.clientId,
+          clientSecret: provider.clients.confidential.clientSecret,
+          redirectUri: defaultOidcRedirectUri,
+        },
+      },
+      unsafeAllowHttpLoopbackProviders: true,
+    },
+  });
+}
+
+type Harness = ReturnType<typeof harness>;
+
+async function finish(h: Harness, begun: { authUrl: string; browserBinding: string }, username = "alice") {
+  const callback = await driveAuthorization(begun.authUrl, { username });
+  return oauthCallback(h.auth, { provider: "corp", query: callback.search, browserBinding: begun.browserBinding });
+}
+
+describe("linking provider accounts", () => {
+  it("OA-7, TV-1: a signed-in user who proves the password links a provider account; it then signs in to that user", async () => {
+    const h = harness();
+    const userId = await addUser(h.auth, "carol");
+    const before = (await h.storage.users.findById(userId))?.tokenVersion as number;
+    const linked = await finish(h, await linkIdentity(h.auth, { userId, provider: "corp", password: goodPassword }));
+    if (linked.status !== "authenticated") throw new Error(linked.status);
+    expect(linked.tokens.user.id).toBe(userId);
+    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before + 1);
+    expect(await listIdentities(h.auth, { userId })).toEqual([
+      expect.objectContaining({ provider: "corp", subject: provider.accounts.alice?.sub, email: provider.accounts.alice?.email }),
+    ]);
+    expect(h.events.map((event) => event.type)).toContain("identity.linked");
+    const again = await finish(h, await oauthAuthorize(h.auth, { provider: "corp" }));
+    if (again.status !== "authenticated") throw new Error(again.status);
+    expect(again.tokens.user.id).toBe(userId);
+  });
+
+  it("WA-6 rule for providers: without re-authentication linking is 40001; a provider account linked to someone else is 40900", async () => {
+    const h = harness();
+    const userId = await addUser(h.auth, "dave");
+    expect((await authError(linkIdentity(h.auth, { userId, provider: "corp" }))).code).toBe(40001);
+    const first = await finish(h, await oauthAuthorize(h.auth, { provider: "corp" }), "bob");
+    expect(first.status).toBe("authenticated");
+    const error = await authError(
+      finish(h, await linkIdentity(h.auth, { userId, provider: "corp", password: goodPassword }), "bob"),
+    );
+    expect(error).toMatchObject({ code: 40900, message: "This provider account is linked to another user" });
+  });
+
+  it("TV-1: unlinking raises the token version; the last way in is kept (40900); an unknown link is 40400", async () => {
+    const h = harness();
+    const provisioned = await finish(h, await oauthAuthorize(h.auth, { provider: "corp" }), "bob");
+    if (provisioned.status !== "authenticated") throw new Error(provisioned.status);
+    const bob = provisioned.tokens.user.id;
+    const subject = provider.accounts.bob?.sub as string;
+    expect(await authError(unlinkIdentity(h.auth, { userId: bob, provider: "corp", subject }))).toMatchObject({ code: 40900 });
+    expect((await authError(unlinkIdentity(h.auth, { userId: bob, provider: "corp", subject: "other" }))).code).toBe(40400);
+
+    const userId = await addUser(h.auth, "erin");
+    await finish(h, await linkIdentity(h.auth, { userId, provider: "corp", password: goodPassword }), "alice");
+    const before = (await h.storage.users.findById(userId))?.tokenVersion as number;
+    await unlinkIdentity(h.auth, { userId, provider: "corp", subject: provider.accounts.alice?.sub as string });
+    expect(await listIdentities(h.auth, { userId })).toEqual([]);
+    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before + 1);
+  });
+});
