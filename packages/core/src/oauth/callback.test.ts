@@ -133,4 +133,16 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
       expect(error.code, name).toBe(40100);
     }
   });
+
+  it("OA-1: 20 simultaneous callbacks with one state give exactly one verified sign-in", async () => {
+    const harness = authFor(honest);
+    const { query, browserBinding } = await throughProvider(harness);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 20 }, () => verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding })),
+    );
+    expect(outcomes.filter((outcome) => outcome.status === "fulfilled")).toHaveLength(1);
+    for (const outcome of outcomes) {
+      if (outcome.status === "rejected") expect(outcome.reason).toMatchObject({ code: 40100 });
+    }
+  });
 });
