@@ -16,7 +16,7 @@ export function requestOptions(provider: ResolvedOAuthProvider): { [oauth.allowI
 
 /**
  * The provider's endpoints: for OpenID Connect from its discovery document, whose `issuer` must
- * equal the configured one exactly (OA-4), cached for an hour per auth instance; for plain
+ * equal the configured one character for character (OA-4), cached for an hour per auth instance; for plain
  * OAuth 2.0 from the configuration alone. Endpoints never come from anywhere else.
  *
  * @throws {AuthError} 50300 when the provider cannot be reached or its document is not valid
@@ -43,6 +43,9 @@ export async function authorizationServerOf(auth: Auth, provider: ResolvedOAuthP
     server = await oauth.processDiscoveryResponse(issuer, response);
   } catch (cause) {
     throw new AuthError(ErrorCode.Unavailable, "The sign-in provider could not be reached", { cause });
+  }
+  if (server.issuer !== provider.issuerIdentifier) {
+    throw new AuthError(ErrorCode.Unavailable, "The provider's discovery document names another issuer than the configured one");
   }
   cache.set(provider.name, { server, fetchedAt: now });
   return server;

@@ -82,4 +82,12 @@ describe("beginOAuthSignIn", () => {
       message: "The sign-in provider could not be reached",
     });
   });
+
+  it("OA-4: a discovery document whose issuer differs from the configured one, even by a trailing slash, is refused (50300)", async () => {
+    const harness = authWithProvider(`${provider.issuer}/`);
+    expect(await authError(beginOAuthSignIn(harness.auth, { provider: "corp" }))).toMatchObject({
+      code: 50300,
+      message: "The provider's discovery document names another issuer than the configured one",
+    });
+  });
 });

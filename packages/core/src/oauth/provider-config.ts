@@ -76,6 +76,8 @@ export interface ResolvedOAuthProvider {
   displayName: string;
   kind: "oidc" | "oauth2";
   issuer: URL | undefined;
+  /** The issuer exactly as configured: the discovery document must name it character for character (OA-4). */
+  issuerIdentifier: string | undefined;
   authorizationUrl: URL | undefined;
   tokenUrl: URL | undefined;
   userInfoUrl: URL | undefined;
@@ -190,6 +192,7 @@ function resolveProvider(name: string, config: OAuthProviderConfig, allowHttpLoo
     displayName: config.displayName === undefined ? name : nonEmptyString(config.displayName, `${at}.displayName`),
     kind,
     issuer: url(config.issuer, "issuer"),
+    issuerIdentifier: config.issuer,
     authorizationUrl: url(config.authorizationUrl, "authorizationUrl"),
     tokenUrl: url(config.tokenUrl, "tokenUrl"),
     userInfoUrl: url(config.userInfoUrl, "userInfoUrl"),
