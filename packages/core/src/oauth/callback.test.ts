@@ -145,4 +145,36 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
       if (outcome.status === "rejected") expect(outcome.reason).toMatchObject({ code: 40100 });
     }
   });
+
+  it("OA-5: a plain OAuth 2.0 provider, configured by its URLs with a profile function, signs the person in through user-info", async () => {
+    const document = (await (await fetch(`${honest.issuer}/.well-known/openid-configuration`)).json()) as Record<string, string>;
+    const registered = honest.clients.confidential;
+    const harness = makeAuth({
+      clock: makeClock(Date.now()),
+      oauth: {
+        providers: {
+          corp: {
+            authorizationUrl: document.authorization_endpoint,
+            tokenUrl: document.token_endpoint,
+            userInfoUrl: document.userinfo_endpoint,
+            clientId: registered.clientId,
+            clientSecret: registered.clientSecret,
+            redirectUri: defaultOidcRedirectUri,
+            scopes: ["openid", "email"],
+            profile: (info) => ({ subject: `forge:${String(info.sub)}`, username: "forge-alice", email: String(info.email) }),
+          },
+        },
+        unsafeAllowHttpLoopbackProviders: true,
+      },
+    });
+    const { authUrl, browserBinding } = await beginOAuthSignIn(harness.auth, { provider: "corp" });
+    expect(new URL(authUrl).searchParams.has("nonce")).toBe(false);
+    const callback = await driveAuthorization(authUrl, { username: "alice" });
+    const verified = await verifyOAuthCallback(harness.auth, { provider: "corp", query: callback.search, browserBinding });
+    expect(verified.profile).toEqual({
+      subject: `forge:${honest.accounts.alice?.sub}`,
+      username: "forge-alice",
+      email: honest.accounts.alice?.email,
+    });
+  });
 });
