@@ -3,6 +3,7 @@ import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { beginOAuthSignIn, providerNamed } from "../oauth/authorize.js";
 import type { IdentityRecord } from "../storage/types.js";
+import { signInWaysOf } from "../users/sign-in-ways.js";
 import { signedInUser } from "../users/signed-in-user.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { requiredString } from "./input.js";
@@ -69,16 +70,10 @@ export async function unlinkIdentity(auth: Auth, input: { userId: string; provid
   const user = await signedInUser(auth, input.userId);
   const provider = requiredString(input.provider, "provider");
   const subject = requiredString(input.subject, "subject");
-  const identities = await auth.storage.identities.listByUser(user.id);
-  if (!identities.some((identity) => identity.provider === provider && identity.subject === subject)) {
-    throw new AuthError(ErrorCode.NotFound, "No such linked account");
-  }
-  const otherWays =
-    user.source === "directory" ||
-    user.passwordHash !== null ||
-    identities.length > 1 ||
-    (await auth.storage.passkeys.listByUser(user.id)).length > 0;
-  if (!otherWays) {
+  const linked = await auth.storage.identities.find(provider, subject);
+  if (linked?.userId !== user.id) throw new AuthError(ErrorCode.NotFound, "No such linked account");
+  const ways = await signInWaysOf(auth, user);
+  if (!ways.password && ways.passkeys === 0 && ways.identities < 2) {
     throw new AuthError(ErrorCode.Conflict, "This linked account is the only way to sign in to the account; add another first");
   }
   if (!(await auth.storage.identities.unlink(user.id, provider, subject))) {

@@ -1,7 +1,7 @@
 import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import type { UserRecord } from "../storage/types.js";
+import { signInWaysOf } from "../users/sign-in-ways.js";
 import { signedInUser } from "../users/signed-in-user.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { passkeyConfig } from "../webauthn/ceremony.js";
@@ -44,12 +44,6 @@ export async function renamePasskey(auth: Auth, input: { userId: string; id: str
   auth.emit({ type: "passkey.renamed", userId: user.id, credentialId: id, at: auth.now() });
 }
 
-/** Whether the account can sign in without any passkey: a password, a directory or an external identity. */
-async function signsInWithoutPasskeys(auth: Auth, user: UserRecord): Promise<boolean> {
-  if (user.source === "directory" || user.passwordHash !== null) return true;
-  return (await auth.storage.identities.listByUser(user.id)).length > 0;
-}
-
 /**
  * Revokes one of a signed-in user's passkeys (`DELETE /auth/public-key/credentials/:id`) and
  * raises the token version (TV-1): every session ends. The last passkey of an account that has
@@ -62,7 +56,8 @@ export async function revokePasskey(auth: Auth, input: { userId: string; id: str
   passkeyConfig(auth);
   const user = await signedInUser(auth, input.userId);
   const id = readCredentialId(input.id);
-  if (await signsInWithoutPasskeys(auth, user)) {
+  const ways = await signInWaysOf(auth, user);
+  if (ways.password || ways.identities > 0) {
     if (!(await auth.storage.passkeys.delete(user.id, id))) throw noSuchPasskey();
   } else {
     const outcome = await auth.storage.passkeys.deleteUnlessLast(user.id, id);

@@ -49,6 +49,20 @@ describe("signInWithIdentity", () => {
     expect(result.tokens.user.username).toMatch(/^alice-[a-z0-9x]+$/);
   });
 
+  it("OA-7: a provider username that is no valid username falls back to the email's local part, then to <provider>-user; a long one is cut", async () => {
+    const harness = makeAuth();
+    const provider = providerWith();
+    const named = async (profile: Parameters<typeof signInWithIdentity>[2]) => {
+      const result = await signInWithIdentity(harness.auth, provider, profile);
+      if (result.status !== "authenticated") throw new Error(result.status);
+      return result.tokens.user.username;
+    };
+    expect(await named({ subject: "s1", username: "bad\u0000name", email: "frank@example.com" })).toBe("frank");
+    expect(await named({ subject: "s2", username: "   " })).toBe("corp-user");
+    expect(await named({ subject: "s3", username: "x".repeat(300) })).toMatch(/^x{100}$/);
+    expect(await named({ subject: "s4", username: ` ${"y".repeat(99)} z` })).toBe("y".repeat(99));
+  });
+
   it("OA-7: with provisioning off, an unlinked person is 40100 and nothing is created", async () => {
     const harness = makeAuth();
     const error = await authError(signInWithIdentity(harness.auth, providerWith({ provisioning: false }), alice));

@@ -7,13 +7,29 @@ import type { LoginResult } from "../flows/login.js";
 import { completeFirstFactor } from "../flows/pending-login.js";
 import type { UserRecord } from "../storage/types.js";
 import { raiseTokenVersion } from "../users/token-version.js";
-import { typedUsernameKey } from "../users/username.js";
+import { normalizeUsername } from "../users/username.js";
 import type { ExternalProfile, ResolvedOAuthProvider } from "./provider-config.js";
 
-/** The usernames to try for an account made on first sign-in: the provider's, then with a random suffix. */
+/**
+ * The username an account made on first sign-in starts from: the provider's username, else the
+ * local part of the email, cut to 100 characters, if it makes a valid username; else
+ * `<provider>-user`.
+ */
+function baseUsername(provider: ResolvedOAuthProvider, profile: ExternalProfile): string {
+  for (const offered of [profile.username, profile.email?.split("@")[0]]) {
+    if (typeof offered !== "string") continue;
+    try {
+      return normalizeUsername([...offered.trim()].slice(0, 100).join("").trim()).username;
+    } catch {
+      // Not a valid username (empty, too long, control characters): try the next, or the default.
+    }
+  }
+  return `${provider.name}-user`;
+}
+
+/** The usernames to try for an account made on first sign-in: the base, then with a random suffix. */
 function usernameCandidates(auth: Auth, provider: ResolvedOAuthProvider, profile: ExternalProfile): string[] {
-  const offered = profile.username ?? profile.email?.split("@")[0] ?? `${provider.name}-user`;
-  const base = typedUsernameKey(offered) === null ? `${provider.name}-user` : offered.slice(0, 100);
+  const base = baseUsername(provider, profile);
   const suffix = () =>
     base64url(auth.randomBytes(4))
       .toLowerCase()

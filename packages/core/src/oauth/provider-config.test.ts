@@ -87,11 +87,23 @@ describe("resolveOAuthConfig", () => {
     }
   });
 
+  it("HTTP-6: a URL with a password in it is refused without echoing the password", () => {
+    const message = refusal({ providers: { corp: { ...oidc, issuer: "https://client:s3cret-value@id.example.com" } } });
+    expect(message).toMatch(/providers\.corp\.issuer must be a URL without credentials/);
+    expect(message).not.toContain("s3cret-value");
+  });
+
   it("OA-5: the redirect URI is an exact https URL without a fragment, or http on localhost", () => {
     expect(
       resolveOAuthConfig({ providers: { corp: { ...oidc, redirectUri: "http://localhost:3000/cb" } } }).get("corp")?.redirectUri,
     ).toBe("http://localhost:3000/cb");
-    for (const redirectUri of ["http://app.example.com/cb", "https://app.example.com/cb#frag", "/relative", undefined]) {
+    for (const redirectUri of [
+      "http://app.example.com/cb",
+      "https://app.example.com/cb#frag",
+      "https://u:p@app.example.com/cb",
+      "/relative",
+      undefined,
+    ]) {
       expect(refusal({ providers: { corp: { ...oidc, redirectUri } } }), String(redirectUri)).toMatch(
         /providers\.corp\.redirectUri/,
       );

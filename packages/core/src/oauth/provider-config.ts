@@ -103,23 +103,28 @@ function isLoopbackHost(hostname: string): boolean {
   return loopbackHosts.has(hostname) || (isIP(hostname) === 4 && hostname.startsWith("127."));
 }
 
+/** A configured URL as an error message may show it: any `user:password@` part replaced. */
+function shown(value: unknown): string {
+  return JSON.stringify(typeof value === "string" ? value.replace(/\/\/[^/?#]*@/, "//…@") : value);
+}
+
 /** A provider URL: https, or http on a loopback host with the unsafe option (OA-5). */
 function providerUrl(value: unknown, what: string, allowHttpLoopback: boolean): URL {
   let url: URL;
   try {
     url = new URL(value as string);
   } catch {
-    return fail(`${what} must be an absolute URL such as "https://id.example.com"; got ${JSON.stringify(value)}`);
+    return fail(`${what} must be an absolute URL such as "https://id.example.com"; got ${shown(value)}`);
   }
   if (typeof value !== "string" || url.hash !== "" || url.username !== "" || url.password !== "") {
-    fail(`${what} must be a URL without credentials or fragment; got ${JSON.stringify(value)}`);
+    fail(`${what} must be a URL without credentials or fragment; got ${shown(value)}`);
   }
   if (url.protocol === "https:") return url;
   if (url.protocol === "http:" && isLoopbackHost(url.hostname)) {
     if (allowHttpLoopback) return url;
     fail(`${what} uses http on a loopback host: set oauth.unsafeAllowHttpLoopbackProviders for development only`);
   }
-  return fail(`${what} must use https; got ${JSON.stringify(value)}`);
+  return fail(`${what} must use https; got ${shown(value)}`);
 }
 
 /** The app's callback page: https, or http on a loopback host (development), exact, no fragment (OA-5). */
@@ -128,10 +133,11 @@ function redirectUri(value: unknown, what: string): string {
   try {
     url = new URL(value as string);
   } catch {
-    return fail(`${what} must be the absolute URL of your callback page; got ${JSON.stringify(value)}`);
+    return fail(`${what} must be the absolute URL of your callback page; got ${shown(value)}`);
   }
-  if (url.hash !== "" || (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname)))) {
-    fail(`${what} must be an https URL without a fragment (http only on localhost); got ${JSON.stringify(value)}`);
+  const secureEnough = url.protocol === "https:" || (url.protocol === "http:" && isLoopbackHost(url.hostname));
+  if (!secureEnough || url.hash !== "" || url.username !== "" || url.password !== "") {
+    fail(`${what} must be an https URL without credentials or fragment (http only on localhost); got ${shown(value)}`);
   }
   return url.href;
 }
