@@ -56,10 +56,6 @@ export async function login(auth: Auth, input: LoginInput): Promise<LoginResult>
     auth.emit({ type: "login.failed", userId: user?.id ?? null, reason: "invalid_credentials", at: auth.now(), ip: input.ip });
     throw invalidCredentials();
   }
-  if (user.disabled) {
-    auth.emit({ type: "login.failed", userId: user.id, reason: "disabled", at: auth.now(), ip: input.ip });
-    throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
-  }
 
   return completeFirstFactor(auth, user, ["pwd"], input.ip);
 }

@@ -27,7 +27,8 @@ export interface OpenPendingLogin {
 }
 
 /**
- * Ends a login whose first factor (`firstFactor`, as `amr`) was just proven: a user with TOTP
+ * Ends a login whose first factor (`firstFactor`, as `amr`) was just proven. A disabled account
+ * is told so now, and only now that the factor was proven (EN-1): 40300. A user with TOTP
  * on gets a temporary token for the second step and no session (EN-3, TMP-1); anyone else, or
  * a first factor that is already multi-factor (`complete`: a user-verified passkey), gets a
  * session, and the account's failure count is cleared (RL-1).
@@ -39,6 +40,10 @@ export async function completeFirstFactor(
   ip: string | undefined,
   { complete = false } = {},
 ): Promise<LoginResult> {
+  if (user.disabled) {
+    auth.emit({ type: "login.failed", userId: user.id, reason: "disabled", at: auth.now(), ip });
+    throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
+  }
   if (complete || !(await auth.storage.totp.get(user.id))?.enabled) {
     await clearAccountFailures(auth, user.usernameKey);
     return { status: "authenticated", tokens: await startSession(auth, user, firstFactor, ip) };

@@ -128,10 +128,6 @@ export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Pr
   if (!verified || !(await recordUse(auth, passkey, authenticationInfo.newCounter, authenticationInfo.credentialBackedUp))) {
     return refuse(auth, user, input.ip);
   }
-  if (user.disabled) {
-    auth.emit({ type: "login.failed", userId: user.id, reason: "disabled", at: auth.now(), ip: input.ip });
-    throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
-  }
   const complete = authenticationInfo.userVerified;
   return completeFirstFactor(auth, user, complete ? ["hwk", "user"] : ["hwk"], input.ip, { complete });
 }

@@ -90,10 +90,6 @@ export async function signInWithIdentity(
   }
   const user: UserRecord | null = identity ? await auth.storage.users.findById(identity.userId) : null;
   if (!user) throw new AuthError(ErrorCode.AuthenticationFailed, "No account is linked to this sign-in");
-  if (user.disabled) {
-    auth.emit({ type: "login.failed", userId: user.id, reason: "disabled", at: now, ip });
-    throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
-  }
   return completeFirstFactor(auth, user, ["fed"], ip, { complete: provider.trustedForSecondFactor });
 }
 
