@@ -5,6 +5,7 @@ import {
   driveAuthorization,
   startOidcProvider,
 } from "../../../../test/fixtures/oidc-provider.js";
+import { createUser } from "./create-user.js";
 import { addUser, authError, goodPassword, makeAuth, makeClock } from "./fixtures.test-support.js";
 import { linkIdentity, listIdentities, unlinkIdentity } from "./identities.js";
 import { oauthAuthorize, oauthCallback } from "./oauth-sign-in.js";
@@ -88,5 +89,72 @@ describe("linking provider accounts", () => {
     await unlinkIdentity(h.auth, { userId, provider: "corp", subject: provider.accounts.alice?.sub as string });
     expect(await listIdentities(h.auth, { userId })).toEqual([]);
     expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before + 1);
+  });
+});
+
+describe("listIdentities and unlinkIdentity, on stored links", () => {
+  const link = (h: Harness, userId: string, provider: string, createdAt: number) =>
+    h.storage.identities.link({
+      provider,
+      subject: `${provider}-sub`,
+      userId,
+      email: null,
+      emailVerified: false,
+      createdAt,
+      lastUsedAt: null,
+    });
+
+  it("OA-7: links are listed oldest first", async () => {
+    const h = harness();
+    const userId = await addUser(h.auth, "gina");
+    await link(h, userId, "late", 2_000);
+    await link(h, userId, "early", 1_000);
+    expect((await listIdentities(h.auth, { userId })).map((identity) => identity.provider)).toEqual(["early", "late"]);
+  });
+
+  it("TV-1: a passwordless account may unlink one of two links, or its only link when it has a passkey; the event names the provider", async () => {
+    const h = harness();
+    const { id: userId } = await createUser(h.auth, { username: "hana" });
+    await link(h, userId, "one", 1);
+    await link(h, userId, "two", 2);
+    await unlinkIdentity(h.auth, { userId, provider: "one", subject: "one-sub" });
+    expect(h.events.at(-1)).toEqual({ type: "identity.unlinked", userId, provider: "one", at: h.clock.now });
+    expect(h.events.at(-2)).toMatchObject({ type: "token_version.raised", reason: "identity_unlinked" });
+    expect(await authError(unlinkIdentity(h.auth, { userId, provider: "two", subject: "two-sub" }))).toMatchObject({
+      code: 40900,
+      message: "This linked account is the only way to sign in to the account; add another first",
+    });
+    await h.storage.passkeys.create({
+      id: "AAAA",
+      userId,
+      publicKey: "AAAA",
+      counter: 0,
+      transports: [],
+      label: "Key",
+      backupEligible: false,
+      backupState: false,
+      createdAt: 1,
+      lastUsedAt: null,
+    });
+    await unlinkIdentity(h.auth, { userId, provider: "two", subject: "two-sub" });
+    expect(await listIdentities(h.auth, { userId })).toEqual([]);
+  });
+
+  it("PW-5, ST-2: missing fields are 40001 naming them; another user's link, or one removed meanwhile, is 40400", async () => {
+    const h = harness();
+    const userId = await addUser(h.auth, "ivan");
+    const other = await addUser(h.auth, "jane");
+    await link(h, other, "corp", 1);
+    for (const [input, message] of [
+      [{ userId, subject: "x" }, "provider is required"],
+      [{ userId, provider: "corp" }, "subject is required"],
+    ] as const) {
+      expect(await authError(unlinkIdentity(h.auth, input as never))).toMatchObject({ code: 40001, message });
+    }
+    const missing = { code: 40400, message: "No such linked account" };
+    expect(await authError(unlinkIdentity(h.auth, { userId, provider: "corp", subject: "corp-sub" }))).toMatchObject(missing);
+    await link(h, userId, "mine", 1);
+    h.storage.identities.unlink = async () => false;
+    expect(await authError(unlinkIdentity(h.auth, { userId, provider: "mine", subject: "mine-sub" }))).toMatchObject(missing);
   });
 });

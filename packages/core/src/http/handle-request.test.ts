@@ -281,3 +281,29 @@ describe("normalizePath", () => {
     expect(normalizePath("http://evil.example/api/v1/auth/login")).toBe("/http:/evil.example/api/v1/auth/login");
   });
 });
+
+describe("redirects and cookies", () => {
+  const oauth = {
+    providers: {
+      forge: {
+        authorizationUrl: "https://forge.example/authorize",
+        tokenUrl: "https://forge.example/token",
+        userInfoUrl: "https://forge.example/user",
+        clientId: "client",
+        redirectUri: "https://app.example.com/callback",
+        profile: (info: Record<string, unknown>) => ({ subject: String(info.id) }),
+      },
+    },
+  };
+
+  it("OA-1: authorize with mode=redirect answers an empty 302 to the provider with the binding cookie, Secure over TLS only", async () => {
+    const { auth } = makeAuth({ oauth });
+    const url = "/api/v1/auth/oauth/forge/authorize?mode=redirect&redirect=%2Faccount";
+    const overTls = await handleRequest(auth, recordingRequest("GET", url, { secure: true }).request);
+    expect(overTls).toMatchObject({ status: 302, body: "" });
+    expect(overTls?.headers.location).toMatch(/^https:\/\/forge\.example\/authorize\?/);
+    expect(overTls?.headers["set-cookie"]).toMatch(/; Secure$/);
+    const onLoopback = await handleRequest(auth, recordingRequest("GET", url, { peerAddress: "127.0.0.1" }).request);
+    expect(onLoopback?.headers["set-cookie"]).not.toMatch(/Secure/);
+  });
+});

@@ -14,6 +14,11 @@ const defaultBodyLimit = 64 * 1024;
 /** A fixed origin to resolve paths against; `.invalid` can never be a real host (RFC 2606). */
 const pathOrigin = "http://portcullis.invalid";
 
+/** A request target (path and query, as the adapter gives it) parsed against a fixed origin. */
+function requestTarget(url: string): URL {
+  return new URL(`${pathOrigin}${url.startsWith("/") ? "" : "/"}${url}`);
+}
+
 /**
  * The path of a request target as routes are matched (RL-3): resolved exactly as the WHATWG
  * URL parser resolves an http URL's path, as Hono's request URL already is (dot segments, also
@@ -23,7 +28,7 @@ const pathOrigin = "http://portcullis.invalid";
  * appended to a fixed origin, never parsed as a URL relative to one, so `//host/…` stays a path.
  */
 export function normalizePath(url: string): string {
-  const { pathname } = new URL(`${pathOrigin}${url.startsWith("/") ? "" : "/"}${url}`);
+  const { pathname } = requestTarget(url);
   const collapsed = pathname.replace(/\/{2,}/g, "/");
   return collapsed.length > 1 && collapsed.endsWith("/") ? collapsed.slice(0, -1) : collapsed;
 }
@@ -181,12 +186,11 @@ export async function handleRequest(auth: Auth, request: HttpRequest): Promise<H
     const access = route.access === "bearer" ? await verifyBearer(auth, request.header("authorization"), undefined) : undefined;
     const body = method === "POST" || method === "PUT" ? await readJsonBody(request, route.bodyLimit ?? defaultBodyLimit) : {};
     const ip = clientAddressOf(auth, request);
-    const query = request.url.includes("?") ? (request.url.slice(request.url.indexOf("?") + 1).split("#", 1)[0] as string) : "";
     const result = await route.handle({
       auth,
       body,
       params,
-      query,
+      query: requestTarget(request.url).search.slice(1),
       secure: isTlsRequest(auth, request),
       header: (name) => request.header(name),
       ip,

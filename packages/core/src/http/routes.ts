@@ -14,6 +14,7 @@ import type { AccessContext } from "../flows/verify-access-token.js";
 import { verifyTotp } from "../flows/verify-totp.js";
 import { webauthnBegin, webauthnFinish } from "../flows/webauthn-login.js";
 import { webauthnRegisterBegin, webauthnRegisterFinish } from "../flows/webauthn-register.js";
+import { bindingCookie, bindingFrom } from "../oauth/browser-binding.js";
 import { ceremonyHeader } from "../webauthn/ceremony.js";
 
 /** What a route handler receives. */
@@ -80,25 +81,6 @@ const loginResponse = (result: LoginResult): RouteResult =>
     : { code: ErrorCode.SecondFactorRequired, data: { tempToken: result.tempToken } };
 
 const passkeysEnabled = (auth: Auth) => auth.config.passkeys !== null;
-
-/** The cookie that binds a provider sign-in to the browser that began it (OA-1). */
-const oauthCookie = "portcullis_oauth";
-
-/** The `Set-Cookie` value of the OAuth binding: HttpOnly, SameSite=Lax, scoped to the OAuth routes. */
-function oauthCookieHeader(auth: Auth, value: string, secure: boolean, maxAgeSeconds: number): string {
-  const attributes = [`Path=${auth.config.basePath}/auth/oauth`, "HttpOnly", "SameSite=Lax", `Max-Age=${maxAgeSeconds}`];
-  if (secure) attributes.push("Secure");
-  return [`${oauthCookie}=${value}`, ...attributes].join("; ");
-}
-
-/** The OAuth binding cookie's value in a `Cookie` header, if any. */
-function oauthCookieValue(header: string | undefined): string | undefined {
-  for (const part of (header ?? "").split(";")) {
-    const [name, ...value] = part.trim().split("=");
-    if (name === oauthCookie) return value.join("=");
-  }
-  return undefined;
-}
 
 /** The body limit of the WebAuthn finish routes (contract: 1 MiB). */
 const webauthnBodyLimit = 1024 * 1024;
@@ -300,7 +282,7 @@ export const routes: readonly Route[] = [
       const search = new URLSearchParams(query);
       const redirect = search.get("redirect") ?? undefined;
       const { authUrl, browserBinding } = await oauthAuthorize(auth, { provider: params.provider as string, redirect });
-      const cookie = oauthCookieHeader(auth, browserBinding, secure, 600);
+      const cookie = bindingCookie(auth, browserBinding, secure, 600);
       return search.get("mode") === "redirect" ? { data: null, redirectTo: authUrl, cookie } : { data: { authUrl }, cookie };
     },
   },
@@ -309,9 +291,9 @@ export const routes: readonly Route[] = [
     path: "/auth/oauth/:provider/callback",
     access: "public",
     async handle({ auth, params, query, header, secure, ip }) {
-      const browserBinding = oauthCookieValue(header("cookie"));
+      const browserBinding = bindingFrom(header("cookie"));
       const result = await oauthCallback(auth, { provider: params.provider as string, query, browserBinding, ip });
-      return { ...loginResponse(result), cookie: oauthCookieHeader(auth, "", secure, 0) };
+      return { ...loginResponse(result), cookie: bindingCookie(auth, "", secure, 0) };
     },
   },
   {
