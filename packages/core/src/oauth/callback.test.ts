@@ -132,6 +132,26 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
     }
   });
 
+  it("OA-6: an unsigned ID token (alg none) or one signed with a key the provider does not publish is 40100", async () => {
+    for (const idTokenSigning of ["none", "foreign-key"] as const) {
+      const harness = authFor(await provider({ idTokenSigning }));
+      const { query, browserBinding } = await throughProvider(harness);
+      const error = await authError(verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding }));
+      expect(error.code, idTokenSigning).toBe(40100);
+    }
+  });
+
+  it("OA-6: user-info naming another subject than the ID token is 40100", async () => {
+    const harness = authFor(await provider({ tamperUserInfo: (claims) => ({ ...claims, sub: "someone-else" }) }));
+    const { query, browserBinding } = await throughProvider(harness);
+    const error = await authError(verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding }));
+    expect(error.code).toBe(40100);
+    const unchanged = authFor(await provider({ tamperUserInfo: (claims) => ({ ...claims, name: "Changed Name" }) }));
+    const passing = await throughProvider(unchanged);
+    const verified = await verifyOAuthCallback(unchanged.auth, { provider: "corp", ...passing });
+    expect(verified.profile).toMatchObject({ subject: honest.accounts.alice?.sub, displayName: "Changed Name" });
+  });
+
   it("OA-1: 20 simultaneous callbacks with one state give exactly one verified sign-in", async () => {
     const harness = authFor(honest);
     const { query, browserBinding } = await throughProvider(harness);

@@ -40,8 +40,9 @@ function profileOf(provider: ResolvedOAuthProvider, claims: Record<string, unkno
  * provider is answered with a fixed message, never its text (OA-9); the `iss` parameter must
  * name the expected issuer, and must be present when the provider advertises it (OA-3, RFC
  * 9207); the code is exchanged with the PKCE verifier and the exact redirect URI (OA-2, OA-5);
- * the ID token's algorithm, `iss`, `aud`, `exp`, `iat`, `sub` and `nonce` are checked, and the
- * user-info `sub` must equal the ID token's (OA-6).
+ * the ID token's algorithm, signature (against the provider's published keys, although it came
+ * straight from the token endpoint), `iss`, `aud`, `exp`, `iat`, `sub` and `nonce` are checked,
+ * and the user-info `sub` must equal the ID token's (OA-6).
  *
  * @throws {AuthError} 40100 refused, 40400 unknown provider, 50300 provider unreachable.
  */
@@ -94,6 +95,7 @@ export async function verifyOAuthCallback(
       requireIdToken: provider.kind === "oidc",
     });
     const idToken = oauth.getValidatedIdTokenClaims(tokens);
+    if (provider.kind === "oidc") await oauth.validateApplicationLevelSignature(server, response, requestOptions(provider));
     claims = { ...(idToken ?? {}) };
     if (provider.kind === "oauth2") {
       const headers = new Headers({ accept: "application/json" });
