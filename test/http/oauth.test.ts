@@ -56,7 +56,7 @@ describe("OAuth routes against a real OpenID provider", () => {
           const elsewhere = await call(server, "GET", path);
           expect(elsewhere.body.code).toBe(40100);
 
-          const fresh = await call(server, "GET", "/api/v1/auth/oauth/corp/authorize");
+          const fresh = await call(server, "GET", "/api/v1/auth/oauth/corp/authorize?redirect=%2Faccount%3Ftab%3Dkeys");
           const cookie = cookieOf(fresh.headers.get("set-cookie"));
           const relayed = await driveAuthorization(fresh.body.data.authUrl, { username: "alice" });
           const signedIn = await call(server, "GET", `/api/v1/auth/oauth/corp/callback${relayed.search}`, {
@@ -64,6 +64,7 @@ describe("OAuth routes against a real OpenID provider", () => {
           });
           expect(signedIn.body.code).toBe(0);
           expect(signedIn.body.data.user).toMatchObject({ username: "alice", totpEnabled: false });
+          expect(signedIn.body.data.returnPath).toBe("/account?tab=keys");
           expect(signedIn.headers.get("set-cookie")).toMatch(/^portcullis_oauth=; .*Max-Age=0/);
           const me = await call(server, "GET", "/api/v1/auth/me", { token: signedIn.body.data.accessToken });
           expect(me.body.data.username).toBe("alice");

@@ -27,6 +27,7 @@ export { getPublicUser, setUserDisabled, setUserRoles, signOutEverywhere } from 
 export {
   type OAuthAuthorizeInput,
   type OAuthCallbackInput,
+  type OAuthCallbackResult,
   type OAuthProviderInfo,
   oauthAuthorize,
   oauthCallback,

@@ -57,9 +57,11 @@ describe("linking provider accounts", () => {
       expect.objectContaining({ provider: "corp", subject: provider.accounts.alice?.sub, email: provider.accounts.alice?.email }),
     ]);
     expect(h.events.map((event) => event.type)).toContain("identity.linked");
-    const again = await finish(h, await oauthAuthorize(h.auth, { provider: "corp" }));
+    expect(linked.returnPath).toBe("/");
+    const again = await finish(h, await oauthAuthorize(h.auth, { provider: "corp", redirect: "/settings#keys" }));
     if (again.status !== "authenticated") throw new Error(again.status);
     expect(again.tokens.user.id).toBe(userId);
+    expect(again.returnPath).toBe("/settings#keys");
   });
 
   it("WA-6 rule for providers: without re-authentication linking is 40001; a provider account linked to someone else is 40900", async () => {

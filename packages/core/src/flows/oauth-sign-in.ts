@@ -60,6 +60,12 @@ export interface OAuthCallbackInput {
   ip?: string;
 }
 
+/** What {@link oauthCallback} answers: a login result, and the return path the flow began with. */
+export type OAuthCallbackResult = LoginResult & {
+  /** The same-origin path given to {@link oauthAuthorize} (`/` by default), for the page to go on to. */
+  returnPath: string;
+};
+
 /**
  * Finishes a sign-in with a provider (`GET /auth/oauth/:provider/callback`): verifies the
  * callback (OA-1 … OA-6, OA-9), then signs in the account linked to (provider, subject),
@@ -69,8 +75,11 @@ export interface OAuthCallbackInput {
  *
  * @throws {AuthError} 40100 refused, 40300 disabled, 40400 unknown provider, 50300 provider unreachable.
  */
-export async function oauthCallback(auth: Auth, input: OAuthCallbackInput): Promise<LoginResult> {
-  const { provider, profile, userId } = await verifyOAuthCallback(auth, input);
-  if (userId !== null) return linkAndSignIn(auth, provider, profile, userId, input.ip);
-  return signInWithIdentity(auth, provider, profile, input.ip);
+export async function oauthCallback(auth: Auth, input: OAuthCallbackInput): Promise<OAuthCallbackResult> {
+  const { provider, profile, userId, returnPath } = await verifyOAuthCallback(auth, input);
+  const result =
+    userId === null
+      ? await signInWithIdentity(auth, provider, profile, input.ip)
+      : await linkAndSignIn(auth, provider, profile, userId, input.ip);
+  return { ...result, returnPath };
 }

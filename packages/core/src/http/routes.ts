@@ -293,7 +293,8 @@ export const routes: readonly Route[] = [
     async handle({ auth, params, query, header, secure, ip }) {
       const browserBinding = bindingFrom(header("cookie"));
       const result = await oauthCallback(auth, { provider: params.provider as string, query, browserBinding, ip });
-      return { ...loginResponse(result), cookie: bindingCookie(auth, "", secure, 0) };
+      const answer = loginResponse(result);
+      return { ...answer, data: { ...(answer.data as object), returnPath: result.returnPath }, cookie: bindingCookie(auth, "", secure, 0) };
     },
   },
   {
