@@ -294,7 +294,11 @@ export const routes: readonly Route[] = [
       const browserBinding = bindingFrom(header("cookie"));
       const result = await oauthCallback(auth, { provider: params.provider as string, query, browserBinding, ip });
       const answer = loginResponse(result);
-      return { ...answer, data: { ...(answer.data as object), returnPath: result.returnPath }, cookie: bindingCookie(auth, "", secure, 0) };
+      return {
+        ...answer,
+        data: { ...(answer.data as object), returnPath: result.returnPath },
+        cookie: bindingCookie(auth, "", secure, 0),
+      };
     },
   },
   {

@@ -18,6 +18,26 @@ function providerWith(changes: Partial<OAuthProviderConfig> = {}) {
   >;
 }
 
+/** An auth with three providers: `corp` and `partner` link by verified email, `loose` does not. */
+function emailLinking(changes: { partner?: Partial<OAuthProviderConfig> } = {}) {
+  const harness = makeAuth({
+    oauth: {
+      providers: {
+        corp: { ...base, linkByVerifiedEmail: true },
+        partner: { ...base, issuer: "https://partner.example", linkByVerifiedEmail: true, ...changes.partner },
+        loose: { ...base, issuer: "https://loose.example" },
+      },
+    },
+  });
+  const named = (name: string) => harness.auth.config.oauthProviders.get(name) as ReturnType<typeof providerWith>;
+  const signedInAs = async (name: string, profile: Parameters<typeof signInWithIdentity>[2]) => {
+    const result = await signInWithIdentity(harness.auth, named(name), profile);
+    if (result.status !== "authenticated") throw new Error(result.status);
+    return result.tokens.user.id;
+  };
+  return { ...harness, named, signedInAs };
+}
+
 const alice = { subject: "sub-alice", username: "alice", email: "alice@example.com", emailVerified: true };
 
 describe("signInWithIdentity", () => {
@@ -87,6 +107,67 @@ describe("signInWithIdentity", () => {
     );
     await setUserDisabled(harness.auth, { userId, disabled: true });
     expect((await authError(signInWithIdentity(harness.auth, providerWith(), alice))).code).toBe(40300);
+  });
+
+  it("OA-7: linking by email is off by default: the same verified email at another provider makes another account", async () => {
+    const harness = makeAuth({ oauth: { providers: { corp: base, partner: { ...base, issuer: "https://partner.example" } } } });
+    const sign = async (name: string) => {
+      const result = await signInWithIdentity(harness.auth, harness.auth.config.oauthProviders.get(name) as never, alice);
+      if (result.status !== "authenticated") throw new Error(result.status);
+      return result.tokens.user.id;
+    };
+    expect(await sign("corp")).not.toBe(await sign("partner"));
+  });
+
+  it("OA-7, TV-1: with it on, a first sign-in whose verified email another linking provider verified joins that account, linked, tokens renewed", async () => {
+    const h = emailLinking();
+    const userId = await h.signedInAs("corp", { ...alice, email: " Alice@Example.COM " });
+    expect((await h.storage.identities.find("corp", alice.subject))?.email).toBe("alice@example.com");
+    const before = (await h.storage.users.findById(userId))?.tokenVersion as number;
+    h.events.length = 0;
+    expect(await h.signedInAs("partner", { ...alice, subject: "partner-alice", username: "other-name" })).toBe(userId);
+    expect(await h.storage.identities.find("partner", "partner-alice")).toMatchObject({ userId, emailVerified: true });
+    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before + 1);
+    expect(h.events).toContainEqual(expect.objectContaining({ type: "identity.linked", userId, provider: "partner" }));
+    expect(await h.signedInAs("partner", { ...alice, subject: "partner-alice", email: "changed@example.com" })).toBe(userId);
+  });
+
+  it("OA-7: an unverified email, an unverified match, a match from a provider that does not link, or the same provider never link", async () => {
+    const h = emailLinking();
+    const verifiedAtCorp = await h.signedInAs("corp", alice);
+    const unverified = await h.signedInAs("partner", { ...alice, subject: "p1", emailVerified: false });
+    expect(unverified).not.toBe(verifiedAtCorp);
+    expect(await h.signedInAs("corp", { ...alice, subject: "corp-recycled" })).not.toBe(verifiedAtCorp);
+
+    const other = emailLinking();
+    const looseUser = await other.signedInAs("loose", { ...alice, email: "dora@example.com" });
+    expect(await other.signedInAs("partner", { ...alice, subject: "p2", email: "dora@example.com" })).not.toBe(looseUser);
+    const unverifiedAtCorp = await other.signedInAs("corp", {
+      ...alice,
+      subject: "c3",
+      email: "erin@example.com",
+      emailVerified: false,
+    });
+    expect(await other.signedInAs("partner", { ...alice, subject: "p3", email: "erin@example.com" })).not.toBe(unverifiedAtCorp);
+  });
+
+  it("OA-7: an email two accounts hold links to neither; a disabled match is 40300 and links nothing; provisioning off still links", async () => {
+    const h = emailLinking({ partner: { provisioning: false } });
+    const first = await h.signedInAs("corp", alice);
+    const second = await h.signedInAs("corp", { ...alice, subject: "sub-alice-2" });
+    expect(second).not.toBe(first);
+    expect((await authError(h.signedInAs("partner", { ...alice, subject: "p1" }))).code).toBe(40100);
+    expect(await h.storage.identities.find("partner", "p1")).toBeNull();
+
+    const single = emailLinking({ partner: { provisioning: false } });
+    const owner = await single.signedInAs("corp", { ...alice, email: "gail@example.com" });
+    expect(await single.signedInAs("partner", { ...alice, subject: "p2", email: "gail@example.com" })).toBe(owner);
+    const disabled = await single.signedInAs("corp", { ...alice, subject: "c3", email: "hana@example.com" });
+    await setUserDisabled(single.auth, { userId: disabled, disabled: true });
+    expect((await authError(single.signedInAs("partner", { ...alice, subject: "p3", email: "hana@example.com" }))).code).toBe(
+      40300,
+    );
+    expect(await single.storage.identities.find("partner", "p3")).toBeNull();
   });
 
   it("ST-1: concurrent first sign-ins of one person leave one usable account linked", async () => {

@@ -53,11 +53,68 @@ async function provisionUser(auth: Auth, provider: ResolvedOAuthProvider, profil
   throw new AuthError(ErrorCode.Conflict, "No free username could be found for this account");
 }
 
+/** An email as identities keep it and linking compares it: trimmed and lower-cased; null when none. */
+function emailKey(email: string | undefined): string | null {
+  const trimmed = email?.trim();
+  return trimmed ? trimmed.toLowerCase() : null;
+}
+
 /**
- * Signs in the person a provider vouched for (OA-7): the account linked to (provider, subject),
- * or, with provisioning on, a new one linked now. No account is ever found by email here.
- * A disabled account is 40300; a user with TOTP gets 40102 unless the provider is
- * `trustedForSecondFactor`. `amr` is `["fed"]`.
+ * Links (provider, subject) to `userId`; a new link raises the token version (TV-1) and emits
+ * `identity.linked`. Returns false when (provider, subject) was already linked, to anyone.
+ */
+async function storeLink(
+  auth: Auth,
+  provider: ResolvedOAuthProvider,
+  profile: ExternalProfile,
+  userId: string,
+  now: number,
+): Promise<boolean> {
+  const linked = await auth.storage.identities.link({
+    provider: provider.name,
+    subject: profile.subject,
+    userId,
+    email: emailKey(profile.email),
+    emailVerified: profile.emailVerified === true,
+    createdAt: now,
+    lastUsedAt: now,
+  });
+  if (linked) {
+    await raiseTokenVersion(auth, userId, "identity_linked");
+    auth.emit({ type: "identity.linked", userId, provider: provider.name, at: now });
+  }
+  return linked;
+}
+
+/**
+ * The account a first sign-in joins by email (OA-7), only when this provider has
+ * `linkByVerifiedEmail` on and says the email is verified: the one account holding an identity
+ * with that verified email from another provider that also has `linkByVerifiedEmail` on. None
+ * when no account or more than one does.
+ */
+async function accountByVerifiedEmail(
+  auth: Auth,
+  provider: ResolvedOAuthProvider,
+  profile: ExternalProfile,
+): Promise<UserRecord | null> {
+  const email = emailKey(profile.email);
+  if (!provider.linkByVerifiedEmail || profile.emailVerified !== true || email === null) return null;
+  const owners = new Set(
+    (await auth.storage.identities.findByVerifiedEmail(email))
+      .filter((identity) => identity.provider !== provider.name)
+      .filter((identity) => auth.config.oauthProviders.get(identity.provider)?.linkByVerifiedEmail === true)
+      .map((identity) => identity.userId),
+  );
+  const [owner] = owners;
+  return owners.size === 1 && owner !== undefined ? auth.storage.users.findById(owner) : null;
+}
+
+/**
+ * Signs in the person a provider vouched for (OA-7): the account linked to (provider, subject);
+ * else, where the provider links by verified email, the one account that email already names
+ * (linked now); else, with provisioning on, a new account linked now. A disabled account is
+ * 40300; a user with TOTP gets 40102 unless the provider is `trustedForSecondFactor`. `amr` is
+ * `["fed"]`.
  *
  * @throws {AuthError} 40100 no linked account and provisioning off, 40300 disabled.
  */
@@ -70,21 +127,18 @@ export async function signInWithIdentity(
   const now = auth.now();
   let identity = await auth.storage.identities.find(provider.name, profile.subject);
   if (!identity) {
-    if (!provider.provisioning.enabled)
-      throw new AuthError(ErrorCode.AuthenticationFailed, "No account is linked to this sign-in");
-    const userId = await provisionUser(auth, provider, profile);
-    const record = {
-      provider: provider.name,
-      subject: profile.subject,
-      userId,
-      email: profile.email ?? null,
-      emailVerified: profile.emailVerified === true,
-      createdAt: now,
-      lastUsedAt: now,
-    };
-    if (!(await auth.storage.identities.link(record))) {
-      // A concurrent first sign-in of the same person linked its own new account first.
-      await auth.storage.users.update(userId, { disabled: true }, now);
+    const owner = await accountByVerifiedEmail(auth, provider, profile);
+    if (owner?.disabled) return completeFirstFactor(auth, owner, ["fed"], ip);
+    if (owner) {
+      await storeLink(auth, provider, profile, owner.id, now);
+    } else {
+      if (!provider.provisioning.enabled)
+        throw new AuthError(ErrorCode.AuthenticationFailed, "No account is linked to this sign-in");
+      const userId = await provisionUser(auth, provider, profile);
+      if (!(await storeLink(auth, provider, profile, userId, now))) {
+        // A concurrent first sign-in of the same person linked its own new account first.
+        await auth.storage.users.update(userId, { disabled: true }, now);
+      }
     }
     identity = await auth.storage.identities.find(provider.name, profile.subject);
   }
@@ -110,24 +164,11 @@ export async function linkAndSignIn(
 ): Promise<LoginResult> {
   const user = await auth.storage.users.findById(userId);
   if (!user || user.disabled) throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
-  const now = auth.now();
-  const linked = await auth.storage.identities.link({
-    provider: provider.name,
-    subject: profile.subject,
-    userId: user.id,
-    email: profile.email ?? null,
-    emailVerified: profile.emailVerified === true,
-    createdAt: now,
-    lastUsedAt: now,
-  });
-  if (!linked) {
+  if (!(await storeLink(auth, provider, profile, user.id, auth.now()))) {
     const existing = await auth.storage.identities.find(provider.name, profile.subject);
     if (existing?.userId !== user.id) {
       throw new AuthError(ErrorCode.Conflict, "This provider account is linked to another user");
     }
-  } else {
-    await raiseTokenVersion(auth, user.id, "identity_linked");
-    auth.emit({ type: "identity.linked", userId: user.id, provider: provider.name, at: now });
   }
   const current = (await auth.storage.users.findById(user.id)) as UserRecord;
   return completeFirstFactor(auth, current, ["fed"], ip, { complete: provider.trustedForSecondFactor });

@@ -370,6 +370,9 @@ function memoryIdentities(): IdentityStore {
     async listByUser(userId) {
       return [...identities.values()].filter((identity) => identity.userId === userId).map(copy);
     },
+    async findByVerifiedEmail(email) {
+      return [...identities.values()].filter((identity) => identity.emailVerified && identity.email === email).map(copy);
+    },
     async unlink(userId, provider, subject) {
       const key = keyOf(provider, subject);
       return identities.get(key)?.userId === userId ? identities.delete(key) : false;

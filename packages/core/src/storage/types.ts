@@ -247,6 +247,7 @@ export interface IdentityRecord {
   provider: string;
   subject: string;
   userId: string;
+  /** The email the provider gave, lower-cased; null when it gave none. */
   email: string | null;
   emailVerified: boolean;
   createdAt: number;
@@ -259,6 +260,12 @@ export interface IdentityStore {
   link(identity: IdentityRecord): Promise<boolean>;
   find(provider: string, subject: string): Promise<IdentityRecord | null>;
   listByUser(userId: string): Promise<IdentityRecord[]>;
+  /**
+   * The identities whose `emailVerified` is true and whose `email` equals `email` exactly, code
+   * point for code point (no case or accent folding: the flows store and ask lower-cased
+   * addresses). For linking by verified email, where a provider is set to (OA-7).
+   */
+  findByVerifiedEmail(email: string): Promise<IdentityRecord[]>;
   unlink(userId: string, provider: string, subject: string): Promise<boolean>;
 }
 

@@ -49,6 +49,30 @@ export function identitiesSuite({ test: { describe, it, expect }, makeStorage }:
       expect(await storage.identities.listByUser(uniqueId("user"))).toEqual([]);
     });
 
+    it("OA-7: findByVerifiedEmail finds verified identities with exactly that email, and nothing else", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      const otherId = await createUser(storage);
+      const email = `${uniqueId("person")}@example.com`;
+      const verified = sampleIdentity(userId, { provider: "github", email });
+      const elsewhere = sampleIdentity(otherId, { provider: "google", email });
+      const others = [
+        sampleIdentity(otherId, { provider: "gitlab", email, emailVerified: false }),
+        sampleIdentity(otherId, { provider: "forge", email: null }),
+        sampleIdentity(otherId, { provider: "corp", email: `x${email}` }),
+        sampleIdentity(otherId, { provider: "upper", email: email.toUpperCase() }),
+      ];
+      for (const identity of [verified, elsewhere, ...others]) await storage.identities.link(identity);
+      const found = await storage.identities.findByVerifiedEmail(email);
+      expect([...found].sort((a, b) => a.provider.localeCompare(b.provider))).toEqual([verified, elsewhere]);
+      expect(await storage.identities.findByVerifiedEmail(`${email}.evil`)).toEqual([]);
+      expect(await storage.identities.findByVerifiedEmail(`${email} `)).toEqual([]);
+      const accented = sampleIdentity(userId, { provider: "accents", email: `${uniqueId("é")}@example.com` });
+      await storage.identities.link(accented);
+      expect(await storage.identities.findByVerifiedEmail((accented.email as string).replace("é", "e"))).toEqual([]);
+      expect(await storage.identities.findByVerifiedEmail(accented.email as string)).toEqual([accented]);
+    });
+
     it("ST-2: unlink with the wrong user is false and keeps the link; the owner's unlink removes it", async () => {
       const storage = await makeStorage();
       const owner = await createUser(storage);
