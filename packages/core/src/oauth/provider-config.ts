@@ -9,7 +9,7 @@ export interface ExternalProfile {
   email?: string;
   emailVerified?: boolean;
   displayName?: string;
-  /** Roles for an account created on first sign-in, or mapped on every sign-in. */
+  /** Roles an account created on first sign-in gets besides the default roles; later sign-ins do not change roles. */
   roles?: string[];
 }
 
