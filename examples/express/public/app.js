@@ -21,8 +21,24 @@ let useRecovery = false;
 let qrUrl = null;
 /** Whether the server has passkeys on and this browser can use them (set once the page has loaded). */
 let passkeysAvailable = false;
-/** What the sign-in awaiting its second factor began with: "password" or "passkey". */
-let firstFactor = "password";
+/**
+ * The first factors a sign-in can begin with: what the status line says when it signs in, or
+ * when a second factor is still needed, and the prompt for that second factor.
+ */
+const passwordFactor = { noun: "password", accepted: "Password accepted", signedIn: "Signed in." };
+const passkeyFactor = { noun: "passkey", accepted: "Passkey accepted", signedIn: "Signed in with a passkey." };
+
+/** The first factor of a sign-in with a provider, named as the server lists it. */
+function providerFactor(displayName) {
+  return {
+    noun: `sign-in with ${displayName}`,
+    accepted: `Sign-in with ${displayName} accepted`,
+    signedIn: `Signed in with ${displayName}.`,
+  };
+}
+
+/** What the sign-in awaiting its second factor began with: one of the factors above. */
+let firstFactor = passwordFactor;
 
 const $ = (id) => document.getElementById(id);
 
@@ -140,19 +156,19 @@ function formValues(form) {
 }
 
 /**
- * The answer to a first factor (a password, or a passkey): tokens, or 40102 with a temporary
- * token for the second factor, the same way for both.
+ * The answer to a first factor (a password, a passkey, or a provider's sign-in): tokens, or 40102
+ * with a temporary token for the second factor, the same way for all.
  */
 function afterFirstFactor(envelope, factor) {
   if (envelope.code === 0) {
     startSession(envelope.data);
-    setStatus(factor === "passkey" ? "Signed in with a passkey." : "Signed in.", "ok");
+    setStatus(factor.signedIn, "ok");
   } else if (envelope.code === 40102) {
     tempToken = envelope.data.tempToken;
     firstFactor = factor;
     setRecoveryMode(false);
     show("second-factor");
-    setStatus(`${factor === "passkey" ? "Passkey" : "Password"} accepted; a second factor is required.`);
+    setStatus(`${factor.accepted}; a second factor is required.`);
   } else {
     setStatus(describe(envelope), "error");
   }
@@ -164,7 +180,7 @@ $("sign-in-form").addEventListener("submit", async (event) => {
   const { username, password } = formValues(event.target);
   const envelope = await call("POST", `${api}/login`, { username, password });
   event.target.elements.password.value = "";
-  afterFirstFactor(envelope, "password");
+  afterFirstFactor(envelope, passwordFactor);
 });
 
 function setRecoveryMode(recovery) {
@@ -172,7 +188,7 @@ function setRecoveryMode(recovery) {
   $("second-factor-label").textContent = recovery ? "Recovery code" : "Code";
   $("second-factor-prompt").textContent = recovery
     ? "Enter one of the recovery codes you saved. Each works once; dashes and case do not matter."
-    : `Your ${firstFactor} was accepted. Enter the 6-digit code from your authenticator app.`;
+    : `Your ${firstFactor.noun} was accepted. Enter the 6-digit code from your authenticator app.`;
   $("toggle-recovery").textContent = recovery ? "Use a code from the app instead" : "Use a recovery code instead";
   const input = $("second-factor-form").elements.code;
   input.value = "";
@@ -357,20 +373,31 @@ function ceremonyFailure(error) {
   return `The browser refused: ${error?.message ?? error}`;
 }
 
-/** Shows the passkey parts of the page when the server has passkeys on and the browser can use them. */
-async function loadPasskeyConfig() {
+/**
+ * Whether the page was opened at an IP address. WebAuthn refuses those (the passkeys of this demo
+ * belong to the name "localhost"), and a provider sends the browser back to the redirect URI's
+ * name, localhost, where the binding cookie of the sign-in it began at the IP address is missing.
+ */
+const openedAtIpAddress = /^[0-9.]+$|^\[/.test(location.hostname);
+
+/**
+ * Shows the passkey parts of the page when the server has passkeys on and the browser can use
+ * them; at an IP address, says where the page works instead (and why the provider buttons are
+ * hidden, when `providersListed`).
+ */
+async function loadPasskeyConfig(providersListed) {
   const unavailable = $("passkeys-unavailable");
   if (!browserSupportsWebAuthn()) {
     unavailable.textContent = "This browser does not support passkeys (WebAuthn).";
     unavailable.hidden = false;
     return;
   }
-  // WebAuthn refuses IP addresses: the passkeys of this demo belong to the name "localhost".
-  if (/^[0-9.]+$|^\[/.test(location.hostname)) {
+  if (openedAtIpAddress) {
     const link = document.createElement("a");
     link.href = `http://localhost:${location.port}/`;
     link.textContent = link.href;
-    unavailable.replaceChildren("Passkeys work only on a domain name: open this page at ", link, ".");
+    const what = providersListed ? "Passkeys and sign-in with a provider work" : "Passkeys work";
+    unavailable.replaceChildren(`${what} only on a domain name: open this page at `, link, ".");
     unavailable.hidden = false;
     return;
   }
@@ -402,7 +429,7 @@ $("passkey-sign-in-button").addEventListener("click", async (event) => {
     const envelope = await call("POST", `${api}/public-key/login/finish`, assertion, false, {
       [ceremonyHeader]: begun.data.ceremonyId,
     });
-    afterFirstFactor(envelope, "passkey");
+    afterFirstFactor(envelope, passkeyFactor);
   } finally {
     button.disabled = false;
   }
@@ -545,4 +572,63 @@ $("passkey-register-form").addEventListener("submit", async (event) => {
   $("passkey-sign-in-button").focus();
 });
 
-loadPasskeyConfig();
+// Sign in with a provider (OAuth 2.0 / OpenID Connect). authorize sets the HttpOnly cookie that
+// binds the sign-in to this browser and answers the provider's URL; the browser leaves for the
+// provider's pages and comes back to this page at /oauth/<provider>/callback, the redirect URI.
+
+/** The path of this page when a provider sends the browser back: `/oauth/<provider>/callback`. */
+const providerCallbackPath = /^\/oauth\/([\w-]+)\/callback$/;
+
+/** Shows a "Sign in with …" button for each provider the server lists, and returns the list. */
+async function loadProviders() {
+  const envelope = await call("GET", `${api}/oauth/providers`);
+  const providers = envelope.code === 0 ? envelope.data : [];
+  $("provider-buttons").replaceChildren(
+    ...providers.map((provider) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = `Sign in with ${provider.displayName}`;
+      button.addEventListener("click", () => beginProviderSignIn(provider, button));
+      return button;
+    }),
+  );
+  $("provider-sign-in").hidden = providers.length === 0 || openedAtIpAddress;
+  return providers;
+}
+
+/** Asks the server for the provider's URL, to come back to this path, and goes there. */
+async function beginProviderSignIn(provider, button) {
+  button.disabled = true;
+  const query = new URLSearchParams({ redirect: location.pathname || "/" });
+  const envelope = await call("GET", `${api}/oauth/${encodeURIComponent(provider.name)}/authorize?${query}`);
+  if (envelope.code !== 0) {
+    button.disabled = false;
+    setStatus(describe(envelope), "error");
+    return;
+  }
+  setStatus(`Taking you to ${provider.displayName}…`);
+  location.assign(envelope.data.authUrl);
+}
+
+/**
+ * Back from the provider: its query (code, state and iss, or an error) goes to the callback route
+ * unchanged, with the binding cookie. The address bar then drops it for the return path the
+ * sign-in began with, and the answer is taken like a password's: tokens, or the second factor.
+ */
+async function finishProviderSignIn(name, providers) {
+  const displayName = providers.find((provider) => provider.name === name)?.displayName ?? name;
+  setStatus(`Finishing the sign-in with ${displayName}…`);
+  const envelope = await call("GET", `${api}/oauth/${encodeURIComponent(name)}/callback${location.search}`);
+  history.replaceState(null, "", envelope.data?.returnPath ?? "/");
+  afterFirstFactor(envelope, providerFactor(displayName));
+}
+
+/** Sets up the sign-in choices, then finishes a provider's sign-in when the page is its callback. */
+async function startPage() {
+  const providers = await loadProviders();
+  await loadPasskeyConfig(providers.length > 0);
+  const returning = providerCallbackPath.exec(location.pathname);
+  if (returning) await finishProviderSignIn(returning[1], providers);
+}
+
+startPage();

@@ -3,7 +3,8 @@ import type { AddressInfo } from "node:net";
 import { createUser } from "@portcullis/core";
 import * as OTPAuth from "otpauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DemoApp, createDemoApp, randomSecret } from "./app.js";
+import { driveAuthorization } from "../../../test/fixtures/oidc-provider.js";
+import { type DemoApp, type DemoProvider, createDemoApp, oauthCallbackUri, randomSecret, startDemoProvider } from "./app.js";
 
 interface Envelope {
   code: number;
@@ -12,19 +13,35 @@ interface Envelope {
   data?: any;
 }
 
+/** The origin the page would be opened at; the tests reach the same server at 127.0.0.1. */
+const origin = "http://localhost:3000";
+let local: DemoProvider;
 let demo: DemoApp;
 let server: Server;
 let base: string;
 
+/** Serves `app` on an ephemeral port of 127.0.0.1 and returns its base URL. */
+async function listen(app: DemoApp["app"]): Promise<{ server: Server; base: string }> {
+  const listening = app.listen(0, "127.0.0.1");
+  await new Promise<void>((resolve) => listening.once("listening", resolve));
+  return { server: listening, base: `http://127.0.0.1:${(listening.address() as AddressInfo).port}` };
+}
+
+/** Stops a server started by {@link listen}. */
+function close(stopping: Server): Promise<void> {
+  return new Promise<void>((resolve) => stopping.close(() => resolve()));
+}
+
 beforeAll(async () => {
-  demo = await createDemoApp();
-  server = demo.app.listen(0, "127.0.0.1");
-  await new Promise<void>((resolve) => server.once("listening", resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // As server.ts wires it: the demo with its local OpenID provider.
+  local = await startDemoProvider({ origin });
+  demo = await createDemoApp({ origin, oauthProvider: local.registration });
+  ({ server, base } = await listen(demo.app));
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await close(server);
+  await local.provider.close();
 });
 
 async function call(
@@ -32,8 +49,9 @@ async function call(
   path: string,
   body?: unknown,
   token?: string,
-): Promise<{ status: number; envelope: Envelope }> {
-  const headers: Record<string, string> = {};
+  extraHeaders: Record<string, string> = {},
+): Promise<{ status: number; envelope: Envelope; headers: Headers }> {
+  const headers: Record<string, string> = { ...extraHeaders };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (token) headers.authorization = `Bearer ${token}`;
   const response = await fetch(`${base}${path}`, {
@@ -41,7 +59,7 @@ async function call(
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: response.status, envelope: (await response.json()) as Envelope };
+  return { status: response.status, envelope: (await response.json()) as Envelope, headers: response.headers };
 }
 
 /** The TOTP code `offsetSteps` 30-second steps from now. A code's step is accepted once (TOTP-4), so later sign-ins use the next step. */
@@ -59,7 +77,7 @@ describe("the Express demo", () => {
     expect(page.headers.get("content-security-policy")).toContain("default-src 'self'");
     const html = await page.text();
     expect(html).toContain('<form id="sign-in-form">');
-    expect(html).toContain('src="app.js"');
+    expect(html).toContain('src="/app.js"');
 
     const script = await fetch(`${base}/app.js`);
     expect(script.status).toBe(200);
@@ -220,5 +238,55 @@ describe("the Express demo", () => {
     });
     expect(malformed.status).toBe(400);
     expect(((await malformed.json()) as Envelope).code).toBe(40002);
+  });
+});
+
+describe("the Express demo's sign-in with its local provider", () => {
+  it("OA-1, OA-5: lists the local provider, sends the person to it, and signs them in from the callback page's query with the binding cookie, once", async () => {
+    const listed = await call("GET", "/api/v1/auth/oauth/providers");
+    expect(listed.envelope).toEqual({ code: 0, message: "OK", data: [{ name: "local", displayName: "the local provider" }] });
+
+    const begun = await call("GET", "/api/v1/auth/oauth/local/authorize?redirect=%2F");
+    expect(begun.envelope.code).toBe(0);
+    const authUrl = new URL(begun.envelope.data.authUrl);
+    expect(authUrl.origin).toBe(local.provider.issuer);
+    expect(authUrl.searchParams.get("redirect_uri")).toBe(`${origin}/oauth/local/callback`);
+    const cookie = (begun.headers.get("set-cookie") ?? "").split(";", 1)[0] as string;
+    expect(cookie).toMatch(/^portcullis_oauth=/);
+
+    const { username, password } = local.account;
+    const callback = await driveAuthorization(authUrl, { username, password });
+    expect(callback.origin + callback.pathname).toBe(oauthCallbackUri(origin));
+    expect(callback.searchParams.get("iss")).toBe(local.provider.issuer);
+
+    // The redirect URI is the sign-in page itself, under the same headers, never cached.
+    const page = await fetch(`${base}${callback.pathname}${callback.search}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("cache-control")).toBe("no-store");
+    expect(page.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'self'");
+    expect(await page.text()).toBe(await (await fetch(`${base}/`)).text());
+
+    // What the page sends: the query unchanged, with the cookie.
+    const relayed = `/api/v1/auth/oauth/local/callback${callback.search}`;
+    const signedIn = await call("GET", relayed, undefined, undefined, { cookie });
+    expect(signedIn.envelope.code).toBe(0);
+    expect(signedIn.envelope.data).toMatchObject({ returnPath: "/", user: { username: "ada", totpEnabled: false } });
+    const me = await call("GET", "/api/v1/auth/me", undefined, signedIn.envelope.data.accessToken);
+    expect(me.envelope.data).toMatchObject({ id: signedIn.envelope.data.user.id, username: "ada" });
+
+    expect((await call("GET", relayed, undefined, undefined, { cookie })).envelope.code).toBe(40100);
+  });
+
+  it("without oauthProvider, lists no provider and serves no callback page", async () => {
+    const plain = await createDemoApp({ origin });
+    const { server: plainServer, base: plainBase } = await listen(plain.app);
+    try {
+      const listed = (await (await fetch(`${plainBase}/api/v1/auth/oauth/providers`)).json()) as Envelope;
+      expect(listed).toEqual({ code: 0, message: "OK", data: [] });
+      expect((await fetch(`${plainBase}/oauth/local/callback?code=x&state=y`)).status).toBe(404);
+    } finally {
+      await close(plainServer);
+    }
   });
 });

@@ -1,11 +1,12 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Auth, createAuth, createUser, memoryStorage } from "@portcullis/core";
+import { type Auth, type OAuthConfig, createAuth, createUser, memoryStorage } from "@portcullis/core";
 import { authRouter, requireAuth } from "@portcullis/express";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import QRCode from "qrcode";
+import { type LocalProvider, startLocalProvider } from "./local-provider.js";
 
 /** Options of {@link createDemoApp}. Every one has a default that suits a local demo. */
 export interface DemoAppOptions {
@@ -27,6 +28,22 @@ export interface DemoAppOptions {
   demoPassword?: string;
   /** The demo user's roles. Default `["admin"]`, so the admin-only route can be tried. */
   demoRoles?: string[];
+  /**
+   * An OpenID provider the page offers as "Sign in with the local provider" (the provider
+   * `local`), with {@link oauthCallbackUri} of the origin as its redirect URI: the demo's own
+   * provider from {@link startDemoProvider}, or any other that has the demo registered. Default:
+   * none, and the page shows no provider button.
+   */
+  oauthProvider?: DemoOAuthProvider;
+}
+
+/** The demo's registration at an OpenID provider. */
+export interface DemoOAuthProvider {
+  /** The provider's issuer: discovery is fetched from it. `http://` is accepted on loopback only. */
+  issuer: string;
+  clientId: string;
+  /** Absent for a public client (PKCE alone). */
+  clientSecret?: string;
 }
 
 /** The demo user, with the password the demo created it with. */
@@ -42,6 +59,18 @@ export interface DemoApp {
   app: Express;
   auth: Auth;
   demoUser: DemoUser;
+}
+
+/** The name of the demo's OpenID provider: its routes are `/api/v1/auth/oauth/local/…`. */
+export const localProviderName = "local";
+
+/**
+ * The page a provider sends the browser back to, `<origin>/oauth/<provider>/callback`: the
+ * sign-in page itself, which passes the query on to the callback route. It is the redirect URI
+ * the demo is registered with.
+ */
+export function oauthCallbackUri(origin: string, provider = localProviderName): string {
+  return new URL(`/oauth/${provider}/callback`, origin).href;
 }
 
 /** One item of the protected sample resource. */
@@ -104,13 +133,17 @@ function sendEnvelope(res: Response, status: number, code: number, message: stri
  * Builds the demo service on memory storage: the Portcullis routes under `/api/v1/auth`, with
  * passkeys for the page at `options.origin`; a protected sample resource `/api/v1/things`
  * (deleting one needs the `admin` role); the demo-only QR code route `POST /demo/qr`; and the
- * static sign-in page with `@simplewebauthn/browser`. It creates one demo user. It does not
- * listen: the origin must name the port, so listen first and hand the app to the server then
- * (as `server.ts` and the tests do).
+ * static sign-in page with `@simplewebauthn/browser`. With `options.oauthProvider`, sign-in with
+ * that provider too: the page offers it, and serves itself at {@link oauthCallbackUri} for the
+ * provider to send the browser back to. It creates one demo user. It does not listen: the origin
+ * must name the port, so listen first and hand the app to the server then (as `server.ts` and the
+ * tests do).
  *
  * @example
  * ```ts
- * const { app, demoUser } = await createDemoApp({ origin: "http://localhost:3000" });
+ * const origin = "http://localhost:3000";
+ * const local = await startDemoProvider({ origin });
+ * const { app, demoUser } = await createDemoApp({ origin, oauthProvider: local.registration });
  * app.listen(3000, "127.0.0.1", () => console.log(demoUser.username, demoUser.password));
  * // open http://localhost:3000/ (not 127.0.0.1: passkeys need the name localhost)
  * ```
@@ -127,6 +160,7 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
     },
     // Passkeys are bound to the name "localhost", so the page must be opened at that name.
     passkeys: { rpId: "localhost", rpName: "Portcullis demo", origins: [origin] },
+    ...(options.oauthProvider ? { oauth: demoOAuthConfig(options.oauthProvider, origin) } : {}),
     onInternalError: (error, requestId) => console.error(`internal error, request ${requestId}:`, error),
   });
 
@@ -183,6 +217,13 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
     notFound,
   );
 
+  // The page a provider sends the browser back to: the sign-in page, which relays the query.
+  if (options.oauthProvider) {
+    app.get(new URL(oauthCallbackUri(origin)).pathname, (_req, res) => {
+      res.set("cache-control", "no-store").sendFile("index.html", { root: publicDirectory });
+    });
+  }
+
   app.use(express.static(publicDirectory, { index: "index.html" }));
 
   // Errors of the demo's own routes (a malformed body on /demo/qr): an envelope, never a stack trace.
@@ -197,4 +238,72 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
   });
 
   return { app, auth, demoUser };
+}
+
+/** The `oauth` setting of the demo: its one provider, `local`. */
+function demoOAuthConfig(provider: DemoOAuthProvider, origin: string): OAuthConfig {
+  return {
+    providers: {
+      [localProviderName]: {
+        issuer: provider.issuer,
+        clientId: provider.clientId,
+        clientSecret: provider.clientSecret,
+        redirectUri: oauthCallbackUri(origin),
+        displayName: "the local provider",
+      },
+    },
+    // Unsafe outside development: the demo's provider runs on this machine over plain http.
+    unsafeAllowHttpLoopbackProviders: true,
+  };
+}
+
+/** The demo's local OpenID provider, running: its one account and the demo's registration. */
+export interface DemoProvider {
+  provider: LocalProvider;
+  /** The account that signs in at the provider, with its password, for the console. */
+  account: { username: string; password: string };
+  /** What `createDemoApp({ oauthProvider })` needs. */
+  registration: Required<DemoOAuthProvider>;
+}
+
+/** Options of {@link startDemoProvider}. */
+export interface DemoProviderOptions {
+  /** The demo's origin, as given to {@link createDemoApp}: the redirect URI is {@link oauthCallbackUri} of it. */
+  origin: string;
+  /** The account's password. Default: 24 random base64url characters (144 bits). */
+  password?: string;
+  /** The provider's port on 127.0.0.1. Default 0: a free one. */
+  port?: number;
+}
+
+/**
+ * Starts the demo's own OpenID provider on 127.0.0.1 ({@link startLocalProvider}): one account,
+ * `ada` (email `ada@example.com`, verified), and the demo registered as a confidential client
+ * whose only redirect URI is {@link oauthCallbackUri} of `origin`.
+ *
+ * @example
+ * ```ts
+ * const local = await startDemoProvider({ origin });
+ * const { app } = await createDemoApp({ origin, oauthProvider: local.registration });
+ * console.log(local.account.username, local.account.password);
+ * ```
+ */
+export async function startDemoProvider(options: DemoProviderOptions): Promise<DemoProvider> {
+  const account = { username: "ada", password: options.password ?? randomSecret(18) };
+  const clientId = "portcullis-demo";
+  const clientSecret = randomSecret();
+  const provider = await startLocalProvider({
+    accounts: {
+      [account.username]: {
+        sub: randomUUID(),
+        email: "ada@example.com",
+        email_verified: true,
+        name: "Ada Example",
+        password: account.password,
+      },
+    },
+    clients: [{ clientId, clientSecret, redirectUris: [oauthCallbackUri(options.origin)] }],
+    port: options.port,
+  });
+  return { provider, account, registration: { issuer: provider.issuer, clientId, clientSecret } };
 }

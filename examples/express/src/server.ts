@@ -1,11 +1,12 @@
 import { type IncomingMessage, type RequestListener, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createDemoApp } from "./app.js";
+import { createDemoApp, startDemoProvider } from "./app.js";
 
 /**
- * Starts the demo on 127.0.0.1:$PORT (default 3000) and prints the address to open, and the
- * demo user's name and password. This is a demo: printing the DEMO user's password is its
- * purpose. Never print a real user's password.
+ * Starts the demo on 127.0.0.1:$PORT (default 3000) and its local OpenID provider on a free port
+ * of 127.0.0.1, and prints the address to open, the demo user's name and password, and those of
+ * the provider's account. This is a demo: printing the DEMO accounts' passwords is its purpose.
+ * Never print a real user's password.
  *
  * The page must be opened at http://localhost:$PORT: passkeys are bound to a domain name
  * (rpId "localhost") and WebAuthn refuses IP addresses such as 127.0.0.1. The server listens
@@ -38,12 +39,16 @@ async function main(): Promise<void> {
   });
 
   const origin = `http://localhost:${(server.address() as AddressInfo).port}`;
-  const demo = await createDemoApp({ signingSecret, encryptionKey, origin });
+  const local = await startDemoProvider({ origin });
+  const demo = await createDemoApp({ signingSecret, encryptionKey, origin, oauthProvider: local.registration });
   app = demo.app;
   console.log(`Portcullis demo listening on ${origin}/`);
   console.log(`Open ${origin}/ by that name, not 127.0.0.1: passkeys work only on a domain name, here "localhost".`);
   console.log(`Demo user: ${demo.demoUser.username}`);
   console.log(`Password:  ${demo.demoUser.password}`);
+  console.log(`Local OpenID provider on ${local.provider.issuer}, for "Sign in with the local provider":`);
+  console.log(`Provider user: ${local.account.username}`);
+  console.log(`Password:      ${local.account.password}`);
 }
 
 main().catch((error: unknown) => {
