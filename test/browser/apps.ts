@@ -5,7 +5,14 @@ import { serveStatic } from "@hono/node-server/serve-static";
 import { type Auth, type PasskeyConfig, createAuth, createUser, memoryStorage } from "@portcullis/core";
 import { authApp } from "@portcullis/hono";
 import { Hono } from "hono";
-import { contentSecurityPolicy, createDemoApp, demoPageFiles, randomSecret } from "../../examples/express/src/app.js";
+import {
+  type DemoProvider,
+  contentSecurityPolicy,
+  createDemoApp,
+  demoPageFiles,
+  randomSecret,
+  startDemoProvider,
+} from "../../examples/express/src/app.js";
 
 /** An app serving the demo page and the Portcullis routes, running on loopback. */
 export interface PageApp {
@@ -55,10 +62,23 @@ async function listenFirst(): Promise<{
   };
 }
 
-/** The Express demo (examples/express) as it is, in process. */
-export async function startExpressDemo(): Promise<PageApp & { username: string; password: string; userId: string }> {
+/** The Express demo as {@link startExpressDemo} runs it: its demo user, and its local provider with that provider's account. */
+export interface ExpressDemo extends PageApp {
+  username: string;
+  password: string;
+  userId: string;
+  localProvider: DemoProvider;
+}
+
+/** The Express demo (examples/express) as it is, in process, with its local OpenID provider as `pnpm demo` starts it. */
+export async function startExpressDemo(): Promise<ExpressDemo> {
   const listening = await listenFirst();
-  const demo = await createDemoApp({ origin: listening.origin, demoPassword: browserTestPassword });
+  const localProvider = await startDemoProvider({ origin: listening.origin });
+  const demo = await createDemoApp({
+    origin: listening.origin,
+    demoPassword: browserTestPassword,
+    oauthProvider: localProvider.registration,
+  });
   listening.use(demo.app as unknown as RequestListener);
   return {
     origin: listening.origin,
@@ -67,7 +87,11 @@ export async function startExpressDemo(): Promise<PageApp & { username: string; 
     username: demo.demoUser.username,
     password: demo.demoUser.password,
     userId: demo.demoUser.id,
-    close: listening.close,
+    localProvider,
+    close: async () => {
+      await listening.close();
+      await localProvider.provider.close();
+    },
   };
 }
 

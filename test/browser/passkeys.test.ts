@@ -2,52 +2,21 @@
 // CDP WebAuthn virtual authenticator, against the demo page served by the Express example and by
 // a Hono app. Everything the user does goes through the page's UI; the test then checks the
 // authenticator (WebAuthn.getCredentials), the server's storage and the tokens.
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { createTotpUser, totpCodeAt } from "../fixtures/auth.js";
-import { type PageApp, browserTestPassword, createBrowserTestUser, startExpressDemo, startHonoPageApp } from "./apps.js";
 import {
-  type VirtualAuthenticator,
-  addVirtualAuthenticator,
-  chromiumMissing,
-  collectPageErrors,
-  launchChromium,
-  platformAuthenticator,
-  runningInCi,
-} from "./chromium.js";
+  type ExpressDemo,
+  type PageApp,
+  browserTestPassword,
+  createBrowserTestUser,
+  startExpressDemo,
+  startHonoPageApp,
+} from "./apps.js";
+import { type VirtualAuthenticator, addVirtualAuthenticator, collectPageErrors, platformAuthenticator } from "./chromium.js";
+import { type Envelope, describeInBrowser, expectStatus, shownSection, shownUserField, useChromium } from "./page.js";
 
-const missing = chromiumMissing();
-if (missing && !runningInCi) console.warn(`test/browser skipped: ${missing}. Under CI=true these tests fail instead.`);
-const describeInBrowser = missing && !runningInCi ? describe.skip : describe;
-
-/** How long one UI step may take before the test fails with what the page shows. */
-const stepTimeout = 10_000;
-
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!missing) browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
-
-interface Envelope {
-  code: number;
-  message: string;
-  // biome-ignore lint/suspicious/noExplicitAny: the test reads whatever data a route returns
-  data?: any;
-}
-
-/** A fresh browser context (its own cookies and storage) whose steps time out after {@link stepTimeout}. */
-async function newContext(): Promise<BrowserContext> {
-  // Reached without Chromium only under CI: every test fails, and says why.
-  if (missing) throw new Error(`${missing}. Under CI the browser tests must run, not be skipped.`);
-  const context = await browser.newContext();
-  context.setDefaultTimeout(stepTimeout);
-  return context;
-}
+const newContext = useChromium();
 
 /** One fresh browser context and page with its own virtual authenticator. */
 async function openPage(
@@ -62,22 +31,6 @@ async function openPage(
   // The passkey button shows once the page has read public-key/config.
   await page.locator("#passkey-sign-in-button").waitFor();
   return { context, page, authenticator, errors };
-}
-
-/** Waits until the status line matches, and fails with what it says otherwise. */
-async function expectStatus(page: Page, pattern: RegExp, kind: "ok" | "error" | "info" = "ok"): Promise<void> {
-  const status = page.locator("#status");
-  try {
-    await status.filter({ hasText: pattern }).waitFor();
-  } catch {
-    throw new Error(`the status line says ${JSON.stringify(await status.textContent())}; expected ${pattern}`);
-  }
-  expect(await status.getAttribute("class")).toBe(kind);
-}
-
-/** Which of the page's sections is shown. */
-async function shownSection(page: Page): Promise<string> {
-  return page.locator("main > section:not([hidden])").getAttribute("id") as Promise<string>;
 }
 
 async function signInWithPassword(page: Page, username: string, password: string): Promise<void> {
@@ -115,14 +68,6 @@ async function getJson(app: PageApp, path: string, accessToken: string): Promise
 
 function accessTokenClaims(accessToken: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(accessToken.split(".")[1]!, "base64url").toString("utf8"));
-}
-
-/** The value shown for `name` in the signed-in user's details. */
-async function shownUserField(page: Page, name: string): Promise<string | null> {
-  return page
-    .locator("#me dt", { hasText: new RegExp(`^${name}$`) })
-    .locator("xpath=following-sibling::dd[1]")
-    .textContent();
 }
 
 /**
@@ -218,7 +163,7 @@ async function passkeyLifeCycle(app: PageApp, user: { id: string; username: stri
 }
 
 describeInBrowser("passkeys in Chromium, on the Express demo", () => {
-  let app: Awaited<ReturnType<typeof startExpressDemo>>;
+  let app: ExpressDemo;
 
   beforeAll(async () => {
     app = await startExpressDemo();
@@ -232,7 +177,7 @@ describeInBrowser("passkeys in Chromium, on the Express demo", () => {
     await passkeyLifeCycle(app, { id: app.userId, username: app.username, password: app.password });
   });
 
-  it("opened at 127.0.0.1, hides the passkey buttons and links to http://localhost:<port>/", async () => {
+  it("opened at 127.0.0.1, hides the passkey and provider buttons and links to http://localhost:<port>/", async () => {
     const context = await newContext();
     try {
       const page = await context.newPage();
@@ -240,9 +185,14 @@ describeInBrowser("passkeys in Chromium, on the Express demo", () => {
       await page.goto(`${app.apiBase}/`);
       const hint = page.locator("#passkeys-unavailable");
       await hint.waitFor();
-      expect(await hint.textContent()).toBe(`Passkeys work only on a domain name: open this page at ${app.origin}/.`);
+      expect(await hint.textContent()).toBe(
+        `Passkeys and sign-in with a provider work only on a domain name: open this page at ${app.origin}/.`,
+      );
       expect(await hint.locator("a").getAttribute("href")).toBe(`${app.origin}/`);
       expect(await page.locator("#passkey-sign-in").isHidden()).toBe(true);
+      // The provider's button is made (the providers were listed before the hint), but not shown.
+      expect(await page.locator("#provider-buttons button").count()).toBe(1);
+      expect(await page.locator("#provider-sign-in").isHidden()).toBe(true);
       // Password sign-in works there as before.
       await signInWithPassword(page, app.username, app.password);
       await expectStatus(page, /^Signed in\.$/);
