@@ -99,7 +99,8 @@ function fail(message: string): never {
 
 const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
-function isLoopbackHost(hostname: string): boolean {
+/** Whether a URL's host name is this machine: `localhost`, 127.0.0.0/8 or `[::1]`. */
+export function isLoopbackHost(hostname: string): boolean {
   return loopbackHosts.has(hostname) || (isIP(hostname) === 4 && hostname.startsWith("127."));
 }
 

@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import { AuthError } from "../errors/auth-error.js";
+import { type DirectoryPolicyInput, defaultDirectoryPolicy, validateDirectoryPolicy } from "./policy.js";
+
+const working: DirectoryPolicyInput = {
+  enabled: true,
+  serverUrl: "ldaps://ldap.example.com:636",
+  bindDn: "cn=reader,dc=example,dc=com",
+  userBaseDn: "ou=people,dc=example,dc=com",
+  mappings: [{ group: "cn=admins,ou=groups,dc=example,dc=com", role: "admin", priority: 1 }],
+};
+
+function refusal(input: unknown, current = defaultDirectoryPolicy) {
+  try {
+    validateDirectoryPolicy(input, current);
+  } catch (error) {
+    if (error instanceof AuthError) return { code: error.code, field: error.message.split(" ")[0], message: error.message };
+    throw error;
+  }
+  throw new Error("the policy was accepted");
+}
+
+describe("validateDirectoryPolicy", () => {
+  it("fills the contract's defaults and keeps only the scheme, host and port of the URL", () => {
+    const policy = validateDirectoryPolicy({ ...working, serverUrl: "ldaps://LDAP.example.com:636/" });
+    expect(policy).toEqual({ ...defaultDirectoryPolicy, ...working, serverUrl: "ldaps://ldap.example.com:636" });
+    expect(defaultDirectoryPolicy).toMatchObject({
+      startTls: true,
+      connectTimeoutSecs: 5,
+      searchTimeoutSecs: 8,
+      userFilter: "(uid={{username}})",
+      stableIdAttribute: "entryUUID",
+      groupAttribute: "memberOf",
+      fallbackRole: null,
+      refreshMapping: true,
+      loginOrder: "explicit",
+    });
+  });
+
+  it("a field left out keeps its saved value; a disabled policy may leave the server out", () => {
+    const saved = validateDirectoryPolicy(working);
+    expect(validateDirectoryPolicy({ fallbackRole: "guest" }, saved)).toEqual({ ...saved, fallbackRole: "guest" });
+    expect(validateDirectoryPolicy({}).enabled).toBe(false);
+    expect(refusal({ enabled: true })).toMatchObject({ code: 42200, field: "serverUrl" });
+  });
+
+  it("LDAP-4: ldap:// needs StartTLS, or allowPlaintext on loopback, or also allowPlaintextOnNetwork elsewhere", () => {
+    const plain = { ...working, serverUrl: "ldap://ldap.example.com", startTls: false };
+    expect(refusal(plain)).toMatchObject({ field: "startTls" });
+    expect(refusal({ ...plain, allowPlaintext: true })).toMatchObject({ field: "allowPlaintext" });
+    expect(validateDirectoryPolicy({ ...plain, allowPlaintext: true, allowPlaintextOnNetwork: true }).startTls).toBe(false);
+    for (const host of ["127.0.0.1:3890", "localhost", "[::1]:389"]) {
+      expect(validateDirectoryPolicy({ ...plain, serverUrl: `ldap://${host}`, allowPlaintext: true }).allowPlaintext).toBe(true);
+    }
+    expect(validateDirectoryPolicy({ ...working, serverUrl: "ldap://ldap.example.com" }).startTls).toBe(true);
+  });
+
+  it("42200 names the first bad field, for each field", () => {
+    const cases: Array<[unknown, string]> = [
+      [[], "policy"],
+      [{ ...working, extra: 1 }, "extra"],
+      [{ ...working, enabled: "yes" }, "enabled"],
+      [{ ...working, serverUrl: "https://ldap.example.com" }, "serverUrl"],
+      [{ ...working, serverUrl: "ldaps://user:pw@ldap.example.com" }, "serverUrl"],
+      [{ ...working, serverUrl: "ldaps://ldap.example.com/dc=x?uid" }, "serverUrl"],
+      [{ ...working, serverUrl: "not a url" }, "serverUrl"],
+      [{ ...working, caBundle: "not pem" }, "caBundle"],
+      [{ ...working, bindDn: 5 }, "bindDn"],
+      [{ ...working, connectTimeoutSecs: 0 }, "connectTimeoutSecs"],
+      [{ ...working, searchTimeoutSecs: 121 }, "searchTimeoutSecs"],
+      [{ ...working, searchTimeoutSecs: Number.NaN }, "searchTimeoutSecs"],
+      [{ ...working, userBaseDn: " " }, "userBaseDn"],
+      [{ ...working, userFilter: "(uid=alice)" }, "userFilter"],
+      [{ ...working, userFilter: "(|(uid={{username}})(mail={{username}}))" }, "userFilter"],
+      [{ ...working, userFilter: "uid={{username}}" }, "userFilter"],
+      [{ ...working, userFilter: "(uid={{username}}))(" }, "userFilter"],
+      [{ ...working, stableIdAttribute: "entry UUID" }, "stableIdAttribute"],
+      [{ ...working, usernameAttribute: "1uid" }, "usernameAttribute"],
+      [{ ...working, groupSearch: { baseDn: "ou=groups,dc=x", filter: "(member=x)" } }, "groupSearch.filter"],
+      [{ ...working, groupSearch: "ou=groups" }, "groupSearch"],
+      [{ ...working, mappings: {} }, "mappings"],
+      [{ ...working, mappings: [{ group: "cn=a", role: "admin", priority: 1.5 }] }, "mappings[0].priority"],
+      [{ ...working, mappings: [{ group: "", role: "admin", priority: 1 }] }, "mappings[0].group"],
+      [{ ...working, fallbackRole: 3 }, "fallbackRole"],
+      [{ ...working, refreshMapping: 1 }, "refreshMapping"],
+      [{ ...working, loginOrder: "local-first" }, "loginOrder"],
+      [{ ...working, userBaseDn: "ou=people\u0000,dc=x" }, "userBaseDn"],
+    ];
+    for (const [input, field] of cases) expect(refusal(input), field).toMatchObject({ code: 42200, field });
+  });
+
+  it("accepts a group search, a CA bundle, an anonymous search and directory-first logins", () => {
+    const policy = validateDirectoryPolicy({
+      ...working,
+      bindDn: null,
+      caBundle: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+      groupSearch: { baseDn: "ou=groups,dc=example,dc=com", filter: "(&(objectClass=groupOfNames)(member={{dn}}))" },
+      loginOrder: "directory-first",
+    });
+    expect(policy).toMatchObject({
+      bindDn: null,
+      loginOrder: "directory-first",
+      groupSearch: { baseDn: "ou=groups,dc=example,dc=com" },
+    });
+  });
+});
