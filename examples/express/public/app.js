@@ -599,7 +599,7 @@ async function loadProviders() {
 /** Asks the server for the provider's URL, to come back to this path, and goes there. */
 async function beginProviderSignIn(provider, button) {
   button.disabled = true;
-  const query = new URLSearchParams({ redirect: location.pathname || "/" });
+  const query = new URLSearchParams({ redirect: location.pathname });
   const envelope = await call("GET", `${api}/oauth/${encodeURIComponent(provider.name)}/authorize?${query}`);
   if (envelope.code !== 0) {
     button.disabled = false;

@@ -62,15 +62,15 @@ export interface DemoApp {
 }
 
 /** The name of the demo's OpenID provider: its routes are `/api/v1/auth/oauth/local/…`. */
-export const localProviderName = "local";
+const localProviderName = "local";
 
 /**
- * The page a provider sends the browser back to, `<origin>/oauth/<provider>/callback`: the
- * sign-in page itself, which passes the query on to the callback route. It is the redirect URI
- * the demo is registered with.
+ * The page the provider sends the browser back to, `<origin>/oauth/local/callback`: the sign-in
+ * page itself, which passes the query on to the callback route. It is the redirect URI the demo
+ * is registered with.
  */
-export function oauthCallbackUri(origin: string, provider = localProviderName): string {
-  return new URL(`/oauth/${provider}/callback`, origin).href;
+export function oauthCallbackUri(origin: string): string {
+  return new URL(`/oauth/${localProviderName}/callback`, origin).href;
 }
 
 /** One item of the protected sample resource. */
@@ -270,16 +270,13 @@ export interface DemoProvider {
 export interface DemoProviderOptions {
   /** The demo's origin, as given to {@link createDemoApp}: the redirect URI is {@link oauthCallbackUri} of it. */
   origin: string;
-  /** The account's password. Default: 24 random base64url characters (144 bits). */
-  password?: string;
-  /** The provider's port on 127.0.0.1. Default 0: a free one. */
-  port?: number;
 }
 
 /**
- * Starts the demo's own OpenID provider on 127.0.0.1 ({@link startLocalProvider}): one account,
- * `ada` (email `ada@example.com`, verified), and the demo registered as a confidential client
- * whose only redirect URI is {@link oauthCallbackUri} of `origin`.
+ * Starts the demo's own OpenID provider on a free port of 127.0.0.1 ({@link startLocalProvider}):
+ * one account, `ada` (email `ada@example.com`, verified) with a password of 24 random base64url
+ * characters (144 bits), and the demo registered as a confidential client whose only redirect URI
+ * is {@link oauthCallbackUri} of `origin`.
  *
  * @example
  * ```ts
@@ -289,7 +286,7 @@ export interface DemoProviderOptions {
  * ```
  */
 export async function startDemoProvider(options: DemoProviderOptions): Promise<DemoProvider> {
-  const account = { username: "ada", password: options.password ?? randomSecret(18) };
+  const account = { username: "ada", password: randomSecret(18) };
   const clientId = "portcullis-demo";
   const clientSecret = randomSecret();
   const provider = await startLocalProvider({
@@ -303,7 +300,6 @@ export async function startDemoProvider(options: DemoProviderOptions): Promise<D
       },
     },
     clients: [{ clientId, clientSecret, redirectUris: [oauthCallbackUri(options.origin)] }],
-    port: options.port,
   });
   return { provider, account, registration: { issuer: provider.issuer, clientId, clientSecret } };
 }

@@ -47,8 +47,6 @@ export interface LocalProviderOptions {
   /** Who can sign in, by username. */
   accounts: Readonly<Record<string, LocalProviderAccount>>;
   clients: LocalProviderClient[];
-  /** The port on 127.0.0.1. Default 0: a free one. */
-  port?: number;
   /** The RSA private key ID tokens are signed with (RS256). Default: a fresh 2048-bit one. */
   signingKey?: KeyObject;
   /** Installed in this order around the provider's own handling (the tests make the provider misbehave with it). */
@@ -193,10 +191,10 @@ async function handleInteraction(
   await provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
 }
 
-function listen(server: Server, port: number): Promise<number> {
+function listen(server: Server): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => {
+    server.listen(0, "127.0.0.1", () => {
       server.off("error", reject);
       resolve((server.address() as AddressInfo).port);
     });
@@ -205,10 +203,10 @@ function listen(server: Server, port: number): Promise<number> {
 
 /**
  * Starts a real OpenID provider ([`oidc-provider`](https://github.com/panva/node-oidc-provider))
- * on 127.0.0.1, for the demo and the tests: no internet needed. It has fresh cookie keys, the
- * `openid`, `email` and `profile` scopes, PKCE S256 required of every client, the
- * authorization-code grant only, short lifetimes (a minute for codes, ten for the rest), and its
- * own login and consent pages at `/interaction/:uid` (login checks the account's password;
+ * on a free port of 127.0.0.1, for the demo and the tests: no internet needed. It has fresh
+ * cookie keys, the `openid`, `email` and `profile` scopes, PKCE S256 required of every client,
+ * the authorization-code grant only, short lifetimes (a minute for codes, ten for the rest), and
+ * its own login and consent pages at `/interaction/:uid` (login checks the account's password;
  * consent can be denied, which sends `error=access_denied` to the client). Everything is kept in
  * memory and lost when it stops.
  *
@@ -234,7 +232,7 @@ export async function startLocalProvider(options: LocalProviderOptions): Promise
   // The issuer must name the port, so the server listens before the provider exists.
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   const server = createServer((req, res) => (handler ? handler(req, res) : sendHtml(res, 503, page("Starting", ""))));
-  const port = await listen(server, options.port ?? 0);
+  const port = await listen(server);
   const issuer = `http://127.0.0.1:${port}`;
 
   const provider = new (Provider as ProviderConstructor)(issuer, {
