@@ -185,13 +185,26 @@ function mappings(value: unknown): RoleMapping[] {
  * @throws {AuthError} 42200 whose message begins with the name of the first bad field.
  */
 export function validateDirectoryPolicy(input: unknown, current: DirectoryPolicy = defaultDirectoryPolicy): DirectoryPolicy {
+  // The bind password is checked here but not returned: the caller seals it apart.
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     throw invalid("policy", "must be an object");
   }
   const known = new Set([...Object.keys(defaultDirectoryPolicy), "bindPassword", "credentialConfigured"]);
   const unknown = Object.keys(input).find((key) => !known.has(key));
   if (unknown !== undefined) throw invalid(unknown.slice(0, 64), "is not a directory policy field");
-  const merged = { ...current, ...(input as Partial<DirectoryPolicy>) };
+  const {
+    bindPassword,
+    credentialConfigured: _shown,
+    ...changes
+  } = input as DirectoryPolicyInput & { credentialConfigured?: unknown };
+  if (
+    bindPassword !== undefined &&
+    bindPassword !== null &&
+    (typeof bindPassword !== "string" || bindPassword.length > maxTextLength)
+  ) {
+    throw invalid("bindPassword", `must be a string of at most ${maxTextLength} characters; empty keeps the saved one`);
+  }
+  const merged = { ...current, ...changes };
 
   const enabled = flag(merged.enabled, "enabled");
   const url = merged.serverUrl === "" && !enabled ? null : serverUrl(merged.serverUrl);
