@@ -8,6 +8,22 @@ export type {
   ThrottleTier,
   VerificationKey,
 } from "./config.js";
+export type {
+  Directory,
+  DirectoryAuthentication,
+  DirectoryCheck,
+  DirectoryEntry,
+  DirectoryFailureCategory,
+} from "./directory/directory.js";
+export type {
+  DirectoryPolicy,
+  DirectoryPolicyInput,
+  GroupSearch,
+  LoginOrder,
+  PublicDirectoryPolicy,
+  RoleMapping,
+} from "./directory/policy.js";
+export type { DirectorySettings } from "./directory/policy-store.js";
 export { AuthError, type AuthErrorOptions, ErrorCode, httpStatusFor, isAuthError } from "./errors/index.js";
 export type {
   AuthEvent,
@@ -17,7 +33,6 @@ export type {
   RevocationReason,
   SecondFactorKind,
 } from "./events/types.js";
-
 export { type ChangePasswordInput, type SetPasswordInput, changePassword, setPassword } from "./flows/change-password.js";
 export { type CreateUserInput, type User, createUser } from "./flows/create-user.js";
 export { type LinkIdentityInput, type LinkedIdentity, linkIdentity, listIdentities, unlinkIdentity } from "./flows/identities.js";
@@ -46,7 +61,6 @@ export {
   webauthnRegisterBegin,
   webauthnRegisterFinish,
 } from "./flows/webauthn-register.js";
-
 export { authorizeRequest, errorResponse, handleRequest } from "./http/handle-request.js";
 export type { Route, RouteContext, RouteResult } from "./http/routes.js";
 export { routes } from "./http/routes.js";
