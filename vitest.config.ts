@@ -10,6 +10,7 @@ export default defineConfig({
       { find: /^@portcullis\/core$/, replacement: source("./packages/core/src/index.ts") },
       { find: /^@portcullis\/express$/, replacement: source("./packages/express/src/index.ts") },
       { find: /^@portcullis\/hono$/, replacement: source("./packages/hono/src/index.ts") },
+      { find: /^@portcullis\/ldap$/, replacement: source("./packages/ldap/src/index.ts") },
     ],
   },
   test: {

@@ -18,6 +18,7 @@ const expected = {
   "@portcullis/core/testing": ["runStorageConformance"],
   "@portcullis/express": ["authRouter", "requireAuth"],
   "@portcullis/hono": ["authApp", "requireAuth"],
+  "@portcullis/ldap": ["ldapDirectory"],
 };
 
 const modules = {};

@@ -1,0 +1,1 @@
+export { ldapDirectory } from "./ldap-directory.js";
