@@ -1,0 +1,193 @@
+import { type DirectorySettings, ErrorCode, isAuthError } from "@portcullis/core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { describeNeedingService } from "../../../test/fixtures/required-service.js";
+import {
+  type SlapdServer,
+  ldapAdGroups,
+  ldapAdUsers,
+  ldapGroups,
+  ldapOus,
+  ldapPeople,
+  slapdMissing,
+  startSlapd,
+} from "../../../test/fixtures/slapd.js";
+import { ldapDirectory } from "./index.js";
+
+const describeWithSlapd = describeNeedingService("packages/ldap/src/ldap-directory.test.ts", slapdMissing());
+const directory = ldapDirectory();
+let slapd: SlapdServer;
+
+/** The policy core would hand over, for the test directory over StartTLS. */
+function settings(changes: Partial<DirectorySettings> = {}): DirectorySettings {
+  return {
+    enabled: true,
+    serverUrl: slapd.url,
+    startTls: true,
+    allowPlaintext: false,
+    allowPlaintextOnNetwork: false,
+    caBundle: slapd.caPem,
+    bindDn: slapd.serviceDn,
+    bindPassword: slapd.servicePassword,
+    connectTimeoutSecs: 5,
+    searchTimeoutSecs: 8,
+    userBaseDn: ldapOus.people,
+    userFilter: "(uid={{username}})",
+    stableIdAttribute: "entryUUID",
+    usernameAttribute: "uid",
+    displayAttribute: "displayName",
+    emailAttribute: "mail",
+    groupAttribute: "memberOf",
+    groupSearch: null,
+    mappings: [],
+    fallbackRole: null,
+    refreshMapping: true,
+    loginOrder: "explicit",
+    ...changes,
+  };
+}
+
+const adSettings = () =>
+  settings({
+    userBaseDn: ldapOus.adUsers,
+    userFilter: "(sAMAccountName={{username}})",
+    stableIdAttribute: "objectGUID",
+    usernameAttribute: "sAMAccountName",
+  });
+
+const lower = (dns: readonly string[]) => dns.map((dn) => dn.toLowerCase()).sort();
+
+describeWithSlapd("ldapDirectory against slapd", () => {
+  beforeAll(async () => {
+    slapd = await startSlapd();
+  });
+  afterAll(async () => {
+    await slapd?.stop();
+  });
+
+  it("LDAP-2: finds a user in nested OUs, binds as the returned DN and reads identity and memberOf groups", async () => {
+    const { alice } = ldapPeople;
+    const result = await directory.authenticate(settings(), alice.uid, alice.password);
+    expect(result.status).toBe("authenticated");
+    if (result.status !== "authenticated") return;
+    expect(result.entry).toMatchObject({ dn: alice.dn, username: alice.uid, displayName: alice.displayName, email: alice.mail });
+    expect(result.entry.stableId).toMatch(/^[0-9a-f-]{36}$/);
+    // Nested groups are not resolved by OpenLDAP's memberof: staff is absent.
+    expect(lower(result.entry.groups)).toEqual(lower([ldapGroups.engineers.dn, ldapGroups.admins.dn]));
+  });
+
+  it("LDAP-2: binds a DN slapd returns with \\2C", async () => {
+    const { johnSmith } = ldapPeople;
+    const result = await directory.authenticate(settings(), johnSmith.uid, johnSmith.password);
+    expect(result).toMatchObject({
+      status: "authenticated",
+      entry: { username: johnSmith.uid, displayName: johnSmith.displayName },
+    });
+  });
+
+  it("LDAP-4: ldaps:// with the policy's CA", async () => {
+    const { bob } = ldapPeople;
+    const result = await directory.authenticate(settings({ serverUrl: slapd.ldapsUrl as string }), bob.uid, bob.password);
+    expect(result).toMatchObject({ status: "authenticated", entry: { username: bob.uid, groups: [] } });
+  });
+
+  it("finds groups by a group search for the user's DN", async () => {
+    const { alice } = ldapPeople;
+    const groupSearch = { baseDn: ldapOus.groups, filter: "(&(objectClass=groupOfNames)(member={{dn}}))" };
+    const result = await directory.authenticate(
+      settings({ groupAttribute: "description", groupSearch }),
+      alice.uid,
+      alice.password,
+    );
+    expect(result.status).toBe("authenticated");
+    if (result.status !== "authenticated") return;
+    expect(lower(result.entry.groups)).toEqual(lower([ldapGroups.engineers.dn, ldapGroups.admins.dn]));
+  });
+
+  it("EN-1: a wrong password is invalid_credentials; an unknown user no_entry; two entries ambiguous", async () => {
+    expect(await directory.authenticate(settings(), ldapPeople.alice.uid, "wrong")).toEqual({ status: "invalid_credentials" });
+    expect(await directory.authenticate(settings(), "nobody", "x")).toEqual({ status: "no_entry" });
+    expect(await directory.authenticate(settings(), "dave", ldapPeople.daveInSales.password)).toEqual({ status: "ambiguous" });
+  });
+
+  it("LDAP-1: filter characters in a username match only that username", async () => {
+    const { eve, alice } = ldapPeople;
+    expect(await directory.authenticate(settings(), eve.uid, eve.password)).toMatchObject({ status: "authenticated" });
+    for (const username of ["*", "admin*", "a*", "*)(uid=*))(|(uid=*", "alice\u0000", "alice)(uid=*", "\\2a", "\\", "alice\\"]) {
+      const result = await directory.authenticate(settings(), username, alice.password);
+      expect(result, username).toEqual({ status: "no_entry" });
+    }
+  });
+
+  it("LDAP-3: an empty username or password is refused before any connection", async () => {
+    const unreachable = settings({ serverUrl: "ldaps://127.0.0.1:1" });
+    expect(await directory.authenticate(unreachable, ldapPeople.alice.uid, "")).toEqual({ status: "invalid_credentials" });
+    expect(await directory.authenticate(unreachable, "", "x")).toEqual({ status: "invalid_credentials" });
+  });
+
+  it("sends a non-ASCII password byte for byte, never normalised", async () => {
+    const { zoe } = ldapPeople;
+    expect(await directory.authenticate(settings(), zoe.uid, zoe.password)).toMatchObject({
+      status: "authenticated",
+      entry: { displayName: zoe.displayName },
+    });
+    expect(await directory.authenticate(settings(), zoe.uid, zoe.password.normalize("NFKC"))).toEqual({
+      status: "invalid_credentials",
+    });
+  });
+
+  it("AD-like layout: sAMAccountName, objectGUID as lower-case hex, lookup by it", async () => {
+    const { carol, dan } = ldapAdUsers;
+    const result = await directory.authenticate(adSettings(), carol.sAMAccountName, carol.password);
+    expect(result).toMatchObject({ status: "authenticated", entry: { stableId: carol.objectGuidHex, username: "cjones" } });
+    if (result.status !== "authenticated") return;
+    expect(lower(result.entry.groups)).toEqual(lower([ldapAdGroups.vpnUsers.dn, ldapAdGroups.finance.dn]));
+    expect(await directory.lookup(adSettings(), { stableId: carol.objectGuidHex })).toEqual(result.entry);
+    const danByGuid = await directory.lookup(adSettings(), { stableId: dan.objectGuidHex });
+    // ldapjs hands DNs back re-serialised (\2c for \2C): the same DN, to be compared parsed.
+    expect(danByGuid?.dn.toLowerCase()).toBe(dan.dn.toLowerCase());
+    expect(danByGuid?.username).toBe(dan.sAMAccountName);
+    expect(await directory.authenticate(adSettings(), dan.sAMAccountName, dan.password)).toMatchObject({
+      status: "authenticated",
+    });
+    expect(await directory.lookup(adSettings(), { stableId: "not hex" })).toBeNull();
+  });
+
+  it("lookup by username and by entryUUID reads the same entry with the service account", async () => {
+    const byName = await directory.lookup(settings(), { username: ldapPeople.alice.uid });
+    expect(byName).toMatchObject({ dn: ldapPeople.alice.dn, username: "alice" });
+    expect(await directory.lookup(settings(), { stableId: byName?.stableId as string })).toEqual(byName);
+    expect(await directory.lookup(settings(), { username: "dave" })).toBeNull();
+    expect(await directory.lookup(settings(), { username: "*" })).toBeNull();
+  });
+
+  it("LDAP-4: a CA that did not sign the server certificate fails closed with 50300, over StartTLS and ldaps://", async () => {
+    for (const serverUrl of [slapd.url, slapd.ldapsUrl as string]) {
+      const error = await directory
+        .authenticate(settings({ serverUrl, caBundle: slapd.wrongCaPem }), ldapPeople.alice.uid, ldapPeople.alice.password)
+        .catch((caught: unknown) => caught);
+      expect(isAuthError(error, ErrorCode.Unavailable), serverUrl).toBe(true);
+      expect(await directory.check(settings({ serverUrl, caBundle: slapd.wrongCaPem }))).toMatchObject({
+        ok: false,
+        category: "tls",
+      });
+    }
+  });
+
+  it("LDAP-4: the host name is verified", async () => {
+    const serverUrl = `ldaps://127.0.0.2:${slapd.ldapsPort}`;
+    expect(await directory.check(settings({ serverUrl }))).toMatchObject({ ok: false });
+  });
+
+  it("check: ok, then bind and search categories, with no secret in the message", async () => {
+    expect(await directory.check(settings())).toEqual({ ok: true });
+    const badBind = await directory.check(settings({ bindPassword: "not the reader password" }));
+    expect(badBind).toMatchObject({ ok: false, category: "bind" });
+    expect(JSON.stringify(badBind)).not.toContain("not the reader password");
+    expect(await directory.check(settings({ userBaseDn: "ou=missing,dc=example,dc=test" }))).toMatchObject({
+      ok: false,
+      category: "search",
+    });
+    expect(await directory.check(settings({ bindPassword: null }))).toMatchObject({ ok: false, category: "configuration" });
+    expect(await directory.check(settings({ startTls: false }))).toMatchObject({ ok: false, category: "configuration" });
+  });
+});
