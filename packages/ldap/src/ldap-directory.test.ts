@@ -1,5 +1,6 @@
 import { type DirectorySettings, ErrorCode, isAuthError } from "@portcullis/core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { directorySettingsFor } from "../../../test/fixtures/directory-settings.js";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
 import {
   type SlapdServer,
@@ -17,34 +18,7 @@ const describeWithSlapd = describeNeedingService("packages/ldap/src/ldap-directo
 const directory = ldapDirectory();
 let slapd: SlapdServer;
 
-/** The policy core would hand over, for the test directory over StartTLS. */
-function settings(changes: Partial<DirectorySettings> = {}): DirectorySettings {
-  return {
-    enabled: true,
-    serverUrl: slapd.url,
-    startTls: true,
-    allowPlaintext: false,
-    allowPlaintextOnNetwork: false,
-    caBundle: slapd.caPem,
-    bindDn: slapd.serviceDn,
-    bindPassword: slapd.servicePassword,
-    connectTimeoutSecs: 5,
-    searchTimeoutSecs: 8,
-    userBaseDn: ldapOus.people,
-    userFilter: "(uid={{username}})",
-    stableIdAttribute: "entryUUID",
-    usernameAttribute: "uid",
-    displayAttribute: "displayName",
-    emailAttribute: "mail",
-    groupAttribute: "memberOf",
-    groupSearch: null,
-    mappings: [],
-    fallbackRole: null,
-    refreshMapping: true,
-    loginOrder: "explicit",
-    ...changes,
-  };
-}
+const settings = (changes: Partial<DirectorySettings> = {}) => directorySettingsFor(slapd, changes);
 
 const adSettings = () =>
   settings({
