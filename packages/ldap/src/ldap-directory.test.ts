@@ -1,6 +1,9 @@
+import { once } from "node:events";
+import { connect } from "node:net";
 import { type DirectorySettings, ErrorCode, isAuthError } from "@portcullis/core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { directorySettingsFor } from "../../../test/fixtures/directory-settings.js";
+import { openConnectionsTo } from "../../../test/fixtures/open-connections.js";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
 import {
   type SlapdServer,
@@ -12,6 +15,7 @@ import {
   slapdMissing,
   startSlapd,
 } from "../../../test/fixtures/slapd.js";
+import { startTcpForwarder } from "../../../test/fixtures/tcp-forwarder.js";
 import { ldapDirectory } from "./index.js";
 
 const describeWithSlapd = describeNeedingService("packages/ldap/src/ldap-directory.test.ts", slapdMissing());
@@ -147,9 +151,35 @@ describeWithSlapd("ldapDirectory against slapd", () => {
     }
   });
 
-  it("LDAP-4: the host name is verified", async () => {
-    const serverUrl = `ldaps://127.0.0.2:${slapd.ldapsPort}`;
-    expect(await directory.check(settings({ serverUrl }))).toMatchObject({ ok: false });
+  it("LDAP-4: the host name is verified: a certificate for 127.0.0.1 and localhost does not pass for 127.0.0.2", async () => {
+    const elsewhere = await startTcpForwarder(slapd.ldapsPort as number, "127.0.0.2");
+    try {
+      const serverUrl = `ldaps://127.0.0.2:${elsewhere.port}`;
+      await expect(
+        directory.authenticate(settings({ serverUrl }), ldapPeople.alice.uid, ldapPeople.alice.password),
+      ).rejects.toSatisfy((error: unknown) => isAuthError(error, ErrorCode.Unavailable));
+      expect(await directory.check(settings({ serverUrl }))).toMatchObject({ ok: false, category: "tls" });
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
+  it("leaves no connection open after 200 sign-ins", async () => {
+    const { alice } = ldapPeople;
+    const probe = connect(slapd.port, "127.0.0.1");
+    await once(probe, "connect");
+    expect(openConnectionsTo(slapd.port)).toBe(1);
+    probe.destroy();
+    await once(probe, "close");
+    for (let round = 0; round < 20; round++) {
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, index) =>
+          directory.authenticate(settings(), alice.uid, index % 2 ? alice.password : "wrong"),
+        ),
+      );
+      expect(results.filter((result) => result.status === "authenticated")).toHaveLength(5);
+    }
+    await expect.poll(() => openConnectionsTo(slapd.port), { timeout: 3000 }).toBe(0);
   });
 
   it("check: ok, then bind and search categories, with no secret in the message", async () => {
