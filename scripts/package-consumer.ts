@@ -4,6 +4,7 @@ import {
   type AccessContext,
   AuthError,
   type AuthEvent,
+  type Directory,
   ErrorCode,
   type LoginResult,
   createAuth,
@@ -13,6 +14,7 @@ import {
 import { runStorageConformance } from "@portcullis/core/testing";
 import { authRouter, requireAuth } from "@portcullis/express";
 import { type AuthVariables, authApp, requireAuth as requireHonoAuth } from "@portcullis/hono";
+import { ldapDirectory } from "@portcullis/ldap";
 import express from "express";
 import { Hono } from "hono";
 
@@ -48,3 +50,4 @@ export async function signInOnce(): Promise<string> {
 
 export const isThrottled = (error: unknown) => error instanceof AuthError && error.code === ErrorCode.TooManyAttempts;
 export const conformance = runStorageConformance;
+export const directory: Directory = ldapDirectory();
