@@ -4,7 +4,9 @@
 // examples (docs/**) and the demo app (examples/**) are left out: they drive the same flows through
 // the same adapters as test/http, so they add run time to every mutant they cover without pinning
 // anything the other suites do not. test/browser is left out for the same reason, and because it
-// starts Chromium.
+// starts Chromium. One docs example is in: docs/examples/oauth-providers.test.ts is the only test of
+// a plain OAuth 2.0 provider whose user-info has no `sub` (a GitHub-like API), which is what tells
+// the OAuth 2.0 branch of the callback from the OpenID Connect one.
 import { configDefaults, defineConfig } from "vitest/config";
 import base from "./vitest.config.js";
 
@@ -12,7 +14,7 @@ export default defineConfig({
   ...base,
   test: {
     ...base.test,
-    include: ["packages/*/src/**/*.test.ts", "test/**/*.test.ts"],
+    include: ["packages/*/src/**/*.test.ts", "test/**/*.test.ts", "docs/examples/oauth-providers.test.ts"],
     exclude: [...configDefaults.exclude, "test/browser/**"],
   },
 });

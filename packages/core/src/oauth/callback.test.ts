@@ -85,6 +85,105 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
 
     const fresh = await throughProvider(harness);
     expect(await code(fresh.query, undefined)).toBe(40100);
+    expect(
+      await authError(
+        verifyOAuthCallback(harness.auth, { provider: "corp", query: fresh.query, browserBinding: fresh.browserBinding }),
+      ),
+    ).toMatchObject({ code: 40100, message: "The sign-in state is missing, unknown, expired or already used" });
+  });
+
+  it("OA-1: a state begun for one provider is refused at another's callback, even from the same browser", async () => {
+    const registered = honest.clients.confidential;
+    const corp = { issuer: honest.issuer, clientId: registered.clientId, clientSecret: registered.clientSecret };
+    const harness = makeAuth({
+      clock: makeClock(Date.now()),
+      oauth: {
+        providers: {
+          corp: { ...corp, redirectUri: defaultOidcRedirectUri },
+          twin: { ...corp, redirectUri: defaultOidcRedirectUri },
+        },
+        unsafeAllowHttpLoopbackProviders: true,
+      },
+    });
+    const { query, browserBinding } = await throughProvider(harness);
+    expect((await authError(verifyOAuthCallback(harness.auth, { provider: "twin", query, browserBinding }))).code).toBe(40100);
+  });
+
+  it("OA-1: a flow begun under one issuer and finished where the provider's issuer is configured otherwise is 40100", async () => {
+    const other = await provider();
+    const before = authFor(honest);
+    const after = makeAuth({
+      storage: before.storage,
+      clock: makeClock(Date.now()),
+      oauth: {
+        providers: {
+          corp: {
+            issuer: other.issuer,
+            clientId: other.clients.confidential.clientId,
+            clientSecret: other.clients.confidential.clientSecret,
+            redirectUri: defaultOidcRedirectUri,
+          },
+        },
+        unsafeAllowHttpLoopbackProviders: true,
+      },
+    });
+    const { query, browserBinding } = await throughProvider(before);
+    expect(await authError(verifyOAuthCallback(after.auth, { provider: "corp", query, browserBinding }))).toMatchObject({
+      code: 40100,
+      message: "The provider's issuer changed during the sign-in",
+    });
+  });
+
+  it("OA-6: claims map to the profile: strings only, roles from the configured claim, the ID token's claims over user-info's", async () => {
+    const idp = await provider({
+      tamperIdTokenClaims: (claims) => ({ ...claims, name: "Name In ID Token" }),
+      tamperUserInfo: (claims) => ({ ...claims, name: "Name In User-Info", preferred_username: 42, groups: ["staff", 5, "ops"] }),
+    });
+    const registered = idp.clients.confidential;
+    const harness = makeAuth({
+      clock: makeClock(Date.now()),
+      oauth: {
+        providers: {
+          corp: {
+            issuer: idp.issuer,
+            clientId: registered.clientId,
+            clientSecret: registered.clientSecret,
+            redirectUri: defaultOidcRedirectUri,
+            claims: { roles: "groups" },
+          },
+        },
+        unsafeAllowHttpLoopbackProviders: true,
+      },
+    });
+    const alice = await throughProvider(harness);
+    const verified = await verifyOAuthCallback(harness.auth, { provider: "corp", ...alice });
+    expect(verified.profile).toEqual({
+      subject: idp.accounts.alice?.sub,
+      username: undefined,
+      email: idp.accounts.alice?.email,
+      emailVerified: true,
+      displayName: "Name In ID Token",
+      roles: ["staff", "ops"],
+    });
+    const bobHarness = authFor(honest);
+    const bob = await throughProvider(bobHarness, "bob");
+    const verifiedBob = await verifyOAuthCallback(bobHarness.auth, {
+      provider: "corp",
+      query: bob.query,
+      browserBinding: bob.browserBinding,
+    });
+    expect(verifiedBob.profile).toMatchObject({ subject: honest.accounts.bob?.sub, emailVerified: false });
+  });
+
+  it("OA-6: a provider that stops answering between the redirect and the code exchange is 50300, not a refusal", async () => {
+    const idp = await provider();
+    const harness = authFor(idp);
+    const { query, browserBinding } = await throughProvider(harness);
+    await idp.close();
+    expect(await authError(verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding }))).toMatchObject({
+      code: 50300,
+      message: "The sign-in provider could not be reached",
+    });
   });
 
   it("OA-3: an iss other than the provider's, or none while the provider advertises it, is 40100", async () => {
@@ -137,7 +236,8 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
       const harness = authFor(await provider({ idTokenSigning }));
       const { query, browserBinding } = await throughProvider(harness);
       const error = await authError(verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding }));
-      expect(error.code, idTokenSigning).toBe(40100);
+      expect(error, idTokenSigning).toMatchObject({ code: 40100, message: "The provider's answer was not valid" });
+      expect(error.cause, idTokenSigning).toBeInstanceOf(Error);
     }
   });
 
@@ -193,6 +293,34 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
       subject: `forge:${honest.accounts.alice?.sub}`,
       username: "forge-alice",
       email: honest.accounts.alice?.email,
+    });
+  });
+
+  it("OA-6: a profile without a subject is 40100", async () => {
+    const document = (await (await fetch(`${honest.issuer}/.well-known/openid-configuration`)).json()) as Record<string, string>;
+    const registered = honest.clients.confidential;
+    const harness = makeAuth({
+      clock: makeClock(Date.now()),
+      oauth: {
+        providers: {
+          corp: {
+            authorizationUrl: document.authorization_endpoint,
+            tokenUrl: document.token_endpoint,
+            userInfoUrl: document.userinfo_endpoint,
+            clientId: registered.clientId,
+            clientSecret: registered.clientSecret,
+            redirectUri: defaultOidcRedirectUri,
+            scopes: ["openid"],
+            profile: () => ({ subject: "" }),
+          },
+        },
+        unsafeAllowHttpLoopbackProviders: true,
+      },
+    });
+    const { query, browserBinding } = await throughProvider(harness);
+    expect(await authError(verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding }))).toMatchObject({
+      code: 40100,
+      message: "The provider did not say who you are",
     });
   });
 });

@@ -94,9 +94,6 @@ export async function verifyOAuthCallback(
       expectedNonce: kept.nonce ?? oauth.expectNoNonce,
       requireIdToken: provider.kind === "oidc",
     });
-    const idToken = oauth.getValidatedIdTokenClaims(tokens);
-    if (provider.kind === "oidc") await oauth.validateApplicationLevelSignature(server, response, requestOptions(provider));
-    claims = { ...(idToken ?? {}) };
     if (provider.kind === "oauth2") {
       const headers = new Headers({ accept: "application/json" });
       const url = provider.userInfoUrl as URL;
@@ -110,10 +107,15 @@ export async function verifyOAuthCallback(
       );
       if (!answer.ok) throw new Error(`user-info answered ${answer.status}`);
       claims = (await answer.json()) as Record<string, unknown>;
-    } else if (server.userinfo_endpoint) {
-      const answer = await oauth.userInfoRequest(server, client, tokens.access_token, requestOptions(provider));
-      const info = await oauth.processUserInfoResponse(server, client, idToken?.sub ?? oauth.skipSubjectCheck, answer);
-      claims = { ...info, ...claims };
+    } else {
+      const idToken = oauth.getValidatedIdTokenClaims(tokens) as oauth.IDToken;
+      await oauth.validateApplicationLevelSignature(server, response, requestOptions(provider));
+      claims = { ...idToken };
+      if (server.userinfo_endpoint) {
+        const answer = await oauth.userInfoRequest(server, client, tokens.access_token, requestOptions(provider));
+        const info = await oauth.processUserInfoResponse(server, client, idToken.sub, answer);
+        claims = { ...info, ...claims };
+      }
     }
   } catch (cause) {
     throw refused("The provider's answer was not valid", cause);
