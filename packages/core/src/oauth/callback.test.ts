@@ -176,7 +176,7 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
   });
 
   it("OA-6: a provider that stops answering between the redirect and the code exchange is 50300, not a refusal", async () => {
-    const idp = await provider();
+    const idp = await startOidcProvider();
     const harness = authFor(idp);
     const { query, browserBinding } = await throughProvider(harness);
     await idp.close();
