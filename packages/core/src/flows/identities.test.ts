@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type OidcTestProvider,
-  defaultOidcRedirectUri,
-  driveAuthorization,
-  startOidcProvider,
-} from "../../../../test/fixtures/oidc-provider.js";
+import { type OidcTestProvider, driveAuthorization, startOidcProvider } from "../../../../test/fixtures/oidc-provider.js";
+import { authWithProviders, discoveredProvider } from "../oauth/oauth.test-support.js";
 import { createUser } from "./create-user.js";
-import { addUser, authError, goodPassword, makeAuth, makeClock } from "./fixtures.test-support.js";
+import { addUser, authError, goodPassword } from "./fixtures.test-support.js";
 import { linkIdentity, listIdentities, unlinkIdentity } from "./identities.js";
 import { oauthAuthorize, oauthCallback } from "./oauth-sign-in.js";
 
@@ -21,20 +17,7 @@ afterAll(async () => {
 });
 
 function harness() {
-  return makeAuth({
-    clock: makeClock(Date.now()),
-    oauth: {
-      providers: {
-        corp: {
-          issuer: provider.issuer,
-          clientId: provider.clients.confidential.clientId,
-          clientSecret: provider.clients.confidential.clientSecret,
-          redirectUri: defaultOidcRedirectUri,
-        },
-      },
-      unsafeAllowHttpLoopbackProviders: true,
-    },
-  });
+  return authWithProviders({ corp: discoveredProvider(provider) });
 }
 
 type Harness = ReturnType<typeof harness>;

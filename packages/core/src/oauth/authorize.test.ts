@@ -7,8 +7,9 @@ import {
   startOidcProvider,
 } from "../../../../test/fixtures/oidc-provider.js";
 import { sha256 } from "../crypto/random.js";
-import { authError, makeAuth } from "../flows/fixtures.test-support.js";
+import { authError } from "../flows/fixtures.test-support.js";
 import { beginOAuthSignIn } from "./authorize.js";
+import { authWithProviders, discoveredProvider } from "./oauth.test-support.js";
 
 let provider: OidcTestProvider;
 
@@ -21,19 +22,7 @@ afterAll(async () => {
 });
 
 function authWithProvider(issuer = provider.issuer) {
-  return makeAuth({
-    oauth: {
-      providers: {
-        corp: {
-          issuer,
-          clientId: provider.clients.confidential.clientId,
-          clientSecret: provider.clients.confidential.clientSecret,
-          redirectUri: defaultOidcRedirectUri,
-        },
-      },
-      unsafeAllowHttpLoopbackProviders: true,
-    },
-  });
+  return authWithProviders({ corp: discoveredProvider(provider, { issuer }) });
 }
 
 describe("beginOAuthSignIn", () => {

@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type OidcProviderOptions,
   type OidcTestProvider,
-  defaultOidcRedirectUri,
   driveAuthorization,
   startOidcProvider,
 } from "../../../../test/fixtures/oidc-provider.js";
-import { authError, makeAuth, makeClock } from "../flows/fixtures.test-support.js";
+import { authError } from "../flows/fixtures.test-support.js";
 import { beginOAuthSignIn } from "./authorize.js";
 import { verifyOAuthCallback } from "./callback.js";
+import { authWithProviders, discoveredProvider, plainOAuthProvider } from "./oauth.test-support.js";
 
 const providers: OidcTestProvider[] = [];
 
@@ -29,21 +29,7 @@ afterAll(async () => {
 });
 
 function authFor(idp: OidcTestProvider, client: "confidential" | "public" = "confidential") {
-  const registered = idp.clients[client];
-  return makeAuth({
-    clock: makeClock(Date.now()),
-    oauth: {
-      providers: {
-        corp: {
-          issuer: idp.issuer,
-          clientId: registered.clientId,
-          clientSecret: registered.clientSecret,
-          redirectUri: defaultOidcRedirectUri,
-        },
-      },
-      unsafeAllowHttpLoopbackProviders: true,
-    },
-  });
+  return authWithProviders({ corp: discoveredProvider(idp, {}, client) });
 }
 
 /** Begins a sign-in, signs in at the provider as `username`, and returns the callback's query and the browser binding. */
@@ -93,18 +79,7 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
   });
 
   it("OA-1: a state begun for one provider is refused at another's callback, even from the same browser", async () => {
-    const registered = honest.clients.confidential;
-    const corp = { issuer: honest.issuer, clientId: registered.clientId, clientSecret: registered.clientSecret };
-    const harness = makeAuth({
-      clock: makeClock(Date.now()),
-      oauth: {
-        providers: {
-          corp: { ...corp, redirectUri: defaultOidcRedirectUri },
-          twin: { ...corp, redirectUri: defaultOidcRedirectUri },
-        },
-        unsafeAllowHttpLoopbackProviders: true,
-      },
-    });
+    const harness = authWithProviders({ corp: discoveredProvider(honest), twin: discoveredProvider(honest) });
     const { query, browserBinding } = await throughProvider(harness);
     expect((await authError(verifyOAuthCallback(harness.auth, { provider: "twin", query, browserBinding }))).code).toBe(40100);
   });
@@ -112,21 +87,7 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
   it("OA-1: a flow begun under one issuer and finished where the provider's issuer is configured otherwise is 40100", async () => {
     const other = await provider();
     const before = authFor(honest);
-    const after = makeAuth({
-      storage: before.storage,
-      clock: makeClock(Date.now()),
-      oauth: {
-        providers: {
-          corp: {
-            issuer: other.issuer,
-            clientId: other.clients.confidential.clientId,
-            clientSecret: other.clients.confidential.clientSecret,
-            redirectUri: defaultOidcRedirectUri,
-          },
-        },
-        unsafeAllowHttpLoopbackProviders: true,
-      },
-    });
+    const after = authWithProviders({ corp: discoveredProvider(other) }, { storage: before.storage });
     const { query, browserBinding } = await throughProvider(before);
     expect(await authError(verifyOAuthCallback(after.auth, { provider: "corp", query, browserBinding }))).toMatchObject({
       code: 40100,
@@ -139,22 +100,7 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
       tamperIdTokenClaims: (claims) => ({ ...claims, name: "Name In ID Token" }),
       tamperUserInfo: (claims) => ({ ...claims, name: "Name In User-Info", preferred_username: 42, groups: ["staff", 5, "ops"] }),
     });
-    const registered = idp.clients.confidential;
-    const harness = makeAuth({
-      clock: makeClock(Date.now()),
-      oauth: {
-        providers: {
-          corp: {
-            issuer: idp.issuer,
-            clientId: registered.clientId,
-            clientSecret: registered.clientSecret,
-            redirectUri: defaultOidcRedirectUri,
-            claims: { roles: "groups" },
-          },
-        },
-        unsafeAllowHttpLoopbackProviders: true,
-      },
-    });
+    const harness = authWithProviders({ corp: discoveredProvider(idp, { claims: { roles: "groups" } }) });
     const alice = await throughProvider(harness);
     const verified = await verifyOAuthCallback(harness.auth, { provider: "corp", ...alice });
     expect(verified.profile).toEqual({
@@ -265,25 +211,11 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
   });
 
   it("OA-5: a plain OAuth 2.0 provider, configured by its URLs with a profile function, signs the person in through user-info", async () => {
-    const document = (await (await fetch(`${honest.issuer}/.well-known/openid-configuration`)).json()) as Record<string, string>;
-    const registered = honest.clients.confidential;
-    const harness = makeAuth({
-      clock: makeClock(Date.now()),
-      oauth: {
-        providers: {
-          corp: {
-            authorizationUrl: document.authorization_endpoint,
-            tokenUrl: document.token_endpoint,
-            userInfoUrl: document.userinfo_endpoint,
-            clientId: registered.clientId,
-            clientSecret: registered.clientSecret,
-            redirectUri: defaultOidcRedirectUri,
-            scopes: ["openid", "email"],
-            profile: (info) => ({ subject: `forge:${String(info.sub)}`, username: "forge-alice", email: String(info.email) }),
-          },
-        },
-        unsafeAllowHttpLoopbackProviders: true,
-      },
+    const harness = authWithProviders({
+      corp: await plainOAuthProvider(honest, {
+        scopes: ["openid", "email"],
+        profile: (info) => ({ subject: `forge:${String(info.sub)}`, username: "forge-alice", email: String(info.email) }),
+      }),
     });
     const { authUrl, browserBinding } = await beginOAuthSignIn(harness.auth, { provider: "corp" });
     expect(new URL(authUrl).searchParams.has("nonce")).toBe(false);
@@ -297,26 +229,7 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
   });
 
   it("OA-6: a profile without a subject is 40100", async () => {
-    const document = (await (await fetch(`${honest.issuer}/.well-known/openid-configuration`)).json()) as Record<string, string>;
-    const registered = honest.clients.confidential;
-    const harness = makeAuth({
-      clock: makeClock(Date.now()),
-      oauth: {
-        providers: {
-          corp: {
-            authorizationUrl: document.authorization_endpoint,
-            tokenUrl: document.token_endpoint,
-            userInfoUrl: document.userinfo_endpoint,
-            clientId: registered.clientId,
-            clientSecret: registered.clientSecret,
-            redirectUri: defaultOidcRedirectUri,
-            scopes: ["openid"],
-            profile: () => ({ subject: "" }),
-          },
-        },
-        unsafeAllowHttpLoopbackProviders: true,
-      },
-    });
+    const harness = authWithProviders({ corp: await plainOAuthProvider(honest, { profile: () => ({ subject: "" }) }) });
     const { query, browserBinding } = await throughProvider(harness);
     expect(await authError(verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding }))).toMatchObject({
       code: 40100,

@@ -1,0 +1,45 @@
+import { type OidcTestProvider, defaultOidcRedirectUri } from "../../../../test/fixtures/oidc-provider.js";
+import { type AuthOverrides, type Harness, makeAuth, makeClock } from "../flows/fixtures.test-support.js";
+import type { OAuthProviderConfig } from "./provider-config.js";
+
+/** A test provider configured by discovery, with one of its registered clients and the default redirect URI. */
+export function discoveredProvider(
+  idp: OidcTestProvider,
+  changes: Partial<OAuthProviderConfig> = {},
+  client: "confidential" | "public" = "confidential",
+): OAuthProviderConfig {
+  const registered = idp.clients[client];
+  return {
+    issuer: idp.issuer,
+    clientId: registered.clientId,
+    clientSecret: registered.clientSecret,
+    redirectUri: defaultOidcRedirectUri,
+    ...changes,
+  };
+}
+
+/** The same test provider configured as plain OAuth 2.0, by the URLs its discovery document names. */
+export async function plainOAuthProvider(
+  idp: OidcTestProvider,
+  changes: Partial<OAuthProviderConfig> & Pick<OAuthProviderConfig, "profile">,
+): Promise<OAuthProviderConfig> {
+  const document = (await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json()) as Record<string, string>;
+  const { issuer: _discovered, ...client } = discoveredProvider(idp);
+  return {
+    ...client,
+    authorizationUrl: document.authorization_endpoint,
+    tokenUrl: document.token_endpoint,
+    userInfoUrl: document.userinfo_endpoint,
+    scopes: ["openid"],
+    ...changes,
+  };
+}
+
+/** A harness whose auth has these providers, on loopback (the unsafe option), its clock at the real time. */
+export function authWithProviders(providers: Record<string, OAuthProviderConfig>, overrides: AuthOverrides = {}): Harness {
+  return makeAuth({
+    clock: makeClock(Date.now()),
+    ...overrides,
+    oauth: { providers, unsafeAllowHttpLoopbackProviders: true },
+  });
+}
