@@ -4,7 +4,7 @@
 export default {
   // The code whose behaviour the tests pin down. Tests and test helpers are not mutated.
   mutate: [
-    "packages/core/src/{flows,tokens,throttle,totp,crypto,http,webauthn,oauth}/**/*.ts",
+    "packages/core/src/{flows,tokens,throttle,totp,crypto,http,webauthn,oauth,directory}/**/*.ts",
     "!packages/core/src/**/*.test.ts",
     "!packages/core/src/**/*.test-support.ts",
   ],

@@ -121,15 +121,10 @@ function stableIdOf(entry: LdapEntry, settings: DirectorySettings): string {
 }
 
 /** The group DNs of an entry: its `groupAttribute` values and what the policy's group search finds. */
-async function groupsOf(
-  connection: LdapConnection,
-  settings: DirectorySettings,
-  entry: LdapEntry,
-  username: string,
-): Promise<string[]> {
+async function groupsOf(connection: LdapConnection, settings: DirectorySettings, entry: LdapEntry): Promise<string[]> {
   const groups = (entry.attributes.get(settings.groupAttribute.toLowerCase()) ?? []).map((value) => value.toString("utf8"));
   if (settings.groupSearch !== null) {
-    const filter = fillFilter(fillFilter(settings.groupSearch.filter, "dn", entry.dn), "username", username);
+    const filter = fillFilter(settings.groupSearch.filter, "dn", entry.dn);
     const found = await connection.search(settings.groupSearch.baseDn, {
       scope: "sub",
       filter,
@@ -154,7 +149,7 @@ async function directoryEntryOf(
     username,
     displayName: text(entry, settings.displayAttribute),
     email: text(entry, settings.emailAttribute),
-    groups: await groupsOf(connection, settings, entry, username),
+    groups: await groupsOf(connection, settings, entry),
   };
 }
 
