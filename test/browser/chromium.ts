@@ -17,9 +17,6 @@ export function chromiumMissing(): string | null {
     : `Chromium is not installed at ${chromiumPath} (Debian: apt-get install -y chromium, which .ci/run does as root; or set CHROMIUM_PATH)`;
 }
 
-/** Whether this is a CI run: `CI` set to anything but empty, "0" or "false" (.ci/run sets CI=true). */
-export const runningInCi = !["", "0", "false"].includes((process.env.CI ?? "").toLowerCase());
-
 /**
  * Launches Debian's Chromium headless. Playwright gives it a fresh, temporary user data
  * directory (never the user's own profile) and deletes it on close. The flags keep it off the

@@ -1,16 +1,14 @@
 // What the browser tests share: Chromium for a test file, fresh contexts, and readings of the
 // demo page (its status line, the section shown, the signed-in user's details).
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect } from "vitest";
-import { chromiumMissing, launchChromium, runningInCi } from "./chromium.js";
+import { afterAll, beforeAll, expect } from "vitest";
+import { describeNeedingService } from "../fixtures/required-service.js";
+import { chromiumMissing, launchChromium } from "./chromium.js";
 
 const missing = chromiumMissing();
-if (missing && !runningInCi) console.warn(`test/browser skipped: ${missing}. Under CI=true these tests fail instead.`);
 
-/** `describe` where Chromium can run, or under CI (where its absence fails every test, saying why); `describe.skip` otherwise. */
-export function describeInBrowser(name: string, suite: () => void): void {
-  (missing && !runningInCi ? describe.skip : describe)(name, suite);
-}
+/** `describe` where Chromium can run; without it, skipped with the reason printed, or under CI failing with it. */
+export const describeInBrowser = describeNeedingService("test/browser", missing);
 
 /** How long one UI step may take before the test fails with what the page shows. */
 const stepTimeout = 10_000;
@@ -37,8 +35,6 @@ export function useChromium(): () => Promise<BrowserContext> {
     await browser?.close();
   });
   return async () => {
-    // Reached without Chromium only under CI: every test fails, and says why.
-    if (missing) throw new Error(`${missing}. Under CI the browser tests must run, not be skipped.`);
     if (!browser) throw new Error("Chromium is launched before the tests: open contexts inside a test");
     const context = await browser.newContext();
     context.setDefaultTimeout(stepTimeout);
