@@ -20,13 +20,14 @@ const passed = count("numPassedTests");
 const failed = count("numFailedTests");
 const skipped = count("numPendingTests") + count("numTodoTests");
 
-// A test file that fails to load (syntax error, missing export, throwing import) has no tests, so it
-// shows in no test count: name such files so a "0 failed" line is not mistaken for a clean run.
-const unloaded = (report.testResults ?? []).filter(
-  (result) => result.status === "failed" && (result.assertionResults ?? []).length === 0,
+// A test file can fail outside its tests: it fails to load (a syntax error, a throwing import), or a
+// hook such as afterAll throws after every test passed. No test count shows that, so each such file
+// is named and counted as one failure: a "0 failed" line always means a clean run.
+const failedOutsideTests = (report.testResults ?? []).filter(
+  (result) => result.status === "failed" && !(result.assertionResults ?? []).some((test) => test.status === "failed"),
 );
-for (const result of unloaded) {
-  console.log(`test file failed without running tests: ${result.name}`);
+for (const result of failedOutsideTests) {
+  console.log(`test file failed outside its tests (loading or a hook): ${result.name}`);
 }
 
-console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+console.log(`${passed} passed, ${failed + failedOutsideTests.length} failed, ${skipped} skipped`);
