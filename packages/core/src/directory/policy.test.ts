@@ -65,6 +65,7 @@ describe("validateDirectoryPolicy", () => {
       [{ ...working, serverUrl: "ldaps://ldap.example.com/dc=x?uid" }, "serverUrl"],
       [{ ...working, serverUrl: "not a url" }, "serverUrl"],
       [{ ...working, caBundle: "not pem" }, "caBundle"],
+      [{ ...working, caBundle: "-----BEGIN CERTIFICATE-----\r\nMIIB\u0007\n-----END CERTIFICATE-----" }, "caBundle"],
       [{ ...working, bindDn: 5 }, "bindDn"],
       [{ ...working, connectTimeoutSecs: 0 }, "connectTimeoutSecs"],
       [{ ...working, searchTimeoutSecs: 121 }, "searchTimeoutSecs"],
@@ -93,7 +94,7 @@ describe("validateDirectoryPolicy", () => {
     const policy = validateDirectoryPolicy({
       ...working,
       bindDn: null,
-      caBundle: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+      caBundle: "-----BEGIN CERTIFICATE-----\r\nMIIB\r\n-----END CERTIFICATE-----\n",
       groupSearch: { baseDn: "ou=groups,dc=example,dc=com", filter: "(&(objectClass=groupOfNames)(member={{dn}}))" },
       loginOrder: "directory-first",
     });

@@ -98,12 +98,13 @@ const maxTextLength = 1024;
 const attributeName = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
 const placeholder = (name: string) => new RegExp(`\\{\\{${name}\\}\\}`, "g");
 
-function text(value: unknown, field: string, { optional = false, max = maxTextLength } = {}): string | null {
+/** A string field: non-empty unless `optional` (then null for null or ""), at most `max` long, no control characters but line breaks where `multiline`. */
+function text(value: unknown, field: string, { optional = false, max = maxTextLength, multiline = false } = {}): string | null {
   if (optional && (value === null || value === "")) return null;
   if (typeof value !== "string" || value.trim() === "") throw invalid(field, "must be a non-empty string");
   if (value.length > max) throw invalid(field, `must be at most ${max} characters`);
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-  if (/[\u0000-\u001f\u007f]/.test(value) && field !== "caBundle") throw invalid(field, "must not contain control characters");
+  if (/\p{Cc}/u.test(multiline ? value.replace(/\r?\n/g, "") : value))
+    throw invalid(field, "must not contain control characters");
   return value;
 }
 
@@ -179,13 +180,13 @@ function mappings(value: unknown): RoleMapping[] {
 
 /**
  * Checks a policy to be saved and fills what it leaves out from `current` (the saved policy, or
- * the defaults). Every field is checked even when the policy is disabled, so a saved policy is
- * always one that could be enabled as it is.
+ * the defaults). Every field is checked even when the policy is disabled; only `serverUrl` and
+ * `userBaseDn` may stay empty then. A `bindPassword` is checked but not returned: the caller
+ * seals it apart; `credentialConfigured` (as shown) is ignored.
  *
  * @throws {AuthError} 42200 whose message begins with the name of the first bad field.
  */
 export function validateDirectoryPolicy(input: unknown, current: DirectoryPolicy = defaultDirectoryPolicy): DirectoryPolicy {
-  // The bind password is checked here but not returned: the caller seals it apart.
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     throw invalid("policy", "must be an object");
   }
@@ -217,7 +218,7 @@ export function validateDirectoryPolicy(input: unknown, current: DirectoryPolicy
       throw invalid("allowPlaintext", "is refused for a host that is not loopback unless allowPlaintextOnNetwork is set");
     }
   }
-  const caBundle = text(merged.caBundle, "caBundle", { optional: true, max: 256 * 1024 });
+  const caBundle = text(merged.caBundle, "caBundle", { optional: true, max: 256 * 1024, multiline: true });
   if (caBundle !== null && !caBundle.includes("-----BEGIN CERTIFICATE-----")) {
     throw invalid("caBundle", "must be PEM certificates (-----BEGIN CERTIFICATE-----)");
   }
