@@ -3,7 +3,7 @@ import { addUser, authError, enrolTotp, makeAuth, slowStorage } from "../flows/f
 import { setUserDisabled } from "../flows/manage-users.js";
 import { verifyAccessToken } from "../flows/verify-access-token.js";
 import { memoryStorage } from "../storage/memory.js";
-import { signInWithIdentity } from "./identity-sign-in.js";
+import { linkAndSignIn, signInWithIdentity } from "./identity-sign-in.js";
 import { type OAuthProviderConfig, resolveOAuthConfig } from "./provider-config.js";
 
 const base: OAuthProviderConfig = {
@@ -170,12 +170,73 @@ describe("signInWithIdentity", () => {
     expect(await single.storage.identities.find("partner", "p3")).toBeNull();
   });
 
-  it("ST-1: concurrent first sign-ins of one person leave one usable account linked", async () => {
-    const harness = makeAuth({ storage: slowStorage(memoryStorage()) });
+  it("OA-7: a provider that does not link by email never joins an account, even one whose provider does; a link of a provider no longer configured is passed over", async () => {
+    const h = emailLinking();
+    const atCorp = await h.signedInAs("corp", alice);
+    expect(await h.signedInAs("loose", { ...alice, subject: "l1" })).not.toBe(atCorp);
+    await h.storage.identities.link({
+      provider: "removed",
+      subject: "r1",
+      userId: atCorp,
+      email: "alice@example.com",
+      emailVerified: true,
+      createdAt: 0,
+      lastUsedAt: null,
+    });
+    expect(await h.signedInAs("partner", { ...alice, subject: "p1" })).toBe(atCorp);
+  });
+
+  it("OA-7, TV-1: linkAndSignIn links once and signs in with amr fed; linking again is a no-op; a disabled or unknown user is 40300", async () => {
+    const h = emailLinking();
+    const userId = await addUser(h.auth, "nora");
+    const corp = h.named("corp");
+    const before = (await h.storage.users.findById(userId))?.tokenVersion as number;
+    const first = await linkAndSignIn(h.auth, corp, alice, userId);
+    if (first.status !== "authenticated") throw new Error(first.status);
+    expect((await verifyAccessToken(h.auth, { token: first.tokens.accessToken })).amr).toEqual(["fed"]);
+    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before + 1);
+    h.events.length = 0;
+    const again = await linkAndSignIn(h.auth, corp, alice, userId);
+    expect(again.status).toBe("authenticated");
+    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before + 1);
+    expect(h.events.map((event) => event.type)).not.toContain("identity.linked");
+    await setUserDisabled(h.auth, { userId, disabled: true });
+    for (const who of [userId, "no-such-user"]) {
+      expect(await authError(linkAndSignIn(h.auth, corp, { ...alice, subject: "other" }, who))).toMatchObject({
+        code: 40300,
+        message: "The account is disabled",
+      });
+    }
+    expect(await h.storage.identities.find("corp", "other")).toBeNull();
+  });
+
+  it("ST-1: concurrent first sign-ins of one person leave one usable account linked; the others' new accounts are disabled", async () => {
+    const storage = slowStorage(memoryStorage());
+    const created: string[] = [];
+    const create = storage.users.create.bind(storage.users);
+    storage.users.create = async (user) => {
+      const stored = await create(user);
+      if (stored) created.push(user.id);
+      return stored;
+    };
+    const harness = makeAuth({ storage });
     const results = await Promise.all(Array.from({ length: 5 }, () => signInWithIdentity(harness.auth, providerWith(), alice)));
     const ids = new Set(results.map((result) => (result.status === "authenticated" ? result.tokens.user.id : "")));
     expect(ids.size).toBe(1);
     const linked = await harness.storage.identities.find("corp", "sub-alice");
     expect(ids.has(linked?.userId as string)).toBe(true);
+    expect(created.length).toBeGreaterThan(1);
+    for (const id of created) {
+      expect((await storage.users.findById(id))?.disabled, id).toBe(id !== linked?.userId);
+    }
+  });
+
+  it("a storage failure while making the account is passed on, not taken for a taken username", async () => {
+    const storage = memoryStorage();
+    storage.users.create = async () => {
+      throw new Error("the database is down");
+    };
+    const harness = makeAuth({ storage });
+    await expect(signInWithIdentity(harness.auth, providerWith(), alice)).rejects.toThrow("the database is down");
   });
 });
