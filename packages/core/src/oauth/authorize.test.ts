@@ -1,5 +1,5 @@
 import * as oauth from "oauth4webapi";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   type OidcTestProvider,
   defaultOidcRedirectUri,
@@ -66,10 +66,37 @@ describe("beginOAuthSignIn", () => {
     expect((await authError(beginOAuthSignIn(harness.auth, { provider: "corp", redirect: "//evil.example" }))).code).toBe(40002);
     expect((await authError(beginOAuthSignIn(harness.auth, { provider: "other" }))).code).toBe(40400);
     const unreachable = authWithProvider("http://127.0.0.1:9");
-    expect(await authError(beginOAuthSignIn(unreachable.auth, { provider: "corp" }))).toMatchObject({
-      code: 50300,
-      message: "The sign-in provider could not be reached",
-    });
+    const error = await authError(beginOAuthSignIn(unreachable.auth, { provider: "corp" }));
+    expect(error).toMatchObject({ code: 50300, message: "The sign-in provider could not be reached" });
+    expect(error.cause).toBeInstanceOf(Error);
+  });
+
+  it("OA-4: the discovery document is fetched once an hour per auth, and again if the clock goes back", async () => {
+    const fetches = vi.spyOn(globalThis, "fetch");
+    try {
+      const harness = authWithProvider();
+      const discoveries = () =>
+        fetches.mock.calls.filter(([url]) =>
+          String(url instanceof Request ? url.url : url).includes("/.well-known/openid-configuration"),
+        ).length;
+      const begin = () => beginOAuthSignIn(harness.auth, { provider: "corp" });
+      await begin();
+      await begin();
+      expect(discoveries()).toBe(1);
+      harness.clock.advance(60 * 60 * 1000 - 1);
+      await begin();
+      expect(discoveries()).toBe(1);
+      harness.clock.advance(1);
+      await begin();
+      expect(discoveries()).toBe(2);
+      harness.clock.advance(-1);
+      await begin();
+      expect(discoveries()).toBe(3);
+      await beginOAuthSignIn(authWithProvider().auth, { provider: "corp" });
+      expect(discoveries()).toBe(4);
+    } finally {
+      fetches.mockRestore();
+    }
   });
 
   it("OA-4: a discovery document whose issuer differs from the configured one, even by a trailing slash, is refused (50300)", async () => {
