@@ -18,6 +18,9 @@ describe("safeReturnPath", () => {
     for (const path of ["/", "/account", "/account/settings?tab=keys#passkeys", "/a%20b", "/caf%C3%A9", "/search?q=%2F%2Fx"]) {
       expect(safeReturnPath(path), path).toBe(path);
     }
+    expect(safeReturnPath(`/${"a".repeat(2047)}`)).toHaveLength(2048);
+    expect(safeReturnPath("/a%25252Fb"), "three rounds of percent-decoding settle").toBe("/a%25252Fb");
+    expect(safeReturnPath(null)).toBe("/");
     expect(safeReturnPath(undefined)).toBe("/");
     expect(safeReturnPath("")).toBe("/");
   });
@@ -52,6 +55,7 @@ describe("safeReturnPath", () => {
       ["/"],
       {},
       `/${"a".repeat(2048)}`,
+      "/a%2525252Fb",
     ];
     for (const path of hostile) expect(refused(path), JSON.stringify(path)).toBe(true);
   });
