@@ -58,6 +58,26 @@ describe("validateDirectoryPolicy", () => {
   it("42200 names the first bad field, for each field", () => {
     const cases: Array<[unknown, string]> = [
       [[], "policy"],
+      ["ldaps://ldap.example.com", "policy"],
+      [null, "policy"],
+      [{ ...working, [`x${"y".repeat(100)}`]: 1 }, `x${"y".repeat(63)}`],
+      [{ ...working, serverUrl: "" }, "serverUrl"],
+      [{ ...working, serverUrl: "ldaps://" }, "serverUrl"],
+      [{ ...working, serverUrl: "ldaps://:secret@ldap.example.com" }, "serverUrl"],
+      [{ ...working, serverUrl: "ldaps://ldap.example.com?x" }, "serverUrl"],
+      [{ ...working, serverUrl: "ldaps://ldap.example.com#x" }, "serverUrl"],
+      [{ ...working, userBaseDn: "" }, "userBaseDn"],
+      [{ ...working, userBaseDn: "o".repeat(1025) }, "userBaseDn"],
+      [{ ...working, bindPassword: "p".repeat(1025) }, "bindPassword"],
+      [{ ...working, connectTimeoutSecs: "5" }, "connectTimeoutSecs"],
+      [{ ...working, userFilter: "((uid={{username}})" }, "userFilter"],
+      [{ ...working, userFilter: ")(uid={{username}})(" }, "userFilter"],
+      [{ ...working, userFilter: "x(uid={{username}})" }, "userFilter"],
+      [{ ...working, userFilter: "(uid={{username}})x" }, "userFilter"],
+      [{ ...working, mappings: Array.from({ length: 1001 }, () => ({ group: "cn=a", role: "r", priority: 1 })) }, "mappings"],
+      [{ ...working, mappings: [null] }, "mappings[0]"],
+      [{ ...working, mappings: ["cn=a"] }, "mappings[0]"],
+      [{ ...working, mappings: [{ group: "cn=a", role: "admin", priority: "1" }] }, "mappings[0].priority"],
       [{ ...working, extra: 1 }, "extra"],
       [{ ...working, enabled: "yes" }, "enabled"],
       [{ ...working, serverUrl: "https://ldap.example.com" }, "serverUrl"],
@@ -88,6 +108,25 @@ describe("validateDirectoryPolicy", () => {
       [{ ...working, userBaseDn: "ou=people\u0000,dc=x" }, "userBaseDn"],
     ];
     for (const [input, field] of cases) expect(refusal(input), field).toMatchObject({ code: 42200, field });
+  });
+
+  it("the edges that are accepted: lengths, timeouts, 1000 mappings, empty optional fields, ldaps without StartTLS, a disabled policy's server", () => {
+    const policy = validateDirectoryPolicy({
+      ...working,
+      serverUrl: "ldaps://LDAP.example.com",
+      startTls: false,
+      userBaseDn: "o".repeat(1024),
+      bindPassword: "p".repeat(1024),
+      bindDn: "",
+      caBundle: "",
+      fallbackRole: "",
+      connectTimeoutSecs: 120,
+      searchTimeoutSecs: 0.5,
+      mappings: Array.from({ length: 1000 }, (_, priority) => ({ group: "cn=a", role: "r", priority })),
+    });
+    expect(policy).toMatchObject({ startTls: false, bindDn: null, caBundle: null, fallbackRole: null, connectTimeoutSecs: 120 });
+    expect(validateDirectoryPolicy({ ...working, bindPassword: null }).enabled).toBe(true);
+    expect(validateDirectoryPolicy({ serverUrl: "ldaps://LDAP.example.com:636" }).serverUrl).toBe("ldaps://ldap.example.com:636");
   });
 
   it("accepts a group search, a CA bundle, an anonymous search and directory-first logins", () => {

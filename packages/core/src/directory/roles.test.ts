@@ -24,6 +24,12 @@ describe("normalizeDn", () => {
     expect(normalizeDn("cn=\\C3\\A9quipe,dc=x")).toBe(normalizeDn("cn=Équipe,dc=x"));
   });
 
+  it("LDAP-5: spaces inside a value count; any number of unescaped spaces around it does not", () => {
+    expect(normalizeDn("cn=domain admins,dc=x")).not.toBe(normalizeDn("cn=domainadmins,dc=x"));
+    expect(normalizeDn("cn=  domain  admins  ,dc=x")).toBe(normalizeDn("cn=domain  admins,dc=x"));
+    expect(normalizeDn("cn=  domain  admins  ,dc=x")).not.toBe(normalizeDn("cn=domain admins,dc=x"));
+  });
+
   it("never throws on malformed input", () => {
     for (const dn of ["", ",", "\\", "cn", "=x", "cn=\\zz", "cn=\\4"]) expect(typeof normalizeDn(dn)).toBe("string");
   });
