@@ -19,7 +19,8 @@ const refusals: string[] = [];
 /**
  * A GitHub-like OAuth 2.0 server: `/login/oauth/authorize` signs `forgeUser` in at once and
  * redirects with a code; `/login/oauth/access_token` exchanges it (client secret, exact
- * redirect URI and PKCE S256 checked); `/api/user` answers the user for its bearer token.
+ * redirect URI and PKCE S256 checked); `/api/user` answers the user for its bearer token, to a
+ * request that asks for JSON.
  */
 function forgeServer(): Server {
   const codes = new Map<string, { redirectUri: string; challenge: string }>();
@@ -61,6 +62,7 @@ function forgeServer(): Server {
       return json(res, 200, { access_token: token, token_type: "bearer", scope: "read:user" });
     }
     if (url.pathname === "/api/user") {
+      if (req.headers.accept !== "application/json") return json(res, 406, { message: "Ask for application/json" });
       const token = req.headers.authorization?.replace(/^Bearer /, "") ?? "";
       return tokens.has(token) ? json(res, 200, forgeUser) : json(res, 401, { message: "Bad credentials" });
     }

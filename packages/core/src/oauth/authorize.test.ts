@@ -8,8 +8,9 @@ import {
 } from "../../../../test/fixtures/oidc-provider.js";
 import { sha256 } from "../crypto/random.js";
 import { authError } from "../flows/fixtures.test-support.js";
-import { beginOAuthSignIn } from "./authorize.js";
-import { authWithProviders, discoveredProvider } from "./oauth.test-support.js";
+import type { EncryptedSecret } from "../storage/types.js";
+import { beginOAuthSignIn, verifierContext } from "./authorize.js";
+import { authWithProviders, discoveredProvider, plainOAuthProvider } from "./oauth.test-support.js";
 
 let provider: OidcTestProvider;
 
@@ -48,11 +49,22 @@ describe("beginOAuthSignIn", () => {
       bindingHash: sha256(browserBinding),
     });
     expect(JSON.stringify(stored)).not.toContain(browserBinding);
+    const sealed = (stored?.data as { sealedVerifier: EncryptedSecret }).sealedVerifier;
+    expect(harness.auth.secretBox.open(sealed, verifierContext(sha256(state))).toString()).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(() => harness.auth.secretBox.open(sealed, verifierContext(sha256("another state")))).toThrow();
 
     const callback = await driveAuthorization(authUrl, { username: "alice" });
     expect(callback.searchParams.get("state")).toBe(state);
     expect(callback.searchParams.get("iss")).toBe(provider.issuer);
     expect(callback.searchParams.get("code")).toBeTruthy();
+  });
+
+  it("OA-5: a provider with no scopes configured is asked for none (no empty scope parameter)", async () => {
+    const harness = authWithProviders({
+      corp: await plainOAuthProvider(provider, { scopes: [], profile: () => ({ subject: "x" }) }),
+    });
+    const { authUrl } = await beginOAuthSignIn(harness.auth, { provider: "corp" });
+    expect(new URL(authUrl).searchParams.has("scope")).toBe(false);
   });
 
   it("OA-2: the S256 challenge of RFC 7636 appendix B", async () => {
@@ -64,7 +76,11 @@ describe("beginOAuthSignIn", () => {
   it("OA-8: a hostile return path is 40002 before anything is stored; an unknown provider 40400; an unreachable one 50300", async () => {
     const harness = authWithProvider();
     expect((await authError(beginOAuthSignIn(harness.auth, { provider: "corp", redirect: "//evil.example" }))).code).toBe(40002);
-    expect((await authError(beginOAuthSignIn(harness.auth, { provider: "other" }))).code).toBe(40400);
+    expect(await authError(beginOAuthSignIn(harness.auth, { provider: "other" }))).toMatchObject({
+      code: 40400,
+      message: "No such sign-in provider",
+    });
+    expect((await authError(beginOAuthSignIn(harness.auth, { provider: undefined as never }))).message).toMatch(/provider/);
     const unreachable = authWithProvider("http://127.0.0.1:9");
     const error = await authError(beginOAuthSignIn(unreachable.auth, { provider: "corp" }));
     expect(error).toMatchObject({ code: 50300, message: "The sign-in provider could not be reached" });

@@ -18,6 +18,7 @@ describe("the OAuth browser binding cookie", () => {
     expect(bindingFrom("theme=dark;  portcullis_oauth=a=b ; other=1")).toBe("a=b");
     expect(bindingFrom("xportcullis_oauth=1; portcullis_oauthx=2")).toBeUndefined();
     expect(bindingFrom("theme=dark; portcullis_oauth")).toBeUndefined();
+    expect(bindingFrom("portcullis_oauthx")).toBeUndefined();
     expect(bindingFrom(undefined)).toBeUndefined();
   });
 });

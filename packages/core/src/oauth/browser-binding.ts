@@ -16,7 +16,8 @@ export function bindingCookie(auth: Auth, value: string, secure: boolean, maxAge
 
 /** The binding cookie's value in a `Cookie` request header, or undefined. */
 export function bindingFrom(cookieHeader: string | undefined): string | undefined {
-  for (const pair of (cookieHeader ?? "").split(";")) {
+  if (cookieHeader === undefined) return undefined;
+  for (const pair of cookieHeader.split(";")) {
     const separator = pair.indexOf("=");
     if (separator !== -1 && pair.slice(0, separator).trim() === bindingCookieName) return pair.slice(separator + 1).trim();
   }

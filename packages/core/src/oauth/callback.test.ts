@@ -129,6 +129,7 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
     expect(await authError(verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding }))).toMatchObject({
       code: 50300,
       message: "The sign-in provider could not be reached",
+      cause: expect.any(Error),
     });
   });
 
@@ -142,7 +143,7 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
       const error = await authError(
         verifyOAuthCallback(harness.auth, { provider: "corp", query: changed.toString(), browserBinding }),
       );
-      expect(error.code, String(iss)).toBe(40100);
+      expect(error, String(iss)).toMatchObject({ code: 40100, message: "The provider's answer was not valid" });
     }
   });
 
@@ -226,6 +227,32 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
       username: "forge-alice",
       email: honest.accounts.alice?.email,
     });
+  });
+
+  it("OA-6: without a user-info endpoint the ID token's claims make the profile", async () => {
+    const idp = await provider({ tamperDiscovery: ({ userinfo_endpoint: _left, ...document }) => document });
+    const harness = authFor(idp);
+    const alice = await throughProvider(harness);
+    const verified = await verifyOAuthCallback(harness.auth, { provider: "corp", ...alice });
+    expect(verified.profile).toMatchObject({ subject: idp.accounts.alice?.sub, email: undefined });
+  });
+
+  it("OA-6: a subject claim the provider does not send, or a profile function without a string subject, is 40100", async () => {
+    const unmapped = authWithProviders({ corp: discoveredProvider(honest, { claims: { subject: "employee_id" } }) });
+    const refusedProfiles: Array<() => never> = [() => undefined as never, () => ({ subject: 5 }) as never];
+    const harnesses = [
+      unmapped,
+      ...(await Promise.all(
+        refusedProfiles.map(async (profile) => authWithProviders({ corp: await plainOAuthProvider(honest, { profile }) })),
+      )),
+    ];
+    for (const harness of harnesses) {
+      const { query, browserBinding } = await throughProvider(harness);
+      expect(await authError(verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding }))).toMatchObject({
+        code: 40100,
+        message: "The provider did not say who you are",
+      });
+    }
   });
 
   it("OA-6: a profile without a subject is 40100", async () => {

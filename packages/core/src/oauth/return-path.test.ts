@@ -8,7 +8,7 @@ function refused(value: unknown): boolean {
     return false;
   } catch (error) {
     expect(error).toBeInstanceOf(AuthError);
-    expect((error as AuthError).code).toBe(40002);
+    expect(error).toMatchObject({ code: 40002, message: "redirect must be a path of this app, such as /account" });
     return true;
   }
 }
