@@ -49,7 +49,7 @@ describe("beginOAuthSignIn", () => {
       bindingHash: sha256(browserBinding),
     });
     expect(JSON.stringify(stored)).not.toContain(browserBinding);
-    const sealed = (stored?.data as { sealedVerifier: EncryptedSecret }).sealedVerifier;
+    const sealed = (stored?.data as { sealedVerifier?: EncryptedSecret } | undefined)?.sealedVerifier as EncryptedSecret;
     expect(harness.auth.secretBox.open(sealed, verifierContext(sha256(state))).toString()).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(() => harness.auth.secretBox.open(sealed, verifierContext(sha256("another state")))).toThrow();
 
