@@ -125,4 +125,55 @@ describe("resolveOAuthConfig", () => {
     expect(refusal({ providers: null })).toMatch(/oauth\.providers must be an object/);
     expect(refusal({ providers: {}, unsafeAllowHttpLoopbackProviders: "yes" })).toMatch(/unsafeAllowHttpLoopbackProviders/);
   });
+
+  it("each mistake names the setting, at its edges", () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [null, /oauth\.providers must be an object/],
+      ["corp", /oauth\.providers must be an object/],
+      [{ providers: [] }, /oauth\.providers must be an object/],
+      [{ providers: { "corp!": oidc } }, /the name "corp!"/],
+      [{ providers: { ["a".repeat(33)]: oidc } }, /the name "a{33}"/],
+      [{ providers: { corp: null } }, /oauth\.providers\.corp must be an object/],
+      [{ providers: { corp: "https://id.example.com" } }, /oauth\.providers\.corp must be an object/],
+      [{ providers: { corp: { ...oidc, profile: "id" } } }, /providers\.corp\.profile must be a function/],
+      [{ providers: { corp: { ...oidc, clientId: "  " } } }, /providers\.corp\.clientId must be a non-empty string/],
+      [{ providers: { corp: { ...oidc, clientSecret: "" } } }, /providers\.corp\.clientSecret must be a non-empty string/],
+      [{ providers: { corp: { ...oidc, displayName: "" } } }, /providers\.corp\.displayName must be a non-empty string/],
+      [{ providers: { corp: { ...oidc, scopes: ["openid", 5] } } }, /providers\.corp\.scopes/],
+      [{ providers: { corp: { ...oidc, scopes: ["openid", "bad scope"] } } }, /providers\.corp\.scopes/],
+      [{ providers: { corp: { ...oidc, scopes: "openid" } } }, /providers\.corp\.scopes/],
+      [
+        { providers: { corp: { ...oidc, provisioning: { defaultRoles: "admin" } } } },
+        /providers\.corp\.provisioning\.defaultRoles/,
+      ],
+      [{ providers: { corp: { ...oidc, provisioning: { defaultRoles: ["r".repeat(65)] } } } }, /provisioning\.defaultRoles/],
+      [{ providers: { corp: { ...oidc, provisioning: { defaultRoles: [""] } } } }, /provisioning\.defaultRoles/],
+      [{ providers: { corp: { ...oidc, issuer: "https://id.example.com#x" } } }, /providers\.corp\.issuer/],
+      [{ providers: { corp: { ...oidc, issuer: "https://someone@id.example.com" } } }, /providers\.corp\.issuer/],
+      [{ providers: { forge: { ...plain, authorizationUrl: "ftp://forge.example/a" } } }, /providers\.forge\.authorizationUrl/],
+      [{ providers: { forge: { ...plain, tokenUrl: 5 } } }, /providers\.forge\.tokenUrl/],
+      [{ providers: { forge: { ...plain, userInfoUrl: "http://forge.example/u" } } }, /providers\.forge\.userInfoUrl/],
+    ];
+    for (const [config, message] of cases) expect(refusal(config), JSON.stringify(config)).toMatch(message);
+  });
+
+  it("OA-5: loopback is 127.0.0.0/8, localhost and [::1], nothing that only looks like it; defaults per kind", () => {
+    const at = (issuer: string) =>
+      resolveOAuthConfig({ providers: { corp: { ...oidc, issuer } }, unsafeAllowHttpLoopbackProviders: true });
+    for (const host of ["127.0.0.2:8080", "localhost", "[::1]"]) expect(at(`http://${host}`).get("corp")?.kind).toBe("oidc");
+    for (const host of ["127.example.com", "10.0.0.1", "128.0.0.1"]) expect(() => at(`http://${host}`), host).toThrow(/issuer/);
+    const resolved = resolveOAuthConfig({
+      providers: { corp: { ...oidc, provisioning: { defaultRoles: ["member"] } }, forge: { ...plain, scopes: undefined } },
+    });
+    expect(resolved.get("corp")).toMatchObject({
+      scopes: ["openid", "email", "profile"],
+      provisioning: { enabled: true, defaultRoles: ["member"] },
+    });
+    expect(resolved.get("forge")).toMatchObject({ scopes: [], provisioning: { enabled: true, defaultRoles: [] } });
+    expect(resolveOAuthConfig({ providers: { corp: { ...oidc, provisioning: {} } } }).get("corp")?.provisioning).toEqual({
+      enabled: true,
+      defaultRoles: [],
+    });
+    expect(refusal({ providers: { corp: { ...oidc, issuer: "https://u:hunter2@id.example.com" } } })).not.toContain("hunter2");
+  });
 });

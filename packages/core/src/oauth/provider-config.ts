@@ -182,13 +182,13 @@ function resolveProvider(name: string, config: OAuthProviderConfig, allowHttpLoo
       : stringList(config.scopes, `${at}.scopes`, /^[\x21\x23-\x5B\x5D-\x7E]+$/);
   if (kind === "oidc" && !scopes.includes("openid")) scopes.unshift("openid");
   const provisioning = config.provisioning ?? true;
-  const defaultRoles =
-    typeof provisioning === "object" && provisioning !== null && provisioning.defaultRoles !== undefined
-      ? stringList(provisioning.defaultRoles, `${at}.provisioning.defaultRoles`, /^.{1,64}$/u)
-      : [];
-  if (typeof provisioning !== "boolean" && (provisioning === null || typeof provisioning !== "object")) {
+  if (typeof provisioning !== "boolean" && typeof provisioning !== "object") {
     fail(`${at}.provisioning must be true, false or { defaultRoles }`);
   }
+  const defaultRoles =
+    typeof provisioning === "object" && provisioning.defaultRoles !== undefined
+      ? stringList(provisioning.defaultRoles, `${at}.provisioning.defaultRoles`, /^.{1,64}$/u)
+      : [];
   for (const flag of ["linkByVerifiedEmail", "trustedForSecondFactor"] as const) {
     if (config[flag] !== undefined && typeof config[flag] !== "boolean") fail(`${at}.${flag} must be true or false`);
   }
@@ -232,7 +232,8 @@ function resolveProvider(name: string, config: OAuthProviderConfig, allowHttpLoo
 export function resolveOAuthConfig(config: OAuthConfig | undefined): Map<string, ResolvedOAuthProvider> {
   const providers = new Map<string, ResolvedOAuthProvider>();
   if (config === undefined) return providers;
-  if (config === null || typeof config !== "object" || config.providers === null || typeof config.providers !== "object") {
+  const listed = (config as { providers?: unknown } | null)?.providers;
+  if (typeof config !== "object" || typeof listed !== "object" || listed === null || Array.isArray(listed)) {
     fail("providers must be an object of providers keyed by their name, e.g. { corp: { issuer, clientId, … } }");
   }
   const allowHttpLoopback = config.unsafeAllowHttpLoopbackProviders ?? false;
