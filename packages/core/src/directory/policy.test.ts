@@ -14,7 +14,11 @@ function refusal(input: unknown, current = defaultDirectoryPolicy) {
   try {
     validateDirectoryPolicy(input, current);
   } catch (error) {
-    if (error instanceof AuthError) return { code: error.code, field: error.message.split(" ")[0], message: error.message };
+    if (error instanceof AuthError) {
+      const field = error.message.split(" ")[0] as string;
+      expect(error.message.length, "the message says what to fix, not only where").toBeGreaterThan(field.length + 12);
+      return { code: error.code, field, message: error.message };
+    }
     throw error;
   }
   throw new Error("the policy was accepted");

@@ -24,7 +24,9 @@ function refusal(config: unknown): string {
     resolveOAuthConfig(config as never);
   } catch (error) {
     expect(error).toBeInstanceOf(TypeError);
-    return (error as Error).message;
+    const { message } = error as Error;
+    expect(message, "the message says what to fix").toMatch(/ (must|is required|needs|either|set) /);
+    return message;
   }
   throw new Error("accepted");
 }
