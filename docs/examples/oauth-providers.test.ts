@@ -13,6 +13,9 @@ import { forgeProfile, oauthProviders } from "./oauth-providers.js";
 const forgeUser = { id: 583231, login: "octo-cat", name: "Octo Cat", email: "octo@example.com" };
 const forgeClient = { clientId: "forge-client", clientSecret: randomBytes(16).toString("base64url") };
 
+/** When set, the forge's API answers 503 with a body that looks like a user (an incident id, a bot's login). */
+let forgeUnwell = false;
+
 /** What the forge server saw: the requests it refused, by reason. */
 const refusals: string[] = [];
 
@@ -63,6 +66,7 @@ function forgeServer(): Server {
     }
     if (url.pathname === "/api/user") {
       if (req.headers.accept !== "application/json") return json(res, 406, { message: "Ask for application/json" });
+      if (forgeUnwell) return json(res, 503, { id: 42, login: "status-bot", message: "Service unavailable" });
       const token = req.headers.authorization?.replace(/^Bearer /, "") ?? "";
       return tokens.has(token) ? json(res, 200, forgeUser) : json(res, 401, { message: "Bad credentials" });
     }
@@ -144,6 +148,19 @@ describe("docs/examples/oauth-providers.ts", () => {
     expect(identities).toEqual([
       expect.objectContaining({ provider: "forge", subject: "583231", email: "octo@example.com", emailVerified: false }),
     ]);
+  });
+
+  it("OA-6: a user-info error answer is refused, even when its body looks like a user", async () => {
+    forgeUnwell = true;
+    try {
+      const { body } = await signInThrough("forge", async (authUrl) => {
+        const redirected = await fetch(authUrl, { redirect: "manual" });
+        return new URL(redirected.headers.get("location") ?? "");
+      });
+      expect(body).toMatchObject({ code: 40100, message: "The provider's answer was not valid" });
+    } finally {
+      forgeUnwell = false;
+    }
   });
 
   it("OA-4: the OpenID Connect provider signs its user in with the default roles configured", async () => {

@@ -37,6 +37,12 @@ describe("the saved directory policy", () => {
     expect((await readDirectorySettings(auth)).bindPassword).toBe(bindPassword);
   });
 
+  it("a policy without a bind password is saved without one", async () => {
+    const { auth } = makeAuth();
+    await writeDirectorySettings(auth, await settingsFrom(auth, { ...input, bindDn: null, bindPassword: undefined }));
+    expect(await readPublicPolicy(auth)).toMatchObject({ enabled: true, bindDn: null, credentialConfigured: false });
+  });
+
   it("an empty or absent bind password keeps the saved one; a new one replaces it; a bad one is 42200", async () => {
     const { auth } = makeAuth();
     await writeDirectorySettings(auth, await settingsFrom(auth, input));

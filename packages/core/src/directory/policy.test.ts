@@ -41,6 +41,12 @@ describe("validateDirectoryPolicy", () => {
     });
   });
 
+  it("an empty server URL says so; a disabled policy keeps what it is given, and leaves out what it is not", () => {
+    expect(refusal({ ...working, serverUrl: "" }).message).toBe("serverUrl must be a non-empty string");
+    expect(validateDirectoryPolicy({})).toMatchObject({ serverUrl: "", userBaseDn: "" });
+    expect(validateDirectoryPolicy({ ...working, enabled: false })).toMatchObject({ userBaseDn: working.userBaseDn });
+  });
+
   it("a field left out keeps its saved value; a disabled policy may leave the server out", () => {
     const saved = validateDirectoryPolicy(working);
     expect(validateDirectoryPolicy({ fallbackRole: "guest" }, saved)).toEqual({ ...saved, fallbackRole: "guest" });
@@ -65,7 +71,15 @@ describe("validateDirectoryPolicy", () => {
       ["ldaps://ldap.example.com", "policy"],
       [null, "policy"],
       [{ ...working, [`x${"y".repeat(100)}`]: 1 }, `x${"y".repeat(63)}`],
-      [{ ...working, serverUrl: "" }, "serverUrl"],
+      [{ ...working, serverUrl: "ldaps://ldap.example.com/dc=example" }, "serverUrl"],
+      [{ ...working, startTls: "yes" }, "startTls"],
+      [{ ...working, allowPlaintext: "yes" }, "allowPlaintext"],
+      [{ ...working, allowPlaintextOnNetwork: 1 }, "allowPlaintextOnNetwork"],
+      [{ ...working, displayAttribute: "display name" }, "displayAttribute"],
+      [{ ...working, emailAttribute: "" }, "emailAttribute"],
+      [{ ...working, groupAttribute: "1memberOf" }, "groupAttribute"],
+      [{ ...working, userBaseDn: "ou=people\n,dc=x" }, "userBaseDn"],
+      [{ ...working, userFilter: "(x=1))((uid={{username}})" }, "userFilter"],
       [{ ...working, serverUrl: "ldaps://" }, "serverUrl"],
       [{ ...working, serverUrl: "ldaps://:secret@ldap.example.com" }, "serverUrl"],
       [{ ...working, serverUrl: "ldaps://ldap.example.com?x" }, "serverUrl"],

@@ -30,8 +30,14 @@ describe("normalizeDn", () => {
     expect(normalizeDn("cn=  domain  admins  ,dc=x")).not.toBe(normalizeDn("cn=domain admins,dc=x"));
   });
 
+  it("malformed parts are compared as they are: a trailing backslash, a part without =", () => {
+    expect(normalizeDn("cn=a,dc=x\\")).not.toBe(normalizeDn("cn=a,dc=x\\undefined"));
+    expect(normalizeDn("admins,dc=x")).not.toBe(normalizeDn("=admins,dc=x"));
+    expect(normalizeDn(" Admins ,dc=x")).toBe(normalizeDn("admins,dc=x"));
+  });
+
   it("never throws on malformed input", () => {
-    for (const dn of ["", ",", "\\", "cn", "=x", "cn=\\zz", "cn=\\4"]) expect(typeof normalizeDn(dn)).toBe("string");
+    for (const dn of ["", ",", "\\", "cn", "=x", "cn=\\zz", "cn=\\4", "cn=a\\"]) expect(typeof normalizeDn(dn)).toBe("string");
   });
 });
 

@@ -229,6 +229,13 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
     });
   });
 
+  it("OA-7: without a roles claim configured no roles are read, whatever the provider sends", async () => {
+    const idp = await provider({ tamperUserInfo: (claims) => ({ ...claims, roles: ["admin"], undefined: ["admin"] }) });
+    const harness = authFor(idp);
+    const alice = await throughProvider(harness);
+    expect((await verifyOAuthCallback(harness.auth, { provider: "corp", ...alice })).profile.roles).toBeUndefined();
+  });
+
   it("OA-6: without a user-info endpoint the ID token's claims make the profile", async () => {
     const idp = await provider({ tamperDiscovery: ({ userinfo_endpoint: _left, ...document }) => document });
     const harness = authFor(idp);

@@ -1,4 +1,7 @@
+import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
 import { addUser, authError, enrolTotp, makeAuth, slowStorage } from "../flows/fixtures.test-support.js";
 import { setUserDisabled } from "../flows/manage-users.js";
 import { verifyAccessToken } from "../flows/verify-access-token.js";
@@ -210,6 +213,72 @@ describe("signInWithIdentity", () => {
     expect(await h.storage.identities.find("corp", "other")).toBeNull();
   });
 
+  it("TMP-1: linkAndSignIn asks a TOTP user for the code unless the provider is trusted; a link that vanished meanwhile is 40900", async () => {
+    const h = emailLinking();
+    const userId = await addUser(h.auth, "olga");
+    await enrolTotp(h.auth, userId);
+    expect((await linkAndSignIn(h.auth, h.named("corp"), alice, userId)).status).toBe("totp_required");
+    const trusted = providerWith({ trustedForSecondFactor: true });
+    expect((await linkAndSignIn(h.auth, trusted, alice, userId)).status).toBe("authenticated");
+    h.storage.identities.link = async () => false;
+    h.storage.identities.find = async () => null;
+    expect((await authError(linkAndSignIn(h.auth, h.named("corp"), { subject: "gone" }, userId))).code).toBe(40900);
+  });
+
+  it("OA-7: a later sign-in makes nothing new; a link whose account is gone is 40100", async () => {
+    const storage = memoryStorage();
+    const harness = makeAuth({ storage });
+    await signInWithIdentity(harness.auth, providerWith(), alice);
+    await signInWithIdentity(harness.auth, providerWith(), alice);
+    expect(storage.sizes().users).toBe(1);
+    await storage.identities.link({
+      provider: "corp",
+      subject: "orphan",
+      userId: "deleted-user",
+      email: null,
+      emailVerified: false,
+      createdAt: 0,
+      lastUsedAt: null,
+    });
+    expect(await authError(signInWithIdentity(harness.auth, providerWith(), { subject: "orphan" }))).toMatchObject({
+      code: 40100,
+      message: "No account is linked to this sign-in",
+    });
+  });
+
+  it("OA-7: usernames for new accounts: trimmed before they are cut; a taken one gets a suffix of base64url with - and _ as x; when every try is taken, 40900", async () => {
+    // The 4 bytes of a username suffix are fixed (0xfb: "-" in base64url); ids and tokens stay random.
+    const harness = makeAuth({
+      randomBytes: (size) => (size === 4 ? new Uint8Array(size).fill(0xfb) : new Uint8Array(randomBytes(size))),
+    });
+    const named = async (profile: Parameters<typeof signInWithIdentity>[2]) => {
+      const result = await signInWithIdentity(harness.auth, providerWith(), profile);
+      if (result.status !== "authenticated") throw new Error(result.status);
+      return result.tokens.user.username;
+    };
+    expect(await named({ subject: "s1", username: `   ${"a".repeat(100)}` })).toBe("a".repeat(100));
+    expect(await named({ subject: "s2", username: "taken" })).toBe("taken");
+    expect(await named({ subject: "s3", username: "taken" })).toMatch(/^taken-[a-z0-9]*x[a-z0-9x]*$/);
+    expect(await authError(signInWithIdentity(harness.auth, providerWith(), { subject: "s4", username: "taken" }))).toMatchObject(
+      {
+        code: 40900,
+        message: "No free username could be found for this account",
+      },
+    );
+  });
+
+  it("OA-7: a verified profile without an email joins nothing; a link by email raises the token version for that reason", async () => {
+    const h = emailLinking();
+    const owner = await h.signedInAs("corp", { subject: "c1", emailVerified: true });
+    expect(await h.signedInAs("partner", { subject: "p1", emailVerified: true })).not.toBe(owner);
+    const atCorp = await h.signedInAs("corp", alice);
+    h.events.length = 0;
+    await h.signedInAs("partner", { ...alice, subject: "p2" });
+    expect(h.events).toContainEqual(
+      expect.objectContaining({ type: "token_version.raised", userId: atCorp, reason: "identity_linked" }),
+    );
+  });
+
   it("ST-1: concurrent first sign-ins of one person leave one usable account linked; the others' new accounts are disabled", async () => {
     const storage = slowStorage(memoryStorage());
     const created: string[] = [];
@@ -234,9 +303,12 @@ describe("signInWithIdentity", () => {
   it("a storage failure while making the account is passed on, not taken for a taken username", async () => {
     const storage = memoryStorage();
     storage.users.create = async () => {
-      throw new Error("the database is down");
+      throw new AuthError(ErrorCode.Unavailable, "the database is down");
     };
     const harness = makeAuth({ storage });
-    await expect(signInWithIdentity(harness.auth, providerWith(), alice)).rejects.toThrow("the database is down");
+    expect(await authError(signInWithIdentity(harness.auth, providerWith(), alice))).toMatchObject({
+      code: 50300,
+      message: "the database is down",
+    });
   });
 });

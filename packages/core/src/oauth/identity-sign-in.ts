@@ -105,8 +105,7 @@ async function accountByVerifiedEmail(
       .filter((identity) => auth.config.oauthProviders.get(identity.provider)?.linkByVerifiedEmail === true)
       .map((identity) => identity.userId),
   );
-  const [owner] = owners;
-  return owners.size === 1 && owner !== undefined ? auth.storage.users.findById(owner) : null;
+  return owners.size === 1 ? auth.storage.users.findById([...owners][0] as string) : null;
 }
 
 /**

@@ -154,6 +154,13 @@ describe("resolveOAuthConfig", () => {
       [{ providers: { corp: { ...oidc, issuer: "https://someone@id.example.com" } } }, /providers\.corp\.issuer/],
       [{ providers: { forge: { ...plain, authorizationUrl: "ftp://forge.example/a" } } }, /providers\.forge\.authorizationUrl/],
       [{ providers: { forge: { ...plain, tokenUrl: 5 } } }, /providers\.forge\.tokenUrl/],
+      [{ providers: { corp: { ...oidc, clientId: 5 } } }, /providers\.corp\.clientId must be a non-empty string/],
+      [{ providers: { corp: { ...oidc, issuer: new URL("https://id.example.com") } } }, /providers\.corp\.issuer/],
+      [{ providers: { corp: { ...oidc, issuer: "https://:secret@id.example.com" } } }, /providers\.corp\.issuer/],
+      [{ providers: { forge: { ...plain, authorizationUrl: "ftp://forge.example/a" } } }, /got "ftp:\/\/forge\.example\/a"$/],
+      [{ providers: { corp: { ...oidc, redirectUri: "ftp://localhost/cb" } } }, /providers\.corp\.redirectUri/],
+      [{ providers: { corp: { ...oidc, redirectUri: "https://someone@app.example.com/cb" } } }, /providers\.corp\.redirectUri/],
+      [{ providers: { corp: { ...oidc, redirectUri: "https://:secret@app.example.com/cb" } } }, /providers\.corp\.redirectUri/],
       [{ providers: { forge: { ...plain, userInfoUrl: "http://forge.example/u" } } }, /providers\.forge\.userInfoUrl/],
     ];
     for (const [config, message] of cases) expect(refusal(config), JSON.stringify(config)).toMatch(message);
@@ -176,6 +183,14 @@ describe("resolveOAuthConfig", () => {
       enabled: true,
       defaultRoles: [],
     });
-    expect(refusal({ providers: { corp: { ...oidc, issuer: "https://u:hunter2@id.example.com" } } })).not.toContain("hunter2");
+    const redacted = refusal({ providers: { corp: { ...oidc, issuer: "https://u:hunter2@id.example.com" } } });
+    expect(redacted).not.toContain("hunter2");
+    expect(redacted).toContain('got "https://…@id.example.com"');
+    expect(() =>
+      resolveOAuthConfig({
+        providers: { corp: { ...oidc, issuer: "ftp://127.0.0.1/" } },
+        unsafeAllowHttpLoopbackProviders: true,
+      }),
+    ).toThrow(/must use https/);
   });
 });

@@ -233,7 +233,7 @@ export function resolveOAuthConfig(config: OAuthConfig | undefined): Map<string,
   const providers = new Map<string, ResolvedOAuthProvider>();
   if (config === undefined) return providers;
   const listed = (config as { providers?: unknown } | null)?.providers;
-  if (typeof config !== "object" || typeof listed !== "object" || listed === null || Array.isArray(listed)) {
+  if (typeof listed !== "object" || listed === null || Array.isArray(listed)) {
     fail("providers must be an object of providers keyed by their name, e.g. { corp: { issuer, clientId, … } }");
   }
   const allowHttpLoopback = config.unsafeAllowHttpLoopbackProviders ?? false;
