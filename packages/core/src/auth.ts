@@ -2,6 +2,7 @@ import { createHmac, randomBytes as nodeRandomBytes } from "node:crypto";
 import { type AuthConfig, type ResolvedConfig, resolveConfig } from "./config.js";
 import { type PasswordHasher, createPasswordHasher } from "./crypto/password-hasher.js";
 import { type SecretBox, createSecretBox } from "./crypto/secret-box.js";
+import type { Directory } from "./directory/directory.js";
 import { type EventHub, createEventHub } from "./events/event-hub.js";
 import type { AuthEvent } from "./events/types.js";
 import { type ProxyTrust, createProxyTrust } from "./http/client-address.js";
@@ -15,6 +16,8 @@ import { type TokenKeys, loadTokenKeys } from "./tokens/keys.js";
 export interface Auth {
   readonly config: ResolvedConfig;
   readonly storage: Storage;
+  /** The directory of `config.directory`, or null; whether it is used is the saved directory policy. */
+  readonly directory: Directory | null;
   /** The current time in epoch milliseconds (frozen in tests). */
   now(): number;
   /** Cryptographically secure random bytes. */
@@ -80,6 +83,7 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
   return {
     config: resolved,
     storage: config.storage,
+    directory: config.directory ?? null,
     now,
     randomBytes,
     events: { on: hub.on },

@@ -1,4 +1,5 @@
 import type { JWK } from "jose";
+import type { Directory } from "./directory/directory.js";
 import { type OAuthConfig, type ResolvedOAuthProvider, resolveOAuthConfig } from "./oauth/provider-config.js";
 import type { Storage } from "./storage/types.js";
 import { type PasskeyConfig, type ResolvedPasskeyConfig, resolvePasskeyConfig } from "./webauthn/passkey-config.js";
@@ -88,11 +89,17 @@ export interface AuthConfig {
   };
   /** Passkeys and security keys (WebAuthn); without it the public-key routes answer 40400. */
   passkeys?: PasskeyConfig;
-  /**
-   * Sign-in with OAuth 2.0 and OpenID Connect providers, keyed by the name used in paths. Linking
-   * a provider to a signed-in account and linking by verified email are not available yet.
-   */
+  /** Sign-in with OAuth 2.0 and OpenID Connect providers, keyed by the name used in paths. */
   oauth?: OAuthConfig;
+  /**
+   * A directory to sign users in against: `ldapDirectory()` of `@portcullis/ldap`. How it is
+   * reached and how its groups map to roles is the saved directory policy
+   * (`saveDirectoryPolicy`), which operators change at run time; directory login stays off until
+   * a policy with `enabled: true` is saved.
+   */
+  directory?: Directory;
+  /** The role the admin routes (the directory policy) require. Default `"admin"`. */
+  adminRole?: string;
   reauthentication?: {
     /**
      * How long after a sign-in the user may enrol TOTP or register a passkey without
@@ -156,7 +163,26 @@ export interface ResolvedConfig {
   passkeys: ResolvedPasskeyConfig | null;
   /** OAuth providers by name; empty when none are configured. */
   oauthProviders: Map<string, ResolvedOAuthProvider>;
+  /** The role the admin routes require. */
+  adminRole: string;
   throttle: { account: ResolvedTier[]; ip: ResolvedTier[] };
+}
+
+function adminRoleOf(value: unknown): string {
+  if (value === undefined) return "admin";
+  if (typeof value !== "string" || value.length === 0 || value.length > 64) {
+    fail(`adminRole must be a role name of 1 to 64 characters; got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function isDirectory(value: unknown): value is Directory {
+  const candidate = value as Partial<Record<keyof Directory, unknown>> | null;
+  return (
+    typeof candidate === "object" &&
+    candidate !== null &&
+    (["authenticate", "lookup", "check", "close"] as const).every((method) => typeof candidate[method] === "function")
+  );
 }
 
 /** A throttling tier in milliseconds. */
@@ -289,6 +315,9 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
   if (typeof unsafeAllowPlainHttp !== "boolean") {
     fail(`http.unsafeAllowPlainHttp must be true or false; got ${JSON.stringify(unsafeAllowPlainHttp)}`);
   }
+  if (config.directory !== undefined && !isDirectory(config.directory)) {
+    fail("directory must be a directory client such as ldapDirectory() from @portcullis/ldap");
+  }
   const totpWindow = config.totp?.window ?? 1;
   if (totpWindow !== 0 && totpWindow !== 1) fail("totp.window must be 0 or 1");
 
@@ -315,6 +344,7 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     reauthentication: { recentSignInSeconds },
     passkeys: resolvePasskeyConfig(config.passkeys),
     oauthProviders: resolveOAuthConfig(config.oauth),
+    adminRole: adminRoleOf(config.adminRole),
     throttle: {
       account: tiers(config.throttle?.account, "throttle.account", defaultAccountTiers),
       ip: tiers(config.throttle?.ip, "throttle.ip", defaultIpTiers),

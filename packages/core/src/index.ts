@@ -24,6 +24,7 @@ export type {
   RoleMapping,
 } from "./directory/policy.js";
 export type { DirectorySettings } from "./directory/policy-store.js";
+export type { DirectoryRoles } from "./directory/roles.js";
 export { AuthError, type AuthErrorOptions, ErrorCode, httpStatusFor, isAuthError } from "./errors/index.js";
 export type {
   AuthEvent,
@@ -35,6 +36,13 @@ export type {
 } from "./events/types.js";
 export { type ChangePasswordInput, type SetPasswordInput, changePassword, setPassword } from "./flows/change-password.js";
 export { type CreateUserInput, type User, createUser } from "./flows/create-user.js";
+export {
+  type DirectoryUserPreview,
+  getDirectoryPolicy,
+  previewDirectoryUser,
+  saveDirectoryPolicy,
+  testDirectoryPolicy,
+} from "./flows/directory-policy.js";
 export { type LinkIdentityInput, type LinkedIdentity, linkIdentity, listIdentities, unlinkIdentity } from "./flows/identities.js";
 export { type LoginInput, type LoginResult, login } from "./flows/login.js";
 export { type LogoutInput, logout } from "./flows/logout.js";

@@ -121,6 +121,8 @@ describe("validateDirectoryPolicy", () => {
       [{ ...working, mappings: [{ group: "cn=a", role: "admin", priority: 1.5 }] }, "mappings[0].priority"],
       [{ ...working, mappings: [{ group: "", role: "admin", priority: 1 }] }, "mappings[0].group"],
       [{ ...working, fallbackRole: 3 }, "fallbackRole"],
+      [{ ...working, fallbackRole: "r".repeat(65) }, "fallbackRole"],
+      [{ ...working, mappings: [{ group: "cn=a", role: "r".repeat(65), priority: 1 }] }, "mappings[0].role"],
       [{ ...working, refreshMapping: 1 }, "refreshMapping"],
       [{ ...working, loginOrder: "local-first" }, "loginOrder"],
       [{ ...working, userBaseDn: "ou=people\u0000,dc=x" }, "userBaseDn"],
@@ -143,6 +145,10 @@ describe("validateDirectoryPolicy", () => {
       mappings: Array.from({ length: 1000 }, (_, priority) => ({ group: "cn=a", role: "r", priority })),
     });
     expect(policy).toMatchObject({ startTls: false, bindDn: null, caBundle: null, fallbackRole: null, connectTimeoutSecs: 120 });
+    const longRole = "r".repeat(64);
+    expect(
+      validateDirectoryPolicy({ ...working, fallbackRole: longRole, mappings: [{ group: "cn=a", role: longRole, priority: 1 }] }),
+    ).toMatchObject({ fallbackRole: longRole, mappings: [{ role: longRole }] });
     expect(validateDirectoryPolicy({ ...working, bindPassword: null }).enabled).toBe(true);
     expect(validateDirectoryPolicy({ serverUrl: "ldaps://LDAP.example.com:636" }).serverUrl).toBe("ldaps://ldap.example.com:636");
   });

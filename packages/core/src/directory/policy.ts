@@ -174,7 +174,7 @@ function mappings(value: unknown): RoleMapping[] {
     if (typeof rule !== "object" || rule === null) throw invalid(at, "must be { group, role, priority }");
     const { group, role, priority } = rule as Record<string, unknown>;
     if (typeof priority !== "number" || !Number.isSafeInteger(priority)) throw invalid(`${at}.priority`, "must be an integer");
-    return { group: text(group, `${at}.group`) as string, role: text(role, `${at}.role`, { max: 128 }) as string, priority };
+    return { group: text(group, `${at}.group`) as string, role: text(role, `${at}.role`, { max: 64 }) as string, priority };
   });
 }
 
@@ -251,7 +251,7 @@ export function validateDirectoryPolicy(input: unknown, current: DirectoryPolicy
             filter: filter(groupSearch.filter, "groupSearch.filter", "dn"),
           },
     mappings: mappings(merged.mappings),
-    fallbackRole: text(merged.fallbackRole, "fallbackRole", { optional: true, max: 128 }),
+    fallbackRole: text(merged.fallbackRole, "fallbackRole", { optional: true, max: 64 }),
     refreshMapping: flag(merged.refreshMapping, "refreshMapping"),
     loginOrder: loginOrder(merged.loginOrder),
   };

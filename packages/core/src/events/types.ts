@@ -1,13 +1,18 @@
 import type { AuthMethod } from "../storage/types.js";
 
 /** Why a sign-in attempt failed. `invalid_credentials` covers unknown users too (EN-1). */
-export type LoginFailureReason = "invalid_credentials" | "disabled";
+export type LoginFailureReason = "invalid_credentials" | "disabled" | "no_role";
 
 /** Which secret a second-factor step checked. */
 export type SecondFactorKind = "totp" | "recovery_code";
 
 /** Why a session ended. */
-export type RevocationReason = "logout" | "refresh_token_reused" | "token_version_changed" | "user_disabled";
+export type RevocationReason =
+  | "logout"
+  | "refresh_token_reused"
+  | "token_version_changed"
+  | "user_disabled"
+  | "directory_access_lost";
 
 interface EventBase {
   /** Epoch milliseconds, from the auth instance's clock. */
@@ -43,7 +48,9 @@ export type AuthEvent =
   | (EventBase & { type: "passkey.renamed"; userId: string; credentialId: string })
   | (EventBase & { type: "passkey.revoked"; userId: string; credentialId: string })
   | (EventBase & { type: "identity.linked"; userId: string; provider: string })
-  | (EventBase & { type: "identity.unlinked"; userId: string; provider: string });
+  | (EventBase & { type: "identity.unlinked"; userId: string; provider: string })
+  /** `directoryUsers`: how many directory users' token versions the save raised. */
+  | (EventBase & { type: "directory_policy.saved"; enabled: boolean; directoryUsers: number });
 
 /** The name of an event. */
 export type AuthEventType = AuthEvent["type"];

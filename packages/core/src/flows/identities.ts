@@ -2,6 +2,7 @@ import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { beginOAuthSignIn, providerNamed } from "../oauth/authorize.js";
+import { directoryProvider } from "../oauth/provider-config.js";
 import type { IdentityRecord } from "../storage/types.js";
 import { signInWaysOf } from "../users/sign-in-ways.js";
 import { signedInUser } from "../users/signed-in-user.js";
@@ -25,14 +26,18 @@ function toLinkedIdentity(record: IdentityRecord): LinkedIdentity {
 }
 
 /**
- * The provider accounts linked to a signed-in user, oldest first.
+ * The provider accounts linked to a signed-in user, oldest first. A directory account's link to its
+ * entry is not one of them: it is what the account is.
  *
  * @throws {AuthError} 40101 user gone or disabled.
  */
 export async function listIdentities(auth: Auth, input: { userId: string }): Promise<LinkedIdentity[]> {
   const user = await signedInUser(auth, input.userId);
   const identities = await auth.storage.identities.listByUser(user.id);
-  return identities.sort((a, b) => a.createdAt - b.createdAt).map(toLinkedIdentity);
+  return identities
+    .filter((identity) => identity.provider !== directoryProvider)
+    .sort((a, b) => a.createdAt - b.createdAt)
+    .map(toLinkedIdentity);
 }
 
 /** The input of {@link linkIdentity}: the user, the provider, the return path, and the proof of a recent sign-in. */
@@ -62,7 +67,7 @@ export async function linkIdentity(auth: Auth, input: LinkIdentityInput): Promis
 /**
  * Removes a linked provider account from a signed-in user and raises the token version (TV-1).
  * The account's last way to sign in (no password, directory, passkey or other identity) is kept
- * (40900).
+ * (40900); a directory account's link to its entry is never removed (40400).
  *
  * @throws {AuthError} 40101 user gone or disabled, 40400 no such link, 40900 the last way to sign in.
  */
@@ -70,7 +75,7 @@ export async function unlinkIdentity(auth: Auth, input: { userId: string; provid
   const user = await signedInUser(auth, input.userId);
   const provider = requiredString(input.provider, "provider");
   const subject = requiredString(input.subject, "subject");
-  const linked = await auth.storage.identities.find(provider, subject);
+  const linked = provider === directoryProvider ? null : await auth.storage.identities.find(provider, subject);
   if (linked?.userId !== user.id) throw new AuthError(ErrorCode.NotFound, "No such linked account");
   const ways = await signInWaysOf(auth, user);
   if (!ways.password && ways.passkeys === 0 && ways.identities < 2) {

@@ -338,17 +338,20 @@ describe("login", () => {
     });
   });
 
-  it("a provider other than local is 40400 Directory login is not enabled, before any attempt or password check", async () => {
+  it("directory login without a directory, and an unknown provider, are 40400 before any attempt or password check", async () => {
     const { auth, storage } = makeAuth();
     await addUser(auth, "directory-user");
     const hit = vi.spyOn(storage.counters, "hit");
     const verify = vi.spyOn(auth.passwords, "verify");
-    for (const provider of ["directory", "ldap", "", "LOCAL"]) {
+    const cases = [
+      ["directory", "Directory login is not enabled"],
+      ["ldap", "No such login provider"],
+      ["", "No such login provider"],
+      ["LOCAL", "No such login provider"],
+    ];
+    for (const [provider, message] of cases) {
       const error = await authError(login(auth, { username: "directory-user", password: goodPassword, provider }));
-      expect({ code: error.code, message: error.message }, provider).toEqual({
-        code: ErrorCode.NotFound,
-        message: "Directory login is not enabled",
-      });
+      expect({ code: error.code, message: error.message }, provider).toEqual({ code: ErrorCode.NotFound, message });
     }
     expect(hit).not.toHaveBeenCalled();
     expect(verify).not.toHaveBeenCalled();

@@ -1,4 +1,5 @@
 import type { Auth } from "../auth.js";
+import { type EnabledDirectory, enabledDirectory, signInWithDirectory } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
@@ -12,7 +13,11 @@ import { completeFirstFactor } from "./pending-login.js";
 export interface LoginInput {
   username: string;
   password: string;
-  /** `"local"` (default). `"directory"` arrives with the LDAP package. */
+  /**
+   * `"local"`: local accounts only. `"directory"`: the directory only. Absent: local accounts,
+   * or, when the directory policy's `loginOrder` is `directory-first`, the directory and then
+   * local accounts for a username the directory has no entry for.
+   */
   provider?: string;
   /** The client address, for per-address throttling and events. */
   ip?: string;
@@ -24,17 +29,32 @@ export type LoginResult = { status: "authenticated"; tokens: TokenSet } | { stat
 /** The answer to every credential failure, whatever its reason (EN-1). */
 export const invalidCredentials = () => new AuthError(ErrorCode.AuthenticationFailed, "Invalid username or password");
 
+/** The directory a login is to try first, per its `provider`; null for local accounts only. */
+async function directoryFor(auth: Auth, provider: string | undefined): Promise<EnabledDirectory | null> {
+  if (provider === "local") return null;
+  if (provider !== undefined && provider !== "directory") throw new AuthError(ErrorCode.NotFound, "No such login provider");
+  const enabled = await enabledDirectory(auth);
+  if (provider === "directory" && !enabled) throw new AuthError(ErrorCode.NotFound, "Directory login is not enabled");
+  return provider === "directory" || enabled?.settings.loginOrder === "directory-first" ? enabled : null;
+}
+
 /**
- * Signs a user in with a username and password.
+ * Signs a user in with a username and password, against local accounts or the directory
+ * (`provider`, and the directory policy's `loginOrder`).
  *
  * The account and the client address each give up one attempt before anything is checked
- * (RL-1, RL-4). A username that can be nobody's (over 128 characters, or not well-formed
- * Unicode) is refused like an unknown user before it is normalised, and takes no account counter. An unknown user costs one argon2id verification against a dummy hash (EN-2)
- * and fails exactly like a wrong password (EN-1); a disabled account is told so only after
- * its password was proven. When TOTP is on, the result is a temporary token, never a session
+ * (RL-1, RL-4); the account's counter is the same for local and directory logins. A username
+ * that can be nobody's (over 128 characters, or not well-formed Unicode) is refused like an
+ * unknown user before it is normalised, and takes no account counter. An unknown user costs
+ * one argon2id verification against a dummy hash (EN-2) and fails exactly like a wrong
+ * password (EN-1), as do a directory's unknown user, wrong password and ambiguous username; a
+ * disabled account, and a directory user in no mapped group, are told so only after the
+ * password was proven. When TOTP is on, the result is a temporary token, never a session
  * (EN-3, TMP-1). A hash made with older parameters is re-hashed (PW-1).
  *
- * @throws {AuthError} 40001/40002 bad input, 40100 bad credentials, 40300 disabled, 42900 throttled.
+ * @throws {AuthError} 40001/40002 bad input, 40100 bad credentials, 40300 disabled or no directory role,
+ *   40400 directory login off or an unknown provider, 40900 a directory username held by another account,
+ *   42900 throttled, 50300 the directory is unavailable.
  * @example
  * ```ts
  * const result = await login(auth, { username: "alice", password: "a long passphrase" });
@@ -45,11 +65,20 @@ export const invalidCredentials = () => new AuthError(ErrorCode.AuthenticationFa
 export async function login(auth: Auth, input: LoginInput): Promise<LoginResult> {
   const username = requiredString(input.username, "username");
   const password = requiredString(input.password, "password");
-  const provider = optionalString(input.provider, "provider") ?? "local";
-  if (provider !== "local") throw new AuthError(ErrorCode.NotFound, "Directory login is not enabled");
+  const provider = optionalString(input.provider, "provider");
+  const directory = await directoryFor(auth, provider);
   const usernameKey = typedUsernameKey(username);
   if (input.ip !== undefined) await takeAttempt(auth, "ip", input.ip, input.ip);
   if (usernameKey !== null) await takeAttempt(auth, "account", usernameKey, input.ip);
+
+  if (directory && usernameKey !== null) {
+    const outcome = await signInWithDirectory(auth, directory, username, password, input.ip);
+    if (typeof outcome === "object") return outcome;
+    if (outcome === "failed" || provider === "directory") {
+      auth.emit({ type: "login.failed", userId: null, reason: "invalid_credentials", at: auth.now(), ip: input.ip });
+      throw invalidCredentials();
+    }
+  }
 
   const { user, proven } = await authenticatePassword(auth, usernameKey, password);
   if (!user || !proven) {

@@ -1,8 +1,11 @@
 import type { Auth } from "../auth.js";
 import { sha256 } from "../crypto/random.js";
+import { directoryRolesAtRefresh, sameRoles } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import type { RevocationReason } from "../events/types.js";
 import { type TokenSet, issueTokens } from "../tokens/issue-tokens.js";
+import { raiseTokenVersion } from "../users/token-version.js";
 import { requiredString } from "./input.js";
 
 /** The input of {@link refresh}. */
@@ -21,7 +24,13 @@ const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
  * `refresh_token.reused` is emitted (RT-2). Refresh never moves the session's absolute expiry
  * (RT-4), and a session whose user changed token version, or was disabled, ends (TV-2).
  *
- * @throws {AuthError} 40101 for any invalid, expired, spent or revoked token.
+ * A directory user's groups are read again first, when the policy's `refreshMapping` says so
+ * (LDAP-5): the new access token carries the roles they map to now, and a user gone from the
+ * directory or from every mapped group (with no fallback role) loses the session, and every
+ * other, through a raised token version. The directory is read before the token is spent, so a
+ * directory that is down leaves the refresh token usable.
+ *
+ * @throws {AuthError} 40101 for any invalid, expired, spent or revoked token, 50300 the directory is unavailable.
  * @example
  * ```ts
  * const { accessToken, refreshToken } = await refresh(auth, { refreshToken: stored });
@@ -30,7 +39,9 @@ const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
 export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet> {
   const presented = requiredString(input.refreshToken, "refreshToken");
   const now = auth.now();
-  const result = await auth.storage.sessions.spendRefreshToken(sha256(presented), now);
+  const hash = sha256(presented);
+  const directoryRoles = await directoryRolesBeforeSpending(auth, hash, now);
+  const result = await auth.storage.sessions.spendRefreshToken(hash, now);
   if (result.outcome === "unknown") throw invalidToken();
   const { sessionId, userId } = result.token;
   if (result.outcome === "already_spent") {
@@ -41,23 +52,40 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
   if (result.token.expiresAt <= now) throw invalidToken();
   const session = await auth.storage.sessions.findSession(sessionId);
   if (!session || session.revokedAt !== null || session.expiresAt <= now || session.userId !== userId) throw invalidToken();
-  const user = await auth.storage.users.findById(userId);
+  let user = await auth.storage.users.findById(userId);
   if (!user || user.disabled || user.tokenVersion !== session.tokenVersion) {
     await revokeSession(auth, userId, sessionId, user?.disabled ? "user_disabled" : "token_version_changed");
     throw invalidToken();
+  }
+  if (user.source === "directory") {
+    const roles = directoryRoles === undefined ? await directoryRolesAtRefresh(auth, user) : directoryRoles;
+    if (roles === null) {
+      await revokeSession(auth, userId, sessionId, "directory_access_lost");
+      await raiseTokenVersion(auth, userId, "directory_access_lost");
+      throw invalidToken();
+    }
+    if (!sameRoles(roles, user.roles)) user = (await auth.storage.users.update(userId, { roles }, now)) ?? user;
   }
   const tokens = await issueTokens(auth, user, session);
   auth.emit({ type: "token.refreshed", userId, sessionId, at: now, ip: input.ip });
   return tokens;
 }
 
+/**
+ * A directory user's roles read from the directory while their refresh token is still unspent
+ * (see {@link directoryRolesAtRefresh}), so a directory that is down (50300) costs nothing; undefined
+ * when no directory is configured or the token is not a live one of a directory user.
+ */
+async function directoryRolesBeforeSpending(auth: Auth, hash: string, now: number): Promise<string[] | null | undefined> {
+  if (auth.directory === null) return undefined;
+  const token = await auth.storage.sessions.findRefreshToken(hash);
+  if (!token || token.spentAt !== null || token.expiresAt <= now) return undefined;
+  const user = await auth.storage.users.findById(token.userId);
+  return user?.source === "directory" ? directoryRolesAtRefresh(auth, user) : undefined;
+}
+
 /** Revokes one session and reports it; a session already revoked is left as it is. */
-export async function revokeSession(
-  auth: Auth,
-  userId: string,
-  sessionId: string,
-  reason: "logout" | "refresh_token_reused" | "token_version_changed" | "user_disabled",
-): Promise<void> {
+export async function revokeSession(auth: Auth, userId: string, sessionId: string, reason: RevocationReason): Promise<void> {
   const now = auth.now();
   auth.tokenStateCache.delete(sessionId);
   if (await auth.storage.sessions.revokeSession(sessionId, now)) {

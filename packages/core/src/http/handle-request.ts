@@ -183,7 +183,8 @@ export async function handleRequest(auth: Auth, request: HttpRequest): Promise<H
     requireTls(auth, request);
     if (matched === "not_found") throw new AuthError(ErrorCode.NotFound, "No such route");
     const { route, params } = matched;
-    const access = route.access === "bearer" ? await verifyBearer(auth, request.header("authorization"), undefined) : undefined;
+    const roles = route.access === "admin" ? [auth.config.adminRole] : undefined;
+    const access = route.access === "public" ? undefined : await verifyBearer(auth, request.header("authorization"), roles);
     const body = method === "POST" || method === "PUT" ? await readJsonBody(request, route.bodyLimit ?? defaultBodyLimit) : {};
     const ip = clientAddressOf(auth, request);
     const result = await route.handle({

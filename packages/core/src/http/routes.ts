@@ -1,6 +1,7 @@
 import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import { getDirectoryPolicy, previewDirectoryUser, saveDirectoryPolicy, testDirectoryPolicy } from "../flows/directory-policy.js";
 import { type LoginResult, login } from "../flows/login.js";
 import { logout } from "../flows/logout.js";
 import { getPublicUser } from "../flows/manage-users.js";
@@ -32,7 +33,7 @@ export interface RouteContext {
   header(name: string): string | undefined;
   /** The client address, resolved through the trusted-proxy setting (RL-3). */
   ip: string | undefined;
-  /** Set on `bearer` routes: who the access token speaks for. */
+  /** Set on `bearer` and `admin` routes: who the access token speaks for. */
   access: AccessContext | undefined;
 }
 
@@ -59,8 +60,11 @@ export interface Route {
   atRoot?: boolean;
   /** When it returns false the route does not exist for this auth (40400): a feature not configured. */
   enabled?: (auth: Auth) => boolean;
-  /** `bearer` routes need a live access token (AT-6: from the Authorization header only). */
-  access: "public" | "bearer";
+  /**
+   * `bearer` routes need a live access token (AT-6: from the Authorization header only);
+   * `admin` routes need one whose roles hold the configured `adminRole` (40300 otherwise).
+   */
+  access: "public" | "bearer" | "admin";
   /** The body limit in bytes. Default 64 KiB. */
   bodyLimit?: number;
   handle(context: RouteContext): Promise<RouteResult>;
@@ -81,6 +85,9 @@ const loginResponse = (result: LoginResult): RouteResult =>
     : { code: ErrorCode.SecondFactorRequired, data: { tempToken: result.tempToken } };
 
 const passkeysEnabled = (auth: Auth) => auth.config.passkeys !== null;
+
+/** The body limit of a directory policy: room for a `caBundle` of up to 256 KiB. */
+const directoryPolicyBodyLimit = 512 * 1024;
 
 /** The body limit of the WebAuthn finish routes (contract: 1 MiB). */
 const webauthnBodyLimit = 1024 * 1024;
@@ -299,6 +306,40 @@ export const routes: readonly Route[] = [
         data: { ...(answer.data as object), returnPath: result.returnPath },
         cookie: bindingCookie(auth, "", secure, 0),
       };
+    },
+  },
+  {
+    method: "GET",
+    path: "/auth/directory/policy",
+    access: "admin",
+    async handle({ auth }) {
+      return { data: await getDirectoryPolicy(auth) };
+    },
+  },
+  {
+    method: "PUT",
+    path: "/auth/directory/policy",
+    access: "admin",
+    bodyLimit: directoryPolicyBodyLimit,
+    async handle({ auth, body }) {
+      return { data: await saveDirectoryPolicy(auth, body) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/directory/policy/test",
+    access: "admin",
+    bodyLimit: directoryPolicyBodyLimit,
+    async handle({ auth, body }) {
+      return { data: await testDirectoryPolicy(auth, body) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/directory/policy/preview",
+    access: "admin",
+    async handle({ auth, body }) {
+      return { data: await previewDirectoryUser(auth, { username: body.username as string }) };
     },
   },
   {

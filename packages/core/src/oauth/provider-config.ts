@@ -99,6 +99,9 @@ function fail(message: string): never {
 
 const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
+/** The provider name directory accounts are linked under (subject: the entry's stable id); no OAuth provider may take it. */
+export const directoryProvider = "directory";
+
 /** Whether a URL's host name is this machine: `localhost`, 127.0.0.0/8 or `[::1]`. */
 export function isLoopbackHost(hostname: string): boolean {
   return loopbackHosts.has(hostname) || (isIP(hostname) === 4 && hostname.startsWith("127."));
@@ -242,6 +245,7 @@ export function resolveOAuthConfig(config: OAuthConfig | undefined): Map<string,
     if (!/^[a-z0-9][a-z0-9_-]{0,31}$/.test(name)) {
       fail(`providers: the name ${JSON.stringify(name)} must be 1 to 32 lower-case letters, digits, "-" or "_"`);
     }
+    if (name === directoryProvider) fail(`providers: the name "${directoryProvider}" is kept for directory (LDAP) accounts`);
     providers.set(name, resolveProvider(name, provider, allowHttpLoopback));
   }
   return providers;

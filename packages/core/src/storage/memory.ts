@@ -148,6 +148,16 @@ function memoryUsers() {
       user.updatedAt = now;
       return user.tokenVersion;
     },
+    async incrementTokenVersionsBySource(source, now) {
+      let raised = 0;
+      for (const user of byId.values()) {
+        if (user.source !== source) continue;
+        user.tokenVersion += 1;
+        user.updatedAt = now;
+        raised += 1;
+      }
+      return raised;
+    },
   };
   return { store, size: () => byId.size };
 }
@@ -233,6 +243,10 @@ function memorySessions() {
     },
     async insertRefreshToken(token) {
       setToken(token.hash, copy(token), token.createdAt);
+    },
+    async findRefreshToken(hash) {
+      const token = tokens.get(hash);
+      return token ? copy(token) : null;
     },
     async spendRefreshToken(hash, now) {
       const token = tokens.get(hash);

@@ -42,6 +42,11 @@ export interface UserStore {
   update(id: string, patch: UserPatch, now: number): Promise<UserRecord | null>;
   /** Atomically adds one to the token version; returns the new value, or null if no user. */
   incrementTokenVersion(id: string, now: number): Promise<number | null>;
+  /**
+   * Atomically adds one to the token version of every user from `source` (one statement, not a
+   * loop over reads): saving a directory policy ends every directory user's tokens. Returns how many.
+   */
+  incrementTokenVersionsBySource(source: UserSource, now: number): Promise<number>;
 }
 
 /** An encrypted secret: AES-256-GCM with the user id as associated data (TOTP-6). */
@@ -134,6 +139,8 @@ export interface SessionStore {
   /** Revokes every live session of a user; returns how many were revoked. */
   revokeUserSessions(userId: string, now: number): Promise<number>;
   insertRefreshToken(token: RefreshTokenRecord): Promise<void>;
+  /** The token with this hash, spent or not, changing nothing: read before spending, so a check that fails leaves it usable. */
+  findRefreshToken(hash: string): Promise<RefreshTokenRecord | null>;
   /**
    * Atomically marks the token with this hash spent. Exactly one of N concurrent callers gets
    * `spent`; the others, and any later caller, get `already_spent` (RT-3).

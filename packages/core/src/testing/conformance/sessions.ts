@@ -58,6 +58,19 @@ export function sessionsSuite({ test: { describe, it, expect }, makeStorage }: S
       expect(await storage.sessions.spendRefreshToken(uniqueHash(), BASE_TIME)).toEqual({ outcome: "unknown" });
     });
 
+    it("findRefreshToken reads a token, spent or not, and spends nothing; an unknown hash is null", async () => {
+      const storage = await makeStorage();
+      const session = sampleSession(await createUser(storage));
+      await storage.sessions.createSession(session);
+      const token = sampleRefreshToken(session);
+      await storage.sessions.insertRefreshToken(token);
+      expect(await storage.sessions.findRefreshToken(token.hash)).toEqual(token);
+      expect(await storage.sessions.findRefreshToken(token.hash)).toEqual(token);
+      expect((await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 10)).outcome).toBe("spent");
+      expect(await storage.sessions.findRefreshToken(token.hash)).toEqual({ ...token, spentAt: BASE_TIME + 10 });
+      expect(await storage.sessions.findRefreshToken(uniqueHash())).toBeNull();
+    });
+
     it("RT-3, ST-1: 20 concurrent spends of one refresh token give one spent and 19 already_spent", async () => {
       const storage = await makeStorage();
       const session = sampleSession(await createUser(storage));

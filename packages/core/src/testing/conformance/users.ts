@@ -106,6 +106,31 @@ export function usersSuite({ test: { describe, it, expect }, makeStorage }: Suit
       expect(await storage.users.incrementTokenVersion(uniqueId("user"), BASE_TIME)).toBeNull();
     });
 
+    it("TV-1: incrementTokenVersionsBySource raises every user of that source by one, and no other", async () => {
+      const storage = await makeStorage();
+      const first = await createUser(storage, { source: "directory", tokenVersion: 3 });
+      const second = await createUser(storage, { source: "directory" });
+      const local = await createUser(storage, { source: "local", tokenVersion: 3 });
+      const raised = await storage.users.incrementTokenVersionsBySource("directory", BASE_TIME + 5);
+      // Other tests may share this storage and hold directory users of their own.
+      expect(raised >= 2).toBe(true);
+      const versionOf = async (id: string) => {
+        const user = await storage.users.findById(id);
+        return { tokenVersion: user?.tokenVersion, updatedAt: user?.updatedAt };
+      };
+      expect(await versionOf(first)).toEqual({ tokenVersion: 4, updatedAt: BASE_TIME + 5 });
+      expect(await versionOf(second)).toEqual({ tokenVersion: 1, updatedAt: BASE_TIME + 5 });
+      expect(await versionOf(local)).toEqual({ tokenVersion: 3, updatedAt: BASE_TIME });
+    });
+
+    it("TV-1: 10 concurrent incrementTokenVersionsBySource calls add exactly 10 to each user of the source", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage, { source: "directory" });
+      const counts = await concurrently(10, () => storage.users.incrementTokenVersionsBySource("directory", BASE_TIME + 1));
+      expect(counts.every((count) => count >= 1)).toBe(true);
+      expect((await storage.users.findById(userId))?.tokenVersion).toBe(10);
+    });
+
     it("records are copied in and out: mutating an argument or a result changes nothing stored", async () => {
       const storage = await makeStorage();
       const user = sampleUser({ roles: ["member"] });

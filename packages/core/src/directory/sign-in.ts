@@ -1,0 +1,148 @@
+import type { Auth } from "../auth.js";
+import { randomId } from "../crypto/ids.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import type { LoginResult } from "../flows/login.js";
+import { completeFirstFactor } from "../flows/pending-login.js";
+import { directoryProvider } from "../oauth/provider-config.js";
+import type { UserRecord } from "../storage/types.js";
+import { normalizeUsername } from "../users/username.js";
+import type { Directory, DirectoryEntry } from "./directory.js";
+import { type DirectorySettings, readDirectorySettings } from "./policy-store.js";
+import { rolesForGroups } from "./roles.js";
+
+/** The configured directory and the saved policy, when directory login is on. */
+export interface EnabledDirectory {
+  directory: Directory;
+  settings: DirectorySettings;
+}
+
+/** The directory and its saved policy when a directory is configured and the policy is enabled; else null. */
+export async function enabledDirectory(auth: Auth): Promise<EnabledDirectory | null> {
+  if (auth.directory === null) return null;
+  const settings = await readDirectorySettings(auth);
+  return settings.enabled ? { directory: auth.directory, settings } : null;
+}
+
+const collision = () =>
+  new AuthError(ErrorCode.Conflict, "The directory username belongs to another account here; an administrator must resolve it");
+
+/** The local username of a directory entry, or 40900 when its `usernameAttribute` value cannot be one. */
+function localUsername(entry: DirectoryEntry): { username: string; usernameKey: string } {
+  try {
+    return normalizeUsername(entry.username);
+  } catch {
+    throw new AuthError(ErrorCode.Conflict, "The directory username cannot be used as a username here");
+  }
+}
+
+/**
+ * The local account of a directory entry, keyed by its stable id (so a renamed entry stays the
+ * same user): made on first sign-in (source `directory`, no password, `roles`), otherwise
+ * brought up to date with the entry's username and `roles`. A username held by another account,
+ * local or another entry's, is 40900: never linked silently. The link is stored before the
+ * account, so a sign-in cut off between the two finishes the account the next time.
+ */
+export async function directoryAccount(auth: Auth, entry: DirectoryEntry, roles: string[]): Promise<UserRecord> {
+  const { username, usernameKey } = localUsername(entry);
+  const now = auth.now();
+  const found = await auth.storage.identities.find(directoryProvider, entry.stableId);
+  let userId = found?.userId;
+  if (userId === undefined) {
+    const identity = {
+      provider: directoryProvider,
+      subject: entry.stableId,
+      userId: randomId(auth),
+      email: null,
+      emailVerified: false,
+      createdAt: now,
+      lastUsedAt: now,
+    };
+    const linked = await auth.storage.identities.link(identity);
+    userId = linked ? identity.userId : (await auth.storage.identities.find(directoryProvider, entry.stableId))?.userId;
+    if (userId === undefined) throw collision();
+  }
+  const existing = await auth.storage.users.findById(userId);
+  if (existing) {
+    if (existing.usernameKey === usernameKey && existing.username === username && sameRoles(existing.roles, roles)) {
+      return existing;
+    }
+    const updated = await auth.storage.users.update(userId, { username, usernameKey, roles }, now);
+    if (!updated) throw collision();
+    return updated;
+  }
+  const record: UserRecord = {
+    id: userId,
+    username,
+    usernameKey,
+    passwordHash: null,
+    roles,
+    disabled: false,
+    tokenVersion: 0,
+    source: "directory",
+    createdAt: now,
+    updatedAt: now,
+  };
+  if (await auth.storage.users.create(record)) {
+    auth.emit({ type: "user.created", userId, at: now });
+    return record;
+  }
+  // A concurrent first sign-in of the same entry made the account; otherwise the name is taken.
+  const raced = await auth.storage.users.findById(userId);
+  if (raced) return raced;
+  if (!found) await auth.storage.identities.unlink(userId, directoryProvider, entry.stableId);
+  throw collision();
+}
+
+/** Whether two role lists are the same, in the same order. */
+export function sameRoles(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((role, index) => role === b[index]);
+}
+
+/**
+ * Signs a user in against the directory (LDAP-1 … LDAP-5): the directory finds the one entry
+ * and binds as it with the password; the entry's groups give its roles (a user in no mapped
+ * group and no fallback role is 40300, told only now that the password was proven); the local
+ * account is made or brought up to date; then the second factor and tokens as for a local
+ * password (`amr` `["pwd"]`). "no_entry" when no entry has the username, for `directory-first`
+ * to try local accounts; "failed" for a wrong password or an ambiguous username.
+ *
+ * @throws {AuthError} 40300 no role or a disabled account, 40900 a username collision, 50300 the directory is unavailable.
+ */
+export async function signInWithDirectory(
+  auth: Auth,
+  { directory, settings }: EnabledDirectory,
+  username: string,
+  password: string,
+  ip: string | undefined,
+): Promise<LoginResult | "no_entry" | "failed"> {
+  const result = await directory.authenticate(settings, username, password);
+  if (result.status === "no_entry") return "no_entry";
+  if (result.status !== "authenticated") return "failed";
+  const granted = rolesForGroups(settings, result.entry.groups);
+  if (granted === null) {
+    const account = await auth.storage.identities.find(directoryProvider, result.entry.stableId);
+    auth.emit({ type: "login.failed", userId: account?.userId ?? null, reason: "no_role", at: auth.now(), ip });
+    throw new AuthError(ErrorCode.Forbidden, "No role is granted to this directory account");
+  }
+  const user = await directoryAccount(auth, result.entry, granted.roles);
+  return completeFirstFactor(auth, user, ["pwd"], ip);
+}
+
+/**
+ * The roles a directory user is to have at a refresh (LDAP-5): their current roles when the
+ * policy does not re-read groups at refresh; otherwise their entry is read again by stable id and
+ * mapped afresh. Null when the user is to lose the session: directory login is off, the entry is
+ * gone, or it is in no mapped group and there is no fallback role.
+ *
+ * @throws {AuthError} 50300 the directory is unavailable.
+ */
+export async function directoryRolesAtRefresh(auth: Auth, user: UserRecord): Promise<string[] | null> {
+  const enabled = await enabledDirectory(auth);
+  if (!enabled) return null;
+  if (!enabled.settings.refreshMapping) return user.roles;
+  const link = (await auth.storage.identities.listByUser(user.id)).find((identity) => identity.provider === directoryProvider);
+  if (!link) return null;
+  const entry = await enabled.directory.lookup(enabled.settings, { stableId: link.subject });
+  return entry ? (rolesForGroups(enabled.settings, entry.groups)?.roles ?? null) : null;
+}
