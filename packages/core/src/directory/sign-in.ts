@@ -141,8 +141,29 @@ export async function directoryRolesAtRefresh(auth: Auth, user: UserRecord): Pro
   const enabled = await enabledDirectory(auth);
   if (!enabled) return null;
   if (!enabled.settings.refreshMapping) return user.roles;
-  const link = (await auth.storage.identities.listByUser(user.id)).find((identity) => identity.provider === directoryProvider);
-  if (!link) return null;
-  const entry = await enabled.directory.lookup(enabled.settings, { stableId: link.subject });
+  const stableId = await directoryLinkOf(auth, user.id);
+  if (stableId === undefined) return null;
+  const entry = await enabled.directory.lookup(enabled.settings, { stableId });
   return entry ? (rolesForGroups(enabled.settings, entry.groups)?.roles ?? null) : null;
+}
+
+/**
+ * Whether `password` is a directory user's, for re-authentication: the directory binds as the
+ * entry its username finds, which must be the entry the account is linked to (same stable id).
+ * False when directory login is off.
+ *
+ * @throws {AuthError} 50300 the directory is unavailable.
+ */
+export async function directoryPasswordMatches(auth: Auth, user: UserRecord, password: string): Promise<boolean> {
+  const enabled = await enabledDirectory(auth);
+  if (!enabled) return false;
+  const link = await directoryLinkOf(auth, user.id);
+  const result = await enabled.directory.authenticate(enabled.settings, user.username, password);
+  return result.status === "authenticated" && link !== undefined && result.entry.stableId === link;
+}
+
+/** The stable id of the directory entry an account is linked to, if any. */
+async function directoryLinkOf(auth: Auth, userId: string): Promise<string | undefined> {
+  const identities = await auth.storage.identities.listByUser(userId);
+  return identities.find((identity) => identity.provider === directoryProvider)?.subject;
 }

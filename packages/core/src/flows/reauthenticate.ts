@@ -1,4 +1,5 @@
 import type { Auth } from "../auth.js";
+import { directoryPasswordMatches } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
@@ -22,7 +23,8 @@ export interface ReauthenticationProof {
 /**
  * Requires recent re-authentication before a change that would let a thief of an access token
  * take the account over: enrolling TOTP, regenerating recovery codes, registering a passkey
- * (TOTP-5, WA-6). Accepted, in this order: the current password; a current TOTP code when
+ * (TOTP-5, WA-6). Accepted, in this order: the current password (a directory user's checked by
+ * the directory, against the same entry); a current TOTP code when
  * TOTP is on (its step is spent: TOTP-4); or a live session of this user, at its current token
  * version, whose sign-in is younger than `recentSignInSeconds` (default:
  * `reauthentication.recentSignIn`, 5 minutes). A password or code attempt counts against the
@@ -30,7 +32,7 @@ export interface ReauthenticationProof {
  * sign-in does.
  *
  * @throws {AuthError} 40001 no proof and no recent sign-in, 40100 wrong password, 40103 wrong
- * code, 40900 a TOTP code while TOTP is off, 42900 throttled.
+ * code, 40900 a TOTP code while TOTP is off, 42900 throttled, 50300 the directory is unavailable.
  */
 export async function requireRecentAuthentication(
   auth: Auth,
@@ -42,7 +44,11 @@ export async function requireRecentAuthentication(
   const totpCode = optionalString(proof.totpCode, "totpCode");
   if (password) {
     await takeAttempt(auth, "account", user.usernameKey);
-    if (!(await auth.passwords.verify(user.passwordHash, password))) {
+    const proven =
+      user.source === "directory"
+        ? await directoryPasswordMatches(auth, user, password)
+        : await auth.passwords.verify(user.passwordHash, password);
+    if (!proven) {
       throw new AuthError(ErrorCode.AuthenticationFailed, "Invalid password");
     }
     await clearAccountFailures(auth, user.usernameKey);

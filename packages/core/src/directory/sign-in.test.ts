@@ -1,0 +1,443 @@
+import { describe, expect, it, vi } from "vitest";
+import { ErrorCode } from "../errors/codes.js";
+import { saveDirectoryPolicy } from "../flows/directory-policy.js";
+import {
+  type AuthOverrides,
+  type Harness,
+  addUser,
+  authError,
+  codeAt,
+  enrolTotp,
+  generousThrottle,
+  goodPassword,
+  makeAuth,
+  signIn,
+  slowStorage,
+} from "../flows/fixtures.test-support.js";
+import { listIdentities, unlinkIdentity } from "../flows/identities.js";
+import { type LoginResult, login } from "../flows/login.js";
+import { setUserDisabled } from "../flows/manage-users.js";
+import { refresh } from "../flows/refresh.js";
+import { verifyAccessToken } from "../flows/verify-access-token.js";
+import { verifyTotp } from "../flows/verify-totp.js";
+import { memoryStorage } from "../storage/memory.js";
+import type { TokenSet } from "../tokens/issue-tokens.js";
+import { type FakeDirectory, fakeDirectory, groupsDn, person, workingPolicy } from "./directory.test-support.js";
+import type { DirectoryPolicyInput } from "./policy.js";
+import { readDirectorySettings, writeDirectorySettings } from "./policy-store.js";
+import { directoryPasswordMatches } from "./sign-in.js";
+
+interface DirectoryHarness extends Harness {
+  directory: FakeDirectory;
+}
+
+/** An auth with the fake directory holding `people`, and `policy` saved over the working one. */
+async function makeDirectoryAuth(
+  people = [
+    person("alice", [groupsDn.engineers, groupsDn.admins]),
+    person("bob", [groupsDn.engineers]),
+    person("nora", [groupsDn.sales]),
+  ],
+  policy: DirectoryPolicyInput = {},
+  overrides: AuthOverrides = {},
+): Promise<DirectoryHarness> {
+  const directory = fakeDirectory(people);
+  const harness = makeAuth({ directory, throttle: generousThrottle, ...overrides });
+  await saveDirectoryPolicy(harness.auth, { ...workingPolicy, ...policy });
+  return { ...harness, directory };
+}
+
+const passwordOf = (username: string) => `${username} directory password`;
+
+async function directoryLogin(harness: Harness, username: string, password = passwordOf(username)): Promise<LoginResult> {
+  return login(harness.auth, { username, password, provider: "directory" });
+}
+
+async function directorySignIn(harness: Harness, username: string): Promise<TokenSet> {
+  const result = await directoryLogin(harness, username);
+  if (result.status !== "authenticated") throw new Error(`expected a session, got ${result.status}`);
+  return result.tokens;
+}
+
+async function answerOf(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
+  const { code, message } = await authError(promise);
+  return { code, message };
+}
+
+describe("directory login", () => {
+  it("LDAP-5: a first sign-in makes a directory account: source directory, no password, the role of the lowest priority number, amr pwd", async () => {
+    const harness = await makeDirectoryAuth();
+    const tokens = await directorySignIn(harness, "alice");
+    const access = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+    expect({ roles: access.roles, amr: access.amr }).toEqual({ roles: ["admin"], amr: ["pwd"] });
+    const user = await harness.storage.users.findById(access.userId);
+    expect(user).toMatchObject({
+      username: "alice",
+      usernameKey: "alice",
+      passwordHash: null,
+      source: "directory",
+      roles: ["admin"],
+    });
+    expect(user?.tokenVersion).toBe(0);
+    expect(await harness.storage.identities.find("directory", "uuid-alice")).toMatchObject({ userId: access.userId });
+    expect(tokens.user).toMatchObject({ username: "alice", roles: ["admin"] });
+    expect(harness.events.map((event) => event.type)).toEqual(["directory_policy.saved", "user.created", "login.succeeded"]);
+    expect(harness.directory.calls.map((call) => [call.method, call.settings.bindPassword])).toEqual([
+      ["authenticate", "service account password"],
+    ]);
+  });
+
+  it("LDAP-5: the next sign-in is the same account, its roles recomputed from the groups", async () => {
+    const harness = await makeDirectoryAuth();
+    const first = await verifyAccessToken(harness.auth, { token: (await directorySignIn(harness, "bob")).accessToken });
+    expect(first.roles).toEqual(["engineer"]);
+    (harness.directory.people[1] as { entry: { groups: string[] } }).entry.groups = [groupsDn.admins];
+    const second = await verifyAccessToken(harness.auth, { token: (await directorySignIn(harness, "bob")).accessToken });
+    expect(second).toMatchObject({ userId: first.userId, roles: ["admin"] });
+    expect((await harness.storage.users.findById(first.userId))?.roles).toEqual(["admin"]);
+    expect(harness.events.filter((event) => event.type === "user.created")).toHaveLength(1);
+  });
+
+  it("a renamed entry, same stable id, stays the same account under its new username; the old name is free", async () => {
+    const harness = await makeDirectoryAuth();
+    const { user } = await directorySignIn(harness, "bob");
+    const bob = harness.directory.people[1] as ReturnType<typeof person>;
+    bob.entry.username = "Robert";
+    bob.entry.dn = "uid=Robert,ou=people,dc=example,dc=com";
+    const renamed = await login(harness.auth, { username: "Robert", password: passwordOf("bob"), provider: "directory" });
+    expect(renamed.status === "authenticated" && renamed.tokens.user).toMatchObject({ id: user.id, username: "Robert" });
+    expect(await harness.storage.users.findByUsernameKey("robert")).toMatchObject({ id: user.id });
+    expect(await harness.storage.users.findByUsernameKey("bob")).toBeNull();
+  });
+
+  it("LDAP-5: in no mapped group, the fallback role; without one, 40300, told only once the password was proven", async () => {
+    const denying = await makeDirectoryAuth();
+    expect(await answerOf(directoryLogin(denying, "nora", "not her password"))).toEqual({
+      code: ErrorCode.AuthenticationFailed,
+      message: "Invalid username or password",
+    });
+    expect(await answerOf(directoryLogin(denying, "nora"))).toEqual({
+      code: ErrorCode.Forbidden,
+      message: "No role is granted to this directory account",
+    });
+    expect(await denying.storage.users.findByUsernameKey("nora")).toBeNull();
+    expect(denying.events.at(-1)).toMatchObject({ type: "login.failed", reason: "no_role", userId: null });
+
+    const falling = await makeDirectoryAuth(undefined, { fallbackRole: "staff" });
+    const tokens = await directorySignIn(falling, "nora");
+    expect((await verifyAccessToken(falling.auth, { token: tokens.accessToken })).roles).toEqual(["staff"]);
+    await saveDirectoryPolicy(falling.auth, { fallbackRole: null });
+    await authError(directoryLogin(falling, "nora"));
+    expect(falling.events.at(-1)).toMatchObject({ type: "login.failed", reason: "no_role", userId: tokens.user.id });
+  });
+
+  it("EN-1: an unknown user, a wrong password and a username of two entries are the same 40100 as a local failure", async () => {
+    const harness = await makeDirectoryAuth([
+      person("alice", [groupsDn.admins]),
+      person("dave", [groupsDn.admins]),
+      person("dave", [groupsDn.engineers]),
+    ]);
+    await addUser(harness.auth, "local-lou");
+    const local = await answerOf(login(harness.auth, { username: "local-lou", password: "wrong password here" }));
+    expect(local.code).toBe(ErrorCode.AuthenticationFailed);
+    for (const [username, password] of [
+      ["nobody", "any password at all"],
+      ["alice", "not alice's password"],
+      ["dave", passwordOf("dave")],
+    ] as const) {
+      expect(await answerOf(directoryLogin(harness, username, password)), username).toEqual(local);
+    }
+    const failures = harness.events.filter((event) => event.type === "login.failed");
+    expect(failures.map((event) => [event.userId, event.reason])).toEqual(
+      Array.from({ length: 4 }, (_, index) => [index === 0 ? expect.any(String) : null, "invalid_credentials"]),
+    );
+  });
+
+  it("a directory username held by a local account, or by another entry's account, is 40900; nothing is linked", async () => {
+    const harness = await makeDirectoryAuth();
+    const localId = await addUser(harness.auth, "alice", goodPassword, ["user"]);
+    expect((await authError(directorySignIn(harness, "alice"))).code).toBe(ErrorCode.Conflict);
+    expect(await harness.storage.users.findById(localId)).toMatchObject({ source: "local", roles: ["user"] });
+    expect(await harness.storage.identities.find("directory", "uuid-alice")).toBeNull();
+    await signIn(harness, "alice");
+
+    const { user: bob } = await directorySignIn(harness, "bob");
+    const newBob = person("bob", [groupsDn.admins]);
+    newBob.entry.stableId = "uuid-new-bob";
+    harness.directory.people.splice(1, 1, newBob);
+    expect((await authError(directorySignIn(harness, "bob"))).code).toBe(ErrorCode.Conflict);
+    expect(await harness.storage.users.findByUsernameKey("bob")).toMatchObject({ id: bob.id, roles: ["engineer"] });
+    expect(await harness.storage.identities.find("directory", "uuid-new-bob")).toBeNull();
+  });
+
+  it("a rename onto a taken username is 40900 and the account keeps its name", async () => {
+    const harness = await makeDirectoryAuth();
+    await addUser(harness.auth, "taken-name");
+    const { user } = await directorySignIn(harness, "bob");
+    (harness.directory.people[1] as ReturnType<typeof person>).entry.username = "taken-name";
+    const error = await authError(
+      login(harness.auth, { username: "taken-name", password: passwordOf("bob"), provider: "directory" }),
+    );
+    expect(error.code).toBe(ErrorCode.Conflict);
+    expect(await harness.storage.users.findById(user.id)).toMatchObject({ username: "bob" });
+  });
+
+  it("a directory username that cannot be a username here is 40900", async () => {
+    const harness = await makeDirectoryAuth([person(" padded", [groupsDn.admins])]);
+    expect(await answerOf(directoryLogin(harness, " padded"))).toEqual({
+      code: ErrorCode.Conflict,
+      message: "The directory username cannot be used as a username here",
+    });
+  });
+
+  it("20 concurrent first sign-ins of one entry make one account, and each signs in to it", async () => {
+    const storage = slowStorage(memoryStorage());
+    const harness = await makeDirectoryAuth(undefined, {}, { storage });
+    const results = await Promise.all(Array.from({ length: 20 }, () => directorySignIn(harness, "alice")));
+    expect(new Set(results.map((tokens) => tokens.user.id)).size).toBe(1);
+    expect(harness.events.filter((event) => event.type === "user.created")).toHaveLength(1);
+  });
+
+  it("a sign-in cut off after the link was stored finishes the account the next time", async () => {
+    const harness = await makeDirectoryAuth();
+    const create = vi.spyOn(harness.storage.users, "create").mockRejectedValueOnce(new Error("connection lost"));
+    await expect(directorySignIn(harness, "alice")).rejects.toThrow("connection lost");
+    create.mockRestore();
+    const linked = await harness.storage.identities.find("directory", "uuid-alice");
+    const { user } = await directorySignIn(harness, "alice");
+    expect(user.id).toBe(linked?.userId);
+  });
+
+  it("EN-3: a directory user with TOTP gets a temporary token and finishes with a code; re-authentication asks the directory", async () => {
+    const harness = await makeDirectoryAuth();
+    const { user } = await directorySignIn(harness, "alice");
+    const { secret } = await enrolTotp(harness.auth, user.id, passwordOf("alice"));
+    const pending = await directoryLogin(harness, "alice");
+    if (pending.status !== "totp_required") throw new Error("expected the second factor");
+    const tokens = await verifyTotp(harness.auth, {
+      tempToken: pending.tempToken,
+      code: codeAt(secret, harness.clock.advance(30_000)),
+    });
+    expect((await verifyAccessToken(harness.auth, { token: tokens.accessToken })).amr).toEqual(["pwd", "otp"]);
+  });
+
+  it("a disabled directory account is 40300 once the password is proven", async () => {
+    const harness = await makeDirectoryAuth();
+    const { user } = await directorySignIn(harness, "bob");
+    await setUserDisabled(harness.auth, { userId: user.id, disabled: true });
+    expect((await authError(directoryLogin(harness, "bob", "wrong password"))).code).toBe(ErrorCode.AuthenticationFailed);
+    expect((await authError(directoryLogin(harness, "bob"))).code).toBe(ErrorCode.Forbidden);
+  });
+
+  it("directory-first: no provider tries the directory, then local accounts when it has no entry, never after a wrong password", async () => {
+    const harness = await makeDirectoryAuth(undefined, { loginOrder: "directory-first" });
+    await addUser(harness.auth, "lou");
+    const viaDirectory = await login(harness.auth, { username: "bob", password: passwordOf("bob") });
+    expect(viaDirectory.status === "authenticated" && viaDirectory.tokens.user.username).toBe("bob");
+    const viaLocal = await login(harness.auth, { username: "lou", password: goodPassword });
+    expect(viaLocal.status === "authenticated" && viaLocal.tokens.user.username).toBe("lou");
+    expect(harness.directory.calls.map((call) => call.method)).toEqual(["authenticate", "authenticate"]);
+    const verify = vi.spyOn(harness.auth.passwords, "verify");
+    expect((await authError(login(harness.auth, { username: "bob", password: goodPassword }))).code).toBe(
+      ErrorCode.AuthenticationFailed,
+    );
+    expect(verify).not.toHaveBeenCalled();
+    expect((await authError(login(harness.auth, { username: "lou", password: "wrong password" }))).code).toBe(
+      ErrorCode.AuthenticationFailed,
+    );
+    expect(verify).toHaveBeenCalledOnce();
+    harness.directory.down = true;
+    expect((await authError(login(harness.auth, { username: "lou", password: goodPassword }))).code).toBe(ErrorCode.Unavailable);
+    expect((await login(harness.auth, { username: "lou", password: goodPassword, provider: "local" })).status).toBe(
+      "authenticated",
+    );
+  });
+
+  it("LDAP-4: explicit order: no provider, and provider local, never reach the directory, down or not; provider directory is 50300", async () => {
+    const harness = await makeDirectoryAuth();
+    await addUser(harness.auth, "lou");
+    harness.directory.down = true;
+    expect((await login(harness.auth, { username: "lou", password: goodPassword })).status).toBe("authenticated");
+    expect((await login(harness.auth, { username: "lou", password: goodPassword, provider: "local" })).status).toBe(
+      "authenticated",
+    );
+    expect(harness.directory.calls).toEqual([]);
+    expect(await answerOf(directoryLogin(harness, "alice"))).toEqual({
+      code: ErrorCode.Unavailable,
+      message: "The directory is unavailable",
+    });
+  });
+
+  it("directory login is 40400 until an enabled policy is saved, and again once it is disabled", async () => {
+    const directory = fakeDirectory([person("alice", [groupsDn.admins])]);
+    const harness = makeAuth({ directory });
+    const off = { code: ErrorCode.NotFound, message: "Directory login is not enabled" };
+    expect(await answerOf(directoryLogin(harness, "alice"))).toEqual(off);
+    await saveDirectoryPolicy(harness.auth, { ...workingPolicy, enabled: false });
+    expect(await answerOf(directoryLogin(harness, "alice"))).toEqual(off);
+    await saveDirectoryPolicy(harness.auth, { enabled: true });
+    expect((await directoryLogin(harness, "alice")).status).toBe("authenticated");
+    await saveDirectoryPolicy(harness.auth, { enabled: false, loginOrder: "directory-first" });
+    expect(await answerOf(directoryLogin(harness, "alice"))).toEqual(off);
+    await authError(login(harness.auth, { username: "alice", password: passwordOf("alice") }));
+    expect(directory.calls).toHaveLength(1);
+  });
+
+  it("LDAP-3: an empty username or password never reaches the directory; nor does a username that can be nobody's", async () => {
+    const harness = await makeDirectoryAuth();
+    expect((await authError(directoryLogin(harness, "alice", ""))).code).toBe(ErrorCode.MissingParameter);
+    expect((await authError(directoryLogin(harness, "", "a password"))).code).toBe(ErrorCode.MissingParameter);
+    expect((await authError(directoryLogin(harness, "a".repeat(129), "a password"))).code).toBe(ErrorCode.AuthenticationFailed);
+    expect(harness.directory.calls).toEqual([]);
+  });
+
+  it("RL-1: directory failures take from the same account counter as local ones; a throttled attempt never reaches the directory", async () => {
+    const harness = await makeDirectoryAuth(undefined, {}, { throttle: { account: [{ limit: 3, window: "15m" }] } });
+    await authError(login(harness.auth, { username: "alice", password: "wrong", provider: "local" }));
+    await authError(directoryLogin(harness, "Alice", "wrong"));
+    await authError(directoryLogin(harness, "alice", "wrong"));
+    expect((await authError(directoryLogin(harness, "alice"))).code).toBe(ErrorCode.TooManyAttempts);
+    expect(harness.directory.calls).toHaveLength(2);
+  });
+
+  it("a success clears the account's failures", async () => {
+    const harness = await makeDirectoryAuth(undefined, {}, { throttle: { account: [{ limit: 2, window: "15m" }] } });
+    await authError(directoryLogin(harness, "alice", "wrong"));
+    await directorySignIn(harness, "alice");
+    await authError(directoryLogin(harness, "alice", "wrong"));
+    expect((await directoryLogin(harness, "alice")).status).toBe("authenticated");
+  });
+
+  it("the directory link is not a linked provider account: not listed, never unlinked", async () => {
+    const harness = await makeDirectoryAuth();
+    const { user } = await directorySignIn(harness, "alice");
+    expect(await listIdentities(harness.auth, { userId: user.id })).toEqual([]);
+    const error = await authError(
+      unlinkIdentity(harness.auth, { userId: user.id, provider: "directory", subject: "uuid-alice" }),
+    );
+    expect(error.code).toBe(ErrorCode.NotFound);
+    expect(await harness.storage.identities.find("directory", "uuid-alice")).not.toBeNull();
+  });
+});
+
+describe("directory re-authentication", () => {
+  it("the password is checked by the directory, against the entry the account is linked to", async () => {
+    const harness = await makeDirectoryAuth();
+    const { user } = await directorySignIn(harness, "alice");
+    const record = await harness.storage.users.findById(user.id);
+    if (!record) throw new Error("no user");
+    expect(await directoryPasswordMatches(harness.auth, record, passwordOf("alice"))).toBe(true);
+    expect(await directoryPasswordMatches(harness.auth, record, "wrong")).toBe(false);
+    (harness.directory.people[0] as ReturnType<typeof person>).entry.stableId = "uuid-someone-else";
+    expect(await directoryPasswordMatches(harness.auth, record, passwordOf("alice"))).toBe(false);
+    (harness.directory.people[0] as ReturnType<typeof person>).entry.stableId = "uuid-alice";
+    await saveDirectoryPolicy(harness.auth, { enabled: false });
+    expect(await directoryPasswordMatches(harness.auth, record, passwordOf("alice"))).toBe(false);
+  });
+
+  it("an account with no directory link is never proven", async () => {
+    const harness = await makeDirectoryAuth();
+    const { user } = await directorySignIn(harness, "alice");
+    await harness.storage.identities.unlink(user.id, "directory", "uuid-alice");
+    const record = await harness.storage.users.findById(user.id);
+    expect(await directoryPasswordMatches(harness.auth, record as NonNullable<typeof record>, passwordOf("alice"))).toBe(false);
+  });
+});
+
+describe("refresh of a directory user", () => {
+  it("LDAP-5: changed groups change the roles of the new access token, without a new sign-in", async () => {
+    const harness = await makeDirectoryAuth();
+    const tokens = await directorySignIn(harness, "bob");
+    (harness.directory.people[1] as ReturnType<typeof person>).entry.groups = [groupsDn.admins, groupsDn.engineers];
+    const refreshed = await refresh(harness.auth, { refreshToken: tokens.refreshToken });
+    const access = await verifyAccessToken(harness.auth, { token: refreshed.accessToken });
+    expect(access.roles).toEqual(["admin"]);
+    expect(refreshed.user.roles).toEqual(["admin"]);
+    expect(harness.directory.calls.at(-1)).toMatchObject({ method: "lookup" });
+    expect((await harness.storage.users.findById(access.userId))?.roles).toEqual(["admin"]);
+    const unchanged = await refresh(harness.auth, { refreshToken: refreshed.refreshToken });
+    expect((await verifyAccessToken(harness.auth, { token: unchanged.accessToken })).roles).toEqual(["admin"]);
+  });
+
+  it("LDAP-5: out of every mapped group with no fallback role: 40101, and every session of the user ends", async () => {
+    const harness = await makeDirectoryAuth();
+    const tokens = await directorySignIn(harness, "bob");
+    const other = await directorySignIn(harness, "bob");
+    (harness.directory.people[1] as ReturnType<typeof person>).entry.groups = [groupsDn.sales];
+    expect((await authError(refresh(harness.auth, { refreshToken: tokens.refreshToken }))).code).toBe(ErrorCode.InvalidToken);
+    expect((await authError(verifyAccessToken(harness.auth, { token: other.accessToken }))).code).toBe(ErrorCode.InvalidToken);
+    expect(harness.events.filter((event) => event.type === "session.revoked").map((event) => event.reason)).toEqual([
+      "directory_access_lost",
+    ]);
+    expect(harness.events.find((event) => event.type === "token_version.raised")).toMatchObject({
+      reason: "directory_access_lost",
+      userId: tokens.user.id,
+    });
+  });
+
+  it("LDAP-5: an entry gone from the directory: 40101", async () => {
+    const harness = await makeDirectoryAuth();
+    const tokens = await directorySignIn(harness, "bob");
+    harness.directory.people.splice(1, 1);
+    expect((await authError(refresh(harness.auth, { refreshToken: tokens.refreshToken }))).code).toBe(ErrorCode.InvalidToken);
+  });
+
+  it("a fallback role keeps a user in no mapped group signed in", async () => {
+    const harness = await makeDirectoryAuth(undefined, { fallbackRole: "staff" });
+    const tokens = await directorySignIn(harness, "bob");
+    (harness.directory.people[1] as ReturnType<typeof person>).entry.groups = [];
+    const refreshed = await refresh(harness.auth, { refreshToken: tokens.refreshToken });
+    expect(refreshed.user.roles).toEqual(["staff"]);
+  });
+
+  it("refreshMapping false: the directory is not read at refresh and the roles stay", async () => {
+    const harness = await makeDirectoryAuth(undefined, { refreshMapping: false });
+    const tokens = await directorySignIn(harness, "bob");
+    harness.directory.people.splice(1, 1);
+    const calls = harness.directory.calls.length;
+    const refreshed = await refresh(harness.auth, { refreshToken: tokens.refreshToken });
+    expect(refreshed.user.roles).toEqual(["engineer"]);
+    expect(harness.directory.calls).toHaveLength(calls);
+  });
+
+  it("LDAP-4: the directory down: 50300, and the refresh token is still usable once it is back", async () => {
+    const harness = await makeDirectoryAuth();
+    const tokens = await directorySignIn(harness, "bob");
+    harness.directory.down = true;
+    expect((await authError(refresh(harness.auth, { refreshToken: tokens.refreshToken }))).code).toBe(ErrorCode.Unavailable);
+    harness.directory.down = false;
+    expect((await refresh(harness.auth, { refreshToken: tokens.refreshToken })).user.username).toBe("bob");
+  });
+
+  it("a directory user's session ends at refresh on an instance with no directory, or once directory login is off", async () => {
+    const harness = await makeDirectoryAuth();
+    const tokens = await directorySignIn(harness, "bob");
+    const without = makeAuth({ storage: harness.storage, clock: harness.clock });
+    expect((await authError(refresh(without.auth, { refreshToken: tokens.refreshToken }))).code).toBe(ErrorCode.InvalidToken);
+
+    const again = await directorySignIn(harness, "bob");
+    // Written as another process might, without the token-version raise of saveDirectoryPolicy.
+    await writeDirectorySettings(harness.auth, { ...(await readDirectorySettings(harness.auth)), enabled: false });
+    expect((await authError(refresh(harness.auth, { refreshToken: again.refreshToken }))).code).toBe(ErrorCode.InvalidToken);
+  });
+
+  it("a spent, unknown or expired refresh token reads nothing from the directory", async () => {
+    const harness = await makeDirectoryAuth();
+    const tokens = await directorySignIn(harness, "bob");
+    await refresh(harness.auth, { refreshToken: tokens.refreshToken });
+    const later = await directorySignIn(harness, "bob");
+    await authError(refresh(harness.auth, { refreshToken: tokens.refreshToken }));
+    await authError(refresh(harness.auth, { refreshToken: "A".repeat(43) }));
+    harness.clock.advance(8 * 86_400_000);
+    await authError(refresh(harness.auth, { refreshToken: later.refreshToken }));
+    expect(harness.directory.calls.filter((call) => call.method === "lookup")).toHaveLength(1);
+  });
+
+  it("local users' refreshes never reach the directory", async () => {
+    const harness = await makeDirectoryAuth();
+    await addUser(harness.auth, "lou");
+    const tokens = await signIn(harness, "lou");
+    await refresh(harness.auth, { refreshToken: tokens.refreshToken });
+    expect(harness.directory.calls).toEqual([]);
+  });
+});
