@@ -44,6 +44,32 @@ describe("createAuth configuration", () => {
     ]);
   });
 
+  it("the admin role defaults to admin; another must be a role name of 1 to 64 characters", () => {
+    expect(createAuth(valid()).config.adminRole).toBe("admin");
+    expect(createAuth({ ...valid(), adminRole: "o".repeat(64) }).config.adminRole).toBe("o".repeat(64));
+    for (const adminRole of ["", "o".repeat(65), 5]) {
+      expect(() => createAuth({ ...valid(), adminRole: adminRole as string }), String(adminRole)).toThrow(
+        /^Portcullis configuration: adminRole must be a role name of 1 to 64 characters; got /,
+      );
+    }
+  });
+
+  it("directory must be a directory client; without one, none", () => {
+    expect(createAuth(valid()).directory).toBeNull();
+    const directory = {
+      authenticate: async () => ({ status: "no_entry" as const }),
+      lookup: async () => null,
+      check: async () => ({ ok: true as const }),
+      close: async () => {},
+    };
+    expect(createAuth({ ...valid(), directory }).directory).toBe(directory);
+    for (const wrong of [null, {}, "ldap://x", { ...directory, close: undefined }, { ...directory, lookup: 1 }]) {
+      expect(() => createAuth({ ...valid(), directory: wrong as never }), JSON.stringify(wrong)).toThrow(
+        "Portcullis configuration: directory must be a directory client such as ldapDirectory() from @portcullis/ldap",
+      );
+    }
+  });
+
   it("AT-5: the access lifetime defaults to 15 minutes", () => {
     expect(createAuth(valid()).config.ttl.access).toBe(900);
   });

@@ -246,6 +246,52 @@ describe("authorizeRequest", () => {
   });
 });
 
+describe("admin routes", () => {
+  const adminPaths = [
+    ["GET", "/api/v1/auth/directory/policy"],
+    ["PUT", "/api/v1/auth/directory/policy"],
+    ["POST", "/api/v1/auth/directory/policy/test"],
+    ["POST", "/api/v1/auth/directory/policy/preview"],
+  ] as const;
+
+  it("the directory policy routes need a token whose roles hold the configured admin role: 40101 without one, 40300 without the role", async () => {
+    const harness = makeAuth({ adminRole: "operator" });
+    await addUser(harness.auth, "plain", undefined, ["admin", "user"]);
+    await addUser(harness.auth, "operator", undefined, ["operator"]);
+    const plain = (await signIn(harness, "plain")).accessToken;
+    const operator = (await signIn(harness, "operator")).accessToken;
+    for (const [method, path] of adminPaths) {
+      const body = JSON.stringify(method === "PUT" ? { searchTimeoutSecs: 3 } : { username: "alice" });
+      const call = (token?: string) =>
+        envelopeOf(
+          harness.auth,
+          recordingRequest(method, path, { secure: true, body, headers: token ? { authorization: `Bearer ${token}` } : {} })
+            .request,
+        );
+      expect((await call()).envelope.code, path).toBe(ErrorCode.InvalidToken);
+      expect((await call(plain)).envelope, path).toMatchObject({ code: 40300, message: "A role this route requires is missing" });
+      expect((await call(operator)).envelope.code, path).not.toBe(40300);
+    }
+    expect((await harness.auth.storage.settings.get("directory.policy")) as object).toMatchObject({
+      policy: { searchTimeoutSecs: 3 },
+    });
+  });
+
+  it("the policy body may carry a CA bundle of 256 KiB", async () => {
+    const harness = makeAuth();
+    await addUser(harness.auth, "root", undefined, ["admin"]);
+    const { accessToken } = await signIn(harness, "root");
+    const pem = `-----BEGIN CERTIFICATE-----\n${"A".repeat(256 * 1024 - 60)}\n-----END CERTIFICATE-----`;
+    const request = recordingRequest("PUT", "/api/v1/auth/directory/policy", {
+      secure: true,
+      body: JSON.stringify({ caBundle: pem }),
+      headers: { authorization: `Bearer ${accessToken}` },
+    }).request;
+    const { envelope } = await envelopeOf(harness.auth, request);
+    expect(envelope.code).toBe(0);
+  });
+});
+
 describe("normalizePath", () => {
   it("RL-3: resolves a path as the WHATWG URL parser does for an http URL, then collapses slashes and drops a trailing one", () => {
     const cases: [string, string][] = [

@@ -114,6 +114,9 @@ describe("resolveOAuthConfig", () => {
 
   it("each mistake names the setting: names, kinds, client, profile, scopes, flags", () => {
     expect(refusal({ providers: { Corp: oidc } })).toMatch(/the name "Corp"/);
+    expect(refusal({ providers: { directory: oidc } })).toMatch(
+      /providers: a provider must not be named "directory", which is kept for directory \(LDAP\) accounts/,
+    );
     expect(refusal({ providers: { corp: { ...oidc, tokenUrl: plain.tokenUrl } } })).toMatch(/either issuer .* not both/);
     expect(refusal({ providers: { forge: { ...plain, userInfoUrl: undefined } } })).toMatch(/needs issuer/);
     expect(refusal({ providers: { forge: { ...plain, profile: undefined } } })).toMatch(/providers\.forge\.profile is required/);

@@ -245,7 +245,8 @@ export function resolveOAuthConfig(config: OAuthConfig | undefined): Map<string,
     if (!/^[a-z0-9][a-z0-9_-]{0,31}$/.test(name)) {
       fail(`providers: the name ${JSON.stringify(name)} must be 1 to 32 lower-case letters, digits, "-" or "_"`);
     }
-    if (name === directoryProvider) fail(`providers: the name "${directoryProvider}" is kept for directory (LDAP) accounts`);
+    if (name === directoryProvider)
+      fail(`providers: a provider must not be named "${directoryProvider}", which is kept for directory (LDAP) accounts`);
     providers.set(name, resolveProvider(name, provider, allowHttpLoopback));
   }
   return providers;
