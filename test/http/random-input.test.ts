@@ -8,7 +8,9 @@ import {
   webauthnRegisterBegin,
   webauthnRegisterFinish,
 } from "@portcullis/core";
+import { ldapDirectory } from "@portcullis/ldap";
 import { beforeAll, describe, expect, it } from "vitest";
+import { defaultDirectoryPolicy } from "../../packages/core/src/directory/policy.js";
 import {
   createTestUser,
   createTotpUser,
@@ -77,6 +79,9 @@ function randomValue(next: () => number, depth = 0): unknown {
 const credentialFields = ["id", "rawId", "type", "response", "clientExtensionResults", "authenticatorAttachment"];
 const responseFields = ["clientDataJSON", "authenticatorData", "signature", "userHandle", "attestationObject", "transports"];
 
+/** The fields of a directory policy (`contract.md`, Directory policy). */
+const directoryPolicyFields = Object.keys({ ...defaultDirectoryPolicy, bindPassword: "" });
+
 /** The fields each route reads, by `METHOD path` of the route table. */
 const fieldsByRoute: Record<string, string[]> = {
   "POST /auth/login": ["username", "password", "provider"],
@@ -93,6 +98,9 @@ const fieldsByRoute: Record<string, string[]> = {
   "POST /auth/public-key/register/begin": ["label", "password", "totpCode"],
   "POST /auth/public-key/register/finish": credentialFields,
   "PUT /auth/public-key/credentials/:id": ["label"],
+  "PUT /auth/directory/policy": directoryPolicyFields,
+  "POST /auth/directory/policy/test": directoryPolicyFields,
+  "POST /auth/directory/policy/preview": ["username"],
 };
 
 const routeKey = (route: Route) => `${route.method} ${route.path}`;
@@ -155,7 +163,11 @@ const sessionOf = (accessToken: string): string =>
   JSON.parse(Buffer.from(accessToken.split(".")[1] as string, "base64url").toString()).sid;
 
 describe("random input on every POST and PUT route", () => {
-  const { auth } = makeTestAuth({ throttle: { ...generousThrottle, ip: [{ limit: 100_000, window: "15m" }] } });
+  const { auth } = makeTestAuth({
+    throttle: { ...generousThrottle, ip: [{ limit: 100_000, window: "15m" }] },
+    // Random policies never name a reachable server: the test route answers from validation.
+    directory: ldapDirectory(),
+  });
   const authenticator = makeTestAuthenticator();
   const session = { userId: "", accessToken: "", sessionId: "", passkeyId: "" };
 
@@ -167,7 +179,8 @@ describe("random input on every POST and PUT route", () => {
   }
 
   beforeAll(async () => {
-    const user = await createTestUser(auth, "fuzz");
+    // An admin, so that the directory policy routes are reached past the role check.
+    const user = await createTestUser(auth, "fuzz", ["user", "admin"]);
     await createTotpUser(auth, "fuzz-totp");
     session.userId = user.id;
     // A passkey of the user, so that random and altered assertions reach the signature checks.
@@ -250,21 +263,30 @@ describe("random input on every POST and PUT route", () => {
         const url = route.path.replace(":id", () => credentialIdFor(next));
         const text = JSON.stringify(body);
         const response = (await handleRequest(auth, request(route.method, url, text, headers))) as HttpResponse;
-        const envelope = JSON.parse(response.body) as { code: number; message: string };
+        const envelope = JSON.parse(response.body) as {
+          code: number;
+          message: string;
+          data?: { ok?: boolean; category?: string };
+        };
         const replay = `${route.method} ${url} ${JSON.stringify(headers)} ${text} → ${response.body}`;
         expect(documentedCodes.has(envelope.code), replay).toBe(true);
         expect(response.status, replay).toBeLessThan(500);
         expect(response.body).not.toMatch(/stack|Error:|\.ts:\d/);
         seen.add(envelope.code);
+        // The test route answers a policy it cannot try with code 0 and a category, never a 4xx.
+        if (route.path === "/auth/directory/policy/test" && envelope.code === 0) {
+          expect(envelope.data, replay).toMatchObject({ ok: false, category: "configuration" });
+        }
         // A registration that went through raised the token version: sign in again.
         if (route.path === "/auth/public-key/register/finish" && envelope.code === 0) await signIn();
       }
       // Routes that read fields must have refused some of the inputs; setup reads none.
-      if (fields.length > 0) expect([...seen].some((code) => code !== 0)).toBe(true);
+      if (fields.length > 0 && route.path !== "/auth/directory/policy/test")
+        expect([...seen].some((code) => code !== 0)).toBe(true);
       // The finish routes were reached through every check: the header, the shape, the signature.
       if (finish) expect([...seen]).toEqual(expect.arrayContaining([0, 40002, 40100]));
       // The rename reached its own passkey, unknown ids and bad labels.
-      if (route.method === "PUT") expect([...seen]).toEqual(expect.arrayContaining([0, 40400, 42200]));
+      if (route.path === "/auth/public-key/credentials/:id") expect([...seen]).toEqual(expect.arrayContaining([0, 40400, 42200]));
     });
   }
 });
