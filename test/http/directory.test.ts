@@ -295,20 +295,25 @@ describeWithSlapd("Directory (LDAP) login over HTTP against slapd", () => {
         };
         expect(await tried({})).toEqual({ ok: true });
         expect(await tried({ bindPassword: "not the reader password" })).toMatchObject({ ok: false, category: "bind" });
-        expect(await tried({ caBundle: slapd.wrongCaPem })).toMatchObject({ ok: false, category: "tls" });
-        expect(await tried({ serverUrl: slapd.ldapsUrl, caBundle: slapd.wrongCaPem })).toMatchObject({
+        // A policy that sends the bind password elsewhere, or another way, needs it typed again (ST-3).
+        const again = { bindPassword: slapd.servicePassword };
+        const elsewhere = await tried({ caBundle: slapd.wrongCaPem });
+        expect(elsewhere).toMatchObject({ ok: false, category: "configuration" });
+        expect(elsewhere.message.startsWith("bindPassword must be given again")).toBe(true);
+        expect(await tried({ caBundle: slapd.wrongCaPem, ...again })).toMatchObject({ ok: false, category: "tls" });
+        expect(await tried({ serverUrl: slapd.ldapsUrl, caBundle: slapd.wrongCaPem, ...again })).toMatchObject({
           ok: false,
           category: "tls",
         });
         const configuration = await tried({ userFilter: "(uid=alice)" });
         expect(configuration).toMatchObject({ ok: false, category: "configuration" });
         expect(configuration.message.startsWith("userFilter")).toBe(true);
-        expect(await tried({ serverUrl: `ldap://127.0.0.1:${deadPort}`, ...quick })).toMatchObject({
+        expect(await tried({ serverUrl: `ldap://127.0.0.1:${deadPort}`, ...quick, ...again })).toMatchObject({
           ok: false,
           category: "connection",
         });
         const started = performance.now();
-        expect(await tried({ serverUrl: `ldap://127.0.0.1:${silent.port}`, ...quick })).toMatchObject({
+        expect(await tried({ serverUrl: `ldap://127.0.0.1:${silent.port}`, ...quick, ...again })).toMatchObject({
           ok: false,
           category: "timeout",
         });

@@ -23,8 +23,12 @@ describe("LDAP-1: escapeFilterValue (RFC 4515)", () => {
 
 describe("LDAP-1: fillFilter", () => {
   it("fills the placeholder with the escaped value, whatever replacement patterns it holds", () => {
-    expect(fillFilter("(uid={{username}})", "username", "eve*(ops)")).toBe("(uid=eve\\2a\\28ops\\29)");
-    expect(fillFilter("(uid={{username}})", "username", "$&$'")).toBe("(uid=$&$')");
-    expect(fillFilter("(member={{dn}})", "dn", "cn=Smith\\2C John,dc=x")).toBe("(member=cn=Smith\\5c2C John,dc=x)");
+    expect(fillFilter("(uid={{username}})", { username: "eve*(ops)" })).toBe("(uid=eve\\2a\\28ops\\29)");
+    expect(fillFilter("(uid={{username}})", { username: "$&$'" })).toBe("(uid=$&$')");
+    expect(fillFilter("(member={{dn}})", { dn: "cn=Smith\\2C John,dc=x" })).toBe("(member=cn=Smith\\5c2C John,dc=x)");
+    expect(fillFilter("(|(member={{dn}})(memberUid={{username}}))", { dn: "cn={{username}},dc=x", username: "a*" })).toBe(
+      "(|(member=cn={{username}},dc=x)(memberUid=a\\2a))",
+    );
+    expect(fillFilter("(x={{constructor}})(y={{dn}})", { username: "u" })).toBe("(x={{constructor}})(y={{dn}})");
   });
 });

@@ -22,13 +22,16 @@ export function escapeFilterValue(value: string | Uint8Array): string {
 }
 
 /**
- * Fills `{{name}}` in a filter template with the escaped value (LDAP-1). The template was checked
- * when the policy was saved; the value is escaped here, never trusted.
+ * Fills each `{{name}}` of a filter template with the escaped value of that name, in one pass, so
+ * a value that itself reads `{{…}}` stays text (LDAP-1). The template was checked when the policy
+ * was saved; the values are escaped here, never trusted. A placeholder without a value is left.
  *
  * @example
- * fillFilter("(uid={{username}})", "username", "admin*") // "(uid=admin\\2a)"
+ * fillFilter("(uid={{username}})", { username: "admin*" }) // "(uid=admin\\2a)"
  */
-export function fillFilter(template: string, name: string, value: string | Uint8Array): string {
-  const escaped = escapeFilterValue(value);
-  return template.replaceAll(`{{${name}}}`, () => escaped);
+export function fillFilter(template: string, values: Record<string, string | Uint8Array>): string {
+  return template.replace(/\{\{([a-z]+)\}\}/g, (whole, name: string) => {
+    const value = Object.hasOwn(values, name) ? values[name] : undefined;
+    return value === undefined ? whole : escapeFilterValue(value);
+  });
 }

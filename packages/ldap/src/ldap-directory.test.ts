@@ -9,9 +9,11 @@ import {
   type SlapdServer,
   ldapAdGroups,
   ldapAdUsers,
+  ldapBaseDn,
   ldapGroups,
   ldapOus,
   ldapPeople,
+  ldapPosixGroups,
   slapdMissing,
   startSlapd,
 } from "../../../test/fixtures/slapd.js";
@@ -79,6 +81,25 @@ describeWithSlapd("ldapDirectory against slapd", () => {
     expect(result.status).toBe("authenticated");
     if (result.status !== "authenticated") return;
     expect(lower(result.entry.groups)).toEqual(lower([ldapGroups.engineers.dn, ldapGroups.admins.dn]));
+  });
+
+  it("finds posix groups by a group search for the username (memberUid), and both kinds in one filter", async () => {
+    const { bob, alice } = ldapPeople;
+    const byUid = { baseDn: ldapOus.posixGroups, filter: "(&(objectClass=posixGroup)(memberUid={{username}}))" };
+    const bobs = await directory.authenticate(settings({ groupSearch: byUid }), bob.uid, bob.password);
+    expect(bobs.status === "authenticated" && lower(bobs.entry.groups)).toEqual(
+      lower([ldapPosixGroups.developers.dn, ldapPosixGroups.sales.dn]),
+    );
+    const both = {
+      baseDn: ldapBaseDn,
+      filter: "(|(&(objectClass=groupOfNames)(member={{dn}}))(&(objectClass=posixGroup)(memberUid={{username}})))",
+    };
+    const alices = await directory.lookup(settings({ groupAttribute: "description", groupSearch: both }), {
+      username: alice.uid,
+    });
+    expect(lower(alices?.groups ?? [])).toEqual(
+      lower([ldapGroups.engineers.dn, ldapGroups.admins.dn, ldapPosixGroups.developers.dn]),
+    );
   });
 
   it("EN-1: a wrong password is invalid_credentials; an unknown user no_entry; two entries ambiguous", async () => {

@@ -124,7 +124,10 @@ function stableIdOf(entry: LdapEntry, settings: DirectorySettings): string {
 async function groupsOf(connection: LdapConnection, settings: DirectorySettings, entry: LdapEntry): Promise<string[]> {
   const groups = (entry.attributes.get(settings.groupAttribute.toLowerCase()) ?? []).map((value) => value.toString("utf8"));
   if (settings.groupSearch !== null) {
-    const filter = fillFilter(settings.groupSearch.filter, "dn", entry.dn);
+    const filter = fillFilter(settings.groupSearch.filter, {
+      dn: entry.dn,
+      username: text(entry, settings.usernameAttribute) ?? "",
+    });
     const found = await connection.search(settings.groupSearch.baseDn, {
       scope: "sub",
       filter,
@@ -168,7 +171,7 @@ async function authenticate(settings: DirectorySettings, username: string, passw
   // LDAP-3: an empty password would be an unauthenticated bind, which a server may accept as anonymous.
   if (username === "" || password === "") return { status: "invalid_credentials" };
   return withServiceConnection(settings, async (connection) => {
-    const found = await findEntries(connection, settings, fillFilter(settings.userFilter, "username", username));
+    const found = await findEntries(connection, settings, fillFilter(settings.userFilter, { username }));
     if (found === "ambiguous" || found.length > 1) return { status: "ambiguous" };
     const [candidate] = found;
     if (candidate === undefined) return { status: "no_entry" };
@@ -193,7 +196,7 @@ async function authenticate(settings: DirectorySettings, username: string, passw
 function stableIdFilter(settings: DirectorySettings, stableId: string): string | null {
   const binary = binaryAttributes.has(settings.stableIdAttribute.toLowerCase());
   if (binary && !/^(?:[0-9a-f]{2})+$/.test(stableId)) return null;
-  return fillFilter(`(${settings.stableIdAttribute}={{id}})`, "id", binary ? Buffer.from(stableId, "hex") : stableId);
+  return fillFilter(`(${settings.stableIdAttribute}={{id}})`, { id: binary ? Buffer.from(stableId, "hex") : stableId });
 }
 
 async function lookup(
@@ -204,7 +207,7 @@ async function lookup(
     "username" in by
       ? by.username === ""
         ? null
-        : fillFilter(settings.userFilter, "username", by.username)
+        : fillFilter(settings.userFilter, { username: by.username })
       : stableIdFilter(settings, by.stableId);
   if (filter === null) return null;
   return withServiceConnection(settings, async (connection) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { authError, makeAuth } from "../flows/fixtures.test-support.js";
-import { defaultDirectoryPolicy } from "./policy.js";
+import { type DirectoryPolicyInput, defaultDirectoryPolicy } from "./policy.js";
 import {
   directoryPolicyKey,
   readDirectorySettings,
@@ -10,6 +10,7 @@ import {
 } from "./policy-store.js";
 
 const bindPassword = "service account password ⚷";
+const caPem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----";
 const input = {
   enabled: true,
   serverUrl: "ldaps://ldap.example.com",
@@ -56,5 +57,53 @@ describe("the saved directory policy", () => {
     const refused = await authError(settingsFrom(auth, { bindPassword: 42 }));
     expect(refused).toMatchObject({ code: 42200 });
     expect(refused.message).toMatch(/^bindPassword /);
+  });
+
+  it("ST-3: the saved bind password is kept only while it would go to the same server the same way", async () => {
+    const { auth } = makeAuth();
+    await writeDirectorySettings(auth, await settingsFrom(auth, { ...input, caBundle: caPem }));
+    const changes: Array<Partial<DirectoryPolicyInput>> = [
+      { serverUrl: "ldaps://elsewhere.example.net" },
+      { bindDn: "cn=other,dc=example,dc=com" },
+      { caBundle: `${caPem}\n${caPem}` },
+      { caBundle: null },
+      { serverUrl: "ldap://ldap.example.com", startTls: true },
+      { serverUrl: "ldap://127.0.0.1", startTls: false, allowPlaintext: true },
+    ];
+    for (const change of changes) {
+      const refused = await authError(settingsFrom(auth, change));
+      expect(refused.code, JSON.stringify(change)).toBe(42200);
+      expect(refused.message).toMatch(/^bindPassword must be given again when serverUrl, bindDn, caBundle, startTls/);
+      for (const bindPassword of ["", undefined]) {
+        await expect(settingsFrom(auth, { ...change, bindPassword })).rejects.toMatchObject({ code: 42200 });
+      }
+      expect((await settingsFrom(auth, { ...change, bindPassword: "typed again" })).bindPassword).toBe("typed again");
+    }
+    expect((await settingsFrom(auth, { bindDn: null })).bindPassword).toBeNull();
+    expect((await settingsFrom(auth, { serverUrl: "ldaps://LDAP.example.com", searchTimeoutSecs: 2 })).bindPassword).toBe(
+      bindPassword,
+    );
+  });
+
+  it("with no saved bind password, a changed destination needs none", async () => {
+    const { auth } = makeAuth();
+    await writeDirectorySettings(auth, await settingsFrom(auth, { ...input, bindPassword: undefined }));
+    expect((await settingsFrom(auth, { serverUrl: "ldaps://elsewhere.example.net" })).bindPassword).toBeNull();
+  });
+
+  it("turning StartTLS or plaintext on or off is a change of destination too", async () => {
+    const { auth } = makeAuth();
+    const local = {
+      ...input,
+      serverUrl: "ldap://ldap.example.com",
+      startTls: false,
+      allowPlaintext: true,
+      allowPlaintextOnNetwork: true,
+    };
+    await writeDirectorySettings(auth, await settingsFrom(auth, local));
+    await expect(settingsFrom(auth, { allowPlaintextOnNetwork: false, serverUrl: "ldap://127.0.0.1" })).rejects.toMatchObject({
+      code: 42200,
+    });
+    await expect(settingsFrom(auth, { startTls: true })).rejects.toMatchObject({ code: 42200 });
   });
 });

@@ -1,4 +1,6 @@
 import type { Auth } from "../auth.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
 import type { EncryptedSecret } from "../storage/types.js";
 import {
   type DirectoryPolicy,
@@ -43,17 +45,39 @@ export async function readDirectorySettings(auth: Auth): Promise<DirectorySettin
 }
 
 /**
+ * The fields that decide where the bind password goes and how safely: the stored password is kept
+ * only while none of them changes, so an operator (or a stolen admin token) cannot send it to a
+ * server of their choosing without knowing it.
+ */
+const bindPasswordDestination = [
+  "serverUrl",
+  "bindDn",
+  "caBundle",
+  "startTls",
+  "allowPlaintext",
+  "allowPlaintextOnNetwork",
+] as const;
+
+/**
  * What a policy sent by an operator amounts to, over the saved one: validated and completed, with
- * the bind password it gives, or the saved one when it gives none or an empty one.
+ * the bind password it gives; or, when it gives none or an empty one, the saved one, as long as
+ * the password would go to the same place the same way (see {@link bindPasswordDestination}).
  *
- * @throws {AuthError} 42200 naming the first bad field.
+ * @throws {AuthError} 42200 naming the first bad field; `bindPassword` when the destination changed without it.
  */
 export async function settingsFrom(auth: Auth, input: unknown): Promise<DirectorySettings> {
-  const current = await readDirectorySettings(auth);
-  const { bindPassword: _saved, ...currentPolicy } = current;
-  const policy = validateDirectoryPolicy(input, currentPolicy);
+  const { bindPassword: saved, ...current } = await readDirectorySettings(auth);
+  const policy = validateDirectoryPolicy(input, current);
   const given = (input as DirectoryPolicyInput).bindPassword;
-  return { ...policy, bindPassword: typeof given === "string" && given !== "" ? given : current.bindPassword };
+  if (typeof given === "string" && given !== "") return { ...policy, bindPassword: given };
+  const sameDestination = bindPasswordDestination.every((field) => policy[field] === current[field]);
+  if (saved !== null && !sameDestination && policy.bindDn !== null) {
+    throw new AuthError(
+      ErrorCode.ValidationFailed,
+      "bindPassword must be given again when serverUrl, bindDn, caBundle, startTls, allowPlaintext or allowPlaintextOnNetwork changes",
+    );
+  }
+  return { ...policy, bindPassword: sameDestination ? saved : null };
 }
 
 /** Saves validated settings: the bind password sealed with the encryption key. */

@@ -116,6 +116,14 @@ describe("validateDirectoryPolicy", () => {
       [{ ...working, stableIdAttribute: "entry UUID" }, "stableIdAttribute"],
       [{ ...working, usernameAttribute: "1uid" }, "usernameAttribute"],
       [{ ...working, groupSearch: { baseDn: "ou=groups,dc=x", filter: "(member=x)" } }, "groupSearch.filter"],
+      [
+        { ...working, groupSearch: { baseDn: "ou=groups,dc=x", filter: "(|(member={{dn}})(member={{dn}}))" } },
+        "groupSearch.filter",
+      ],
+      [
+        { ...working, groupSearch: { baseDn: "ou=groups,dc=x", filter: "(|(a={{username}})(b={{username}}))" } },
+        "groupSearch.filter",
+      ],
       [{ ...working, groupSearch: "ou=groups" }, "groupSearch"],
       [{ ...working, mappings: {} }, "mappings"],
       [{ ...working, mappings: [{ group: "cn=a", role: "admin", priority: 1.5 }] }, "mappings[0].priority"],
@@ -166,5 +174,25 @@ describe("validateDirectoryPolicy", () => {
       loginOrder: "directory-first",
       groupSearch: { baseDn: "ou=groups,dc=example,dc=com" },
     });
+    for (const filter of ["(memberUid={{username}})", "(|(member={{dn}})(memberUid={{username}}))"]) {
+      expect(validateDirectoryPolicy({ ...working, groupSearch: { baseDn: "ou=groups", filter } }).groupSearch?.filter).toBe(
+        filter,
+      );
+    }
+  });
+
+  it("the messages of the placeholder rules", () => {
+    const message = (input: unknown) => {
+      try {
+        validateDirectoryPolicy(input);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "accepted";
+    };
+    expect(message({ ...working, userFilter: "(uid=x)" })).toBe("userFilter must contain {{username}} exactly once");
+    expect(message({ ...working, groupSearch: { baseDn: "ou=g", filter: "(member=x)" } })).toBe(
+      "groupSearch.filter must contain {{dn}} or {{username}}, each at most once",
+    );
   });
 });

@@ -10,7 +10,11 @@ export interface RoleMapping {
   priority: number;
 }
 
-/** Where a directory without `memberOf` keeps groups: `filter` holds `{{dn}}`, the user's DN. */
+/**
+ * Where a directory without `memberOf` keeps groups: `filter` holds `{{dn}}` (the user's DN, for
+ * `groupOfNames` `member`) or `{{username}}` (the entry's `usernameAttribute` value, for
+ * `posixGroup` `memberUid`), or both, each at most once.
+ */
 export interface GroupSearch {
   baseDn: string;
   filter: string;
@@ -126,11 +130,19 @@ function attribute(value: unknown, field: string): string {
   return name;
 }
 
-/** A filter with its parentheses balanced outside escapes and exactly one of each placeholder named. */
-function filter(value: unknown, field: string, placeholderName: string): string {
+/**
+ * A filter with its parentheses balanced: each of `placeholders` at most once and at least one of
+ * them (the user filter: `{{username}}` exactly once).
+ */
+function filter(value: unknown, field: string, placeholders: string[]): string {
   const template = text(value, field) as string;
-  if ((template.match(placeholder(placeholderName)) ?? []).length !== 1) {
-    throw invalid(field, `must contain {{${placeholderName}}} exactly once`);
+  const counts = placeholders.map((name) => (template.match(placeholder(name)) ?? []).length);
+  if (counts.some((count) => count > 1) || counts.every((count) => count === 0)) {
+    const names = placeholders.map((name) => `{{${name}}}`).join(" or ");
+    throw invalid(
+      field,
+      placeholders.length === 1 ? `must contain ${names} exactly once` : `must contain ${names}, each at most once`,
+    );
   }
   let depth = 0;
   for (const character of template) {
@@ -237,7 +249,7 @@ export function validateDirectoryPolicy(input: unknown, current: DirectoryPolicy
     connectTimeoutSecs: seconds(merged.connectTimeoutSecs, "connectTimeoutSecs"),
     searchTimeoutSecs: seconds(merged.searchTimeoutSecs, "searchTimeoutSecs"),
     userBaseDn: merged.userBaseDn === "" && !enabled ? "" : (text(merged.userBaseDn, "userBaseDn") as string),
-    userFilter: filter(merged.userFilter, "userFilter", "username"),
+    userFilter: filter(merged.userFilter, "userFilter", ["username"]),
     stableIdAttribute: attribute(merged.stableIdAttribute, "stableIdAttribute"),
     usernameAttribute: attribute(merged.usernameAttribute, "usernameAttribute"),
     displayAttribute: attribute(merged.displayAttribute, "displayAttribute"),
@@ -248,7 +260,7 @@ export function validateDirectoryPolicy(input: unknown, current: DirectoryPolicy
         ? null
         : {
             baseDn: text(groupSearch.baseDn, "groupSearch.baseDn") as string,
-            filter: filter(groupSearch.filter, "groupSearch.filter", "dn"),
+            filter: filter(groupSearch.filter, "groupSearch.filter", ["dn", "username"]),
           },
     mappings: mappings(merged.mappings),
     fallbackRole: text(merged.fallbackRole, "fallbackRole", { optional: true, max: 64 }),

@@ -98,6 +98,26 @@ describe("directory login", () => {
     expect(harness.events.filter((event) => event.type === "user.created")).toHaveLength(1);
   });
 
+  it("TV-1: roles changed at sign-in raise the token version: tokens with the old roles are refused, the new ones work", async () => {
+    const harness = await makeDirectoryAuth();
+    const before = await directorySignIn(harness, "bob");
+    const unchanged = await directorySignIn(harness, "bob");
+    expect(harness.events.filter((event) => event.type === "token_version.raised")).toEqual([]);
+    await verifyAccessToken(harness.auth, { token: before.accessToken });
+    (harness.directory.people[1] as ReturnType<typeof person>).entry.groups = [groupsDn.admins];
+    const after = await directorySignIn(harness, "bob");
+    for (const old of [before, unchanged]) {
+      expect((await authError(verifyAccessToken(harness.auth, { token: old.accessToken }))).code).toBe(ErrorCode.InvalidToken);
+      expect((await authError(refresh(harness.auth, { refreshToken: old.refreshToken }))).code).toBe(ErrorCode.InvalidToken);
+    }
+    expect((await verifyAccessToken(harness.auth, { token: after.accessToken })).roles).toEqual(["admin"]);
+    expect((await refresh(harness.auth, { refreshToken: after.refreshToken })).user.roles).toEqual(["admin"]);
+    expect(harness.events.find((event) => event.type === "token_version.raised")).toMatchObject({
+      reason: "roles_changed",
+      tokenVersion: 1,
+    });
+  });
+
   it("a renamed entry, same stable id, stays the same account under its new username; the old name is free", async () => {
     const harness = await makeDirectoryAuth();
     const { user } = await directorySignIn(harness, "bob");
@@ -357,6 +377,26 @@ describe("refresh of a directory user", () => {
     expect((await harness.storage.users.findById(access.userId))?.roles).toEqual(["admin"]);
     const unchanged = await refresh(harness.auth, { refreshToken: refreshed.refreshToken });
     expect((await verifyAccessToken(harness.auth, { token: unchanged.accessToken })).roles).toEqual(["admin"]);
+  });
+
+  it("TV-1: roles changed at refresh end every other token with the old roles; the refreshed session carries on", async () => {
+    const harness = await makeDirectoryAuth();
+    const mine = await directorySignIn(harness, "bob");
+    const other = await directorySignIn(harness, "bob");
+    (harness.directory.people[1] as ReturnType<typeof person>).entry.groups = [groupsDn.admins];
+    const refreshed = await refresh(harness.auth, { refreshToken: mine.refreshToken });
+    for (const token of [mine.accessToken, other.accessToken]) {
+      expect((await authError(verifyAccessToken(harness.auth, { token }))).code).toBe(ErrorCode.InvalidToken);
+    }
+    expect((await authError(refresh(harness.auth, { refreshToken: other.refreshToken }))).code).toBe(ErrorCode.InvalidToken);
+    const access = await verifyAccessToken(harness.auth, { token: refreshed.accessToken });
+    expect(access).toMatchObject({ roles: ["admin"], tokenVersion: 1 });
+    expect((await harness.storage.sessions.findSession(access.sessionId))?.tokenVersion).toBe(1);
+    const again = await refresh(harness.auth, { refreshToken: refreshed.refreshToken });
+    expect((await verifyAccessToken(harness.auth, { token: again.accessToken })).roles).toEqual(["admin"]);
+    expect(harness.events.filter((event) => event.type === "token_version.raised").map((event) => event.reason)).toEqual([
+      "roles_changed",
+    ]);
   });
 
   it("LDAP-5: out of every mapped group with no fallback role: 40101, and every session of the user ends", async () => {

@@ -6,6 +6,7 @@ import type { LoginResult } from "../flows/login.js";
 import { completeFirstFactor } from "../flows/pending-login.js";
 import { directoryProvider } from "../oauth/provider-config.js";
 import type { UserRecord } from "../storage/types.js";
+import { raiseTokenVersion } from "../users/token-version.js";
 import { normalizeUsername } from "../users/username.js";
 import type { Directory, DirectoryEntry } from "./directory.js";
 import { type DirectorySettings, readDirectorySettings } from "./policy-store.js";
@@ -40,7 +41,8 @@ function localUsername(entry: DirectoryEntry): { username: string; usernameKey: 
  * The local account of a directory entry, keyed by its stable id (so a renamed entry stays the
  * same user): made on first sign-in (source `directory`, no password, `roles`), otherwise
  * brought up to date with the entry's username and `roles`. A username held by another account,
- * local or another entry's, is 40900: never linked silently. The link is stored before the
+ * local or another entry's, is 40900: never linked silently. Changed roles raise the token version
+ * (TV-1), so the account's other sessions end rather than keep the old roles. The link is stored before the
  * account, so a sign-in cut off between the two finishes the account the next time.
  */
 export async function directoryAccount(auth: Auth, entry: DirectoryEntry, roles: string[]): Promise<UserRecord> {
@@ -69,7 +71,8 @@ export async function directoryAccount(auth: Auth, entry: DirectoryEntry, roles:
     }
     const updated = await auth.storage.users.update(userId, { username, usernameKey, roles }, now);
     if (!updated) throw collision();
-    return updated;
+    if (sameRoles(existing.roles, roles)) return updated;
+    return { ...updated, tokenVersion: await raiseTokenVersion(auth, userId, "roles_changed") };
   }
   const record: UserRecord = {
     id: userId,

@@ -4,6 +4,7 @@ import { directoryRolesAtRefresh, sameRoles } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { RevocationReason } from "../events/types.js";
+import type { UserRecord } from "../storage/types.js";
 import { type TokenSet, issueTokens } from "../tokens/issue-tokens.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { requiredString } from "./input.js";
@@ -27,7 +28,8 @@ const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
  * A directory user's groups are read again first, when the policy's `refreshMapping` says so
  * (LDAP-5): the new access token carries the roles they map to now, and a user gone from the
  * directory or from every mapped group (with no fallback role) loses the session, and every
- * other, through a raised token version. The directory is read before the token is spent, so a
+ * other, through a raised token version; changed roles raise it too, ending the other sessions'
+ * tokens with the old roles while this session carries on with the new ones. The directory is read before the token is spent, so a
  * directory that is down leaves the refresh token usable.
  *
  * @throws {AuthError} 40101 for any invalid, expired, spent or revoked token, 50300 the directory is unavailable.
@@ -64,11 +66,23 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
       await raiseTokenVersion(auth, userId, "directory_access_lost");
       throw invalidToken();
     }
-    if (!sameRoles(roles, user.roles)) user = (await auth.storage.users.update(userId, { roles }, now)) ?? user;
+    if (!sameRoles(roles, user.roles)) user = await carryOnWithRoles(auth, user, session.id, roles);
   }
   const tokens = await issueTokens(auth, user, session);
   auth.emit({ type: "token.refreshed", userId, sessionId, at: now, ip: input.ip });
   return tokens;
+}
+
+/**
+ * Gives a directory user the roles the directory maps to now and raises the token version (TV-1),
+ * so every other token with the old roles is refused; the session being refreshed moves to the
+ * new version and carries on.
+ */
+async function carryOnWithRoles(auth: Auth, user: UserRecord, sessionId: string, roles: string[]): Promise<UserRecord> {
+  const updated = (await auth.storage.users.update(user.id, { roles }, auth.now())) ?? user;
+  const tokenVersion = await raiseTokenVersion(auth, user.id, "roles_changed");
+  await auth.storage.sessions.setTokenVersion(sessionId, tokenVersion);
+  return { ...updated, tokenVersion };
 }
 
 /**

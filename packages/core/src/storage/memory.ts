@@ -231,6 +231,12 @@ function memorySessions() {
       session.revokedAt = now;
       return true;
     },
+    async setTokenVersion(id, tokenVersion) {
+      const session = sessions.get(id);
+      if (!session || session.revokedAt !== null) return false;
+      session.tokenVersion = tokenVersion;
+      return true;
+    },
     async revokeUserSessions(userId, now) {
       let revoked = 0;
       for (const session of sessions.values()) {

@@ -136,6 +136,12 @@ export interface SessionStore {
   findSession(id: string): Promise<SessionRecord | null>;
   /** Marks a session revoked; returns false if it was unknown or already revoked. */
   revokeSession(id: string, now: number): Promise<boolean>;
+  /**
+   * Moves a live session to the user's new token version: the session a directory user is
+   * refreshing carries on when the refresh changed their roles and raised the version. Returns
+   * false, changing nothing, when the session is unknown or revoked.
+   */
+  setTokenVersion(id: string, tokenVersion: number): Promise<boolean>;
   /** Revokes every live session of a user; returns how many were revoked. */
   revokeUserSessions(userId: string, now: number): Promise<number>;
   insertRefreshToken(token: RefreshTokenRecord): Promise<void>;

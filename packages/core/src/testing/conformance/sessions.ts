@@ -23,6 +23,21 @@ export function sessionsSuite({ test: { describe, it, expect }, makeStorage }: S
       expect(await storage.sessions.revokeSession(uniqueId("session"), BASE_TIME)).toBe(false);
     });
 
+    it("setTokenVersion moves a live session to a new token version; a revoked or unknown one is false and unchanged", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      const live = sampleSession(userId, { tokenVersion: 2 });
+      const other = sampleSession(userId, { tokenVersion: 2 });
+      const revoked = sampleSession(userId, { tokenVersion: 2, revokedAt: BASE_TIME + 5 });
+      for (const session of [live, other, revoked]) await storage.sessions.createSession(session);
+      expect(await storage.sessions.setTokenVersion(live.id, 3)).toBe(true);
+      expect(await storage.sessions.findSession(live.id)).toEqual({ ...live, tokenVersion: 3 });
+      expect(await storage.sessions.findSession(other.id)).toEqual(other);
+      expect(await storage.sessions.setTokenVersion(revoked.id, 3)).toBe(false);
+      expect(await storage.sessions.findSession(revoked.id)).toEqual(revoked);
+      expect(await storage.sessions.setTokenVersion(uniqueId("session"), 3)).toBe(false);
+    });
+
     it("revokeUserSessions revokes and counts only that user's live sessions", async () => {
       const storage = await makeStorage();
       const userId = await createUser(storage);
