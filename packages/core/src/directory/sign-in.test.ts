@@ -190,6 +190,23 @@ describe("directory login", () => {
     expect(await harness.storage.identities.find("directory", "uuid-new-bob")).toBeNull();
   });
 
+  it("a sign-in that lost the race for the link to another still making the account never takes that link back", async () => {
+    const harness = await makeDirectoryAuth();
+    await addUser(harness.auth, "alice");
+    const theirs = {
+      provider: "directory",
+      subject: "uuid-alice",
+      userId: "account-being-made",
+      email: null,
+      emailVerified: false,
+    };
+    await harness.storage.identities.link({ ...theirs, createdAt: harness.clock.now, lastUsedAt: null });
+    // As if the other sign-in linked the entry between this one's look-up and its own link.
+    vi.spyOn(harness.storage.identities, "find").mockResolvedValueOnce(null);
+    expect((await authError(directorySignIn(harness, "alice"))).code).toBe(ErrorCode.Conflict);
+    expect(await harness.storage.identities.find("directory", "uuid-alice")).toMatchObject({ userId: "account-being-made" });
+  });
+
   it("a rename onto a taken username is 40900 and the account keeps its name", async () => {
     const harness = await makeDirectoryAuth();
     await addUser(harness.auth, "taken-name");

@@ -48,8 +48,8 @@ function localUsername(entry: DirectoryEntry): { username: string; usernameKey: 
 export async function directoryAccount(auth: Auth, entry: DirectoryEntry, roles: string[]): Promise<UserRecord> {
   const { username, usernameKey } = localUsername(entry);
   const now = auth.now();
-  const found = await auth.storage.identities.find(directoryProvider, entry.stableId);
-  let userId = found?.userId;
+  let userId = (await auth.storage.identities.find(directoryProvider, entry.stableId))?.userId;
+  let madeLink = false;
   if (userId === undefined) {
     const identity = {
       provider: directoryProvider,
@@ -60,8 +60,8 @@ export async function directoryAccount(auth: Auth, entry: DirectoryEntry, roles:
       createdAt: now,
       lastUsedAt: now,
     };
-    const linked = await auth.storage.identities.link(identity);
-    userId = linked ? identity.userId : (await auth.storage.identities.find(directoryProvider, entry.stableId))?.userId;
+    madeLink = await auth.storage.identities.link(identity);
+    userId = madeLink ? identity.userId : (await auth.storage.identities.find(directoryProvider, entry.stableId))?.userId;
     if (userId === undefined) throw collision();
   }
   const existing = await auth.storage.users.findById(userId);
@@ -90,10 +90,11 @@ export async function directoryAccount(auth: Auth, entry: DirectoryEntry, roles:
     auth.emit({ type: "user.created", userId, at: now });
     return record;
   }
-  // A concurrent first sign-in of the same entry made the account; otherwise the name is taken.
+  // A concurrent first sign-in of the same entry made the account; otherwise the name is taken,
+  // and a link made here is taken back so that it binds no one.
   const raced = await auth.storage.users.findById(userId);
   if (raced) return raced;
-  if (!found) await auth.storage.identities.unlink(userId, directoryProvider, entry.stableId);
+  if (madeLink) await auth.storage.identities.unlink(userId, directoryProvider, entry.stableId);
   throw collision();
 }
 
