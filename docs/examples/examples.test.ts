@@ -236,12 +236,13 @@ describe("docs/examples", () => {
     );
   });
 
-  it("README.md, getting-started.md and flows/oauth.md show the examples exactly as they are in docs/examples", () => {
+  it("README.md, getting-started.md, flows/oauth.md and flows/directory.md show the examples exactly as they are in docs/examples", () => {
     const read = (path: string) => readFileSync(new URL(path, import.meta.url), "utf8");
     const shown = {
       "../../README.md": ["express-quick-start.ts", "hono-quick-start.ts", "start-express.ts"],
       "../getting-started.md": ["express-quick-start.ts", "start-express.ts"],
       "../flows/oauth.md": ["oauth-providers.ts"],
+      "../flows/directory.md": ["directory-policies.ts"],
     };
     for (const [page, files] of Object.entries(shown)) {
       for (const file of files) expect(read(page)).toContain(`\`\`\`ts\n${read(`./${file}`)}\`\`\``);
