@@ -36,12 +36,41 @@ export async function readPublicPolicy(auth: Auth): Promise<PublicDirectoryPolic
   return { ...saved.policy, credentialConfigured: saved.bindPassword !== null };
 }
 
-/** The saved policy with its bind password opened, for connecting. */
+/** The sealed bind password opened; the key that sealed it may have left the keyring since. */
+function openBindPassword(auth: Auth, sealed: EncryptedSecret | null): string | null {
+  if (sealed === null) return null;
+  try {
+    return auth.secretBox.open(sealed, bindPasswordContext).toString("utf8");
+  } catch (error) {
+    throw new AuthError(ErrorCode.Unavailable, "The directory is unavailable", {
+      cause: new Error(
+        "The saved directory bind password cannot be opened with the configured encryption keys: configure the key that sealed it in secrets.encryption, or save the policy with its bind password again",
+        { cause: error },
+      ),
+    });
+  }
+}
+
+/**
+ * The saved policy with its bind password opened, for connecting.
+ *
+ * @throws {AuthError} 50300 when the bind password cannot be opened (its key left the keyring).
+ */
 export async function readDirectorySettings(auth: Auth): Promise<DirectorySettings> {
   const saved = await readSaved(auth);
-  const bindPassword =
-    saved.bindPassword === null ? null : auth.secretBox.open(saved.bindPassword, bindPasswordContext).toString("utf8");
-  return { ...saved.policy, bindPassword };
+  return { ...saved.policy, bindPassword: openBindPassword(auth, saved.bindPassword) };
+}
+
+/**
+ * The saved policy with its bind password opened when it is enabled and `wanted`; null, opening
+ * nothing, when it is not: a policy a sign-in does not use never stands in its way.
+ */
+export async function readEnabledDirectorySettings(
+  auth: Auth,
+  wanted: (policy: DirectoryPolicy) => boolean = () => true,
+): Promise<DirectorySettings | null> {
+  const { policy, bindPassword } = await readSaved(auth);
+  return policy.enabled && wanted(policy) ? { ...policy, bindPassword: openBindPassword(auth, bindPassword) } : null;
 }
 
 /**
@@ -66,18 +95,26 @@ const bindPasswordDestination = [
  * @throws {AuthError} 42200 naming the first bad field; `bindPassword` when the destination changed without it.
  */
 export async function settingsFrom(auth: Auth, input: unknown): Promise<DirectorySettings> {
-  const { bindPassword: saved, ...current } = await readDirectorySettings(auth);
+  const { policy: current, bindPassword: sealed } = await readSaved(auth);
   const policy = validateDirectoryPolicy(input, current);
   const given = (input as DirectoryPolicyInput).bindPassword;
   if (typeof given === "string" && given !== "") return { ...policy, bindPassword: given };
   const sameDestination = bindPasswordDestination.every((field) => policy[field] === current[field]);
-  if (saved !== null && !sameDestination && policy.bindDn !== null) {
+  if (sealed === null || policy.bindDn === null) return { ...policy, bindPassword: null };
+  if (!sameDestination) {
     throw new AuthError(
       ErrorCode.ValidationFailed,
       "bindPassword must be given again when serverUrl, bindDn, caBundle, startTls, allowPlaintext or allowPlaintextOnNetwork changes",
     );
   }
-  return { ...policy, bindPassword: sameDestination ? saved : null };
+  try {
+    return { ...policy, bindPassword: openBindPassword(auth, sealed) };
+  } catch {
+    throw new AuthError(
+      ErrorCode.ValidationFailed,
+      "bindPassword must be given again: the saved one cannot be opened with the configured encryption keys",
+    );
+  }
 }
 
 /** Saves validated settings: the bind password sealed with the encryption key. */

@@ -1,6 +1,7 @@
+import { randomBytes } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../errors/codes.js";
-import { saveDirectoryPolicy } from "../flows/directory-policy.js";
+import { getDirectoryPolicy, saveDirectoryPolicy } from "../flows/directory-policy.js";
 import {
   type AuthOverrides,
   type Harness,
@@ -12,6 +13,7 @@ import {
   goodPassword,
   makeAuth,
   signIn,
+  signingSecret,
   slowStorage,
 } from "../flows/fixtures.test-support.js";
 import { listIdentities, unlinkIdentity } from "../flows/identities.js";
@@ -354,6 +356,38 @@ describe("directory login", () => {
     );
     expect(error.code).toBe(ErrorCode.NotFound);
     expect(await harness.storage.identities.find("directory", "uuid-alice")).not.toBeNull();
+  });
+});
+
+describe("a bind password sealed with a key that left the keyring", () => {
+  it("local sign-ins go on; directory sign-ins are 50300 saying why to the operator; a save must send the password again", async () => {
+    const harness = await makeDirectoryAuth();
+    await addUser(harness.auth, "lou");
+    const rotated = makeAuth({
+      storage: harness.storage,
+      clock: harness.clock,
+      directory: harness.directory,
+      secrets: { signing: signingSecret, encryption: randomBytes(32).toString("base64url") },
+    });
+    expect((await login(rotated.auth, { username: "lou", password: goodPassword })).status).toBe("authenticated");
+    const unavailable = await authError(directoryLogin(rotated, "alice"));
+    expect({ code: unavailable.code, message: unavailable.message }).toEqual({
+      code: ErrorCode.Unavailable,
+      message: "The directory is unavailable",
+    });
+    expect(String((unavailable.cause as Error).message)).toMatch(/^The saved directory bind password cannot be opened/);
+    expect((await getDirectoryPolicy(rotated.auth)).credentialConfigured).toBe(true);
+    const refused = await authError(saveDirectoryPolicy(rotated.auth, { searchTimeoutSecs: 3 }));
+    expect(refused.message).toBe(
+      "bindPassword must be given again: the saved one cannot be opened with the configured encryption keys",
+    );
+    await saveDirectoryPolicy(rotated.auth, { bindPassword: "service account password", loginOrder: "directory-first" });
+    expect((await directoryLogin(rotated, "alice")).status).toBe("authenticated");
+    expect((await authError(directoryLogin(harness, "alice"))).code).toBe(ErrorCode.Unavailable);
+    expect((await authError(login(harness.auth, { username: "lou", password: goodPassword }))).code).toBe(ErrorCode.Unavailable);
+    expect((await login(harness.auth, { username: "lou", password: goodPassword, provider: "local" })).status).toBe(
+      "authenticated",
+    );
   });
 });
 

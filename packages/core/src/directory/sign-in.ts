@@ -9,7 +9,8 @@ import type { UserRecord } from "../storage/types.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { normalizeUsername } from "../users/username.js";
 import type { Directory, DirectoryEntry } from "./directory.js";
-import { type DirectorySettings, readDirectorySettings } from "./policy-store.js";
+import type { DirectoryPolicy } from "./policy.js";
+import { type DirectorySettings, readEnabledDirectorySettings } from "./policy-store.js";
 import { rolesForGroups } from "./roles.js";
 
 /** The configured directory and the saved policy, when directory login is on. */
@@ -18,11 +19,17 @@ export interface EnabledDirectory {
   settings: DirectorySettings;
 }
 
-/** The directory and its saved policy when a directory is configured and the policy is enabled; else null. */
-export async function enabledDirectory(auth: Auth): Promise<EnabledDirectory | null> {
+/**
+ * The directory and its saved policy when a directory is configured and the policy is enabled
+ * (and `wanted`); else null.
+ */
+export async function enabledDirectory(
+  auth: Auth,
+  wanted?: (policy: DirectoryPolicy) => boolean,
+): Promise<EnabledDirectory | null> {
   if (auth.directory === null) return null;
-  const settings = await readDirectorySettings(auth);
-  return settings.enabled ? { directory: auth.directory, settings } : null;
+  const settings = await readEnabledDirectorySettings(auth, wanted);
+  return settings ? { directory: auth.directory, settings } : null;
 }
 
 const collision = () =>

@@ -32,10 +32,11 @@ export const invalidCredentials = () => new AuthError(ErrorCode.AuthenticationFa
 /** The directory a login is to try first, per its `provider`; null for local accounts only. */
 async function directoryFor(auth: Auth, provider: string | undefined): Promise<EnabledDirectory | null> {
   if (provider === "local") return null;
-  if (provider !== undefined && provider !== "directory") throw new AuthError(ErrorCode.NotFound, "No such login provider");
+  if (provider === undefined) return enabledDirectory(auth, (policy) => policy.loginOrder === "directory-first");
+  if (provider !== "directory") throw new AuthError(ErrorCode.NotFound, "No such login provider");
   const enabled = await enabledDirectory(auth);
-  if (provider === "directory" && !enabled) throw new AuthError(ErrorCode.NotFound, "Directory login is not enabled");
-  return provider === "directory" || enabled?.settings.loginOrder === "directory-first" ? enabled : null;
+  if (!enabled) throw new AuthError(ErrorCode.NotFound, "Directory login is not enabled");
+  return enabled;
 }
 
 /**
