@@ -159,6 +159,21 @@ describeWithSlapd("ldapDirectory against slapd", () => {
     expect(await directory.lookup(settings(), { username: "*" })).toBeNull();
   });
 
+  it("LDAP-5: by stable id, an entry the user filter no longer admits is no one; nor is one of two entries its username finds", async () => {
+    const alice = await directory.lookup(settings(), { username: ldapPeople.alice.uid });
+    const stableId = alice?.stableId as string;
+    const narrowed = settings({ userFilter: "(&(uid={{username}})(mail=*@elsewhere.test))" });
+    expect(await directory.lookup(narrowed, { stableId })).toBeNull();
+    const byDn = settings({ userFilter: "(&(uid={{username}})(ou=nowhere))" });
+    expect(await directory.lookup(byDn, { stableId })).toBeNull();
+    expect(
+      await directory.lookup(settings({ userFilter: "(&(objectClass=inetOrgPerson)(uid={{username}}))" }), { stableId }),
+    ).toEqual(alice);
+    const dave = await directory.lookup(settings({ userFilter: "(&(uid={{username}})(sn=Engineer))" }), { username: "dave" });
+    expect(dave).toMatchObject({ username: "dave" });
+    expect(await directory.lookup(settings(), { stableId: dave?.stableId as string })).toBeNull();
+  });
+
   it("LDAP-4: a CA that did not sign the server certificate fails closed with 50300, over StartTLS and ldaps://", async () => {
     for (const serverUrl of [slapd.url, slapd.ldapsUrl as string]) {
       const error = await directory

@@ -213,8 +213,23 @@ async function lookup(
   return withServiceConnection(settings, async (connection) => {
     const found = await findEntries(connection, settings, filter);
     if (found === "ambiguous" || found.length !== 1) return null;
-    return directoryEntryOf(connection, settings, found[0] as LdapEntry);
+    const entry = found[0] as LdapEntry;
+    if ("stableId" in by && !(await foundByUserFilter(connection, settings, entry))) return null;
+    return directoryEntryOf(connection, settings, entry);
   });
+}
+
+/**
+ * Whether the login search (`userFilter`, with the entry's own username) finds this entry and no
+ * other: an entry the filter no longer admits (an account disabled through the filter, a group it
+ * requires) is no longer a user, at refresh as at login.
+ */
+async function foundByUserFilter(connection: LdapConnection, settings: DirectorySettings, entry: LdapEntry): Promise<boolean> {
+  const username = text(entry, settings.usernameAttribute);
+  if (username === null) return false;
+  const found = await findEntries(connection, settings, fillFilter(settings.userFilter, { username }));
+  if (found === "ambiguous" || found.length !== 1) return false;
+  return stableIdOf(found[0] as LdapEntry, settings) === stableIdOf(entry, settings);
 }
 
 /** What failed, told without a secret: error and result codes, never a password or a server message. */

@@ -47,7 +47,11 @@ export interface Directory {
    * and reads its groups. Empty usernames and passwords never reach it (LDAP-3).
    */
   authenticate(settings: DirectorySettings, username: string, password: string): Promise<DirectoryAuthentication>;
-  /** Reads one entry with the service account, by username or by stable id; null when none or several. */
+  /**
+   * Reads one entry with the service account, by username (through `userFilter`) or by stable id;
+   * null when none or several. By stable id (at refresh), also null when `userFilter`, filled with
+   * the entry's own username, no longer finds that entry: it is no longer a user.
+   */
   lookup(settings: DirectorySettings, by: { username: string } | { stableId: string }): Promise<DirectoryEntry | null>;
   /** Connects, sets up TLS, binds as the service account and searches the user base; says what failed. */
   check(settings: DirectorySettings): Promise<DirectoryCheck>;

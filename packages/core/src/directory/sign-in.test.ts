@@ -19,15 +19,17 @@ import {
 import { listIdentities, unlinkIdentity } from "../flows/identities.js";
 import { type LoginResult, login } from "../flows/login.js";
 import { setUserDisabled } from "../flows/manage-users.js";
+import { makeAuthenticator, passkeySignIn, passkeys } from "../flows/passkeys.test-support.js";
 import { refresh } from "../flows/refresh.js";
 import { verifyAccessToken } from "../flows/verify-access-token.js";
 import { verifyTotp } from "../flows/verify-totp.js";
+import { webauthnRegisterBegin, webauthnRegisterFinish } from "../flows/webauthn-register.js";
 import { memoryStorage } from "../storage/memory.js";
 import type { TokenSet } from "../tokens/issue-tokens.js";
 import { type FakeDirectory, fakeDirectory, groupsDn, person, workingPolicy } from "./directory.test-support.js";
 import type { DirectoryPolicyInput } from "./policy.js";
 import { readDirectorySettings, writeDirectorySettings } from "./policy-store.js";
-import { directoryPasswordMatches } from "./sign-in.js";
+import { directoryPasswordMatches, directoryUserNow } from "./sign-in.js";
 
 interface DirectoryHarness extends Harness {
   directory: FakeDirectory;
@@ -391,6 +393,59 @@ describe("a bind password sealed with a key that left the keyring", () => {
   });
 });
 
+describe("a directory user signing in another way", () => {
+  it("LDAP-5: a passkey signs in only whom the directory still maps: roles follow it, a removed user is 40300", async () => {
+    const harness = await makeDirectoryAuth(undefined, {}, { passkeys });
+    const { user } = await directorySignIn(harness, "bob");
+    const authenticator = makeAuthenticator();
+    const { ceremonyId, options } = await webauthnRegisterBegin(harness.auth, {
+      userId: user.id,
+      label: "Key",
+      password: passwordOf("bob"),
+    });
+    await webauthnRegisterFinish(harness.auth, { userId: user.id, ceremonyId, response: authenticator.register(options) });
+    const bob = harness.directory.people[1] as ReturnType<typeof person>;
+
+    const same = await passkeySignIn(harness.auth, authenticator, "bob");
+    expect(same.status === "authenticated" && same.tokens.user.roles).toEqual(["engineer"]);
+    bob.entry.groups = [groupsDn.admins];
+    const promoted = await passkeySignIn(harness.auth, authenticator, "bob");
+    expect(promoted.status === "authenticated" && promoted.tokens.user.roles).toEqual(["admin"]);
+    if (promoted.status !== "authenticated" || same.status !== "authenticated") throw new Error("expected sessions");
+    await verifyAccessToken(harness.auth, { token: promoted.tokens.accessToken });
+    expect((await authError(verifyAccessToken(harness.auth, { token: same.tokens.accessToken }))).code).toBe(
+      ErrorCode.InvalidToken,
+    );
+
+    harness.directory.down = true;
+    expect((await authError(passkeySignIn(harness.auth, authenticator, "bob"))).code).toBe(ErrorCode.Unavailable);
+    harness.directory.down = false;
+    bob.entry.groups = [groupsDn.sales];
+    expect(await answerOf(passkeySignIn(harness.auth, authenticator, "bob"))).toEqual({
+      code: ErrorCode.Forbidden,
+      message: "No role is granted to this directory account",
+    });
+    expect(harness.events.at(-1)).toMatchObject({ type: "login.failed", reason: "no_role", userId: user.id });
+  });
+
+  it("directoryUserNow: local users and disabled accounts are not looked up; with refreshMapping off, roles stay", async () => {
+    const harness = await makeDirectoryAuth(undefined, { refreshMapping: false });
+    const localId = await addUser(harness.auth, "lou");
+    const local = await harness.storage.users.findById(localId);
+    expect(await directoryUserNow(harness.auth, local as NonNullable<typeof local>, undefined)).toBe(local);
+    const { user } = await directorySignIn(harness, "bob");
+    const calls = harness.directory.calls.length;
+    harness.directory.people.splice(1, 1);
+    const bob = (await harness.storage.users.findById(user.id)) as NonNullable<typeof local>;
+    expect(await directoryUserNow(harness.auth, bob, undefined)).toBe(bob);
+    await saveDirectoryPolicy(harness.auth, { refreshMapping: true });
+    const disabled = { ...bob, disabled: true };
+    expect(await directoryUserNow(harness.auth, disabled, undefined)).toBe(disabled);
+    expect(harness.directory.calls).toHaveLength(calls);
+    expect((await authError(directoryUserNow(harness.auth, bob, undefined))).code).toBe(ErrorCode.Forbidden);
+  });
+});
+
 describe("directory re-authentication", () => {
   it("the password is checked by the directory, against the entry the account is linked to", async () => {
     const harness = await makeDirectoryAuth();
@@ -402,6 +457,12 @@ describe("directory re-authentication", () => {
     (harness.directory.people[0] as ReturnType<typeof person>).entry.stableId = "uuid-someone-else";
     expect(await directoryPasswordMatches(harness.auth, record, passwordOf("alice"))).toBe(false);
     (harness.directory.people[0] as ReturnType<typeof person>).entry.stableId = "uuid-alice";
+    (harness.directory.people[0] as ReturnType<typeof person>).entry.username = "alice.renamed";
+    expect(await directoryPasswordMatches(harness.auth, record, passwordOf("alice"))).toBe(true);
+    harness.directory.people.push(person("alice", [groupsDn.admins], passwordOf("alice")));
+    (harness.directory.people[0] as ReturnType<typeof person>).entry.username = "alice";
+    expect(await directoryPasswordMatches(harness.auth, record, passwordOf("alice"))).toBe(false);
+    harness.directory.people.pop();
     await saveDirectoryPolicy(harness.auth, { enabled: false });
     expect(await directoryPasswordMatches(harness.auth, record, passwordOf("alice"))).toBe(false);
   });

@@ -32,6 +32,8 @@ export async function enabledDirectory(
   return settings ? { directory: auth.directory, settings } : null;
 }
 
+const noRole = () => new AuthError(ErrorCode.Forbidden, "No role is granted to this directory account");
+
 const collision = () =>
   new AuthError(ErrorCode.Conflict, "The directory username belongs to another account here; an administrator must resolve it");
 
@@ -134,7 +136,7 @@ export async function signInWithDirectory(
   if (granted === null) {
     const account = await auth.storage.identities.find(directoryProvider, result.entry.stableId);
     auth.emit({ type: "login.failed", userId: account?.userId ?? null, reason: "no_role", at: auth.now(), ip });
-    throw new AuthError(ErrorCode.Forbidden, "No role is granted to this directory account");
+    throw noRole();
   }
   const user = await directoryAccount(auth, result.entry, granted.roles);
   return completeFirstFactor(auth, user, ["pwd"], ip);
@@ -159,22 +161,46 @@ export async function directoryRolesAtRefresh(auth: Auth, user: UserRecord): Pro
 }
 
 /**
- * Whether `password` is a directory user's, for re-authentication: the directory binds as the
- * entry its username finds, which must be the entry the account is linked to (same stable id).
- * False when directory login is off.
+ * Whether `password` is a directory user's, for re-authentication: the entry the account is linked
+ * to is read by its stable id (so a rename since the last sign-in does not matter), and the
+ * directory binds as the entry its username finds, which must be that same entry. False when
+ * directory login is off or the entry is gone.
  *
  * @throws {AuthError} 50300 the directory is unavailable.
  */
 export async function directoryPasswordMatches(auth: Auth, user: UserRecord, password: string): Promise<boolean> {
   const enabled = await enabledDirectory(auth);
-  if (!enabled) return false;
-  const link = await directoryLinkOf(auth, user.id);
-  const result = await enabled.directory.authenticate(enabled.settings, user.username, password);
-  return result.status === "authenticated" && link !== undefined && result.entry.stableId === link;
+  const stableId = enabled ? await directoryLinkOf(auth, user.id) : undefined;
+  if (!enabled || stableId === undefined) return false;
+  const entry = await enabled.directory.lookup(enabled.settings, { stableId });
+  if (!entry) return false;
+  const result = await enabled.directory.authenticate(enabled.settings, entry.username, password);
+  return result.status === "authenticated" && result.entry.stableId === stableId;
 }
 
 /** The stable id of the directory entry an account is linked to, if any. */
 async function directoryLinkOf(auth: Auth, userId: string): Promise<string | undefined> {
   const identities = await auth.storage.identities.listByUser(userId);
   return identities.find((identity) => identity.provider === directoryProvider)?.subject;
+}
+
+/**
+ * A directory user signing in another way (a passkey, a linked provider) as the directory has
+ * them now (LDAP-5): what a refresh would make of them, so the directory decides here too. One gone
+ * from the directory, in no mapped group, or whose directory login is off, is refused; changed
+ * roles are stored and raise the token version (TV-1). Other users, and disabled accounts (refused
+ * next, without asking the directory), are returned as they are.
+ *
+ * @throws {AuthError} 40300 no role, 50300 the directory is unavailable.
+ */
+export async function directoryUserNow(auth: Auth, user: UserRecord, ip: string | undefined): Promise<UserRecord> {
+  if (user.source !== "directory" || user.disabled) return user;
+  const roles = await directoryRolesAtRefresh(auth, user);
+  if (roles === null) {
+    auth.emit({ type: "login.failed", userId: user.id, reason: "no_role", at: auth.now(), ip });
+    throw noRole();
+  }
+  if (sameRoles(roles, user.roles)) return user;
+  const updated = (await auth.storage.users.update(user.id, { roles }, auth.now())) ?? user;
+  return { ...updated, tokenVersion: await raiseTokenVersion(auth, user.id, "roles_changed") };
 }

@@ -1,7 +1,9 @@
 import { hash as argon2Hash, verify as argon2Verify } from "@node-rs/argon2";
 import { describe, expect, it, vi } from "vitest";
+import { fakeDirectory, groupsDn, person, workingPolicy } from "../directory/directory.test-support.js";
 import { ErrorCode } from "../errors/codes.js";
 import { changePassword, setPassword } from "./change-password.js";
+import { saveDirectoryPolicy } from "./directory-policy.js";
 import { addUser, authError, enrolTotp, goodPassword, makeAuth, nextCode, outcome, signIn } from "./fixtures.test-support.js";
 import { login } from "./login.js";
 import { refresh } from "./refresh.js";
@@ -198,5 +200,25 @@ describe("changePassword", () => {
       code: ErrorCode.NotFound,
       message: "No such user",
     });
+  });
+
+  it("a directory account's password is the directory's: changing or setting it here is 40900 and stores nothing", async () => {
+    const directory = fakeDirectory([person("bob", [groupsDn.engineers])]);
+    const harness = makeAuth({ directory });
+    await saveDirectoryPolicy(harness.auth, workingPolicy);
+    const result = await login(harness.auth, { username: "bob", password: "bob directory password", provider: "directory" });
+    const userId = result.status === "authenticated" ? result.tokens.user.id : "";
+    const refusal = { code: ErrorCode.Conflict, message: "The password of a directory account is kept by the directory" };
+    const answer = async (promise: Promise<unknown>) => {
+      const { code, message } = await authError(promise);
+      return { code, message };
+    };
+    expect(await answer(setPassword(harness.auth, { userId, newPassword: goodPassword }))).toEqual(refusal);
+    expect(
+      await answer(
+        changePassword(harness.auth, { userId, currentPassword: "bob directory password", newPassword: goodPassword }),
+      ),
+    ).toEqual(refusal);
+    expect((await harness.storage.users.findById(userId))?.passwordHash).toBeNull();
   });
 });

@@ -5,6 +5,7 @@ import {
   verifyAuthenticationResponse,
 } from "@simplewebauthn/server";
 import type { Auth } from "../auth.js";
+import { directoryUserNow } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { ChallengeRecord, PasskeyRecord, UserRecord } from "../storage/types.js";
@@ -129,7 +130,8 @@ export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Pr
     return refuse(auth, user, input.ip);
   }
   const complete = authenticationInfo.userVerified;
-  return completeFirstFactor(auth, user, complete ? ["hwk", "user"] : ["hwk"], input.ip, { complete });
+  const current = await directoryUserNow(auth, user, input.ip);
+  return completeFirstFactor(auth, current, complete ? ["hwk", "user"] : ["hwk"], input.ip, { complete });
 }
 
 /**

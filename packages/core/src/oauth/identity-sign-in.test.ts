@@ -1,8 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { fakeDirectory, groupsDn, person, workingPolicy } from "../directory/directory.test-support.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import { saveDirectoryPolicy } from "../flows/directory-policy.js";
 import { addUser, authError, enrolTotp, makeAuth, slowStorage } from "../flows/fixtures.test-support.js";
+import { login } from "../flows/login.js";
 import { setUserDisabled } from "../flows/manage-users.js";
 import { verifyAccessToken } from "../flows/verify-access-token.js";
 import { memoryStorage } from "../storage/memory.js";
@@ -310,5 +313,27 @@ describe("signInWithIdentity", () => {
       code: 50300,
       message: "the database is down",
     });
+  });
+});
+
+describe("a directory account signing in through a provider", () => {
+  it("LDAP-5: signs in only as the directory has it now, whether found by its link or linking afresh", async () => {
+    const directory = fakeDirectory([person("bob", [groupsDn.engineers])]);
+    const harness = makeAuth({ directory, oauth: { providers: { corp: base } } });
+    await saveDirectoryPolicy(harness.auth, workingPolicy);
+    const signedIn = await login(harness.auth, { username: "bob", password: "bob directory password", provider: "directory" });
+    if (signedIn.status !== "authenticated") throw new Error(signedIn.status);
+    const provider = harness.auth.config.oauthProviders.get("corp") as ReturnType<typeof providerWith>;
+    const profile = { subject: "sub-bob", username: "bob-at-corp" };
+    const linked = await linkAndSignIn(harness.auth, provider, profile, signedIn.tokens.user.id);
+    expect(linked.status === "authenticated" && linked.tokens.user.roles).toEqual(["engineer"]);
+    (directory.people[0] as ReturnType<typeof person>).entry.groups = [groupsDn.admins];
+    const promoted = await signInWithIdentity(harness.auth, provider, profile);
+    expect(promoted.status === "authenticated" && promoted.tokens.user.roles).toEqual(["admin"]);
+    directory.people.length = 0;
+    expect((await authError(signInWithIdentity(harness.auth, provider, profile))).code).toBe(ErrorCode.Forbidden);
+    expect((await authError(linkAndSignIn(harness.auth, provider, profile, signedIn.tokens.user.id))).code).toBe(
+      ErrorCode.Forbidden,
+    );
   });
 });

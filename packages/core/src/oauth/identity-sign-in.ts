@@ -1,5 +1,6 @@
 import type { Auth } from "../auth.js";
 import { base64url } from "../crypto/random.js";
+import { directoryUserNow } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { createUser } from "../flows/create-user.js";
@@ -113,7 +114,7 @@ async function accountByVerifiedEmail(
  * else, where the provider links by verified email, the one account that email already names
  * (linked now); else, with provisioning on, a new account linked now. A disabled account is
  * 40300; a user with TOTP gets 40102 unless the provider is `trustedForSecondFactor`. `amr` is
- * `["fed"]`.
+ * `["fed"]`. A directory account is signed in only as the directory has it now (see `directoryUserNow`).
  *
  * @throws {AuthError} 40100 no linked account and provisioning off, 40300 disabled.
  */
@@ -143,7 +144,8 @@ export async function signInWithIdentity(
   }
   const user: UserRecord | null = identity ? await auth.storage.users.findById(identity.userId) : null;
   if (!user) throw new AuthError(ErrorCode.AuthenticationFailed, "No account is linked to this sign-in");
-  return completeFirstFactor(auth, user, ["fed"], ip, { complete: provider.trustedForSecondFactor });
+  const current = await directoryUserNow(auth, user, ip);
+  return completeFirstFactor(auth, current, ["fed"], ip, { complete: provider.trustedForSecondFactor });
 }
 
 /**
@@ -169,6 +171,6 @@ export async function linkAndSignIn(
       throw new AuthError(ErrorCode.Conflict, "This provider account is linked to another user");
     }
   }
-  const current = (await auth.storage.users.findById(user.id)) as UserRecord;
+  const current = await directoryUserNow(auth, (await auth.storage.users.findById(user.id)) as UserRecord, ip);
   return completeFirstFactor(auth, current, ["fed"], ip, { complete: provider.trustedForSecondFactor });
 }
