@@ -25,7 +25,7 @@ export type {
 } from "./directory/policy.js";
 export type { DirectorySettings } from "./directory/policy-store.js";
 export type { DirectoryRoles } from "./directory/roles.js";
-export { AuthError, type AuthErrorOptions, ErrorCode, httpStatusFor, isAuthError } from "./errors/index.js";
+export { AuthError, type AuthErrorOptions, ErrorCode, httpStatusFor, isAuthError, storageUnavailable } from "./errors/index.js";
 export type {
   AuthEvent,
   AuthEventOf,

@@ -1,4 +1,4 @@
-import { type ErrorCode, defaultMessages } from "./codes.js";
+import { ErrorCode, defaultMessages } from "./codes.js";
 
 /** Options for {@link AuthError}. */
 export interface AuthErrorOptions {
@@ -34,4 +34,20 @@ export class AuthError extends Error {
 /** True when `error` is an {@link AuthError}, optionally with the given code. */
 export function isAuthError(error: unknown, code?: ErrorCode): error is AuthError {
   return error instanceof AuthError && (code === undefined || error.code === code);
+}
+
+/**
+ * The error a storage adapter throws when its store cannot be reached (the database is down,
+ * its connection was cut, a pool timed out): the request answers 50300 "Storage is unavailable"
+ * and the client may retry, where any other error thrown by storage is a bug and answers 50000.
+ * `cause` (the driver's error) goes to `onInternalError`, never to the client.
+ *
+ * @example
+ * ```ts
+ * try { return await pool.query(sql, values); }
+ * catch (error) { throw isConnectionError(error) ? storageUnavailable(error) : error; }
+ * ```
+ */
+export function storageUnavailable(cause: unknown): AuthError {
+  return new AuthError(ErrorCode.Unavailable, "Storage is unavailable", { cause });
 }

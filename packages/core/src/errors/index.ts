@@ -1,2 +1,2 @@
-export { AuthError, type AuthErrorOptions, isAuthError } from "./auth-error.js";
+export { AuthError, type AuthErrorOptions, isAuthError, storageUnavailable } from "./auth-error.js";
 export { ErrorCode, defaultMessages, httpStatusFor } from "./codes.js";

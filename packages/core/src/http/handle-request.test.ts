@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { AuthError } from "../errors/auth-error.js";
+import { AuthError, storageUnavailable } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { addUser, authError, encryptionKey, enrolTotp, makeAuth, signIn } from "../flows/fixtures.test-support.js";
 import { authorizeRequest, errorResponse, handleRequest, normalizePath } from "./handle-request.js";
@@ -243,6 +243,35 @@ describe("authorizeRequest", () => {
         message: "A role this route requires is missing",
       });
     }
+  });
+});
+
+describe("storage that cannot be reached", () => {
+  it("a store throwing storageUnavailable answers 50300 with a request id; any other storage error is 50000", async () => {
+    const reported: unknown[] = [];
+    const harness = makeAuth({ onInternalError: (error) => reported.push(error) });
+    await addUser(harness.auth, "stored");
+    const cut = new Error("connect ECONNREFUSED 127.0.0.1:5432");
+    const login = () =>
+      envelopeOf(
+        harness.auth,
+        recordingRequest("POST", "/api/v1/auth/login", {
+          secure: true,
+          body: JSON.stringify({ username: "stored", password: "whatever it is" }),
+        }).request,
+      );
+    harness.storage.users.findByUsernameKey = async () => {
+      throw storageUnavailable(cut);
+    };
+    const unavailable = await login();
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.envelope).toEqual({ code: 50300, message: "Storage is unavailable", requestId: expect.any(String) });
+    expect(unavailable.body).not.toContain("ECONNREFUSED");
+    expect((reported[0] as Error).cause).toBe(cut);
+    harness.storage.users.findByUsernameKey = async () => {
+      throw new TypeError("a bug");
+    };
+    expect((await login()).envelope.code).toBe(50000);
   });
 });
 
