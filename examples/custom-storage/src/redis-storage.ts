@@ -1,0 +1,622 @@
+import { createHash } from "node:crypto";
+import {
+  type ChallengeKind,
+  type ChallengeRecord,
+  type ChallengeStore,
+  type CounterStore,
+  type IdentityRecord,
+  type IdentityStore,
+  type PasskeyRecord,
+  type PasskeyStore,
+  type RecoveryCodeStore,
+  type RefreshTokenRecord,
+  type SessionRecord,
+  type SessionStore,
+  type SettingsStore,
+  type SpendResult,
+  type Storage,
+  type TotpRecord,
+  type TotpStore,
+  type UserRecord,
+  type UserStore,
+  storageUnavailable,
+} from "@portcullis/core";
+import {
+  ClientClosedError,
+  ClientOfflineError,
+  ConnectionTimeoutError,
+  DisconnectsClientError,
+  ErrorReply,
+  ReconnectStrategyError,
+  type RedisClientType,
+  SocketClosedUnexpectedlyError,
+  SocketTimeoutError,
+  TimeoutError,
+} from "redis";
+
+/** Options of {@link redisStorage}. */
+export interface RedisStorageOptions {
+  /** A connected client from `createClient()` of the `redis` package (node-redis). */
+  client: RedisClientType;
+  /** Put before every key, so that several applications can share one Redis. Default `"portcullis"`. */
+  prefix?: string;
+}
+
+/**
+ * Portcullis {@link Storage} over Redis: an example of writing your own adapter, proven with
+ * `runStorageConformance` from `@portcullis/core/testing` (see `redis-storage.test.ts`).
+ *
+ * Each record is a hash whose fields hold the record's fields as JSON text. Every write that
+ * depends on what is stored (consume a challenge, spend a refresh token, compare-and-set a
+ * counter) is one Lua script, which Redis runs with nothing in between (ST-1); writes that
+ * depend on nothing are one `MULTI` transaction; reads are plain commands. Scripts never
+ * decode JSON: Lua's cjson turns `[]` into `{}` and rounds numbers to 14 digits, so a script
+ * only compares and sets the scalar fields it needs.
+ *
+ * Keys are `<prefix>:<type>:<ref>`, where the ref is the JSON text of the record's id (for an
+ * identity, of `[provider, subject]`): a script builds an index key from a stored field
+ * without decoding it, and no id can make one key type look like another.
+ *
+ * When Redis cannot be reached, a method throws `storageUnavailable(cause)` from
+ * `@portcullis/core`: the request answers 50300 and may be retried. Any other error is a bug
+ * and answers 50000.
+ *
+ * Written for one Redis server (or a primary with replicas). For Redis Cluster, put a hash tag
+ * in the prefix (`"{portcullis}"`): a few scripts reach keys they find in an index, which
+ * Cluster allows only within one slot.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from "redis";
+ * const client = createClient({ url: process.env.REDIS_URL });
+ * client.on("error", (error) => console.error("redis", error));
+ * await client.connect();
+ * const auth = createAuth({ storage: redisStorage({ client }), … });
+ * ```
+ */
+export function redisStorage({ client, prefix = "portcullis" }: RedisStorageOptions): Storage {
+  const redis = { client, prefix, run: scriptRunner(client) };
+  return {
+    users: unavailableWhenUnreachable(redisUsers(redis)),
+    totp: unavailableWhenUnreachable(redisTotp(redis)),
+    recoveryCodes: unavailableWhenUnreachable(redisRecoveryCodes(redis)),
+    sessions: unavailableWhenUnreachable(redisSessions(redis)),
+    challenges: unavailableWhenUnreachable(redisChallenges(redis)),
+    counters: unavailableWhenUnreachable(redisCounters(redis)),
+    passkeys: unavailableWhenUnreachable(redisPasskeys(redis)),
+    identities: unavailableWhenUnreachable(redisIdentities(redis)),
+    settings: unavailableWhenUnreachable(redisSettings(redis)),
+  };
+}
+
+/** Replies of a server that is there but cannot serve now: loading, a replica, a script running too long. */
+const unavailableReplies = /^(LOADING|READONLY|MASTERDOWN|BUSY|NOREPLICAS|TRYAGAIN|CLUSTERDOWN)\b/;
+
+const connectionErrors = [
+  ClientClosedError,
+  ClientOfflineError,
+  ConnectionTimeoutError,
+  DisconnectsClientError,
+  ReconnectStrategyError,
+  SocketClosedUnexpectedlyError,
+  SocketTimeoutError,
+  // While Redis is down, node-redis queues commands and fails them after `commandTimeout` (5 s).
+  TimeoutError,
+];
+
+/** Whether `error` says Redis could not be reached, rather than that a command was wrong. */
+function isUnreachable(error: unknown): boolean {
+  if (error instanceof ErrorReply) return unavailableReplies.test(error.message);
+  return connectionErrors.some((kind) => error instanceof kind);
+}
+
+/** `store` with each method throwing `storageUnavailable(cause)` when Redis could not be reached. */
+function unavailableWhenUnreachable<T extends object>(store: T): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, method] of Object.entries(store)) {
+    wrapped[name] = async (...args: unknown[]) => {
+      try {
+        return await (method as (...args: unknown[]) => Promise<unknown>)(...args);
+      } catch (error) {
+        throw isUnreachable(error) ? storageUnavailable(error) : error;
+      }
+    };
+  }
+  return wrapped as T;
+}
+
+interface Redis {
+  client: RedisClientType;
+  prefix: string;
+  /** Runs a Lua script atomically (EVALSHA, or EVAL when Redis does not have it cached yet). */
+  run: <T>(script: string, keys: string[], args: (string | number)[]) => Promise<T>;
+}
+
+/**
+ * Redis deletes expiring records this long after their lifetime (`expiresAt - createdAt`).
+ * A TTL counts the server's clock from the write, while whether a record is live is decided by
+ * comparing its `expiresAt` with the `now` each call passes: the TTL only reclaims memory.
+ */
+const expiryGraceMs = 60_000;
+
+const ttlOf = (record: { createdAt: number; expiresAt: number }) =>
+  Math.ceil(Math.max(record.expiresAt - record.createdAt, 0) + expiryGraceMs);
+
+/** A value as JSON text: how fields are stored, and how scripts get what they compare or set. */
+const json = (value: unknown) => JSON.stringify(value);
+
+/** The JSON text that names a record: in its key, in index sets, and as stored in fields that point at it. */
+const ref = (...parts: string[]) => json(parts.length === 1 ? parts[0] : parts);
+
+/** A record as hash fields, each holding its value as JSON text. */
+function toFields(record: object): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(record)
+      .filter(([, value]) => value !== undefined)
+      .map(([field, value]) => [field, json(value)]),
+  );
+}
+
+/** A record as `field, value, …` script arguments. */
+const toArgs = (record: object) => Object.entries(toFields(record)).flat();
+
+/** The record stored as `fields` (HGETALL), or null when there is none. */
+function fromFields<T>(fields: Record<string, string>): T | null {
+  const entries = Object.entries(fields);
+  if (entries.length === 0) return null;
+  return Object.fromEntries(entries.map(([field, value]) => [field, JSON.parse(value)])) as T;
+}
+
+/** The record a script returned as HGETALL's `field, value, …` list, or null for an empty one. */
+function fromPairs<T>(pairs: string[]): T | null {
+  const fields: Record<string, string> = {};
+  for (let index = 0; index + 1 < pairs.length; index += 2) fields[pairs[index] as string] = pairs[index + 1] as string;
+  return fromFields<T>(fields);
+}
+
+function scriptRunner(client: RedisClientType): Redis["run"] {
+  return async <T>(script: string, keys: string[], args: (string | number)[]) => {
+    const options = { keys, arguments: args.map(String) };
+    try {
+      return (await client.evalSha(createHash("sha1").update(script).digest("hex"), options)) as T;
+    } catch (error) {
+      // Not cached yet (or flushed, or a failover): EVAL sends the source and caches it.
+      if (!(error instanceof Error && error.message.startsWith("NOSCRIPT"))) throw error;
+      return (await client.eval(script, options)) as T;
+    }
+  };
+}
+
+/** Reads the records whose refs are `refs` (members of an index set), skipping gone ones. */
+async function readAll<T>({ client, prefix }: Redis, type: string, refs: string[]): Promise<T[]> {
+  const records = await Promise.all(
+    refs.map(async (member) => fromFields<T>(await client.hGetAll(`${prefix}:${type}:${member}`))),
+  );
+  return records.filter((record) => record !== null);
+}
+
+// Users: `users:<id>` hashes, `usernames:<usernameKey>` holding the user's ref, and one set of
+// user refs per source for incrementTokenVersionsBySource.
+
+const createUserScript = `
+-- KEYS: the user, its username index, its source index. ARGV: the user's ref, then field, value pairs.
+if redis.call('EXISTS', KEYS[1], KEYS[2]) > 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('SET', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
+return 1`;
+
+const updateUserScript = `
+-- KEYS: the user, and the new username index when the patch has a usernameKey.
+-- ARGV: prefix, the user's ref, then field, value pairs (updatedAt included).
+local current = redis.call('HGET', KEYS[1], 'usernameKey')
+if not current then return {} end
+if KEYS[2] then
+  local old = ARGV[1] .. ':usernames:' .. current
+  if KEYS[2] ~= old then
+    if redis.call('EXISTS', KEYS[2]) == 1 then return {} end
+    redis.call('DEL', old)
+    redis.call('SET', KEYS[2], ARGV[2])
+  end
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+return redis.call('HGETALL', KEYS[1])`;
+
+const incrementTokenVersionScript = `
+-- KEYS: the user. ARGV: updatedAt.
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+redis.call('HSET', KEYS[1], 'updatedAt', ARGV[1])
+return redis.call('HINCRBY', KEYS[1], 'tokenVersion', 1)`;
+
+const incrementTokenVersionsBySourceScript = `
+-- KEYS: the source's index. ARGV: prefix, updatedAt.
+local raised = 0
+for _, ref in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local user = ARGV[1] .. ':users:' .. ref
+  if redis.call('EXISTS', user) == 1 then
+    redis.call('HINCRBY', user, 'tokenVersion', 1)
+    redis.call('HSET', user, 'updatedAt', ARGV[2])
+    raised = raised + 1
+  end
+end
+return raised`;
+
+const patchableUserFields = ["username", "usernameKey", "passwordHash", "roles", "disabled"] as const;
+
+const pick = <T extends object, K extends keyof T>(record: T, fields: readonly K[]) =>
+  Object.fromEntries(fields.filter((field) => record[field] !== undefined).map((field) => [field, record[field]]));
+
+function redisUsers(redis: Redis): UserStore {
+  const { client, prefix, run } = redis;
+  const userKey = (id: string) => `${prefix}:users:${ref(id)}`;
+  const usernameKey = (key: string) => `${prefix}:usernames:${ref(key)}`;
+  const sourceKey = (source: string) => `${prefix}:users-by-source:${ref(source)}`;
+  const findById = async (id: string) => fromFields<UserRecord>(await client.hGetAll(userKey(id)));
+  return {
+    async create(user) {
+      const keys = [userKey(user.id), usernameKey(user.usernameKey), sourceKey(user.source)];
+      return (await run<number>(createUserScript, keys, [ref(user.id), ...toArgs(user)])) === 1;
+    },
+    findById,
+    async findByUsernameKey(key) {
+      const userRef = await client.get(usernameKey(key));
+      if (userRef === null) return null;
+      const user = fromFields<UserRecord>(await client.hGetAll(`${prefix}:users:${userRef}`));
+      // A rename may have come between the two reads: match the key asked for (ST-2).
+      return user?.usernameKey === key ? user : null;
+    },
+    async update(id, patch, now) {
+      // Only the patchable fields, whatever else the object holds: never the id or token version.
+      const changes = { ...pick(patch, patchableUserFields), updatedAt: now };
+      const keys = patch.usernameKey === undefined ? [userKey(id)] : [userKey(id), usernameKey(patch.usernameKey)];
+      return fromPairs<UserRecord>(await run(updateUserScript, keys, [prefix, ref(id), ...toArgs(changes)]));
+    },
+    async incrementTokenVersion(id, now) {
+      const version = await run<number>(incrementTokenVersionScript, [userKey(id)], [json(now)]);
+      return version === -1 ? null : version;
+    },
+    incrementTokenVersionsBySource: (source, now) =>
+      run<number>(incrementTokenVersionsBySourceScript, [sourceKey(source)], [prefix, json(now)]),
+  };
+}
+
+// TOTP factors: `totp:<userId>` hashes.
+
+const putPendingScript = `
+-- KEYS: the factor. ARGV: field, value pairs of the pending factor.
+if redis.call('HGET', KEYS[1], 'enabled') == 'true' then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1`;
+
+const enableScript = `
+-- KEYS: the factor.
+if redis.call('HGET', KEYS[1], 'enabled') ~= 'false' then return 0 end
+redis.call('HSET', KEYS[1], 'enabled', 'true')
+return 1`;
+
+const advanceStepScript = `
+-- KEYS: the factor. ARGV: the step (TOTP-4: accepted only above the last used one).
+local last = redis.call('HGET', KEYS[1], 'lastUsedStep')
+if not last or tonumber(ARGV[1]) <= tonumber(last) then return 0 end
+redis.call('HSET', KEYS[1], 'lastUsedStep', ARGV[1])
+return 1`;
+
+function redisTotp({ client, prefix, run }: Redis): TotpStore {
+  const totpKey = (userId: string) => `${prefix}:totp:${ref(userId)}`;
+  return {
+    get: async (userId) => fromFields<TotpRecord>(await client.hGetAll(totpKey(userId))),
+    putPending: async (record) =>
+      (await run<number>(putPendingScript, [totpKey(record.userId)], toArgs({ ...record, enabled: false }))) === 1,
+    enable: async (userId) => (await run<number>(enableScript, [totpKey(userId)], [])) === 1,
+    remove: async (userId) => (await client.del(totpKey(userId))) === 1,
+    advanceStep: async (userId, step) => (await run<number>(advanceStepScript, [totpKey(userId)], [json(step)])) === 1,
+  };
+}
+
+// Recovery codes: one set of hashes per user. SREM answers 1 to exactly one caller (RC-3).
+
+function redisRecoveryCodes({ client, prefix }: Redis): RecoveryCodeStore {
+  const codesKey = (userId: string) => `${prefix}:recovery-codes:${ref(userId)}`;
+  return {
+    async replace(userId, hashes) {
+      const transaction = client.multi().del(codesKey(userId));
+      if (hashes.length > 0) transaction.sAdd(codesKey(userId), hashes);
+      await transaction.exec();
+    },
+    has: async (userId, hash) => (await client.sIsMember(codesKey(userId), hash)) === 1,
+    consume: async (userId, hash) => (await client.sRem(codesKey(userId), hash)) === 1,
+    count: (userId) => client.sCard(codesKey(userId)),
+    async removeAll(userId) {
+      await client.del(codesKey(userId));
+    },
+  };
+}
+
+// Sessions: `sessions:<id>` hashes, a sorted set of each user's session refs by expiry, and
+// `refresh-tokens:<hash>` hashes. All of them expire in Redis after their lifetime.
+
+const updateLiveSessionScript = `
+-- KEYS: the session. ARGV: field, value. Changes the session only while it is not revoked.
+if redis.call('HGET', KEYS[1], 'revokedAt') ~= 'null' then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1`;
+
+const revokeUserSessionsScript = `
+-- KEYS: the user's session index. ARGV: prefix, revokedAt.
+local revoked = 0
+for _, ref in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local revokedAt = redis.call('HGET', ARGV[1] .. ':sessions:' .. ref, 'revokedAt')
+  if not revokedAt then
+    redis.call('ZREM', KEYS[1], ref)
+  elseif revokedAt == 'null' then
+    redis.call('HSET', ARGV[1] .. ':sessions:' .. ref, 'revokedAt', ARGV[2])
+    revoked = revoked + 1
+  end
+end
+return revoked`;
+
+const spendRefreshTokenScript = `
+-- KEYS: the token. ARGV: spentAt. Returns the outcome, then the token's field, value pairs.
+local spentAt = redis.call('HGET', KEYS[1], 'spentAt')
+if not spentAt then return {'unknown'} end
+local outcome = 'already_spent'
+if spentAt == 'null' then
+  redis.call('HSET', KEYS[1], 'spentAt', ARGV[1])
+  outcome = 'spent'
+end
+return {outcome, unpack(redis.call('HGETALL', KEYS[1]))}`;
+
+function redisSessions({ client, prefix, run }: Redis): SessionStore {
+  const sessionKey = (id: string) => `${prefix}:sessions:${ref(id)}`;
+  const userSessionsKey = (userId: string) => `${prefix}:user-sessions:${ref(userId)}`;
+  const tokenKey = (hash: string) => `${prefix}:refresh-tokens:${ref(hash)}`;
+  return {
+    async createSession(session) {
+      const key = sessionKey(session.id);
+      const index = userSessionsKey(session.userId);
+      await client
+        .multi()
+        .del(key)
+        .hSet(key, toFields(session))
+        .pExpire(key, ttlOf(session))
+        // Drops the refs of sessions that had expired by the time this one began.
+        .zRemRangeByScore(index, "-inf", session.createdAt)
+        .zAdd(index, { score: session.expiresAt, value: ref(session.id) })
+        .exec();
+    },
+    findSession: async (id) => fromFields<SessionRecord>(await client.hGetAll(sessionKey(id))),
+    revokeSession: async (id, now) =>
+      (await run<number>(updateLiveSessionScript, [sessionKey(id)], ["revokedAt", json(now)])) === 1,
+    setTokenVersion: async (id, tokenVersion) =>
+      (await run<number>(updateLiveSessionScript, [sessionKey(id)], ["tokenVersion", json(tokenVersion)])) === 1,
+    revokeUserSessions: (userId, now) => run<number>(revokeUserSessionsScript, [userSessionsKey(userId)], [prefix, json(now)]),
+    async insertRefreshToken(token) {
+      const key = tokenKey(token.hash);
+      await client.multi().del(key).hSet(key, toFields(token)).pExpire(key, ttlOf(token)).exec();
+    },
+    findRefreshToken: async (hash) => fromFields<RefreshTokenRecord>(await client.hGetAll(tokenKey(hash))),
+    async spendRefreshToken(hash, now): Promise<SpendResult> {
+      const [outcome, ...pairs] = await run<string[]>(spendRefreshTokenScript, [tokenKey(hash)], [json(now)]);
+      const token = fromPairs<RefreshTokenRecord>(pairs);
+      if (token === null || (outcome !== "spent" && outcome !== "already_spent")) return { outcome: "unknown" };
+      return { outcome, token };
+    },
+  };
+}
+
+// Challenges: `challenges:<id>` hashes, expiring in Redis after their lifetime. A challenge is
+// live for a call when its kind matches (ST-2) and its expiresAt is after the call's `now`.
+
+const liveChallenge = `
+-- KEYS: the challenge. ARGV: its kind, now, then what the script adds.
+local live = redis.call('HGET', KEYS[1], 'kind') == ARGV[1]
+  and tonumber(redis.call('HGET', KEYS[1], 'expiresAt')) > tonumber(ARGV[2])
+if not live then return {} end`;
+
+const consumeChallengeScript = `${liveChallenge}
+local challenge = redis.call('HGETALL', KEYS[1])
+redis.call('DEL', KEYS[1])
+return challenge`;
+
+const takeAttemptScript = `${liveChallenge}
+-- ARGV[3]: the limit of attempts.
+if tonumber(redis.call('HGET', KEYS[1], 'attempts')) >= tonumber(ARGV[3]) then return {} end
+redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+return redis.call('HGETALL', KEYS[1])`;
+
+const deleteExpiredChallengesScript = `
+-- KEYS: challenges. ARGV: now. Deletes those expired at now and returns how many.
+local deleted = 0
+for _, challenge in ipairs(KEYS) do
+  local expiresAt = redis.call('HGET', challenge, 'expiresAt')
+  if expiresAt and tonumber(expiresAt) <= tonumber(ARGV[1]) then
+    redis.call('DEL', challenge)
+    deleted = deleted + 1
+  end
+end
+return deleted`;
+
+/** `text` with the characters that mean something in a SCAN MATCH pattern escaped. */
+export const escapeGlob = (text: string) => text.replace(/[*?[\]\\]/g, "\\$&");
+
+function redisChallenges({ client, prefix, run }: Redis): ChallengeStore {
+  const challengeKey = (id: string) => `${prefix}:challenges:${ref(id)}`;
+  const isLive = (challenge: ChallengeRecord | null, kind: ChallengeKind, now: number) =>
+    challenge !== null && challenge.kind === kind && challenge.expiresAt > now;
+  return {
+    async put(challenge) {
+      const key = challengeKey(challenge.id);
+      await client.multi().del(key).hSet(key, toFields(challenge)).pExpire(key, ttlOf(challenge)).exec();
+    },
+    async find(id, kind, now) {
+      const challenge = fromFields<ChallengeRecord>(await client.hGetAll(challengeKey(id)));
+      return isLive(challenge, kind, now) ? challenge : null;
+    },
+    consume: async (id, kind, now) =>
+      fromPairs<ChallengeRecord>(await run(consumeChallengeScript, [challengeKey(id)], [json(kind), json(now)])),
+    takeAttempt: async (id, kind, limit, now) =>
+      fromPairs<ChallengeRecord>(await run(takeAttemptScript, [challengeKey(id)], [json(kind), json(now), json(limit)])),
+    // Redis's own expiry removes challenges in time; this is for the callers that sweep.
+    async deleteExpired(now) {
+      let deleted = 0;
+      for await (const keys of client.scanIterator({ MATCH: `${escapeGlob(prefix)}:challenges:*`, COUNT: 100 })) {
+        if (keys.length > 0) deleted += await run<number>(deleteExpiredChallengesScript, keys, [json(now)]);
+      }
+      return deleted;
+    },
+  };
+}
+
+// Throttling counters: `counters:<key>` hashes of count and resetAt, expiring with their window.
+
+const hitScript = `
+-- KEYS: the counter. ARGV: now, limit, resetAt of a window starting now, its TTL.
+-- Returns the count, 1 if this hit was counted (else 0), and resetAt.
+local resetAt = redis.call('HGET', KEYS[1], 'resetAt')
+if not resetAt or tonumber(resetAt) <= tonumber(ARGV[1]) then
+  resetAt = ARGV[3]
+  redis.call('HSET', KEYS[1], 'count', 0, 'resetAt', resetAt)
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+end
+local count = tonumber(redis.call('HGET', KEYS[1], 'count'))
+if count >= tonumber(ARGV[2]) then return {count, 0, resetAt} end
+return {redis.call('HINCRBY', KEYS[1], 'count', 1), 1, resetAt}`;
+
+function redisCounters({ client, prefix, run }: Redis): CounterStore {
+  const counterKey = (key: string) => `${prefix}:counters:${ref(key)}`;
+  return {
+    async hit(key, limit, windowMs, now) {
+      const args = [now, limit, now + windowMs, windowMs + expiryGraceMs];
+      const [count, allowed, resetAt] = await run<[number, number, string]>(hitScript, [counterKey(key)], args);
+      return { count, allowed: allowed === 1, resetAt: Number(resetAt) };
+    },
+    async peek(key, now) {
+      const [count, resetAt] = await client.hmGet(counterKey(key), ["count", "resetAt"]);
+      return count != null && resetAt != null && Number(resetAt) > now ? Number(count) : 0;
+    },
+    async reset(key) {
+      await client.del(counterKey(key));
+    },
+  };
+}
+
+// Passkeys: `passkeys:<id>` hashes and a set of each user's passkey refs.
+
+const insertIndexedScript = `
+-- KEYS: the record, then the sets that index it. ARGV: its ref, then field, value pairs.
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+for index = 2, #KEYS do redis.call('SADD', KEYS[index], ARGV[1]) end
+return 1`;
+
+const updateCounterScript = `
+-- KEYS: the passkey. ARGV: the expected counter, the new counter, backupState, lastUsedAt (WA-5).
+if redis.call('HGET', KEYS[1], 'counter') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'counter', ARGV[2], 'backupState', ARGV[3], 'lastUsedAt', ARGV[4])
+return 1`;
+
+const renamePasskeyScript = `
+-- KEYS: the passkey. ARGV: its owner, the label.
+if redis.call('HGET', KEYS[1], 'userId') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'label', ARGV[2])
+return 1`;
+
+const deletePasskeyScript = `
+-- KEYS: the passkey, the owner's passkey index. ARGV: its owner, its ref, 'keep-last' or ''.
+if redis.call('HGET', KEYS[1], 'userId') ~= ARGV[1] then return 'not_found' end
+if ARGV[3] == 'keep-last' and redis.call('SCARD', KEYS[2]) < 2 then return 'last' end
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[2])
+return 'deleted'`;
+
+function redisPasskeys(redis: Redis): PasskeyStore {
+  const { client, prefix, run } = redis;
+  const passkeyKey = (id: string) => `${prefix}:passkeys:${ref(id)}`;
+  const userPasskeysKey = (userId: string) => `${prefix}:user-passkeys:${ref(userId)}`;
+  const remove = (userId: string, id: string, mode: "keep-last" | "") =>
+    run<"deleted" | "last" | "not_found">(
+      deletePasskeyScript,
+      [passkeyKey(id), userPasskeysKey(userId)],
+      [ref(userId), ref(id), mode],
+    );
+  return {
+    create: async (passkey) =>
+      (await run<number>(
+        insertIndexedScript,
+        [passkeyKey(passkey.id), userPasskeysKey(passkey.userId)],
+        [ref(passkey.id), ...toArgs(passkey)],
+      )) === 1,
+    findById: async (id) => fromFields<PasskeyRecord>(await client.hGetAll(passkeyKey(id))),
+    async listByUser(userId) {
+      const passkeys = await readAll<PasskeyRecord>(redis, "passkeys", await client.sMembers(userPasskeysKey(userId)));
+      return passkeys.filter((passkey) => passkey.userId === userId);
+    },
+    updateCounter: async (id, expectedCounter, counter, backupState, now) =>
+      (await run<number>(
+        updateCounterScript,
+        [passkeyKey(id)],
+        [json(expectedCounter), json(counter), json(backupState), json(now)],
+      )) === 1,
+    rename: async (userId, id, label) =>
+      (await run<number>(renamePasskeyScript, [passkeyKey(id)], [ref(userId), json(label)])) === 1,
+    delete: async (userId, id) => (await remove(userId, id, "")) === "deleted",
+    deleteUnlessLast: (userId, id) => remove(userId, id, "keep-last"),
+  };
+}
+
+// Identities: `identities:["<provider>","<subject>"]` hashes, a set of each user's identity
+// refs, and a set per verified email.
+
+const unlinkScript = `
+-- KEYS: the identity, the owner's identity index. ARGV: prefix, its owner, its ref.
+if redis.call('HGET', KEYS[1], 'userId') ~= ARGV[2] then return 0 end
+redis.call('SREM', ARGV[1] .. ':verified-emails:' .. redis.call('HGET', KEYS[1], 'email'), ARGV[3])
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[3])
+return 1`;
+
+function redisIdentities(redis: Redis): IdentityStore {
+  const { client, prefix, run } = redis;
+  const identityKey = (identityRef: string) => `${prefix}:identities:${identityRef}`;
+  const userIdentitiesKey = (userId: string) => `${prefix}:user-identities:${ref(userId)}`;
+  const verifiedEmailKey = (email: string) => `${prefix}:verified-emails:${ref(email)}`;
+  return {
+    async link(identity) {
+      const identityRef = ref(identity.provider, identity.subject);
+      const keys = [identityKey(identityRef), userIdentitiesKey(identity.userId)];
+      if (identity.emailVerified && identity.email !== null) keys.push(verifiedEmailKey(identity.email));
+      return (await run<number>(insertIndexedScript, keys, [identityRef, ...toArgs(identity)])) === 1;
+    },
+    find: async (provider, subject) => fromFields<IdentityRecord>(await client.hGetAll(identityKey(ref(provider, subject)))),
+    async listByUser(userId) {
+      const identities = await readAll<IdentityRecord>(redis, "identities", await client.sMembers(userIdentitiesKey(userId)));
+      return identities.filter((identity) => identity.userId === userId);
+    },
+    async findByVerifiedEmail(email) {
+      const identities = await readAll<IdentityRecord>(redis, "identities", await client.sMembers(verifiedEmailKey(email)));
+      return identities.filter((identity) => identity.emailVerified && identity.email === email);
+    },
+    async unlink(userId, provider, subject) {
+      const identityRef = ref(provider, subject);
+      const keys = [identityKey(identityRef), userIdentitiesKey(userId)];
+      return (await run<number>(unlinkScript, keys, [prefix, ref(userId), identityRef])) === 1;
+    },
+  };
+}
+
+// Settings: `settings:<key>` strings holding the value as JSON.
+
+function redisSettings({ client, prefix }: Redis): SettingsStore {
+  const settingKey = (key: string) => `${prefix}:settings:${ref(key)}`;
+  return {
+    async get(key) {
+      const value = await client.get(settingKey(key));
+      return value === null ? undefined : JSON.parse(value);
+    },
+    async set(key, value) {
+      if (value === undefined) await client.del(settingKey(key));
+      else await client.set(settingKey(key), JSON.stringify(value));
+    },
+  };
+}
