@@ -11,6 +11,7 @@ export default defineConfig({
       { find: /^@portcullis\/express$/, replacement: source("./packages/express/src/index.ts") },
       { find: /^@portcullis\/hono$/, replacement: source("./packages/hono/src/index.ts") },
       { find: /^@portcullis\/ldap$/, replacement: source("./packages/ldap/src/index.ts") },
+      { find: /^@portcullis\/kysely$/, replacement: source("./packages/kysely/src/index.ts") },
     ],
   },
   test: {

@@ -1,0 +1,77 @@
+import { Kysely, MysqlDialect, PostgresDialect } from "kysely";
+import { type KyselyStorage, kyselyStorage } from "./kysely-storage.js";
+
+/** Options of {@link connectStorage}. */
+export interface ConnectStorageOptions {
+  /** `postgres://user@host:5432/db` (or `postgresql://`), or `mysql://user@host:3306/db` (or `mariadb://`). */
+  url: string;
+  /** Table-name prefix, as for `kyselyStorage`. */
+  prefix?: string;
+  /** Connections in the pool. Default 10. */
+  maxConnections?: number;
+  /** How long to wait for a connection before the request answers 50300. Default 5000 ms. */
+  connectTimeoutMs?: number;
+  /** How long one statement may run before the request answers 50300. Default 10000 ms. */
+  queryTimeoutMs?: number;
+  /** Receives errors of idle pooled connections (the server restarted, a connection was cut); by default they are dropped, and the pool replaces the connection. */
+  onPoolError?: (error: unknown) => void;
+}
+
+/**
+ * Storage on a PostgreSQL or MySQL/MariaDB server named by a URL, with a pool this package makes
+ * and looks after: every pooled connection has an `error` handler, so one that the server cuts
+ * while idle is dropped and replaced instead of crashing the process; waiting for a connection
+ * and running a statement are bounded, so an unreachable database answers 50300 in bounded
+ * time. MySQL connections report matched rows (`FOUND_ROWS`). Needs `pg` or `mysql2` installed.
+ *
+ * @example
+ * ```ts
+ * const storage = await connectStorage({ url: process.env.DATABASE_URL! });
+ * await migrate(storage);
+ * ```
+ */
+export async function connectStorage(options: ConnectStorageOptions): Promise<KyselyStorage> {
+  const url = new URL(options.url);
+  const max = options.maxConnections ?? 10;
+  const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+  const queryTimeoutMs = options.queryTimeoutMs ?? 10_000;
+  const onPoolError = options.onPoolError ?? (() => {});
+  if (url.protocol === "postgres:" || url.protocol === "postgresql:") {
+    const { default: pg } = await import("pg");
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max,
+      connectionTimeoutMillis: connectTimeoutMs,
+      query_timeout: queryTimeoutMs,
+    });
+    // pg emits `error` on the pool for idle clients, and on a checked-out client whose
+    // connection dies; with no listener either one crashes the process.
+    pool.on("error", onPoolError);
+    pool.on("connect", (client) => client.on("error", onPoolError));
+    return kyselyStorage({
+      db: new Kysely({ dialect: new PostgresDialect({ pool }) }),
+      dialect: "postgres",
+      prefix: options.prefix,
+    });
+  }
+  if (url.protocol === "mysql:" || url.protocol === "mariadb:") {
+    const { createPool } = await import("mysql2");
+    const pool = createPool({
+      host: url.hostname,
+      port: url.port === "" ? 3306 : Number(url.port),
+      user: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+      database: decodeURIComponent(url.pathname.slice(1)),
+      connectionLimit: max,
+      connectTimeout: connectTimeoutMs,
+      flags: ["+FOUND_ROWS"],
+      supportBigNumbers: true,
+      bigNumberStrings: false,
+    });
+    pool.on("connection", (connection) => connection.on("error", onPoolError));
+    return kyselyStorage({ db: new Kysely({ dialect: new MysqlDialect({ pool }) }), dialect: "mysql", prefix: options.prefix });
+  }
+  throw new TypeError(
+    `@portcullis/kysely: url must start with postgres://, postgresql://, mysql:// or mariadb://; got ${url.protocol}//…`,
+  );
+}

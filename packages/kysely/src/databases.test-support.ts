@@ -1,0 +1,72 @@
+/**
+ * The databases the tests run against: PGlite everywhere, and the PostgreSQL and MariaDB servers
+ * of this machine (127.0.0.1:5432, trust auth, database `test`; 127.0.0.1:3306, root without a
+ * password, database `test`), each test file in a schema or database of its own that it drops
+ * afterwards, so runs never meet. Not a test file; excluded from the build.
+ */
+import { randomBytes } from "node:crypto";
+import { connect } from "node:net";
+import { Kysely, MysqlDialect, PostgresDialect, sql } from "kysely";
+import mysql from "mysql2";
+import pg from "pg";
+import { type KyselyStorage, kyselyStorage } from "./kysely-storage.js";
+
+export const postgresUrl = process.env.PORTCULLIS_TEST_POSTGRES ?? "postgres://postgres@127.0.0.1:5432/test";
+export const mariadbUrl = process.env.PORTCULLIS_TEST_MARIADB ?? "mysql://root@127.0.0.1:3306/test";
+
+/** Why a server cannot be reached on its port, or null when it can. */
+export async function serverMissing(url: string): Promise<string | null> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    const done = (reason: string | null) => {
+      socket.destroy();
+      resolve(reason);
+    };
+    socket.setTimeout(2000, () => done(`nothing answers at ${hostname}:${port} (timeout)`));
+    socket.once("connect", () => done(null));
+    socket.once("error", (error: NodeJS.ErrnoException) => done(`nothing answers at ${hostname}:${port} (${error.code})`));
+  });
+}
+
+/** A name no other run uses: `portcullis_t_<hex>`. */
+export const scratchName = () => `portcullis_t_${randomBytes(6).toString("hex")}`;
+
+/** A database of one test file's own: a fresh PostgreSQL schema, and the storage on it. */
+export async function postgresScratch(prefix = ""): Promise<{ storage: KyselyStorage; drop(): Promise<void> }> {
+  const schema = scratchName();
+  const admin = new pg.Pool({ connectionString: postgresUrl, max: 1 });
+  admin.on("error", () => {});
+  await admin.query(`create schema ${schema}`);
+  const pool = new pg.Pool({ connectionString: postgresUrl, max: 10, options: `-c search_path=${schema}` });
+  pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
+  const storage = kyselyStorage({ db: new Kysely({ dialect: new PostgresDialect({ pool }) }), dialect: "postgres", prefix });
+  return {
+    storage,
+    async drop() {
+      await storage.close();
+      await admin.query(`drop schema ${schema} cascade`);
+      await admin.end();
+    },
+  };
+}
+
+/** A database of one test file's own on MariaDB, and the storage on it. */
+export async function mariadbScratch(prefix = ""): Promise<{ storage: KyselyStorage; drop(): Promise<void> }> {
+  const database = scratchName();
+  const { hostname, port, username } = new URL(mariadbUrl);
+  const connection = { host: hostname, port: Number(port), user: decodeURIComponent(username) };
+  const admin = new Kysely({ dialect: new MysqlDialect({ pool: mysql.createPool({ ...connection, connectionLimit: 1 }) }) });
+  await sql.raw(`create database ${database}`).execute(admin);
+  const pool = mysql.createPool({ ...connection, database, connectionLimit: 10, flags: ["+FOUND_ROWS"] });
+  const storage = kyselyStorage({ db: new Kysely({ dialect: new MysqlDialect({ pool }) }), dialect: "mysql", prefix });
+  return {
+    storage,
+    async drop() {
+      await storage.close();
+      await sql.raw(`drop database ${database}`).execute(admin);
+      await admin.destroy();
+    },
+  };
+}

@@ -1,0 +1,250 @@
+import { type Kysely, sql } from "kysely";
+import type { AnyDatabase, SqlDialect, Tables } from "./schema.js";
+
+/**
+ * How text compares in MySQL columns: byte for byte, with no padding (a trailing space is a
+ * different value), so lookups match exactly (ST-2). MariaDB and MySQL name these differently.
+ */
+export interface MysqlCollations {
+  text: string;
+  ascii: string;
+}
+
+/** The exact-match collations of the server `version()` names. */
+export function mysqlCollationsFor(serverVersion: string): MysqlCollations {
+  return /mariadb/i.test(serverVersion)
+    ? { text: "utf8mb4_nopad_bin", ascii: "ascii_nopad_bin" }
+    : { text: "utf8mb4_0900_bin", ascii: "ascii_bin" };
+}
+
+/** Column types by what they hold, per dialect. */
+function columnTypes(dialect: SqlDialect, collations: MysqlCollations | null) {
+  const mysql = dialect === "mysql" && collations !== null;
+  return {
+    /** Ids, hashes and base64url: ASCII. */
+    ascii: (length: number) =>
+      mysql ? `varchar(${length}) character set ascii collate ${collations.ascii}` : `varchar(${length})`,
+    /** Names, emails, subjects: any Unicode. */
+    text: (length: number) =>
+      mysql ? `varchar(${length}) character set utf8mb4 collate ${collations.text}` : `varchar(${length})`,
+    /** JSON and other long text: the directory policy may hold a 256 KiB CA bundle. */
+    long: mysql ? `mediumtext character set utf8mb4 collate ${collations.text}` : "text",
+    time: "bigint",
+    flag: "boolean",
+    table: mysql ? ` engine=InnoDB default charset=utf8mb4 collate=${collations.text}` : "",
+  };
+}
+
+/** One version of the schema: the statements that make it from the one before. */
+interface Migration {
+  version: number;
+  statements(dialect: SqlDialect, t: Tables, collations: MysqlCollations | null): string[];
+}
+
+const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    statements(dialect, t, collations) {
+      const c = columnTypes(dialect, collations);
+      const table = c.table;
+      return [
+        `create table ${t.users} (
+          id ${c.ascii(255)} primary key,
+          username ${c.text(512)} not null,
+          username_key ${c.text(512)} not null,
+          password_hash ${c.ascii(1024)},
+          roles ${c.long} not null,
+          disabled ${c.flag} not null,
+          token_version bigint not null,
+          source ${c.ascii(16)} not null,
+          created_at ${c.time} not null,
+          updated_at ${c.time} not null,
+          constraint ${t.users}_username_key unique (username_key)
+        )${table}`,
+        `create index ${t.users}_source on ${t.users} (source)`,
+        `create table ${t.totp} (
+          user_id ${c.ascii(255)} primary key references ${t.users} (id),
+          secret_key_id ${c.ascii(255)} not null,
+          secret_sealed ${c.ascii(1024)} not null,
+          enabled ${c.flag} not null,
+          last_used_step bigint not null,
+          created_at ${c.time} not null
+        )${table}`,
+        `create table ${t.recoveryCodes} (
+          user_id ${c.ascii(255)} not null references ${t.users} (id),
+          hash ${c.ascii(255)} not null,
+          created_at ${c.time} not null,
+          primary key (user_id, hash)
+        )${table}`,
+        `create table ${t.sessions} (
+          id ${c.ascii(255)} primary key,
+          user_id ${c.ascii(255)} not null references ${t.users} (id),
+          token_version bigint not null,
+          amr ${c.long} not null,
+          created_at ${c.time} not null,
+          expires_at ${c.time} not null,
+          revoked_at ${c.time}
+        )${table}`,
+        `create index ${t.sessions}_user on ${t.sessions} (user_id)`,
+        `create index ${t.sessions}_expires on ${t.sessions} (expires_at)`,
+        `create table ${t.refreshTokens} (
+          hash ${c.ascii(255)} primary key,
+          session_id ${c.ascii(255)} not null,
+          user_id ${c.ascii(255)} not null,
+          created_at ${c.time} not null,
+          expires_at ${c.time} not null,
+          spent_at ${c.time}
+        )${table}`,
+        `create index ${t.refreshTokens}_session on ${t.refreshTokens} (session_id)`,
+        `create index ${t.refreshTokens}_expires on ${t.refreshTokens} (expires_at)`,
+        `create table ${t.challenges} (
+          id ${c.ascii(255)} primary key,
+          kind ${c.ascii(32)} not null,
+          user_id ${c.ascii(255)},
+          data ${c.long} not null,
+          attempts integer not null,
+          created_at ${c.time} not null,
+          expires_at ${c.time} not null
+        )${table}`,
+        `create index ${t.challenges}_expires on ${t.challenges} (expires_at)`,
+        `create table ${t.counters} (
+          counter_key ${c.text(512)} primary key,
+          count integer not null,
+          reset_at ${c.time} not null
+        )${table}`,
+        `create index ${t.counters}_reset on ${t.counters} (reset_at)`,
+        `create table ${t.passkeys} (
+          id ${c.ascii(1400)} primary key,
+          user_id ${c.ascii(255)} not null references ${t.users} (id),
+          public_key ${c.long} not null,
+          counter bigint not null,
+          transports ${c.long} not null,
+          label ${c.text(512)} not null,
+          backup_eligible ${c.flag} not null,
+          backup_state ${c.flag} not null,
+          created_at ${c.time} not null,
+          last_used_at ${c.time}
+        )${table}`,
+        `create index ${t.passkeys}_user on ${t.passkeys} (user_id)`,
+        `create table ${t.identities} (
+          provider ${c.text(64)} not null,
+          subject ${c.text(512)} not null,
+          user_id ${c.ascii(255)} not null,
+          email ${c.text(512)},
+          email_verified ${c.flag} not null,
+          created_at ${c.time} not null,
+          last_used_at ${c.time},
+          primary key (provider, subject)
+        )${table}`,
+        `create index ${t.identities}_user on ${t.identities} (user_id)`,
+        `create index ${t.identities}_email on ${t.identities} (email)`,
+        `create table ${t.settings} (
+          setting_key ${c.text(255)} primary key,
+          value ${c.long} not null,
+          updated_at ${c.time} not null
+        )${table}`,
+      ];
+    },
+  },
+];
+
+/** The schema version this code reads and writes. */
+export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;
+
+/** The version a database's schema is at: 0 when it has none of ours. */
+export async function schemaVersionOf(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables): Promise<number> {
+  // Asked of the catalogue, not by a failing select: inside a PostgreSQL transaction an error would end it.
+  const { rows } = await sql<{ present: number | string | bigint }>`select count(*) as present from information_schema.tables
+    where table_name = ${t.schema} and table_schema = ${sql.raw(dialect === "mysql" ? "database()" : "current_schema()")}`.execute(
+    db,
+  );
+  if (Number(rows[0]?.present ?? 0) === 0) return 0;
+  const row = await db.selectFrom(t.schema).select("version").where("id", "=", 1).executeTakeFirst();
+  return row ? Number(row.version) : 0;
+}
+
+/**
+ * Brings the schema to {@link latestSchemaVersion}, applying each missing migration in order,
+ * under a lock so that two processes migrating at once apply each step once. PostgreSQL runs each
+ * step in a transaction; MySQL commits DDL as it goes, so a step cut off half-way is reported with
+ * what to drop. Returns the versions before and after.
+ *
+ * @throws {Error} when the database is newer than this code: it never migrates down.
+ */
+export async function migrateSchema(
+  db: Kysely<AnyDatabase>,
+  dialect: SqlDialect,
+  t: Tables,
+  now: number,
+): Promise<{ from: number; to: number }> {
+  return withMigrationLock(db, dialect, t, async (locked) => {
+    const from = await schemaVersionOf(locked, dialect, t);
+    if (from > latestSchemaVersion) throw newerThanCode(from);
+    if (from === 0) await createSchemaTable(locked, dialect, t);
+    const collations = dialect === "mysql" ? mysqlCollationsFor(await serverVersion(locked)) : null;
+    for (const migration of migrations.filter((step) => step.version > from)) {
+      for (const statement of migration.statements(dialect, t, collations)) await sql.raw(statement).execute(locked);
+      await locked.updateTable(t.schema).set({ version: migration.version, updated_at: now }).where("id", "=", 1).execute();
+    }
+    return { from, to: latestSchemaVersion };
+  });
+}
+
+async function serverVersion(db: Kysely<AnyDatabase>): Promise<string> {
+  const { rows } = await sql<{ version: string }>`select version() as version`.execute(db);
+  return String(rows[0]?.version ?? "");
+}
+
+async function createSchemaTable(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables): Promise<void> {
+  const table = dialect === "mysql" ? " engine=InnoDB" : "";
+  await sql
+    .raw(`create table ${t.schema} (id integer primary key, version integer not null, updated_at bigint not null)${table}`)
+    .execute(db);
+  await db.insertInto(t.schema).values({ id: 1, version: 0, updated_at: 0 }).execute();
+}
+
+/** Runs `migrate` holding a database-wide lock named after the schema table. */
+async function withMigrationLock<T>(
+  db: Kysely<AnyDatabase>,
+  dialect: SqlDialect,
+  t: Tables,
+  migrate: (db: Kysely<AnyDatabase>) => Promise<T>,
+): Promise<T> {
+  if (dialect === "postgres") {
+    return db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtext(${t.schema}))`.execute(trx);
+      return migrate(trx);
+    });
+  }
+  return db.connection().execute(async (connection) => {
+    const { rows } = await sql<{ locked: number | null }>`select get_lock(${t.schema}, 60) as locked`.execute(connection);
+    if (Number(rows[0]?.locked) !== 1)
+      throw new Error(`@portcullis/kysely: another migration of ${t.schema} held the lock for 60 s`);
+    try {
+      return await migrate(connection);
+    } finally {
+      await sql`select release_lock(${t.schema})`.execute(connection);
+    }
+  });
+}
+
+function newerThanCode(version: number): Error {
+  return new Error(
+    `@portcullis/kysely: the database schema is at version ${version}, newer than this code (${latestSchemaVersion}); upgrade @portcullis/kysely, it never migrates down`,
+  );
+}
+
+/**
+ * Checks that the database schema is the one this code was written for.
+ *
+ * @throws {Error} saying what to run: `migrate` for an older database, an upgrade for a newer one.
+ */
+export async function assertSchemaCurrent(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables): Promise<void> {
+  const version = await schemaVersionOf(db, dialect, t);
+  if (version > latestSchemaVersion) throw newerThanCode(version);
+  if (version < latestSchemaVersion) {
+    throw new Error(
+      `@portcullis/kysely: the database schema is at version ${version}, older than this code (${latestSchemaVersion}); run \`await migrate(storage)\` or \`npx portcullis migrate --url <database URL>\``,
+    );
+  }
+}

@@ -1,0 +1,153 @@
+/** The SQL dialects the storage speaks: PostgreSQL (also PGlite) and MySQL/MariaDB. */
+export type SqlDialect = "postgres" | "mysql";
+
+/** The tables of the storage, each under the configured prefix. */
+export interface Tables {
+  schema: string;
+  users: string;
+  totp: string;
+  recoveryCodes: string;
+  sessions: string;
+  refreshTokens: string;
+  challenges: string;
+  counters: string;
+  passkeys: string;
+  identities: string;
+  settings: string;
+}
+
+/**
+ * The table names under `prefix`: empty, or a lower-case letter then up to 30 letters, digits
+ * or underscores (identifiers are never quoted from input, so this is the whole rule).
+ *
+ * @throws {TypeError} naming `prefix` when it is not one.
+ */
+export function tablesWithPrefix(prefix = ""): Tables {
+  if (typeof prefix !== "string" || (prefix !== "" && !/^[a-z][a-z0-9_]{0,30}$/.test(prefix))) {
+    throw new TypeError(
+      `@portcullis/kysely: prefix must be empty or a lower-case letter then up to 30 letters, digits or "_"; got ${JSON.stringify(prefix)}`,
+    );
+  }
+  const name = (table: string) => `${prefix}${table}`;
+  return {
+    schema: name("portcullis_schema"),
+    users: name("users"),
+    totp: name("totp"),
+    recoveryCodes: name("recovery_codes"),
+    sessions: name("sessions"),
+    refreshTokens: name("refresh_tokens"),
+    challenges: name("challenges"),
+    counters: name("counters"),
+    passkeys: name("passkeys"),
+    identities: name("identities"),
+    settings: name("settings"),
+  };
+}
+
+/** The rows as the database holds them. Times are epoch milliseconds in BIGINT columns. */
+export interface UserRow {
+  id: string;
+  username: string;
+  username_key: string;
+  password_hash: string | null;
+  /** JSON array. */
+  roles: string;
+  disabled: boolean | number;
+  token_version: number | string;
+  source: string;
+  created_at: number | string;
+  updated_at: number | string;
+}
+
+export interface TotpRow {
+  user_id: string;
+  secret_key_id: string;
+  secret_sealed: string;
+  enabled: boolean | number;
+  last_used_step: number | string;
+  created_at: number | string;
+}
+
+export interface RecoveryCodeRow {
+  user_id: string;
+  hash: string;
+  created_at: number | string;
+}
+
+export interface SessionRow {
+  id: string;
+  user_id: string;
+  token_version: number | string;
+  /** JSON array. */
+  amr: string;
+  created_at: number | string;
+  expires_at: number | string;
+  revoked_at: number | string | null;
+}
+
+export interface RefreshTokenRow {
+  hash: string;
+  session_id: string;
+  user_id: string;
+  created_at: number | string;
+  expires_at: number | string;
+  spent_at: number | string | null;
+}
+
+export interface ChallengeRow {
+  id: string;
+  kind: string;
+  user_id: string | null;
+  /** JSON object. */
+  data: string;
+  attempts: number | string;
+  created_at: number | string;
+  expires_at: number | string;
+}
+
+export interface CounterRow {
+  key: string;
+  count: number | string;
+  reset_at: number | string;
+}
+
+export interface PasskeyRow {
+  id: string;
+  user_id: string;
+  public_key: string;
+  counter: number | string;
+  /** JSON array. */
+  transports: string;
+  label: string;
+  backup_eligible: boolean | number;
+  backup_state: boolean | number;
+  created_at: number | string;
+  last_used_at: number | string | null;
+}
+
+export interface IdentityRow {
+  provider: string;
+  subject: string;
+  user_id: string;
+  email: string | null;
+  email_verified: boolean | number;
+  created_at: number | string;
+  last_used_at: number | string | null;
+}
+
+export interface SettingRow {
+  key: string;
+  /** JSON. */
+  value: string;
+  updated_at: number | string;
+}
+
+export interface SchemaRow {
+  id: number;
+  version: number;
+  updated_at: number | string;
+}
+
+/** The Kysely database type, keyed by table name; built per prefix, so rows are typed by table role. */
+// biome-ignore lint/suspicious/noExplicitAny: table names depend on the prefix chosen at run time.
+export type AnyDatabase = Record<string, any>;
