@@ -19,6 +19,7 @@ const expected = {
   "@portcullis/express": ["authRouter", "requireAuth"],
   "@portcullis/hono": ["authApp", "requireAuth"],
   "@portcullis/ldap": ["ldapDirectory"],
+  "@portcullis/kysely": ["kyselyStorage", "pgliteStorage", "connectStorage", "migrate", "checkSchema"],
 };
 
 const modules = {};
@@ -42,21 +43,29 @@ if (problems.length > 0) {
 }
 
 const { createAuth, memoryStorage, createUser, login, verifyAccessToken } = modules["@portcullis/core"];
-const auth = createAuth({
-  storage: memoryStorage(),
-  issuer: "https://api.example.com",
-  audience: "example-api",
-  secrets: {
-    signing: randomBytes(32).toString("base64url"),
-    encryption: randomBytes(32).toString("base64url"),
-  },
-});
-const password = `smoke-${randomBytes(12).toString("base64url")}`;
-await createUser(auth, { username: "smoke-user", password, roles: ["user"] });
-const result = await login(auth, { username: "smoke-user", password });
-if (result?.status !== "authenticated" || typeof result.tokens?.accessToken !== "string") {
-  console.error("package smoke: login did not authenticate:", result);
-  process.exit(1);
+const { pgliteStorage } = modules["@portcullis/kysely"];
+const embedded = await pgliteStorage({ dataDir: "memory://" });
+for (const [name, storage] of [
+  ["memory", memoryStorage()],
+  ["PGlite", embedded],
+]) {
+  const auth = createAuth({
+    storage,
+    issuer: "https://api.example.com",
+    audience: "example-api",
+    secrets: {
+      signing: randomBytes(32).toString("base64url"),
+      encryption: randomBytes(32).toString("base64url"),
+    },
+  });
+  const password = `smoke-${randomBytes(12).toString("base64url")}`;
+  await createUser(auth, { username: "smoke-user", password, roles: ["user"] });
+  const result = await login(auth, { username: "smoke-user", password });
+  if (result?.status !== "authenticated" || typeof result.tokens?.accessToken !== "string") {
+    console.error(`package smoke: login on ${name} storage did not authenticate:`, result);
+    process.exit(1);
+  }
+  await verifyAccessToken(auth, { token: result.tokens.accessToken });
 }
-await verifyAccessToken(auth, { token: result.tokens.accessToken });
+await embedded.close();
 console.log("packages ok");
