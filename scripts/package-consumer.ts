@@ -14,9 +14,11 @@ import {
 import { runStorageConformance } from "@portcullis/core/testing";
 import { authRouter, requireAuth } from "@portcullis/express";
 import { type AuthVariables, authApp, requireAuth as requireHonoAuth } from "@portcullis/hono";
+import { type KyselyStorage, kyselyStorage, migrate, pgliteStorage } from "@portcullis/kysely";
 import { ldapDirectory } from "@portcullis/ldap";
 import express from "express";
 import { Hono } from "hono";
+import type { Kysely } from "kysely";
 
 const auth = createAuth({
   storage: memoryStorage(),
@@ -26,7 +28,7 @@ const auth = createAuth({
   ttl: { access: "15m", refresh: "30d" },
 });
 auth.events.on("login.failed", (event) => {
-  const reason: "invalid_credentials" | "disabled" = event.reason;
+  const reason: "invalid_credentials" | "disabled" | "no_role" = event.reason;
   void reason;
 });
 auth.events.on("*", (event: AuthEvent) => void event.type);
@@ -51,3 +53,13 @@ export async function signInOnce(): Promise<string> {
 export const isThrottled = (error: unknown) => error instanceof AuthError && error.code === ErrorCode.TooManyAttempts;
 export const conformance = runStorageConformance;
 export const directory: Directory = ldapDirectory();
+
+export async function sqlStorage(db: Kysely<Record<string, never>>): Promise<KyselyStorage> {
+  const embedded: KyselyStorage = await pgliteStorage({ dataDir: "memory://", prefix: "auth_" });
+  await embedded.close();
+  const storage = kyselyStorage({ db, dialect: "postgres" });
+  const { from, to }: { from: number; to: number } = await migrate(storage);
+  void from;
+  void to;
+  return storage;
+}
