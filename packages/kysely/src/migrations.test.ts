@@ -1,0 +1,156 @@
+// Migrations and the schema-version check, on PGlite, PostgreSQL and MariaDB.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "kysely";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { describeNeedingService } from "../../../test/fixtures/required-service.js";
+import { main } from "./cli.js";
+import {
+  mariadbScratch,
+  mariadbUrl,
+  postgresScratch,
+  postgresUrl,
+  scratchName,
+  serverMissing,
+} from "./databases.test-support.js";
+import type { KyselyStorage } from "./kysely-storage.js";
+import { checkSchema, latestSchemaVersion, migrate } from "./migrate.js";
+import { pgliteStorage } from "./pglite.js";
+import { tablesWithPrefix } from "./schema.js";
+
+/** The checks every database gets, on a storage whose database has no Portcullis tables yet. */
+function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselyStorage; drop(): Promise<void> }>) {
+  const dropped: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    for (const drop of dropped) await drop();
+  });
+  const open = async (prefix = "") => {
+    const database = await fresh(prefix);
+    dropped.push(database.drop);
+    return database.storage;
+  };
+
+  it("an empty database: every operation says to migrate; migrate brings it to the newest version, once", async () => {
+    const storage = await open();
+    await expect(storage.users.findById("anyone")).rejects.toThrow(
+      `the database schema is at version 0, older than this code (${latestSchemaVersion}); run \`await migrate(storage)\` or \`npx portcullis migrate --url <database URL>\``,
+    );
+    await expect(checkSchema(storage)).rejects.toThrow("older than this code");
+    expect(await migrate(storage)).toEqual({ from: 0, to: latestSchemaVersion });
+    expect(await migrate(storage)).toEqual({ from: latestSchemaVersion, to: latestSchemaVersion });
+    await checkSchema(storage);
+    expect(await storage.users.findById("anyone")).toBeNull();
+  });
+
+  it("a database newer than the code is refused, and never migrated down", async () => {
+    const storage = await open();
+    await migrate(storage);
+    await storage.db
+      .updateTable(storage.tables.schema)
+      .set({ version: latestSchemaVersion + 1 })
+      .execute();
+    const newer = `the database schema is at version ${latestSchemaVersion + 1}, newer than this code (${latestSchemaVersion}); upgrade @portcullis/kysely, it never migrates down`;
+    await expect(checkSchema(storage)).rejects.toThrow(newer);
+    await expect(migrate(storage)).rejects.toThrow(newer);
+    await expect(storage.sessions.findSession("any")).rejects.toThrow(newer);
+  });
+
+  it("two prefixes keep two sets of tables apart in one database", async () => {
+    const first = await open("app_one_");
+    const second = await open("app_two_");
+    await migrate(first);
+    await migrate(second);
+    await first.settings.set("k", { which: 1 }, 1);
+    await second.settings.set("k", { which: 2 }, 1);
+    expect(await first.settings.get("k")).toEqual({ which: 1 });
+    expect(await second.settings.get("k")).toEqual({ which: 2 });
+  });
+
+  it("five processes' worth of concurrent migrations apply each step once", async () => {
+    const storage = await open();
+    const results = await Promise.all(Array.from({ length: 5 }, () => migrate(storage)));
+    expect(results.filter((result) => result.from === 0)).toHaveLength(1);
+    await checkSchema(storage);
+  });
+}
+
+describe("migrations on PGlite", () => {
+  migrationChecks(async (prefix) => {
+    const storage = await pgliteStorage({ dataDir: "memory://", prefix, migrate: false });
+    return { storage, drop: () => storage.close() };
+  });
+
+  it("survives a restart: what one process stored, the next reads", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "portcullis-pglite-"));
+    try {
+      const first = await pgliteStorage({ dataDir });
+      await first.settings.set("kept", { across: "restarts" }, 1);
+      await first.close();
+      const second = await pgliteStorage({ dataDir });
+      expect(await second.settings.get("kept")).toEqual({ across: "restarts" });
+      await second.close();
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+for (const [name, url, scratch] of [
+  ["PostgreSQL", postgresUrl, postgresScratch],
+  ["MariaDB", mariadbUrl, mariadbScratch],
+] as const) {
+  describeNeedingService(`packages/kysely/src/migrations.test.ts (${name})`, await serverMissing(url))(
+    `migrations on ${name}`,
+    () => {
+      migrationChecks(scratch);
+    },
+  );
+}
+
+const postgresMissing = await serverMissing(postgresUrl);
+
+describe("portcullis migrate", () => {
+  it("migrates a PGlite data directory, then says it is current; bad arguments print the usage", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "portcullis-cli-"));
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      expect(await main(["migrate", "--pglite", dataDir])).toBe(0);
+      expect(log).toHaveBeenLastCalledWith(`schema migrated from version 0 to ${latestSchemaVersion}`);
+      expect(await main(["migrate", "--pglite", dataDir, "--prefix", "other_"])).toBe(0);
+      expect(await main(["migrate", "--pglite", dataDir])).toBe(0);
+      expect(log).toHaveBeenLastCalledWith(`schema already at version ${latestSchemaVersion}`);
+      expect(await main(["migrate"], {})).toBe(2);
+      expect(await main(["migrate", "--pglite", dataDir, "--url", "postgres://x"], {})).toBe(2);
+      expect(await main(["migrate", "--nonsense"], {})).toBe(2);
+      expect(await main(["--help"])).toBe(0);
+      expect(error.mock.calls.flat().join("\n")).toContain("Usage: portcullis migrate");
+    } finally {
+      log.mockRestore();
+      error.mockRestore();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  describeNeedingService("packages/kysely/src/migrations.test.ts (PostgreSQL CLI)", postgresMissing)("on PostgreSQL", () => {
+    it("migrates the database of --url (or DATABASE_URL) under a prefix, and reports a connection failure with exit code 1", async () => {
+      const prefix = `${scratchName()}_`;
+      const log = vi.spyOn(console, "log").mockImplementation(() => {});
+      const error = vi.spyOn(console, "error").mockImplementation(() => {});
+      const storage = (await postgresScratch()).storage;
+      try {
+        expect(await main(["migrate", "--prefix", prefix], { DATABASE_URL: postgresUrl })).toBe(0);
+        expect(log).toHaveBeenLastCalledWith(`schema migrated from version 0 to ${latestSchemaVersion}`);
+        expect(await main(["migrate", "--url", "postgres://postgres@127.0.0.1:1/test"])).toBe(1);
+        expect(error.mock.calls.flat().join("\n")).toMatch(/^migration failed: /m);
+      } finally {
+        log.mockRestore();
+        error.mockRestore();
+        const t = tablesWithPrefix(prefix);
+        for (const table of Object.values(t)) await sql.raw(`drop table if exists public.${table} cascade`).execute(storage.db);
+        await storage.close();
+      }
+    });
+  });
+});
