@@ -2,7 +2,16 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Auth, type OAuthConfig, createAuth, createUser, memoryStorage } from "@portcullis/core";
+import {
+  type Auth,
+  type OAuthConfig,
+  type Storage,
+  createAuth,
+  createUser,
+  getPublicUser,
+  memoryStorage,
+  setPassword,
+} from "@portcullis/core";
 import { authRouter, requireAuth } from "@portcullis/express";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import QRCode from "qrcode";
@@ -28,6 +37,12 @@ export interface DemoAppOptions {
   demoPassword?: string;
   /** The demo user's roles. Default `["admin"]`, so the admin-only route can be tried. */
   demoRoles?: string[];
+  /**
+   * Where users, TOTP enrolments, passkeys and sessions are kept. Default: memory, gone with the
+   * process; `server.ts` passes embedded PGlite in a data directory, so they survive a restart.
+   * A demo user already stored there keeps its account and gets the demo password afresh.
+   */
+  storage?: Storage;
   /**
    * An OpenID provider the page offers as "Sign in with the local provider" (the provider
    * `local`), with {@link oauthCallbackUri} of the origin as its redirect URI: the demo's own
@@ -121,6 +136,18 @@ function securityHeaders(_req: Request, res: Response, next: NextFunction): void
   next();
 }
 
+/** Creates the demo user, or, in storage that outlived a restart, gives the stored one this password. */
+async function ensureDemoUser(auth: Auth, username: string, password: string, roles: string[]): Promise<DemoUser> {
+  const stored = await auth.storage.users.findByUsernameKey(username.normalize("NFKC").toLowerCase());
+  if (!stored) {
+    const created = await createUser(auth, { username, password, roles });
+    return { id: created.id, username: created.username, password, roles: created.roles };
+  }
+  await setPassword(auth, { userId: stored.id, newPassword: password });
+  const user = await getPublicUser(auth, { userId: stored.id });
+  return { id: user.id, username: user.username, password, roles: user.roles };
+}
+
 /** Sends an envelope like the auth routes do, so the page reads every answer the same way. */
 function sendEnvelope(res: Response, status: number, code: number, message: string, data?: unknown): void {
   res
@@ -130,7 +157,7 @@ function sendEnvelope(res: Response, status: number, code: number, message: stri
 }
 
 /**
- * Builds the demo service on memory storage: the Portcullis routes under `/api/v1/auth`, with
+ * Builds the demo service (on `options.storage`, memory by default): the Portcullis routes under `/api/v1/auth`, with
  * passkeys for the page at `options.origin`; a protected sample resource `/api/v1/things`
  * (deleting one needs the `admin` role); the demo-only QR code route `POST /demo/qr`; and the
  * static sign-in page with `@simplewebauthn/browser`. With `options.oauthProvider`, sign-in with
@@ -151,7 +178,7 @@ function sendEnvelope(res: Response, status: number, code: number, message: stri
 export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoApp> {
   const origin = options.origin ?? "http://localhost:3000";
   const auth = createAuth({
-    storage: memoryStorage(),
+    storage: options.storage ?? memoryStorage(),
     issuer: options.issuer ?? origin,
     audience: "portcullis-demo",
     secrets: {
@@ -166,8 +193,7 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
 
   const username = options.demoUsername ?? "demo";
   const password = options.demoPassword ?? randomSecret(18);
-  const created = await createUser(auth, { username, password, roles: options.demoRoles ?? ["admin"] });
-  const demoUser: DemoUser = { id: created.id, username: created.username, password, roles: created.roles };
+  const demoUser = await ensureDemoUser(auth, username, password, options.demoRoles ?? ["admin"]);
 
   const things: Thing[] = [
     { id: "1", name: "portcullis" },

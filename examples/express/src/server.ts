@@ -1,9 +1,14 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { type IncomingMessage, type RequestListener, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join, resolve } from "node:path";
+import { pgliteStorage } from "@portcullis/kysely";
 import { createDemoApp, startDemoProvider } from "./app.js";
 
 /**
- * Starts the demo on 127.0.0.1:$PORT (default 3000) and its local OpenID provider on a free port
+ * Starts the demo on 127.0.0.1:$PORT (default 3000), its storage embedded PGlite in
+ * $PORTCULLIS_DATA_DIR (default `.portcullis-data`), and its local OpenID provider on a free port
  * of 127.0.0.1, and prints the address to open, the demo user's name and password, and those of
  * the provider's account. This is a demo: printing the DEMO accounts' passwords is its purpose.
  * Never print a real user's password.
@@ -16,14 +21,10 @@ async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number; got ${process.env.PORT}`);
 
-  const signingSecret = process.env.AUTH_SIGNING_SECRET || undefined;
-  const encryptionKey = process.env.AUTH_ENCRYPTION_KEY || undefined;
-  if (!signingSecret || !encryptionKey) {
-    console.log(
-      "Notice: AUTH_SIGNING_SECRET and/or AUTH_ENCRYPTION_KEY are not set; using random ones generated now.\n" +
-        "Tokens will not survive a restart (neither do users and sessions: storage is in memory).",
-    );
-  }
+  const dataDir = resolve(process.env.PORTCULLIS_DATA_DIR || ".portcullis-data");
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const secrets = await demoSecrets(dataDir);
+  const storage = await pgliteStorage({ dataDir: join(dataDir, "pglite") });
 
   // Until the app exists (a few milliseconds after listening), requests get a 503.
   let app: RequestListener | undefined;
@@ -40,15 +41,40 @@ async function main(): Promise<void> {
 
   const origin = `http://localhost:${(server.address() as AddressInfo).port}`;
   const local = await startDemoProvider({ origin });
-  const demo = await createDemoApp({ signingSecret, encryptionKey, origin, oauthProvider: local.registration });
+  const demo = await createDemoApp({ ...secrets, origin, oauthProvider: local.registration, storage });
   app = demo.app;
   console.log(`Portcullis demo listening on ${origin}/`);
+  console.log(
+    `Users, TOTP enrolments, passkeys and sessions are kept in ${dataDir} (embedded PGlite); delete it to start afresh.`,
+  );
   console.log(`Open ${origin}/ by that name, not 127.0.0.1: passkeys work only on a domain name, here "localhost".`);
   console.log(`Demo user: ${demo.demoUser.username}`);
   console.log(`Password:  ${demo.demoUser.password}`);
   console.log(`Local OpenID provider on ${local.provider.issuer}, for "Sign in with the local provider":`);
   console.log(`Provider user: ${local.account.username}`);
   console.log(`Password:      ${local.account.password}`);
+}
+
+/**
+ * The demo's signing secret and encryption key: AUTH_SIGNING_SECRET and AUTH_ENCRYPTION_KEY when
+ * set; otherwise made once and kept in the data directory (readable by this user only), so that
+ * tokens and TOTP secrets stay valid across restarts, as the stored users do. A real service
+ * takes its secrets from its secret store, never from a file beside its data.
+ */
+async function demoSecrets(dataDir: string): Promise<{ signingSecret: string; encryptionKey: string }> {
+  const fromEnvironment = { signingSecret: process.env.AUTH_SIGNING_SECRET, encryptionKey: process.env.AUTH_ENCRYPTION_KEY };
+  if (fromEnvironment.signingSecret && fromEnvironment.encryptionKey) {
+    return fromEnvironment as { signingSecret: string; encryptionKey: string };
+  }
+  const file = join(dataDir, "demo-secrets.json");
+  try {
+    return JSON.parse(await readFile(file, "utf8")) as { signingSecret: string; encryptionKey: string };
+  } catch {
+    const made = { signingSecret: randomBytes(32).toString("base64url"), encryptionKey: randomBytes(32).toString("base64url") };
+    await writeFile(file, JSON.stringify(made), { mode: 0o600 });
+    console.log(`Notice: AUTH_SIGNING_SECRET and AUTH_ENCRYPTION_KEY are not set; made new ones and kept them in ${file}.`);
+    return made;
+  }
 }
 
 main().catch((error: unknown) => {
