@@ -229,6 +229,19 @@ function storesOver(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables): St
     return result.numAffectedRows === BigInt(1) && result.insertId !== undefined ? num(result.insertId) : null;
   }
 
+  /**
+   * Deletes what no flow can use any more: expired challenges, ended throttling windows, refresh
+   * tokens past their idle expiry (spent ones too: reuse of one is then "unknown", and it was
+   * refused anyway) and sessions past their absolute expiry. Returns the challenges deleted.
+   */
+  async function deleteExpiredRows(now: number): Promise<number> {
+    const result = await db.deleteFrom(t.challenges).where("expires_at", "<=", now).executeTakeFirst();
+    await db.deleteFrom(t.counters).where("reset_at", "<=", now).execute();
+    await db.deleteFrom(t.refreshTokens).where("expires_at", "<=", now).execute();
+    await db.deleteFrom(t.sessions).where("expires_at", "<=", now).execute();
+    return num(result.numDeletedRows);
+  }
+
   const users: UserStore = {
     async create(user) {
       return unlessDuplicate(() =>
@@ -531,11 +544,7 @@ function storesOver(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables): St
       const challenge = await db.selectFrom(t.challenges).selectAll().where("id", "=", id).executeTakeFirst();
       return challenge ? { ...toChallenge(challenge as ChallengeRow), attempts } : null;
     },
-    async deleteExpired(now) {
-      const result = await db.deleteFrom(t.challenges).where("expires_at", "<=", now).executeTakeFirst();
-      await db.deleteFrom(t.counters).where("reset_at", "<=", now).execute();
-      return num(result.numDeletedRows);
-    },
+    deleteExpired: deleteExpiredRows,
   };
 
   const readCounter = async (key: string) =>

@@ -189,7 +189,11 @@ export interface ChallengeStore {
    * A challenge whose attempts are used up can still be consumed by an attempt that took one.
    */
   takeAttempt(id: string, kind: ChallengeKind, limit: number, now: number): Promise<ChallengeRecord | null>;
-  /** Deletes expired challenges; returns how many. */
+  /**
+   * Deletes expired challenges; returns how many. A store may prune its other expired rows here
+   * too (throttling windows, refresh tokens, sessions). Core calls it in the background once
+   * every 1000 token sets an instance issues.
+   */
   deleteExpired(now: number): Promise<number>;
 }
 

@@ -27,9 +27,29 @@ export async function publicUser(auth: Auth, user: UserRecord): Promise<PublicUs
   return { id: user.id, username: user.username, roles: [...user.roles], totpEnabled: totp?.enabled === true };
 }
 
+/** Token sets issued per auth instance since its last sweep of expired rows. */
+const issuedSinceSweep = new WeakMap<Auth, number>();
+
+/** How many token sets an instance issues between two sweeps. */
+export const tokenSetsPerSweep = 1000;
+
+/**
+ * Every {@link tokenSetsPerSweep} token sets, deletes what has expired by the instance's own
+ * clock, in the background (`challenges.deleteExpired`: challenges, and in SQL storage also
+ * throttling windows, refresh tokens and sessions), so storage stays small without a job of the
+ * service's own. A failure goes to `onInternalError` and the next sweep tries again.
+ */
+function sweepNowAndThen(auth: Auth, now: number): void {
+  const issued = (issuedSinceSweep.get(auth) ?? 0) + 1;
+  issuedSinceSweep.set(auth, issued % tokenSetsPerSweep);
+  if (issued < tokenSetsPerSweep) return;
+  auth.storage.challenges.deleteExpired(now).catch((error: unknown) => auth.onInternalError(error, "sweep"));
+}
+
 /** Mints an access token and a new refresh token for a live session. */
 export async function issueTokens(auth: Auth, user: UserRecord, session: SessionRecord): Promise<TokenSet> {
   const now = auth.now();
+  sweepNowAndThen(auth, now);
   const refresh = opaqueToken(auth);
   await auth.storage.sessions.insertRefreshToken({
     hash: refresh.hash,
