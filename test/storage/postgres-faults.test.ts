@@ -1,0 +1,318 @@
+// PostgreSQL faults: a service (createAuth, the Express adapter) on storage from connectStorage,
+// reaching PostgreSQL through a TCP forwarder that the tests cut: the database going down or
+// unreachable, the network going silent, a cut in the middle of a refresh (after the database did
+// the work, before the service heard of it), connections that die without a word, and a session
+// read slow enough to pin a race. The service must answer 50300 in bounded time, never crash on
+// the driver's errors, never leave two live refresh tokens, and carry on by itself once the
+// database is back.
+import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Auth, type Storage, type TokenSet, createAuth, isAuthError, refresh as refreshTokens } from "@portcullis/core";
+import { type KyselyStorage, connectStorage, isConnectionFailure, migrate } from "@portcullis/kysely";
+import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
+import { postgresUrl, serverMissing } from "../../packages/kysely/src/databases.test-support.js";
+import { type TestUser, createTestUser, generousThrottle, testAudience, testIssuer, testPassword } from "../fixtures/auth.js";
+import { openConnectionsTo } from "../fixtures/open-connections.js";
+import { describeNeedingService } from "../fixtures/required-service.js";
+import { type TcpForwarder, postgresReadyForQuery, startTcpForwarder } from "../fixtures/tcp-forwarder.js";
+import { type CallResult, call, post } from "../http/client.js";
+import { expectEnvelope } from "../http/contract-suite.js";
+import { type RunningServer, startExpress5 } from "../http/servers.js";
+import { type ScratchSchema, createScratchSchema } from "./scratch-schema.js";
+
+const base = "/api/v1/auth";
+const connectTimeoutMs = 1000;
+const queryTimeoutMs = 2000;
+/** How long a request may take to answer 50300: one wait for a connection, one statement, and a margin for a loaded machine. */
+const unavailableWithinMs = connectTimeoutMs + queryTimeoutMs + 2000;
+
+const describeWithPostgres = describeNeedingService("test/storage/postgres-faults.test.ts", await serverMissing(postgresUrl));
+
+describeWithPostgres("PostgreSQL faults: a service behind a forwarder the tests cut", () => {
+  let schema: ScratchSchema | undefined;
+  let forwarder: TcpForwarder | undefined;
+  /** The service's storage, through the forwarder. */
+  let storage: KyselyStorage | undefined;
+  /** The same schema, directly: for looking at what the service stored while it was cut off. */
+  let direct: KyselyStorage | undefined;
+  let server: RunningServer | undefined;
+  let auth: Auth;
+  let alice: TestUser;
+  const poolErrors: unknown[] = [];
+  const internalErrors = new Map<string, unknown>();
+  const secrets = { signing: randomBytes(32).toString("base64url"), encryption: randomBytes(32).toString("hex") };
+  /** The service's configuration but its storage. */
+  const authConfig = () => ({
+    issuer: testIssuer,
+    audience: testAudience,
+    secrets,
+    throttle: generousThrottle,
+    onInternalError: (error: unknown, requestId: string) => internalErrors.set(requestId, error),
+  });
+
+  beforeAll(async () => {
+    schema = await createScratchSchema();
+    direct = await connectStorage({ url: schema.url });
+    await migrate(direct);
+    forwarder = await startTcpForwarder(Number(new URL(postgresUrl).port || 5432));
+    storage = await connectStorage({
+      url: schema.urlVia(forwarder.port),
+      connectTimeoutMs,
+      queryTimeoutMs,
+      onPoolError: (error) => poolErrors.push(error),
+    });
+    auth = createAuth({ ...authConfig(), storage });
+    alice = await createTestUser(auth, "alice");
+    server = await startExpress5(auth);
+  });
+
+  afterEach(() => {
+    forwarder?.restore();
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await storage?.close();
+    await forwarder?.close();
+    await direct?.close();
+    await schema?.drop();
+  });
+
+  const login = () => post(server as RunningServer, `${base}/login`, { username: "alice", password: testPassword });
+  const refresh = (refreshToken: string) => post(server as RunningServer, `${base}/refresh`, { refreshToken });
+  const me = (accessToken: string) => call(server as RunningServer, "GET", `${base}/me`, { token: accessToken });
+  const signIn = async (): Promise<TokenSet> => {
+    const result = await login();
+    expectEnvelope(result, 0);
+    return result.body.data;
+  };
+  const timed = async (request: () => Promise<CallResult>) => {
+    const started = performance.now();
+    const result = await request();
+    return { result, elapsedMs: performance.now() - started };
+  };
+
+  /** Resolves with `promise`, or fails naming `what` if it has not settled within `ms`. */
+  const within = <T>(promise: Promise<T> | undefined, ms: number, what: string) =>
+    Promise.race([
+      promise,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms)),
+    ]);
+
+  /** Login, refresh and a bearer request, each timed: what the service answers while cut off. */
+  async function requestsWhileCut(tokens: TokenSet) {
+    return {
+      login: await timed(login),
+      refresh: await timed(() => refresh(tokens.refreshToken)),
+      "GET /auth/me": await timed(() => me(tokens.accessToken)),
+    };
+  }
+
+  /**
+   * Each answer as its code and message, whether it came within the bound, and the message of
+   * the error the service reported under its request id: one comparison that shows them all.
+   */
+  const summary = (answers: Record<string, { result: CallResult; elapsedMs: number }>) =>
+    Object.fromEntries(
+      Object.entries(answers).map(([what, { result, elapsedMs }]) => [
+        what,
+        {
+          code: result.body?.code,
+          message: result.body?.message,
+          inTime: elapsedMs < unavailableWithinMs,
+          reported: (internalErrors.get(result.body?.requestId) as Error | undefined)?.message,
+        },
+      ]),
+    );
+  const allUnavailable = (answers: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.keys(answers).map((what) => [
+        what,
+        { code: 50300, message: "Storage is unavailable", inTime: true, reported: "Storage is unavailable" },
+      ]),
+    );
+
+  /** {@link expectUnavailable} for each of `answers`, after checking their codes and times together. */
+  function expectAllUnavailable(answers: Record<string, { result: CallResult; elapsedMs: number }>): void {
+    expect(summary(answers)).toEqual(allUnavailable(answers));
+    for (const [what, answer] of Object.entries(answers)) expectUnavailable(answer, what);
+  }
+
+  /**
+   * 50300 "Storage is unavailable" with a request id and nothing else (HTTP-5: no SQL, no driver
+   * text), within the bound; the error behind it, handed to onInternalError under that request
+   * id, is storageUnavailable around a connection failure.
+   */
+  function expectUnavailable({ result, elapsedMs }: { result: CallResult; elapsedMs: number }, what: string): void {
+    expect(result.body, `${what}: ${result.text}`).toEqual({
+      code: 50300,
+      message: "Storage is unavailable",
+      requestId: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/),
+    });
+    expect(result.status).toBe(503);
+    expect(result.headers.get("cache-control")).toBe("no-store");
+    expect(result.text).not.toMatch(/select|insert|update|refresh_tokens|postgres|pg_|econn|terminated|timeout|stack/i);
+    expect(elapsedMs, what).toBeLessThan(unavailableWithinMs);
+    const error = internalErrors.get(result.body.requestId);
+    expect(isAuthError(error) && error.code === 50300, what).toBe(true);
+    expect(isConnectionFailure((error as Error).cause), what).toBe(true);
+  }
+
+  /** The refresh tokens of a session, and whether it is revoked, as the database holds them. */
+  async function sessionInDatabase(accessToken: string) {
+    const db = (direct as KyselyStorage).db;
+    const tables = (direct as KyselyStorage).tables;
+    const sessionId = JSON.parse(Buffer.from(accessToken.split(".")[1] as string, "base64url").toString()).sid as string;
+    const session = await db
+      .selectFrom(tables.sessions)
+      .select("revoked_at")
+      .where("id", "=", sessionId)
+      .executeTakeFirstOrThrow();
+    const tokens = await db.selectFrom(tables.refreshTokens).select("spent_at").where("session_id", "=", sessionId).execute();
+    return {
+      revoked: session.revoked_at !== null,
+      refreshTokens: tokens.length,
+      unspent: tokens.filter((token) => token.spent_at === null).length,
+    };
+  }
+
+  /**
+   * After a refresh that answered 50300 (so the client received no new token), with the database
+   * back: the old refresh token either still works, once, or is refused and the whole session with
+   * it. Never both a new token live and the old one: returns which of the two happened.
+   */
+  async function expectNeverBoth(tokens: TokenSet, failed: CallResult): Promise<"worked once" | "session revoked"> {
+    expect(failed.text).not.toContain("refreshToken");
+    const retried = await refresh(tokens.refreshToken);
+    if (retried.body?.code === 0) {
+      expectEnvelope(await refresh(tokens.refreshToken), 40101);
+      return "worked once";
+    }
+    expectEnvelope(retried, 40101);
+    expectEnvelope(await me(tokens.accessToken), 40101);
+    const session = await sessionInDatabase(tokens.accessToken);
+    expect(session.revoked).toBe(true);
+    return "session revoked";
+  }
+
+  it("HTTP-5: with the database down (every connection reset, new ones refused), login, refresh and a bearer request answer 50300 within the timeouts; the cut connections' errors reach onPoolError and the process carries on", async () => {
+    const tokens = await signIn();
+    const poolErrorsBefore = poolErrors.length;
+    forwarder?.cut("reset");
+    // The idle pooled connections die with the cut: pg reports it as an `error` event, which
+    // without connectStorage's handlers would crash this process (the test worker).
+    await vi.waitFor(() => expect(poolErrors.length).toBeGreaterThan(poolErrorsBefore));
+    expect(poolErrors.slice(poolErrorsBefore).every(isConnectionFailure)).toBe(true);
+
+    expectAllUnavailable(await requestsWhileCut(tokens));
+
+    forwarder?.restore();
+    expectEnvelope(await login(), 0);
+    expectEnvelope(await me(tokens.accessToken), 0);
+  });
+
+  it("HTTP-5: with the database unreachable (no connection left open, new ones never answered), login, refresh and a bearer request answer 50300 within the connect timeout", async () => {
+    const tokens = await signIn();
+    const poolErrorsBefore = poolErrors.length;
+    forwarder?.cut("reset");
+    await vi.waitFor(() => expect(poolErrors.length).toBeGreaterThan(poolErrorsBefore));
+    forwarder?.cut("stall");
+    const answers = await requestsWhileCut(tokens);
+    forwarder?.restore();
+    expectAllUnavailable(answers);
+    for (const { elapsedMs } of Object.values(answers)) expect(elapsedMs).toBeGreaterThanOrEqual(connectTimeoutMs - 50);
+    expectEnvelope(await login(), 0);
+  });
+
+  it("HTTP-5: with the network silent (open connections pass nothing, new ones are never answered), login, refresh and a bearer request answer 50300 within the timeouts", async () => {
+    const tokens = await signIn();
+    forwarder?.cut("stall");
+    const answers = await requestsWhileCut(tokens);
+    forwarder?.restore();
+    expectAllUnavailable(answers);
+    expectEnvelope(await login(), 0);
+  });
+
+  it("RT-2, RT-3: a refresh cut before it reaches the database leaves the old refresh token working, once", async () => {
+    const tokens = await signIn();
+    forwarder?.cut("reset");
+    const failed = await timed(() => refresh(tokens.refreshToken));
+    expectUnavailable(failed, "refresh");
+    forwarder?.restore();
+    expect(await expectNeverBoth(tokens, failed.result)).toBe("worked once");
+  });
+
+  it("RT-2, RT-3: a refresh cut after the database spent the token, before the service heard of it, delivers no token; the old one is then refused and its session revoked", async () => {
+    const tokens = await signIn();
+    const cut = forwarder?.cutAfterReplyTo(/update "refresh_tokens" set "spent_at"/, postgresReadyForQuery);
+    const failed = await timed(() => refresh(tokens.refreshToken));
+    await within(cut, 1000, "the cut");
+    expectUnavailable(failed, "refresh");
+    forwarder?.restore();
+    expect(await sessionInDatabase(tokens.accessToken)).toEqual({ revoked: false, refreshTokens: 1, unspent: 0 });
+    expect(await expectNeverBoth(tokens, failed.result)).toBe("session revoked");
+  });
+
+  it("RT-2, RT-3: a refresh cut after the database stored the new token, before the service answered, delivers no token; the old one is refused and the session, the undelivered token with it, revoked", async () => {
+    const tokens = await signIn();
+    const cut = forwarder?.cutAfterReplyTo(/insert into "refresh_tokens"/, postgresReadyForQuery);
+    const failed = await timed(() => refresh(tokens.refreshToken));
+    await within(cut, 1000, "the cut");
+    expectUnavailable(failed, "refresh");
+    forwarder?.restore();
+    expect(await sessionInDatabase(tokens.accessToken)).toEqual({ revoked: false, refreshTokens: 2, unspent: 1 });
+    expect(await expectNeverBoth(tokens, failed.result)).toBe("session revoked");
+  });
+
+  // Fails now: a bug of packages/core/src/flows/refresh.ts. The winner spends the token, then
+  // reads its session; the loser, finding the token spent, revokes the session as reuse (RT-2) in
+  // between, and the winner, reading a revoked session, answers 40101 too: no one gets a pair.
+  // two-instances.test.ts meets this interleaving by chance; a slow session read pins it here.
+  it("RT-3: two parallel refreshes with one token give exactly one new token pair, also when the database is slow to answer the winner's session read", async () => {
+    const tokens = await signIn();
+    const service = storage as KyselyStorage;
+    const slowSessionReads: Storage = {
+      ...service,
+      sessions: {
+        ...service.sessions,
+        findSession: async (id) => {
+          await sleep(300);
+          return service.sessions.findSession(id);
+        },
+      },
+    };
+    const slow = createAuth({ ...authConfig(), storage: slowSessionReads });
+    const outcomes = await Promise.allSettled([1, 2].map(() => refreshTokens(slow, { refreshToken: tokens.refreshToken })));
+    const answers = outcomes.map((outcome) =>
+      outcome.status === "fulfilled" ? 0 : isAuthError(outcome.reason) ? outcome.reason.code : String(outcome.reason),
+    );
+    expect(answers.sort()).toEqual([0, 40101]);
+  });
+
+  it("when the database returns the service resumes by itself: the first login after each kind of cut succeeds, nothing restarted", async () => {
+    for (const mode of ["reset", "stall"] as const) {
+      await signIn();
+      forwarder?.cut(mode);
+      // What it answers meanwhile is the business of the tests above; here only that it failed.
+      expect((await login()).body?.code, `login while cut (${mode})`).not.toBe(0);
+      forwarder?.restore();
+      const first = await login();
+      expect(first.body?.code, `first login after the ${mode} cut: ${first.text}`).toBe(0);
+      expect(first.body.data.user.id).toBe(alice.id);
+    }
+  });
+
+  // Fails now: a bug of packages/kysely/src/connect.ts. After pg's query_timeout fires, the
+  // connection goes back to the pool with its statement still pending, and the pool hands it out
+  // again and again (most recently used first): every request it serves waits the whole query
+  // timeout and fails, however healthy the database, for as long as the connection is kept busy.
+  it("when the open connections died without a word and the database is reachable again, the service resumes by itself: a connection whose statement timed out is dropped, and a login succeeds within two attempts per connection that was open, and one more", async () => {
+    await signIn();
+    const open = openConnectionsTo((forwarder as TcpForwarder).port);
+    forwarder?.cut("silence-open");
+    const answers: number[] = [];
+    while (answers.length <= 2 * open && answers.at(-1) !== 0) answers.push((await login()).body?.code);
+    forwarder?.restore();
+    expect(answers.at(-1), `${open} connections open at the cut; the logins answered ${answers.join(", ")}`).toBe(0);
+  });
+});
