@@ -1,5 +1,33 @@
-import { Kysely, MysqlDialect, PostgresDialect } from "kysely";
+import { Kysely, MysqlDialect, PostgresDialect, type PostgresPool, type PostgresPoolClient } from "kysely";
 import { type KyselyStorage, kyselyStorage } from "./kysely-storage.js";
+import { isConnectionFailure } from "./unavailable.js";
+
+/**
+ * A `pg` pool whose clients are destroyed, not reused, once a statement on them failed for want
+ * of a connection: after `query_timeout` fires, `pg` still counts that statement as running, so a
+ * client handed back as it is would stall every request it serves next.
+ */
+function discardingBrokenClients(pool: import("pg").Pool): PostgresPool {
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      return {
+        async query(text: string, values: unknown[]) {
+          try {
+            return await client.query(text, values);
+          } catch (error) {
+            if (isConnectionFailure(error)) broken = error as Error;
+            throw error;
+          }
+        },
+        release: () => client.release(broken ?? false),
+      } as unknown as PostgresPoolClient;
+    },
+    end: () => pool.end(),
+    options: pool.options,
+  };
+}
 
 /** Options of {@link connectStorage}. */
 export interface ConnectStorageOptions {
@@ -49,7 +77,7 @@ export async function connectStorage(options: ConnectStorageOptions): Promise<Ky
     pool.on("error", onPoolError);
     pool.on("connect", (client) => client.on("error", onPoolError));
     return kyselyStorage({
-      db: new Kysely({ dialect: new PostgresDialect({ pool }) }),
+      db: new Kysely({ dialect: new PostgresDialect({ pool: discardingBrokenClients(pool) }) }),
       dialect: "postgres",
       prefix: options.prefix,
     });

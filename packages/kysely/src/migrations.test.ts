@@ -138,7 +138,8 @@ describe("portcullis migrate", () => {
       const prefix = `${scratchName()}_`;
       const log = vi.spyOn(console, "log").mockImplementation(() => {});
       const error = vi.spyOn(console, "error").mockImplementation(() => {});
-      const storage = (await postgresScratch()).storage;
+      const scratch = await postgresScratch();
+      const storage = scratch.storage;
       try {
         expect(await main(["migrate", "--prefix", prefix], { DATABASE_URL: postgresUrl })).toBe(0);
         expect(log).toHaveBeenLastCalledWith(`schema migrated from version 0 to ${latestSchemaVersion}`);
@@ -149,7 +150,7 @@ describe("portcullis migrate", () => {
         error.mockRestore();
         const t = tablesWithPrefix(prefix);
         for (const table of Object.values(t)) await sql.raw(`drop table if exists public.${table} cascade`).execute(storage.db);
-        await storage.close();
+        await scratch.drop();
       }
     });
   });

@@ -31,6 +31,7 @@ function pgliteAsPool(database: PGlite) {
     async end() {
       await database.close();
     },
+    options: {},
   };
 }
 

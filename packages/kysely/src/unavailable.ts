@@ -18,7 +18,7 @@ const connectionCodes = new Set([
 
 /** `pg` messages of a client whose connection is gone or was never made. */
 const connectionMessages =
-  /Connection terminated|connection is not queryable|Client has encountered a connection error|timeout exceeded when trying to connect|Connection ended|Cannot use a pool after calling end|PGlite is closed|read ECONNRESET|Can't add new command when connection is in closed state/i;
+  /Connection terminated|Query read timeout|connection is not queryable|Client has encountered a connection error|timeout exceeded when trying to connect|Connection ended|Cannot use a pool after calling end|PGlite is closed|read ECONNRESET|Can't add new command when connection is in closed state/i;
 
 /**
  * Whether an error thrown by a driver means the database could not be reached (the server

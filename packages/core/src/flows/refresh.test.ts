@@ -1,7 +1,9 @@
 import { describe, expect, it, vi } from "vitest";
 import { sha256 } from "../crypto/random.js";
 import { ErrorCode } from "../errors/codes.js";
+import { memoryStorage } from "../storage/memory.js";
 import type { RefreshTokenRecord } from "../storage/types.js";
+import type { TokenSet } from "../tokens/issue-tokens.js";
 import { type Harness, addUser, authError, makeAuth, outcome, signIn, tally } from "./fixtures.test-support.js";
 import { setUserDisabled, setUserRoles } from "./manage-users.js";
 import { refresh } from "./refresh.js";
@@ -94,6 +96,25 @@ describe("refresh", () => {
         [40101, 19],
       ]),
     );
+  });
+
+  it("RT-3, RT-2: a loser's reuse detection revoking the session before the winner reads it still leaves exactly one success, whose tokens die with the session", async () => {
+    // Reading a session is slow (a database across a network): a loser's revocation lands meanwhile.
+    const storage = memoryStorage();
+    const findSession = storage.sessions.findSession.bind(storage.sessions);
+    storage.sessions.findSession = async (id) => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return findSession(id);
+    };
+    const slow = makeAuth({ storage });
+    await addUser(slow.auth, "raced");
+    const tokens = await signIn(slow, "raced");
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, () => refresh(slow.auth, { refreshToken: tokens.refreshToken })),
+    );
+    const won = results.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+    expect(won).toHaveLength(1);
+    expect(await outcome(refresh(slow.auth, { refreshToken: (won[0] as TokenSet).refreshToken }))).toBe(ErrorCode.InvalidToken);
   });
 
   it("RT-1: an unknown, empty or malformed refresh token is refused", async () => {

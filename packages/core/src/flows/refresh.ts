@@ -4,7 +4,7 @@ import { directoryRolesAtRefresh, sameRoles } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { RevocationReason } from "../events/types.js";
-import type { UserRecord } from "../storage/types.js";
+import type { SessionRecord, UserRecord } from "../storage/types.js";
 import { type TokenSet, issueTokens } from "../tokens/issue-tokens.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { requiredString } from "./input.js";
@@ -23,7 +23,9 @@ const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
  * refreshes exactly one succeeds (RT-3); there is no grace window. A token presented after it
  * was spent is reuse: the whole session is revoked, its newest token included, and
  * `refresh_token.reused` is emitted (RT-2). Refresh never moves the session's absolute expiry
- * (RT-4), and a session whose user changed token version, or was disabled, ends (TV-2).
+ * (RT-4), and a session whose user changed token version, or was disabled, ends (TV-2). The
+ * session is read before the spend: of N concurrent refreshes exactly one answers with tokens,
+ * even when a loser's reuse detection revokes the session meanwhile (those tokens then die with it).
  *
  * A directory user's groups are read again first, when the policy's `refreshMapping` says so
  * (LDAP-5): the new access token carries the roles they map to now, and a user gone from the
@@ -42,7 +44,7 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
   const presented = requiredString(input.refreshToken, "refreshToken");
   const now = auth.now();
   const hash = sha256(presented);
-  const directoryRoles = await directoryRolesBeforeSpending(auth, hash, now);
+  const before = await readBeforeSpending(auth, hash, now);
   const result = await auth.storage.sessions.spendRefreshToken(hash, now);
   if (result.outcome === "unknown") throw invalidToken();
   const { sessionId, userId } = result.token;
@@ -52,15 +54,23 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
     throw invalidToken();
   }
   if (result.token.expiresAt <= now) throw invalidToken();
-  const session = await auth.storage.sessions.findSession(sessionId);
-  if (!session || session.revokedAt !== null || session.expiresAt <= now || session.userId !== userId) throw invalidToken();
+  const session = before?.session;
+  if (
+    !session ||
+    session.id !== sessionId ||
+    session.revokedAt !== null ||
+    session.expiresAt <= now ||
+    session.userId !== userId
+  ) {
+    throw invalidToken();
+  }
   let user = await auth.storage.users.findById(userId);
   if (!user || user.disabled || user.tokenVersion !== session.tokenVersion) {
     await revokeSession(auth, userId, sessionId, user?.disabled ? "user_disabled" : "token_version_changed");
     throw invalidToken();
   }
   if (user.source === "directory") {
-    const roles = directoryRoles === undefined ? await directoryRolesAtRefresh(auth, user) : directoryRoles;
+    const roles = before?.directoryRoles === undefined ? await directoryRolesAtRefresh(auth, user) : before.directoryRoles;
     if (roles === null) {
       await revokeSession(auth, userId, sessionId, "directory_access_lost");
       await raiseTokenVersion(auth, userId, "directory_access_lost");
@@ -86,16 +96,24 @@ async function carryOnWithRoles(auth: Auth, user: UserRecord, sessionId: string,
 }
 
 /**
- * A directory user's roles read from the directory while their refresh token is still unspent
- * (see {@link directoryRolesAtRefresh}), so a directory that is down (50300) costs nothing; undefined
- * when no directory is configured or the token is not a live one of a directory user.
+ * What a refresh reads before it spends its token, so that what it decides cannot be changed by a
+ * concurrent request: the token's session (a concurrent reuse of the same token revoking it after
+ * the spend must not fail the one that spent it: exactly one succeeds, RT-3, and the tokens it
+ * mints die with the session, RT-2), and a directory user's roles as the directory maps them now
+ * (see {@link directoryRolesAtRefresh}; a directory that is down then leaves the token unspent).
+ * Null for a token that is unknown, spent or expired: the spend decides those.
  */
-async function directoryRolesBeforeSpending(auth: Auth, hash: string, now: number): Promise<string[] | null | undefined> {
-  if (auth.directory === null) return undefined;
+async function readBeforeSpending(
+  auth: Auth,
+  hash: string,
+  now: number,
+): Promise<{ session: SessionRecord | null; directoryRoles: string[] | null | undefined } | null> {
   const token = await auth.storage.sessions.findRefreshToken(hash);
-  if (!token || token.spentAt !== null || token.expiresAt <= now) return undefined;
+  if (!token || token.spentAt !== null || token.expiresAt <= now) return null;
+  const session = await auth.storage.sessions.findSession(token.sessionId);
+  if (auth.directory === null) return { session, directoryRoles: undefined };
   const user = await auth.storage.users.findById(token.userId);
-  return user?.source === "directory" ? directoryRolesAtRefresh(auth, user) : undefined;
+  return { session, directoryRoles: user?.source === "directory" ? await directoryRolesAtRefresh(auth, user) : undefined };
 }
 
 /** Revokes one session and reports it; a session already revoked is left as it is. */
