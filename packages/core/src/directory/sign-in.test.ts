@@ -83,7 +83,15 @@ describe("directory login", () => {
       roles: ["admin"],
     });
     expect(user?.tokenVersion).toBe(0);
-    expect(await harness.storage.identities.find("directory", "uuid-alice")).toMatchObject({ userId: access.userId });
+    expect(await harness.storage.identities.find("directory", "uuid-alice")).toEqual({
+      provider: "directory",
+      subject: "uuid-alice",
+      userId: access.userId,
+      email: null,
+      emailVerified: false,
+      createdAt: harness.clock.now,
+      lastUsedAt: harness.clock.now,
+    });
     expect(tokens.user).toMatchObject({ username: "alice", roles: ["admin"] });
     expect(harness.events.map((event) => event.type)).toEqual(["directory_policy.saved", "user.created", "login.succeeded"]);
     expect(harness.directory.calls.map((call) => [call.method, call.settings.bindPassword])).toEqual([
@@ -132,6 +140,44 @@ describe("directory login", () => {
     expect(renamed.status === "authenticated" && renamed.tokens.user).toMatchObject({ id: user.id, username: "Robert" });
     expect(await harness.storage.users.findByUsernameKey("robert")).toMatchObject({ id: user.id });
     expect(await harness.storage.users.findByUsernameKey("bob")).toBeNull();
+    expect(harness.events.filter((event) => event.type === "token_version.raised")).toEqual([]);
+    bob.entry.username = "robert";
+    await login(harness.auth, { username: "robert", password: passwordOf("bob"), provider: "directory" });
+    expect(await harness.storage.users.findById(user.id)).toMatchObject({ username: "robert", usernameKey: "robert" });
+  });
+
+  it("a sign-in that changes nothing writes nothing", async () => {
+    const harness = await makeDirectoryAuth();
+    const { user } = await directorySignIn(harness, "bob");
+    const before = await harness.storage.users.findById(user.id);
+    harness.clock.advance(60_000);
+    const update = vi.spyOn(harness.storage.users, "update");
+    await directorySignIn(harness, "bob");
+    expect(update).not.toHaveBeenCalled();
+    expect(await harness.storage.users.findById(user.id)).toEqual(before);
+  });
+
+  it("roles an administrator set on a directory account, none or more, are replaced by the directory's at the next sign-in", async () => {
+    const harness = await makeDirectoryAuth();
+    const { user } = await directorySignIn(harness, "bob");
+    for (const roles of [[], ["engineer", "extra"]]) {
+      await harness.storage.users.update(user.id, { roles }, harness.clock.now);
+      expect((await directorySignIn(harness, "bob")).user.roles).toEqual(["engineer"]);
+    }
+  });
+
+  it("a link that vanished between storing it failed and reading it back is 40900, never a crash", async () => {
+    const harness = await makeDirectoryAuth();
+    vi.spyOn(harness.storage.identities, "link").mockResolvedValueOnce(false);
+    expect((await authError(directorySignIn(harness, "alice"))).code).toBe(ErrorCode.Conflict);
+  });
+
+  it("an account another sign-in made between the look-up and the create is the one signed in to", async () => {
+    const harness = await makeDirectoryAuth();
+    const { user } = await directorySignIn(harness, "alice");
+    vi.spyOn(harness.storage.users, "findById").mockResolvedValueOnce(null);
+    expect((await directorySignIn(harness, "alice")).user.id).toBe(user.id);
+    expect(await harness.storage.identities.find("directory", "uuid-alice")).toMatchObject({ userId: user.id });
   });
 
   it("LDAP-5: in no mapped group, the fallback role; without one, 40300, told only once the password was proven", async () => {
@@ -180,7 +226,10 @@ describe("directory login", () => {
   it("a directory username held by a local account, or by another entry's account, is 40900; nothing is linked", async () => {
     const harness = await makeDirectoryAuth();
     const localId = await addUser(harness.auth, "alice", goodPassword, ["user"]);
-    expect((await authError(directorySignIn(harness, "alice"))).code).toBe(ErrorCode.Conflict);
+    expect(await answerOf(directorySignIn(harness, "alice"))).toEqual({
+      code: ErrorCode.Conflict,
+      message: "The directory username belongs to another account here; an administrator must resolve it",
+    });
     expect(await harness.storage.users.findById(localId)).toMatchObject({ source: "local", roles: ["user"] });
     expect(await harness.storage.identities.find("directory", "uuid-alice")).toBeNull();
     await signIn(harness, "alice");
@@ -307,6 +356,17 @@ describe("directory login", () => {
       code: ErrorCode.Unavailable,
       message: "The directory is unavailable",
     });
+  });
+
+  it("provider directory never goes on to local accounts, even with a local account's own password", async () => {
+    const harness = await makeDirectoryAuth();
+    await addUser(harness.auth, "lou");
+    const verify = vi.spyOn(harness.auth.passwords, "verify");
+    expect(await answerOf(directoryLogin(harness, "lou", goodPassword))).toEqual({
+      code: ErrorCode.AuthenticationFailed,
+      message: "Invalid username or password",
+    });
+    expect(verify).not.toHaveBeenCalled();
   });
 
   it("directory login is 40400 until an enabled policy is saved, and again once it is disabled", async () => {
@@ -525,6 +585,22 @@ describe("refresh of a directory user", () => {
       reason: "directory_access_lost",
       userId: tokens.user.id,
     });
+  });
+
+  it("the directory link is found among the account's other identities, whatever their order", async () => {
+    const harness = await makeDirectoryAuth();
+    const tokens = await directorySignIn(harness, "bob");
+    const link = await harness.storage.identities.find("directory", "uuid-bob");
+    if (!link) throw new Error("no link");
+    await harness.storage.identities.unlink(tokens.user.id, "directory", "uuid-bob");
+    const other = { ...link, provider: "corp", subject: "sub-bob" };
+    await harness.storage.identities.link(other);
+    await harness.storage.identities.link(link);
+    expect((await harness.storage.identities.listByUser(tokens.user.id)).map((identity) => identity.provider)).toEqual([
+      "corp",
+      "directory",
+    ]);
+    expect((await refresh(harness.auth, { refreshToken: tokens.refreshToken })).user.roles).toEqual(["engineer"]);
   });
 
   it("LDAP-5: an entry gone from the directory: 40101", async () => {

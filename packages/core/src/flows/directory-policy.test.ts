@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { fakeDirectory, groupsDn, person, workingPolicy } from "../directory/directory.test-support.js";
 import { defaultDirectoryPolicy } from "../directory/policy.js";
 import { readDirectorySettings } from "../directory/policy-store.js";
+import { storageUnavailable } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { getDirectoryPolicy, previewDirectoryUser, saveDirectoryPolicy, testDirectoryPolicy } from "./directory-policy.js";
 import { addUser, authError, makeAuth, signIn } from "./fixtures.test-support.js";
@@ -100,8 +101,12 @@ describe("testDirectoryPolicy", () => {
     expect((await readDirectorySettings(auth)).serverUrl).toBe("ldaps://ldap.example.com");
   });
 
-  it("a failure other than validation is not turned into an answer", async () => {
+  it("a failure other than validation is not turned into an answer: storage that cannot be reached stays 50300", async () => {
     const { auth, storage } = makeAuth({ directory: fakeDirectory() });
+    storage.settings.get = async () => {
+      throw storageUnavailable(new Error("connect ECONNREFUSED"));
+    };
+    expect((await authError(testDirectoryPolicy(auth, {}))).code).toBe(ErrorCode.Unavailable);
     storage.settings.get = async () => {
       throw new Error("storage down");
     };
@@ -150,7 +155,12 @@ describe("previewDirectoryUser", () => {
       code: ErrorCode.NotFound,
       message: "No directory entry has this username",
     });
-    expect((await authError(previewDirectoryUser(withDirectory, { username: "" }))).code).toBe(ErrorCode.MissingParameter);
+    expect(await answer(previewDirectoryUser(withDirectory, { username: "" }))).toEqual({
+      code: ErrorCode.MissingParameter,
+      message: "username is required",
+    });
     expect(directory.calls).toHaveLength(1);
+    const withoutDirectory = makeAuth({ storage: withDirectory.storage }).auth;
+    expect(await answer(previewDirectoryUser(withoutDirectory, { username: "alice" }))).toEqual(none);
   });
 });

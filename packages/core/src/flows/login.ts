@@ -75,7 +75,8 @@ export async function login(auth: Auth, input: LoginInput): Promise<LoginResult>
   if (directory && usernameKey !== null) {
     const outcome = await signInWithDirectory(auth, directory, username, password, input.ip);
     if (typeof outcome === "object") return outcome;
-    if (outcome === "failed" || provider === "directory") {
+    // Only a username the directory has no entry for goes on to local accounts, and only under directory-first.
+    if (outcome !== "no_entry" || provider === "directory") {
       auth.emit({ type: "login.failed", userId: null, reason: "invalid_credentials", at: auth.now(), ip: input.ip });
       throw invalidCredentials();
     }
