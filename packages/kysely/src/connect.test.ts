@@ -1,9 +1,11 @@
 // connectStorage: a pool made from a URL, for PostgreSQL and MariaDB.
 import { expect, it } from "vitest";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
+import { startTcpForwarder } from "../../../test/fixtures/tcp-forwarder.js";
 import { connectStorage } from "./connect.js";
 import { mariadbUrl, postgresUrl, scratchName, serverMissing } from "./databases.test-support.js";
 import { migrate } from "./migrate.js";
+import { isConnectionFailure } from "./unavailable.js";
 
 it("a URL of another kind is refused without repeating it, password and all", async () => {
   const error = await connectStorage({ url: "redis://user:hunter2@db.internal:6379/0" }).catch((caught: unknown) => caught);
@@ -41,3 +43,33 @@ for (const [name, url] of [
     });
   });
 }
+
+describeNeedingService("packages/kysely/src/connect.test.ts (MariaDB stalled)", await serverMissing(mariadbUrl))(
+  "MariaDB that stops answering",
+  () => {
+    it("a statement on a connection that went silent answers storageUnavailable within the statement timeout, and the next connection works", async () => {
+      const target = new URL(mariadbUrl);
+      const forwarder = await startTcpForwarder(Number(target.port));
+      const through = new URL(mariadbUrl);
+      through.port = String(forwarder.port);
+      const storage = await connectStorage({
+        url: through.href,
+        maxConnections: 1,
+        connectTimeoutMs: 1000,
+        queryTimeoutMs: 1000,
+      });
+      try {
+        await storage.db.selectNoFrom((eb) => eb.lit(1).as("one")).execute();
+        forwarder.cut("silence-open");
+        const started = performance.now();
+        await expect(storage.db.selectNoFrom((eb) => eb.lit(1).as("one")).execute()).rejects.toSatisfy(isConnectionFailure);
+        expect(performance.now() - started).toBeLessThan(3000);
+        forwarder.restore();
+        expect(await storage.db.selectNoFrom((eb) => eb.lit(2).as("two")).execute()).toEqual([{ two: 2 }]);
+      } finally {
+        await storage.close();
+        await forwarder.close();
+      }
+    });
+  },
+);

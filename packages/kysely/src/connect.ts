@@ -1,4 +1,12 @@
-import { Kysely, MysqlDialect, PostgresDialect, type PostgresPool, type PostgresPoolClient } from "kysely";
+import {
+  Kysely,
+  MysqlDialect,
+  type MysqlPool,
+  type MysqlPoolConnection,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+} from "kysely";
 import { type KyselyStorage, kyselyStorage } from "./kysely-storage.js";
 import { isConnectionFailure } from "./unavailable.js";
 
@@ -26,6 +34,31 @@ function discardingBrokenClients(pool: import("pg").Pool): PostgresPool {
     },
     end: () => pool.end(),
     options: pool.options,
+  };
+}
+
+/**
+ * A `mysql2` pool whose statements time out after `timeoutMs` (`mysql2` then closes the
+ * connection): Kysely's MySQL driver sends plain SQL, which `mysql2` would wait on for ever. Each
+ * pooled connection's `query` is given the timeout once, in place, so the pool still knows it.
+ */
+function withStatementTimeout(pool: import("mysql2").Pool, timeoutMs: number): MysqlPool {
+  const timed = new WeakSet<object>();
+  return {
+    getConnection(callback) {
+      pool.getConnection((error, connection) => {
+        if (!error && !timed.has(connection)) {
+          const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
+          Object.assign(connection, {
+            query: (sql: unknown, values: unknown, done: unknown) =>
+              typeof sql === "string" ? query({ sql, values, timeout: timeoutMs }, done) : query(sql, values, done),
+          });
+          timed.add(connection);
+        }
+        callback(error, connection as unknown as MysqlPoolConnection);
+      });
+    },
+    end: (callback) => pool.end(callback),
   };
 }
 
@@ -97,7 +130,11 @@ export async function connectStorage(options: ConnectStorageOptions): Promise<Ky
       bigNumberStrings: false,
     });
     pool.on("connection", (connection) => connection.on("error", onPoolError));
-    return kyselyStorage({ db: new Kysely({ dialect: new MysqlDialect({ pool }) }), dialect: "mysql", prefix: options.prefix });
+    return kyselyStorage({
+      db: new Kysely({ dialect: new MysqlDialect({ pool: withStatementTimeout(pool, queryTimeoutMs) }) }),
+      dialect: "mysql",
+      prefix: options.prefix,
+    });
   }
   throw new TypeError(
     `@portcullis/kysely: url must start with postgres://, postgresql://, mysql:// or mariadb://; got ${url.protocol}//…`,
