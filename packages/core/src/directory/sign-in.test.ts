@@ -260,6 +260,21 @@ describe("directory login", () => {
     expect(await harness.storage.identities.find("directory", "uuid-alice")).toMatchObject({ userId: "account-being-made" });
   });
 
+  it("a link left by a sign-in cut off before its account, whose username is now taken, stays for a later sign-in", async () => {
+    const harness = await makeDirectoryAuth();
+    const left = {
+      provider: "directory",
+      subject: "uuid-alice",
+      userId: "account-never-made",
+      email: null,
+      emailVerified: false,
+    };
+    await harness.storage.identities.link({ ...left, createdAt: harness.clock.now, lastUsedAt: null });
+    await addUser(harness.auth, "alice");
+    expect((await authError(directorySignIn(harness, "alice"))).code).toBe(ErrorCode.Conflict);
+    expect(await harness.storage.identities.find("directory", "uuid-alice")).toMatchObject({ userId: "account-never-made" });
+  });
+
   it("a rename onto a taken username is 40900 and the account keeps its name", async () => {
     const harness = await makeDirectoryAuth();
     await addUser(harness.auth, "taken-name");
@@ -438,6 +453,7 @@ describe("a bind password sealed with a key that left the keyring", () => {
       message: "The directory is unavailable",
     });
     expect(String((unavailable.cause as Error).message)).toMatch(/^The saved directory bind password cannot be opened/);
+    expect((unavailable.cause as Error).cause).toBeInstanceOf(Error);
     expect((await getDirectoryPolicy(rotated.auth)).credentialConfigured).toBe(true);
     const refused = await authError(saveDirectoryPolicy(rotated.auth, { searchTimeoutSecs: 3 }));
     expect(refused.message).toBe(
@@ -476,6 +492,9 @@ describe("a directory user signing in another way", () => {
     expect((await authError(verifyAccessToken(harness.auth, { token: same.tokens.accessToken }))).code).toBe(
       ErrorCode.InvalidToken,
     );
+    expect(harness.events.filter((event) => event.type === "token_version.raised").at(-1)).toMatchObject({
+      reason: "roles_changed",
+    });
 
     harness.directory.down = true;
     expect((await authError(passkeySignIn(harness.auth, authenticator, "bob"))).code).toBe(ErrorCode.Unavailable);
@@ -514,6 +533,12 @@ describe("directory re-authentication", () => {
     if (!record) throw new Error("no user");
     expect(await directoryPasswordMatches(harness.auth, record, passwordOf("alice"))).toBe(true);
     expect(await directoryPasswordMatches(harness.auth, record, "wrong")).toBe(false);
+    const someoneElse = person("alice", [groupsDn.admins]).entry;
+    vi.spyOn(harness.directory, "authenticate").mockResolvedValueOnce({
+      status: "authenticated",
+      entry: { ...someoneElse, stableId: "uuid-another-alice" },
+    });
+    expect(await directoryPasswordMatches(harness.auth, record, passwordOf("alice"))).toBe(false);
     (harness.directory.people[0] as ReturnType<typeof person>).entry.stableId = "uuid-someone-else";
     expect(await directoryPasswordMatches(harness.auth, record, passwordOf("alice"))).toBe(false);
     (harness.directory.people[0] as ReturnType<typeof person>).entry.stableId = "uuid-alice";
@@ -659,6 +684,18 @@ describe("refresh of a directory user", () => {
     harness.clock.advance(8 * 86_400_000);
     await authError(refresh(harness.auth, { refreshToken: later.refreshToken }));
     expect(harness.directory.calls.filter((call) => call.method === "lookup")).toHaveLength(1);
+  });
+
+  it("with a directory configured, a refresh token whose user is gone from storage is 40101, and an expired one too", async () => {
+    const harness = await makeDirectoryAuth();
+    await addUser(harness.auth, "lou");
+    const tokens = await signIn(harness, "lou");
+    const findById = vi.spyOn(harness.storage.users, "findById").mockResolvedValue(null);
+    expect((await authError(refresh(harness.auth, { refreshToken: tokens.refreshToken }))).code).toBe(ErrorCode.InvalidToken);
+    findById.mockRestore();
+    const later = await signIn(harness, "lou");
+    harness.clock.advance(7 * 86_400_000);
+    expect((await authError(refresh(harness.auth, { refreshToken: later.refreshToken }))).code).toBe(ErrorCode.InvalidToken);
   });
 
   it("local users' refreshes never reach the directory", async () => {

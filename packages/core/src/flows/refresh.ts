@@ -53,24 +53,17 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
     await revokeSession(auth, userId, sessionId, "refresh_token_reused");
     throw invalidToken();
   }
-  if (result.token.expiresAt <= now) throw invalidToken();
-  const session = before?.session;
-  if (
-    !session ||
-    session.id !== sessionId ||
-    session.revokedAt !== null ||
-    session.expiresAt <= now ||
-    session.userId !== userId
-  ) {
-    throw invalidToken();
-  }
+  // Expired (or its session gone) when read before the spend: refused, the spend having made a later reuse visible.
+  if (!before?.session) throw invalidToken();
+  const { session } = before;
+  if (session.revokedAt !== null || session.expiresAt <= now || session.userId !== userId) throw invalidToken();
   let user = await auth.storage.users.findById(userId);
   if (!user || user.disabled || user.tokenVersion !== session.tokenVersion) {
     await revokeSession(auth, userId, sessionId, user?.disabled ? "user_disabled" : "token_version_changed");
     throw invalidToken();
   }
   if (user.source === "directory") {
-    const roles = before?.directoryRoles === undefined ? await directoryRolesAtRefresh(auth, user) : before.directoryRoles;
+    const roles = before.directoryRoles === undefined ? await directoryRolesAtRefresh(auth, user) : before.directoryRoles;
     if (roles === null) {
       await revokeSession(auth, userId, sessionId, "directory_access_lost");
       await raiseTokenVersion(auth, userId, "directory_access_lost");
