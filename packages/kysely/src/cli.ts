@@ -15,23 +15,38 @@ const usage = `Usage: portcullis migrate (--url <database URL> | --pglite <data 
 Brings the Portcullis tables to schema version ${latestSchemaVersion}. Safe to run again, and from
 several processes at once; never migrates down.`;
 
-/** `portcullis migrate`: what a deploy step runs before the new service version starts. */
-export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+/** Where the command writes: a line for the operator, or one about a failure. */
+export interface CommandOutput {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const terminal: CommandOutput = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+/** `portcullis migrate`: what a deploy step runs before the new service version starts. Returns the exit code. */
+export async function main(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  output: CommandOutput = terminal,
+): Promise<number> {
   let parsed: ReturnType<typeof parseOptions>;
   try {
     parsed = parseOptions(argv);
   } catch (error) {
-    console.error(`${(error as Error).message}\n\n${usage}`);
+    output.err(`${(error as Error).message}\n\n${usage}`);
     return 2;
   }
   const { positionals, values } = parsed;
   if (values.help) {
-    console.log(usage);
+    output.out(usage);
     return 0;
   }
   const url = values.url ?? env.DATABASE_URL;
   if (positionals[0] !== "migrate" || positionals.length !== 1 || (url === undefined) === (values.pglite === undefined)) {
-    console.error(usage);
+    output.err(usage);
     return 2;
   }
   const storage =
@@ -40,10 +55,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       : await connectStorage({ url: url as string, prefix: values.prefix, maxConnections: 1 });
   try {
     const { from, to } = await migrate(storage);
-    console.log(from === to ? `schema already at version ${to}` : `schema migrated from version ${from} to ${to}`);
+    output.out(from === to ? `schema already at version ${to}` : `schema migrated from version ${from} to ${to}`);
     return 0;
   } catch (error) {
-    console.error(`migration failed: ${error instanceof Error ? error.message : String(error)}`);
+    output.err(`migration failed: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   } finally {
     await storage.close();

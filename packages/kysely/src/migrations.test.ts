@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
 import { main } from "./cli.js";
 import {
@@ -110,25 +110,31 @@ for (const [name, url, scratch] of [
 
 const postgresMissing = await serverMissing(postgresUrl);
 
+/** An output for `main` that keeps its lines. */
+function captured() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, output: { out: (line: string) => out.push(line), err: (line: string) => err.push(line) } };
+}
+
 describe("portcullis migrate", () => {
   it("migrates a PGlite data directory, then says it is current; bad arguments print the usage", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "portcullis-cli-"));
-    const log = vi.spyOn(console, "log").mockImplementation(() => {});
-    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    const { output, out, err } = captured();
     try {
-      expect(await main(["migrate", "--pglite", dataDir])).toBe(0);
-      expect(log).toHaveBeenLastCalledWith(`schema migrated from version 0 to ${latestSchemaVersion}`);
-      expect(await main(["migrate", "--pglite", dataDir, "--prefix", "other_"])).toBe(0);
-      expect(await main(["migrate", "--pglite", dataDir])).toBe(0);
-      expect(log).toHaveBeenLastCalledWith(`schema already at version ${latestSchemaVersion}`);
-      expect(await main(["migrate"], {})).toBe(2);
-      expect(await main(["migrate", "--pglite", dataDir, "--url", "postgres://x"], {})).toBe(2);
-      expect(await main(["migrate", "--nonsense"], {})).toBe(2);
-      expect(await main(["--help"])).toBe(0);
-      expect(error.mock.calls.flat().join("\n")).toContain("Usage: portcullis migrate");
+      expect(await main(["migrate", "--pglite", dataDir], {}, output)).toBe(0);
+      expect(out.at(-1)).toBe(`schema migrated from version 0 to ${latestSchemaVersion}`);
+      expect(await main(["migrate", "--pglite", dataDir, "--prefix", "other_"], {}, output)).toBe(0);
+      expect(await main(["migrate", "--pglite", dataDir], {}, output)).toBe(0);
+      expect(out.at(-1)).toBe(`schema already at version ${latestSchemaVersion}`);
+      expect(await main(["migrate"], {}, output)).toBe(2);
+      expect(await main(["migrate", "--pglite", dataDir, "--url", "postgres://x"], {}, output)).toBe(2);
+      expect(await main(["migrate", "--nonsense"], {}, output)).toBe(2);
+      expect(err).toHaveLength(3);
+      for (const line of err) expect(line).toContain("Usage: portcullis migrate");
+      expect(await main(["--help"], {}, output)).toBe(0);
+      expect(out.at(-1)).toContain("Usage: portcullis migrate");
     } finally {
-      log.mockRestore();
-      error.mockRestore();
       await rm(dataDir, { recursive: true, force: true });
     }
   });
@@ -136,18 +142,15 @@ describe("portcullis migrate", () => {
   describeNeedingService("packages/kysely/src/migrations.test.ts (PostgreSQL CLI)", postgresMissing)("on PostgreSQL", () => {
     it("migrates the database of --url (or DATABASE_URL) under a prefix, and reports a connection failure with exit code 1", async () => {
       const prefix = `${scratchName()}_`;
-      const log = vi.spyOn(console, "log").mockImplementation(() => {});
-      const error = vi.spyOn(console, "error").mockImplementation(() => {});
+      const { output, out, err } = captured();
       const scratch = await postgresScratch();
       const storage = scratch.storage;
       try {
-        expect(await main(["migrate", "--prefix", prefix], { DATABASE_URL: postgresUrl })).toBe(0);
-        expect(log).toHaveBeenLastCalledWith(`schema migrated from version 0 to ${latestSchemaVersion}`);
-        expect(await main(["migrate", "--url", "postgres://postgres@127.0.0.1:1/test"])).toBe(1);
-        expect(error.mock.calls.flat().join("\n")).toMatch(/^migration failed: /m);
+        expect(await main(["migrate", "--prefix", prefix], { DATABASE_URL: postgresUrl }, output)).toBe(0);
+        expect(out.at(-1)).toBe(`schema migrated from version 0 to ${latestSchemaVersion}`);
+        expect(await main(["migrate", "--url", "postgres://postgres@127.0.0.1:1/test"], {}, output)).toBe(1);
+        expect(err.at(-1)).toMatch(/^migration failed: /);
       } finally {
-        log.mockRestore();
-        error.mockRestore();
         const t = tablesWithPrefix(prefix);
         for (const table of Object.values(t)) await sql.raw(`drop table if exists public.${table} cascade`).execute(storage.db);
         await scratch.drop();
