@@ -115,7 +115,7 @@ describeInBrowser("sign-in with the local provider in Chromium, on the Express d
       await first.page.click('#setup-form button[type="submit"]');
       await expectStatus(first.page, /^Scan the QR code/, "info");
       secret = base32Decode((await first.page.locator("#secret").textContent()) ?? "");
-      await first.page.fill('#enable-form input[name="code"]', totpCodeAt(app.auth, secret));
+      await first.page.fill('#enable-form input[name="code"]', await totpCodeAt(app.auth, secret));
       await first.page.click('#enable-form button[type="submit"]');
       await expectStatus(first.page, /^Two-factor sign-in is on\. You were signed out\.$/);
       expect(first.errors).toEqual([]);
@@ -138,7 +138,7 @@ describeInBrowser("sign-in with the local provider in Chromium, on the Express d
       );
       expectNoSecretInUrls(app, page, requestedUrls, answer);
       // The code of the next step: enabling spent the current one (TOTP-4).
-      await page.fill('#second-factor-form input[name="code"]', totpCodeAt(app.auth, secret, 1));
+      await page.fill('#second-factor-form input[name="code"]', await totpCodeAt(app.auth, secret, 1));
       await page.click('#second-factor-form button[type="submit"]');
       await expectStatus(page, /^Signed in with two factors\.$/);
       expect(await shownUserField(page, "username")).toBe("ada");

@@ -252,7 +252,7 @@ describeInBrowser("passkeys in Chromium, without user verification, for a user w
       await signInWithPassword(page, user.username, user.password);
       await expectStatus(page, /^Password accepted; a second factor is required\.$/, "info");
       expect(await page.locator("#second-factor-prompt").textContent()).toMatch(/^Your password was accepted\./);
-      await page.fill('#second-factor-form input[name="code"]', totpCodeAt(app.auth, user.secret));
+      await page.fill('#second-factor-form input[name="code"]', await totpCodeAt(app.auth, user.secret));
       await page.click('#second-factor-form button[type="submit"]');
       await expectStatus(page, /^Signed in with two factors\.$/);
 
@@ -271,7 +271,7 @@ describeInBrowser("passkeys in Chromium, without user verification, for a user w
       expect(await page.locator("#second-factor-prompt").textContent()).toMatch(/^Your passkey was accepted\./);
       // The code of the next step: the current one was spent by the password sign-in (TOTP-4).
       const signedIn = page.waitForResponse((response) => response.url().endsWith("/api/v1/auth/2fa/verify"));
-      await page.fill('#second-factor-form input[name="code"]', totpCodeAt(app.auth, user.secret, 1));
+      await page.fill('#second-factor-form input[name="code"]', await totpCodeAt(app.auth, user.secret, 1));
       await page.click('#second-factor-form button[type="submit"]');
       await expectStatus(page, /^Signed in with two factors\.$/);
       const { data } = (await (await signedIn).json()) as Envelope;

@@ -274,7 +274,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
         expectEnvelope(wrong, 40103);
         const result = await post(context.server, `${base}/2fa/verify`, {
           tempToken,
-          code: nextTotpCode(context.testAuth, tina.secret),
+          code: await nextTotpCode(context.testAuth, tina.secret),
         });
         expectEnvelope(result, 0);
         expectTokenSet(result.body.data, tina, true);
@@ -303,7 +303,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
         const tokens = await signIn(context.server, alice);
         const asTemp = await post(context.server, `${base}/2fa/verify`, {
           tempToken: tokens.accessToken,
-          code: totpCodeAt(context.testAuth.auth, tina.secret),
+          code: await totpCodeAt(context.testAuth.auth, tina.secret),
         });
         expectEnvelope(asTemp, 40100);
         const tempToken = await startSecondFactor(context.server, tina);
@@ -356,7 +356,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
         const enabled = await post(
           server,
           `${base}/2fa/enable`,
-          { code: nextTotpCode(context.testAuth, secret) },
+          { code: await nextTotpCode(context.testAuth, secret) },
           { token: tokens.accessToken },
         );
         expectEnvelope(enabled, 0);
@@ -366,7 +366,10 @@ export function describeContract(name: string, start: StartServer, options: Cont
         expectEnvelope(await call(server, "GET", `${base}/me`, { token: tokens.accessToken }), 40101);
 
         const tempToken = await startSecondFactor(server, enid);
-        const verified = await post(server, `${base}/2fa/verify`, { tempToken, code: nextTotpCode(context.testAuth, secret) });
+        const verified = await post(server, `${base}/2fa/verify`, {
+          tempToken,
+          code: await nextTotpCode(context.testAuth, secret),
+        });
         expectEnvelope(verified, 0);
         const second = verified.body.data as TokenSet;
         expect(second.user.totpEnabled).toBe(true);
@@ -374,7 +377,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
         const regenerated = await post(
           server,
           `${base}/2fa/recovery-codes`,
-          { code: nextTotpCode(context.testAuth, secret) },
+          { code: await nextTotpCode(context.testAuth, secret) },
           { token: second.accessToken },
         );
         expectEnvelope(regenerated, 0);
@@ -896,7 +899,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
         const tom = await createTotpUser(testAuth.auth, "tom");
         const authenticator = makeTestAuthenticator();
         const tempToken = await startSecondFactor(server, tom);
-        const verified = await post(server, `${base}/2fa/verify`, { tempToken, code: nextTotpCode(testAuth, tom.secret) });
+        const verified = await post(server, `${base}/2fa/verify`, { tempToken, code: await nextTotpCode(testAuth, tom.secret) });
         expectEnvelope(verified, 0);
         await registerPasskey(server, verified.body.data.accessToken, authenticator);
 
@@ -911,7 +914,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
         expect(touched.text).not.toMatch(/accessToken|refreshToken/);
         const completed = await post(server, `${base}/2fa/verify`, {
           tempToken: touched.body.data.tempToken,
-          code: nextTotpCode(testAuth, tom.secret),
+          code: await nextTotpCode(testAuth, tom.secret),
         });
         expectEnvelope(completed, 0);
         expectTokenSet(completed.body.data, tom, true);
@@ -1085,7 +1088,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
 
       it("TMP-3: 20 concurrent 2fa/verify with one temporary token and the right code give one token pair", async () => {
         const tempToken = await startSecondFactor(context.server, cora);
-        const code = nextTotpCode(context.testAuth, cora.secret);
+        const code = await nextTotpCode(context.testAuth, cora.secret);
         const results = await times(20, () => post(context.server, `${base}/2fa/verify`, { tempToken, code }));
         const counts = countCodes(results);
         expect(counts[0]).toBe(1);
@@ -1103,7 +1106,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
 
       it("TOTP-4: one TOTP code sent with 20 different temporary tokens at once is accepted once", async () => {
         const tempTokens = await times(20, () => startSecondFactor(context.server, cora));
-        const code = nextTotpCode(context.testAuth, cora.secret);
+        const code = await nextTotpCode(context.testAuth, cora.secret);
         const results = await Promise.all(
           tempTokens.map((tempToken) => post(context.server, `${base}/2fa/verify`, { tempToken, code })),
         );

@@ -538,7 +538,7 @@ describeWithSlapd("Directory (LDAP) login over HTTP against slapd", () => {
         const { sid } = claimsOf(first.accessToken);
         const setup = await beginTotpSetup(auth, { userId: first.user.id, sessionId: sid });
         const secret = base32Decode(setup.secret);
-        await enableTotp(auth, { userId: first.user.id, sessionId: sid, code: totpCodeAt(auth, secret, -1) });
+        await enableTotp(auth, { userId: first.user.id, sessionId: sid, code: await totpCodeAt(auth, secret, -1) });
 
         const wrong = await directoryLogin(server, alice.uid, "not alice's password");
         expect(wrong.body.code).toBe(40100);
@@ -548,7 +548,7 @@ describeWithSlapd("Directory (LDAP) login over HTTP against slapd", () => {
         expect(Object.keys(pending.body.data)).toEqual(["tempToken"]);
         const verified = await post(server, paths.verify, {
           tempToken: pending.body.data.tempToken,
-          code: totpCodeAt(auth, secret),
+          code: await totpCodeAt(auth, secret),
         });
         expect(verified.body.code, verified.text).toBe(0);
         expect(verified.body.data.user).toEqual({ id: first.user.id, username: alice.uid, roles: ["admin"], totpEnabled: true });

@@ -43,7 +43,7 @@ describe.each(adapters)("TOTP-5 over HTTP on %s: enrolling TOTP needs re-authent
     testAuth.clock.advance(minutes(6));
     const setup = await post(server, `${base}/2fa/setup`, { password: testPassword }, { token: older });
     expectEnvelope(setup, 0);
-    const code = totpCodeAt(testAuth.auth, base32Decode(setup.body.data.secret));
+    const code = await totpCodeAt(testAuth.auth, base32Decode(setup.body.data.secret));
     expectEnvelope(await post(server, `${base}/2fa/enable`, { code }, { token: older }), 40001);
     const enabled = await post(server, `${base}/2fa/enable`, { code, password: testPassword }, { token: older });
     expectEnvelope(enabled, 0);
@@ -52,7 +52,7 @@ describe.each(adapters)("TOTP-5 over HTTP on %s: enrolling TOTP needs re-authent
     const fresh = await signIn("fresh");
     const freshSetup = await post(server, `${base}/2fa/setup`, {}, { token: fresh });
     expectEnvelope(freshSetup, 0);
-    const freshCode = totpCodeAt(testAuth.auth, base32Decode(freshSetup.body.data.secret));
+    const freshCode = await totpCodeAt(testAuth.auth, base32Decode(freshSetup.body.data.secret));
     expectEnvelope(await post(server, `${base}/2fa/enable`, { code: freshCode }, { token: fresh }), 0);
   });
 });

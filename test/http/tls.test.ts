@@ -144,7 +144,7 @@ describe.runIf(nonLoopback !== undefined).each(adapters)("HTTP-7 on %s", (_name,
       const accessToken = await accessTokenOf(testAuth, "alice");
       const pending = await login(testAuth.auth, { username: "tina", password: testPassword });
       if (pending.status !== "totp_required") throw new Error("expected a second-factor step");
-      const code = totpCodeAt(testAuth.auth, tina.secret);
+      const code = await totpCodeAt(testAuth.auth, tina.secret);
       events.length = 0;
 
       for (const headers of [{}, { "x-forwarded-proto": "https" }]) {

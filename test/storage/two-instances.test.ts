@@ -112,7 +112,7 @@ describeWithPostgres("Many instances: two service processes on one PostgreSQL sh
     const begun = await login(first, "tina");
     expectEnvelope(begun, 40102);
     const { tempToken } = begun.body.data;
-    const code = totpCodeAt(setup, tina.secret);
+    const code = await totpCodeAt(setup, tina.secret);
     const finished = await post(second, `${base}/2fa/verify`, { tempToken, code });
     expectEnvelope(finished, 0);
     expect(finished.body.data.user).toEqual({ id: tina.id, username: "tina", roles: ["user"], totpEnabled: true });
@@ -240,7 +240,7 @@ describeWithPostgres("Many instances: two service processes on one PostgreSQL sh
 
     const enrolment = await post(first, `${base}/2fa/setup`, {}, { token: onA.accessToken });
     expectEnvelope(enrolment, 0);
-    const code = totpCodeAt(setup, base32Decode(enrolment.body.data.secret));
+    const code = await totpCodeAt(setup, base32Decode(enrolment.body.data.secret));
     expectEnvelope(await post(first, `${base}/2fa/enable`, { code }, { token: onA.accessToken }), 0);
 
     expectEnvelope(await me(second, onB.accessToken), 40101);

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Algorithm, hash, verify } from "@node-rs/argon2";
+import type { Algorithm } from "@node-rs/argon2";
 import type { ResolvedConfig } from "../config.js";
+import { argon2 } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { createLimiter } from "./limiter.js";
@@ -75,6 +76,7 @@ export function createPasswordHasher(
 
   const hashInSlot = (normalized: string) =>
     limiter.run(async () => {
+      const { hash } = await argon2();
       const started = performance.now();
       const phc = await hash(normalized, { ...options, salt: Buffer.from(randomBytes(16)) });
       return { phc, elapsedMs: performance.now() - started };
@@ -82,6 +84,7 @@ export function createPasswordHasher(
 
   const verifyInSlot = (phc: string, normalized: string) =>
     limiter.run(async () => {
+      const { verify } = await argon2();
       const started = performance.now();
       const outcome = await verify(phc, normalized).then(
         (matched) => ({ matched, malformed: false }),

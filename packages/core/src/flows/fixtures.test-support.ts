@@ -4,7 +4,7 @@
  * excluded from the build by `tsconfig.build.json`.
  */
 import { randomBytes } from "node:crypto";
-import { Secret } from "otpauth";
+import { HOTP, Secret } from "otpauth";
 import { type Auth, type CreateAuthOptions, createAuth } from "../auth.js";
 import type { AuthConfig } from "../config.js";
 import { AuthError } from "../errors/auth-error.js";
@@ -12,7 +12,7 @@ import type { AuthEvent } from "../events/types.js";
 import { memoryStorage } from "../storage/memory.js";
 import type { Storage } from "../storage/types.js";
 import type { TokenSet } from "../tokens/issue-tokens.js";
-import { type HotpAlgorithm, hotp, totpStep } from "../totp/totp.js";
+import { type HotpAlgorithm, totpStep } from "../totp/totp.js";
 import { createUser } from "./create-user.js";
 import { login } from "./login.js";
 import { beginTotpSetup, enableTotp } from "./totp-enrolment.js";
@@ -93,7 +93,12 @@ export async function addUser(auth: Auth, username: string, password = goodPassw
 
 /** The code of a TOTP secret (SHA-1, 6 digits, 30 s) at an instant. */
 export function codeAt(secret: Uint8Array, epochMs: number, digits = 6, algorithm: HotpAlgorithm = "SHA1"): string {
-  return hotp(secret, totpStep(epochMs), digits, algorithm);
+  return HOTP.generate({
+    secret: new Secret({ buffer: new Uint8Array(secret).buffer }),
+    counter: totpStep(epochMs),
+    digits,
+    algorithm,
+  });
 }
 
 /** A six-digit string that is not the code of `secret` at any step within ±2 of `epochMs`. */

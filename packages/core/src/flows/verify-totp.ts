@@ -32,7 +32,7 @@ export async function verifyTotp(auth: Auth, input: VerifyTotpInput): Promise<To
   const code = requiredString(input.code, "code");
   const pending = await openPendingLogin(auth, tempToken, input.ip);
   const totp = await auth.storage.totp.get(pending.user.id);
-  const step = totp?.enabled ? unusedTotpStep(auth, totp, code) : null;
+  const step = totp?.enabled ? await unusedTotpStep(auth, totp, code) : null;
   if (step === null) return refuseSecondFactor(auth, pending, "totp");
   return completePendingLogin(auth, pending, {
     kind: "totp",

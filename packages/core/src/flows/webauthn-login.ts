@@ -1,10 +1,6 @@
-import {
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  generateAuthenticationOptions,
-  verifyAuthenticationResponse,
-} from "@simplewebauthn/server";
+import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import type { Auth } from "../auth.js";
+import { simpleWebAuthn } from "../dependencies.js";
 import { directoryUserNow } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
@@ -66,6 +62,7 @@ export async function webauthnBegin(
   const usernameKey = username ? typedUsernameKey(username) : null;
   const user = usernameKey === null ? null : await auth.storage.users.findByUsernameKey(usernameKey);
   const passkeys = user ? await auth.storage.passkeys.listByUser(user.id) : [];
+  const { generateAuthenticationOptions } = await simpleWebAuthn();
   const options = await generateAuthenticationOptions({
     rpID: config.rpId,
     challenge: newChallenge(auth),
@@ -108,6 +105,7 @@ export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Pr
   await takeAttempt(auth, "account", user.usernameKey, input.ip);
   if (!answersForUser(ceremony, response, user)) return refuse(auth, user, input.ip);
 
+  const { verifyAuthenticationResponse } = await simpleWebAuthn();
   let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
     verification = await verifyAuthenticationResponse({

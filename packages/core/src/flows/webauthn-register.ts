@@ -1,10 +1,7 @@
-import {
-  type PublicKeyCredentialCreationOptionsJSON,
-  generateRegistrationOptions,
-  verifyRegistrationResponse,
-} from "@simplewebauthn/server";
+import type { PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/server";
 import type { Auth } from "../auth.js";
 import { base64url } from "../crypto/random.js";
+import { simpleWebAuthn } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { PasskeyRecord } from "../storage/types.js";
@@ -63,6 +60,7 @@ export async function webauthnRegisterBegin(
     config.reauthenticationWindowSeconds,
   );
   const passkeys = await auth.storage.passkeys.listByUser(user.id);
+  const { generateRegistrationOptions } = await simpleWebAuthn();
   const options = await generateRegistrationOptions({
     rpName: config.rpName,
     rpID: config.rpId,
@@ -99,6 +97,7 @@ export async function webauthnRegisterFinish(auth: Auth, input: WebauthnRegister
   const user = await signedInUser(auth, input.userId);
   if (ceremony.userId !== user.id) throw registrationRefused();
   const response = readRegistrationResponse(input.response);
+  const { verifyRegistrationResponse } = await simpleWebAuthn();
   let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
     verification = await verifyRegistrationResponse({

@@ -1,5 +1,6 @@
-import * as oauth from "oauth4webapi";
+import type * as OAuth from "oauth4webapi";
 import type { Auth } from "../auth.js";
+import { oauth4webapi } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { ResolvedOAuthProvider } from "./provider-config.js";
@@ -7,10 +8,10 @@ import type { ResolvedOAuthProvider } from "./provider-config.js";
 /** How long a discovery document is kept before it is fetched again. */
 const discoveryCacheMs = 60 * 60 * 1000;
 
-const discovered = new WeakMap<Auth, Map<string, { server: oauth.AuthorizationServer; fetchedAt: number }>>();
+const discovered = new WeakMap<Auth, Map<string, { server: OAuth.AuthorizationServer; fetchedAt: number }>>();
 
 /** The options every request to a provider carries: the unsafe http allowance, and a timeout. */
-export function requestOptions(provider: ResolvedOAuthProvider): { [oauth.allowInsecureRequests]: boolean; signal: AbortSignal } {
+export function requestOptions(oauth: typeof OAuth, provider: ResolvedOAuthProvider) {
   return { [oauth.allowInsecureRequests]: provider.allowHttpLoopback, signal: AbortSignal.timeout(10_000) };
 }
 
@@ -22,7 +23,7 @@ export function requestOptions(provider: ResolvedOAuthProvider): { [oauth.allowI
  * @throws {AuthError} 50300 when the provider cannot be reached or its document is not valid
  * (the cause is kept for `onInternalError`).
  */
-export async function authorizationServerOf(auth: Auth, provider: ResolvedOAuthProvider): Promise<oauth.AuthorizationServer> {
+export async function authorizationServerOf(auth: Auth, provider: ResolvedOAuthProvider): Promise<OAuth.AuthorizationServer> {
   if (provider.kind === "oauth2") {
     return {
       issuer: (provider.authorizationUrl as URL).origin,
@@ -37,9 +38,10 @@ export async function authorizationServerOf(auth: Auth, provider: ResolvedOAuthP
   const now = auth.now();
   if (cached && now - cached.fetchedAt >= 0 && now - cached.fetchedAt < discoveryCacheMs) return cached.server;
   const issuer = provider.issuer as URL;
-  let server: oauth.AuthorizationServer;
+  let server: OAuth.AuthorizationServer;
   try {
-    const response = await oauth.discoveryRequest(issuer, { ...requestOptions(provider), algorithm: "oidc" });
+    const oauth = await oauth4webapi();
+    const response = await oauth.discoveryRequest(issuer, { ...requestOptions(oauth, provider), algorithm: "oidc" });
     server = await oauth.processDiscoveryResponse(issuer, response);
   } catch (cause) {
     throw new AuthError(ErrorCode.Unavailable, "The sign-in provider could not be reached", { cause });

@@ -1,7 +1,7 @@
-import * as oauth from "oauth4webapi";
 import type { Auth } from "../auth.js";
 import { opaqueToken } from "../crypto/ids.js";
 import { base64url, sha256 } from "../crypto/random.js";
+import { oauth4webapi } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { requiredString } from "../flows/input.js";
@@ -84,7 +84,8 @@ export async function beginOAuthSignIn(
   url.searchParams.set("redirect_uri", provider.redirectUri);
   if (provider.scopes.length > 0) url.searchParams.set("scope", provider.scopes.join(" "));
   url.searchParams.set("state", state);
-  url.searchParams.set("code_challenge", await oauth.calculatePKCECodeChallenge(verifier));
+  const { calculatePKCECodeChallenge } = await oauth4webapi();
+  url.searchParams.set("code_challenge", await calculatePKCECodeChallenge(verifier));
   url.searchParams.set("code_challenge_method", "S256");
   if (nonce) url.searchParams.set("nonce", nonce);
   return { authUrl: url.href, browserBinding: binding.value };

@@ -1,6 +1,7 @@
-import * as oauth from "oauth4webapi";
+import type * as OAuth from "oauth4webapi";
 import type { Auth } from "../auth.js";
 import { constantTimeEqual, sha256 } from "../crypto/random.js";
+import { oauth4webapi } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { authorizationServerOf, requestOptions } from "./authorization-server.js";
@@ -64,8 +65,9 @@ export async function verifyOAuthCallback(
   if (params.has("error")) throw refused("The provider did not sign you in");
 
   const server = await authorizationServerOf(auth, provider);
+  const oauth = await oauth4webapi();
   if (server.issuer !== kept.issuer) throw refused("The provider's issuer changed during the sign-in");
-  const client: oauth.Client = { client_id: provider.clientId };
+  const client: OAuth.Client = { client_id: provider.clientId };
   let validated: URLSearchParams;
   try {
     validated = oauth.validateAuthResponse(server, client, params, state);
@@ -83,7 +85,7 @@ export async function verifyOAuthCallback(
       validated,
       provider.redirectUri,
       verifier,
-      requestOptions(provider),
+      requestOptions(oauth, provider),
     );
   } catch (cause) {
     throw new AuthError(ErrorCode.Unavailable, "The sign-in provider could not be reached", { cause });
@@ -103,16 +105,16 @@ export async function verifyOAuthCallback(
         url,
         headers,
         null,
-        requestOptions(provider),
+        requestOptions(oauth, provider),
       );
       if (!answer.ok) throw new Error(`user-info answered ${answer.status}`);
       claims = (await answer.json()) as Record<string, unknown>;
     } else {
-      const idToken = oauth.getValidatedIdTokenClaims(tokens) as oauth.IDToken;
-      await oauth.validateApplicationLevelSignature(server, response, requestOptions(provider));
+      const idToken = oauth.getValidatedIdTokenClaims(tokens) as OAuth.IDToken;
+      await oauth.validateApplicationLevelSignature(server, response, requestOptions(oauth, provider));
       claims = { ...idToken };
       if (server.userinfo_endpoint) {
-        const answer = await oauth.userInfoRequest(server, client, tokens.access_token, requestOptions(provider));
+        const answer = await oauth.userInfoRequest(server, client, tokens.access_token, requestOptions(oauth, provider));
         const info = await oauth.processUserInfoResponse(server, client, idToken.sub, answer);
         claims = { ...info, ...claims };
       }

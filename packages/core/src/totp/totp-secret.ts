@@ -14,9 +14,10 @@ export function sealTotpSecret(auth: Auth, userId: string, secret: Uint8Array): 
  * step the factor accepted (TOTP-4); otherwise null. Spends nothing: the caller spends the step
  * with `totp.advanceStep`, a compare-and-set.
  */
-export function unusedTotpStep(auth: Auth, record: TotpRecord, code: string): number | null {
+export async function unusedTotpStep(auth: Auth, record: TotpRecord, code: string): Promise<number | null> {
+  const now = auth.now();
   const secret = auth.secretBox.open(record.secret, associatedData(record.userId));
-  const step = matchTotpStep(secret, code, auth.now(), auth.config.totp.window);
+  const step = await matchTotpStep(secret, code, now, auth.config.totp.window);
   secret.fill(0);
   return step !== null && step > record.lastUsedStep ? step : null;
 }
@@ -27,6 +28,6 @@ export function unusedTotpStep(auth: Auth, record: TotpRecord, code: string): nu
  * one caller that spent the step.
  */
 export async function acceptTotpCode(auth: Auth, record: TotpRecord, code: string): Promise<boolean> {
-  const step = unusedTotpStep(auth, record, code);
+  const step = await unusedTotpStep(auth, record, code);
   return step !== null && auth.storage.totp.advanceStep(record.userId, step);
 }

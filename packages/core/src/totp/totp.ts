@@ -1,5 +1,5 @@
-import { HOTP, Secret, TOTP } from "otpauth";
 import { constantTimeEqual } from "../crypto/random.js";
+import { otpauth } from "../dependencies.js";
 
 /** The TOTP parameters Portcullis uses (TOTP-3): 30-second steps, 6 digits, HMAC-SHA1. */
 export const totpPeriodSeconds = 30;
@@ -15,10 +15,27 @@ function assertSecret(secret: Uint8Array): void {
   if (secret.length < totpSecretBytes) throw new RangeError("A TOTP secret must be at least 20 bytes");
 }
 
-/** The HOTP value of `counter` (RFC 4226 section 5.3). */
-export function hotp(secret: Uint8Array, counter: number, digits = totpDigits, algorithm: HotpAlgorithm = "SHA1"): string {
-  assertSecret(secret);
+type Otpauth = Awaited<ReturnType<typeof otpauth>>;
+
+function hotpWith(
+  { HOTP, Secret }: Otpauth,
+  secret: Uint8Array,
+  counter: number,
+  digits: number,
+  algorithm: HotpAlgorithm,
+): string {
   return HOTP.generate({ secret: new Secret({ buffer: new Uint8Array(secret).buffer }), counter, digits, algorithm });
+}
+
+/** The HOTP value of `counter` (RFC 4226 section 5.3). */
+export async function hotp(
+  secret: Uint8Array,
+  counter: number,
+  digits = totpDigits,
+  algorithm: HotpAlgorithm = "SHA1",
+): Promise<string> {
+  assertSecret(secret);
+  return hotpWith(await otpauth(), secret, counter, digits, algorithm);
 }
 
 /** The time step of an instant (RFC 6238 section 4.2). */
@@ -31,18 +48,25 @@ export function totpStep(epochMs: number): number {
  * (TOTP-3), or null. Every candidate is a string of six ASCII digits compared in constant
  * time, so nothing else can match.
  */
-export function matchTotpStep(secret: Uint8Array, code: string, epochMs: number, window: 0 | 1): number | null {
+export async function matchTotpStep(secret: Uint8Array, code: string, epochMs: number, window: 0 | 1): Promise<number | null> {
+  assertSecret(secret);
+  const lib = await otpauth();
   const current = totpStep(epochMs);
   let matched: number | null = null;
   for (let step = current - window; step <= current + window; step += 1) {
-    if (constantTimeEqual(hotp(secret, step), code) && matched === null) matched = step;
+    if (constantTimeEqual(hotpWith(lib, secret, step, totpDigits, "SHA1"), code) && matched === null) matched = step;
   }
   return matched;
 }
 
 /** The `otpauth://` URI an authenticator app scans, and the secret in base32 for typing in. */
-export function totpEnrolment(secret: Uint8Array, issuer: string, username: string): { secret: string; otpauthUrl: string } {
+export async function totpEnrolment(
+  secret: Uint8Array,
+  issuer: string,
+  username: string,
+): Promise<{ secret: string; otpauthUrl: string }> {
   assertSecret(secret);
+  const { Secret, TOTP } = await otpauth();
   const encoded = new Secret({ buffer: new Uint8Array(secret).buffer });
   const uri = new TOTP({
     issuer,
