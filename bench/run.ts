@@ -1,87 +1,467 @@
-// Benchmark harness: `pnpm bench` (tsx bench/run.ts).
-//
-// Every case is reported as ops/sec and as a ratio against a baseline measured in the same run on the
-// same machine, so the numbers compare across machines; nothing here asserts an absolute speed.
-// Each case runs for BENCH_SECONDS (default 2) after a short warm-up, then the process exits.
+// `pnpm bench`: every figure as a ratio against a baseline measured in the same run, so the
+// figures compare across machines. Servers and load generators are separate processes, pinned
+// to different cores where the machine has two; each comparison runs its cases round-robin
+// after a discarded warm-up, and reports the median ratio of its rounds with their range.
+// `BENCH_QUICK=1` is a smoke run (one short round) that fails only when something answers wrongly.
 import { randomBytes } from "node:crypto";
-import { SignJWT, jwtVerify } from "jose";
-import { createAuth, createUser, login, memoryStorage, verifyAccessToken } from "../packages/core/src/index.js";
+import { readFileSync } from "node:fs";
+import { availableParallelism, cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  type BenchSecrets,
+  type ServerMode,
+  type ServerOptions,
+  argon2LoginPath,
+  jsonPostPath,
+  loginPath,
+  protectedPath,
+  refreshPath,
+  username,
+} from "./common.js";
+import type { LoadResult, LoadSpec } from "./load.js";
+import { createScratchSchema, postgresMissing } from "./postgres.js";
+import {
+  type Pinning,
+  type RunningServer,
+  benchDirectory,
+  choosePinning,
+  removeSpecDirectory,
+  runLoad,
+  runToEnd,
+  startServer,
+} from "./processes.js";
+import { type Row, type Spread, formatNumber, formatTable, ratiosByRound, spreadOf } from "./stats.js";
 
-const seconds = Number(process.env.BENCH_SECONDS ?? "2");
-if (!Number.isFinite(seconds) || seconds <= 0) throw new TypeError("BENCH_SECONDS must be a positive number");
-const warmupMs = Math.min(300, seconds * 250);
+const quick = process.env.BENCH_QUICK === "1";
+/** Rounds, seconds per measurement, seconds of the discarded warm-up (none in a quick run), cold-import samples. */
+const plan = quick
+  ? { rounds: 1, seconds: 1, warmupSeconds: 0, importSamples: 5 }
+  : { rounds: 3, seconds: 5, warmupSeconds: 2, importSamples: 10 };
+/** Load runs of each case: the rounds and the warm-up. A refresh case needs fresh tokens for each. */
+const loadsPerCase = plan.rounds + (plan.warmupSeconds > 0 ? 1 : 0);
 
-interface Result {
+/** Connections of the throughput figures (1–3, 6), the login figures (4, 5) and figure 7 (also pgbench's clients and the pool's size). */
+const connections = { protectedRoute: 50, login: 16, refresh: 50, postgres: 10 };
+/** Figure 5: the protected route's modest load, idle and under the login flood. */
+const modestLoad = { connections: 10, overallRate: 200 };
+/** Figure 2: distinct access tokens the load rotates through. */
+const accessTokenPool = 2000;
+
+const pinning: Pinning = choosePinning();
+const secrets: BenchSecrets = {
+  BENCH_SIGNING_SECRET: randomBytes(32).toString("base64url"),
+  BENCH_PASSWORD: `bench-${randomBytes(18).toString("base64url")}`,
+};
+const jsonHeaders = { "content-type": "application/json" };
+
+/** One thing measured in turn with the other cases of its comparison. */
+interface Case {
   name: string;
-  ops: number;
-  opsPerSecond: number;
+  unit: "req/s" | "ms" | "TPS";
+  /** Checks, before any load, that the server answers as the measurement expects. */
+  probe?: () => Promise<void>;
+  /** One sample; `run` counts this case's runs from 0, the warm-up first when there is one. */
+  measure: (run: number, seconds: number) => Promise<number>;
 }
 
-/** Runs `fn` back to back for the warm-up, then for `seconds`, and counts completed calls. */
-async function measure(name: string, fn: () => Promise<unknown>): Promise<Result> {
-  const warmupEnd = performance.now() + warmupMs;
-  while (performance.now() < warmupEnd) await fn();
-
-  const budget = seconds * 1000;
-  const start = performance.now();
-  let ops = 0;
-  let elapsed = 0;
-  // Check the clock every batch of calls rather than every call, so timing costs little.
-  const batch = 16;
-  while (elapsed < budget) {
-    for (let i = 0; i < batch; i++) await fn();
-    ops += batch;
-    elapsed = performance.now() - start;
-  }
-  return { name, ops, opsPerSecond: (ops / elapsed) * 1000 };
+/** Fails when a load run saw anything but 2xx answers, or no answer at all. */
+function checked(name: string, result: LoadResult): LoadResult {
+  const problems: string[] = [];
+  if (result.non2xx > 0) problems.push(`${result.non2xx} non-2xx answers (by status: ${JSON.stringify(result.statusCodes)})`);
+  if (result.errors > 0) problems.push(`${result.errors} errors, ${result.timeouts} of them timeouts`);
+  if (result.requests === 0) problems.push("no answer at all");
+  if (problems.length > 0) throw new Error(`${name}: ${problems.join("; ")}`);
+  return result;
 }
 
-function report(baseline: Result, cases: Result[]): void {
-  const width = Math.max(...[baseline, ...cases].map((r) => r.name.length));
-  const line = (r: Result, ratio: string) =>
-    `${r.name.padEnd(width)}  ${Math.round(r.opsPerSecond).toLocaleString("en-US").padStart(12)} ops/s  ${ratio}`;
-  console.log(line(baseline, "(baseline)"));
-  for (const r of cases) {
-    console.log(line(r, `ratio ${(r.opsPerSecond / baseline.opsPerSecond).toFixed(3)} of baseline`));
+/** Fails unless the request answers `expected`. */
+async function expectStatus(what: string, url: string, init: RequestInit, expected: number): Promise<void> {
+  const response = await fetch(url, init);
+  await response.arrayBuffer();
+  if (response.status !== expected) {
+    throw new Error(`${what}: ${init.method ?? "GET"} ${url} answered ${response.status}, expected ${expected}`);
   }
+}
+
+/** A case measured by one load process, as requests per second. */
+function throughputCase(name: string, specFor: (run: number) => Omit<LoadSpec, "seconds">, probe?: () => Promise<void>): Case {
+  return {
+    name,
+    unit: "req/s",
+    probe,
+    measure: async (run, seconds) => checked(name, await runLoad(pinning, { ...specFor(run), seconds })).requestsPerSecond,
+  };
+}
+
+/** A protected GET measured at `connections.protectedRoute`; the probe checks 200 with the credentials and 401 without. */
+function protectedRouteCase(name: string, server: RunningServer, headers: Record<string, string> | undefined): Case {
+  const url = server.url(protectedPath);
+  return throughputCase(
+    name,
+    () => ({ url, method: "GET", connections: connections.protectedRoute, headers }),
+    async () => {
+      await expectStatus(name, url, { headers }, 200);
+      if (headers) await expectStatus(`${name}, without credentials`, url, {}, 401);
+    },
+  );
+}
+
+/**
+ * Runs the probe and the warm-up of every case, then `rounds` rounds in which each case is
+ * measured once, round-robin, starting one case later each round. Returns the samples of each case.
+ */
+async function roundRobin<K extends string>(
+  title: string,
+  cases: Record<K, Case>,
+  rounds = plan.rounds,
+): Promise<Record<K, number[]>> {
+  console.log(`\n${title}`);
+  const keys = Object.keys(cases) as K[];
+  const runs = new Map<K, number>(keys.map((key) => [key, 0]));
+  const measure = (key: K, seconds: number) => {
+    const run = runs.get(key) ?? 0;
+    runs.set(key, run + 1);
+    return cases[key].measure(run, seconds);
+  };
+  for (const key of keys) {
+    await cases[key].probe?.();
+    if (plan.warmupSeconds > 0) await measure(key, plan.warmupSeconds);
+  }
+  const samples = Object.fromEntries(keys.map((key) => [key, [] as number[]])) as Record<K, number[]>;
+  for (let round = 0; round < rounds; round++) {
+    const measured: string[] = [];
+    for (let step = 0; step < keys.length; step++) {
+      const key = keys[(round + step) % keys.length] as K;
+      const value = await measure(key, plan.seconds);
+      samples[key].push(value);
+      const { name, unit } = cases[key];
+      measured.push(`${name} ${formatNumber(value, unit === "ms" ? 2 : 0)} ${unit}`);
+    }
+    console.log(`  round ${round + 1}/${rounds}: ${measured.join(", ")}`);
+  }
+  return samples;
+}
+
+/** A row of the table: the median ratio of the rounds' `value / baseline`, and both raw medians. */
+function rowOf(figure: string, baseline: string, values: number[], baselineValues: number[], unit: string, note = ""): Row {
+  const digits = unit === "ms" ? 2 : 0;
+  const ratio: Spread = spreadOf(ratiosByRound(values, baselineValues));
+  const raw = `${formatNumber(spreadOf(values).median, digits)} vs ${formatNumber(spreadOf(baselineValues).median, digits)} ${unit}`;
+  return { figure, baseline, ratio, raw: note ? `${raw}; ${note}` : raw };
+}
+
+/** Starts servers at once, runs `body` with them, and stops every one that started, whatever happens. */
+async function withServers<K extends string, T>(
+  starting: Record<K, Promise<RunningServer>>,
+  body: (servers: Record<K, RunningServer>) => Promise<T>,
+): Promise<T> {
+  const keys = Object.keys(starting) as K[];
+  const started = await Promise.allSettled(keys.map((key) => starting[key]));
+  const running = started.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []));
+  try {
+    const failure = started.find((outcome) => outcome.status === "rejected");
+    if (failure) throw failure.reason;
+    return await body(
+      Object.fromEntries(keys.map((key, index) => [key, running[index] as RunningServer])) as Record<K, RunningServer>,
+    );
+  } finally {
+    await Promise.all(running.map((server) => server.stop()));
+  }
+}
+
+/** Figures 1–3: the protected GET route of every server against bare Express (and Portcullis on Hono against bare Hono). */
+function protectedRouteFigures(): Promise<Row[]> {
+  const start = (mode: ServerMode, options?: ServerOptions) => startServer(pinning, secrets, mode, options);
+  const servers = {
+    bareExpress: start("bare-express"),
+    portcullis: start("portcullis-express", { accessTokens: accessTokenPool }),
+    jwtKey: start("express-jwt-keyobject"),
+    jwtString: start("express-jwt-string"),
+    passportKey: start("passport-jwt-keyobject"),
+    passportString: start("passport-jwt-string"),
+    betterAuthCookie: start("better-auth-cookie"),
+    betterAuthBearer: start("better-auth-bearer"),
+    bareHono: start("bare-hono"),
+    portcullisHono: start("portcullis-hono"),
+  };
+  return withServers(servers, async (s) => {
+    // The JWT peers verify Portcullis' own access token: same secret, issuer and audience.
+    const bearer = s.portcullis.ready.authHeaders;
+    const pool = s.portcullis.ready.accessTokens ?? [];
+    const poolUrl = s.portcullis.url(protectedPath);
+    const samples = await roundRobin(`Figures 1–3: protected GET ${protectedPath}, autocannon -c ${connections.protectedRoute}`, {
+      bareExpress: protectedRouteCase("bare Express", s.bareExpress, undefined),
+      portcullis: protectedRouteCase("Portcullis Express", s.portcullis, bearer),
+      portcullisNewToken: throughputCase(
+        "Portcullis Express, new token per request",
+        () => ({ url: poolUrl, method: "GET", connections: connections.protectedRoute, bearerTokens: pool }),
+        async () => {
+          if (pool.length !== accessTokenPool)
+            throw new Error(`the token pool holds ${pool.length} tokens, not ${accessTokenPool}`);
+          for (const token of [pool[0], pool[pool.length - 1]]) {
+            await expectStatus("a pooled token", poolUrl, { headers: { authorization: `Bearer ${token}` } }, 200);
+          }
+        },
+      ),
+      jwtKey: protectedRouteCase("express-jwt KeyObject", s.jwtKey, bearer),
+      jwtString: protectedRouteCase("express-jwt string", s.jwtString, bearer),
+      passportKey: protectedRouteCase("passport-jwt KeyObject", s.passportKey, bearer),
+      passportString: protectedRouteCase("passport-jwt string", s.passportString, bearer),
+      betterAuthCookie: protectedRouteCase("Better Auth cookie", s.betterAuthCookie, s.betterAuthCookie.ready.authHeaders),
+      betterAuthBearer: protectedRouteCase("Better Auth bearer", s.betterAuthBearer, s.betterAuthBearer.ready.authHeaders),
+      bareHono: protectedRouteCase("bare Hono", s.bareHono, undefined),
+      portcullisHono: protectedRouteCase("Portcullis Hono", s.portcullisHono, s.portcullisHono.ready.authHeaders),
+    });
+    const vsExpress = (figure: string, values: number[]) =>
+      rowOf(figure, "bare Express route", values, samples.bareExpress, "req/s");
+    return [
+      vsExpress("1 Express: Portcullis requireAuth, one token", samples.portcullis),
+      vsExpress("1 Express: express-jwt, KeyObject secret", samples.jwtKey),
+      vsExpress("1 Express: express-jwt, string secret", samples.jwtString),
+      vsExpress("1 Express: passport-jwt, KeyObject secret", samples.passportKey),
+      vsExpress("1 Express: passport-jwt, string secret", samples.passportString),
+      vsExpress("1 Express: Better Auth getSession, cookie", samples.betterAuthCookie),
+      vsExpress("1 Express: Better Auth getSession, bearer plugin", samples.betterAuthBearer),
+      vsExpress(
+        `2 Express: Portcullis requireAuth, new token per request (pool of ${accessTokenPool})`,
+        samples.portcullisNewToken,
+      ),
+      vsExpress("3 bare Hono route", samples.bareHono),
+      rowOf("3 Hono: Portcullis requireAuth, one token", "bare Hono route", samples.portcullisHono, samples.bareHono, "req/s"),
+    ];
+  });
+}
+
+/** A login request's body and headers for the bench user, with `password`. */
+function loginRequest(url: string, password: string): Omit<LoadSpec, "seconds"> {
+  return {
+    url,
+    method: "POST",
+    connections: connections.login,
+    headers: jsonHeaders,
+    body: JSON.stringify({ username, password }),
+  };
+}
+
+/** A case that logs in (or verifies the password) and checks first that the right password answers 200 and a wrong one 401. */
+function loginCase(name: string, url: string): Case {
+  const request = loginRequest(url, secrets.BENCH_PASSWORD);
+  return throughputCase(
+    name,
+    () => request,
+    async () => {
+      await expectStatus(name, url, { method: "POST", headers: jsonHeaders, body: request.body }, 200);
+      const wrong = loginRequest(url, `${secrets.BENCH_PASSWORD}-wrong`).body;
+      await expectStatus(`${name}, wrong password`, url, { method: "POST", headers: jsonHeaders, body: wrong }, 401);
+    },
+  );
+}
+
+/** Figure 4: login through the Express adapter against one raw argon2id `verify` in bare Express. */
+function loginFigure(): Promise<Row[]> {
+  const servers = {
+    portcullis: startServer(pinning, secrets, "portcullis-express", { generousThrottle: true }),
+    bare: startServer(pinning, secrets, "bare-express"),
+  };
+  return withServers(servers, async ({ portcullis, bare }) => {
+    const hashed = portcullis.ready.passwordHashParameters;
+    if (!hashed || hashed !== bare.ready.passwordHashParameters) {
+      throw new Error(`the stored hashes differ in cost: Portcullis ${hashed}, bare ${bare.ready.passwordHashParameters}`);
+    }
+    const samples = await roundRobin(`Figure 4: login, autocannon -c ${connections.login}, both hashes ${hashed}`, {
+      login: loginCase("Portcullis login", portcullis.url(loginPath)),
+      verifyOnly: loginCase("raw argon2 verify", bare.url(argon2LoginPath)),
+    });
+    return [rowOf("4 login, Express adapter", "bare Express + raw argon2id verify", samples.login, samples.verifyOnly, "req/s")];
+  });
+}
+
+/** Figure 5: the protected route's p99 at a modest rate while another load process floods login, against its p99 alone. */
+function loginFloodFigure(): Promise<Row[]> {
+  const servers = { portcullis: startServer(pinning, secrets, "portcullis-express", { generousThrottle: true }) };
+  return withServers(servers, async ({ portcullis }) => {
+    const url = portcullis.url(protectedPath);
+    const modest: Omit<LoadSpec, "seconds"> = { url, method: "GET", ...modestLoad, headers: portcullis.ready.authHeaders };
+    const flood = loginRequest(portcullis.url(loginPath), secrets.BENCH_PASSWORD);
+    const idle: Case = {
+      name: "idle",
+      unit: "ms",
+      probe: () => expectStatus("protected route", url, { headers: modest.headers }, 200),
+      measure: async (_run, seconds) => checked("idle p99", await runLoad(pinning, { ...modest, seconds })).p99Ms,
+    };
+    const underFlood: Case = {
+      name: "under login flood",
+      unit: "ms",
+      probe: () => expectStatus("login", flood.url, { method: "POST", headers: jsonHeaders, body: flood.body }, 200),
+      measure: async (_run, seconds) => {
+        // The flood starts first and ends after the measurement, which starts once it is under way.
+        const flooding = runLoad(pinning, { ...flood, seconds: seconds + 2 });
+        await sleep(750);
+        const measured = checked("p99 under login flood", await runLoad(pinning, { ...modest, seconds }));
+        checked("login flood", await flooding);
+        return measured.p99Ms;
+      },
+    };
+    const title = `Figure 5: protected route p99 at ${modestLoad.overallRate} req/s (-c ${modestLoad.connections}), idle and under a login flood (-c ${connections.login})`;
+    const samples = await roundRobin(title, { idle, underFlood });
+    return [rowOf("5 protected p99 under login flood", "same route's idle p99", samples.underFlood, samples.idle, "ms")];
+  });
+}
+
+/** A refresh case: each run has its own unused tokens, one per connection; the probe spends the spare last one. */
+function refreshCase(name: string, url: string, tokens: string[], perRun: number): Case {
+  return throughputCase(
+    name,
+    (run) => ({
+      url,
+      method: "POST",
+      connections: perRun,
+      headers: jsonHeaders,
+      refreshTokens: tokens.slice(run * perRun, (run + 1) * perRun),
+    }),
+    async () => {
+      const needed = loadsPerCase * perRun + 1;
+      if (tokens.length < needed) throw new Error(`${name}: ${tokens.length} refresh tokens, ${needed} needed`);
+      const spare = JSON.stringify({ refreshToken: tokens[tokens.length - 1] });
+      await expectStatus(name, url, { method: "POST", headers: jsonHeaders, body: spare }, 200);
+    },
+  );
+}
+
+/** Tokens for the bare JSON POST, the size of refresh tokens: it answers each with a new one, as refresh does. */
+function placeholderTokens(count: number): string[] {
+  return Array.from({ length: count }, () => randomBytes(32).toString("base64url"));
+}
+
+/** Figure 6: refresh on memory storage against a bare Express JSON POST of the same shape. */
+function refreshFigure(): Promise<Row[]> {
+  const perRun = connections.refresh;
+  const refreshTokens = perRun * loadsPerCase + 1;
+  const servers = {
+    portcullis: startServer(pinning, secrets, "portcullis-express", { refreshTokens }),
+    bare: startServer(pinning, secrets, "bare-express"),
+  };
+  return withServers(servers, async ({ portcullis, bare }) => {
+    const samples = await roundRobin(`Figure 6: refresh on memory storage, autocannon -c ${perRun}`, {
+      refresh: refreshCase("Portcullis refresh", portcullis.url(refreshPath), portcullis.ready.refreshTokens ?? [], perRun),
+      post: refreshCase("bare JSON POST", bare.url(jsonPostPath), placeholderTokens(refreshTokens), perRun),
+    });
+    return [rowOf("6 refresh, memory storage", "bare Express JSON POST", samples.refresh, samples.post, "req/s")];
+  });
+}
+
+/** Figure 7: refreshes per second on PostgreSQL beside pgbench's TPS for a single-row UPDATE, same client count. */
+async function postgresFigure(): Promise<Row[]> {
+  const figure = "7 refresh, PostgreSQL (refreshes/s)";
+  const baseline = "pgbench 1-row UPDATE (TPS)";
+  const missing = await postgresMissing();
+  if (missing) {
+    console.log(`\nFigure 7 skipped: ${missing}`);
+    return [{ figure, baseline, raw: "", skipped: `skipped: ${missing}` }];
+  }
+  const clients = connections.postgres;
+  const refreshTokens = clients * loadsPerCase + 1;
+  const schema = await createScratchSchema();
+  try {
+    const servers = {
+      portcullis: startServer(pinning, secrets, "portcullis-express", { postgresUrl: schema.url, refreshTokens }),
+    };
+    return await withServers(servers, async ({ portcullis }) => {
+      const title = `Figure 7: refresh on PostgreSQL (schema ${schema.name}, pool of ${clients}), autocannon -c ${clients}; pgbench -c ${clients}`;
+      const samples = await roundRobin(title, {
+        refresh: refreshCase("Portcullis refresh", portcullis.url(refreshPath), portcullis.ready.refreshTokens ?? [], clients),
+        pgbench: { name: "pgbench", unit: "TPS", measure: (_run, seconds) => schema.pgbenchTps(pinning, clients, seconds) },
+      });
+      return [rowOf(figure, baseline, samples.refresh, samples.pgbench, "req/s vs TPS")];
+    });
+  } finally {
+    await schema.drop();
+  }
+}
+
+/** One fresh `node` process timing `await import(specifier)` from the bench package, in milliseconds. */
+function importCase(name: string, specifier: string): Case {
+  const timing =
+    "const started = performance.now(); await import(process.argv[1]); process.stdout.write(String(performance.now() - started));";
+  return {
+    name,
+    unit: "ms",
+    measure: async () =>
+      Number(await runToEnd(pinning.server, [process.execPath, "--input-type=module", "-e", timing, specifier])),
+  };
+}
+
+/** Figure 8: cold import of the built `@portcullis/core` against Better Auth's main entry, beside a trivial module. */
+async function coldImportFigure(): Promise<Row[]> {
+  const title = `Figure 8: cold import, a fresh node process per sample, ${plan.importSamples} samples each`;
+  const samples = await roundRobin(
+    title,
+    {
+      trivial: importCase("trivial module", "./fixtures/trivial.mjs"),
+      portcullis: importCase("@portcullis/core", "@portcullis/core"),
+      betterAuth: importCase("better-auth", "better-auth"),
+    },
+    plan.importSamples,
+  );
+  const note = `trivial module ${formatNumber(spreadOf(samples.trivial).median, 2)} ms`;
+  return [rowOf("8 cold import @portcullis/core", "cold import better-auth", samples.portcullis, samples.betterAuth, "ms", note)];
+}
+
+function installedVersion(name: string): string {
+  const manifest = JSON.parse(readFileSync(join(benchDirectory, "node_modules", name, "package.json"), "utf8")) as {
+    version: string;
+  };
+  return `${name} ${manifest.version}`;
+}
+
+function printMachine(): void {
+  const cpu = cpus()[0]?.model ?? "unknown CPU";
+  console.log(
+    `Portcullis bench, ${quick ? "quick (BENCH_QUICK=1)" : "full"} run: ${plan.rounds} round(s) of ${plan.seconds} s per case after a ${plan.warmupSeconds} s warm-up`,
+  );
+  console.log(
+    `machine: ${cpu}, ${availableParallelism()} cores, ${formatNumber(totalmem() / 2 ** 30, 1)} GiB; node ${process.version}`,
+  );
+  console.log(pinning.summary);
+  const peers = [
+    "autocannon",
+    "express",
+    "hono",
+    "@hono/node-server",
+    "express-jwt",
+    "passport-jwt",
+    "better-auth",
+    "@node-rs/argon2",
+  ];
+  console.log(`versions: ${peers.map(installedVersion).join(", ")}`);
 }
 
 async function main(): Promise<void> {
-  console.log(`node ${process.version}, ${seconds}s per case`);
-
-  // (a) Baseline: jose's own HS256 verification with a plain key: the floor for any JWT check.
-  const key = randomBytes(32);
-  const plainToken = await new SignJWT({ sub: "bench" })
-    .setProtectedHeader({ alg: "HS256" })
-    .setIssuedAt()
-    .setExpirationTime("1h")
-    .sign(key);
-  const baseline = await measure("jose jwtVerify HS256", () => jwtVerify(plainToken, key));
-
-  // (b) Portcullis: signature and claim checks plus the token-version/session check in storage.
-  const auth = createAuth({
-    storage: memoryStorage(),
-    issuer: "https://api.example.com",
-    audience: "example-api",
-    secrets: {
-      signing: randomBytes(32).toString("base64url"),
-      encryption: randomBytes(32).toString("base64url"),
-    },
-  });
-  const password = `bench-${randomBytes(12).toString("base64url")}`;
-  await createUser(auth, { username: "bench-user", password, roles: ["user"] });
-  const signedIn = await login(auth, { username: "bench-user", password });
-  if (signedIn.status !== "authenticated") throw new Error(`login returned ${signedIn.status}, expected authenticated`);
-  const accessToken = signedIn.tokens.accessToken;
-  const portcullis = await measure("portcullis verifyAccessToken", () => verifyAccessToken(auth, { token: accessToken }));
-
-  report(baseline, [portcullis]);
+  const started = performance.now();
+  printMachine();
+  const rows: Row[] = [
+    ...(await protectedRouteFigures()),
+    ...(await loginFigure()),
+    ...(await loginFloodFigure()),
+    ...(await refreshFigure()),
+    ...(await postgresFigure()),
+    ...(await coldImportFigure()),
+  ];
+  console.log(`\n${formatTable(rows)}`);
+  console.log(
+    "\nRatios of rates (req/s, TPS): above 1 is faster than the baseline. Ratios of latency and time (ms): above 1 is slower.",
+  );
+  console.log(`${pinning.summary}; whole run ${formatNumber((performance.now() - started) / 1000, 0)} s`);
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+main()
+  .then(
+    () => removeSpecDirectory(),
+    async (error: unknown) => {
+      console.error(error);
+      await removeSpecDirectory();
+      process.exitCode = 1;
+    },
+  )
+  .finally(() => process.exit());

@@ -1,0 +1,63 @@
+// What the orchestrator (run.ts) and the server processes (server.ts) agree on.
+
+/** The protected GET route every server of figures 1–3 and 5 answers `{"ok":true}` on. */
+export const protectedPath = "/api/v1/things";
+/** Portcullis' default `http.basePath` is `/api/v1`. */
+export const loginPath = "/api/v1/auth/login";
+export const refreshPath = "/api/v1/auth/refresh";
+/** Bare Express: a JSON POST answering a body shaped like a refresh answer, and raw argon2id `verify` of one stored hash. */
+export const jsonPostPath = "/api/v1/json";
+export const argon2LoginPath = "/api/v1/argon2-login";
+
+export const issuer = "https://api.example.com";
+export const audience = "bench-api";
+export const username = "bench-user";
+
+/** The kinds of server `server.ts` runs, one per process. */
+export const serverModes = [
+  "bare-express",
+  "bare-hono",
+  "portcullis-express",
+  "portcullis-hono",
+  "express-jwt-keyobject",
+  "express-jwt-string",
+  "passport-jwt-keyobject",
+  "passport-jwt-string",
+  "better-auth-cookie",
+  "better-auth-bearer",
+] as const;
+export type ServerMode = (typeof serverModes)[number];
+
+/** Settings of one server process, passed as JSON on its command line. */
+export interface ServerOptions {
+  /** Portcullis storage: memory (default), or the URL of a PostgreSQL schema for `connectStorage`. */
+  postgresUrl?: string;
+  /** Portcullis: throttle limits no benchmark reaches (for the login figures) instead of the defaults. */
+  generousThrottle?: boolean;
+  /** Portcullis: distinct valid access tokens to mint before listening. */
+  accessTokens?: number;
+  /** Portcullis: unused refresh tokens of distinct sessions to mint before listening. */
+  refreshTokens?: number;
+}
+
+/** The line a server prints on stdout once it listens: `BENCH_READY <json>`. */
+export const readyMarker = "BENCH_READY ";
+
+/** What a server reports once it listens. */
+export interface ServerReady {
+  port: number;
+  /** Headers that let a request through the protected route, when the server made its own credentials. */
+  authHeaders?: Record<string, string>;
+  accessTokens?: string[];
+  refreshTokens?: string[];
+  /** The `$argon2id$v=19$m=…,t=…,p=…` prefix of the stored password hash, where there is one. */
+  passwordHashParameters?: string;
+}
+
+/** The environment every server process gets from the orchestrator. */
+export interface BenchSecrets {
+  /** HS256 secret shared by Portcullis and the JWT peers, so they verify the same token. */
+  BENCH_SIGNING_SECRET: string;
+  /** The password of {@link username} on every server that has one. */
+  BENCH_PASSWORD: string;
+}

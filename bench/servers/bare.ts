@@ -1,0 +1,40 @@
+import { type Algorithm, hash, verify } from "@node-rs/argon2";
+import express from "express";
+import { Hono } from "hono";
+import { type BenchSecrets, type ServerReady, argon2LoginPath, jsonPostPath, protectedPath } from "../common.js";
+import { hashParameters, listenExpress, listenHono, ok, tokenShapedAnswer } from "./listen.js";
+
+/**
+ * The argon2id parameters Portcullis hashes with by default (OWASP's; `defaultHashing` in
+ * packages/core/src/config.ts, `outputLen` in packages/core/src/crypto/password-hasher.ts).
+ */
+const argon2Options = { algorithm: 2 as Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1, outputLen: 32 };
+
+/**
+ * Bare Express 5: the protected route with no check, a JSON POST that answers a token-shaped
+ * body, and a login that is one raw argon2id `verify` of a stored hash.
+ */
+export async function startBareExpress(secrets: BenchSecrets): Promise<ServerReady> {
+  const storedHash = await hash(secrets.BENCH_PASSWORD, argon2Options);
+  const app = express();
+  app.get(protectedPath, (_req, res) => {
+    res.json(ok);
+  });
+  app.post(jsonPostPath, express.json(), (req, res) => {
+    if (typeof req.body?.refreshToken === "string") res.json(tokenShapedAnswer());
+    else res.status(400).json({ code: 40002 });
+  });
+  app.post(argon2LoginPath, express.json(), async (req, res) => {
+    const proven = typeof req.body?.password === "string" && (await verify(storedHash, req.body.password));
+    if (proven) res.json(tokenShapedAnswer());
+    else res.status(401).json({ code: 40100 });
+  });
+  return { port: await listenExpress(app), passwordHashParameters: hashParameters(storedHash) };
+}
+
+/** Bare Hono on `@hono/node-server`: the protected route with no check. */
+export async function startBareHono(): Promise<ServerReady> {
+  const app = new Hono();
+  app.get(protectedPath, (c) => c.json(ok));
+  return { port: await listenHono(app) };
+}

@@ -1,0 +1,109 @@
+import { randomBytes } from "node:crypto";
+import {
+  type Auth,
+  type AuthConfig,
+  type Storage,
+  type TokenSet,
+  createAuth,
+  createUser,
+  login,
+  memoryStorage,
+  refresh,
+} from "@portcullis/core";
+import { authRouter, requireAuth as requireAuthExpress } from "@portcullis/express";
+import { authApp, requireAuth as requireAuthHono } from "@portcullis/hono";
+import express from "express";
+import { Hono } from "hono";
+import { type BenchSecrets, type ServerOptions, type ServerReady, audience, issuer, protectedPath, username } from "../common.js";
+import { hashParameters, listenExpress, listenHono, ok } from "./listen.js";
+
+/** Limits no benchmark reaches, at the default windows, so that every login of the login figures succeeds. */
+export const generousThrottle: AuthConfig["throttle"] = {
+  account: [{ limit: 1_000_000_000, window: "15m" }],
+  ip: [{ limit: 1_000_000_000, window: "15m" }],
+};
+
+async function storageFor(options: ServerOptions): Promise<Storage> {
+  if (options.postgresUrl === undefined) return memoryStorage();
+  const { connectStorage, migrate } = await import("@portcullis/kysely");
+  const storage = await connectStorage({ url: options.postgresUrl });
+  await migrate(storage);
+  return storage;
+}
+
+/** Signs the user in `count` times, four at once (the hasher's default concurrency): one session each. */
+async function signInMany(auth: Auth, password: string, count: number): Promise<TokenSet[]> {
+  const sessions: TokenSet[] = [];
+  while (sessions.length < count) {
+    const batch = Array.from({ length: Math.min(4, count - sessions.length) }, () => login(auth, { username, password }));
+    for (const result of await Promise.all(batch)) {
+      if (result.status !== "authenticated") throw new Error(`login answered ${result.status}`);
+      sessions.push(result.tokens);
+    }
+  }
+  return sessions;
+}
+
+/**
+ * Distinct valid access tokens: sessions of 100 tokens each, made by refreshing in a chain; a
+ * refresh issues a new access token and leaves the earlier ones of its session valid.
+ */
+async function mintAccessTokens(auth: Auth, password: string, count: number): Promise<string[]> {
+  const perSession = 100;
+  const tokens: string[] = [];
+  for (const session of await signInMany(auth, password, Math.ceil(count / perSession))) {
+    tokens.push(session.accessToken);
+    let refreshToken = session.refreshToken;
+    for (let i = 1; i < perSession; i++) {
+      const next = await refresh(auth, { refreshToken });
+      tokens.push(next.accessToken);
+      refreshToken = next.refreshToken;
+    }
+  }
+  return tokens.slice(0, count);
+}
+
+/**
+ * Portcullis with the default configuration (generous throttle limits when asked), its routes
+ * mounted as the adapters' docs show, and the protected route behind `requireAuth`.
+ */
+export async function startPortcullis(
+  framework: "express" | "hono",
+  secrets: BenchSecrets,
+  options: ServerOptions,
+): Promise<ServerReady> {
+  const auth = createAuth({
+    storage: await storageFor(options),
+    issuer,
+    audience,
+    secrets: { signing: secrets.BENCH_SIGNING_SECRET, encryption: randomBytes(32).toString("base64url") },
+    ...(options.generousThrottle ? { throttle: generousThrottle } : {}),
+  });
+  const user = await createUser(auth, { username, password: secrets.BENCH_PASSWORD, roles: ["user"] });
+  const storedHash = (await auth.storage.users.findById(user.id))?.passwordHash;
+  const [session] = await signInMany(auth, secrets.BENCH_PASSWORD, 1);
+  const accessTokens = await mintAccessTokens(auth, secrets.BENCH_PASSWORD, options.accessTokens ?? 0);
+  const refreshTokens = (await signInMany(auth, secrets.BENCH_PASSWORD, options.refreshTokens ?? 0)).map((s) => s.refreshToken);
+
+  let port: number;
+  if (framework === "express") {
+    const app = express();
+    app.use(authRouter(auth));
+    app.get(protectedPath, requireAuthExpress(auth), (_req, res) => {
+      res.json(ok);
+    });
+    port = await listenExpress(app);
+  } else {
+    const app = new Hono();
+    app.route("/", authApp(auth));
+    app.get(protectedPath, requireAuthHono(auth), (c) => c.json(ok));
+    port = await listenHono(app);
+  }
+  return {
+    port,
+    authHeaders: { authorization: `Bearer ${session?.accessToken}` },
+    accessTokens,
+    refreshTokens,
+    passwordHashParameters: storedHash ? hashParameters(storedHash) : undefined,
+  };
+}
