@@ -5,9 +5,11 @@ import { type SecretBox, createSecretBox } from "./crypto/secret-box.js";
 import type { Directory } from "./directory/directory.js";
 import { type EventHub, createEventHub } from "./events/event-hub.js";
 import type { AuthEvent } from "./events/types.js";
+import type { AccessContext } from "./flows/verify-access-token.js";
 import { type ProxyTrust, createProxyTrust } from "./http/client-address.js";
 import type { Storage } from "./storage/types.js";
 import { type TokenKeys, loadTokenKeys } from "./tokens/keys.js";
+import { type VerifiedTokenCache, createVerifiedTokenCache } from "./tokens/verified-tokens.js";
 
 /**
  * An auth instance: checked configuration, storage, keys, clock and events. Every flow takes
@@ -45,6 +47,8 @@ export interface Auth {
   readonly onInternalError: (error: unknown, requestId: string) => void;
   /** @internal Short-lived cache of token state checks, per session (see `tokenStateCacheSeconds`). */
   readonly tokenStateCache: Map<string, { userId: string; tokenVersion: number; checkedAt: number }>;
+  /** @internal Access tokens already verified, until their `exp` (see `verifiedTokenCacheSize`). */
+  readonly verifiedTokens: VerifiedTokenCache<AccessContext>;
 }
 
 /** Options of {@link createAuth} that are not configuration. */
@@ -95,5 +99,6 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
     proxyTrust: createProxyTrust(resolved.trustedProxies),
     onInternalError: config.onInternalError ?? (() => {}),
     tokenStateCache: new Map(),
+    verifiedTokens: createVerifiedTokenCache(resolved.verifiedTokenCacheSize),
   };
 }

@@ -156,6 +156,16 @@ describe("createAuth configuration", () => {
     expect(createAuth({ ...valid(), tokenStateCacheSeconds: 899 }).config.tokenStateCacheSeconds).toBe(899);
   });
 
+  it("verifiedTokenCacheSize: 10000 by default, 0 allowed, anything but a whole number from 0 refused", () => {
+    expect(createAuth(valid()).config.verifiedTokenCacheSize).toBe(10_000);
+    expect(createAuth({ ...valid(), verifiedTokenCacheSize: 0 }).config.verifiedTokenCacheSize).toBe(0);
+    for (const wrong of [-1, 1.5, "100", Number.NaN]) {
+      expect(configError({ verifiedTokenCacheSize: wrong as never }).message).toMatch(
+        /verifiedTokenCacheSize must be a whole number/,
+      );
+    }
+  });
+
   it("AT-3: a clock tolerance over 60 seconds is refused", () => {
     expect(configError({ clockToleranceSeconds: 61 }).message).toMatch(/clockToleranceSeconds must be at most 60/);
     expect(configError({ clockToleranceSeconds: -1 }).message).toMatch(/clockToleranceSeconds/);

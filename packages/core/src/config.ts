@@ -59,6 +59,13 @@ export interface AuthConfig {
    * 0 (checked on every request); must be shorter than the access lifetime (TV-2).
    */
   tokenStateCacheSeconds?: number;
+  /**
+   * How many verified access tokens are kept, keyed by the exact token, so that a token
+   * presented again skips its signature check. An entry is served only before the token's
+   * `exp`; the token version and session are still checked as `tokenStateCacheSeconds` says.
+   * The oldest entry leaves first. Default 10000 (a few MB); 0 keeps none.
+   */
+  verifiedTokenCacheSize?: number;
   password?: {
     /** Minimum length in characters. Default 8; at least 8. */
     minLength?: number;
@@ -148,6 +155,7 @@ export interface ResolvedConfig {
   ttl: { access: number; refresh: number; refreshIdle: number; temporary: number };
   clockToleranceSeconds: number;
   tokenStateCacheSeconds: number;
+  verifiedTokenCacheSize: number;
   password: {
     minLength: number;
     maxBytes: number;
@@ -279,6 +287,8 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     fail("tokenStateCacheSeconds must be shorter than ttl.access, or revoked tokens would outlive their lifetime");
   }
 
+  const verifiedTokenCacheSize = positiveInteger(config.verifiedTokenCacheSize, "verifiedTokenCacheSize", 10_000, 0);
+
   const hashing = {
     memoryCost: config.password?.hashing?.memoryCost ?? defaultHashing.memoryCost,
     timeCost: config.password?.hashing?.timeCost ?? defaultHashing.timeCost,
@@ -331,6 +341,7 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     ttl,
     clockToleranceSeconds,
     tokenStateCacheSeconds,
+    verifiedTokenCacheSize,
     password: {
       minLength,
       maxBytes,

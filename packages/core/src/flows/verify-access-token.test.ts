@@ -253,7 +253,7 @@ describe("verifyAccessToken", () => {
       expect(findSession).toHaveBeenCalledTimes(1);
     });
 
-    it("TV-2: the cache holds at most 10,000 sessions; a check that finds it full starts it afresh", async () => {
+    it("TV-2: the cache holds at most 10,000 sessions; when it is full, the oldest check leaves first", async () => {
       const harness = makeAuth({ tokenStateCacheSeconds: 10 });
       await addUser(harness.auth, "cache-limit");
       const [first, second] = [await signIn(harness, "cache-limit"), await signIn(harness, "cache-limit")];
@@ -265,7 +265,114 @@ describe("verifyAccessToken", () => {
       expect(cache.size).toBe(10_000);
       expect(cache.has(firstSession)).toBe(true);
       const { sessionId: secondSession } = await verifyAccessToken(harness.auth, { token: second.accessToken });
-      expect([...cache.keys()]).toEqual([secondSession]);
+      expect(cache.size).toBe(10_000);
+      expect(cache.has("filler-0")).toBe(false);
+      expect(cache.has("filler-1")).toBe(true);
+      expect([...cache.keys()].slice(-2)).toEqual([firstSession, secondSession]);
+    });
+  });
+
+  describe("the verified-token cache (verifiedTokenCacheSize)", () => {
+    it("a token presented again is answered from the cache: the same frozen context, no second signature check", async () => {
+      const harness = makeAuth();
+      await addUser(harness.auth, "cached", goodPassword, ["reader"]);
+      const tokens = await signIn(harness, "cached");
+      const first = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+      expect(harness.auth.verifiedTokens.size).toBe(1);
+      const again = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+      expect(again).toBe(first);
+      expect(Object.isFrozen(again) && Object.isFrozen(again.roles) && Object.isFrozen(again.claims)).toBe(true);
+      expect(() => (again.roles as string[]).push("admin")).toThrow(TypeError);
+      expect((await verifyAccessToken(harness.auth, { token: tokens.accessToken })).roles).toEqual(["reader"]);
+    });
+
+    it("TV-2: a cached token is refused at the next request once its version is raised or its session revoked", async () => {
+      const harness = makeAuth();
+      const userId = await addUser(harness.auth, "cached-stale");
+      const [raised, revoked] = [await signIn(harness, "cached-stale"), await signIn(harness, "cached-stale")];
+      await verifyAccessToken(harness.auth, { token: raised.accessToken });
+      await verifyAccessToken(harness.auth, { token: revoked.accessToken });
+      expect(harness.auth.verifiedTokens.size).toBe(2);
+      await logout(harness.auth, { refreshToken: revoked.refreshToken });
+      expect(await outcome(verifyAccessToken(harness.auth, { token: revoked.accessToken }))).toBe(40101);
+      await verifyAccessToken(harness.auth, { token: raised.accessToken });
+      await setUserRoles(harness.auth, { userId, roles: ["admin"] });
+      expect(await outcome(verifyAccessToken(harness.auth, { token: raised.accessToken }))).toBe(40101);
+    });
+
+    it("TV-2: with tokenStateCacheSeconds 10, a cached token revoked in another instance is refused there within 10 s", async () => {
+      const [first, second] = twoInstances(10);
+      const userId = await addUser(first.auth, "cached-delay");
+      const tokens = await signIn(first, "cached-delay");
+      await verifyAccessToken(second.auth, { token: tokens.accessToken });
+      await signOutEverywhere(first.auth, { userId });
+      first.clock.advance(9_999);
+      await verifyAccessToken(second.auth, { token: tokens.accessToken });
+      first.clock.advance(1);
+      expect(await outcome(verifyAccessToken(second.auth, { token: tokens.accessToken }))).toBe(40101);
+    });
+
+    it("AT-3: a cached token is never served from the cache from its exp on, and refused after the tolerance", async () => {
+      const harness = makeAuth();
+      await addUser(harness.auth, "cached-expiry");
+      const tokens = await signIn(harness, "cached-expiry");
+      const first = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+      const exp = first.claims.exp * 1000;
+      harness.clock.advance(exp - 1 - harness.clock.now);
+      expect(await verifyAccessToken(harness.auth, { token: tokens.accessToken })).toBe(first);
+      harness.clock.advance(1);
+      const atExp = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+      expect(atExp).not.toBe(first);
+      expect(atExp.claims.jti).toBe(first.claims.jti);
+      expect(harness.auth.verifiedTokens.size).toBe(0);
+      harness.clock.advance(5_000);
+      expect(await outcome(verifyAccessToken(harness.auth, { token: tokens.accessToken }))).toBe(40101);
+      expect(harness.auth.verifiedTokens.size).toBe(0);
+    });
+
+    it("AT-3: with no clock tolerance, a cached token is refused at its exp", async () => {
+      const harness = makeAuth({ clockToleranceSeconds: 0 });
+      await addUser(harness.auth, "cached-strict");
+      const tokens = await signIn(harness, "cached-strict");
+      const { claims } = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+      harness.clock.advance(claims.exp * 1000 - harness.clock.now);
+      expect(await outcome(verifyAccessToken(harness.auth, { token: tokens.accessToken }))).toBe(40101);
+    });
+
+    it("a token that fails verification is never kept, nor one whose state check fails", async () => {
+      const harness = makeAuth();
+      await addUser(harness.auth, "cached-bad");
+      const tokens = await signIn(harness, "cached-bad");
+      const [header, payload, signature] = tokens.accessToken.split(".") as [string, string, string];
+      const tampered = `${header}.${payload}.${signature.slice(0, -2)}${signature.endsWith("AA") ? "AB" : "AA"}`;
+      expect(await outcome(verifyAccessToken(harness.auth, { token: tampered }))).toBe(40101);
+      expect(harness.auth.verifiedTokens.size).toBe(0);
+      expect(await outcome(verifyAccessToken(harness.auth, { token: tampered }))).toBe(40101);
+      expect((await verifyAccessToken(harness.auth, { token: tokens.accessToken })).userId).toBeTruthy();
+    });
+
+    it("the cache stays within verifiedTokenCacheSize under a stream of distinct tokens; the oldest leave first", async () => {
+      const harness = makeAuth({ verifiedTokenCacheSize: 5 });
+      await addUser(harness.auth, "cached-stream");
+      const stream = [];
+      for (let index = 0; index < 20; index += 1) stream.push((await signIn(harness, "cached-stream")).accessToken);
+      const contexts = [];
+      for (const token of stream) {
+        contexts.push(await verifyAccessToken(harness.auth, { token }));
+        expect(harness.auth.verifiedTokens.size).toBeLessThanOrEqual(5);
+      }
+      expect(harness.auth.verifiedTokens.size).toBe(5);
+      expect(await verifyAccessToken(harness.auth, { token: stream[19] as string })).toBe(contexts[19]);
+      expect(await verifyAccessToken(harness.auth, { token: stream[14] as string })).not.toBe(contexts[14]);
+    });
+
+    it("verifiedTokenCacheSize 0 keeps nothing: every request checks the signature", async () => {
+      const harness = makeAuth({ verifiedTokenCacheSize: 0 });
+      await addUser(harness.auth, "uncached");
+      const tokens = await signIn(harness, "uncached");
+      const first = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+      expect(await verifyAccessToken(harness.auth, { token: tokens.accessToken })).not.toBe(first);
+      expect(harness.auth.verifiedTokens.size).toBe(0);
     });
   });
 });

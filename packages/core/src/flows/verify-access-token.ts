@@ -3,6 +3,7 @@ import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { AuthMethod } from "../storage/types.js";
 import { type AccessTokenClaims, verifyAccessTokenClaims } from "../tokens/access-token.js";
+import { setBounded } from "../tokens/verified-tokens.js";
 import { requiredString } from "./input.js";
 
 /** The input of {@link verifyAccessToken}. */
@@ -11,14 +12,18 @@ export interface VerifyAccessTokenInput {
   token: string;
 }
 
-/** Who a verified access token speaks for: what `requireAuth` puts on the request. */
+/**
+ * Who a verified access token speaks for: what `requireAuth` puts on the request. It is frozen,
+ * arrays and claims included: the same object answers every request that presents the same
+ * token, so no handler can change what the next one sees.
+ */
 export interface AccessContext {
-  userId: string;
-  sessionId: string;
-  roles: string[];
-  amr: AuthMethod[];
-  tokenVersion: number;
-  claims: AccessTokenClaims;
+  readonly userId: string;
+  readonly sessionId: string;
+  readonly roles: readonly string[];
+  readonly amr: readonly AuthMethod[];
+  readonly tokenVersion: number;
+  readonly claims: Readonly<AccessTokenClaims>;
 }
 
 const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
@@ -29,6 +34,10 @@ const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
  * the token's and its session is live (TV-2). That last check reads storage, or a per-session
  * cache for at most `tokenStateCacheSeconds` (default 0: every request).
  *
+ * A token verified before and not yet at its `exp` skips the signature and claim checks: what
+ * they found is kept by the exact token text (`verifiedTokenCacheSize`). The state check runs
+ * all the same.
+ *
  * @throws {AuthError} 40101 for any token that is not a live Portcullis access token.
  * @example
  * ```ts
@@ -38,6 +47,12 @@ const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
 export async function verifyAccessToken(auth: Auth, input: VerifyAccessTokenInput): Promise<AccessContext> {
   const token = requiredString(input.token, "token");
   const now = auth.now();
+  const access = auth.verifiedTokens.get(token, now) ?? (await verifyAndRemember(auth, token, now));
+  if (!(await tokenStateIsCurrent(auth, access.claims, now))) throw invalidToken();
+  return access;
+}
+
+async function verifyAndRemember(auth: Auth, token: string, now: number): Promise<AccessContext> {
   const claims = await verifyAccessTokenClaims(token, {
     keys: auth.keys,
     issuer: auth.config.issuer,
@@ -45,13 +60,24 @@ export async function verifyAccessToken(auth: Auth, input: VerifyAccessTokenInpu
     now,
     clockToleranceSeconds: auth.config.clockToleranceSeconds,
   });
-  if (!(await tokenStateIsCurrent(auth, claims, now))) throw invalidToken();
-  return { userId: claims.sub, sessionId: claims.sid, roles: claims.roles, amr: claims.amr, tokenVersion: claims.tv, claims };
+  Object.freeze(claims.roles);
+  Object.freeze(claims.amr);
+  Object.freeze(claims);
+  const access: AccessContext = Object.freeze({
+    userId: claims.sub,
+    sessionId: claims.sid,
+    roles: claims.roles,
+    amr: claims.amr,
+    tokenVersion: claims.tv,
+    claims,
+  });
+  auth.verifiedTokens.remember(token, access, claims.exp * 1000, now);
+  return access;
 }
 
-const cacheLimit = 10_000;
+const tokenStateCacheLimit = 10_000;
 
-async function tokenStateIsCurrent(auth: Auth, claims: AccessTokenClaims, now: number): Promise<boolean> {
+async function tokenStateIsCurrent(auth: Auth, claims: Readonly<AccessTokenClaims>, now: number): Promise<boolean> {
   const cacheMs = auth.config.tokenStateCacheSeconds * 1000;
   const cached = auth.tokenStateCache.get(claims.sid);
   const age = cached ? now - cached.checkedAt : Number.NaN;
@@ -69,8 +95,8 @@ async function tokenStateIsCurrent(auth: Auth, claims: AccessTokenClaims, now: n
     session.revokedAt === null &&
     session.expiresAt > now;
   if (current && cacheMs > 0) {
-    if (auth.tokenStateCache.size >= cacheLimit) auth.tokenStateCache.clear();
-    auth.tokenStateCache.set(claims.sid, { userId: claims.sub, tokenVersion: claims.tv, checkedAt: now });
+    const entry = { userId: claims.sub, tokenVersion: claims.tv, checkedAt: now };
+    setBounded(auth.tokenStateCache, claims.sid, entry, tokenStateCacheLimit);
   }
   return current;
 }

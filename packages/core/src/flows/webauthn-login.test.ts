@@ -71,7 +71,7 @@ function tokensOf(result: LoginResult): TokenSet {
 }
 
 /** The `amr` of the access token of a completed sign-in, read through the real verification. */
-async function amrOf(auth: Auth, result: LoginResult | TokenSet): Promise<AuthMethod[]> {
+async function amrOf(auth: Auth, result: LoginResult | TokenSet): Promise<readonly AuthMethod[]> {
   const tokens = "status" in result ? tokensOf(result) : result;
   return (await verifyAccessToken(auth, { token: tokens.accessToken })).amr;
 }

@@ -40,8 +40,10 @@ export interface MemoryStorage extends Storage {
  * accept losing every session at restart. Each operation runs without yielding between its
  * read and its write, which makes it atomic within the process.
  *
- * Records are copied in and out, so a caller that mutates a returned object changes nothing
- * stored. Expired counter windows, challenges, sessions and refresh tokens (spent ones
+ * Records are copied in, so a caller that mutates an argument changes nothing stored. Users,
+ * sessions and refresh tokens are kept frozen and handed out as they are, with no copy, which
+ * makes the check of a token's state on every request two map lookups; a write replaces the
+ * record. Other records are copied out. Either way, mutating a result changes nothing stored. Expired counter windows, challenges, sessions and refresh tokens (spent ones
  * included) are pruned as new entries arrive, so a stream of distinct keys holds memory in
  * proportion to the keys live at once, not to every key ever seen.
  *
@@ -76,6 +78,20 @@ export function memoryStorage(): MemoryStorage {
 }
 
 const copy = <T>(value: T): T => structuredClone(value);
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** A frozen copy of a record: stored once, then handed to every read as it is. */
+const frozenCopy = <T>(value: T): T => deepFreeze(copy(value));
+
+/** A frozen record like `record` with `changes`: what a write of a frozen record stores in its place. */
+const frozenWith = <T>(record: T, changes: Partial<T>): T => Object.freeze({ ...record, ...changes });
 
 /** Below this many entries a table is never swept. */
 const minimumSweepSize = 1024;
@@ -114,46 +130,43 @@ function memoryUsers() {
   const store: UserStore = {
     async create(user) {
       if (byId.has(user.id) || idByKey.has(user.usernameKey)) return false;
-      byId.set(user.id, copy(user));
+      byId.set(user.id, frozenCopy(user));
       idByKey.set(user.usernameKey, user.id);
       return true;
     },
     async findById(id) {
-      const user = byId.get(id);
-      return user ? copy(user) : null;
+      return byId.get(id) ?? null;
     },
     async findByUsernameKey(usernameKey) {
       const id = idByKey.get(usernameKey);
-      const user = id === undefined ? undefined : byId.get(id);
-      return user ? copy(user) : null;
+      return (id === undefined ? undefined : byId.get(id)) ?? null;
     },
     async update(id, patch, now) {
       const user = byId.get(id);
       if (!user) return null;
       const changes: UserPatch = Object.fromEntries(
-        patchableUserFields.filter((field) => patch[field] !== undefined).map((field) => [field, copy(patch[field])]),
+        patchableUserFields.filter((field) => patch[field] !== undefined).map((field) => [field, frozenCopy(patch[field])]),
       );
       if (changes.usernameKey !== undefined && changes.usernameKey !== user.usernameKey) {
         if (idByKey.has(changes.usernameKey)) return null;
         idByKey.delete(user.usernameKey);
         idByKey.set(changes.usernameKey, id);
       }
-      Object.assign(user, changes, { updatedAt: now });
-      return copy(user);
+      const updated = frozenWith(user, { ...changes, updatedAt: now });
+      byId.set(id, updated);
+      return updated;
     },
     async incrementTokenVersion(id, now) {
       const user = byId.get(id);
       if (!user) return null;
-      user.tokenVersion += 1;
-      user.updatedAt = now;
-      return user.tokenVersion;
+      byId.set(id, frozenWith(user, { tokenVersion: user.tokenVersion + 1, updatedAt: now }));
+      return user.tokenVersion + 1;
     },
     async incrementTokenVersionsBySource(source, now) {
       let raised = 0;
       for (const user of byId.values()) {
         if (user.source !== source) continue;
-        user.tokenVersion += 1;
-        user.updatedAt = now;
+        byId.set(user.id, frozenWith(user, { tokenVersion: user.tokenVersion + 1, updatedAt: now }));
         raised += 1;
       }
       return raised;
@@ -219,47 +232,46 @@ function memorySessions() {
   const { entries: tokens, set: setToken } = expiringMap<RefreshTokenRecord>(expired);
   const store: SessionStore = {
     async createSession(session) {
-      setSession(session.id, copy(session), session.createdAt);
+      setSession(session.id, frozenCopy(session), session.createdAt);
     },
     async findSession(id) {
-      const session = sessions.get(id);
-      return session ? copy(session) : null;
+      return sessions.get(id) ?? null;
     },
     async revokeSession(id, now) {
       const session = sessions.get(id);
       if (!session || session.revokedAt !== null) return false;
-      session.revokedAt = now;
+      sessions.set(id, frozenWith(session, { revokedAt: now }));
       return true;
     },
     async setTokenVersion(id, tokenVersion) {
       const session = sessions.get(id);
       if (!session || session.revokedAt !== null) return false;
-      session.tokenVersion = tokenVersion;
+      sessions.set(id, frozenWith(session, { tokenVersion }));
       return true;
     },
     async revokeUserSessions(userId, now) {
       let revoked = 0;
       for (const session of sessions.values()) {
         if (session.userId === userId && session.revokedAt === null) {
-          session.revokedAt = now;
+          sessions.set(session.id, frozenWith(session, { revokedAt: now }));
           revoked += 1;
         }
       }
       return revoked;
     },
     async insertRefreshToken(token) {
-      setToken(token.hash, copy(token), token.createdAt);
+      setToken(token.hash, frozenCopy(token), token.createdAt);
     },
     async findRefreshToken(hash) {
-      const token = tokens.get(hash);
-      return token ? copy(token) : null;
+      return tokens.get(hash) ?? null;
     },
     async spendRefreshToken(hash, now) {
       const token = tokens.get(hash);
       if (!token) return { outcome: "unknown" };
-      if (token.spentAt !== null) return { outcome: "already_spent", token: copy(token) };
-      token.spentAt = now;
-      return { outcome: "spent", token: copy(token) };
+      if (token.spentAt !== null) return { outcome: "already_spent", token };
+      const spent = frozenWith(token, { spentAt: now });
+      tokens.set(hash, spent);
+      return { outcome: "spent", token: spent };
     },
   };
   return { store, sessionCount: () => sessions.size, tokenCount: () => tokens.size };

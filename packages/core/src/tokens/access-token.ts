@@ -21,9 +21,9 @@ export interface AccessTokenClaims extends JWTPayload {
 }
 
 /** Signs access-token claims with the current key, header `typ: at+jwt` and its `kid`. */
-export function signAccessToken(keys: TokenKeys, claims: AccessTokenClaims): Promise<string> {
+export async function signAccessToken(keys: TokenKeys, claims: AccessTokenClaims): Promise<string> {
   const { kid, alg, signKey } = keys.signing;
-  return new SignJWT(claims).setProtectedHeader({ alg, kid, typ: "at+jwt" }).sign(signKey);
+  return new SignJWT(claims).setProtectedHeader({ alg, kid, typ: "at+jwt" }).sign(await signKey);
 }
 
 /** What verification checks the token against. */

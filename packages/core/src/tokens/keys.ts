@@ -1,4 +1,4 @@
-import { type KeyObject, createHash, createPrivateKey, createPublicKey } from "node:crypto";
+import { type KeyObject, createHash, createPrivateKey, createPublicKey, webcrypto } from "node:crypto";
 import type { JWK } from "jose";
 import type { AsymmetricSigningKey, AuthConfig, VerificationKey } from "../config.js";
 
@@ -9,15 +9,19 @@ export type TokenAlgorithm = "HS256" | "EdDSA" | "ES256";
 export interface TokenKey {
   kid: string;
   alg: TokenAlgorithm;
-  /** The key that verifies: the HMAC secret, or the public key. */
-  verifyKey: KeyObject | Uint8Array;
+  /**
+   * The key that verifies: the HMAC secret imported into WebCrypto once, when the keys are
+   * loaded (handed over as bytes, jose would import it again for every token), or the public
+   * key, whose conversion jose keeps.
+   */
+  verifyKey: KeyObject | Promise<webcrypto.CryptoKey>;
   /** The public JWK, published at `/.well-known/jwks.json` (asymmetric keys only). */
   publicJwk: JWK | null;
 }
 
 /** The keys of an auth instance: one signs, all verify. */
 export interface TokenKeys {
-  signing: TokenKey & { signKey: KeyObject | Uint8Array };
+  signing: TokenKey & { signKey: KeyObject | Promise<webcrypto.CryptoKey> };
   /** kid → key: the only keys a token may name (AT-2). */
   verifying: Map<string, TokenKey>;
   /** The JSON Web Key Set, or null when tokens are signed with an HMAC secret. */
@@ -30,7 +34,7 @@ function configError(message: string): never {
   throw new TypeError(`Portcullis configuration: ${message}`);
 }
 
-function hmacKey(secret: string, what: string): TokenKey & { signKey: Uint8Array } {
+function hmacKey(secret: string, what: string): TokenKey & { signKey: Promise<webcrypto.CryptoKey> } {
   const bytes = new TextEncoder().encode(secret);
   if (bytes.length < minimumSecretBytes) {
     configError(
@@ -38,7 +42,8 @@ function hmacKey(secret: string, what: string): TokenKey & { signKey: Uint8Array
     );
   }
   const kid = `hs-${createHash("sha256").update(bytes).digest("base64url").slice(0, 16)}`;
-  return { kid, alg: "HS256", verifyKey: bytes, signKey: bytes, publicJwk: null };
+  const key = webcrypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+  return { kid, alg: "HS256", verifyKey: key, signKey: key, publicJwk: null };
 }
 
 function checkCurve(alg: "EdDSA" | "ES256", key: KeyObject, what: string): void {

@@ -4,6 +4,19 @@ import type { Storage } from "../../storage/types.js";
  * The assertions the conformance suite uses: a structural subset of vitest's and Jest's
  * `expect(value)`, so either can be passed in without this package depending on them.
  */
+/**
+ * Tries to change a record a storage returned. A storage may hand out copies (the change is
+ * made, to the copy) or frozen records (the change throws a TypeError); either way the test
+ * then checks that nothing stored changed.
+ */
+export function tryToMutate(change: () => void): void {
+  try {
+    change();
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+  }
+}
+
 export interface ConformanceAssertion {
   toBe(expected: unknown): void;
   toEqual(expected: unknown): void;

@@ -1,5 +1,5 @@
 import type { SpendResult } from "../../storage/types.js";
-import { type SuiteContext, concurrently, countWhere } from "./harness.js";
+import { type SuiteContext, concurrently, countWhere, tryToMutate } from "./harness.js";
 import { BASE_TIME, createUser, sampleRefreshToken, sampleSession, uniqueHash, uniqueId } from "./samples.js";
 
 /** Registers the `sessions` suite: revocation, and refresh tokens spent exactly once (RT-3). */
@@ -103,7 +103,7 @@ export function sessionsSuite({ test: { describe, it, expect }, makeStorage }: S
       }
     });
 
-    it("records are copied in and out: mutating an argument or a result changes nothing stored", async () => {
+    it("records are copied in, and copied or frozen out: mutating an argument or a result changes nothing stored", async () => {
       const storage = await makeStorage();
       const session = sampleSession(await createUser(storage));
       const original = structuredClone(session);
@@ -113,8 +113,10 @@ export function sessionsSuite({ test: { describe, it, expect }, makeStorage }: S
       const found = await storage.sessions.findSession(original.id);
       expect(found).toEqual(original);
       if (found) {
-        found.amr.push("fed");
-        found.revokedAt = BASE_TIME;
+        tryToMutate(() => found.amr.push("fed"));
+        tryToMutate(() => {
+          found.revokedAt = BASE_TIME;
+        });
       }
       expect(await storage.sessions.findSession(original.id)).toEqual(original);
       expect(await storage.sessions.revokeSession(original.id, BASE_TIME + 1)).toBe(true);
@@ -124,7 +126,9 @@ export function sessionsSuite({ test: { describe, it, expect }, makeStorage }: S
       token.spentAt = BASE_TIME;
       const first = await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 10);
       expect(first.outcome).toBe("spent");
-      if (first.outcome === "spent") first.token.spentAt = null;
+      tryToMutate(() => {
+        if (first.outcome === "spent") first.token.spentAt = null;
+      });
       expect(await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 20)).toEqual({
         outcome: "already_spent",
         token: { ...token, spentAt: BASE_TIME + 10 },

@@ -1,4 +1,4 @@
-import { type SuiteContext, concurrently } from "./harness.js";
+import { type SuiteContext, concurrently, tryToMutate } from "./harness.js";
 import { BASE_TIME, createUser, sampleUser, uniqueId } from "./samples.js";
 
 /** Registers the `users` suite: uniqueness, lookups, patches and the token version (TV-1). */
@@ -131,7 +131,7 @@ export function usersSuite({ test: { describe, it, expect }, makeStorage }: Suit
       expect((await storage.users.findById(userId))?.tokenVersion).toBe(10);
     });
 
-    it("records are copied in and out: mutating an argument or a result changes nothing stored", async () => {
+    it("records are copied in, and copied or frozen out: mutating an argument or a result changes nothing stored", async () => {
       const storage = await makeStorage();
       const user = sampleUser({ roles: ["member"] });
       const original = structuredClone(user);
@@ -141,11 +141,13 @@ export function usersSuite({ test: { describe, it, expect }, makeStorage }: Suit
       const found = await storage.users.findById(original.id);
       expect(found).toEqual(original);
       if (found) {
-        found.roles.push("admin");
-        found.disabled = true;
+        tryToMutate(() => found.roles.push("admin"));
+        tryToMutate(() => {
+          found.disabled = true;
+        });
       }
       const updated = await storage.users.update(original.id, { username: "Renamed" }, BASE_TIME + 1);
-      updated?.roles.push("owner");
+      tryToMutate(() => updated?.roles.push("owner"));
       expect(await storage.users.findById(original.id)).toEqual({ ...original, username: "Renamed", updatedAt: BASE_TIME + 1 });
       expect(await storage.users.findByUsernameKey(original.usernameKey)).toEqual({
         ...original,

@@ -1,0 +1,47 @@
+/**
+ * Sets `key` in `map`, first removing the oldest entry when the map already holds
+ * `maxEntries` others: a cache that a stream of distinct keys cannot grow past its bound.
+ */
+export function setBounded<K, V>(map: Map<K, V>, key: K, value: V, maxEntries: number): void {
+  if (map.size >= maxEntries && !map.has(key)) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
+  }
+  map.set(key, value);
+}
+
+/**
+ * What verifying access tokens found, keyed by the exact token text, so that a token presented
+ * again skips its signature check. An entry is served only before the token's `exp` (checked
+ * on every hit, with no clock tolerance) and holds only what the signature covered: the token
+ * version and session are still checked on every request. At most `maxEntries` are kept (0
+ * keeps none); the oldest leave first.
+ */
+export interface VerifiedTokenCache<V> {
+  /** What `token` was found to say, if it was verified and `now` is before its `exp`; otherwise undefined. */
+  get(token: string, now: number): V | undefined;
+  /** Keeps what a token that has just been verified says, until `expiresAt` (its `exp`, in epoch ms). */
+  remember(token: string, value: V, expiresAt: number, now: number): void;
+  /** How many tokens are kept now. */
+  readonly size: number;
+}
+
+/** Makes a {@link VerifiedTokenCache} of at most `maxEntries` tokens. */
+export function createVerifiedTokenCache<V>(maxEntries: number): VerifiedTokenCache<V> {
+  const entries = new Map<string, { value: V; expiresAt: number }>();
+  return {
+    get(token, now) {
+      const entry = entries.get(token);
+      if (entry === undefined) return undefined;
+      if (now < entry.expiresAt) return entry.value;
+      entries.delete(token);
+      return undefined;
+    },
+    remember(token, value, expiresAt, now) {
+      if (maxEntries > 0 && now < expiresAt) setBounded(entries, token, { value, expiresAt }, maxEntries);
+    },
+    get size() {
+      return entries.size;
+    },
+  };
+}
