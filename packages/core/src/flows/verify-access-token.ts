@@ -1,9 +1,9 @@
 import type { Auth } from "../auth.js";
+import { setBounded } from "../bounded-cache.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { AuthMethod } from "../storage/types.js";
 import { type AccessTokenClaims, verifyAccessTokenClaims } from "../tokens/access-token.js";
-import { setBounded } from "../tokens/verified-tokens.js";
 import { requiredString } from "./input.js";
 
 /** The input of {@link verifyAccessToken}. */

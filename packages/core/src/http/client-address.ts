@@ -1,5 +1,6 @@
 import { BlockList, isIP } from "node:net";
 import type { Auth } from "../auth.js";
+import { rememberAnswers } from "../bounded-cache.js";
 import type { HttpRequest } from "./types.js";
 
 /** Decides which peer addresses are trusted proxies. */
@@ -30,11 +31,11 @@ export function createProxyTrust(entries: string[]): ProxyTrust {
     }
     list.addSubnet(address, bits, family === 6 ? "ipv6" : "ipv4");
   }
-  return (address) => {
+  return rememberAnswers((address) => {
     const plain = plainAddress(address);
     const family = isIP(plain);
     return family !== 0 && list.check(plain, family === 6 ? "ipv6" : "ipv4");
-  };
+  });
 }
 
 /**
@@ -71,11 +72,11 @@ loopback.addSubnet("127.0.0.0", 8, "ipv4");
 loopback.addAddress("::1", "ipv6");
 
 /** True for a loopback address: 127.0.0.0/8, `::1`, or 127.0.0.0/8 mapped into IPv6 (HTTP-7). */
-export function isLoopbackAddress(address: string): boolean {
+export const isLoopbackAddress: (address: string) => boolean = rememberAnswers((address) => {
   const plain = plainAddress(address);
   const family = isIP(plain);
   return family !== 0 && loopback.check(plain, family === 6 ? "ipv6" : "ipv4");
-}
+});
 
 /** Rewrites a trailing dotted IPv4 part of an IPv6 address (`::1.2.3.4`) as two hex groups. */
 function withoutEmbeddedIpv4(address: string): string {

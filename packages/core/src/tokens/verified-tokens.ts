@@ -1,14 +1,4 @@
-/**
- * Sets `key` in `map`, first removing the oldest entry when the map already holds
- * `maxEntries` others: a cache that a stream of distinct keys cannot grow past its bound.
- */
-export function setBounded<K, V>(map: Map<K, V>, key: K, value: V, maxEntries: number): void {
-  if (map.size >= maxEntries && !map.has(key)) {
-    const oldest = map.keys().next();
-    if (!oldest.done) map.delete(oldest.value);
-  }
-  map.set(key, value);
-}
+import { setBounded } from "../bounded-cache.js";
 
 /**
  * What verifying access tokens found, keyed by the exact token text, so that a token presented
