@@ -38,4 +38,3 @@ const [mode, optionsJson] = process.argv.slice(2);
 if (!serverModes.includes(mode as ServerMode)) throw new Error(`usage: server.ts <${serverModes.join("|")}> [options-json]`);
 const ready = await start(mode as ServerMode, secretsFromEnvironment(), JSON.parse(optionsJson ?? "{}") as ServerOptions);
 process.stdout.write(`${readyMarker}${JSON.stringify(ready)}\n`);
-process.on("SIGTERM", () => process.exit(0));
