@@ -1,8 +1,11 @@
-import type { JWK } from "jose";
+import type { JsonWebKey } from "node:crypto";
 import type { Directory } from "./directory/directory.js";
 import { type OAuthConfig, type ResolvedOAuthProvider, resolveOAuthConfig } from "./oauth/provider-config.js";
 import type { Storage } from "./storage/types.js";
 import { type PasskeyConfig, type ResolvedPasskeyConfig, resolvePasskeyConfig } from "./webauthn/passkey-config.js";
+
+/** A JSON Web Key (RFC 7517): what `node:crypto` reads, with the members a key set publishes. */
+export type JWK = JsonWebKey & { kid?: string; alg?: string; use?: string };
 
 /** A duration: whole seconds, or a string such as `"90s"`, `"15m"`, `"12h"`, `"30d"`. */
 export type Duration = number | `${number}${"s" | "m" | "h" | "d"}`;

@@ -4,6 +4,7 @@ export type {
   AuthConfig,
   Duration,
   EncryptionKeyring,
+  JWK,
   ResolvedConfig,
   ThrottleTier,
   VerificationKey,

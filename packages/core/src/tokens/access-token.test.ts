@@ -1,5 +1,5 @@
 import { createHmac, type createPrivateKey, generateKeyPairSync, sign } from "node:crypto";
-import { errors } from "jose";
+import { TokenError } from "fast-jwt";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
@@ -154,12 +154,13 @@ describe("access tokens", () => {
       for (const token of mismatched) expect(await verdict(mixed, token), token.split(".")[0]).toBe(40101);
     });
 
-    it("AT-1: a refused signature is 40101 with jose's error kept as cause, and no token in the message", async () => {
+    it("AT-1: a refused signature is 40101 with fast-jwt's error kept as cause, and no token in the message", async () => {
       const token = hmacToken(header, claimsAt(auth), `${secret}x`);
       const error = await verifyAccessTokenClaims(token, expectationsOf(auth)).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(AuthError);
       expect((error as AuthError).code).toBe(40101);
-      expect((error as AuthError).cause).toBeInstanceOf(errors.JWSSignatureVerificationFailed);
+      expect((error as AuthError).cause).toBeInstanceOf(TokenError);
+      expect(((error as AuthError).cause as TokenError).code).toBe(TokenError.codes.invalidSignature);
       for (const part of token.split(".")) expect((error as AuthError).message).not.toContain(part);
     });
 

@@ -1,6 +1,6 @@
-import { type KeyObject, createHash, createPrivateKey, createPublicKey, webcrypto } from "node:crypto";
-import type { JWK } from "jose";
-import type { AsymmetricSigningKey, AuthConfig, VerificationKey } from "../config.js";
+import { type KeyObject, createHash, createPrivateKey, createPublicKey } from "node:crypto";
+import { createSigner, createVerifier } from "fast-jwt";
+import type { AsymmetricSigningKey, AuthConfig, JWK, VerificationKey } from "../config.js";
 
 /** A signature algorithm Portcullis signs or accepts access tokens with. */
 export type TokenAlgorithm = "HS256" | "EdDSA" | "ES256";
@@ -10,18 +10,23 @@ export interface TokenKey {
   kid: string;
   alg: TokenAlgorithm;
   /**
-   * The key that verifies: the HMAC secret imported into WebCrypto once, when the keys are
-   * loaded (handed over as bytes, jose would import it again for every token), or the public
-   * key, whose conversion jose keeps.
+   * Checks a compact JWS's signature with this key under this algorithm only, and refuses any
+   * `crit` header; it reads the header and payload but checks no claim. Made once, when the
+   * keys are loaded (fast-jwt, synchronous).
+   *
+   * @throws fast-jwt's `TokenError` for anything but a good signature.
    */
-  verifyKey: KeyObject | Promise<webcrypto.CryptoKey>;
+  verifySignature: (token: string) => { header: Record<string, unknown>; payload: Record<string, unknown> };
   /** The public JWK, published at `/.well-known/jwks.json` (asymmetric keys only). */
   publicJwk: JWK | null;
 }
 
 /** The keys of an auth instance: one signs, all verify. */
 export interface TokenKeys {
-  signing: TokenKey & { signKey: KeyObject | Promise<webcrypto.CryptoKey> };
+  signing: TokenKey & {
+    /** Signs claims, which carry their own `iat`, with the header `alg`, `typ: at+jwt` and `kid`. */
+    sign: (claims: object) => string;
+  };
   /** kid → key: the only keys a token may name (AT-2). */
   verifying: Map<string, TokenKey>;
   /** The JSON Web Key Set, or null when tokens are signed with an HMAC secret. */
@@ -34,16 +39,32 @@ function configError(message: string): never {
   throw new TypeError(`Portcullis configuration: ${message}`);
 }
 
-function hmacKey(secret: string, what: string): TokenKey & { signKey: Promise<webcrypto.CryptoKey> } {
-  const bytes = new TextEncoder().encode(secret);
+function hmacKey(secret: string, what: string): { kid: string; alg: "HS256"; key: Buffer } {
+  const bytes = Buffer.from(secret, "utf8");
   if (bytes.length < minimumSecretBytes) {
     configError(
       `${what} must be at least 32 bytes (256 bits) of random text (AT-5); got ${bytes.length} bytes. Generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64url'))"`,
     );
   }
   const kid = `hs-${createHash("sha256").update(bytes).digest("base64url").slice(0, 16)}`;
-  const key = webcrypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
-  return { kid, alg: "HS256", verifyKey: key, signKey: key, publicJwk: null };
+  return { kid, alg: "HS256", key: bytes };
+}
+
+/** A key's signature check, pinned to its algorithm; claims are the caller's to check. */
+function signatureVerifier(alg: TokenAlgorithm, key: Buffer | string): TokenKey["verifySignature"] {
+  const verify = createVerifier({
+    key,
+    algorithms: [alg],
+    complete: true,
+    ignoreExpiration: true,
+    ignoreNotBefore: true,
+  });
+  return (token) => verify(token) as ReturnType<TokenKey["verifySignature"]>;
+}
+
+function hmacVerificationKey(secret: string, what: string): TokenKey {
+  const { kid, alg, key } = hmacKey(secret, what);
+  return { kid, alg, verifySignature: signatureVerifier(alg, key), publicJwk: null };
 }
 
 function checkCurve(alg: "EdDSA" | "ES256", key: KeyObject, what: string): void {
@@ -73,11 +94,24 @@ function asymmetricKey(config: { alg: "EdDSA" | "ES256"; kid?: string }, publicK
   checkCurve(config.alg, publicKey, what);
   const jwk = publicKey.export({ format: "jwk" }) as JWK;
   const kid = config.kid ?? jwkThumbprint(jwk);
-  return { kid, alg: config.alg, verifyKey: publicKey, publicJwk: { ...jwk, kid, alg: config.alg, use: "sig" } };
+  const pem = publicKey.export({ format: "pem", type: "spki" }).toString();
+  return {
+    kid,
+    alg: config.alg,
+    verifySignature: signatureVerifier(config.alg, pem),
+    publicJwk: { ...jwk, kid, alg: config.alg, use: "sig" },
+  };
+}
+
+function signer(alg: TokenAlgorithm, kid: string, key: Buffer | string): TokenKeys["signing"]["sign"] {
+  return createSigner({ key, algorithm: alg, kid, header: { alg, typ: "at+jwt" } });
 }
 
 function signingKey(config: string | AsymmetricSigningKey): TokenKeys["signing"] {
-  if (typeof config === "string") return hmacKey(config, "secrets.signing");
+  if (typeof config === "string") {
+    const { kid, alg, key } = hmacKey(config, "secrets.signing");
+    return { ...hmacVerificationKey(config, "secrets.signing"), sign: signer(alg, kid, key) };
+  }
   // Missing (undefined, null), or not an object with a privateKey.
   if (config?.privateKey === undefined) {
     return configError(
@@ -86,12 +120,12 @@ function signingKey(config: string | AsymmetricSigningKey): TokenKeys["signing"]
   }
   const privateKey = readKey(config.privateKey, "private", "secrets.signing.privateKey");
   const key = asymmetricKey(config, createPublicKey(privateKey), "secrets.signing");
-  return { ...key, signKey: privateKey };
+  return { ...key, sign: signer(key.alg, key.kid, privateKey.export({ format: "pem", type: "pkcs8" }).toString()) };
 }
 
 function verificationKey(config: VerificationKey, index: number): TokenKey {
   const what = `secrets.previousSigning[${index}]`;
-  if (typeof config === "string") return hmacKey(config, what);
+  if (typeof config === "string") return hmacVerificationKey(config, what);
   if (config === null || typeof config !== "object") {
     return configError(`${what} must be an HS256 secret, or { alg, publicKey } or { alg, privateKey } of an EdDSA or ES256 key`);
   }
