@@ -1,6 +1,7 @@
-// The load process: `node --import tsx load.ts <spec.json>` runs one autocannon measurement
-// against a server of another process and prints its result as one JSON line.
-import { readFile } from "node:fs/promises";
+// A load process: `node --import tsx load.ts` reads one JSON load spec per line on stdin, runs
+// that autocannon measurement against a server of another process, and answers one JSON line
+// on stdout, `{"result":…}` or `{"error":…}`, before it reads the next.
+import { createInterface } from "node:readline";
 import autocannon from "autocannon";
 
 /** What one load process sends, read from the JSON file named on its command line. */
@@ -103,7 +104,10 @@ async function measureLoad(spec: LoadSpec): Promise<LoadResult> {
   };
 }
 
-const specPath = process.argv[2];
-if (specPath === undefined) throw new Error("usage: load.ts <spec.json>");
-const spec = JSON.parse(await readFile(specPath, "utf8")) as LoadSpec;
-process.stdout.write(`${JSON.stringify(await measureLoad(spec))}\n`);
+for await (const line of createInterface({ input: process.stdin })) {
+  const answer = await measureLoad(JSON.parse(line) as LoadSpec).then(
+    (result) => ({ result }),
+    (error: unknown) => ({ error: String((error as Error)?.stack ?? error) }),
+  );
+  process.stdout.write(`${JSON.stringify(answer)}\n`);
+}

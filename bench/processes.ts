@@ -1,8 +1,6 @@
 // The child processes of a run: servers, load, pgbench, cold imports; each pinned to its core.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { availableParallelism, tmpdir } from "node:os";
-import { join } from "node:path";
+import { availableParallelism } from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { type BenchSecrets, type ServerMode, type ServerOptions, type ServerReady, readyMarker } from "./common.js";
@@ -44,15 +42,17 @@ export function choosePinning(): Pinning {
   };
 }
 
+/** Spawns `command` behind a pinning prefix, in the bench folder; stdout and stderr piped. */
 function spawnChild(prefix: string[], command: string[], env?: NodeJS.ProcessEnv) {
   const [program, ...args] = [...prefix, ...command] as [string, ...string[]];
-  return spawn(program, args, { cwd: benchDirectory, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  return spawn(program, args, { cwd: benchDirectory, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
 }
 
 /** Runs a command to its end and returns its stdout; rejects with its stderr when it fails. */
 export function runToEnd(prefix: string[], command: string[], env?: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawnChild(prefix, command, env);
+    child.stdin.end();
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
@@ -125,22 +125,49 @@ export function startServer(
   });
 }
 
-/** Where load specs are written for the load processes to read. */
-let specDirectory: Promise<string> | undefined;
-
-/** Runs one load process (`load.ts`) pinned to the load core and returns what it measured. */
-export async function runLoad(pinning: Pinning, spec: LoadSpec): Promise<LoadResult> {
-  specDirectory ??= mkdtemp(join(tmpdir(), "portcullis-bench-"));
-  const specFile = join(await specDirectory, `load-${process.hrtime.bigint()}.json`);
-  await writeFile(specFile, JSON.stringify(spec));
-  try {
-    return JSON.parse(await runToEnd(pinning.load, [process.execPath, "--import", "tsx", "load.ts", specFile])) as LoadResult;
-  } finally {
-    await rm(specFile, { force: true });
-  }
+/** A running `load.ts` process, which measures one spec at a time. */
+interface LoadProcess {
+  measure(spec: LoadSpec): Promise<LoadResult>;
+  stop(): void;
 }
 
-/** Removes the folder of load specs. */
-export async function removeSpecDirectory(): Promise<void> {
-  if (specDirectory) await rm(await specDirectory, { recursive: true, force: true });
+function startLoadProcess(pinning: Pinning): LoadProcess {
+  const child = spawnChild(pinning.load, [process.execPath, "--import", "tsx", "load.ts"]);
+  child.stderr.pipe(process.stderr);
+  let pending: { resolve(result: LoadResult): void; reject(error: Error): void } | undefined;
+  child.on("exit", (code) => pending?.reject(new Error(`the load process exited with ${code}`)));
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    const answer = JSON.parse(line) as { result?: LoadResult; error?: string };
+    if (answer.result) pending?.resolve(answer.result);
+    else pending?.reject(new Error(`the load process failed: ${answer.error}`));
+    pending = undefined;
+  });
+  return {
+    measure(spec) {
+      return new Promise((resolve, reject) => {
+        pending = { resolve, reject };
+        child.stdin.write(`${JSON.stringify(spec)}\n`);
+      });
+    },
+    stop: () => child.stdin.end(),
+  };
+}
+
+/** Load processes between two measurements: started once, so a run pays no process start-up. */
+const idleLoadProcesses: LoadProcess[] = [];
+
+/**
+ * Runs one measurement in a load process (`load.ts`) pinned to the load core, started when
+ * none is idle (two measurements at once get two processes), and returns what it measured.
+ */
+export async function runLoad(pinning: Pinning, spec: LoadSpec): Promise<LoadResult> {
+  const load = idleLoadProcesses.pop() ?? startLoadProcess(pinning);
+  const result = await load.measure(spec);
+  idleLoadProcesses.push(load);
+  return result;
+}
+
+/** Ends the idle load processes. */
+export function stopLoadProcesses(): void {
+  for (const load of idleLoadProcesses.splice(0)) load.stop();
 }

@@ -26,10 +26,10 @@ import {
   type RunningServer,
   benchDirectory,
   choosePinning,
-  removeSpecDirectory,
   runLoad,
   runToEnd,
   startServer,
+  stopLoadProcesses,
 } from "./processes.js";
 import { type Row, type Spread, formatNumber, formatTable, ratiosByRound, spreadOf } from "./stats.js";
 
@@ -473,12 +473,11 @@ async function main(): Promise<void> {
 }
 
 main()
-  .then(
-    () => removeSpecDirectory(),
-    async (error: unknown) => {
-      console.error(error);
-      await removeSpecDirectory();
-      process.exitCode = 1;
-    },
-  )
-  .finally(() => process.exit());
+  .catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    stopLoadProcesses();
+    process.exit();
+  });
