@@ -1,6 +1,7 @@
-import { createHmac, randomBytes as nodeRandomBytes } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { type AuthConfig, type ResolvedConfig, resolveConfig } from "./config.js";
 import { type PasswordHasher, createPasswordHasher } from "./crypto/password-hasher.js";
+import { pooledRandomBytes } from "./crypto/random.js";
 import { type SecretBox, createSecretBox } from "./crypto/secret-box.js";
 import type { Directory } from "./directory/directory.js";
 import { type EventHub, createEventHub } from "./events/event-hub.js";
@@ -78,7 +79,7 @@ export interface CreateAuthOptions {
  */
 export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
   const resolved = resolveConfig(config);
-  const randomBytes = config.randomBytes ?? ((size: number) => new Uint8Array(nodeRandomBytes(size)));
+  const randomBytes = config.randomBytes ?? pooledRandomBytes();
   const now = config.now ?? Date.now;
   const keys = loadTokenKeys(config.secrets);
   const secretBox = createSecretBox(config.secrets.encryption, randomBytes);

@@ -143,7 +143,7 @@ export interface AuthConfig {
   };
   /** The clock, in epoch milliseconds. Tests freeze it. */
   now?: () => number;
-  /** The source of randomness. Default: `crypto.randomBytes`. */
+  /** The source of randomness. Default: the system's CSPRNG (`crypto.randomFillSync`), drawn 4 KiB at a time. */
   randomBytes?: (size: number) => Uint8Array;
 }
 

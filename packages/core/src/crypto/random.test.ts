@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { base64url, constantTimeEqual, sha256 } from "./random.js";
+import { base64url, constantTimeEqual, pooledRandomBytes, sha256 } from "./random.js";
 
 describe("random and hashing helpers", () => {
   it("TOTP-3: constantTimeEqual is true only for equal strings", () => {
@@ -30,5 +30,21 @@ describe("random and hashing helpers", () => {
     const backing = new Uint8Array([0xff, 0xfb, 0xef, 0x01, 0x02]);
     expect(base64url(backing)).toBe("__vvAQI");
     expect(base64url(backing.subarray(1, 3))).toBe(Buffer.from([0xfb, 0xef]).toString("base64url"));
+  });
+
+  it("pooledRandomBytes hands out each pool byte once, as a copy of the asked size, and refills when the pool runs out", () => {
+    const random = pooledRandomBytes(64);
+    const taken = Array.from({ length: 40 }, () => random(8));
+    expect(taken.every((bytes) => bytes instanceof Uint8Array && bytes.length === 8)).toBe(true);
+    expect(new Set(taken.map((bytes) => base64url(bytes))).size).toBe(40);
+    expect(Array.from({ length: 8 }, () => random(16)).filter((bytes) => bytes.every((byte) => byte === 0))).toHaveLength(0);
+  });
+
+  it("pooledRandomBytes serves requests larger than a quarter of the pool directly, at their full size", () => {
+    const random = pooledRandomBytes(64);
+    const large = random(17);
+    expect(large.length).toBe(17);
+    expect(random(1000).length).toBe(1000);
+    expect(base64url(random(17))).not.toBe(base64url(large));
   });
 });

@@ -1,4 +1,26 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, randomFillSync, timingSafeEqual } from "node:crypto";
+
+/**
+ * Random bytes from the system's CSPRNG, drawn `poolSize` bytes at a time, as Node's own
+ * `randomUUID` does: one call into OpenSSL serves many ids and tokens. Every byte is handed out
+ * once, as a fresh copy, and zeroed in the pool when taken; a request of more than a quarter of
+ * the pool is served directly.
+ */
+export function pooledRandomBytes(poolSize = 4096): (size: number) => Uint8Array {
+  const pool = new Uint8Array(poolSize);
+  let offset = poolSize;
+  return (size) => {
+    if (size > poolSize / 4) return randomFillSync(new Uint8Array(size));
+    if (offset + size > poolSize) {
+      randomFillSync(pool);
+      offset = 0;
+    }
+    const bytes = pool.slice(offset, offset + size);
+    pool.fill(0, offset, offset + size);
+    offset += size;
+    return bytes;
+  };
+}
 
 /** base64url without padding. */
 export function base64url(bytes: Uint8Array): string {

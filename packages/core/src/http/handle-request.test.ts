@@ -345,6 +345,28 @@ describe("normalizePath", () => {
     for (const [path, expected] of cases) expect(normalizePath(path), path).toBe(expected);
   });
 
+  it("RL-3: plain paths, which skip the URL parser, come out as the parser would give them", () => {
+    const reference = (url: string) => {
+      const { pathname } = new URL(`http://portcullis.invalid${url.startsWith("/") ? "" : "/"}${url}`);
+      const collapsed = pathname.replace(/\/{2,}/g, "/");
+      return collapsed.length > 1 && collapsed.endsWith("/") ? collapsed.slice(0, -1) : collapsed;
+    };
+    const pieces = ["/", "/", "a", "Z", "9", "-", "_", "~", ".", "..", "%2e", "%41", "\\", "?", "#", ";", " ", "\t", "é"];
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed;
+    };
+    for (let index = 0; index < 5_000; index += 1) {
+      const length = next() % 9;
+      const url = Array.from({ length }, () => pieces[next() % pieces.length]).join("");
+      expect(normalizePath(url), JSON.stringify(url)).toBe(reference(url));
+    }
+    for (const url of ["", "api", "/api/v1/", "/.well-known/jwks.json", "/a/.b/c", "/a/b./c"]) {
+      expect(normalizePath(url), url).toBe(reference(url));
+    }
+  });
+
   it("RL-3: a leading // is a path, never a host", () => {
     expect(normalizePath("//evil.example/api/v1/auth/login")).toBe("/evil.example/api/v1/auth/login");
     expect(normalizePath("//evil.example/../api/v1/auth/login")).toBe("/api/v1/auth/login");

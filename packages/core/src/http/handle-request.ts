@@ -19,6 +19,9 @@ function requestTarget(url: string): URL {
   return new URL(`${pathOrigin}${url.startsWith("/") ? "" : "/"}${url}`);
 }
 
+/** A path of single-slash-separated segments of unreserved characters, none starting with a dot. */
+const plainPath = /^(?:\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*\/?$/;
+
 /**
  * The path of a request target as routes are matched (RL-3): resolved exactly as the WHATWG
  * URL parser resolves an http URL's path, as Hono's request URL already is (dot segments, also
@@ -28,6 +31,11 @@ function requestTarget(url: string): URL {
  * appended to a fixed origin, never parsed as a URL relative to one, so `//host/…` stays a path.
  */
 export function normalizePath(url: string): string {
+  const end = url.search(/[?#]/);
+  const path = end === -1 ? url : url.slice(0, end);
+  // Segments of unreserved characters that are not dot segments come out of the URL parser as
+  // they went in: such a path (most requests) skips it.
+  if (path.startsWith("/") && plainPath.test(path)) return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
   const { pathname } = requestTarget(url);
   const collapsed = pathname.replace(/\/{2,}/g, "/");
   return collapsed.length > 1 && collapsed.endsWith("/") ? collapsed.slice(0, -1) : collapsed;
@@ -85,10 +93,28 @@ interface MatchedRoute {
   params: Record<string, string>;
 }
 
-/** Matches a normalised path (no empty segments: see {@link normalizePath}) against a route's pattern. */
-function matchPath(pattern: string, path: string): Record<string, string> | null {
-  const expected = pattern.split("/");
-  const actual = path.split("/");
+/** A route with its pattern split into segments, once per auth instance. */
+interface CompiledRoute {
+  route: Route;
+  segments: string[];
+}
+
+const compiledRoutes = new WeakMap<Auth, CompiledRoute[]>();
+
+function routesOf(auth: Auth): CompiledRoute[] {
+  let compiled = compiledRoutes.get(auth);
+  if (!compiled) {
+    compiled = routes.map((route) => ({
+      route,
+      segments: (route.atRoot ? route.path : `${auth.config.basePath}${route.path}`).split("/"),
+    }));
+    compiledRoutes.set(auth, compiled);
+  }
+  return compiled;
+}
+
+/** Matches the segments of a normalised path (no empty segments: see {@link normalizePath}) against a route's. */
+function matchPath(expected: string[], actual: string[]): Record<string, string> | null {
   if (expected.length !== actual.length) return null;
   const params: Record<string, string> = {};
   for (const [index, segment] of expected.entries()) {
@@ -103,9 +129,10 @@ function findRoute(auth: Auth, method: string, path: string): MatchedRoute | "no
   const prefix = `${auth.config.basePath}/auth`;
   const ours = path === prefix || path.startsWith(`${prefix}/`) || routes.some((route) => route.atRoot && route.path === path);
   if (!ours) return null;
-  for (const route of routes) {
+  const actual = path.split("/");
+  for (const { route, segments } of routesOf(auth)) {
     if (route.method !== method || (route.enabled && !route.enabled(auth))) continue;
-    const params = matchPath(route.atRoot ? route.path : `${auth.config.basePath}${route.path}`, path);
+    const params = matchPath(segments, actual);
     if (params) return { route, params };
   }
   return "not_found";

@@ -79,16 +79,17 @@ export function memoryStorage(): MemoryStorage {
 
 const copy = <T>(value: T): T => structuredClone(value);
 
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    for (const member of Object.values(value)) deepFreeze(member);
-    Object.freeze(value);
+/**
+ * A frozen copy of a user, session or refresh-token record, whose members are plain values or
+ * arrays of them: stored once, then handed to every read as it is.
+ */
+function frozenCopy<T extends object>(record: T): T {
+  const copied = { ...record } as Record<string, unknown>;
+  for (const [name, value] of Object.entries(copied)) {
+    if (Array.isArray(value)) copied[name] = Object.freeze([...value]);
   }
-  return value;
+  return Object.freeze(copied) as T;
 }
-
-/** A frozen copy of a record: stored once, then handed to every read as it is. */
-const frozenCopy = <T>(value: T): T => deepFreeze(copy(value));
 
 /** A frozen record like `record` with `changes`: what a write of a frozen record stores in its place. */
 const frozenWith = <T>(record: T, changes: Partial<T>): T => Object.freeze({ ...record, ...changes });
@@ -145,14 +146,14 @@ function memoryUsers() {
       const user = byId.get(id);
       if (!user) return null;
       const changes: UserPatch = Object.fromEntries(
-        patchableUserFields.filter((field) => patch[field] !== undefined).map((field) => [field, frozenCopy(patch[field])]),
+        patchableUserFields.filter((field) => patch[field] !== undefined).map((field) => [field, copy(patch[field])]),
       );
       if (changes.usernameKey !== undefined && changes.usernameKey !== user.usernameKey) {
         if (idByKey.has(changes.usernameKey)) return null;
         idByKey.delete(user.usernameKey);
         idByKey.set(changes.usernameKey, id);
       }
-      const updated = frozenWith(user, { ...changes, updatedAt: now });
+      const updated = frozenCopy({ ...user, ...changes, updatedAt: now });
       byId.set(id, updated);
       return updated;
     },
