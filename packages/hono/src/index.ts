@@ -38,10 +38,29 @@ export interface RequireAuthOptions extends AuthRoutesOptions {
 }
 
 type NodeSocket = { remoteAddress?: string; encrypted?: boolean };
+type NodeIncoming = { socket?: NodeSocket; headers?: Record<string, string | string[] | undefined> };
+
+/** The Node request of a request served by `@hono/node-server`, or undefined on other runtimes. */
+function nodeIncoming(c: Context): NodeIncoming | undefined {
+  return (c.env as { incoming?: NodeIncoming } | undefined)?.incoming;
+}
 
 /** The Node socket of a request served by `@hono/node-server`, or undefined on other runtimes. */
 function nodeSocket(c: Context): NodeSocket | undefined {
-  return (c.env as { incoming?: { socket?: NodeSocket } } | undefined)?.incoming?.socket;
+  return nodeIncoming(c)?.socket;
+}
+
+/**
+ * Reads a request header: from Node's own header object under `@hono/node-server` (asking
+ * `c.req` there makes the adapter build a whole `Headers` object first), else through Hono.
+ */
+function headerReader(c: Context): HttpRequest["header"] {
+  const headers = nodeIncoming(c)?.headers;
+  if (!headers) return (name) => c.req.header(name);
+  return (name) => {
+    const value = headers[name.toLowerCase()];
+    return Array.isArray(value) ? value.join(", ") : value;
+  };
 }
 
 function nodePeerAddress(c: Context): string | undefined {
@@ -56,7 +75,7 @@ function isTlsConnection(c: Context): boolean {
 /** The headers, peer address and TLS state of a request: what core checks before anything else. */
 function connectionOf(c: Context, options: AuthRoutesOptions): Pick<HttpRequest, "header" | "peerAddress" | "secure"> {
   return {
-    header: (name) => c.req.header(name),
+    header: headerReader(c),
     peerAddress: (options.getPeerAddress ?? nodePeerAddress)(c),
     secure: (options.isSecureConnection ?? isTlsConnection)(c),
   };
