@@ -5,7 +5,7 @@
 // `BENCH_QUICK=1` is a smoke run (one short round) that fails only when something answers wrongly.
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { availableParallelism, cpus, totalmem } from "node:os";
+import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
@@ -428,6 +428,11 @@ function installedVersion(name: string): string {
   return `${name} ${manifest.version}`;
 }
 
+/** The 1-minute load average against the cores: other work on the machine makes every figure noisier. */
+function machineLoad(): string {
+  return `load average ${formatNumber(loadavg()[0] ?? 0, 2)} on ${availableParallelism()} cores`;
+}
+
 function printMachine(): void {
   const cpu = cpus()[0]?.model ?? "unknown CPU";
   console.log(
@@ -436,7 +441,7 @@ function printMachine(): void {
   console.log(
     `machine: ${cpu}, ${availableParallelism()} cores, ${formatNumber(totalmem() / 2 ** 30, 1)} GiB; node ${process.version}`,
   );
-  console.log(pinning.summary);
+  console.log(`${pinning.summary}; ${machineLoad()} at the start`);
   const peers = [
     "autocannon",
     "express",
@@ -469,7 +474,7 @@ async function main(): Promise<void> {
   console.log(
     "\nRatios of rates (req/s, TPS): above 1 is faster than the baseline. Ratios of latency and time (ms): above 1 is slower.",
   );
-  console.log(`${pinning.summary}; whole run ${formatNumber((performance.now() - started) / 1000, 0)} s`);
+  console.log(`${pinning.summary}; whole run ${formatNumber((performance.now() - started) / 1000, 0)} s; ${machineLoad()}`);
 }
 
 main()
