@@ -434,9 +434,10 @@ function machineLoad(): string {
 }
 
 function printMachine(): void {
+  const warmup = plan.warmupSeconds > 0 ? `after a ${plan.warmupSeconds} s warm-up` : "no warm-up";
   const cpu = cpus()[0]?.model ?? "unknown CPU";
   console.log(
-    `Portcullis bench, ${quick ? "quick (BENCH_QUICK=1)" : "full"} run: ${plan.rounds} round(s) of ${plan.seconds} s per case after a ${plan.warmupSeconds} s warm-up`,
+    `Portcullis bench, ${quick ? "quick (BENCH_QUICK=1)" : "full"} run: ${plan.rounds} round(s) of ${plan.seconds} s per case, ${warmup}`,
   );
   console.log(
     `machine: ${cpu}, ${availableParallelism()} cores, ${formatNumber(totalmem() / 2 ** 30, 1)} GiB; node ${process.version}`,
