@@ -467,12 +467,27 @@ async function timed(figures: () => Promise<Row[]>): Promise<Row[]> {
   return rows;
 }
 
+/** Each measuring function with the figures it prints. */
+const figureGroups: [number[], () => Promise<Row[]>][] = [
+  [[1, 2, 3], protectedRouteFigures],
+  [[4], loginFigure],
+  [[5], loginFloodFigure],
+  [[6], refreshFigure],
+  [[7], postgresFigure],
+  [[8], coldImportFigure],
+];
+
+/** `BENCH_FIGURES=3,6` measures only the groups that print those figures; by default, all of them. */
+const selectedFigures = new Set(
+  (process.env.BENCH_FIGURES ?? "1,2,3,4,5,6,7,8").split(",").map((number) => Number(number.trim())),
+);
+
 async function main(): Promise<void> {
   const started = performance.now();
   printMachine();
   const rows: Row[] = [];
-  for (const figures of [protectedRouteFigures, loginFigure, loginFloodFigure, refreshFigure, postgresFigure, coldImportFigure]) {
-    rows.push(...(await timed(figures)));
+  for (const [numbers, figures] of figureGroups) {
+    if (numbers.some((number) => selectedFigures.has(number))) rows.push(...(await timed(figures)));
   }
   console.log(`\n${formatTable(rows)}`);
   console.log(

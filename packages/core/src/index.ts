@@ -70,7 +70,7 @@ export {
   webauthnRegisterBegin,
   webauthnRegisterFinish,
 } from "./flows/webauthn-register.js";
-export { authorizeRequest, errorResponse, handleRequest } from "./http/handle-request.js";
+export { authorizeRequest, errorResponse, handleRequest, servesPath } from "./http/handle-request.js";
 export type { Route, RouteContext, RouteResult } from "./http/routes.js";
 export { routes } from "./http/routes.js";
 export type { Envelope, HttpRequest, HttpResponse } from "./http/types.js";

@@ -7,6 +7,7 @@ import {
   authorizeRequest,
   errorResponse,
   handleRequest,
+  servesPath,
 } from "@portcullis/core";
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from "express";
 
@@ -122,6 +123,10 @@ function bodyParserRefusal(error: unknown): HttpRequest["bodyRefusal"] {
  */
 export function authRouter(auth: Auth, options: AuthRouterOptions = {}): AuthRouter {
   const routesHandler: RequestHandler = (req, res, next) => {
+    if (!servesPath(auth, req.url)) {
+      next();
+      return;
+    }
     handleRequest(auth, toHttpRequest(req, options)).then((response) => {
       if (response === null) next();
       else send(res, response);

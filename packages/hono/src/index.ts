@@ -6,6 +6,7 @@ import {
   authorizeRequest,
   errorResponse,
   handleRequest,
+  servesPath,
 } from "@portcullis/core";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 
@@ -155,7 +156,7 @@ function toResponse(response: HttpResponse): Response {
  * ```
  */
 export function authRoutes(auth: Auth, options: AuthRoutesOptions = {}): MiddlewareHandler {
-  return async (c, next) => {
+  const serve: MiddlewareHandler = async (c, next) => {
     const response = await handleRequest(auth, await toHttpRequest(c, options));
     if (response === null) {
       await next();
@@ -163,6 +164,7 @@ export function authRoutes(auth: Auth, options: AuthRoutesOptions = {}): Middlew
     }
     return toResponse(response);
   };
+  return (c, next) => (servesPath(auth, pathAndQuery(c.req.url)) ? serve(c, next) : next());
 }
 
 /**

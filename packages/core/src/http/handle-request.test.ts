@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { AuthError, storageUnavailable } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { addUser, authError, encryptionKey, enrolTotp, makeAuth, signIn } from "../flows/fixtures.test-support.js";
-import { authorizeRequest, errorResponse, handleRequest, normalizePath } from "./handle-request.js";
+import { authorizeRequest, errorResponse, handleRequest, normalizePath, servesPath } from "./handle-request.js";
 import { routes } from "./routes.js";
 import type { HttpRequest } from "./types.js";
 
@@ -318,6 +318,29 @@ describe("admin routes", () => {
     }).request;
     const { envelope } = await envelopeOf(harness.auth, request);
     expect(envelope.code).toBe(0);
+  });
+});
+
+describe("servesPath", () => {
+  it("RL-3: is true exactly for the paths handleRequest answers, after the same normalisation", async () => {
+    const { auth } = makeAuth();
+    const cases: [string, boolean][] = [
+      ["/api/v1/auth/login", true],
+      ["/api/v1/auth", true],
+      ["/api/v1/auth/no-such-route", true],
+      ["/api/v1/things/../auth/me?x=1", true],
+      ["/api/v1//auth/login/", true],
+      ["/.well-known/jwks.json", true],
+      ["/api/v1/things", false],
+      ["/api/v1/authx", false],
+      ["/", false],
+      ["/api/v1/auth/../things", false],
+    ];
+    for (const [url, expected] of cases) {
+      expect(servesPath(auth, url), url).toBe(expected);
+      const response = await handleRequest(auth, recordingRequest("GET", url, { peerAddress: "127.0.0.1" }).request);
+      expect(response !== null, url).toBe(expected);
+    }
   });
 });
 

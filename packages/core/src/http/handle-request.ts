@@ -125,10 +125,28 @@ function matchPath(expected: string[], actual: string[]): Record<string, string>
   return params;
 }
 
-function findRoute(auth: Auth, method: string, path: string): MatchedRoute | "not_found" | null {
+/** True for a normalised path under `<basePath>/auth`, or one of the routes served at the root. */
+function isOurPath(auth: Auth, path: string): boolean {
   const prefix = `${auth.config.basePath}/auth`;
-  const ours = path === prefix || path.startsWith(`${prefix}/`) || routes.some((route) => route.atRoot && route.path === path);
-  if (!ours) return null;
+  return path === prefix || path.startsWith(`${prefix}/`) || routes.some((route) => route.atRoot && route.path === path);
+}
+
+/**
+ * True when `url` (the request target: path and query) is one of Portcullis's paths, which
+ * {@link handleRequest} answers; for any other, it returns null. Adapters ask this first, so
+ * the rest of an app's requests pass by without being translated.
+ *
+ * @example
+ * ```ts
+ * if (!servesPath(auth, req.url)) return next();
+ * ```
+ */
+export function servesPath(auth: Auth, url: string): boolean {
+  return isOurPath(auth, normalizePath(url));
+}
+
+function findRoute(auth: Auth, method: string, path: string): MatchedRoute | "not_found" | null {
+  if (!isOurPath(auth, path)) return null;
   const actual = path.split("/");
   for (const { route, segments } of routesOf(auth)) {
     if (route.method !== method || (route.enabled && !route.enabled(auth))) continue;
@@ -185,7 +203,7 @@ export async function authorizeRequest(
   options: { roles?: readonly string[] } = {},
 ): Promise<AccessContext> {
   requireTls(auth, request);
-  return verifyBearer(auth, request.header("authorization"), options.roles);
+  return await verifyBearer(auth, request.header("authorization"), options.roles);
 }
 
 /**
