@@ -1,4 +1,5 @@
 import { type KeyObject, generateKeyPairSync } from "node:crypto";
+import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
 import { createAuth } from "./auth.js";
 import type { AuthConfig } from "./config.js";
@@ -211,6 +212,12 @@ describe("createAuth configuration", () => {
     expect(configError({ password: { minLength: 6 } }).message).toMatch(/password\.minLength/);
     expect(configError({ password: { maxBytes: 32 } }).message).toMatch(/password\.maxBytes/);
     expect(configError({ password: { maxConcurrentHashes: 0 } }).message).toMatch(/password\.maxConcurrentHashes/);
+  });
+
+  it("password.maxConcurrentHashes defaults to the usable cores less one, from 1 to 4, and takes any whole number from 1", () => {
+    const expected = Math.min(4, Math.max(1, availableParallelism() - 1));
+    expect(createAuth(valid()).config.password.maxConcurrentHashes).toBe(expected);
+    expect(createAuth({ ...valid(), password: { maxConcurrentHashes: 9 } }).config.password.maxConcurrentHashes).toBe(9);
   });
 
   it("RL-3: a trusted proxy entry that is not an address or CIDR range is refused, naming http.trustedProxies", () => {

@@ -1,4 +1,5 @@
 import type { JsonWebKey } from "node:crypto";
+import { availableParallelism } from "node:os";
 import type { Directory } from "./directory/directory.js";
 import { type OAuthConfig, type ResolvedOAuthProvider, resolveOAuthConfig } from "./oauth/provider-config.js";
 import type { Storage } from "./storage/types.js";
@@ -76,7 +77,7 @@ export interface AuthConfig {
     maxBytes?: number;
     /** argon2id cost. Defaults are OWASP's: memoryCost 19456 KiB, timeCost 2, parallelism 1. */
     hashing?: { memoryCost?: number; timeCost?: number; parallelism?: number };
-    /** Hashes computed at once; more wait in line. Default 4. */
+    /** Hashes computed at once; more wait in line. Default: the cores this process may use, less one, from 1 to 4. */
     maxConcurrentHashes?: number;
     /** Hashes that may wait; past that, requests get 50300. Default 256. */
     maxQueuedHashes?: number;
@@ -203,6 +204,15 @@ export interface ResolvedTier {
 }
 
 /** The OWASP argon2id parameters (PW-1). */
+/**
+ * argon2id runs at once by default: one core fewer than the process may use, so that a login
+ * flood leaves a core to the event loop and signed-in requests keep their latency, and at most
+ * 4, the size of libuv's thread pool that runs them.
+ */
+function defaultConcurrentHashes(): number {
+  return Math.min(4, Math.max(1, availableParallelism() - 1));
+}
+
 export const defaultHashing = { memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 
 const defaultAccountTiers: ThrottleTier[] = [
@@ -349,7 +359,11 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
       minLength,
       maxBytes,
       hashing,
-      maxConcurrentHashes: positiveInteger(config.password?.maxConcurrentHashes, "password.maxConcurrentHashes", 4),
+      maxConcurrentHashes: positiveInteger(
+        config.password?.maxConcurrentHashes,
+        "password.maxConcurrentHashes",
+        defaultConcurrentHashes(),
+      ),
       maxQueuedHashes: positiveInteger(config.password?.maxQueuedHashes, "password.maxQueuedHashes", 256, 0),
       blocklist: new Set([...(config.password?.blocklist ?? [])].map((entry) => entry.normalize("NFKC").toLowerCase())),
       isBreached,

@@ -1,4 +1,4 @@
-import { createDecoder } from "fast-jwt";
+import { fastJwt } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { AuthMethod } from "../storage/types.js";
@@ -40,7 +40,7 @@ export interface VerifyExpectations {
 
 const invalidToken = (cause?: unknown) => new AuthError(ErrorCode.InvalidToken, undefined, { cause });
 
-const decode = createDecoder({ complete: true });
+let decode: ((token: string) => { header: Record<string, unknown> }) | undefined;
 
 /**
  * Verifies an access token's signature and claims (AT-1 … AT-4): the `kid` must name a
@@ -48,19 +48,19 @@ const decode = createDecoder({ complete: true });
  * headers such as `jku`, `jwk`, `x5u` or `x5c` never choose a key; any `crit` is refused;
  * `typ`, `iss` and `aud` must match exactly (`aud` one string, not a list holding it); `exp`
  * is required and checked, like `nbf`, against `now` with the clock tolerance. Every failure
- * is {@link AuthError} 40101 with the cause kept. Signatures are checked by fast-jwt,
- * synchronously.
+ * is {@link AuthError} 40101 with the cause kept. Signatures are checked by fast-jwt.
  */
 export async function verifyAccessTokenClaims(token: string, expected: VerifyExpectations): Promise<AccessTokenClaims> {
   // The header is attacker JSON: a `kid` that is not one of the configured strings selects nothing (AT-2).
   const byKid: ReadonlyMap<unknown, TokenKey> = expected.keys.verifying;
-  let verified: ReturnType<TokenKey["verifySignature"]>;
+  let verified: Awaited<ReturnType<TokenKey["verifySignature"]>>;
   try {
-    const { header } = decode(token) as { header: Record<string, unknown> };
+    decode ??= (await fastJwt()).createDecoder({ complete: true });
+    const { header } = decode(token);
     const selected = byKid.get(header.kid);
     // The key's verifier accepts its own algorithm only: a header naming another fails there (AT-1).
     if (!selected) throw invalidToken();
-    verified = selected.verifySignature(token);
+    verified = await selected.verifySignature(token);
   } catch (error) {
     throw error instanceof AuthError ? error : invalidToken(error);
   }

@@ -1,6 +1,6 @@
 import { type KeyObject, createHash, createPrivateKey, createPublicKey } from "node:crypto";
-import { createSigner, createVerifier } from "fast-jwt";
 import type { AsymmetricSigningKey, AuthConfig, JWK, VerificationKey } from "../config.js";
+import { fastJwt } from "../dependencies.js";
 
 /** A signature algorithm Portcullis signs or accepts access tokens with. */
 export type TokenAlgorithm = "HS256" | "EdDSA" | "ES256";
@@ -12,11 +12,11 @@ export interface TokenKey {
   /**
    * Checks a compact JWS's signature with this key under this algorithm only, and refuses any
    * `crit` header; it reads the header and payload but checks no claim. Made once, when the
-   * keys are loaded (fast-jwt, synchronous).
+   * first used (fast-jwt, synchronous once loaded).
    *
    * @throws fast-jwt's `TokenError` for anything but a good signature.
    */
-  verifySignature: (token: string) => { header: Record<string, unknown>; payload: Record<string, unknown> };
+  verifySignature: (token: string) => Promise<{ header: Record<string, unknown>; payload: Record<string, unknown> }>;
   /** The public JWK, published at `/.well-known/jwks.json` (asymmetric keys only). */
   publicJwk: JWK | null;
 }
@@ -25,7 +25,7 @@ export interface TokenKey {
 export interface TokenKeys {
   signing: TokenKey & {
     /** Signs claims, which carry their own `iat`, with the header `alg`, `typ: at+jwt` and `kid`. */
-    sign: (claims: object) => string;
+    sign: (claims: object) => Promise<string>;
   };
   /** kid → key: the only keys a token may name (AT-2). */
   verifying: Map<string, TokenKey>;
@@ -52,14 +52,17 @@ function hmacKey(secret: string, what: string): { kid: string; alg: "HS256"; key
 
 /** A key's signature check, pinned to its algorithm; claims are the caller's to check. */
 function signatureVerifier(alg: TokenAlgorithm, key: Buffer | string): TokenKey["verifySignature"] {
-  const verify = createVerifier({
-    key,
-    algorithms: [alg],
-    complete: true,
-    ignoreExpiration: true,
-    ignoreNotBefore: true,
-  });
-  return (token) => verify(token) as ReturnType<TokenKey["verifySignature"]>;
+  let verify: ((token: string) => Awaited<ReturnType<TokenKey["verifySignature"]>>) | undefined;
+  return async (token) => {
+    verify ??= (await fastJwt()).createVerifier({
+      key,
+      algorithms: [alg],
+      complete: true,
+      ignoreExpiration: true,
+      ignoreNotBefore: true,
+    });
+    return verify(token);
+  };
 }
 
 function hmacVerificationKey(secret: string, what: string): TokenKey {
@@ -104,7 +107,11 @@ function asymmetricKey(config: { alg: "EdDSA" | "ES256"; kid?: string }, publicK
 }
 
 function signer(alg: TokenAlgorithm, kid: string, key: Buffer | string): TokenKeys["signing"]["sign"] {
-  return createSigner({ key, algorithm: alg, kid, header: { alg, typ: "at+jwt" } });
+  let sign: ((claims: object) => string) | undefined;
+  return async (claims) => {
+    sign ??= (await fastJwt()).createSigner({ key, algorithm: alg, kid, header: { alg, typ: "at+jwt" } });
+    return sign(claims);
+  };
 }
 
 function signingKey(config: string | AsymmetricSigningKey): TokenKeys["signing"] {
@@ -135,6 +142,8 @@ function verificationKey(config: VerificationKey, index: number): TokenKey {
 
 /** Reads and checks the configured signing and verification keys (AT-5). */
 export function loadTokenKeys(secrets: AuthConfig["secrets"]): TokenKeys {
+  // Loaded now, off the import, so the first request does not wait for it; a failure is met again at first use.
+  fastJwt().catch(() => undefined);
   const signing = signingKey(secrets.signing);
   const previous = (secrets.previousSigning ?? []).map(verificationKey);
   const verifying = new Map<string, TokenKey>();
