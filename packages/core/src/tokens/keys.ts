@@ -11,8 +11,8 @@ export interface TokenKey {
   alg: TokenAlgorithm;
   /**
    * Checks a compact JWS's signature with this key under this algorithm only, and refuses any
-   * `crit` header; it reads the header and payload but checks no claim. Made once, when the
-   * first used (fast-jwt, synchronous once loaded).
+   * `crit` header; it reads the header and payload but checks no claim. Made at its first
+   * use and kept (fast-jwt, synchronous once loaded).
    *
    * @throws fast-jwt's `TokenError` for anything but a good signature.
    */
