@@ -93,21 +93,34 @@ interface MatchedRoute {
   params: Record<string, string>;
 }
 
-/** A route with its pattern split into segments, once per auth instance. */
+/** A route with its pattern split into segments. */
 interface CompiledRoute {
   route: Route;
   segments: string[];
 }
 
-const compiledRoutes = new WeakMap<Auth, CompiledRoute[]>();
+/** The route table of one auth instance, with its base path applied, made once. */
+interface CompiledRoutes {
+  routes: CompiledRoute[];
+  /** `<basePath>/auth`: every route not at the root is under it. */
+  prefix: string;
+  /** The paths of the routes served at the root (`/.well-known/jwks.json`). */
+  rootPaths: ReadonlySet<string>;
+}
 
-function routesOf(auth: Auth): CompiledRoute[] {
+const compiledRoutes = new WeakMap<Auth, CompiledRoutes>();
+
+function routesOf(auth: Auth): CompiledRoutes {
   let compiled = compiledRoutes.get(auth);
   if (!compiled) {
-    compiled = routes.map((route) => ({
-      route,
-      segments: (route.atRoot ? route.path : `${auth.config.basePath}${route.path}`).split("/"),
-    }));
+    compiled = {
+      routes: routes.map((route) => ({
+        route,
+        segments: (route.atRoot ? route.path : `${auth.config.basePath}${route.path}`).split("/"),
+      })),
+      prefix: `${auth.config.basePath}/auth`,
+      rootPaths: new Set(routes.filter((route) => route.atRoot).map((route) => route.path)),
+    };
     compiledRoutes.set(auth, compiled);
   }
   return compiled;
@@ -127,8 +140,8 @@ function matchPath(expected: string[], actual: string[]): Record<string, string>
 
 /** True for a normalised path under `<basePath>/auth`, or one of the routes served at the root. */
 function isOurPath(auth: Auth, path: string): boolean {
-  const prefix = `${auth.config.basePath}/auth`;
-  return path === prefix || path.startsWith(`${prefix}/`) || routes.some((route) => route.atRoot && route.path === path);
+  const { prefix, rootPaths } = routesOf(auth);
+  return path.startsWith(prefix) ? path.length === prefix.length || path[prefix.length] === "/" : rootPaths.has(path);
 }
 
 /**
@@ -148,7 +161,7 @@ export function servesPath(auth: Auth, url: string): boolean {
 function findRoute(auth: Auth, method: string, path: string): MatchedRoute | "not_found" | null {
   if (!isOurPath(auth, path)) return null;
   const actual = path.split("/");
-  for (const { route, segments } of routesOf(auth)) {
+  for (const { route, segments } of routesOf(auth).routes) {
     if (route.method !== method || (route.enabled && !route.enabled(auth))) continue;
     const params = matchPath(segments, actual);
     if (params) return { route, params };
