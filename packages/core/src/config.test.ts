@@ -264,6 +264,16 @@ describe("createAuth configuration", () => {
     expect(configError({ http: { statusMode: "always-500" } }).message).toMatch(/http\.statusMode/);
   });
 
+  it("http.openApi defaults to false, and must be true or false", () => {
+    expect(createAuth(valid()).config.openApi).toBe(false);
+    expect(createAuth({ ...valid(), http: { openApi: true } }).config.openApi).toBe(true);
+    for (const openApi of ["true", 1, {}]) {
+      expect(configError({ http: { openApi } }).message, String(openApi)).toBe(
+        `Portcullis configuration: http.openApi must be true or false; got ${JSON.stringify(openApi)}`,
+      );
+    }
+  });
+
   it("AT-5: a key that does not fit its alg is refused, naming the setting and the key it needs", () => {
     const pkcs8 = (key: KeyObject) => key.export({ format: "pem", type: "pkcs8" }).toString();
     const spki = (key: KeyObject) => key.export({ format: "pem", type: "spki" }).toString();

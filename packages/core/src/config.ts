@@ -141,6 +141,11 @@ export interface AuthConfig {
      * with 40300 unless its client is on loopback (HTTP-7). Default false.
      */
     unsafeAllowPlainHttp?: boolean;
+    /**
+     * Serve the OpenAPI 3.1 document of the routes (`openApiDocument`) at
+     * `GET <basePath>/auth/openapi.json`, public. Default false: the route answers 40400.
+     */
+    openApi?: boolean;
   };
   /** The clock, in epoch milliseconds. Tests freeze it. */
   now?: () => number;
@@ -156,6 +161,8 @@ export interface ResolvedConfig {
   statusMode: "standard" | "always-200";
   trustedProxies: string[];
   unsafeAllowPlainHttp: boolean;
+  /** Whether `GET <basePath>/auth/openapi.json` serves the OpenAPI document. */
+  openApi: boolean;
   ttl: { access: number; refresh: number; refreshIdle: number; temporary: number };
   clockToleranceSeconds: number;
   tokenStateCacheSeconds: number;
@@ -338,6 +345,8 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
   if (typeof unsafeAllowPlainHttp !== "boolean") {
     fail(`http.unsafeAllowPlainHttp must be true or false; got ${JSON.stringify(unsafeAllowPlainHttp)}`);
   }
+  const openApi = config.http?.openApi ?? false;
+  if (typeof openApi !== "boolean") fail(`http.openApi must be true or false; got ${JSON.stringify(openApi)}`);
   if (config.directory !== undefined && !isDirectory(config.directory)) {
     fail("directory must be a directory client such as ldapDirectory() from @portcullis/ldap");
   }
@@ -351,6 +360,7 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     statusMode,
     trustedProxies: [...(config.http?.trustedProxies ?? [])],
     unsafeAllowPlainHttp,
+    openApi,
     ttl,
     clockToleranceSeconds,
     tokenStateCacheSeconds,

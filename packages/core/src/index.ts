@@ -71,7 +71,9 @@ export {
   webauthnRegisterFinish,
 } from "./flows/webauthn-register.js";
 export { authorizeRequest, errorResponse, handleRequest, servesPath } from "./http/handle-request.js";
-export type { Route, RouteContext, RouteResult } from "./http/routes.js";
+export { type OpenApiDocument, type OpenApiOptions, openApiDocument } from "./http/openapi.js";
+export type { JsonSchema } from "./http/openapi-schemas.js";
+export type { ParameterDoc, Route, RouteContext, RouteDoc, RouteResult, RouteTag } from "./http/routes.js";
 export { routes } from "./http/routes.js";
 export type { Envelope, HttpRequest, HttpResponse } from "./http/types.js";
 export type { ClaimMapping, ExternalProfile, OAuthConfig, OAuthProviderConfig } from "./oauth/provider-config.js";

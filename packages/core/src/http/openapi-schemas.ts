@@ -1,0 +1,241 @@
+/** A JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1), as a plain object. */
+export type JsonSchema = Readonly<Record<string, unknown>>;
+
+const text: JsonSchema = { type: "string" };
+const flag: JsonSchema = { type: "boolean" };
+const texts: JsonSchema = { type: "array", items: text };
+const base64url: JsonSchema = { type: "string", pattern: "^[A-Za-z0-9_-]+={0,2}$" };
+/** Epoch milliseconds. */
+const instant: JsonSchema = { type: "integer", minimum: 0 };
+
+/** A string field a route refuses with 40001 when it is absent, null or empty, and with 40002 when it is not a string. */
+export const requiredText: JsonSchema = { type: "string", minLength: 1 };
+
+/**
+ * A request body: an object whose `required` fields must be present. Fields a route does not
+ * read are ignored, so the object stays open.
+ *
+ * @example
+ * ```ts
+ * requestObject({ refreshToken: requiredText }, ["refreshToken"]);
+ * ```
+ */
+export function requestObject(properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema {
+  return required.length > 0 ? { type: "object", properties, required } : { type: "object", properties };
+}
+
+/**
+ * An answer: an object with exactly these properties, each present unless named in `optional`.
+ * Closed, so that a field the server starts to send without documenting it is drift the tests
+ * see.
+ *
+ * @example
+ * ```ts
+ * answerObject({ renamed: { const: true } });
+ * ```
+ */
+export function answerObject(properties: Record<string, JsonSchema>, optional: string[] = []): JsonSchema {
+  const required = Object.keys(properties).filter((name) => !optional.includes(name));
+  return { type: "object", properties, required, additionalProperties: false };
+}
+
+/** The names of the {@link componentSchemas}. */
+export type ComponentName =
+  | "Error"
+  | "PublicUser"
+  | "TokenSet"
+  | "PasskeyInfo"
+  | "CredentialRequestOptions"
+  | "CredentialCreationOptions"
+  | "AuthenticationResponse"
+  | "RegistrationResponse"
+  | "OAuthProvider"
+  | "RoleMapping"
+  | "GroupSearch"
+  | "DirectoryPolicy"
+  | "DirectoryPolicyInput"
+  | "DirectoryCheck"
+  | "DirectoryUserPreview"
+  | "JwkSet";
+
+/** A reference to one of the {@link componentSchemas}. */
+export function schemaRef(name: ComponentName): JsonSchema {
+  return { $ref: `#/components/schemas/${name}` };
+}
+
+/** A list of one of the {@link componentSchemas}. */
+export const listOf = (name: ComponentName): JsonSchema => ({ type: "array", items: schemaRef(name) });
+
+const tokenSetProperties: Record<string, JsonSchema> = {
+  accessToken: { type: "string", description: "A JWT (`typ: at+jwt`), sent as `Authorization: Bearer`" },
+  refreshToken: { type: "string", description: "Opaque; spent by its next use" },
+  tokenType: { const: "Bearer" },
+  expiresIn: { type: "integer", minimum: 1, description: "Seconds until the access token expires" },
+  user: schemaRef("PublicUser"),
+};
+
+const returnPath: JsonSchema = { type: "string", description: "The path of this app given to `authorize` (`/` by default)" };
+
+/** The `data` of a 40102 answer: the temporary token for `2fa/verify` or `2fa/recovery`. */
+export const tempTokenData: JsonSchema = answerObject({ tempToken: text });
+
+/** The `data` of a successful OAuth callback: the token set and the return path. */
+export const oauthSignInData: JsonSchema = answerObject({ ...tokenSetProperties, returnPath });
+
+/** The `data` of an OAuth callback that asks for the second factor. */
+export const oauthSecondFactorData: JsonSchema = answerObject({ tempToken: text, returnPath });
+
+/** The `data` of a begin step of a passkey ceremony: the id for the finish step's header, and the options. */
+export const ceremonyStartData = (options: "CredentialRequestOptions" | "CredentialCreationOptions"): JsonSchema =>
+  answerObject({
+    ceremonyId: { type: "string", description: "Sent back in `X-WebAuthn-Ceremony`" },
+    options: schemaRef(options),
+  });
+
+const credentialDescriptor = answerObject({ id: base64url, type: { const: "public-key" }, transports: texts }, ["transports"]);
+
+/** The fields of a directory policy, every one optional: what a save or a test sends. */
+const directoryPolicyFields: Record<string, JsonSchema> = {
+  enabled: flag,
+  serverUrl: { type: "string", description: "`ldap://host[:port]` or `ldaps://host[:port]`" },
+  startTls: flag,
+  allowPlaintext: { type: "boolean", description: "UNSAFE, development only: `ldap://` without StartTLS, on a loopback host" },
+  allowPlaintextOnNetwork: { type: "boolean", description: "UNSAFE: lets `allowPlaintext` reach a host that is not loopback" },
+  caBundle: { type: ["string", "null"], description: "PEM certificates the server's certificate must chain to" },
+  bindDn: { type: ["string", "null"] },
+  connectTimeoutSecs: { type: "integer", minimum: 1 },
+  searchTimeoutSecs: { type: "integer", minimum: 1 },
+  userBaseDn: text,
+  userFilter: { type: "string", description: "Holds exactly one `{{username}}`" },
+  stableIdAttribute: text,
+  usernameAttribute: text,
+  displayAttribute: text,
+  emailAttribute: text,
+  groupAttribute: text,
+  groupSearch: { oneOf: [schemaRef("GroupSearch"), { type: "null" }] },
+  mappings: listOf("RoleMapping"),
+  fallbackRole: { type: ["string", "null"], description: "null denies a user in no mapped group" },
+  refreshMapping: flag,
+  loginOrder: { enum: ["explicit", "directory-first"] },
+};
+
+/**
+ * The schemas the document keeps under `components.schemas`, which the route docs name with
+ * {@link schemaRef}: the envelopes, the token set and the shapes several routes share.
+ */
+export const componentSchemas: Record<ComponentName, JsonSchema> = {
+  Error: {
+    description: "A refusal: the business code, a fixed message, and a `requestId` on 50000 and 50300.",
+    ...answerObject({ code: { type: "integer" }, message: text, requestId: text }, ["requestId"]),
+  },
+  PublicUser: answerObject({ id: text, username: text, roles: texts, totpEnabled: flag }),
+  TokenSet: { description: "The answer of every step that completes a sign-in.", ...answerObject(tokenSetProperties) },
+  PasskeyInfo: answerObject({
+    id: { ...base64url, description: "The credential id" },
+    label: text,
+    transports: texts,
+    createdAt: instant,
+    lastUsedAt: { type: ["integer", "null"], minimum: 0 },
+    backupEligible: flag,
+    backupState: flag,
+  }),
+  CredentialRequestOptions: {
+    description: "`PublicKeyCredentialRequestOptionsJSON`, for `startAuthentication` of `@simplewebauthn/browser`.",
+    type: "object",
+    properties: {
+      challenge: base64url,
+      rpId: text,
+      timeout: { type: "integer" },
+      userVerification: { enum: ["required", "preferred", "discouraged"] },
+      allowCredentials: { type: "array", items: credentialDescriptor },
+    },
+    required: ["challenge"],
+  },
+  CredentialCreationOptions: {
+    description: "`PublicKeyCredentialCreationOptionsJSON`, for `startRegistration` of `@simplewebauthn/browser`.",
+    type: "object",
+    properties: {
+      challenge: base64url,
+      rp: { type: "object", properties: { id: text, name: text }, required: ["name"] },
+      user: { type: "object", properties: { id: base64url, name: text, displayName: text }, required: ["id", "name"] },
+      pubKeyCredParams: { type: "array", items: { type: "object", properties: { type: text, alg: { type: "integer" } } } },
+      timeout: { type: "integer" },
+      excludeCredentials: { type: "array", items: credentialDescriptor },
+      authenticatorSelection: { type: "object" },
+      attestation: text,
+    },
+    required: ["challenge", "rp", "user", "pubKeyCredParams"],
+  },
+  AuthenticationResponse: {
+    description: "`AuthenticationResponseJSON`, as `startAuthentication` returns it.",
+    ...requestObject(
+      {
+        id: base64url,
+        rawId: base64url,
+        type: { const: "public-key" },
+        response: requestObject(
+          {
+            clientDataJSON: base64url,
+            authenticatorData: base64url,
+            signature: base64url,
+            userHandle: { type: ["string", "null"] },
+          },
+          ["clientDataJSON", "authenticatorData", "signature"],
+        ),
+        clientExtensionResults: { type: "object" },
+        authenticatorAttachment: text,
+      },
+      ["id", "rawId", "type", "response"],
+    ),
+  },
+  RegistrationResponse: {
+    description: "`RegistrationResponseJSON`, as `startRegistration` returns it.",
+    ...requestObject(
+      {
+        id: base64url,
+        rawId: base64url,
+        type: { const: "public-key" },
+        response: requestObject({ clientDataJSON: base64url, attestationObject: base64url, transports: texts }, [
+          "clientDataJSON",
+          "attestationObject",
+        ]),
+        clientExtensionResults: { type: "object" },
+        authenticatorAttachment: text,
+      },
+      ["id", "rawId", "type", "response"],
+    ),
+  },
+  OAuthProvider: answerObject({ name: text, displayName: text }),
+  RoleMapping: answerObject({ group: text, role: text, priority: { type: "integer" } }),
+  GroupSearch: answerObject({ baseDn: text, filter: text }),
+  DirectoryPolicy: {
+    description: "The saved policy: never the bind password, only whether one is stored.",
+    ...answerObject({ ...directoryPolicyFields, credentialConfigured: flag }),
+  },
+  DirectoryPolicyInput: {
+    description: "Policy fields to save or to try; those left out keep their saved values.",
+    ...requestObject({ ...directoryPolicyFields, bindPassword: { type: "string", writeOnly: true } }),
+  },
+  DirectoryCheck: answerObject(
+    {
+      ok: flag,
+      category: { enum: ["configuration", "connection", "tls", "timeout", "bind", "search"] },
+      message: text,
+    },
+    ["category", "message"],
+  ),
+  DirectoryUserPreview: answerObject({
+    username: text,
+    displayName: { type: ["string", "null"] },
+    email: { type: ["string", "null"] },
+    groups: texts,
+    matchedRule: { oneOf: [schemaRef("RoleMapping"), { type: "null" }] },
+    roles: texts,
+  }),
+  JwkSet: {
+    description: "An RFC 7517 JWK Set of public keys.",
+    type: "object",
+    properties: { keys: { type: "array", items: { type: "object", properties: { kty: text }, required: ["kty"] } } },
+    required: ["keys"],
+  },
+};

@@ -1,0 +1,194 @@
+import { generateKeyPairSync } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { compileErrors, validate } from "@readme/openapi-parser";
+import type { OpenAPIV3_1 } from "openapi-types";
+import { describe, expect, it } from "vitest";
+import type { Auth } from "../auth.js";
+import { fakeDirectory } from "../directory/directory.test-support.js";
+import { type AuthOverrides, encryptionKey, makeAuth } from "../flows/fixtures.test-support.js";
+import { coreVersion } from "../version.js";
+import { handleRequest } from "./handle-request.js";
+import { type OpenApiDocument, openApiDocument } from "./openapi.js";
+import { type OperationShape, schemaPointers, schemaValidators } from "./openapi.test-support.js";
+import { routes } from "./routes.js";
+
+const { privateKey } = generateKeyPairSync("ed25519");
+const eddsa = { alg: "EdDSA" as const, privateKey: privateKey.export({ format: "pem", type: "pkcs8" }).toString() };
+
+/** Every feature on: passkeys, an OAuth provider, a directory, an asymmetric signing key, the document route. */
+const everythingOn: AuthOverrides = {
+  secrets: { signing: eddsa, encryption: encryptionKey },
+  passkeys: { rpId: "example.com", rpName: "Example", origins: ["https://example.com"] },
+  oauth: {
+    providers: {
+      corp: { issuer: "https://id.example.com", clientId: "app", clientSecret: "s3cret", redirectUri: "https://example.com/cb" },
+    },
+  },
+  directory: fakeDirectory(),
+  http: { openApi: true },
+};
+
+const configurations: [string, AuthOverrides][] = [
+  ["everything on", everythingOn],
+  ["passkeys, OAuth and directory off, HS256", {}],
+  ['statusMode "always-200"', { ...everythingOn, http: { openApi: true, statusMode: "always-200" } }],
+  ['basePath ""', { ...everythingOn, http: { basePath: "" } }],
+  ['basePath "/svc/auth-api"', { ...everythingOn, http: { basePath: "/svc/auth-api" } }],
+];
+
+const documentOf = (overrides: AuthOverrides): OpenApiDocument => openApiDocument(makeAuth(overrides).auth);
+
+/** `METHOD path` of every operation of a document. */
+const operationsOf = (document: OpenApiDocument): string[] =>
+  Object.entries(document.paths).flatMap(([path, operations]) =>
+    Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+  );
+
+const operation = (document: OpenApiDocument, path: string, method: string) => document.paths[path]?.[method] as OperationShape;
+
+describe("openApiDocument", () => {
+  for (const [name, overrides] of configurations) {
+    it(`is valid OpenAPI 3.1 for ${name}: @readme/openapi-parser with its semantic checks, and every schema compiles as JSON Schema 2020-12`, async () => {
+      const document = documentOf(overrides);
+      const result = await validate(structuredClone(document) as unknown as OpenAPIV3_1.Document, {
+        resolve: { external: false },
+      });
+      expect(result.valid, result.valid ? "" : compileErrors(result)).toBe(true);
+      expect(result.warnings).toEqual([]);
+      const validatorAt = schemaValidators(document);
+      const pointers = schemaPointers(document);
+      expect(pointers.length).toBeGreaterThan(Object.keys(document.paths).length);
+      for (const pointer of pointers) expect(() => validatorAt(pointer), pointer).not.toThrow();
+    });
+  }
+
+  it("has every route of the table with everything on, and leaves out each feature that is off", () => {
+    const all = operationsOf(documentOf(everythingOn));
+    expect(all).toHaveLength(routes.length);
+    expect(all).toContain("GET /api/v1/auth/public-key/credentials");
+    expect(all).toContain("PUT /api/v1/auth/public-key/credentials/{id}");
+    expect(all).toContain("GET /.well-known/jwks.json");
+
+    const off = operationsOf(documentOf({ passkeys: undefined }));
+    const absent = all.filter((entry) => !off.includes(entry));
+    expect(absent.sort()).toEqual([
+      "DELETE /api/v1/auth/public-key/credentials/{id}",
+      "GET /.well-known/jwks.json",
+      "GET /api/v1/auth/oauth/{provider}/authorize",
+      "GET /api/v1/auth/oauth/{provider}/callback",
+      "GET /api/v1/auth/openapi.json",
+      "GET /api/v1/auth/public-key/credentials",
+      "POST /api/v1/auth/public-key/login/begin",
+      "POST /api/v1/auth/public-key/login/finish",
+      "POST /api/v1/auth/public-key/register/begin",
+      "POST /api/v1/auth/public-key/register/finish",
+      "PUT /api/v1/auth/public-key/credentials/{id}",
+    ]);
+    // What a client asks to learn which features are on stays: public-key/config and oauth/providers.
+    expect(off).toContain("GET /api/v1/auth/public-key/config");
+    expect(off).toContain("GET /api/v1/auth/oauth/providers");
+    // The schemas only passkey routes use are left out with them.
+    expect(Object.keys(documentOf({ passkeys: undefined }).components.schemas)).not.toContain("PasskeyInfo");
+    expect(Object.keys(documentOf(everythingOn).components.schemas)).toContain("PasskeyInfo");
+  });
+
+  it("puts every path but the JWKS under the base path", () => {
+    for (const basePath of ["", "/svc/auth-api"]) {
+      const paths = Object.keys(documentOf({ ...everythingOn, http: { basePath } }).paths);
+      expect(paths).toContain(`${basePath}/auth/login`);
+      expect(paths.filter((path) => !path.startsWith(`${basePath}/auth/`))).toEqual(["/.well-known/jwks.json"]);
+    }
+  });
+
+  it("gives each code the status it travels with: by its first three digits in standard mode, 200 in always-200 mode", () => {
+    const standard = operation(documentOf(everythingOn), "/api/v1/auth/login", "post");
+    expect(Object.keys(standard.responses)).toEqual(["200", "400", "401", "403", "404", "409", "429", "500", "503"]);
+    expect(standard.responses["429"]?.headers?.["Retry-After"]?.required).toBe(true);
+    const codesAt = (status: string) =>
+      JSON.stringify(standard.responses[status]?.content)
+        .match(/"enum":\[[\d,]+\]|"const":\d+/g)
+        ?.join();
+    expect(codesAt("200")).toBe('"const":0,"const":40102');
+    expect(codesAt("401")).toBe('"enum":[40100]');
+    expect(codesAt("400")).toBe('"enum":[40001,40002]');
+
+    const always200 = operation(
+      documentOf({ ...everythingOn, http: { statusMode: "always-200" } }),
+      "/api/v1/auth/login",
+      "post",
+    );
+    expect(Object.keys(always200.responses)).toEqual(["200"]);
+    expect(JSON.stringify(always200.responses["200"]?.content)).toContain(
+      '"enum":[40001,40002,40100,40300,40400,40900,42900,50000,50300]',
+    );
+    expect(always200.responses["200"]?.headers?.["Retry-After"]?.required).toBe(false);
+  });
+
+  it("adds the codes of the checks before a handler: TLS and internal errors everywhere, the body on POST and PUT, the token on bearer routes", () => {
+    const document = documentOf(everythingOn);
+    const statuses = (path: string, method: string) => Object.keys(operation(document, path, method).responses);
+    expect(statuses("/api/v1/auth/public-key/config", "get")).toEqual(["200", "403", "500"]);
+    expect(statuses("/api/v1/auth/refresh", "post")).toEqual(["200", "400", "401", "403", "500", "503"]);
+    expect(statuses("/api/v1/auth/me", "get")).toEqual(["200", "401", "403", "500", "503"]);
+    const me = operation(document, "/api/v1/auth/me", "get") as OperationShape & { security?: unknown };
+    expect(me.security).toEqual([{ bearerAuth: [] }]);
+    expect(operation(document, "/api/v1/auth/login", "post")).not.toHaveProperty("security");
+  });
+
+  it("names the configured admin role on the admin routes", () => {
+    const document = documentOf({ ...everythingOn, adminRole: "operator" });
+    const policy = document.paths["/api/v1/auth/directory/policy"] as Record<string, { description: string }>;
+    expect(policy.put).toMatchObject({ "x-portcullis-role": "operator" });
+    expect(policy.put?.description).toContain("`operator`");
+  });
+
+  it("declares the ceremony header, the path parameters and the OAuth cookie and redirect", () => {
+    const document = documentOf(everythingOn);
+    expect(operation(document, "/api/v1/auth/public-key/login/finish", "post").parameters).toEqual([
+      expect.objectContaining({ name: "X-WebAuthn-Ceremony", in: "header", required: true }),
+    ]);
+    expect(operation(document, "/api/v1/auth/public-key/credentials/{id}", "delete").parameters).toEqual([
+      expect.objectContaining({ name: "id", in: "path", required: true }),
+    ]);
+    const authorize = operation(document, "/api/v1/auth/oauth/{provider}/authorize", "get");
+    expect(authorize.responses["302"]?.headers?.Location?.required).toBe(true);
+    expect(authorize.responses["200"]?.headers).toHaveProperty("Set-Cookie");
+  });
+
+  it("has the core package's version, and the servers it is given", () => {
+    const packageJson = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+    expect(coreVersion).toBe(packageJson.version);
+    const { auth } = makeAuth();
+    expect(openApiDocument(auth).info.version).toBe(packageJson.version);
+    expect(openApiDocument(auth)).not.toHaveProperty("servers");
+    const servers = [{ url: "https://api.example.com", description: "Production" }];
+    expect(openApiDocument(auth, { servers }).servers).toEqual(servers);
+  });
+
+  it("gives every route a unique operationId", () => {
+    const ids = routes.map((route) => route.doc.operationId);
+    expect(new Set(ids).size).toBe(routes.length);
+  });
+});
+
+describe("GET <basePath>/auth/openapi.json", () => {
+  const get = async (auth: Auth, url: string) =>
+    handleRequest(auth, { method: "GET", url, header: () => undefined, body: null, peerAddress: "192.0.2.1", secure: true });
+
+  it("serves the document itself with http.openApi, cacheable for five minutes", async () => {
+    const { auth } = makeAuth({ ...everythingOn, http: { openApi: true, basePath: "/svc" } });
+    const response = await get(auth, "/svc/auth/openapi.json");
+    expect(response?.status).toBe(200);
+    expect(response?.headers["cache-control"]).toBe("public, max-age=300");
+    expect(response?.headers["content-type"]).toBe("application/json; charset=utf-8");
+    expect(JSON.parse(response?.body ?? "")).toEqual(openApiDocument(auth));
+  });
+
+  it("is 40400 without http.openApi, which defaults to false", async () => {
+    const { auth } = makeAuth();
+    expect(auth.config.openApi).toBe(false);
+    const response = await get(auth, "/api/v1/auth/openapi.json");
+    expect(response?.status).toBe(404);
+    expect(JSON.parse(response?.body ?? "")).toEqual({ code: 40400, message: "No such route" });
+  });
+});
