@@ -21,6 +21,26 @@ export interface CallOptions {
   token?: string;
 }
 
+/** One exchange as the client saw it: what the OpenAPI drift check (`openapi-drift.ts`) reads. */
+export interface RecordedExchange {
+  server: RunningServer;
+  method: string;
+  /** The request target as sent: the path and the query. */
+  target: string;
+  result: CallResult;
+}
+
+/**
+ * Every exchange the helpers of this module made in the current test file, in order: each test
+ * file has its own module instance. Recording costs a push per request.
+ */
+export const recordedExchanges: RecordedExchange[] = [];
+
+function recorded<T extends CallResult>(server: RunningServer, method: string, target: string, result: T): T {
+  recordedExchanges.push({ server, method, target, result });
+  return result;
+}
+
 function parse(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -63,7 +83,10 @@ function callOverTls(
   });
 }
 
-/** One request: with `fetch`, or over TLS with `node:https` when the server serves TLS. */
+/**
+ * One request: with `fetch`, or over TLS with `node:https` when the server serves TLS. A
+ * redirect is answered as it is, never followed.
+ */
 export async function call(server: RunningServer, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
   const headers: Record<string, string> = { ...options.headers };
   let body: string | Uint8Array | undefined = options.body;
@@ -72,10 +95,10 @@ export async function call(server: RunningServer, method: string, path: string, 
     body = JSON.stringify(options.json);
   }
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-  if (server.ca !== undefined) return callOverTls(server, method, path, headers, body);
-  const response = await fetch(`${server.baseUrl}${path}`, { method, headers, body });
+  if (server.ca !== undefined) return recorded(server, method, path, await callOverTls(server, method, path, headers, body));
+  const response = await fetch(`${server.baseUrl}${path}`, { method, headers, body, redirect: "manual" });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, text, body: parse(text) };
+  return recorded(server, method, path, { status: response.status, headers: response.headers, text, body: parse(text) });
 }
 
 /** POST with a JSON body. */
@@ -173,7 +196,7 @@ export function rawExchange(server: RunningServer, parts: (string | Buffer)[], t
  * `endBody: false` the last chunk is never sent, so only a server that counts the bytes as
  * they arrive can answer (HTTP-1).
  */
-export function chunkedPost(
+export async function chunkedPost(
   server: RunningServer,
   path: string,
   body: Buffer,
@@ -193,11 +216,11 @@ export function chunkedPost(
     parts.push(`${chunk.length.toString(16)}\r\n`, chunk, "\r\n");
   }
   if (options.endBody !== false) parts.push("0\r\n\r\n");
-  return rawExchange(server, parts);
+  return recorded(server, "POST", path, await rawExchange(server, parts));
 }
 
 /** A POST whose `Content-Length` says `declaredLength` while `body` is sent whole. */
-export function postWithContentLength(
+export async function postWithContentLength(
   server: RunningServer,
   path: string,
   body: Buffer,
@@ -210,15 +233,15 @@ export function postWithContentLength(
     `content-length: ${declaredLength}`,
     "connection: close",
   ];
-  return rawExchange(server, [`${head.join("\r\n")}\r\n\r\n`, body]);
+  return recorded(server, "POST", path, await rawExchange(server, [`${head.join("\r\n")}\r\n\r\n`, body]));
 }
 
 /**
  * A request written by hand with the request target exactly as given, for targets `fetch`
  * would resolve first (`/a/../b`, `\`, `%2e`): a JSON body when `body` is given.
  */
-export function rawRequest(server: RunningServer, method: string, target: string, body?: string): Promise<RawResult> {
+export async function rawRequest(server: RunningServer, method: string, target: string, body?: string): Promise<RawResult> {
   const head = [`${method} ${target} HTTP/1.1`, `host: ${server.host}:${server.port}`, "connection: close"];
   if (body !== undefined) head.push("content-type: application/json", `content-length: ${Buffer.byteLength(body)}`);
-  return rawExchange(server, [`${head.join("\r\n")}\r\n\r\n${body ?? ""}`]);
+  return recorded(server, method, target, await rawExchange(server, [`${head.join("\r\n")}\r\n\r\n${body ?? ""}`]));
 }

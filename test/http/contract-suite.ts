@@ -5,6 +5,7 @@ import {
   type PasskeyInfo,
   type TokenSet,
   httpStatusFor,
+  openApiDocument,
   routes,
   signOutEverywhere,
 } from "@portcullis/core";
@@ -449,12 +450,35 @@ export function describeContract(name: string, start: StartServer, options: Cont
         expectEnvelope(await call(context.server, "GET", "/.well-known/jwks.json"), 40400);
       });
 
+      it("without providers, oauth/providers is an empty list and their routes 40400; without http.openApi, openapi.json is 40400", async () => {
+        const providers = await call(context.server, "GET", `${base}/oauth/providers`);
+        expectEnvelope(providers, 0);
+        expect(providers.body.data).toEqual([]);
+        expectEnvelope(await call(context.server, "GET", `${base}/oauth/corp/authorize`), 40400);
+        expectEnvelope(await call(context.server, "GET", `${base}/oauth/corp/callback?code=x&state=y`), 40400);
+        expectEnvelope(await call(context.server, "GET", `${base}/openapi.json`), 40400);
+      });
+
       it("HTTP-1: a Content-Length smaller than the body is never read past, and never a 500", async () => {
         const body = Buffer.from(`{"refreshToken":"unknown"}${" ".repeat(70 * 1024)}{"refreshToken":"x"}`);
         const result = await postWithContentLength(context.server, `${base}/refresh`, body, 26);
         // Node's HTTP parser treats the extra bytes as a second, invalid request and answers 400 itself.
         expect(result.status).toBe(400);
         if (result.body !== undefined) expect([40002, 40101]).toContain(result.body.code);
+      });
+    });
+
+    describe("the OpenAPI document (http.openApi)", () => {
+      const context = useServer(start, { http: { openApi: true } });
+
+      it("GET /auth/openapi.json answers the document of this configuration itself, cacheable for five minutes", async () => {
+        const result = await call(context.server, "GET", `${base}/openapi.json`);
+        expect(result.status).toBe(200);
+        expect(result.headers.get("content-type")).toMatch(/^application\/json/);
+        expect(result.headers.get("x-content-type-options")).toBe("nosniff");
+        expect(result.headers.get("cache-control")).toBe("public, max-age=300");
+        expect(result.body).toEqual(openApiDocument(context.testAuth.auth));
+        expect(Object.keys(result.body.paths)).toContain(`${base}/openapi.json`);
       });
     });
 

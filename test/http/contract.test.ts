@@ -5,6 +5,7 @@ import { createTestUser, generousThrottle, makeTestAuth, testPassword } from "..
 import { call, post, rawRequest } from "./client.js";
 import { describeContract, expectEnvelope } from "./contract-suite.js";
 import { type MalformedContext, malformedCases } from "./malformed-cases.js";
+import { describeOpenApiDrift } from "./openapi-drift.js";
 import {
   type RunningServer,
   adapters,
@@ -151,4 +152,15 @@ describe("RL-3/HTTP-5: odd paths get identical answers from every adapter", () =
       }
     });
   }
+});
+
+describeOpenApiDrift({
+  elsewhere: {
+    oauthAuthorize: "test/http/oauth.test.ts, against a real OpenID provider",
+    oauthCallback: "test/http/oauth.test.ts, against a real OpenID provider",
+    getDirectoryPolicy: "test/http/directory.test.ts, against a real slapd",
+    saveDirectoryPolicy: "test/http/directory.test.ts, against a real slapd",
+    testDirectoryPolicy: "test/http/directory.test.ts, against a real slapd",
+    previewDirectoryUser: "test/http/directory.test.ts, against a real slapd",
+  },
 });

@@ -37,6 +37,7 @@ import {
 } from "../fixtures/slapd.js";
 import { type TcpForwarder, ldapOperationTags, startTcpForwarder } from "../fixtures/tcp-forwarder.js";
 import { type CallResult, call, post } from "./client.js";
+import { describeOpenApiDrift } from "./openapi-drift.js";
 import { type RunningServer, type StartServer, adapters } from "./servers.js";
 
 const describeWithSlapd = describeNeedingService("test/http/directory.test.ts", slapdMissing());
@@ -876,5 +877,9 @@ describeWithSlapd("Directory (LDAP) login over HTTP against slapd", () => {
         });
       });
     }
+  });
+
+  describeOpenApiDrift({
+    exercises: ["getDirectoryPolicy", "saveDirectoryPolicy", "testDirectoryPolicy", "previewDirectoryUser", "login", "refresh"],
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTestAuth } from "../fixtures/auth.js";
 import { type OidcTestProvider, driveAuthorization, startOidcProvider } from "../fixtures/oidc-provider.js";
 import { call } from "./client.js";
+import { describeOpenApiDrift } from "./openapi-drift.js";
 import { adapters } from "./servers.js";
 
 const redirectUri = "https://app.example.com/auth/callback";
@@ -81,9 +82,7 @@ describe("OAuth routes against a real OpenID provider", () => {
       it("OA-8: mode=redirect answers 302 to the provider; a hostile return path is 40002; an unknown provider 40400", async () => {
         const server = await start(authWithProvider());
         try {
-          const response = await fetch(`${server.baseUrl}/api/v1/auth/oauth/corp/authorize?mode=redirect`, {
-            redirect: "manual",
-          });
+          const response = await call(server, "GET", "/api/v1/auth/oauth/corp/authorize?mode=redirect");
           expect(response.status).toBe(302);
           expect(response.headers.get("location")).toMatch(new RegExp(`^${provider.issuer}/`));
           expect(response.headers.get("set-cookie")).toMatch(/^portcullis_oauth=/);
@@ -103,3 +102,5 @@ describe("OAuth routes against a real OpenID provider", () => {
     });
   }
 });
+
+describeOpenApiDrift({ exercises: ["oauthProviders", "oauthAuthorize", "oauthCallback", "getPublicUser"] });

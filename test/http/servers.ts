@@ -17,6 +17,8 @@ export interface RunningServer {
   port: number;
   /** The certificate to trust when the server serves TLS. */
   ca?: string;
+  /** The auth instance the server's routes serve, when the server was started here: the OpenAPI drift check reads its document. */
+  auth?: Auth;
   close(): Promise<void>;
 }
 
@@ -36,7 +38,7 @@ function nodeServer(listener: RequestListener, options: ServerOptions): Server {
   return options.tls ? createHttpsServer(options.tls, listener) : createServer(listener);
 }
 
-async function listen(server: Server, options: ServerOptions): Promise<RunningServer> {
+async function listen(server: Server, auth: Auth, options: ServerOptions): Promise<RunningServer> {
   const host = options.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -48,6 +50,7 @@ async function listen(server: Server, options: ServerOptions): Promise<RunningSe
     host,
     port,
     ...(options.tls ? { ca: options.tls.cert } : {}),
+    auth,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -92,19 +95,19 @@ function expressApp(express: ExpressFactory, auth: Auth, parseJsonFirst: boolean
 
 /** Express 5, as `app.use(authRouter(auth))`. */
 export const startExpress5: StartServer = (auth, options = {}) =>
-  listen(nodeServer(expressApp(express5, auth, false), options), options);
+  listen(nodeServer(expressApp(express5, auth, false), options), auth, options);
 
 /** Express 4, as `app.use(authRouter(auth))`. */
 export const startExpress4: StartServer = (auth, options = {}) =>
-  listen(nodeServer(expressApp(express4, auth, false), options), options);
+  listen(nodeServer(expressApp(express4, auth, false), options), auth, options);
 
 /** Express 5 with `app.use(express.json())` before `authRouter`: core gets the parsed body. */
 export const startExpress5ParsingJson: StartServer = (auth, options = {}) =>
-  listen(nodeServer(expressApp(express5, auth, true), options), options);
+  listen(nodeServer(expressApp(express5, auth, true), options), auth, options);
 
 /** Express 4 with `app.use(express.json())` before `authRouter`. */
 export const startExpress4ParsingJson: StartServer = (auth, options = {}) =>
-  listen(nodeServer(expressApp(express4, auth, true), options), options);
+  listen(nodeServer(expressApp(express4, auth, true), options), auth, options);
 
 /** The Hono test app, with `app.route("/", authApp(auth))`, the same app routes as Express. */
 export function honoApp(
@@ -127,16 +130,16 @@ export function honoApp(
 }
 
 /** Serves a Hono app on `@hono/node-server`, over TLS when `options.tls` is given. */
-function serveHono(app: Pick<Hono, "fetch">, options: ServerOptions): Promise<RunningServer> {
+function serveHono(app: Pick<Hono, "fetch">, auth: Auth, options: ServerOptions): Promise<RunningServer> {
   const hostname = options.host ?? "127.0.0.1";
   const server = options.tls
     ? createAdaptorServer({ fetch: app.fetch, hostname, createServer: createHttpsServer, serverOptions: options.tls })
     : createAdaptorServer({ fetch: app.fetch, hostname });
-  return listen(server as Server, options);
+  return listen(server as Server, auth, options);
 }
 
 /** Hono on `@hono/node-server`. */
-export const startHono: StartServer = (auth, options = {}) => serveHono(honoApp(auth), options);
+export const startHono: StartServer = (auth, options = {}) => serveHono(honoApp(auth), auth, options);
 
 /**
  * Hono with a middleware before the routes that reads every JSON body with `c.req.json()`, as
@@ -151,6 +154,7 @@ export const startHonoReadingJsonFirst: StartServer = (auth, options = {}) =>
       });
       app.route("/", authApp(auth));
     }),
+    auth,
     options,
   );
 
