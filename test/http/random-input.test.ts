@@ -19,6 +19,9 @@ import {
   makeTestAuthenticator,
   testPassword,
 } from "../fixtures/auth.js";
+import type { RecordedExchange } from "./client.js";
+import { checkRecordedExchanges } from "./openapi-drift.js";
+import type { RunningServer } from "./servers.js";
 
 /** A small seeded generator (mulberry32), so that a failing input can be replayed. */
 function seeded(seed: number): () => number {
@@ -236,6 +239,9 @@ describe("random input on every POST and PUT route", () => {
     return String(randomBase64url(next));
   }
 
+  /** The server the OpenAPI drift check reads the auth of: the answers here come from handleRequest itself. */
+  const inProcess: RunningServer = { baseUrl: "", host: "", port: 0, auth, close: async () => {} };
+
   for (const route of bodyRoutes) {
     const finish = route.path.endsWith("/finish");
     const kind = route.path.includes("/login/") ? "login" : "register";
@@ -244,6 +250,7 @@ describe("random input on every POST and PUT route", () => {
       const fields = fieldsByRoute[routeKey(route)] ?? [];
       const seen = new Set<number>();
       const spent: string[] = [];
+      const answers: RecordedExchange[] = [];
       for (let index = 0; index < 300; index += 1) {
         let body: Record<string, unknown> = {};
         const headers: Record<string, string> = { authorization: `Bearer ${session.accessToken}` };
@@ -269,6 +276,8 @@ describe("random input on every POST and PUT route", () => {
           data?: { ok?: boolean; category?: string };
         };
         const replay = `${route.method} ${url} ${JSON.stringify(headers)} ${text} → ${response.body}`;
+        const result = { status: response.status, headers: new Headers(response.headers), text: response.body, body: envelope };
+        answers.push({ server: inProcess, method: route.method, target: `/api/v1${url}`, result });
         expect(documentedCodes.has(envelope.code), replay).toBe(true);
         expect(response.status, replay).toBeLessThan(500);
         expect(response.body).not.toMatch(/stack|Error:|\.ts:\d/);
@@ -280,6 +289,8 @@ describe("random input on every POST and PUT route", () => {
         // A registration that went through raised the token version: sign in again.
         if (route.path === "/auth/public-key/register/finish" && envelope.code === 0) await signIn();
       }
+      // Every answer is one the OpenAPI document gives this route: its status, its code, its data.
+      expect(checkRecordedExchanges(answers).problems.slice(0, 5)).toEqual([]);
       // Routes that read fields must have refused some of the inputs; setup reads none.
       if (fields.length > 0 && route.path !== "/auth/directory/policy/test")
         expect([...seen].some((code) => code !== 0)).toBe(true);
