@@ -7,9 +7,11 @@ import {
   type Directory,
   ErrorCode,
   type LoginResult,
+  type OpenApiDocument,
   createAuth,
   login,
   memoryStorage,
+  openApiDocument,
 } from "@portcullis/core";
 import { runStorageConformance } from "@portcullis/core/testing";
 import { authRouter, requireAuth } from "@portcullis/express";
@@ -50,6 +52,7 @@ export async function signInOnce(): Promise<string> {
   return result.tokens.accessToken;
 }
 
+export const document: OpenApiDocument = openApiDocument(auth, { servers: [{ url: "https://api.example.com" }] });
 export const isThrottled = (error: unknown) => error instanceof AuthError && error.code === ErrorCode.TooManyAttempts;
 export const conformance = runStorageConformance;
 export const directory: Directory = ldapDirectory();
