@@ -5,11 +5,13 @@ import type { OpenAPIV3_1 } from "openapi-types";
 import { describe, expect, it } from "vitest";
 import type { Auth } from "../auth.js";
 import { fakeDirectory } from "../directory/directory.test-support.js";
+import { defaultDirectoryPolicy } from "../directory/policy.js";
 import { type AuthOverrides, encryptionKey, makeAuth } from "../flows/fixtures.test-support.js";
 import { coreVersion } from "../version.js";
 import { handleRequest } from "./handle-request.js";
 import { type OpenApiDocument, openApiDocument } from "./openapi.js";
 import { type OperationShape, schemaPointers, schemaValidators } from "./openapi.test-support.js";
+import { type JsonSchema, componentSchemas } from "./openapi-schemas.js";
 import { routes } from "./routes.js";
 
 const { privateKey } = generateKeyPairSync("ed25519");
@@ -163,6 +165,13 @@ describe("openApiDocument", () => {
     expect(openApiDocument(auth)).not.toHaveProperty("servers");
     const servers = [{ url: "https://api.example.com", description: "Production" }];
     expect(openApiDocument(auth, { servers }).servers).toEqual(servers);
+  });
+
+  it("describes the directory policy with exactly the policy's fields", () => {
+    const fields = Object.keys(defaultDirectoryPolicy);
+    const propertiesOf = (schema: JsonSchema) => Object.keys(schema.properties as object).sort();
+    expect(propertiesOf(componentSchemas.DirectoryPolicy)).toEqual([...fields, "credentialConfigured"].sort());
+    expect(propertiesOf(componentSchemas.DirectoryPolicyInput)).toEqual([...fields, "bindPassword"].sort());
   });
 
   it("gives every route a unique operationId", () => {
