@@ -63,7 +63,7 @@ const errorSchema = (codes: number[]): JsonSchema => ({
 });
 
 function describeCode(doc: RouteDoc, code: number): string {
-  if (code === 0) return doc.bare ? "The document itself, not the envelope" : "0: success";
+  if (code === 0) return doc.bare ? "Success: the body itself, not in the envelope" : "0: success";
   return `${code}: ${defaultMessages[code as ErrorCode]}`;
 }
 
