@@ -12,6 +12,7 @@ export default defineConfig({
       { find: /^@portcullis\/hono$/, replacement: source("./packages/hono/src/index.ts") },
       { find: /^@portcullis\/ldap$/, replacement: source("./packages/ldap/src/index.ts") },
       { find: /^@portcullis\/kysely$/, replacement: source("./packages/kysely/src/index.ts") },
+      { find: /^@portcullis\/client$/, replacement: source("./packages/client/src/index.ts") },
     ],
   },
   test: {

@@ -1,0 +1,219 @@
+import { type StatusMode, createAppFetch } from "./app-fetch.js";
+import { type AuthClientEventMap, type AuthClientEventName, createClientEvents } from "./events.js";
+import { type OAuthClient, createOAuthClient } from "./oauth.js";
+import { type PasskeyCeremonies, type PasskeyClient, browserPasskeyCeremonies, createPasskeyClient } from "./passkeys.js";
+import type { Reauthenticate } from "./reauthentication.js";
+import { createSession } from "./session.js";
+import { type SignInStep, signInStep } from "./sign-in.js";
+import { type TokenStore, memoryTokenStore } from "./token-store.js";
+import { type TotpClient, createTotpClient } from "./totp.js";
+import { type FetchFunction, createTransport } from "./transport.js";
+import type { AuthUser } from "./types.js";
+
+/** Options of {@link createAuthClient}. Every one has a default. */
+export interface AuthClientOptions {
+  /**
+   * Where the Portcullis routes are mounted: the server's `http.basePath`. Default `"/api/v1"`,
+   * relative to the page; in Node, an absolute URL (`"https://api.example.com/api/v1"`).
+   */
+  baseUrl?: string;
+  /** Where the tokens are kept. Default {@link memoryTokenStore}: gone on reload, out of reach of other pages. */
+  store?: TokenStore;
+  /** The `fetch` every request goes through. Default the global `fetch`. */
+  fetch?: FetchFunction;
+  /**
+   * The server's `http.statusMode`. Only `client.fetch` needs it: under `"always-200"` it reads
+   * the body of every JSON answer with status 200 for a 40101. The client's own routes always
+   * read the envelope's `code`. Default `"standard"`.
+   */
+  statusMode?: StatusMode;
+  /**
+   * Refresh before a request when the access token expires within this many seconds. Default 0:
+   * never ahead of time; a token is refreshed when the server refuses it (40101), which costs one
+   * extra round trip per access-token lifetime and nothing when the user is idle.
+   */
+  refreshAheadSeconds?: number;
+  /**
+   * Asked for the password (or a TOTP code) when the server wants proof that it is still the user
+   * (40001 on TOTP setup and enable, or passkey registration, after a sign-in older than the
+   * server's `reauthentication.recentSignIn`); the call is then made once more with it.
+   * Default: none, and those calls reject with the 40001.
+   */
+  reauthenticate?: Reauthenticate;
+  /** The WebAuthn ceremonies. Default `@simplewebauthn/browser`'s `startAuthentication` and `startRegistration`. */
+  passkeyCeremonies?: PasskeyCeremonies;
+  /** Origins besides the API's to which `client.fetch` sends the access token. Default none. */
+  bearerOrigins?: readonly string[];
+  /** The client's clock in epoch milliseconds, for `refreshAheadSeconds`. Default `Date.now`. */
+  now?: () => number;
+  /** Receives what an event listener throws; the client's operation carries on regardless. Default: ignored. */
+  onListenerError?: (error: unknown, event: AuthClientEventName) => void;
+}
+
+/** What a password login sends: `provider: "directory"` signs in against the directory (LDAP). */
+export interface LoginInput {
+  username: string;
+  password: string;
+  /** `"local"` (the server's default) or `"directory"`. */
+  provider?: "local" | "directory";
+}
+
+/** A client of the Portcullis routes, from {@link createAuthClient}. */
+export interface AuthClient {
+  /**
+   * Signs in with a username and password (`POST /auth/login`), against local accounts or, with
+   * `provider: "directory"`, the directory. Answers `authenticated` (tokens stored, `signedIn`
+   * emitted) or `totp_required`, whose `verifyTotp` and `useRecoveryCode` finish the sign-in.
+   *
+   * @throws {AuthClientError} 40100 wrong credentials (one answer for every reason), 40300 disabled, 42900 throttled.
+   * @example
+   * ```ts
+   * const step = await client.login({ username, password });
+   * if (step.status === "totp_required") await step.verifyTotp(code);
+   * ```
+   */
+  login(input: LoginInput): Promise<SignInStep>;
+  /**
+   * Renews the tokens now (`POST /auth/refresh`), joining a refresh already under way. A refusal
+   * signs out (`signedOut`, reason `session_ended`).
+   *
+   * @throws {AuthClientError} `not_signed_in`, or the refresh's error.
+   * @example
+   * ```ts
+   * const user = await client.refresh();
+   * ```
+   */
+  refresh(): Promise<AuthUser>;
+  /**
+   * Revokes the session on the server (`POST /auth/logout`) and forgets the tokens. The tokens are
+   * forgotten and `signedOut` (reason `logout`) emitted even when the server cannot be reached;
+   * the promise then rejects, since the session may still be alive there.
+   *
+   * @throws {AuthClientError} when the server could not revoke the session.
+   * @example
+   * ```ts
+   * await client.logout();
+   * ```
+   */
+  logout(): Promise<void>;
+  /**
+   * The signed-in user, from the server (`GET /auth/me`); kept beside the tokens.
+   *
+   * @throws {AuthClientError} `not_signed_in`, or 40101 when the session has ended.
+   * @example
+   * ```ts
+   * const { username, roles } = await client.me();
+   * ```
+   */
+  me(): Promise<AuthUser>;
+  /**
+   * The user as the last sign-in, refresh or `me()` saw it, from the token store: no request.
+   *
+   * @example
+   * ```ts
+   * const user = await client.currentUser(); // null when signed out
+   * ```
+   */
+  currentUser(): Promise<AuthUser | null>;
+  /**
+   * The stored access token, for a transport `client.fetch` does not cover (a WebSocket's first
+   * message, say). No request: it may have expired.
+   *
+   * @example
+   * ```ts
+   * socket.send(JSON.stringify({ type: "auth", token: await client.accessToken() }));
+   * ```
+   */
+  accessToken(): Promise<string | null>;
+  /**
+   * `fetch` for the app's own routes: adds `Authorization: Bearer …` to requests for the API's
+   * origin (never another, unless listed in `bearerOrigins`) and, on a 40101, refreshes once,
+   * shared with every concurrent request, and retries once. Answers the `Response` as it is.
+   *
+   * @throws {AuthClientError} when a needed refresh failed (a refusal has signed out), or the request got no answer.
+   * @example
+   * ```ts
+   * const response = await client.fetch("/api/v1/things", { method: "GET" });
+   * ```
+   */
+  fetch: FetchFunction;
+  /**
+   * Calls `listener` on every `signedIn` or `signedOut`; returns a function that unsubscribes.
+   *
+   * @example
+   * ```ts
+   * client.on("signedOut", ({ reason }) => showSignIn(reason === "session_ended" ? "Your session has ended." : ""));
+   * ```
+   */
+  on<E extends AuthClientEventName>(event: E, listener: (detail: AuthClientEventMap[E]) => void): () => void;
+  /** TOTP enrolment and management. */
+  totp: TotpClient;
+  /** Passkey sign-in, registration and management. */
+  passkeys: PasskeyClient;
+  /** Sign-in with OAuth 2.0 / OpenID Connect providers. */
+  oauth: OAuthClient;
+}
+
+/**
+ * Makes a client of the Portcullis routes for a browser or Node: sign-in steps, tokens kept in a
+ * pluggable store, one refresh however many requests meet an expired token, passkeys and the
+ * OAuth callback relay. Its only dependency is `@simplewebauthn/browser`.
+ *
+ * @example
+ * ```ts
+ * import { createAuthClient } from "@portcullis/client";
+ *
+ * const client = createAuthClient({ baseUrl: "/api/v1" });
+ * client.on("signedOut", () => showSignInForm());
+ * const step = await client.login({ username, password });
+ * if (step.status === "totp_required") await step.verifyTotp(code);
+ * const things = await (await client.fetch("/api/v1/things")).json();
+ * ```
+ */
+export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
+  const transport = createTransport(
+    options.baseUrl ?? "/api/v1",
+    options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+  );
+  const events = createClientEvents(options.onListenerError);
+  const session = createSession({
+    transport,
+    store: options.store ?? memoryTokenStore(),
+    events,
+    now: options.now ?? Date.now,
+    refreshAheadSeconds: options.refreshAheadSeconds ?? 0,
+  });
+  return {
+    async login({ username, password, provider }) {
+      const body = provider === undefined ? { username, password } : { username, password, provider };
+      return signInStep(transport, session, await transport.send({ method: "POST", path: "/auth/login", body }));
+    },
+    refresh: async () => (await session.refresh()).user,
+    async logout() {
+      const failure = await session.logout("logout");
+      if (failure) throw failure;
+    },
+    async me() {
+      const user = await session.call<AuthUser>({ method: "GET", path: "/auth/me" });
+      await session.updateUser(user);
+      return user;
+    },
+    currentUser: async () => (await session.tokens())?.user ?? null,
+    accessToken: async () => (await session.tokens())?.accessToken ?? null,
+    fetch: createAppFetch({
+      transport,
+      session,
+      statusMode: options.statusMode ?? "standard",
+      bearerOrigins: options.bearerOrigins ?? [],
+    }),
+    on: (event, listener) => events.on(event, listener),
+    totp: createTotpClient(session, options.reauthenticate),
+    passkeys: createPasskeyClient(
+      transport,
+      session,
+      options.passkeyCeremonies ?? browserPasskeyCeremonies,
+      options.reauthenticate,
+    ),
+    oauth: createOAuthClient(transport, session),
+  };
+}

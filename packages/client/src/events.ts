@@ -1,0 +1,70 @@
+import type { AuthUser } from "./types.js";
+
+/**
+ * Why the client signed out:
+ * - `"logout"`: `client.logout()`;
+ * - `"session_ended"`: the server refused the refresh token (the session was revoked, expired,
+ *   ended by a token-version change or by reuse detection): sign in again;
+ * - `"security_change"`: this client enabled or disabled TOTP, or registered or revoked a passkey,
+ *   which raises the user's token version and ends every session, this one included.
+ */
+export type SignOutReason = "logout" | "session_ended" | "security_change";
+
+/** The events of an auth client and what each listener receives. None holds a token. */
+export interface AuthClientEventMap {
+  /** Tokens were stored by a completed sign-in (password, second factor, passkey, provider). */
+  signedIn: { user: AuthUser };
+  /** The tokens were forgotten. Emitted once per session, however many requests were waiting. */
+  signedOut: { reason: SignOutReason };
+}
+
+/** The name of an auth client event. */
+export type AuthClientEventName = keyof AuthClientEventMap;
+
+/** Subscribes to and emits the events of an auth client. */
+export interface ClientEvents {
+  on<E extends AuthClientEventName>(event: E, listener: (detail: AuthClientEventMap[E]) => void): () => void;
+  emit<E extends AuthClientEventName>(event: E, detail: AuthClientEventMap[E]): void;
+}
+
+/**
+ * Makes a {@link ClientEvents}. A listener that throws never fails the client's operation; its
+ * error goes to `onListenerError`.
+ *
+ * @example
+ * ```ts
+ * const events = createClientEvents((error) => reportError(error));
+ * const stop = events.on("signedOut", ({ reason }) => showSignIn(reason));
+ * ```
+ */
+export function createClientEvents(
+  onListenerError: (error: unknown, event: AuthClientEventName) => void = () => {},
+): ClientEvents {
+  const listeners = new Map<AuthClientEventName, Set<(detail: never) => void>>();
+  return {
+    on(event, listener) {
+      let set = listeners.get(event);
+      if (!set) {
+        set = new Set();
+        listeners.set(event, set);
+      }
+      set.add(listener);
+      return () => {
+        set.delete(listener);
+      };
+    },
+    emit(event, detail) {
+      for (const listener of [...(listeners.get(event) ?? [])]) {
+        try {
+          (listener as (detail: unknown) => void)(detail);
+        } catch (error) {
+          try {
+            onListenerError(error, event);
+          } catch {
+            // A broken error reporter must not break the client either.
+          }
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,22 @@
+export type { StatusMode } from "./app-fetch.js";
+export { type AuthClient, type AuthClientOptions, type LoginInput, createAuthClient } from "./client.js";
+export { AuthClientError, type AuthClientErrorDetails, type AuthClientErrorKind } from "./errors.js";
+export type { AuthClientEventMap, AuthClientEventName, SignOutReason } from "./events.js";
+export type { OAuthClient, OAuthFinishOptions, OAuthSignInStep, OAuthStartOptions } from "./oauth.js";
+export { type PasskeyCeremonies, type PasskeyClient, browserPasskeyCeremonies } from "./passkeys.js";
+export type { Reauthenticate, ReauthenticatedOperation, ReauthenticationRequest } from "./reauthentication.js";
+export type { SecondFactorStep, SignInStep, SignedIn } from "./sign-in.js";
+export {
+  type KeyValueStorage,
+  type LockManagerLike,
+  type StoredTokens,
+  type TokenStore,
+  type WebStorageTokenStoreOptions,
+  localStorageTokenStore,
+  memoryTokenStore,
+  sessionStorageTokenStore,
+  webStorageTokenStore,
+} from "./token-store.js";
+export type { TotpClient } from "./totp.js";
+export type { FetchFunction } from "./transport.js";
+export type { AuthUser, OAuthProviderInfo, PasskeyInfo, ReauthenticationProof, TokenSet, TotpSetup } from "./types.js";

@@ -1,0 +1,164 @@
+import type { Session } from "./session.js";
+import { type SignInStep, signInStep } from "./sign-in.js";
+import type { KeyValueStorage } from "./token-store.js";
+import { type EnvelopeAnswer, type Transport, dataOf } from "./transport.js";
+import type { OAuthProviderInfo } from "./types.js";
+
+/** A sign-in step after a provider, with the path the sign-in was begun for (`start`'s `returnPath`, or `/`). */
+export type OAuthSignInStep = SignInStep & { returnPath: string };
+
+/** Options of {@link OAuthClient.start}. */
+export interface OAuthStartOptions {
+  /** Where the app goes after the sign-in: a path of this app (`/account?tab=keys`). Default `/`. */
+  returnPath?: string;
+  /** Send the browser to the provider. Default true where there is a `location` (a browser); never in Node. */
+  navigate?: boolean;
+}
+
+/** Options of {@link OAuthClient.finish}. */
+export interface OAuthFinishOptions {
+  /** The provider's name. Default: the one `start` was last called with in this tab (kept in `sessionStorage`). */
+  provider?: string;
+  /** The URL the provider sent the browser back to. Default `location.href`; required in Node. */
+  url?: string | URL;
+  /**
+   * Replace the address bar's URL with the return path (or, on failure, the page's path without
+   * its query), so that no code or state stays in the history. Default true in a browser.
+   */
+  replaceUrl?: boolean;
+}
+
+/** Sign-in with an OAuth 2.0 / OpenID Connect provider: the `/auth/oauth/*` routes. */
+export interface OAuthClient {
+  /**
+   * The providers the server offers (`GET /auth/oauth/providers`).
+   *
+   * @example
+   * ```ts
+   * for (const { name, displayName } of await client.oauth.providers()) addButton(name, `Sign in with ${displayName}`);
+   * ```
+   */
+  providers(): Promise<OAuthProviderInfo[]>;
+  /**
+   * Begins a sign-in (`GET /auth/oauth/<provider>/authorize`, with the browser's cookies so the
+   * server can set the HttpOnly `portcullis_oauth` cookie that binds the flow to this browser),
+   * then sends the browser to the provider. Answers the provider's URL too, for Node and tests.
+   *
+   * @throws {AuthClientError} 40002 a return path that is not a path of this app, 40400 unknown provider, 50300 provider unreachable.
+   * @example
+   * ```ts
+   * await client.oauth.start("corp", { returnPath: "/account" }); // the browser leaves for the provider
+   * ```
+   */
+  start(provider: string, options?: OAuthStartOptions): Promise<{ authUrl: string }>;
+  /**
+   * On the page at the provider's redirect URI: relays its query (`code`, `state`, `iss`, or
+   * `error`) unchanged to `GET /auth/oauth/<provider>/callback` with the browser's cookies, and
+   * takes the answer as a sign-in: tokens, or `totp_required`. No token ever appears in a URL.
+   *
+   * @throws {AuthClientError} 40100 bad, replayed or foreign state (another browser, or the
+   * cookie was not sent), or the provider refused; 40300 disabled; 50300 provider unreachable.
+   * @throws {TypeError} when the provider or the URL cannot be told.
+   * @example
+   * ```ts
+   * const step = await client.oauth.finish(); // on /oauth/corp/callback?code=…&state=…
+   * if (step.status === "totp_required") await step.verifyTotp(code);
+   * router.go(step.returnPath);
+   * ```
+   */
+  finish(options?: OAuthFinishOptions): Promise<OAuthSignInStep>;
+}
+
+/** The browser globals the OAuth relay uses, when they exist. */
+interface BrowserGlobals {
+  location?: { href: string; assign(url: string): void };
+  history?: { replaceState(data: unknown, unused: string, url?: string): void };
+  sessionStorage?: KeyValueStorage;
+}
+
+const browser = () => globalThis as BrowserGlobals;
+
+/** Where `start` notes the provider for `finish`, in `sessionStorage`: a name, nothing secret. */
+const providerKey = "portcullis.oauth.provider";
+
+/** A path of this app that cannot leave it (OA-8); anything else reads as `/`. */
+function sameAppPath(value: unknown): string {
+  return typeof value === "string" && /^\/(?![/\\])[^\\\p{Cc}]*$/u.test(value) ? value : "/";
+}
+
+function remember(provider: string): void {
+  try {
+    browser().sessionStorage?.setItem(providerKey, provider);
+  } catch {
+    // Storage may be disabled (privacy modes); finish() then needs the provider passed.
+  }
+}
+
+function recall(): string | null {
+  try {
+    const storage = browser().sessionStorage;
+    const provider = storage?.getItem(providerKey) ?? null;
+    storage?.removeItem(providerKey);
+    return provider;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Makes the {@link OAuthClient} of a session.
+ *
+ * @example
+ * ```ts
+ * const oauth = createOAuthClient(transport, session);
+ * ```
+ */
+export function createOAuthClient(transport: Transport, session: Session): OAuthClient {
+  const providerPath = (provider: string, route: "authorize" | "callback") =>
+    `/auth/oauth/${encodeURIComponent(provider)}/${route}`;
+  return {
+    async providers() {
+      return dataOf<OAuthProviderInfo[]>(await transport.send({ method: "GET", path: "/auth/oauth/providers" }));
+    },
+    async start(provider, options = {}) {
+      const query = options.returnPath === undefined ? "" : `?${new URLSearchParams({ redirect: options.returnPath })}`;
+      const answer = await transport.send({
+        method: "GET",
+        path: `${providerPath(provider, "authorize")}${query}`,
+        credentials: "include",
+      });
+      const { authUrl } = dataOf<{ authUrl: string }>(answer);
+      remember(provider);
+      const location = browser().location;
+      if (location && options.navigate !== false) location.assign(authUrl);
+      return { authUrl };
+    },
+    async finish(options = {}) {
+      const href = options.url ?? browser().location?.href;
+      if (href === undefined) throw new TypeError("oauth.finish() needs the callback URL outside a browser: pass { url }");
+      const url = new URL(href);
+      const remembered = recall();
+      const provider = options.provider ?? remembered;
+      if (provider === null) {
+        throw new TypeError(
+          "oauth.finish() cannot tell the provider: pass { provider }, or call oauth.start() in this tab first",
+        );
+      }
+      const history = options.replaceUrl === false ? undefined : browser().history;
+      let answer: EnvelopeAnswer | undefined;
+      try {
+        answer = await transport.send({
+          method: "GET",
+          path: `${providerPath(provider, "callback")}${url.search}`,
+          credentials: "include",
+        });
+      } finally {
+        const signedIn = answer?.code === 0 || answer?.code === 40102;
+        const returnPath = (answer?.data as { returnPath?: unknown } | undefined)?.returnPath;
+        history?.replaceState(null, "", signedIn ? sameAppPath(returnPath) : url.pathname);
+      }
+      const step = await signInStep(transport, session, answer);
+      return { ...step, returnPath: sameAppPath((answer.data as { returnPath?: unknown }).returnPath) };
+    },
+  };
+}

@@ -1,0 +1,195 @@
+import {
+  type AuthenticationResponseJSON,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
+  startAuthentication,
+  startRegistration,
+} from "@simplewebauthn/browser";
+import { AuthClientError } from "./errors.js";
+import { type Reauthenticate, withReauthentication } from "./reauthentication.js";
+import type { Session } from "./session.js";
+import { type SignInStep, signInStep } from "./sign-in.js";
+import { type Transport, dataOf } from "./transport.js";
+import type { PasskeyInfo, ReauthenticationProof } from "./types.js";
+
+/** The header that names the ceremony a finish route completes. */
+const ceremonyHeader = "x-webauthn-ceremony";
+
+/**
+ * The two browser ceremonies, as `@simplewebauthn/browser` exports them: the default. Inject your
+ * own to drive another authenticator, such as a software authenticator in Node tests.
+ */
+export interface PasskeyCeremonies {
+  startAuthentication(options: {
+    optionsJSON: PublicKeyCredentialRequestOptionsJSON;
+    useBrowserAutofill?: boolean;
+  }): Promise<AuthenticationResponseJSON>;
+  startRegistration(options: { optionsJSON: PublicKeyCredentialCreationOptionsJSON }): Promise<RegistrationResponseJSON>;
+}
+
+/** `@simplewebauthn/browser`'s ceremonies, which run the browser's WebAuthn prompt. */
+export const browserPasskeyCeremonies: PasskeyCeremonies = { startAuthentication, startRegistration };
+
+/** A begun ceremony: `POST …/begin`'s answer. */
+interface Ceremony<Options> {
+  ceremonyId: string;
+  options: Options;
+}
+
+/** Passkey sign-in, registration and management: the `/auth/public-key/*` routes. */
+export interface PasskeyClient {
+  /**
+   * Whether the server has passkeys on (`GET /auth/public-key/config`).
+   *
+   * @example
+   * ```ts
+   * button.hidden = !(await client.passkeys.enabled());
+   * ```
+   */
+  enabled(): Promise<boolean>;
+  /**
+   * Signs in with a passkey: begin, the browser's prompt, finish with the `X-WebAuthn-Ceremony`
+   * header. Without a username the browser offers every passkey it holds for the site. A passkey
+   * without user verification on a server with `userVerification: "preferred"` may answer
+   * `totp_required`.
+   *
+   * @throws {AuthClientError} `passkey_ceremony` when the prompt was cancelled or failed (nothing
+   * was sent), 40100 the passkey was not accepted, 40300 disabled, 42900 throttled.
+   * @example
+   * ```ts
+   * const step = await client.passkeys.signIn(); // or { username: "alice" }
+   * ```
+   */
+  signIn(options?: { username?: string; useBrowserAutofill?: boolean }): Promise<SignInStep>;
+  /**
+   * Registers a passkey for the signed-in user, who must have signed in recently or prove it is
+   * them (the password, or a TOTP code when TOTP is on: here, or through `reauthenticate`).
+   * Registering raises the token version, which ends every session: the client signs out
+   * (`signedOut`, reason `security_change`); sign in again, with the new passkey if you like.
+   *
+   * @throws {AuthClientError} 40001 re-authentication needed, 40100 wrong password, 40103 wrong
+   * code, 40900 already registered, 42200 bad label, `passkey_ceremony`.
+   * @example
+   * ```ts
+   * const passkey = await client.passkeys.register({ label: "Work laptop" });
+   * ```
+   */
+  register(input: { label: string } & ReauthenticationProof): Promise<PasskeyInfo>;
+  /**
+   * The signed-in user's passkeys, oldest first.
+   *
+   * @example
+   * ```ts
+   * for (const passkey of await client.passkeys.list()) render(passkey.label, passkey.lastUsedAt);
+   * ```
+   */
+  list(): Promise<PasskeyInfo[]>;
+  /**
+   * Renames one of the user's passkeys.
+   *
+   * @throws {AuthClientError} 40400 no such passkey of this user, 42200 bad label.
+   * @example
+   * ```ts
+   * await client.passkeys.rename(passkey.id, "Old phone");
+   * ```
+   */
+  rename(id: string, label: string): Promise<void>;
+  /**
+   * Revokes one of the user's passkeys. This raises the token version: the client signs out
+   * (`security_change`).
+   *
+   * @throws {AuthClientError} 40400 no such passkey, 40900 it is the account's last way to sign in.
+   * @example
+   * ```ts
+   * await client.passkeys.revoke(passkey.id);
+   * ```
+   */
+  revoke(id: string): Promise<void>;
+}
+
+/** Runs a browser ceremony; its failure becomes a `passkey_ceremony` error naming the DOMException or WebAuthn code. */
+async function runCeremony<T>(ceremony: () => Promise<T>): Promise<T> {
+  try {
+    return await ceremony();
+  } catch (cause) {
+    const { code, name } = (cause ?? {}) as { code?: unknown; name?: unknown };
+    const reason = [code, name].find((value): value is string => typeof value === "string" && /^\w+$/.test(value));
+    throw new AuthClientError(`The passkey ceremony did not complete${reason ? ` (${reason})` : ""}`, {
+      kind: "passkey_ceremony",
+      cause,
+    });
+  }
+}
+
+/**
+ * Makes the {@link PasskeyClient} of a session.
+ *
+ * @example
+ * ```ts
+ * const passkeys = createPasskeyClient(transport, session, browserPasskeyCeremonies, reauthenticate);
+ * ```
+ */
+export function createPasskeyClient(
+  transport: Transport,
+  session: Session,
+  ceremonies: PasskeyCeremonies,
+  reauthenticate: Reauthenticate | undefined,
+): PasskeyClient {
+  const credentialPath = (id: string) => `/auth/public-key/credentials/${encodeURIComponent(id)}`;
+  return {
+    async enabled() {
+      const { enabled } = dataOf<{ enabled: boolean }>(await transport.send({ method: "GET", path: "/auth/public-key/config" }));
+      return enabled === true;
+    },
+    async signIn(options = {}) {
+      const body = options.username === undefined ? {} : { username: options.username };
+      const begun = dataOf<Ceremony<PublicKeyCredentialRequestOptionsJSON>>(
+        await transport.send({ method: "POST", path: "/auth/public-key/login/begin", body }),
+      );
+      const assertion = await runCeremony(() =>
+        ceremonies.startAuthentication({
+          optionsJSON: begun.options,
+          ...(options.useBrowserAutofill ? { useBrowserAutofill: true } : {}),
+        }),
+      );
+      const answer = await transport.send({
+        method: "POST",
+        path: "/auth/public-key/login/finish",
+        body: assertion,
+        headers: { [ceremonyHeader]: begun.ceremonyId },
+      });
+      return signInStep(transport, session, answer);
+    },
+    async register({ label, ...proof }) {
+      const begun = await withReauthentication(
+        reauthenticate,
+        { operation: "passkeys.register", accepts: ["password", "totpCode"] },
+        proof,
+        (given) =>
+          session.call<Ceremony<PublicKeyCredentialCreationOptionsJSON>>({
+            method: "POST",
+            path: "/auth/public-key/register/begin",
+            body: { label, ...given },
+          }),
+      );
+      const attestation = await runCeremony(() => ceremonies.startRegistration({ optionsJSON: begun.options }));
+      const passkey = await session.call<PasskeyInfo>({
+        method: "POST",
+        path: "/auth/public-key/register/finish",
+        body: attestation,
+        headers: { [ceremonyHeader]: begun.ceremonyId },
+      });
+      await session.logout("security_change");
+      return passkey;
+    },
+    list: () => session.call<PasskeyInfo[]>({ method: "GET", path: "/auth/public-key/credentials" }),
+    async rename(id, label) {
+      await session.call({ method: "PUT", path: credentialPath(id), body: { label } });
+    },
+    async revoke(id) {
+      await session.call({ method: "DELETE", path: credentialPath(id) });
+      await session.logout("security_change");
+    },
+  };
+}

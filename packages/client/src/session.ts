@@ -1,0 +1,225 @@
+import { AuthClientError } from "./errors.js";
+import type { ClientEvents, SignOutReason } from "./events.js";
+import type { StoredTokens, TokenStore } from "./token-store.js";
+import { type EnvelopeAnswer, type EnvelopeRequest, type Transport, answerError, dataOf, malformedAnswer } from "./transport.js";
+import type { AuthUser, TokenSet } from "./types.js";
+
+/** The contract's code for an access or refresh token that is invalid, expired or revoked. */
+export const invalidTokenCode = 40101;
+const tooManyAttemptsCode = 42900;
+
+/** What a {@link Session} needs. */
+export interface SessionOptions {
+  transport: Transport;
+  store: TokenStore;
+  events: ClientEvents;
+  /** The client's clock, in epoch milliseconds. */
+  now: () => number;
+  /** Refresh before a request when the access token expires within this many seconds; 0 never does. */
+  refreshAheadSeconds: number;
+}
+
+/**
+ * The tokens of one client and the requests that carry them. Of any number of requests refused
+ * with 40101, however they interleave, exactly one refresh is sent; each of them is sent again
+ * once, with the renewed token, and never a third time.
+ */
+export interface Session {
+  /** The stored tokens, or null when signed out. */
+  tokens(): Promise<StoredTokens | null>;
+  /** Stores the tokens of a completed sign-in and emits `signedIn`. */
+  begin(tokens: TokenSet): Promise<AuthUser>;
+  /** Forgets the tokens and, if there were any, emits `signedOut` with `reason`. */
+  end(reason: SignOutReason): Promise<void>;
+  /**
+   * Revokes the session on the server (`POST /auth/logout`, after any refresh under way), then
+   * forgets the tokens and emits `signedOut` with `reason`, whatever the server answered.
+   * Resolves with what kept the server from revoking it (no answer, 50300…), or null: a 40101
+   * means the session was already gone.
+   */
+  logout(reason: SignOutReason): Promise<AuthClientError | null>;
+  /** Keeps a newer view of the signed-in user beside the tokens. */
+  updateUser(user: AuthUser): Promise<void>;
+  /**
+   * Renews the tokens now, joining a refresh already under way.
+   *
+   * @throws {AuthClientError} the refresh's error; a refusal (a 4xx code other than 42900) has signed out first.
+   */
+  refresh(): Promise<StoredTokens>;
+  /** Resolves when no refresh is under way. */
+  settled(): Promise<void>;
+  /**
+   * Sends a request with the access token (none when signed out). When `refusal` finds the answer
+   * refused for the token (40101), refreshes once, shared with every other request that meets it,
+   * and sends the request again with the renewed token; the second answer is returned whatever it is.
+   *
+   * @throws {AuthClientError} the refresh's error when the refresh fails, or `refusal`'s error when
+   * the session ended while the request was under way.
+   */
+  withBearer<T>(
+    send: (accessToken: string | null) => Promise<T>,
+    refusal: (answer: T) => AuthClientError | null | Promise<AuthClientError | null>,
+  ): Promise<T>;
+  /**
+   * Calls a bearer route of Portcullis through {@link Session.withBearer} and returns its `data`.
+   *
+   * @throws {AuthClientError} `not_signed_in` without tokens (nothing is sent), or the route's error.
+   */
+  call<T>(request: Omit<EnvelopeRequest, "accessToken">): Promise<T>;
+}
+
+/** The error of an operation that needs a signed-in client when there are no tokens. */
+export function notSignedIn(): AuthClientError {
+  return new AuthClientError("Not signed in", { kind: "not_signed_in", code: invalidTokenCode });
+}
+
+/**
+ * Reads a token set from a successful answer.
+ *
+ * @throws {AuthClientError} `invalid_response` when the data is not a token set.
+ */
+export function readTokenSet(answer: EnvelopeAnswer): TokenSet {
+  const data = answer.data as Partial<TokenSet> | undefined;
+  const user = data?.user as Partial<AuthUser> | undefined;
+  if (
+    typeof data?.accessToken !== "string" ||
+    typeof data.refreshToken !== "string" ||
+    typeof data.expiresIn !== "number" ||
+    typeof user?.id !== "string"
+  ) {
+    throw malformedAnswer(answer);
+  }
+  return data as TokenSet;
+}
+
+/** A refresh refused for the token itself ends the session; a throttled, failed or unanswered one does not. */
+function refusalEndsSession(code: number): boolean {
+  return code >= 40000 && code < 50000 && code !== tooManyAttemptsCode;
+}
+
+/**
+ * Makes the {@link Session} of a client.
+ *
+ * @example
+ * ```ts
+ * const session = createSession({ transport, store: memoryTokenStore(), events, now: Date.now, refreshAheadSeconds: 0 });
+ * const user = await session.call<AuthUser>({ method: "GET", path: "/auth/me" });
+ * ```
+ */
+export function createSession(options: SessionOptions): Session {
+  const { transport, store, events, now } = options;
+  const refreshAheadMs = options.refreshAheadSeconds * 1000;
+  const exclusive = <T>(task: () => Promise<T>) => (store.runExclusive ? store.runExclusive(task) : task());
+  let inflight: Promise<StoredTokens> | null = null;
+
+  const stored = (set: TokenSet): StoredTokens => ({
+    accessToken: set.accessToken,
+    refreshToken: set.refreshToken,
+    expiresAt: now() + set.expiresIn * 1000,
+    user: set.user,
+  });
+
+  async function end(reason: SignOutReason): Promise<void> {
+    const had = await store.load();
+    await store.save(null);
+    if (had) events.emit("signedOut", { reason });
+  }
+
+  async function exchange(current: StoredTokens): Promise<StoredTokens> {
+    const answer = await transport.send({ method: "POST", path: "/auth/refresh", body: { refreshToken: current.refreshToken } });
+    if (answer.code !== 0) {
+      if (refusalEndsSession(answer.code)) await end("session_ended");
+      throw answerError(answer);
+    }
+    const renewed = stored(readTokenSet(answer));
+    await store.save(renewed);
+    return renewed;
+  }
+
+  /**
+   * The one refresh in flight, begun if there is none. `staleAccessToken` is the token a refused
+   * request carried: when the store already holds another (renewed by a refresh that finished
+   * meanwhile, here or in another tab), that one is used and nothing is sent.
+   */
+  function refreshFrom(staleAccessToken?: string, refusal?: AuthClientError): Promise<StoredTokens> {
+    inflight ??= exclusive(async () => {
+      const current = await store.load();
+      if (current === null) throw refusal ?? notSignedIn();
+      if (staleAccessToken !== undefined && current.accessToken !== staleAccessToken) return current;
+      return exchange(current);
+    }).finally(() => {
+      inflight = null;
+    });
+    return inflight;
+  }
+
+  /** Refreshes ahead of expiry; if that fails but the tokens are still there, the request goes with them. */
+  async function freshEnough(tokens: StoredTokens): Promise<StoredTokens> {
+    if (refreshAheadMs <= 0 || tokens.expiresAt - now() > refreshAheadMs) return tokens;
+    try {
+      return await refreshFrom(tokens.accessToken);
+    } catch (error) {
+      const still = await store.load();
+      if (still === null) throw error;
+      return still;
+    }
+  }
+
+  const session: Session = {
+    tokens: async () => store.load(),
+    async begin(set) {
+      await store.save(stored(set));
+      events.emit("signedIn", { user: set.user });
+      return set.user;
+    },
+    end,
+    async logout(reason) {
+      await session.settled();
+      const tokens = await store.load();
+      if (tokens === null) return null;
+      let failure: AuthClientError | null = null;
+      try {
+        const answer = await transport.send({
+          method: "POST",
+          path: "/auth/logout",
+          body: { refreshToken: tokens.refreshToken },
+        });
+        if (answer.code !== 0 && answer.code !== invalidTokenCode) failure = answerError(answer);
+      } catch (error) {
+        failure = error as AuthClientError; // transport.send throws nothing else
+      }
+      await end(reason);
+      return failure;
+    },
+    async updateUser(user) {
+      const current = await store.load();
+      if (current) await store.save({ ...current, user });
+    },
+    refresh: () => refreshFrom(),
+    settled: async () => {
+      await inflight?.then(
+        () => undefined,
+        () => undefined,
+      );
+    },
+    async withBearer(send, refusal) {
+      const loaded = await store.load();
+      const tokens = loaded && (await freshEnough(loaded));
+      const first = await send(tokens?.accessToken ?? null);
+      if (!tokens) return first;
+      const refused = await refusal(first);
+      if (!refused) return first;
+      const renewed = await refreshFrom(tokens.accessToken, refused);
+      return send(renewed.accessToken);
+    },
+    async call<T>(request: Omit<EnvelopeRequest, "accessToken">) {
+      if ((await store.load()) === null) throw notSignedIn();
+      const answer = await session.withBearer(
+        (accessToken) => transport.send({ ...request, accessToken }),
+        (answer) => (answer.code === invalidTokenCode ? answerError(answer) : null),
+      );
+      return dataOf<T>(answer);
+    },
+  };
+  return session;
+}

@@ -1,0 +1,171 @@
+import type { AuthUser } from "./types.js";
+
+/** What a {@link TokenStore} keeps for a signed-in client. */
+export interface StoredTokens {
+  accessToken: string;
+  refreshToken: string;
+  /** When the access token expires, in epoch milliseconds by the client's clock. */
+  expiresAt: number;
+  user: AuthUser;
+}
+
+/**
+ * Where the client keeps its tokens. `load` is called before every request, so a store that
+ * several clients share (tabs sharing `localStorage`) gives each the newest tokens. Either method
+ * may be synchronous or return a promise.
+ *
+ * `runExclusive`, when present, runs a refresh exclusively among every client of the store: a
+ * store shared across tabs must offer it, or two tabs refreshing with the same refresh token make
+ * the server see reuse and end the session (RT-2). Inside it the client reads the store again and
+ * uses tokens another holder has just renewed instead of refreshing twice.
+ *
+ * @example
+ * ```ts
+ * const store: TokenStore = {
+ *   load: () => keychain.read("portcullis"),
+ *   save: (tokens) => (tokens ? keychain.write("portcullis", tokens) : keychain.delete("portcullis")),
+ * };
+ * ```
+ */
+export interface TokenStore {
+  load(): StoredTokens | null | Promise<StoredTokens | null>;
+  /** Keeps `tokens`, or forgets them on `null`. */
+  save(tokens: StoredTokens | null): void | Promise<void>;
+  runExclusive?<T>(task: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * Keeps the tokens in a variable of this client: the default. Nothing script-readable outlives the
+ * page, and a reload signs the user out.
+ *
+ * @example
+ * ```ts
+ * const client = createAuthClient({ baseUrl: "/api/v1", store: memoryTokenStore() });
+ * ```
+ */
+export function memoryTokenStore(): TokenStore {
+  let kept: StoredTokens | null = null;
+  return {
+    load: () => kept,
+    save(tokens) {
+      kept = tokens;
+    },
+  };
+}
+
+/** The part of the Web Storage API (`sessionStorage`, `localStorage`) a store uses. */
+export interface KeyValueStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
+
+/** The part of the Web Locks API (`navigator.locks`) a store uses. */
+export interface LockManagerLike {
+  request<T>(name: string, callback: () => Promise<T>): Promise<T>;
+}
+
+/** Options of {@link webStorageTokenStore}. */
+export interface WebStorageTokenStoreOptions {
+  /** The storage key. Default `"portcullis.tokens"`. */
+  key?: string;
+  /**
+   * Locks that serialise refreshes among every page of the origin. Default: none. A store in
+   * `localStorage` should pass `navigator.locks`, as {@link localStorageTokenStore} does.
+   */
+  locks?: LockManagerLike;
+}
+
+const defaultStorageKey = "portcullis.tokens";
+
+function isStoredTokens(value: unknown): value is StoredTokens {
+  if (typeof value !== "object" || value === null) return false;
+  const { accessToken, refreshToken, expiresAt, user } = value as Record<string, unknown>;
+  return (
+    typeof accessToken === "string" &&
+    typeof refreshToken === "string" &&
+    typeof expiresAt === "number" &&
+    typeof user === "object" &&
+    user !== null &&
+    typeof (user as Record<string, unknown>).id === "string"
+  );
+}
+
+/**
+ * Keeps the tokens as JSON in a Web Storage area (or anything with `getItem`, `setItem` and
+ * `removeItem`). An entry that is not tokens reads as signed out.
+ *
+ * @example
+ * ```ts
+ * const store = webStorageTokenStore(window.localStorage, { key: "my-app.tokens", locks: navigator.locks });
+ * ```
+ */
+export function webStorageTokenStore(storage: KeyValueStorage, options: WebStorageTokenStoreOptions = {}): TokenStore {
+  const key = options.key ?? defaultStorageKey;
+  const { locks } = options;
+  const store: TokenStore = {
+    load() {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(storage.getItem(key) ?? "null");
+      } catch {
+        return null;
+      }
+      return isStoredTokens(parsed) ? parsed : null;
+    },
+    save(tokens) {
+      if (tokens === null) storage.removeItem(key);
+      else storage.setItem(key, JSON.stringify(tokens));
+    },
+  };
+  if (locks) store.runExclusive = (task) => locks.request(`${key}.refresh`, task);
+  return store;
+}
+
+/** The browser globals the ready-made stores read. */
+interface BrowserStorageGlobals {
+  sessionStorage?: KeyValueStorage;
+  localStorage?: KeyValueStorage;
+  navigator?: { locks?: LockManagerLike };
+}
+
+function browserStorage(name: "sessionStorage" | "localStorage"): KeyValueStorage {
+  const storage = (globalThis as BrowserStorageGlobals)[name];
+  if (!storage) throw new TypeError(`${name} is not available here; use memoryTokenStore() or a TokenStore of your own`);
+  return storage;
+}
+
+/**
+ * Keeps the tokens in `sessionStorage`: they survive a reload of the tab, not its closing, and
+ * each tab has its own. Any script on the page can read them (an XSS flaw leaks the refresh token),
+ * and a duplicated tab starts with a copy of the same refresh token: the first of the two to
+ * refresh wins and the other's refresh is reuse, which ends the session for both.
+ *
+ * @throws {TypeError} where there is no `sessionStorage` (Node).
+ * @example
+ * ```ts
+ * const client = createAuthClient({ baseUrl: "/api/v1", store: sessionStorageTokenStore() });
+ * ```
+ */
+export function sessionStorageTokenStore(options: Pick<WebStorageTokenStoreOptions, "key"> = {}): TokenStore {
+  return webStorageTokenStore(browserStorage("sessionStorage"), options);
+}
+
+/**
+ * Keeps the tokens in `localStorage`: every tab of the origin shares one session, which survives
+ * closing the browser. Refreshes are serialised across tabs with the Web Locks API
+ * (`navigator.locks`), so that two tabs never refresh with the same token; a browser without it
+ * refreshes unserialised, and two tabs refreshing at once end the session. Any script on the
+ * page, and any page of the origin, can read the tokens: an XSS flaw anywhere on the origin leaks
+ * a refresh token that lives for days.
+ *
+ * @throws {TypeError} where there is no `localStorage` (Node).
+ * @example
+ * ```ts
+ * const client = createAuthClient({ baseUrl: "/api/v1", store: localStorageTokenStore() });
+ * ```
+ */
+export function localStorageTokenStore(options: Pick<WebStorageTokenStoreOptions, "key"> = {}): TokenStore {
+  const locks = (globalThis as BrowserStorageGlobals).navigator?.locks;
+  return webStorageTokenStore(browserStorage("localStorage"), { ...options, ...(locks ? { locks } : {}) });
+}

@@ -1,0 +1,92 @@
+import { type Reauthenticate, withReauthentication } from "./reauthentication.js";
+import type { Session } from "./session.js";
+import type { TotpSetup } from "./types.js";
+
+/** TOTP enrolment and management for the signed-in user: the `/auth/2fa/*` bearer routes. */
+export interface TotpClient {
+  /**
+   * Starts enrolment (`POST /auth/2fa/setup`): the secret to show as a QR code. Calling it again
+   * before `enable` replaces the pending secret. Without a sign-in younger than the server's
+   * `reauthentication.recentSignIn`, the server asks for the password: pass it here, or let the
+   * client's `reauthenticate` function ask the user.
+   *
+   * @throws {AuthClientError} 40001 re-authentication needed, 40100 wrong password, 40900 already enabled.
+   * @example
+   * ```ts
+   * const { otpauthUrl } = await client.totp.setup();
+   * showQrCode(otpauthUrl);
+   * ```
+   */
+  setup(proof?: { password?: string }): Promise<TotpSetup>;
+  /**
+   * Turns the pending factor on with a code from it (`POST /auth/2fa/enable`) and answers the ten
+   * recovery codes, shown this once. Enabling raises the user's token version, which ends every
+   * session: the client signs out (`signedOut`, reason `security_change`); sign in again, now
+   * with the second factor.
+   *
+   * @throws {AuthClientError} 40103 wrong code, 40900 nothing pending, and as {@link TotpClient.setup}.
+   * @example
+   * ```ts
+   * const { recoveryCodes } = await client.totp.enable({ code: "123456" });
+   * ```
+   */
+  enable(input: { code: string; password?: string }): Promise<{ recoveryCodes: string[] }>;
+  /**
+   * Turns TOTP off after a current code or the password (`POST /auth/2fa/disable`). Like
+   * enabling, it ends every session and the client signs out.
+   *
+   * @throws {AuthClientError} 40103 wrong code, 40100 wrong password, 40900 TOTP is not enabled.
+   * @example
+   * ```ts
+   * await client.totp.disable({ code: "123456" }); // or { password }
+   * ```
+   */
+  disable(input: { code: string } | { password: string }): Promise<void>;
+  /**
+   * Replaces the recovery codes with a new set (`POST /auth/2fa/recovery-codes`); the old ones
+   * stop working at once. The session continues.
+   *
+   * @throws {AuthClientError} 40103 wrong code, 40900 TOTP is not enabled.
+   * @example
+   * ```ts
+   * const { recoveryCodes } = await client.totp.regenerateRecoveryCodes({ code: "123456" });
+   * ```
+   */
+  regenerateRecoveryCodes(input: { code: string }): Promise<{ recoveryCodes: string[] }>;
+}
+
+/**
+ * Makes the {@link TotpClient} of a session.
+ *
+ * @example
+ * ```ts
+ * const totp = createTotpClient(session, reauthenticate);
+ * ```
+ */
+export function createTotpClient(session: Session, reauthenticate: Reauthenticate | undefined): TotpClient {
+  const post = <T>(path: string, body: object) => session.call<T>({ method: "POST", path, body });
+  return {
+    setup: (proof = {}) =>
+      withReauthentication(reauthenticate, { operation: "totp.setup", accepts: ["password"] }, proof, (given) =>
+        post<TotpSetup>("/auth/2fa/setup", given),
+      ),
+    async enable({ code, ...proof }) {
+      const { recoveryCodes } = await withReauthentication(
+        reauthenticate,
+        { operation: "totp.enable", accepts: ["password"] },
+        proof,
+        (given) => post<{ recoveryCodes: string[] }>("/auth/2fa/enable", { ...given, code }),
+      );
+      await session.logout("security_change");
+      return { recoveryCodes };
+    },
+    async disable(input) {
+      await post("/auth/2fa/disable", input);
+      await session.logout("security_change");
+    },
+    async regenerateRecoveryCodes({ code }) {
+      const { recoveryCodes } = await post<{ recoveryCodes: string[] }>("/auth/2fa/recovery-codes", { code });
+      return { recoveryCodes };
+    },
+  };
+}

@@ -1,0 +1,179 @@
+import { AuthClientError } from "./errors.js";
+
+/** A `fetch` function: the global one by default, or one of your own (a cookie jar in Node, a test double). */
+export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** One call of a Portcullis route. */
+export interface EnvelopeRequest {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  /** The path under the base URL, with its query: `/auth/login`. */
+  path: string;
+  /** Sent as JSON. POST and PUT always send a JSON body, `{}` when none is given (HTTP-2). */
+  body?: unknown;
+  /** Sent as `Authorization: Bearer …`. */
+  accessToken?: string | null;
+  headers?: Record<string, string>;
+  /** `"include"` for the OAuth routes, whose binding cookie must travel. */
+  credentials?: RequestInit["credentials"];
+}
+
+/** A Portcullis envelope as it arrived, with what its HTTP answer said about it. */
+export interface EnvelopeAnswer {
+  code: number;
+  message: string;
+  data: unknown;
+  status: number;
+  requestId?: string;
+  retryAfter?: number;
+}
+
+/** Sends requests to the Portcullis routes under one base URL and reads their envelopes. */
+export interface Transport {
+  /** The base URL without a trailing slash: `/api/v1`, or `https://api.example.com/api/v1`. */
+  readonly baseUrl: string;
+  readonly fetch: FetchFunction;
+  /**
+   * Sends one request and reads its envelope, whatever its code.
+   *
+   * @throws {AuthClientError} `network` when no answer came, `invalid_response` when the answer is not an envelope.
+   */
+  send(request: EnvelopeRequest): Promise<EnvelopeAnswer>;
+}
+
+/**
+ * Makes the {@link Transport} of a base URL. The server marks every answer `Cache-Control: no-store`,
+ * so no cache keeps one.
+ *
+ * @example
+ * ```ts
+ * const transport = createTransport("/api/v1", (input, init) => globalThis.fetch(input, init));
+ * const answer = await transport.send({ method: "GET", path: "/auth/oauth/providers" });
+ * ```
+ */
+export function createTransport(baseUrl: string, fetchFunction: FetchFunction): Transport {
+  const base = baseUrl.replace(/\/+$/, "");
+  return {
+    baseUrl: base,
+    fetch: fetchFunction,
+    async send(request) {
+      const headers: Record<string, string> = { accept: "application/json", ...request.headers };
+      const hasBody = request.method === "POST" || request.method === "PUT";
+      if (hasBody) headers["content-type"] = "application/json";
+      if (request.accessToken) headers.authorization = `Bearer ${request.accessToken}`;
+      let response: Response;
+      try {
+        response = await fetchFunction(`${base}${request.path}`, {
+          method: request.method,
+          headers,
+          ...(hasBody ? { body: JSON.stringify(request.body ?? {}) } : {}),
+          ...(request.credentials ? { credentials: request.credentials } : {}),
+        });
+      } catch (cause) {
+        throw networkError(cause);
+      }
+      return readEnvelope(response);
+    },
+  };
+}
+
+/** The error for a request that got no answer. The message names no URL: an OAuth callback's holds a code. */
+export function networkError(cause: unknown): AuthClientError {
+  return new AuthClientError("The server could not be reached", { kind: "network", cause });
+}
+
+function isEnvelope(value: unknown): value is { code: number; message: string; data?: unknown; requestId?: unknown } {
+  if (typeof value !== "object" || value === null) return false;
+  const { code, message } = value as Record<string, unknown>;
+  return Number.isInteger(code) && typeof message === "string";
+}
+
+/** The seconds of a `Retry-After` header, when it holds a number of seconds. */
+function retryAfterSeconds(header: string | null): number | undefined {
+  return header !== null && /^\d+$/.test(header.trim()) ? Number(header.trim()) : undefined;
+}
+
+/**
+ * Reads the envelope of an answer, with its status, `requestId` and `Retry-After`.
+ *
+ * @throws {AuthClientError} `invalid_response` when the body is not JSON or not an envelope,
+ * `network` when the body could not be read to its end.
+ * @example
+ * ```ts
+ * const answer = await readEnvelope(await fetch("/api/v1/auth/me", { headers }));
+ * if (answer.code === 40101) …
+ * ```
+ */
+export async function readEnvelope(response: Response): Promise<EnvelopeAnswer> {
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (cause) {
+    throw networkError(cause);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!isEnvelope(parsed)) {
+    throw new AuthClientError(`The server answered HTTP ${response.status} without a Portcullis envelope`, {
+      kind: "invalid_response",
+      status: response.status,
+    });
+  }
+  const answer: EnvelopeAnswer = { code: parsed.code, message: parsed.message, data: parsed.data, status: response.status };
+  if (typeof parsed.requestId === "string") answer.requestId = parsed.requestId;
+  const retryAfter = retryAfterSeconds(response.headers.get("retry-after"));
+  if (retryAfter !== undefined) answer.retryAfter = retryAfter;
+  return answer;
+}
+
+/**
+ * The {@link AuthClientError} of an envelope that is not a success.
+ *
+ * @example
+ * ```ts
+ * if (answer.code !== 0) throw answerError(answer);
+ * ```
+ */
+export function answerError(answer: EnvelopeAnswer): AuthClientError {
+  return new AuthClientError(answer.message, {
+    kind: "server",
+    code: answer.code,
+    status: answer.status,
+    ...(answer.requestId === undefined ? {} : { requestId: answer.requestId }),
+    ...(answer.retryAfter === undefined ? {} : { retryAfter: answer.retryAfter }),
+  });
+}
+
+/**
+ * The `data` of a successful answer.
+ *
+ * @throws {AuthClientError} the answer's error when its code is not 0.
+ * @example
+ * ```ts
+ * const providers = dataOf<OAuthProviderInfo[]>(await transport.send({ method: "GET", path: "/auth/oauth/providers" }));
+ * ```
+ */
+export function dataOf<T>(answer: EnvelopeAnswer): T {
+  if (answer.code !== 0) throw answerError(answer);
+  return answer.data as T;
+}
+
+/**
+ * The error for an answer whose `data` lacks what the contract promises: a server of another
+ * version, or not Portcullis.
+ *
+ * @example
+ * ```ts
+ * if (typeof data?.tempToken !== "string") throw malformedAnswer(answer);
+ * ```
+ */
+export function malformedAnswer(answer: EnvelopeAnswer): AuthClientError {
+  return new AuthClientError("The server's answer lacks what the Portcullis contract promises", {
+    kind: "invalid_response",
+    code: answer.code,
+    status: answer.status,
+  });
+}

@@ -1,0 +1,56 @@
+/** The signed-in user, as every sign-in and `GET /auth/me` answer it. */
+export interface AuthUser {
+  id: string;
+  username: string;
+  roles: string[];
+  totpEnabled: boolean;
+}
+
+/** The `data` of every answer that completes a sign-in (the contract's token set). */
+export interface TokenSet {
+  accessToken: string;
+  refreshToken: string;
+  tokenType: "Bearer";
+  /** Seconds until the access token expires. */
+  expiresIn: number;
+  user: AuthUser;
+}
+
+/** A passkey as its owner sees it. Times are epoch milliseconds. */
+export interface PasskeyInfo {
+  /** The credential id, base64url. */
+  id: string;
+  label: string;
+  /** How the browser reaches the authenticator: `internal`, `usb`, `nfc`, `ble`, `hybrid`. */
+  transports: string[];
+  createdAt: number;
+  lastUsedAt: number | null;
+  /** Whether the passkey may be synced to other devices. */
+  backupEligible: boolean;
+  /** Whether it was synced (backed up) at its last use. */
+  backupState: boolean;
+}
+
+/** A sign-in provider the server lists (`GET /auth/oauth/providers`). */
+export interface OAuthProviderInfo {
+  /** The name in the provider's routes: `/auth/oauth/<name>/authorize`. */
+  name: string;
+  /** What to show on its button. */
+  displayName: string;
+}
+
+/** The answer of `POST /auth/2fa/setup`: what the user's authenticator app needs. */
+export interface TotpSetup {
+  /** The secret in base32, for typing into the app. */
+  secret: string;
+  /** The `otpauth://totp/…` URI, for a QR code. Keep it out of URLs and logs: it holds the secret. */
+  otpauthUrl: string;
+}
+
+/** How a signed-in user proves it is them again before a change that needs it. */
+export interface ReauthenticationProof {
+  /** The current password. */
+  password?: string;
+  /** A current TOTP code, when TOTP is on (registering a passkey only). */
+  totpCode?: string;
+}
