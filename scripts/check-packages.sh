@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packaging check: packs every package in packages/* with pnpm (which rewrites workspace:^ to real
 # versions), lints each tarball with publint, installs all tarballs at once into an empty npm project
-# together with the peer dependencies, runs scripts/package-smoke.mjs there, and type-checks
+# together with the peer dependencies, runs scripts/package-smoke.mjs there, measures the client's
+# browser bundle (scripts/client-bundle-size.mjs), and type-checks
 # scripts/package-consumer.ts against the packed type declarations.
 # Needs `pnpm build` to have run first (the tarballs ship dist/).
 set -euo pipefail
@@ -68,6 +69,9 @@ done
 cp "$root/scripts/package-smoke.mjs" ./smoke.mjs
 echo "--- import and sign in"
 node smoke.mjs || status=1
+
+echo "--- the client's browser bundle"
+node "$root/scripts/client-bundle-size.mjs" "$work/project" || status=1
 
 echo "--- type-check a TypeScript consumer against the packed types"
 npm install --no-audit --no-fund --loglevel=error typescript@~5.9.3 @types/express @types/node@20

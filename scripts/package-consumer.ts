@@ -1,5 +1,7 @@
 // Type-checked by scripts/check-packages.sh inside the empty project where the packed tarballs are
 // installed: the public types must resolve and compile the way a TypeScript user writes them.
+
+import { type AuthClient, AuthClientError, type SignInStep, createAuthClient, memoryTokenStore } from "@portcullis/client";
 import {
   type AccessContext,
   AuthError,
@@ -65,4 +67,17 @@ export async function sqlStorage(db: Kysely<Record<string, never>>): Promise<Kys
   void from;
   void to;
   return storage;
+}
+
+export async function signInFromAClient(code: () => Promise<string>): Promise<number> {
+  const client: AuthClient = createAuthClient({ baseUrl: "https://api.example.com/api/v1", store: memoryTokenStore() });
+  client.on("signedOut", ({ reason }) => void reason);
+  try {
+    const step: SignInStep = await client.login({ username: "alice", password: "a long passphrase" });
+    if (step.status === "totp_required") await step.verifyTotp(await code());
+    return (await client.fetch("https://api.example.com/api/v1/things")).status;
+  } catch (error) {
+    if (error instanceof AuthClientError) return error.code ?? error.status;
+    throw error;
+  }
 }

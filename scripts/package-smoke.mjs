@@ -1,6 +1,8 @@
 // Run by scripts/check-packages.sh inside an empty npm project in which the packed tarballs are
-// installed: imports every public entry point the way a user would and signs a user in.
+// installed: imports every public entry point the way a user would and signs a user in, in-process
+// and through @portcullis/client against the packed Express adapter on loopback.
 import { randomBytes } from "node:crypto";
+import express from "express";
 
 const expected = {
   "@portcullis/core": [
@@ -20,6 +22,7 @@ const expected = {
   "@portcullis/hono": ["authApp", "requireAuth"],
   "@portcullis/ldap": ["ldapDirectory"],
   "@portcullis/kysely": ["kyselyStorage", "pgliteStorage", "connectStorage", "migrate", "checkSchema"],
+  "@portcullis/client": ["createAuthClient", "memoryTokenStore", "webStorageTokenStore", "AuthClientError"],
 };
 
 const modules = {};
@@ -68,4 +71,35 @@ for (const [name, storage] of [
   await verifyAccessToken(auth, { token: result.tokens.accessToken });
 }
 await embedded.close();
+
+const { createAuthClient } = modules["@portcullis/client"];
+const { authRouter, requireAuth } = modules["@portcullis/express"];
+const auth = createAuth({
+  storage: memoryStorage(),
+  issuer: "https://api.example.com",
+  audience: "example-api",
+  secrets: { signing: randomBytes(32).toString("base64url"), encryption: randomBytes(32).toString("base64url") },
+});
+const password = `smoke-${randomBytes(12).toString("base64url")}`;
+await createUser(auth, { username: "client-user", password, roles: ["user"] });
+const app = express();
+app.use(authRouter(auth));
+app.get("/api/v1/things", requireAuth(auth), (req, res) => res.json({ userId: req.auth.userId }));
+const server = await new Promise((resolve) => {
+  const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
+});
+try {
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const client = createAuthClient({ baseUrl: `${origin}/api/v1` });
+  const step = await client.login({ username: "client-user", password });
+  const things = await (await client.fetch(`${origin}/api/v1/things`)).json();
+  const me = await client.me();
+  await client.logout();
+  if (step.status !== "authenticated" || things.userId !== me.id || (await client.accessToken()) !== null) {
+    console.error("package smoke: the client did not sign in, call the app and sign out:", { step, things, me });
+    process.exit(1);
+  }
+} finally {
+  server.close();
+}
 console.log("packages ok");
