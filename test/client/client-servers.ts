@@ -6,9 +6,9 @@ import {
   type FetchFunction,
   createAuthClient,
 } from "@portcullis/client";
-import type { AuthConfig } from "@portcullis/core";
-import { expect } from "vitest";
-import { type TestAuth, generousThrottle, makeTestAuth } from "../fixtures/auth.js";
+import type { Auth, AuthConfig, AuthEventOf, AuthEventType, CreateAuthOptions } from "@portcullis/core";
+import { afterEach, expect } from "vitest";
+import { type TestAuth, type TestUser, createTestUser, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
 import { type RunningServer, type StartServer, startExpress5, startHono } from "../http/servers.js";
 
 /** The server's `http.statusMode`s the client must work in. */
@@ -40,6 +40,8 @@ export interface ClientTestServer extends TestAuth {
   sent: SentRequest[];
   /** How many `POST /api/v1/auth/refresh` the clients sent. */
   refreshesSent(): number;
+  /** How many requests with this method and path (and query) the clients sent. */
+  countSent(method: string, path: string): number;
   /** A client of this server, on the test clock, whose requests are recorded in `sent`. */
   client(options?: AuthClientOptions): AuthClient;
   close(): Promise<void>;
@@ -62,19 +64,22 @@ export function recordingFetch(sent: SentRequest[], inner: FetchFunction = (inpu
 export async function startClientServer(
   start: StartServer,
   statusMode: StatusModeName,
-  overrides: Partial<AuthConfig> = {},
+  overrides: Partial<AuthConfig> & CreateAuthOptions = {},
 ): Promise<ClientTestServer> {
   const testAuth = makeTestAuth({ throttle: generousThrottle, http: { statusMode }, ...overrides });
   const server = await start(testAuth.auth);
   const sent: SentRequest[] = [];
   const baseUrl = `${server.baseUrl}/api/v1`;
+  const countSent = (method: string, path: string) =>
+    sent.filter((request) => request.method === method && request.path === path).length;
   return {
     ...testAuth,
     server,
     statusMode,
     baseUrl,
     sent,
-    refreshesSent: () => sent.filter(({ method, path }) => method === "POST" && path === "/api/v1/auth/refresh").length,
+    refreshesSent: () => countSent("POST", "/api/v1/auth/refresh"),
+    countSent,
     client: (options = {}) =>
       createAuthClient({
         baseUrl,
@@ -111,3 +116,86 @@ export function recordEvents(client: AuthClient): Array<[keyof AuthClientEventMa
   client.on("signedOut", (detail) => seen.push(["signedOut", detail]));
   return seen;
 }
+
+/** Starts a client test server for one target; every server it started is closed after each test. */
+export type ServeClient = (overrides?: Partial<AuthConfig> & CreateAuthOptions) => Promise<ClientTestServer>;
+
+/**
+ * Registers an `afterEach` that closes the servers of the test, and answers the function that
+ * starts them for a target: call it once in a `describe.each(clientTargets)` body.
+ *
+ * @example
+ * ```ts
+ * describe.each(clientTargets)("against %s", (_name, start, statusMode) => {
+ *   const serve = servedPerTest(start, statusMode);
+ *   it("…", async () => {
+ *     const harness = await serve();
+ *   });
+ * });
+ * ```
+ */
+export function servedPerTest(start: StartServer, statusMode: StatusModeName): ServeClient {
+  const running: ClientTestServer[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((server) => server.close()));
+  });
+  return async (overrides) => {
+    const server = await startClientServer(start, statusMode, overrides);
+    running.push(server);
+    return server;
+  };
+}
+
+/**
+ * Creates a local user with {@link testPassword} and a client of the server signed in as it.
+ *
+ * @example
+ * ```ts
+ * const { client, user } = await signedInClient(harness, "alice");
+ * ```
+ */
+export async function signedInClient(
+  harness: ClientTestServer,
+  username: string,
+  options: AuthClientOptions = {},
+): Promise<{ client: AuthClient; user: TestUser }> {
+  const user = await createTestUser(harness.auth, username);
+  const client = harness.client(options);
+  const step = await client.login({ username, password: testPassword });
+  expect(step.status).toBe("authenticated");
+  return { client, user };
+}
+
+/**
+ * Moves the test clock past the access tokens' lifetime and the verifier's leeway (AT-3): every
+ * access token issued so far is refused with 40101, while the refresh tokens still work.
+ *
+ * @example
+ * ```ts
+ * expireAccessTokens(harness);
+ * await client.me(); // refreshed once, then answered
+ * ```
+ */
+export function expireAccessTokens(testAuth: TestAuth): void {
+  testAuth.clock.advance((testAuth.auth.config.ttl.access + 120) * 1000);
+}
+
+/**
+ * Every event of one type the server's auth emits from now on, in order.
+ *
+ * @example
+ * ```ts
+ * const reused = serverEvents(harness.auth, "refresh_token.reused");
+ * expect(reused).toEqual([]);
+ * ```
+ */
+export function serverEvents<T extends AuthEventType>(auth: Auth, type: T): AuthEventOf<T>[] {
+  const seen: AuthEventOf<T>[] = [];
+  auth.events.on(type, (event) => {
+    seen.push(event);
+  });
+  return seen;
+}
+
+/** The status an envelope with this HTTP status travels with in a status mode: 200 for every one under `always-200`. */
+export const statusIn = (statusMode: StatusModeName, status: number) => (statusMode === "always-200" ? 200 : status);
