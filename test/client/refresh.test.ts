@@ -2,6 +2,7 @@ import {
   type AuthClient,
   AuthClientError,
   type AuthUser,
+  type FetchFunction,
   type TokenStore,
   memoryTokenStore,
 } from "@portcullis/client";
@@ -17,6 +18,7 @@ import {
   servedPerTest,
   serverEvents,
   signedInClient,
+  startClientServer,
   statusIn,
 } from "./client-servers.js";
 
@@ -58,6 +60,15 @@ function rejected(outcomes: PromiseSettledResult<unknown>[]): unknown[] {
     expect(outcome.status).toBe("rejected");
     return (outcome as PromiseRejectedResult).reason;
   });
+}
+
+/** A fetch that answers `POST …/auth/refresh` itself while `blocking()` says so, as a gateway in front of the server would. */
+function refreshBlockedBy(blocking: () => FetchFunction | null): FetchFunction {
+  return (input, init) => {
+    const request = new Request(input, init);
+    const gateway = new URL(request.url).pathname.endsWith("/auth/refresh") ? blocking() : null;
+    return (gateway ?? fetch)(request);
+  };
 }
 
 describe.each(clientTargets)("single-flight refresh against %s", (_name, start, statusMode) => {
@@ -147,4 +158,41 @@ describe.each(clientTargets)("single-flight refresh against %s", (_name, start, 
       expect(events).toHaveLength(1);
     },
   );
+
+  it("a throttled refresh (42900 from a gateway: the server never throttles refresh) or an unreachable one keeps the tokens; the next request refreshes", async () => {
+    const harness = await serve();
+    const closed = await startClientServer(start, statusMode);
+    await closed.close();
+    const throttled = () =>
+      new Response(JSON.stringify({ code: 42900, message: "Too many attempts" }), {
+        status: statusIn(statusMode, 429),
+        headers: { "content-type": "application/json", "retry-after": "30" },
+      });
+    const unreachable: FetchFunction = () => fetch(`${closed.baseUrl}/auth/refresh`, { method: "POST" });
+    const gateways: [FetchFunction, Partial<AuthClientError>][] = [
+      [async () => throttled(), { kind: "server", code: 42900, status: statusIn(statusMode, 429), retryAfter: 30 }],
+      [unreachable, { kind: "network", code: null, status: 0 }],
+    ];
+    let gateway: FetchFunction | null = null;
+    const { client } = await signedInClient(harness, "dave", { fetch: refreshBlockedBy(() => gateway) });
+    const events = recordEvents(client);
+
+    let refreshes = 0;
+    for (const [blocking, expected] of gateways) {
+      gateway = blocking;
+      expireAccessTokens(harness);
+      const stored = await client.accessToken();
+      const { fetched, users } = await concurrently(client);
+      refreshes += 1;
+      expect(harness.refreshesSent()).toBe(refreshes);
+      for (const reason of rejected([...fetched, ...users])) expect(reason).toMatchObject(expected);
+      expect(events).toEqual([]);
+      expect(await client.accessToken()).toBe(stored);
+
+      gateway = null;
+      expect((await client.me()).username).toBe("dave");
+      refreshes += 1;
+      expect(harness.refreshesSent()).toBe(refreshes);
+    }
+  });
 });

@@ -52,6 +52,8 @@ export interface Session {
    * Sends a request with the access token (none when signed out). When `refusal` finds the answer
    * refused for the token (40101), refreshes once, shared with every other request that meets it,
    * and sends the request again with the renewed token; the second answer is returned whatever it is.
+   * A request refused for a token whose refresh failed after the request was sent takes that
+   * failure and sends no refresh of its own; a request sent after the failure tries again.
    *
    * @throws {AuthClientError} the refresh's error when the refresh fails, or `refusal`'s error when
    * the session ended while the request was under way.
@@ -111,6 +113,10 @@ export function createSession(options: SessionOptions): Session {
   const refreshAheadMs = options.refreshAheadSeconds * 1000;
   const exclusive = <T>(task: () => Promise<T>) => (store.runExclusive ? store.runExclusive(task) : task());
   let inflight: Promise<StoredTokens> | null = null;
+  /** How many refreshes have ended, succeeded or not: a request notes it before it is sent. */
+  let refreshesEnded = 0;
+  /** The last refresh that failed: the access token it was to replace, its error, and its place among the ended ones. */
+  let failedRefresh: { accessToken: string; error: unknown; ended: number } | null = null;
 
   const stored = (set: TokenSet): StoredTokens => ({
     accessToken: set.accessToken,
@@ -146,11 +152,28 @@ export function createSession(options: SessionOptions): Session {
       const current = await store.load();
       if (current === null) throw refusal ?? notSignedIn();
       if (staleAccessToken !== undefined && current.accessToken !== staleAccessToken) return current;
-      return exchange(current);
+      try {
+        return await exchange(current);
+      } catch (error) {
+        failedRefresh = { accessToken: current.accessToken, error, ended: refreshesEnded + 1 };
+        throw error;
+      }
     }).finally(() => {
+      refreshesEnded += 1;
       inflight = null;
     });
     return inflight;
+  }
+
+  /**
+   * The error of a refresh that failed for `accessToken` after a request carrying it was sent:
+   * that request met the same expiry as the refresh's own callers and takes its outcome, instead
+   * of sending another refresh (a throttled or unreachable one keeps the tokens, so nothing else
+   * would stop a burst of refused requests from refreshing one after another).
+   */
+  function failureSince(endedBeforeSending: number, accessToken: string): unknown {
+    const failed = failedRefresh;
+    return failed && failed.ended > endedBeforeSending && failed.accessToken === accessToken ? failed.error : null;
   }
 
   /** Refreshes ahead of expiry; if that fails but the tokens are still there, the request goes with them. */
@@ -203,12 +226,15 @@ export function createSession(options: SessionOptions): Session {
       );
     },
     async withBearer(send, refusal) {
+      const endedBeforeSending = refreshesEnded;
       const loaded = await store.load();
       const tokens = loaded && (await freshEnough(loaded));
       const first = await send(tokens?.accessToken ?? null);
       if (!tokens) return first;
       const refused = await refusal(first);
       if (!refused) return first;
+      const failed = failureSince(endedBeforeSending, tokens.accessToken);
+      if (failed) throw failed;
       const renewed = await refreshFrom(tokens.accessToken, refused);
       return send(renewed.accessToken);
     },
