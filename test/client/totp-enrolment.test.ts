@@ -1,0 +1,133 @@
+import type { AuthClientOptions, ReauthenticationRequest } from "@portcullis/client";
+import { describe, expect, it } from "vitest";
+import { base32Decode, nextTotpCode, testPassword } from "../fixtures/auth.js";
+import {
+  type ClientTestServer,
+  clientTargets,
+  recordEvents,
+  rejection,
+  servedPerTest,
+  signedInClient,
+  statusIn,
+} from "./client-servers.js";
+
+const setupPath = "/api/v1/auth/2fa/setup";
+const enablePath = "/api/v1/auth/2fa/enable";
+const disablePath = "/api/v1/auth/2fa/disable";
+
+/** Moves the clock past the server's `reauthentication.recentSignIn`: the sign-in is no longer recent. */
+function signInGrowsOld(harness: ClientTestServer): void {
+  harness.clock.advance((harness.auth.config.reauthentication.recentSignInSeconds + 60) * 1000);
+}
+
+describe.each(clientTargets)("client.totp against %s", (_name, start, statusMode) => {
+  const serve = servedPerTest(start, statusMode);
+
+  /** A signed-in client whose `reauthenticate` answers `answer` and notes each request. */
+  async function clientAsking(
+    harness: ClientTestServer,
+    username: string,
+    answer: ReturnType<NonNullable<AuthClientOptions["reauthenticate"]>>,
+  ) {
+    const asked: ReauthenticationRequest[] = [];
+    const reauthenticate = (request: ReauthenticationRequest) => {
+      asked.push(request);
+      return answer;
+    };
+    const { client } = await signedInClient(harness, username, { reauthenticate });
+    return { client, asked };
+  }
+
+  it("TOTP-5: after an older sign-in, each 40001 asks reauthenticate once and the call is sent once more, with the password; enable then signs out", async () => {
+    const harness = await serve();
+    const { client, asked } = await clientAsking(harness, "alice", { password: testPassword });
+    const events = recordEvents(client);
+    signInGrowsOld(harness);
+
+    const setup = await client.totp.setup();
+    expect(asked).toEqual([{ operation: "totp.setup", accepts: ["password"] }]);
+    expect(harness.countSent("POST", setupPath)).toBe(2);
+
+    const { recoveryCodes } = await client.totp.enable({ code: await nextTotpCode(harness, base32Decode(setup.secret)) });
+    expect(recoveryCodes).toHaveLength(10);
+    expect(asked.map(({ operation }) => operation)).toEqual(["totp.setup", "totp.enable"]);
+    expect(harness.countSent("POST", enablePath)).toBe(2);
+    expect(events).toEqual([["signedOut", { reason: "security_change" }]]);
+  });
+
+  it("a wrong password from reauthenticate is 40100 after one retry, never a third try; no answer, or a proof the operation does not take, leaves the 40001 unsent again", async () => {
+    const harness = await serve();
+    const wrong = await clientAsking(harness, "bob", { password: "not bob's password" });
+    signInGrowsOld(harness);
+    expect(await rejection(wrong.client.totp.setup())).toMatchObject({ code: 40100, status: statusIn(statusMode, 401) });
+    expect(wrong.asked).toHaveLength(1);
+    expect(harness.countSent("POST", setupPath)).toBe(2);
+
+    for (const [username, answer] of [
+      ["carol", null],
+      ["dave", { totpCode: "123456" }],
+    ] as const) {
+      const declining = await clientAsking(harness, username, answer);
+      signInGrowsOld(harness);
+      const before = harness.countSent("POST", setupPath);
+      expect(await rejection(declining.client.totp.setup())).toMatchObject({ code: 40001, status: statusIn(statusMode, 400) });
+      expect(declining.asked).toHaveLength(1);
+      expect(harness.countSent("POST", setupPath) - before).toBe(1);
+    }
+
+    const { client } = await signedInClient(harness, "erin");
+    signInGrowsOld(harness);
+    expect(await rejection(client.totp.setup())).toMatchObject({ code: 40001 });
+    expect(harness.countSent("POST", setupPath)).toBe(5);
+  });
+
+  it("a recent sign-in, or the password given in the call, needs no reauthenticate: it is never asked and each call is sent once", async () => {
+    const harness = await serve();
+    const recent = await clientAsking(harness, "frank", { password: testPassword });
+    await recent.client.totp.setup();
+    expect(recent.asked).toEqual([]);
+    expect(harness.countSent("POST", setupPath)).toBe(1);
+
+    const older = await clientAsking(harness, "grace", { password: testPassword });
+    signInGrowsOld(harness);
+    const setup = await older.client.totp.setup({ password: testPassword });
+    await older.client.totp.enable({ code: await nextTotpCode(harness, base32Decode(setup.secret)), password: testPassword });
+    expect(older.asked).toEqual([]);
+    expect([harness.countSent("POST", setupPath), harness.countSent("POST", enablePath)]).toEqual([2, 1]);
+  });
+
+  it("a wrong code keeps the session (40103); enable without a pending setup and setup once enabled are 40900; disable with a code signs out", async () => {
+    const harness = await serve();
+    const { client } = await signedInClient(harness, "heidi");
+    const events = recordEvents(client);
+
+    expect(await rejection(client.totp.enable({ code: "123456" }))).toMatchObject({
+      code: 40900,
+      status: statusIn(statusMode, 409),
+    });
+    const secret = base32Decode((await client.totp.setup()).secret);
+    expect(await rejection(client.totp.enable({ code: "000000" }))).toMatchObject({
+      code: 40103,
+      status: statusIn(statusMode, 401),
+    });
+    expect(events).toEqual([]);
+    expect((await client.me()).totpEnabled).toBe(false);
+    await client.totp.enable({ code: await nextTotpCode(harness, secret) });
+
+    const step = await client.login({ username: "heidi", password: testPassword });
+    if (step.status !== "totp_required") throw new Error("expected the second factor");
+    await step.verifyTotp(await nextTotpCode(harness, secret));
+    expect(await rejection(client.totp.setup())).toMatchObject({ code: 40900 });
+    expect(await rejection(client.totp.disable({ code: "000000" }))).toMatchObject({ code: 40103 });
+    expect((await client.me()).totpEnabled).toBe(true);
+
+    await client.totp.disable({ code: await nextTotpCode(harness, secret) });
+    expect(harness.countSent("POST", disablePath)).toBe(2);
+    expect(events.map(([name, detail]) => [name, (detail as { reason?: string }).reason])).toEqual([
+      ["signedOut", "security_change"],
+      ["signedIn", undefined],
+      ["signedOut", "security_change"],
+    ]);
+    expect((await client.login({ username: "heidi", password: testPassword })).status).toBe("authenticated");
+  });
+});
