@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { serveStatic } from "@hono/node-server/serve-static";
 import { type Auth, type PasskeyConfig, createAuth, createUser, memoryStorage } from "@portcullis/core";
-import { authApp } from "@portcullis/hono";
+import { authApp, requireAuth } from "@portcullis/hono";
 import { Hono } from "hono";
 import {
   type DemoProvider,
@@ -21,7 +21,20 @@ export interface PageApp {
   /** `http://127.0.0.1:<port>`: the same server, for the test's own requests. */
   apiBase: string;
   auth: Auth;
+  /** Moves the server's clock forward by `ms` milliseconds: it runs from the real time, plus every move so far. */
+  advanceClock(ms: number): void;
   close(): Promise<void>;
+}
+
+/** A clock that follows the real time, moved forward by hand: the apps' `now`, and the test's control of it. */
+function movableClock(): { now: () => number; advance(ms: number): void } {
+  let offset = 0;
+  return {
+    now: () => Date.now() + offset,
+    advance(ms) {
+      offset += ms;
+    },
+  };
 }
 
 /** The users' password in these tests. */
@@ -73,17 +86,20 @@ export interface ExpressDemo extends PageApp {
 /** The Express demo (examples/express) as it is, in process, with its local OpenID provider as `pnpm demo` starts it. */
 export async function startExpressDemo(): Promise<ExpressDemo> {
   const listening = await listenFirst();
+  const clock = movableClock();
   const localProvider = await startDemoProvider({ origin: listening.origin });
   const demo = await createDemoApp({
     origin: listening.origin,
     demoPassword: browserTestPassword,
     oauthProvider: localProvider.registration,
+    now: clock.now,
   });
   listening.use(demo.app as unknown as RequestListener);
   return {
     origin: listening.origin,
     apiBase: listening.apiBase,
     auth: demo.auth,
+    advanceClock: clock.advance,
     username: demo.demoUser.username,
     password: demo.demoUser.password,
     userId: demo.demoUser.id,
@@ -96,21 +112,25 @@ export async function startExpressDemo(): Promise<ExpressDemo> {
 }
 
 /**
- * A small Hono app: `authApp(auth)` and the demo's page (its `public/` folder and the served
- * `@simplewebauthn/browser` modules, under the same content security policy), on
- * `@hono/node-server`'s request listener. Passkeys for its origin, with `passkeys` overriding the defaults.
+ * A small Hono app: `authApp(auth)`, the demo's page (its `public/` folder and its bundled client,
+ * under the same content security policy) and the protected list the page reads,
+ * `GET /api/v1/things`, on `@hono/node-server`'s request listener. Passkeys for its origin, with
+ * `passkeys` overriding the defaults.
  */
 export async function startHonoPageApp(passkeys: Partial<PasskeyConfig> = {}): Promise<PageApp> {
   const listening = await listenFirst();
+  const clock = movableClock();
   const auth = createAuth({
     storage: memoryStorage(),
     issuer: listening.origin,
     audience: "portcullis-browser-test",
     secrets: { signing: randomSecret(), encryption: randomSecret() },
     passkeys: { rpId: "localhost", rpName: "Portcullis on Hono", origins: [listening.origin], ...passkeys },
+    now: clock.now,
   });
 
-  const { publicDirectory, browserLibraryDirectory, browserLibraryPath } = demoPageFiles;
+  const { publicDirectory, pageClientPath, bundlePageClient } = demoPageFiles;
+  const { javascript } = await bundlePageClient();
   const app = new Hono();
   app.use(async (c, next) => {
     await next();
@@ -118,15 +138,14 @@ export async function startHonoPageApp(passkeys: Partial<PasskeyConfig> = {}): P
     c.header("x-content-type-options", "nosniff");
   });
   app.route("/", authApp(auth));
-  app.use(`${browserLibraryPath}/*`, async (c, next) => (c.req.path.endsWith(".js") ? next() : c.notFound()));
-  app.use(
-    `${browserLibraryPath}/*`,
-    serveStatic({ root: browserLibraryDirectory, rewriteRequestPath: (path) => path.slice(browserLibraryPath.length) }),
+  app.get("/api/v1/things", requireAuth(auth), (c) =>
+    c.json({ code: 0, message: "OK", data: [{ id: "1", name: "portcullis" }] }),
   );
+  app.get(pageClientPath, (c) => c.body(javascript, 200, { "content-type": "text/javascript; charset=utf-8" }));
   app.use("/*", serveStatic({ root: publicDirectory }));
   // As `serve()` of @hono/node-server does, with the socket in `c.env.incoming` for the adapter.
   listening.use(getRequestListener(app.fetch));
-  return { origin: listening.origin, apiBase: listening.apiBase, auth, close: listening.close };
+  return { origin: listening.origin, apiBase: listening.apiBase, auth, advanceClock: clock.advance, close: listening.close };
 }
 
 /** Creates a local user with {@link browserTestPassword}. */

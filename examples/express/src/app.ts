@@ -1,6 +1,4 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   type Auth,
@@ -16,6 +14,7 @@ import { authRouter, requireAuth } from "@portcullis/express";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import QRCode from "qrcode";
 import { type LocalProvider, startLocalProvider } from "./local-provider.js";
+import { bundlePageClient, pageClientPath } from "./page-client-bundle.js";
 
 /** Options of {@link createDemoApp}. Every one has a default that suits a local demo. */
 export interface DemoAppOptions {
@@ -43,6 +42,8 @@ export interface DemoAppOptions {
    * A demo user already stored there keeps its account and gets the demo password afresh.
    */
   storage?: Storage;
+  /** The clock, in epoch milliseconds. Default `Date.now`; the browser tests move it past an access token's expiry. */
+  now?: () => number;
   /**
    * An OpenID provider the page offers as "Sign in with the local provider" (the provider
    * `local`), with {@link oauthCallbackUri} of the origin as its redirect URI: the demo's own
@@ -102,20 +103,11 @@ export function randomSecret(size = 32): string {
 const publicDirectory = fileURLToPath(new URL("../public/", import.meta.url));
 
 /**
- * The ES module build of `@simplewebauthn/browser` (its `esm/` folder, beside the CommonJS
- * `script/` folder the package's `require` entry points at), served as it is: no CDN, no build.
+ * The files of the demo page, for serving it from another app (the browser tests serve it from
+ * Hono too): `public/` at `/`, and the page's client, bundled by {@link bundlePageClient}, at
+ * `pageClientPath`.
  */
-const browserLibraryDirectory = join(dirname(dirname(createRequire(import.meta.url).resolve("@simplewebauthn/browser"))), "esm");
-
-/** Where the page loads `@simplewebauthn/browser` from: `import … from "./vendor/simplewebauthn-browser/index.js"`. */
-const browserLibraryPath = "/vendor/simplewebauthn-browser";
-
-/**
- * The static files of the demo page, for serving it from another app (the browser tests serve
- * it from Hono too): `public/` at `/`, and `@simplewebauthn/browser`'s ES modules (the `.js`
- * files only) at `browserLibraryPath`.
- */
-export const demoPageFiles = { publicDirectory, browserLibraryDirectory, browserLibraryPath } as const;
+export const demoPageFiles = { publicDirectory, pageClientPath, bundlePageClient } as const;
 
 /** The content security policy of the demo page: its own scripts and styles only, QR images from blob URLs. */
 export const contentSecurityPolicy = [
@@ -160,7 +152,7 @@ function sendEnvelope(res: Response, status: number, code: number, message: stri
  * Builds the demo service (on `options.storage`, memory by default): the Portcullis routes under `/api/v1/auth`, with
  * passkeys for the page at `options.origin`; a protected sample resource `/api/v1/things`
  * (deleting one needs the `admin` role); the demo-only QR code route `POST /demo/qr`; and the
- * static sign-in page with `@simplewebauthn/browser`. With `options.oauthProvider`, sign-in with
+ * static sign-in page with its client (`@portcullis/client`, bundled for it). With `options.oauthProvider`, sign-in with
  * that provider too: the page offers it, and serves itself at {@link oauthCallbackUri} for the
  * provider to send the browser back to. It creates one demo user. It does not listen: the origin
  * must name the port, so listen first and hand the app to the server then (as `server.ts` and the
@@ -189,6 +181,7 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
     passkeys: { rpId: "localhost", rpName: "Portcullis demo", origins: [origin] },
     ...(options.oauthProvider ? { oauth: demoOAuthConfig(options.oauthProvider, origin) } : {}),
     onInternalError: (error, requestId) => console.error(`internal error, request ${requestId}:`, error),
+    now: options.now,
   });
 
   const username = options.demoUsername ?? "demo";
@@ -234,14 +227,11 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
     res.status(200).set({ "content-type": "image/svg+xml; charset=utf-8", "cache-control": "no-store" }).send(svg);
   });
 
-  // @simplewebauthn/browser for the page, from node_modules: its ES modules and nothing else.
-  const notFound = (_req: Request, res: Response) => sendEnvelope(res, 404, 40400, "Not found");
-  app.use(
-    browserLibraryPath,
-    (req, res, next) => (req.path.endsWith(".js") ? next() : notFound(req, res)),
-    express.static(browserLibraryDirectory, { index: false }),
-    notFound,
-  );
+  // The page's client, bundled from the workspace's source once per process.
+  const pageClient = await bundlePageClient();
+  app.get(pageClientPath, (_req, res) => {
+    res.type("text/javascript").set("cache-control", "no-cache").send(pageClient.javascript);
+  });
 
   // The page a provider sends the browser back to: the sign-in page, which relays the query.
   if (options.oauthProvider) {

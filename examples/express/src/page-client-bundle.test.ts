@@ -1,0 +1,24 @@
+import { expect, it } from "vitest";
+import { bundlePageClient } from "./page-client-bundle.js";
+
+it("bundles the client from its source, not its build, with one copy of @simplewebauthn/browser", async () => {
+  const { sources } = await bundlePageClient();
+  const client = sources.filter((source) => source.startsWith("packages/client/"));
+  expect(client).toContain("packages/client/src/client.ts");
+  expect(client.every((source) => source.startsWith("packages/client/src/") && !source.includes(".test"))).toBe(true);
+  const webauthnCopies = new Set(
+    sources.filter((source) => source.includes("@simplewebauthn/browser/")).map((source) => source.split("/esm/")[0]),
+  );
+  expect(webauthnCopies.size).toBe(1);
+});
+
+it("is one ES module that exports what the page imports, and builds once per process", async () => {
+  const bundle = await bundlePageClient();
+  expect(await bundlePageClient()).toBe(bundle);
+  const module = (await import(`data:text/javascript;base64,${Buffer.from(bundle.javascript).toString("base64")}`)) as Record<
+    string,
+    unknown
+  >;
+  expect(Object.keys(module).sort()).toEqual(["AuthClientError", "browserSupportsWebAuthn", "createAuthClient", "sendSignal"]);
+  expect(typeof module.createAuthClient).toBe("function");
+});
