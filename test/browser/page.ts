@@ -1,9 +1,18 @@
-// What the browser tests share: Chromium for a test file, fresh contexts, and readings of the
-// demo page (its status line, the section shown, the signed-in user's details).
+// What the browser tests share: Chromium for a test file, fresh contexts, the demo page opened with
+// a virtual authenticator, its sign-in steps, and readings of it (its status line, the section
+// shown, the signed-in user's details).
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect } from "vitest";
 import { describeNeedingService } from "../fixtures/required-service.js";
-import { chromiumMissing, launchChromium } from "./chromium.js";
+import type { PageApp } from "./apps.js";
+import {
+  type VirtualAuthenticator,
+  addVirtualAuthenticator,
+  chromiumMissing,
+  collectPageErrors,
+  launchChromium,
+  platformAuthenticator,
+} from "./chromium.js";
 
 const missing = chromiumMissing();
 
@@ -42,6 +51,24 @@ export function useChromium(): () => Promise<BrowserContext> {
   };
 }
 
+/**
+ * Starts an app with `startApp` before the calling `describe`'s tests and closes it after them;
+ * returns the function that gives the running app.
+ */
+export function usePageApp<App extends PageApp>(startApp: () => Promise<App>): () => App {
+  let app: App | undefined;
+  beforeAll(async () => {
+    app = await startApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+  return () => {
+    if (!app) throw new Error("The app is started before the tests: read it inside a test");
+    return app;
+  };
+}
+
 /** Waits until the status line matches, and fails with what it says otherwise. */
 export async function expectStatus(page: Page, pattern: RegExp, kind: "ok" | "error" | "info" = "ok"): Promise<void> {
   const status = page.locator("#status");
@@ -64,4 +91,54 @@ export async function shownUserField(page: Page, name: string): Promise<string |
     .locator("#me dt", { hasText: new RegExp(`^${name}$`) })
     .locator("xpath=following-sibling::dd[1]")
     .textContent();
+}
+
+/**
+ * Opens the demo page of `app` in a fresh context (from `newContext`, as {@link useChromium}
+ * returns it) with its own virtual authenticator, once the page has shown its passkey button.
+ */
+export async function openPage(
+  newContext: () => Promise<BrowserContext>,
+  app: PageApp,
+  authenticatorOptions = platformAuthenticator,
+): Promise<{ context: BrowserContext; page: Page; authenticator: VirtualAuthenticator; errors: string[] }> {
+  const context = await newContext();
+  const page = await context.newPage();
+  const errors = collectPageErrors(page);
+  const authenticator = await addVirtualAuthenticator(context, page, authenticatorOptions);
+  await page.goto(`${app.origin}/`);
+  // The passkey button shows once the page has read public-key/config.
+  await page.locator("#passkey-sign-in-button").waitFor();
+  return { context, page, authenticator, errors };
+}
+
+/** Submits the page's sign-in form. */
+export async function signInWithPassword(page: Page, username: string, password: string): Promise<void> {
+  await page.fill('#sign-in-form input[name="username"]', username);
+  await page.fill('#sign-in-form input[name="password"]', password);
+  await page.click('#sign-in-form button[type="submit"]');
+}
+
+/**
+ * Clicks "Sign in with a passkey" and returns the envelope of login/finish, after checking that
+ * the page sent login/begin no username (unless the test rewrote that request).
+ */
+export async function signInWithPasskey(page: Page, { beginRewritten = false } = {}): Promise<Envelope> {
+  const begin = page.waitForRequest((request) => request.url().endsWith("/api/v1/auth/public-key/login/begin"));
+  const finish = page.waitForResponse((response) => response.url().endsWith("/api/v1/auth/public-key/login/finish"));
+  await page.click("#passkey-sign-in-button");
+  if (!beginRewritten) expect((await begin).postDataJSON()).toEqual({});
+  try {
+    return (await (await finish).json()) as Envelope;
+  } catch (error) {
+    const status = JSON.stringify(await page.locator("#status").textContent());
+    throw new Error(`no login/finish request; the status line says ${status}`, { cause: error });
+  }
+}
+
+/** Submits the page's passkey registration form, with the current password when one is given. */
+export async function registerPasskey(page: Page, label: string, password = ""): Promise<void> {
+  await page.fill('#passkey-register-form input[name="label"]', label);
+  await page.fill('#passkey-register-form input[name="password"]', password);
+  await page.click('#passkey-register-form button[type="submit"]');
 }

@@ -2,7 +2,6 @@
 // CDP WebAuthn virtual authenticator, against the demo page served by the Express example and by
 // a Hono app. Everything the user does goes through the page's UI; the test then checks the
 // authenticator (WebAuthn.getCredentials), the server's storage and the tokens.
-import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createTotpUser, totpCodeAt } from "../fixtures/auth.js";
 import {
@@ -13,53 +12,21 @@ import {
   startExpressDemo,
   startHonoPageApp,
 } from "./apps.js";
-import { type VirtualAuthenticator, addVirtualAuthenticator, collectPageErrors, platformAuthenticator } from "./chromium.js";
-import { type Envelope, describeInBrowser, expectStatus, shownSection, shownUserField, useChromium } from "./page.js";
+import { collectPageErrors, platformAuthenticator } from "./chromium.js";
+import {
+  type Envelope,
+  describeInBrowser,
+  expectStatus,
+  openPage,
+  registerPasskey,
+  shownSection,
+  shownUserField,
+  signInWithPasskey,
+  signInWithPassword,
+  useChromium,
+} from "./page.js";
 
 const newContext = useChromium();
-
-/** One fresh browser context and page with its own virtual authenticator. */
-async function openPage(
-  app: PageApp,
-  authenticatorOptions = platformAuthenticator,
-): Promise<{ context: BrowserContext; page: Page; authenticator: VirtualAuthenticator; errors: string[] }> {
-  const context = await newContext();
-  const page = await context.newPage();
-  const errors = collectPageErrors(page);
-  const authenticator = await addVirtualAuthenticator(context, page, authenticatorOptions);
-  await page.goto(`${app.origin}/`);
-  // The passkey button shows once the page has read public-key/config.
-  await page.locator("#passkey-sign-in-button").waitFor();
-  return { context, page, authenticator, errors };
-}
-
-async function signInWithPassword(page: Page, username: string, password: string): Promise<void> {
-  await page.fill('#sign-in-form input[name="username"]', username);
-  await page.fill('#sign-in-form input[name="password"]', password);
-  await page.click('#sign-in-form button[type="submit"]');
-}
-
-/**
- * Clicks "Sign in with a passkey" and returns the envelope of login/finish, after checking that
- * the page sent login/begin no username (unless the test rewrote that request).
- */
-async function signInWithPasskey(page: Page, { beginRewritten = false } = {}): Promise<Envelope> {
-  const begin = page.waitForRequest((request) => request.url().endsWith("/api/v1/auth/public-key/login/begin"));
-  const finish = page.waitForResponse((response) => response.url().endsWith("/api/v1/auth/public-key/login/finish"));
-  await page.click("#passkey-sign-in-button");
-  if (!beginRewritten) expect((await begin).postDataJSON()).toEqual({});
-  try {
-    return (await (await finish).json()) as Envelope;
-  } catch (error) {
-    const status = JSON.stringify(await page.locator("#status").textContent());
-    throw new Error(`no login/finish request; the status line says ${status}`, { cause: error });
-  }
-}
-
-async function registerPasskey(page: Page, label: string): Promise<void> {
-  await page.fill('#passkey-register-form input[name="label"]', label);
-  await page.click('#passkey-register-form button[type="submit"]');
-}
 
 async function getJson(app: PageApp, path: string, accessToken: string): Promise<Envelope> {
   const response = await fetch(`${app.apiBase}${path}`, { headers: { authorization: `Bearer ${accessToken}` } });
@@ -77,7 +44,7 @@ function accessTokenClaims(accessToken: string): Record<string, unknown> {
  * authenticator; a copy of it is then refused, while the password still works).
  */
 async function passkeyLifeCycle(app: PageApp, user: { id: string; username: string; password: string }): Promise<void> {
-  const { context, page, authenticator, errors } = await openPage(app);
+  const { context, page, authenticator, errors } = await openPage(newContext, app);
   try {
     // 1. Password sign-in.
     await signInWithPassword(page, user.username, user.password);
@@ -243,7 +210,7 @@ describeInBrowser("passkeys in Chromium, without user verification, for a user w
   it("asks for the TOTP code after a passkey without user verification, as after a password (40102)", async () => {
     const user = await createTotpUser(app.auth, "totp-user");
     // A passkey provider that cannot verify the user: user presence only.
-    const { context, page, authenticator, errors } = await openPage(app, {
+    const { context, page, authenticator, errors } = await openPage(newContext, app, {
       ...platformAuthenticator,
       hasUserVerification: false,
       isUserVerified: false,
