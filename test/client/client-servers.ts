@@ -4,6 +4,8 @@ import {
   type AuthClientEventMap,
   type AuthClientOptions,
   type FetchFunction,
+  type Reauthenticate,
+  type ReauthenticationRequest,
   createAuthClient,
 } from "@portcullis/client";
 import type { Auth, AuthConfig, AuthEventOf, AuthEventType, CreateAuthOptions } from "@portcullis/core";
@@ -178,6 +180,40 @@ export async function signedInClient(
  */
 export function expireAccessTokens(testAuth: TestAuth): void {
   testAuth.clock.advance((testAuth.auth.config.ttl.access + 120) * 1000);
+}
+
+/**
+ * A `reauthenticate` option that notes every request in `asked` and gives `answer`'s proof.
+ *
+ * @example
+ * ```ts
+ * const { reauthenticate, asked } = reauthenticateWith(() => ({ password: testPassword }));
+ * const { client } = await signedInClient(harness, "alice", { reauthenticate });
+ * ```
+ */
+export function reauthenticateWith(answer: Reauthenticate): { reauthenticate: Reauthenticate; asked: ReauthenticationRequest[] } {
+  const asked: ReauthenticationRequest[] = [];
+  return {
+    asked,
+    reauthenticate: (request) => {
+      asked.push(request);
+      return answer(request);
+    },
+  };
+}
+
+/**
+ * Moves the test clock past the server's `reauthentication.recentSignIn`: the sign-in is no longer
+ * recent, and TOTP setup and enable and passkey registration ask for a proof (40001).
+ *
+ * @example
+ * ```ts
+ * signInGrowsOld(harness);
+ * await client.totp.setup(); // 40001, then reauthenticate is asked
+ * ```
+ */
+export function signInGrowsOld(testAuth: TestAuth): void {
+  testAuth.clock.advance((testAuth.auth.config.reauthentication.recentSignInSeconds + 60) * 1000);
 }
 
 /**

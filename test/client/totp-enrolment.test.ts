@@ -1,12 +1,14 @@
-import type { AuthClientOptions, ReauthenticationRequest } from "@portcullis/client";
+import type { ReauthenticationProof } from "@portcullis/client";
 import { describe, expect, it } from "vitest";
 import { base32Decode, nextTotpCode, testPassword } from "../fixtures/auth.js";
 import {
   type ClientTestServer,
   clientTargets,
+  reauthenticateWith,
   recordEvents,
   rejection,
   servedPerTest,
+  signInGrowsOld,
   signedInClient,
   statusIn,
 } from "./client-servers.js";
@@ -15,25 +17,12 @@ const setupPath = "/api/v1/auth/2fa/setup";
 const enablePath = "/api/v1/auth/2fa/enable";
 const disablePath = "/api/v1/auth/2fa/disable";
 
-/** Moves the clock past the server's `reauthentication.recentSignIn`: the sign-in is no longer recent. */
-function signInGrowsOld(harness: ClientTestServer): void {
-  harness.clock.advance((harness.auth.config.reauthentication.recentSignInSeconds + 60) * 1000);
-}
-
 describe.each(clientTargets)("client.totp against %s", (_name, start, statusMode) => {
   const serve = servedPerTest(start, statusMode);
 
-  /** A signed-in client whose `reauthenticate` answers `answer` and notes each request. */
-  async function clientAsking(
-    harness: ClientTestServer,
-    username: string,
-    answer: ReturnType<NonNullable<AuthClientOptions["reauthenticate"]>>,
-  ) {
-    const asked: ReauthenticationRequest[] = [];
-    const reauthenticate = (request: ReauthenticationRequest) => {
-      asked.push(request);
-      return answer;
-    };
+  /** A signed-in client whose `reauthenticate` notes each request and answers `proof`. */
+  async function clientAsking(harness: ClientTestServer, username: string, proof: ReauthenticationProof | null) {
+    const { reauthenticate, asked } = reauthenticateWith(() => proof);
     const { client } = await signedInClient(harness, username, { reauthenticate });
     return { client, asked };
   }
