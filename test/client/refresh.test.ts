@@ -113,6 +113,36 @@ describe.each(clientTargets)("single-flight refresh against %s", (_name, start, 
     expect(harness.countSent("GET", thingsPath) + harness.countSent("GET", mePath)).toBe(concurrentRequests);
   });
 
+  it("client.refresh() called many times at once sends one refresh; logout() while it is under way waits for it and revokes the renewed session", async () => {
+    const harness = await serve();
+    const store = memoryTokenStore();
+    const revoked: unknown[] = [];
+    const notingLogouts: FetchFunction = async (input, init) => {
+      const request = new Request(input, init);
+      if (request.url.endsWith("/auth/logout")) revoked.push((await request.clone().json()).refreshToken);
+      return fetch(request);
+    };
+    const { client } = await signedInClient(harness, "erin", { store, fetch: notingLogouts });
+    const events = recordEvents(client);
+
+    const refreshed = Array.from({ length: 5 }, () => client.refresh());
+    const loggedOut = client.logout();
+    expect((await Promise.all(refreshed)).map(({ username }) => username)).toEqual(Array(5).fill("erin"));
+    const renewed = await store.load();
+    await loggedOut;
+
+    expect(harness.refreshesSent()).toBe(1);
+    expect(revoked).toEqual([renewed?.refreshToken]);
+    expect(events).toEqual([["signedOut", { reason: "logout" }]]);
+    expect(await store.load()).toBeNull();
+    const afterLogout = await fetch(`${harness.baseUrl}/auth/refresh`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ refreshToken: renewed?.refreshToken }),
+    });
+    expect((await envelopeOf(afterLogout)).code).toBe(40101);
+  });
+
   const refusedRefreshes: [string, (harness: ClientTestServer, store: TokenStore) => Promise<void>][] = [
     [
       "the session was revoked on the server",
