@@ -119,7 +119,8 @@ describe.each(clientTargets)("single-flight refresh against %s", (_name, start, 
     const revoked: unknown[] = [];
     const notingLogouts: FetchFunction = async (input, init) => {
       const request = new Request(input, init);
-      if (request.url.endsWith("/auth/logout")) revoked.push((await request.clone().json()).refreshToken);
+      if (request.url.endsWith("/auth/logout"))
+        revoked.push(((await request.clone().json()) as { refreshToken: unknown }).refreshToken);
       return fetch(request);
     };
     const { client } = await signedInClient(harness, "erin", { store, fetch: notingLogouts });
