@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTestAuth } from "../fixtures/auth.js";
-import { type OidcTestProvider, driveAuthorization, startOidcProvider } from "../fixtures/oidc-provider.js";
+import { type OidcTestProvider, corpOAuthConfig, driveAuthorization, startOidcProvider } from "../fixtures/oidc-provider.js";
 import { call } from "./client.js";
 import { describeOpenApiDrift } from "./openapi-drift.js";
 import { adapters } from "./servers.js";
@@ -17,20 +17,7 @@ afterAll(async () => {
 });
 
 function authWithProvider() {
-  return makeTestAuth({
-    oauth: {
-      providers: {
-        corp: {
-          issuer: provider.issuer,
-          displayName: "Corp ID",
-          clientId: provider.clients.confidential.clientId,
-          clientSecret: provider.clients.confidential.clientSecret,
-          redirectUri,
-        },
-      },
-      unsafeAllowHttpLoopbackProviders: true,
-    },
-  }).auth;
+  return makeTestAuth({ oauth: corpOAuthConfig(provider, redirectUri) }).auth;
 }
 
 /** The name=value part of a Set-Cookie header. */

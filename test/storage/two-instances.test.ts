@@ -20,7 +20,7 @@ import {
   testPassword,
   totpCodeAt,
 } from "../fixtures/auth.js";
-import { type OidcTestProvider, driveAuthorization, startOidcProvider } from "../fixtures/oidc-provider.js";
+import { type OidcTestProvider, corpOAuthConfig, driveAuthorization, startOidcProvider } from "../fixtures/oidc-provider.js";
 import { describeNeedingService } from "../fixtures/required-service.js";
 import { type CallResult, call, post } from "../http/client.js";
 import { expectEnvelope } from "../http/contract-suite.js";
@@ -74,18 +74,7 @@ describeWithPostgres("Many instances: two service processes on one PostgreSQL sh
       audience: testAudience,
       secrets,
       passkeys: testPasskeys,
-      oauth: {
-        providers: {
-          corp: {
-            issuer: provider.issuer,
-            displayName: "Corp ID",
-            clientId: provider.clients.confidential.clientId,
-            clientSecret: provider.clients.confidential.clientSecret,
-            redirectUri,
-          },
-        },
-        unsafeAllowHttpLoopbackProviders: true,
-      },
+      oauth: corpOAuthConfig(provider, redirectUri),
       throttle,
     };
     const started = await Promise.allSettled([startServiceProcess(config), startServiceProcess(config)]);
