@@ -336,6 +336,9 @@ describe("servesPath", () => {
       ["/api/v1/authx", false],
       ["/", false],
       ["/api/v1/auth/../things", false],
+      // A route's path without the base path is the app's, not a route at the root.
+      ["/auth/login", false],
+      ["/auth/me", false],
     ];
     for (const [url, expected] of cases) {
       expect(servesPath(auth, url), url).toBe(expected);

@@ -3,7 +3,7 @@ import { TokenError } from "fast-jwt";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
-import { makeAuth, signingSecret } from "../flows/fixtures.test-support.js";
+import { makeAuth, makeClock, signingSecret } from "../flows/fixtures.test-support.js";
 import { type AccessTokenClaims, signAccessToken, verifyAccessTokenClaims } from "./access-token.js";
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
@@ -95,8 +95,11 @@ describe("access tokens", () => {
     });
 
     it("AT-1: another HMAC algorithm with the right secret is refused", async () => {
-      expect(await verdict(auth, hmacToken({ ...header, alg: "HS512" }, claimsAt(auth), secret, "sha512"))).toBe(40101);
-      expect(await verdict(auth, hmacToken({ ...header, alg: "HS384" }, claimsAt(auth), secret, "sha384"))).toBe(40101);
+      // A fresh auth, so its key's verifier is first made (and its algorithm pinned) in this test.
+      const { auth: fresh } = makeAuth();
+      expect(await verdict(fresh, hmacToken({ ...header, alg: "HS512" }, claimsAt(fresh), secret, "sha512"))).toBe(40101);
+      expect(await verdict(fresh, hmacToken({ ...header, alg: "HS384" }, claimsAt(fresh), secret, "sha384"))).toBe(40101);
+      expect(await verdict(fresh, hmacToken(header, claimsAt(fresh), secret))).toBe("accepted");
     });
 
     it("AT-1: HS256 signed with the public key of an asymmetric configuration is refused (algorithm confusion)", async () => {
@@ -274,8 +277,20 @@ describe("access tokens", () => {
 
     it("AT-3: nbf is checked with the tolerance", async () => {
       const now = Math.floor(auth.now() / 1000);
+      const tolerance = auth.config.clockToleranceSeconds;
       expect(await verdict(auth, hmacToken(header, { ...claimsAt(auth), nbf: now + 4 }, secret))).toBe("accepted");
+      expect(await verdict(auth, hmacToken(header, { ...claimsAt(auth), nbf: now + tolerance }, secret))).toBe("accepted");
+      expect(await verdict(auth, hmacToken(header, { ...claimsAt(auth), nbf: now + tolerance + 1 }, secret))).toBe(40101);
       expect(await verdict(auth, hmacToken(header, { ...claimsAt(auth), nbf: now + 6 }, secret))).toBe(40101);
+    });
+
+    it("AT-3: exp and nbf are judged by the auth's clock (config.now), not the machine's", async () => {
+      // A fresh auth, so its key's verifier is made in this test: a day ahead of the machine's clock.
+      const { auth: ahead } = makeAuth({ clock: makeClock(Date.now() + 86_400_000) });
+      const now = Math.floor(ahead.now() / 1000);
+      expect(await verdict(ahead, hmacToken(header, { ...claimsAt(ahead), nbf: now - 1 }, secret))).toBe("accepted");
+      const { auth: behind } = makeAuth({ clock: makeClock(Date.now() - 86_400_000) });
+      expect(await verdict(behind, hmacToken(header, claimsAt(behind), secret))).toBe("accepted");
     });
   });
 

@@ -65,8 +65,7 @@ function signatureVerifier(alg: TokenAlgorithm, key: Buffer | string): TokenKey[
   };
 }
 
-function hmacVerificationKey(secret: string, what: string): TokenKey {
-  const { kid, alg, key } = hmacKey(secret, what);
+function hmacVerificationKey({ kid, alg, key }: ReturnType<typeof hmacKey>): TokenKey {
   return { kid, alg, verifySignature: signatureVerifier(alg, key), publicJwk: null };
 }
 
@@ -116,8 +115,8 @@ function signer(alg: TokenAlgorithm, kid: string, key: Buffer | string): TokenKe
 
 function signingKey(config: string | AsymmetricSigningKey): TokenKeys["signing"] {
   if (typeof config === "string") {
-    const { kid, alg, key } = hmacKey(config, "secrets.signing");
-    return { ...hmacVerificationKey(config, "secrets.signing"), sign: signer(alg, kid, key) };
+    const hmac = hmacKey(config, "secrets.signing");
+    return { ...hmacVerificationKey(hmac), sign: signer(hmac.alg, hmac.kid, hmac.key) };
   }
   // Missing (undefined, null), or not an object with a privateKey.
   if (config?.privateKey === undefined) {
@@ -132,7 +131,7 @@ function signingKey(config: string | AsymmetricSigningKey): TokenKeys["signing"]
 
 function verificationKey(config: VerificationKey, index: number): TokenKey {
   const what = `secrets.previousSigning[${index}]`;
-  if (typeof config === "string") return hmacVerificationKey(config, what);
+  if (typeof config === "string") return hmacVerificationKey(hmacKey(config, what));
   if (config === null || typeof config !== "object") {
     return configError(`${what} must be an HS256 secret, or { alg, publicKey } or { alg, privateKey } of an EdDSA or ES256 key`);
   }
