@@ -5,8 +5,11 @@ export default {
   // The code whose behaviour the tests pin down. Tests and test helpers are not mutated.
   mutate: [
     "packages/core/src/{flows,tokens,throttle,totp,crypto,http,webauthn,oauth,directory}/**/*.ts",
+    // The browser client: its single-flight refresh and token handling are what keep sessions alive (RT-2).
+    "packages/client/src/**/*.ts",
     "!packages/core/src/**/*.test.ts",
     "!packages/core/src/**/*.test-support.ts",
+    "!packages/client/src/index.ts",
   ],
   // Stryker adds `// @ts-nocheck` to the files this matches (by default every .ts file of the
   // sandbox). Keep it to the instrumented package: docs/examples/examples.test.ts compares the
