@@ -10,6 +10,8 @@ export default {
     "!packages/core/src/**/*.test.ts",
     "!packages/core/src/**/*.test-support.ts",
     "!packages/client/src/index.ts",
+    "!packages/client/src/**/*.test.ts",
+    "!packages/client/src/**/*.test-support.ts",
   ],
   // Stryker adds `// @ts-nocheck` to the files this matches (by default every .ts file of the
   // sandbox). Keep it to the instrumented package: docs/examples/examples.test.ts compares the

@@ -1,0 +1,249 @@
+import { describe, expect, it } from "vitest";
+import { type AuthClientOptions, createAuthClient } from "./client.js";
+import { AuthClientError } from "./errors.js";
+import {
+  type ScriptedAnswer,
+  type ScriptedRequest,
+  scriptedBaseUrl,
+  scriptedServer,
+  scriptedUser,
+  tokenSet,
+} from "./scripted-server.test-support.js";
+import { memoryTokenStore } from "./token-store.js";
+
+const signedIn = { code: 0, data: tokenSet(1) };
+const expired = { code: 40101, message: "Invalid or expired token", status: 401 };
+
+/** A client of a scripted server whose login answers tokens `access-1`/`refresh-1`; `route` answers the rest. */
+function clientOf(
+  route: (request: ScriptedRequest) => ScriptedAnswer | Promise<ScriptedAnswer>,
+  options: AuthClientOptions = {},
+) {
+  const server = scriptedServer((request) => (request.path === "/auth/login" ? signedIn : route(request)));
+  const store = options.store ?? memoryTokenStore();
+  const client = createAuthClient({ baseUrl: scriptedBaseUrl, ...options, store, fetch: server.fetch });
+  const signedOut: string[] = [];
+  client.on("signedOut", ({ reason }) => signedOut.push(reason));
+  return { client, server, store, signedOut, login: () => client.login({ username: "alice", password: "pw" }) };
+}
+
+async function rejectionOf(promise: Promise<unknown>): Promise<AuthClientError> {
+  const error = await promise.then(
+    () => null,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(AuthClientError);
+  return error as AuthClientError;
+}
+
+/** A promise and the function that settles it. */
+function gate<T = void>(): { opened: Promise<T>; open(value: T): void } {
+  let open!: (value: T) => void;
+  const opened = new Promise<T>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
+
+describe("the session's tokens", () => {
+  it("a sign-in answer without a whole token set is invalid_response, and nothing is stored or announced", async () => {
+    const whole = tokenSet(1);
+    const { user: _, ...withoutUser } = whole;
+    const broken: unknown[] = [
+      undefined,
+      { ...whole, accessToken: undefined },
+      { ...whole, refreshToken: 7 },
+      { ...whole, expiresIn: "900" },
+      withoutUser,
+      { ...whole, user: { ...scriptedUser, id: 1 } },
+    ];
+    for (const data of broken) {
+      const server = scriptedServer(() => ({ code: 0, data }));
+      const client = createAuthClient({ baseUrl: scriptedBaseUrl, fetch: server.fetch });
+      let announced = 0;
+      client.on("signedIn", () => {
+        announced += 1;
+      });
+      const error = await rejectionOf(client.login({ username: "alice", password: "pw" }));
+      expect(error.kind, JSON.stringify(data)).toBe("invalid_response");
+      expect(await client.currentUser()).toBeNull();
+      expect(announced).toBe(0);
+    }
+  });
+
+  it("the access token's expiry is kept as now + expiresIn seconds, by the client's clock", async () => {
+    const { store, login } = clientOf(() => expired, { now: () => 1_000_000 });
+    await login();
+    expect((await store.load())?.expiresAt).toBe(1_000_000 + 900_000);
+  });
+
+  it("refreshAheadSeconds: a request refreshes first only once the token expires within that many seconds", async () => {
+    let clock = 0;
+    const { client, server, login } = clientOf(
+      (request) => (request.path === "/auth/refresh" ? { code: 0, data: tokenSet(2) } : { code: 0, data: scriptedUser }),
+      { refreshAheadSeconds: 60, now: () => clock },
+    );
+    await login();
+    clock = 900_000 - 60_001;
+    await client.me();
+    expect(server.sentTo("/auth/refresh")).toHaveLength(0);
+    clock = 900_000 - 60_000;
+    await client.me();
+    expect(server.sentTo("/auth/refresh")).toHaveLength(1);
+    expect(server.sentTo("/auth/me").map((request) => request.authorization)).toEqual(["Bearer access-1", "Bearer access-2"]);
+  });
+
+  it("refreshAheadSeconds: a refresh ahead that fails but keeps the tokens lets the request go with them; one that ends the session sends nothing", async () => {
+    let clock = 0;
+    let refreshAnswer: ScriptedAnswer = { code: 50000, message: "Internal error", status: 500 };
+    const { client, server, signedOut, login } = clientOf(
+      (request) => (request.path === "/auth/refresh" ? refreshAnswer : { code: 0, data: scriptedUser }),
+      { refreshAheadSeconds: 60, now: () => clock },
+    );
+    await login();
+    clock = 899_000;
+    expect(await client.me()).toEqual(scriptedUser);
+    expect(server.sentTo("/auth/me").map((request) => request.authorization)).toEqual(["Bearer access-1"]);
+    refreshAnswer = { code: 40101, message: "Invalid or expired token", status: 401 };
+    expect((await rejectionOf(client.me())).code).toBe(40101);
+    expect(server.sentTo("/auth/me")).toHaveLength(1);
+    expect(signedOut).toEqual(["session_ended"]);
+  });
+
+  it("only a 4xx refusal of the refresh ends the session: 40000 and 40100 do; 42900, 50000 and a code outside the contract keep the tokens", async () => {
+    for (const [code, ends] of [
+      [40000, true],
+      [40100, true],
+      [42900, false],
+      [50000, false],
+      [50300, false],
+      [1, false],
+    ] as const) {
+      const { client, signedOut, login } = clientOf(() => ({
+        code,
+        message: "No",
+        status: code === 1 ? 200 : Math.floor(code / 100),
+      }));
+      await login();
+      expect((await rejectionOf(client.refresh())).code, String(code)).toBe(code);
+      expect(signedOut, String(code)).toEqual(ends ? ["session_ended"] : []);
+      expect((await client.accessToken()) !== null, String(code)).toBe(!ends);
+    }
+  });
+
+  it("RT-2: a request refused for a newer token than a refresh that failed meanwhile refreshes that newer token itself", async () => {
+    const refreshOfFirst = gate();
+    const meWithNewer = gate();
+    const { client, store, login } = clientOf(async (request) => {
+      if (request.path === "/auth/refresh") {
+        const { refreshToken } = request.body as { refreshToken: string };
+        if (refreshToken === "refresh-1") {
+          await refreshOfFirst.opened;
+          return { code: 42900, message: "Too many attempts", status: 429 };
+        }
+        return { code: 0, data: tokenSet(10) };
+      }
+      if (request.authorization === "Bearer access-9") {
+        await meWithNewer.opened;
+        return expired;
+      }
+      return request.authorization === "Bearer access-10" ? { code: 0, data: scriptedUser } : expired;
+    });
+    await login();
+    const first = client.me();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // Another tab renews the tokens while this tab's refresh of the first ones is under way.
+    await store.save({ accessToken: "access-9", refreshToken: "refresh-9", expiresAt: Date.now() + 900_000, user: scriptedUser });
+    const second = client.me();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    refreshOfFirst.open();
+    expect((await rejectionOf(first)).code).toBe(42900);
+    meWithNewer.open();
+    expect(await second).toEqual(scriptedUser);
+  });
+});
+
+describe("the session's end", () => {
+  it("logout on a signed-out client sends nothing and announces nothing", async () => {
+    const { client, server, signedOut } = clientOf(() => ({ code: 0 }));
+    await client.logout();
+    expect(server.sent).toEqual([]);
+    expect(signedOut).toEqual([]);
+  });
+
+  it("logout forgets the tokens whatever the server answered, and rejects unless the session is gone there (0 or 40101)", async () => {
+    for (const [answer, rejects] of [
+      [{ code: 0 }, null],
+      [expired, null],
+      [{ code: 50000, message: "Internal error", status: 500 }, 50000],
+      [new Response("<html>bad gateway</html>", { status: 502 }), "invalid_response"],
+    ] as const) {
+      const { client, signedOut, login } = clientOf(() => (answer instanceof Response ? answer.clone() : answer));
+      await login();
+      const outcome = await client.logout().then(
+        () => null,
+        (error: AuthClientError) => (error.kind === "server" ? error.code : error.kind),
+      );
+      expect(outcome).toBe(rejects);
+      expect(signedOut).toEqual(["logout"]);
+      expect(await client.accessToken()).toBeNull();
+    }
+  });
+
+  it("signedOut is announced once per session: a logout that ends after the refresh was refused meanwhile announces nothing more", async () => {
+    const logoutAnswer = gate();
+    const { client, signedOut, login } = clientOf(async (request) => {
+      if (request.path === "/auth/logout") await logoutAnswer.opened;
+      return expired;
+    });
+    await login();
+    const logout = client.logout();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect((await rejectionOf(client.refresh())).code).toBe(40101);
+    logoutAnswer.open();
+    await logout;
+    expect(signedOut).toEqual(["session_ended"]);
+  });
+
+  it("logout without an answer rejects with kind network, and the tokens are forgotten all the same", async () => {
+    const { client, signedOut, login } = clientOf(() => {
+      throw new TypeError("fetch failed");
+    });
+    await login();
+    expect((await rejectionOf(client.logout())).kind).toBe("network");
+    expect(signedOut).toEqual(["logout"]);
+    expect(await client.accessToken()).toBeNull();
+  });
+
+  it("a call that needs tokens on a signed-out client is not_signed_in, with its fixed message, and sends nothing", async () => {
+    const { client, server } = clientOf(() => ({ code: 0, data: scriptedUser }));
+    const error = await rejectionOf(client.me());
+    expect({ kind: error.kind, code: error.code, message: error.message }).toEqual({
+      kind: "not_signed_in",
+      code: 40101,
+      message: "Not signed in",
+    });
+    expect(server.sent).toEqual([]);
+  });
+
+  it("me() keeps the newer user beside the tokens, but not once the client has signed out meanwhile", async () => {
+    const admin = { ...scriptedUser, roles: ["admin"] };
+    const meAnswer = gate();
+    let holdMe = false;
+    const { client, login } = clientOf(async (request) => {
+      if (request.path === "/auth/me" && holdMe) await meAnswer.opened;
+      return request.path === "/auth/me" ? { code: 0, data: admin } : { code: 0 };
+    });
+    await login();
+    await client.me();
+    expect((await client.currentUser())?.roles).toEqual(["admin"]);
+    holdMe = true;
+    const me = client.me();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await client.logout();
+    meAnswer.open();
+    await me;
+    expect(await client.currentUser()).toBeNull();
+    expect(await client.accessToken()).toBeNull();
+  });
+});
