@@ -79,15 +79,12 @@ export interface WebStorageTokenStoreOptions {
 const defaultStorageKey = "portcullis.tokens";
 
 function isStoredTokens(value: unknown): value is StoredTokens {
-  if (typeof value !== "object" || value === null) return false;
-  const { accessToken, refreshToken, expiresAt, user } = value as Record<string, unknown>;
+  const { accessToken, refreshToken, expiresAt, user } = (value ?? {}) as Partial<Record<keyof StoredTokens, unknown>>;
   return (
     typeof accessToken === "string" &&
     typeof refreshToken === "string" &&
     typeof expiresAt === "number" &&
-    typeof user === "object" &&
-    user !== null &&
-    typeof (user as Record<string, unknown>).id === "string"
+    typeof (user as { id?: unknown } | null | undefined)?.id === "string"
   );
 }
 
@@ -105,13 +102,12 @@ export function webStorageTokenStore(storage: KeyValueStorage, options: WebStora
   const { locks } = options;
   const store: TokenStore = {
     load() {
-      let parsed: unknown;
       try {
-        parsed = JSON.parse(storage.getItem(key) ?? "null");
+        const parsed: unknown = JSON.parse(storage.getItem(key) ?? "null");
+        return isStoredTokens(parsed) ? parsed : null;
       } catch {
         return null;
       }
-      return isStoredTokens(parsed) ? parsed : null;
     },
     save(tokens) {
       if (tokens === null) storage.removeItem(key);
