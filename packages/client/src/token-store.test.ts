@@ -95,7 +95,12 @@ describe("the browser's stores", () => {
 
     const names: string[] = [];
     vi.stubGlobal("navigator", {
-      locks: { request: (name: string, task: () => Promise<unknown>) => (names.push(name), task()) },
+      locks: {
+        request(name: string, task: () => Promise<unknown>) {
+          names.push(name);
+          return task();
+        },
+      },
     });
     const locked = localStorageTokenStore({ key: "tab.tokens" });
     await locked.runExclusive?.(async () => undefined);
