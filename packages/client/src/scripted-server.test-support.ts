@@ -3,10 +3,14 @@ import type { AuthUser } from "./types.js";
 
 /** One request the client sent to a {@link scriptedServer}. */
 export interface ScriptedRequest {
+  /** The whole URL. */
+  url: string;
   method: string;
   /** The path under the base URL, with its query. */
   path: string;
   authorization: string | null;
+  headers: Headers;
+  credentials: string;
   body: unknown;
 }
 
@@ -38,9 +42,12 @@ export function scriptedServer(script: (request: ScriptedRequest) => ScriptedAns
     const url = new URL(request.url);
     const text = await request.text();
     const recorded: ScriptedRequest = {
+      url: request.url,
       method: request.method,
       path: `${url.pathname.slice(new URL(scriptedBaseUrl).pathname.length)}${url.search}`,
       authorization: request.headers.get("authorization"),
+      headers: request.headers,
+      credentials: request.credentials,
       body: text === "" ? undefined : JSON.parse(text),
     };
     sent.push(recorded);

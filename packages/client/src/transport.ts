@@ -82,14 +82,13 @@ export function networkError(cause: unknown): AuthClientError {
 }
 
 function isEnvelope(value: unknown): value is { code: number; message: string; data?: unknown; requestId?: unknown } {
-  if (typeof value !== "object" || value === null) return false;
-  const { code, message } = value as Record<string, unknown>;
+  const { code, message } = (value ?? {}) as Record<string, unknown>;
   return Number.isInteger(code) && typeof message === "string";
 }
 
 /** The seconds of a `Retry-After` header, when it holds a number of seconds. */
 function retryAfterSeconds(header: string | null): number | undefined {
-  return header !== null && /^\d+$/.test(header.trim()) ? Number(header.trim()) : undefined;
+  return header !== null && /^\d+$/.test(header) ? Number(header) : undefined;
 }
 
 /**
@@ -114,7 +113,7 @@ export async function readEnvelope(response: Response): Promise<EnvelopeAnswer> 
   try {
     parsed = JSON.parse(text);
   } catch {
-    parsed = undefined;
+    // Not JSON, so not an envelope: `parsed` stays undefined.
   }
   if (!isEnvelope(parsed)) {
     throw new AuthClientError(`The server answered HTTP ${response.status} without a Portcullis envelope`, {
@@ -122,11 +121,14 @@ export async function readEnvelope(response: Response): Promise<EnvelopeAnswer> 
       status: response.status,
     });
   }
-  const answer: EnvelopeAnswer = { code: parsed.code, message: parsed.message, data: parsed.data, status: response.status };
-  if (typeof parsed.requestId === "string") answer.requestId = parsed.requestId;
-  const retryAfter = retryAfterSeconds(response.headers.get("retry-after"));
-  if (retryAfter !== undefined) answer.retryAfter = retryAfter;
-  return answer;
+  return {
+    code: parsed.code,
+    message: parsed.message,
+    data: parsed.data,
+    status: response.status,
+    requestId: typeof parsed.requestId === "string" ? parsed.requestId : undefined,
+    retryAfter: retryAfterSeconds(response.headers.get("retry-after")),
+  };
 }
 
 /**
@@ -142,8 +144,8 @@ export function answerError(answer: EnvelopeAnswer): AuthClientError {
     kind: "server",
     code: answer.code,
     status: answer.status,
-    ...(answer.requestId === undefined ? {} : { requestId: answer.requestId }),
-    ...(answer.retryAfter === undefined ? {} : { retryAfter: answer.retryAfter }),
+    requestId: answer.requestId,
+    retryAfter: answer.retryAfter,
   });
 }
 
