@@ -52,7 +52,8 @@ const isAbort = (error: unknown) => error instanceof Error && (error.name === "A
  */
 export function createAppFetch(options: AppFetchOptions): FetchFunction {
   const { transport, session, statusMode } = options;
-  const trusted = new Set([originOf(transport.baseUrl), ...options.bearerOrigins.map(originOf)].filter((origin) => origin));
+  // A null origin (a relative base URL in Node) matches no request's origin.
+  const trusted = new Set([originOf(transport.baseUrl), ...options.bearerOrigins.map(originOf)]);
 
   const send = async (request: Request): Promise<Response> => {
     try {
