@@ -143,9 +143,8 @@ export function createPasskeyClient(
       return enabled === true;
     },
     async signIn(options = {}) {
-      const body = options.username === undefined ? {} : { username: options.username };
       const begun = dataOf<Ceremony<PublicKeyCredentialRequestOptionsJSON>>(
-        await transport.send({ method: "POST", path: "/auth/public-key/login/begin", body }),
+        await transport.send({ method: "POST", path: "/auth/public-key/login/begin", body: { username: options.username } }),
       );
       const assertion = await runCeremony(() =>
         ceremonies.startAuthentication({
