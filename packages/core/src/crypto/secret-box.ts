@@ -27,7 +27,7 @@ function decodeKey(value: unknown, keyId: string): Buffer {
     if (/^[A-Za-z0-9+/_-]{43}=?$/.test(value)) return Buffer.from(value, "base64url");
   }
   throw new TypeError(
-    `Portcullis configuration: secrets.encryption key "${keyId}" must be 32 random bytes written as 64 hex characters or base64 (43 characters); generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64url'))"`,
+    `Portcullis configuration: secrets.encryption key "${keyId}" must be 32 random bytes written as 64 hex characters or base64 (43 characters); generate one with: node -p "require('crypto').randomBytes(32).toString('base64url')"`,
   );
 }
 

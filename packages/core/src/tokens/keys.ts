@@ -43,7 +43,7 @@ function hmacKey(secret: string, what: string): { kid: string; alg: "HS256"; key
   const bytes = Buffer.from(secret, "utf8");
   if (bytes.length < minimumSecretBytes) {
     configError(
-      `${what} must be at least 32 bytes (256 bits) of random text (AT-5); got ${bytes.length} bytes. Generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64url'))"`,
+      `${what} must be at least 32 bytes (256 bits) of random text (AT-5); got ${bytes.length} bytes. Generate one with: node -p "require('crypto').randomBytes(32).toString('base64url')"`,
     );
   }
   const kid = `hs-${createHash("sha256").update(bytes).digest("base64url").slice(0, 16)}`;
