@@ -1,15 +1,18 @@
 import type { JsonWebKey } from "node:crypto";
 import { availableParallelism } from "node:os";
+import { type Duration, durationSeconds, fail, positiveInteger } from "./config-values.js";
 import type { Directory } from "./directory/directory.js";
 import { type OAuthConfig, type ResolvedOAuthProvider, resolveOAuthConfig } from "./oauth/provider-config.js";
 import type { Storage } from "./storage/types.js";
+import { type ResolvedThrottleConfig, type ThrottleConfig, resolveThrottleConfig } from "./throttle/throttle-config.js";
+
+export { type Duration, durationSeconds } from "./config-values.js";
+export type { ResolvedTier, ThrottleConfig, ThrottleTier } from "./throttle/throttle-config.js";
+
 import { type PasskeyConfig, type ResolvedPasskeyConfig, resolvePasskeyConfig } from "./webauthn/passkey-config.js";
 
 /** A JSON Web Key (RFC 7517): what `node:crypto` reads, with the members a key set publishes. */
 export type JWK = JsonWebKey & { kid?: string; alg?: string; use?: string };
-
-/** A duration: whole seconds, or a string such as `"90s"`, `"15m"`, `"12h"`, `"30d"`. */
-export type Duration = number | `${number}${"s" | "m" | "h" | "d"}`;
 
 /** An asymmetric signing key for access tokens, published at `/.well-known/jwks.json`. */
 export interface AsymmetricSigningKey {
@@ -28,12 +31,6 @@ export interface EncryptionKeyring {
   current: string;
   /** Key id → 32-byte key as 64 hex characters or base64/base64url. */
   keys: Record<string, string>;
-}
-
-/** A throttling tier: at most `limit` attempts per `window`. */
-export interface ThrottleTier {
-  limit: number;
-  window: Duration;
 }
 
 /** The configuration given to {@link createAuth}. Only `storage`, `issuer`, `audience` and `secrets` are required. */
@@ -119,12 +116,7 @@ export interface AuthConfig {
      */
     recentSignIn?: Duration | false;
   };
-  throttle?: {
-    /** Failures per account (password, directory, TOTP and recovery codes together). */
-    account?: ThrottleTier[];
-    /** Attempts per client address (IPv6 counted per /64). */
-    ip?: ThrottleTier[];
-  };
+  throttle?: ThrottleConfig;
   http?: {
     /** Where the routes are mounted. Default `/api/v1`. */
     basePath?: string;
@@ -184,7 +176,7 @@ export interface ResolvedConfig {
   oauthProviders: Map<string, ResolvedOAuthProvider>;
   /** The role the admin routes require. */
   adminRole: string;
-  throttle: { account: ResolvedTier[]; ip: ResolvedTier[] };
+  throttle: ResolvedThrottleConfig;
 }
 
 function adminRoleOf(value: unknown): string {
@@ -204,12 +196,6 @@ function isDirectory(value: unknown): value is Directory {
   );
 }
 
-/** A throttling tier in milliseconds. */
-export interface ResolvedTier {
-  limit: number;
-  windowMs: number;
-}
-
 /** The OWASP argon2id parameters (PW-1). */
 /**
  * argon2id runs at once by default: one core fewer than the process may use, so that a login
@@ -221,48 +207,6 @@ function defaultConcurrentHashes(): number {
 }
 
 export const defaultHashing = { memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
-
-const defaultAccountTiers: ThrottleTier[] = [
-  { limit: 5, window: "15m" },
-  { limit: 20, window: "24h" },
-];
-const defaultIpTiers: ThrottleTier[] = [{ limit: 100, window: "15m" }];
-
-function fail(message: string): never {
-  throw new TypeError(`Portcullis configuration: ${message}`);
-}
-
-const unitSeconds = { s: 1, m: 60, h: 3600, d: 86400 } as const;
-
-/** Parses a {@link Duration} into seconds, or throws naming `what` and the accepted forms. */
-export function durationSeconds(value: Duration, what: string): number {
-  if (typeof value === "number") {
-    if (Number.isInteger(value) && value > 0) return value;
-  } else if (typeof value === "string") {
-    const match = /^([1-9][0-9]{0,8})([smhd])$/.exec(value);
-    if (match) return Number(match[1]) * unitSeconds[match[2] as keyof typeof unitSeconds];
-  }
-  return fail(
-    `${what} must be a positive whole number of seconds or a string like "15m", "12h" or "30d"; got ${JSON.stringify(value)}`,
-  );
-}
-
-function positiveInteger(value: unknown, what: string, fallback: number, minimum = 1): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < minimum) {
-    fail(`${what} must be a whole number of at least ${minimum}; got ${JSON.stringify(value)}`);
-  }
-  return value;
-}
-
-function tiers(value: ThrottleTier[] | undefined, what: string, fallback: ThrottleTier[]): ResolvedTier[] {
-  const list = value ?? fallback;
-  if (!Array.isArray(list) || list.length === 0) fail(`${what} must be a non-empty list of { limit, window }`);
-  return list.map((tier, index) => ({
-    limit: positiveInteger(tier?.limit, `${what}[${index}].limit`, Number.NaN),
-    windowMs: durationSeconds(tier?.window, `${what}[${index}].window`) * 1000,
-  }));
-}
 
 /**
  * Checks a configuration and fills in its defaults. Every mistake throws a `TypeError` whose
@@ -383,9 +327,6 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     passkeys: resolvePasskeyConfig(config.passkeys),
     oauthProviders: resolveOAuthConfig(config.oauth),
     adminRole: adminRoleOf(config.adminRole),
-    throttle: {
-      account: tiers(config.throttle?.account, "throttle.account", defaultAccountTiers),
-      ip: tiers(config.throttle?.ip, "throttle.ip", defaultIpTiers),
-    },
+    throttle: resolveThrottleConfig(config.throttle),
   };
 }

@@ -6,12 +6,15 @@ export type {
   EncryptionKeyring,
   JWK,
   ResolvedConfig,
+  ThrottleConfig,
   ThrottleTier,
   VerificationKey,
 } from "./config.js";
 export type {
   Directory,
+  DirectoryAuthenticateOptions,
   DirectoryAuthentication,
+  DirectoryCandidate,
   DirectoryCheck,
   DirectoryEntry,
   DirectoryFailureCategory,

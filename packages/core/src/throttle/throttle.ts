@@ -1,8 +1,8 @@
 import type { Auth } from "../auth.js";
-import type { ResolvedTier } from "../config.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { addressBucket } from "../http/client-address.js";
+import type { ResolvedTier } from "./throttle-config.js";
 
 /** What a throttle counts: failures of one account, or attempts from one address. */
 export type ThrottleScope = "account" | "ip";

@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { type Duration, durationSeconds } from "../config.js";
+import { type Duration, durationSeconds } from "../config-values.js";
 
 /** Passkeys and security keys (WebAuthn). Absent: the public-key routes answer 40400. */
 export interface PasskeyConfig {

@@ -1,0 +1,80 @@
+import { type Duration, durationSeconds, fail, positiveInteger } from "../config-values.js";
+
+/** A throttling tier: at most `limit` attempts per `window`. */
+export interface ThrottleTier {
+  limit: number;
+  window: Duration;
+}
+
+/** A throttling tier in milliseconds. */
+export interface ResolvedTier {
+  limit: number;
+  windowMs: number;
+}
+
+/** The `throttle` options of `createAuth`. */
+export interface ThrottleConfig {
+  /**
+   * Failures per account (password, directory, TOTP and recovery codes together) from clients
+   * that hold no device token of the account (RL-1). Default 5 per 15 minutes and 20 per day.
+   */
+  account?: ThrottleTier[];
+  /**
+   * Failures per device token: a client that signed in to the account before spends this budget
+   * of its own instead of the account's, so failures from elsewhere never lock it out (RL-5).
+   * Default 5 per 15 minutes and 20 per day.
+   */
+  device?: ThrottleTier[];
+  /** How long a device token is honoured after the sign-in that issued it. Default `"90d"`. */
+  deviceTokenLifetime?: Duration;
+  /** Attempts per client address (IPv6 counted per /64). Default 100 per 15 minutes. */
+  ip?: ThrottleTier[];
+  /**
+   * Requests per client address that make storage keep something for a caller who is not signed
+   * in: OAuth authorize, passkey sign-in begin (RL-7). Default 30 per minute and 300 per hour.
+   */
+  unauthenticatedWrites?: ThrottleTier[];
+}
+
+/** {@link ThrottleConfig} with its defaults filled in. */
+export interface ResolvedThrottleConfig {
+  account: ResolvedTier[];
+  device: ResolvedTier[];
+  deviceTokenLifetimeSeconds: number;
+  ip: ResolvedTier[];
+  unauthenticatedWrites: ResolvedTier[];
+}
+
+const defaultAccountTiers: ThrottleTier[] = [
+  { limit: 5, window: "15m" },
+  { limit: 20, window: "24h" },
+];
+const defaultIpTiers: ThrottleTier[] = [{ limit: 100, window: "15m" }];
+const defaultUnauthenticatedWriteTiers: ThrottleTier[] = [
+  { limit: 30, window: "1m" },
+  { limit: 300, window: "1h" },
+];
+
+function tiers(value: ThrottleTier[] | undefined, what: string, fallback: ThrottleTier[]): ResolvedTier[] {
+  const list = value ?? fallback;
+  if (!Array.isArray(list) || list.length === 0) fail(`${what} must be a non-empty list of { limit, window }`);
+  return list.map((tier, index) => ({
+    limit: positiveInteger(tier?.limit, `${what}[${index}].limit`, Number.NaN),
+    windowMs: durationSeconds(tier?.window, `${what}[${index}].window`) * 1000,
+  }));
+}
+
+/** Checks the `throttle` options and fills in their defaults; throws a `TypeError` naming a bad one. */
+export function resolveThrottleConfig(config: ThrottleConfig | undefined): ResolvedThrottleConfig {
+  return {
+    account: tiers(config?.account, "throttle.account", defaultAccountTiers),
+    device: tiers(config?.device, "throttle.device", defaultAccountTiers),
+    deviceTokenLifetimeSeconds: durationSeconds(config?.deviceTokenLifetime ?? "90d", "throttle.deviceTokenLifetime"),
+    ip: tiers(config?.ip, "throttle.ip", defaultIpTiers),
+    unauthenticatedWrites: tiers(
+      config?.unauthenticatedWrites,
+      "throttle.unauthenticatedWrites",
+      defaultUnauthenticatedWriteTiers,
+    ),
+  };
+}
