@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import { connect } from "node:net";
-import { type DirectorySettings, ErrorCode, isAuthError } from "@portcullis/core";
+import { AuthError, type DirectoryCandidate, type DirectorySettings, ErrorCode, isAuthError } from "@portcullis/core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { directorySettingsFor } from "../../../test/fixtures/directory-settings.js";
 import { openConnectionsTo } from "../../../test/fixtures/open-connections.js";
@@ -17,7 +17,7 @@ import {
   slapdMissing,
   startSlapd,
 } from "../../../test/fixtures/slapd.js";
-import { startTcpForwarder } from "../../../test/fixtures/tcp-forwarder.js";
+import { ldapOperationTags, startTcpForwarder } from "../../../test/fixtures/tcp-forwarder.js";
 import { ldapDirectory } from "./index.js";
 
 const describeWithSlapd = describeNeedingService("packages/ldap/src/ldap-directory.test.ts", slapdMissing());
@@ -33,6 +33,9 @@ const adSettings = () =>
     stableIdAttribute: "objectGUID",
     usernameAttribute: "sAMAccountName",
   });
+
+/** The protocolOp tag of a SearchRequest (RFC 4511 §4.2). */
+const searchRequest = 0x63;
 
 const lower = (dns: readonly string[]) => dns.map((dn) => dn.toLowerCase()).sort();
 
@@ -115,6 +118,77 @@ describeWithSlapd("ldapDirectory against slapd", () => {
       const result = await directory.authenticate(settings(), username, alice.password);
       expect(result, username).toEqual({ status: "no_entry" });
     }
+  });
+
+  it("RL-1: beforeBind is told the entry as the directory holds it, whatever spelling of the name found it", async () => {
+    const { alice } = ldapPeople;
+    const stableId = (await directory.lookup(settings(), { username: alice.uid }))?.stableId;
+    // OpenLDAP's matching rules (RFC 4518) drop outer spaces of any kind, fold case (even the
+    // Turkish dotted capital I) and map full-width letters: each of these finds alice's entry.
+    const spellings = [" ALICE ", "alice  ", "Alice", "\u00a0alice\u00a0", "alice\u2003", "\uff41lice", "AL\u0130CE"];
+    for (const typed of spellings) {
+      const told: DirectoryCandidate[] = [];
+      const result = await directory.authenticate(settings(), typed, alice.password, {
+        beforeBind: async (entry) => {
+          told.push(entry);
+        },
+      });
+      expect(result, JSON.stringify(typed)).toMatchObject({ status: "authenticated", entry: { username: "alice" } });
+      expect(told, JSON.stringify(typed)).toEqual([{ dn: alice.dn, stableId, username: "alice" }]);
+    }
+  });
+
+  it("RL-1: beforeBind is not called when no entry, several entries, or an empty password is found", async () => {
+    const told: DirectoryCandidate[] = [];
+    const beforeBind = async (entry: DirectoryCandidate) => {
+      told.push(entry);
+    };
+    expect(await directory.authenticate(settings(), "nobody", "x", { beforeBind })).toEqual({ status: "no_entry" });
+    expect(await directory.authenticate(settings(), "dave", "x", { beforeBind })).toEqual({ status: "ambiguous" });
+    expect(await directory.authenticate(settings(), "alice", "", { beforeBind })).toEqual({ status: "invalid_credentials" });
+    expect(told).toEqual([]);
+  });
+
+  it("RL-1: beforeBind runs after the search and before the user's bind; what it throws ends the login unchanged, with no bind as the user", async () => {
+    const { alice } = ldapPeople;
+    const recorder = await startTcpForwarder(slapd.port);
+    try {
+      // In plaintext the recorder reads what the client sends: the user's DN goes out only in the bind as the user.
+      const plaintext = settings({ serverUrl: `ldap://127.0.0.1:${recorder.port}`, startTls: false, allowPlaintext: true });
+      const sentDn = () => recorder.sent().includes(Buffer.from(alice.dn));
+      const refused = new Error("the account's throttle refuses this attempt");
+      const steps: string[] = [];
+      for (const password of [alice.password, "a wrong password"]) {
+        const outcome = await directory
+          .authenticate(plaintext, alice.uid, password, {
+            beforeBind: async () => {
+              steps.push(`searched: ${ldapOperationTags(recorder.sent()).includes(searchRequest)}, bound: ${sentDn()}`);
+              throw refused;
+            },
+          })
+          .catch((error: unknown) => error);
+        expect(outcome).toBe(refused);
+      }
+      expect(steps).toEqual(["searched: true, bound: false", "searched: true, bound: false"]);
+      expect(sentDn()).toBe(false);
+      const allowed = await directory.authenticate(plaintext, alice.uid, alice.password, { beforeBind: async () => {} });
+      expect(allowed).toMatchObject({ status: "authenticated" });
+      expect(sentDn()).toBe(true);
+    } finally {
+      await recorder.close();
+    }
+  });
+
+  it("RL-1: an AuthError thrown by beforeBind reaches the caller as it is, not as 50300", async () => {
+    const throttled = new AuthError(ErrorCode.TooManyAttempts, "Too many attempts");
+    const outcome = await directory
+      .authenticate(settings(), ldapPeople.bob.uid, ldapPeople.bob.password, {
+        beforeBind: async () => {
+          throw throttled;
+        },
+      })
+      .catch((error: unknown) => error);
+    expect(outcome).toBe(throttled);
   });
 
   it("LDAP-3: an empty username or password is refused before any connection", async () => {

@@ -1,6 +1,7 @@
 import {
   AuthError,
   type Directory,
+  type DirectoryAuthenticateOptions,
   type DirectoryAuthentication,
   type DirectoryCheck,
   type DirectoryEntry,
@@ -20,6 +21,11 @@ const resultCode = { sizeLimitExceeded: 4, invalidCredentials: 49 } as const;
 /** A setting that cannot work, found before any connection. */
 class ConfigurationFailure extends Error {
   override readonly name = "ConfigurationFailure";
+}
+
+/** What a caller's hook threw: it leaves the directory as it is, never as 50300. */
+class CallerFailure extends Error {
+  override readonly name = "CallerFailure";
 }
 
 /** The 50300 every unusable directory comes to: a fixed message, the reason kept as `cause`. */
@@ -72,6 +78,7 @@ async function withServiceConnection<T>(
     await bindServiceAccount(connection, settings);
     return await use(connection);
   } catch (error) {
+    if (error instanceof CallerFailure) throw error.cause;
     throw error instanceof AuthError ? error : unavailable(error);
   } finally {
     await connection?.close();
@@ -167,7 +174,12 @@ async function readEntry(connection: LdapConnection, settings: DirectorySettings
   return entry ?? null;
 }
 
-async function authenticate(settings: DirectorySettings, username: string, password: string): Promise<DirectoryAuthentication> {
+async function authenticate(
+  settings: DirectorySettings,
+  username: string,
+  password: string,
+  options: DirectoryAuthenticateOptions = {},
+): Promise<DirectoryAuthentication> {
   // LDAP-3: an empty password would be an unauthenticated bind, which a server may accept as anonymous.
   if (username === "" || password === "") return { status: "invalid_credentials" };
   return withServiceConnection(settings, async (connection) => {
@@ -175,6 +187,14 @@ async function authenticate(settings: DirectorySettings, username: string, passw
     if (found === "ambiguous" || found.length > 1) return { status: "ambiguous" };
     const [candidate] = found;
     if (candidate === undefined) return { status: "no_entry" };
+    if (options.beforeBind) {
+      const username = text(candidate, settings.usernameAttribute);
+      if (username === null) throw new ConfigurationFailure(`the entry has no ${settings.usernameAttribute}`);
+      const told = { dn: candidate.dn, stableId: stableIdOf(candidate, settings), username };
+      await options.beforeBind(told).catch((error: unknown) => {
+        throw new CallerFailure("beforeBind threw", { cause: error });
+      });
+    }
     try {
       // LDAP-2: the DN the directory returned, the password exactly as typed.
       await connection.bind(candidate.dn, password);

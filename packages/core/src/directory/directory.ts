@@ -30,6 +30,21 @@ export type DirectoryAuthentication =
   /** The entry exists and the directory refused the password (result 49). */
   | { status: "invalid_credentials" };
 
+/** The entry a login's search found, as {@link DirectoryAuthenticateOptions.beforeBind} is told it: the directory's values, not the typed name. */
+export type DirectoryCandidate = Pick<DirectoryEntry, "dn" | "stableId" | "username">;
+
+/** What a caller adds to one {@link Directory.authenticate}. */
+export interface DirectoryAuthenticateOptions {
+  /**
+   * Called once with the one entry the search found, after the search and before the bind with
+   * the user's password (not for no entry, several entries, or an empty username or password).
+   * Whatever it throws ends the authentication with that error, unchanged: no bind is made. Core
+   * takes the attempt from the throttle counter of the entry here (RL-1), so that every spelling
+   * the directory matches to one entry counts against that entry.
+   */
+  beforeBind?: (entry: DirectoryCandidate) => Promise<void>;
+}
+
 /** What checking the settings end to end comes to: connect, TLS, bind, search. */
 export type DirectoryCheck = { ok: true } | { ok: false; category: DirectoryFailureCategory; message: string };
 
@@ -44,9 +59,15 @@ export interface Directory {
   /**
    * Finds the one entry for `username` with the service account (the username escaped into
    * `userFilter`, LDAP-1), binds as that entry's DN with `password` exactly as typed (LDAP-2),
-   * and reads its groups. Empty usernames and passwords never reach it (LDAP-3).
+   * and reads its groups. Empty usernames and passwords never reach it (LDAP-3). Between the
+   * search and the bind it awaits `options.beforeBind`, if given.
    */
-  authenticate(settings: DirectorySettings, username: string, password: string): Promise<DirectoryAuthentication>;
+  authenticate(
+    settings: DirectorySettings,
+    username: string,
+    password: string,
+    options?: DirectoryAuthenticateOptions,
+  ): Promise<DirectoryAuthentication>;
   /**
    * Reads one entry with the service account, by username (through `userFilter`) or by stable id;
    * null when none or several. By stable id (at refresh), also null when `userFilter`, filled with
