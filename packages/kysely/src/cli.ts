@@ -3,6 +3,7 @@ import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { connectStorage } from "./connect.js";
+import type { KyselyStorage } from "./kysely-storage.js";
 import { latestSchemaVersion, migrate } from "./migrate.js";
 import { pgliteStorage } from "./pglite.js";
 
@@ -49,21 +50,34 @@ export async function main(
     output.err(usage);
     return 2;
   }
-  const storage =
-    values.pglite !== undefined
-      ? await pgliteStorage({ dataDir: values.pglite, prefix: values.prefix, migrate: false })
-      : await connectStorage({ url: url as string, prefix: values.prefix, maxConnections: 1 });
+  let storage: KyselyStorage;
+  try {
+    storage =
+      values.pglite !== undefined
+        ? await pgliteStorage({ dataDir: values.pglite, prefix: values.prefix, migrate: false })
+        : await connectStorage({ url: url as string, prefix: values.prefix, maxConnections: 1 });
+  } catch (error) {
+    // A TypeError is a malformed --url or --prefix: its message names the mistake and never holds the URL.
+    if (error instanceof TypeError) {
+      output.err(error.message);
+      return 2;
+    }
+    output.err(`migration failed: ${messageOf(error)}`);
+    return 1;
+  }
   try {
     const { from, to } = await migrate(storage);
     output.out(from === to ? `schema already at version ${to}` : `schema migrated from version ${from} to ${to}`);
     return 0;
   } catch (error) {
-    output.err(`migration failed: ${error instanceof Error ? error.message : String(error)}`);
+    output.err(`migration failed: ${messageOf(error)}`);
     return 1;
   } finally {
     await storage.close();
   }
 }
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 function parseOptions(argv: string[]) {
   return parseArgs({

@@ -62,6 +62,44 @@ function withStatementTimeout(pool: import("mysql2").Pool, timeoutMs: number): M
   };
 }
 
+/** The parts of a database URL that connectStorage uses, decoded. */
+interface DatabaseUrl {
+  protocol: string;
+  hostname: string;
+  port: string;
+  username: string;
+  password: string;
+  database: string;
+}
+
+/**
+ * Parses a database URL. A malformed one throws a TypeError of its own, without a cause: the
+ * TypeError of `new URL` keeps the whole text as `input`, password and all, and a `URIError`
+ * of a broken escape says nothing useful; neither may reach a log or a terminal.
+ */
+function parseDatabaseUrl(text: string): DatabaseUrl {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new TypeError(
+      "@portcullis/kysely: url is not a valid URL; expected postgres://user:password@host:5432/database or mysql://user:password@host:3306/database",
+    );
+  }
+  try {
+    return {
+      protocol: url.protocol,
+      hostname: url.hostname,
+      port: url.port,
+      username: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+      database: decodeURIComponent(url.pathname.slice(1)),
+    };
+  } catch {
+    throw new TypeError("@portcullis/kysely: url holds a malformed %-escape in its user name, password or database name");
+  }
+}
+
 /** Options of {@link connectStorage}. */
 export interface ConnectStorageOptions {
   /** `postgres://user@host:5432/db` (or `postgresql://`), or `mysql://user@host:3306/db` (or `mariadb://`). */
@@ -92,7 +130,7 @@ export interface ConnectStorageOptions {
  * ```
  */
 export async function connectStorage(options: ConnectStorageOptions): Promise<KyselyStorage> {
-  const url = new URL(options.url);
+  const url = parseDatabaseUrl(options.url);
   const max = options.maxConnections ?? 10;
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
   const queryTimeoutMs = options.queryTimeoutMs ?? 10_000;
@@ -120,9 +158,9 @@ export async function connectStorage(options: ConnectStorageOptions): Promise<Ky
     const pool = createPool({
       host: url.hostname,
       port: url.port === "" ? 3306 : Number(url.port),
-      user: decodeURIComponent(url.username),
-      password: decodeURIComponent(url.password),
-      database: decodeURIComponent(url.pathname.slice(1)),
+      user: url.username,
+      password: url.password,
+      database: url.database,
       connectionLimit: max,
       connectTimeout: connectTimeoutMs,
       flags: ["+FOUND_ROWS"],
