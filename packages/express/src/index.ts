@@ -79,6 +79,7 @@ function toHttpRequest(req: Request, options: AuthRouterOptions): HttpRequest {
 function send(res: Response, response: HttpResponse): void {
   res.statusCode = response.status;
   for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
+  if (response.cookies) res.setHeader("set-cookie", response.cookies);
   res.end(response.body);
 }
 

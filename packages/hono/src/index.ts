@@ -136,7 +136,9 @@ async function toHttpRequest(c: Context, options: AuthRoutesOptions): Promise<Ht
 }
 
 function toResponse(response: HttpResponse): Response {
-  return new Response(response.body, { status: response.status, headers: response.headers });
+  const headers = new Headers(response.headers);
+  for (const cookie of response.cookies ?? []) headers.append("set-cookie", cookie);
+  return new Response(response.body, { status: response.status, headers });
 }
 
 /**

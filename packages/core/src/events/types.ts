@@ -1,4 +1,5 @@
 import type { AuthMethod } from "../storage/types.js";
+import type { ThrottleScope } from "../throttle/throttle-config.js";
 
 /** Why a sign-in attempt failed. `invalid_credentials` covers unknown users too (EN-1). */
 export type LoginFailureReason = "invalid_credentials" | "disabled" | "no_role";
@@ -40,8 +41,8 @@ export type AuthEvent =
   | (EventBase & { type: "session.revoked"; userId: string; sessionId: string; reason: RevocationReason })
   | (EventBase & { type: "sessions.revoked_all"; userId: string; count: number; reason: "sign_out_everywhere" | "user_disabled" })
   | (EventBase & { type: "token_version.raised"; userId: string; tokenVersion: number; reason: string })
-  /** `key`: the address bucket for `ip`; for `account`, the keyed pseudonym of the username: stable, but not reversible without the key. */
-  | (EventBase & { type: "throttled"; scope: "account" | "ip"; key: string; retryAfterSeconds: number })
+  /** `key`: the address bucket for `ip` and `unauthenticatedWrites`; the device token's random id for `device`; for `account`, the keyed pseudonym of the username: stable, but not reversible without the key. */
+  | (EventBase & { type: "throttled"; scope: ThrottleScope; key: string; retryAfterSeconds: number })
   | (EventBase & { type: "user.created"; userId: string })
   | (EventBase & { type: "password.changed"; userId: string })
   | (EventBase & { type: "passkey.registered"; userId: string; credentialId: string })

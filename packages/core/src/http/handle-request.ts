@@ -283,6 +283,6 @@ function successResponse(auth: Auth, result: RouteResult): HttpResponse {
     const code = result.code ?? 0;
     response = envelopeResponse(auth, { code, message: code === 0 ? "OK" : defaultMessages[code], data: result.data });
   }
-  if (result.cookie !== undefined) response.headers["set-cookie"] = result.cookie;
+  if (result.cookies !== undefined && result.cookies.length > 0) response.cookies = [...result.cookies];
   return response;
 }

@@ -54,8 +54,8 @@ export interface RouteResult {
   code?: 0 | typeof ErrorCode.SecondFactorRequired;
   /** Send `data` itself as the body, not in the envelope: for standard documents (a JWK Set). */
   bare?: { cacheControl: string };
-  /** A `Set-Cookie` header value to send with the answer. */
-  cookie?: string;
+  /** `Set-Cookie` header values to send with the answer. */
+  cookies?: string[];
   /** Answer with a 302 to this URL instead of the envelope. */
   redirectTo?: string;
 }
@@ -551,7 +551,8 @@ export const routes: readonly Route[] = [
       const redirect = search.get("redirect") ?? undefined;
       const { authUrl, browserBinding } = await oauthAuthorize(auth, { provider: params.provider as string, redirect });
       const cookie = bindingCookie(auth, browserBinding, secure, 600);
-      return search.get("mode") === "redirect" ? { data: null, redirectTo: authUrl, cookie } : { data: { authUrl }, cookie };
+      const cookies = [cookie];
+      return search.get("mode") === "redirect" ? { data: null, redirectTo: authUrl, cookies } : { data: { authUrl }, cookies };
     },
   },
   {
@@ -584,7 +585,7 @@ export const routes: readonly Route[] = [
       return {
         ...answer,
         data: { ...(answer.data as object), returnPath: result.returnPath },
-        cookie: bindingCookie(auth, "", secure, 0),
+        cookies: [bindingCookie(auth, "", secure, 0)],
       };
     },
   },

@@ -34,7 +34,10 @@ export interface HttpRequest {
 /** A response for the adapter to send as it is. */
 export interface HttpResponse {
   status: number;
+  /** Single-valued headers by lower-case name. */
   headers: Record<string, string>;
+  /** `Set-Cookie` values, each sent as a header of its own. */
+  cookies?: string[];
   body: string;
 }
 

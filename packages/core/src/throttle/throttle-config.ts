@@ -1,5 +1,12 @@
 import { type Duration, durationSeconds, fail, positiveInteger } from "../config-values.js";
 
+/**
+ * What a throttle counts: failures of one account (`account`), or of one device token
+ * (`device`, RL-5); attempts from one address at a secret (`ip`), or at routes that store
+ * something for an unauthenticated caller (`unauthenticatedWrites`, RL-7).
+ */
+export type ThrottleScope = "account" | "device" | "ip" | "unauthenticatedWrites";
+
 /** A throttling tier: at most `limit` attempts per `window`. */
 export interface ThrottleTier {
   limit: number;

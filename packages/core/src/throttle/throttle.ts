@@ -2,18 +2,25 @@ import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { addressBucket } from "../http/client-address.js";
-import type { ResolvedTier } from "./throttle-config.js";
+import type { ResolvedTier, ThrottleScope } from "./throttle-config.js";
 
-/** What a throttle counts: failures of one account, or attempts from one address. */
-export type ThrottleScope = "account" | "ip";
+export type { ThrottleScope } from "./throttle-config.js";
+
+const counterPrefix: Record<ThrottleScope, string> = {
+  account: "account",
+  device: "device",
+  ip: "ip",
+  unauthenticatedWrites: "write",
+};
 
 /**
  * The counter key of a subject: an account by the keyed pseudonym of its username key, never
- * the typed name (bounded in size, and no password typed as a username reaches storage); an
- * address by its bucket (RL-3).
+ * the typed name (bounded in size, and no password typed as a username reaches storage); a
+ * device by its token's random id; an address by its bucket (RL-3).
  */
 function counterKey(auth: Auth, scope: ThrottleScope, subject: string): string {
-  return scope === "account" ? `account:${auth.pseudonym(subject)}` : `ip:${addressBucket(subject)}`;
+  const id = scope === "account" ? auth.pseudonym(subject) : scope === "device" ? subject : addressBucket(subject);
+  return `${counterPrefix[scope]}:${id}`;
 }
 
 /**
@@ -44,10 +51,16 @@ export async function takeAttempt(auth: Auth, scope: ThrottleScope, subject: str
 }
 
 /**
- * Clears an account's failures after a completed sign-in. Never called when only the
- * password was proven, so a fresh temporary token does not reset second-factor failures (RL-2).
+ * Clears the failures of an account (or of a device, RL-5) after a completed sign-in. Never
+ * called when only the password was proven, so a fresh temporary token does not reset
+ * second-factor failures (RL-2).
  */
+export async function clearFailures(auth: Auth, scope: "account" | "device", subject: string): Promise<void> {
+  const key = counterKey(auth, scope, subject);
+  await Promise.all(auth.config.throttle[scope].map((_, index) => auth.storage.counters.reset(`${key}:${index}`)));
+}
+
+/** Clears an account's failures after a completed sign-in: {@link clearFailures} for `account`. */
 export async function clearAccountFailures(auth: Auth, usernameKey: string): Promise<void> {
-  const key = counterKey(auth, "account", usernameKey);
-  await Promise.all(auth.config.throttle.account.map((_, index) => auth.storage.counters.reset(`${key}:${index}`)));
+  await clearFailures(auth, "account", usernameKey);
 }
