@@ -9,6 +9,7 @@ import { createUser } from "./create-user.js";
 import {
   type Harness,
   addUser,
+  authError,
   generousThrottle,
   goodPassword,
   makeAuth,
@@ -186,6 +187,19 @@ describe("renamePasskey", () => {
     expect((await harness.storage.passkeys.findById(passkey.id))?.label).toBe("Original");
     await rename("x".repeat(64));
     expect((await harness.storage.passkeys.findById(passkey.id))?.label).toBe("x".repeat(64));
+  });
+
+  it("WA-6: a rename to a label with a bidi mark, a zero-width space or a line separator is 42200 and changes nothing", async () => {
+    const harness = makePasskeyAuth();
+    const userId = await addUser(harness.auth, "invisible-rename");
+    const passkey = await registerPasskey(harness.auth, userId, makeAuthenticator(), "Original");
+    harness.events.length = 0;
+    for (const label of ["Lap\u200Ftop", "Lap\u200Btop", "Lap\u2028top", "Lap\u061Ctop"]) {
+      const refused = await authError(renamePasskey(harness.auth, { userId, id: passkey.id, label }));
+      expect(refused.code, JSON.stringify(label)).toBe(ErrorCode.ValidationFailed);
+    }
+    expect((await harness.storage.passkeys.findById(passkey.id))?.label).toBe("Original");
+    expect(harness.events).toEqual([]);
   });
 
   it("ST-2: another user's passkey is not found, and stays as it was", async () => {

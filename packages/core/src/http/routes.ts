@@ -481,7 +481,7 @@ export const routes: readonly Route[] = [
       tag: "Passkeys",
       summary: "Rename one of the signed-in user's passkeys",
       parameters: [credentialIdParameter],
-      body: requestObject({ label: { ...requiredText, description: "1 to 64 characters, no control characters" } }, ["label"]),
+      body: requestObject({ label: { ...requiredText, description: "1 to 64 characters of visible text" } }, ["label"]),
       data: answerObject({ renamed: { const: true } }),
       codes: [40001, 40400, 42200],
     },

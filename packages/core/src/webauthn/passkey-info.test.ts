@@ -71,6 +71,51 @@ describe("readLabel", () => {
     expect(readLabel("Family \u{1F468}\u200D\u{1F469}")).toBe("Family \u{1F468}\u200D\u{1F469}");
   });
 
+  it("WA-6: bidi marks, zero-width and other invisible characters, line separators and unassigned code points are refused with 42200", () => {
+    const invisible = [
+      "Lap\u200Etop", // left-to-right mark
+      "Lap\u200Ftop", // right-to-left mark
+      "Lap\u061Ctop", // Arabic letter mark
+      "Lap\u200Btop", // zero-width space
+      "Lap\u200Dtop", // zero-width joiner outside an emoji sequence
+      "Lap\u2060top", // word joiner
+      "Lap\uFEFFtop", // byte-order mark inside the label (trim only takes it off the ends)
+      "Lap\u00ADtop", // soft hyphen
+      "\u3164", // Hangul filler, a label that looks empty
+      "Lap\uFE0Ftop", // variation selector on a letter
+      "Lap\u{E0041}top", // tag character
+      "one\u2028two", // line separator
+      "one\u2029two", // paragraph separator
+      "Lap\u0378top", // unassigned
+      "Lap\uFFFFtop", // noncharacter
+    ];
+    for (const bad of invisible) expect(codeOf(bad), JSON.stringify(bad)).toBe(ErrorCode.ValidationFailed);
+  });
+
+  it("WA-6: the refusal of an invisible character names its code point, never the label", () => {
+    try {
+      readLabel("secret\u200Blabel");
+      throw new Error("expected a refusal");
+    } catch (error) {
+      expect(error).toMatchObject({
+        code: ErrorCode.ValidationFailed,
+        message: "label must be 1 to 64 characters of visible text; U+200B, an invisible character, is not",
+      });
+      expect((error as AuthError).message).not.toContain("secret");
+    }
+  });
+
+  it("WA-6: emoji sequences, and joiners inside words of a joining script, stay allowed", () => {
+    for (const label of [
+      "\u{1F468}\u200D\u{1F469}\u200D\u{1F467} family laptop",
+      "\u2764\uFE0F key",
+      "\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F} office",
+      "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+    ]) {
+      expect(readLabel(label)).toBe(label);
+    }
+  });
+
   it("WA-6: an empty or white-space label is refused; a missing one is 40001 and a non-string 40002", () => {
     expect(codeOf("   ")).toBe(ErrorCode.ValidationFailed);
     expect(codeOf("\t\n ")).toBe(ErrorCode.ValidationFailed);

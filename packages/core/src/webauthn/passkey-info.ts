@@ -2,6 +2,7 @@ import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { requiredString } from "../flows/input.js";
 import type { PasskeyRecord } from "../storage/types.js";
+import { invisibleCharacterIn } from "../text/visible-text.js";
 
 /** A passkey as its owner sees it: never the public key or the counter. Times are epoch milliseconds. */
 export interface PasskeyInfo {
@@ -28,19 +29,19 @@ export function toPasskeyInfo(passkey: PasskeyRecord): PasskeyInfo {
 export const maxLabelLength = 64;
 
 /**
- * Reads a passkey label: trimmed and NFC-normalised, 1 to 64 characters, no control characters
- * and no bidirectional-text controls (U+202A–U+202E, U+2066–U+2069), which could make one label
- * read as another.
+ * Reads a passkey label: trimmed and NFC-normalised, 1 to 64 characters, every one of which
+ * shows ({@link invisibleCharacterIn}): no control characters, text-direction controls (U+202A–U+202E,
+ * U+2066–U+2069, U+200E, U+200F, U+061C), zero-width or other default-ignorable characters,
+ * line or paragraph separators, or unassigned code points, any of which could make one label read
+ * as another. Emoji sequences stay allowed.
  *
- * @throws {AuthError} 40001 missing, 40002 not a string, 42200 empty, too long or with control characters.
+ * @throws {AuthError} 40001 missing, 40002 not a string, 42200 empty, too long or with a character that does not show.
  */
 export function readLabel(value: unknown): string {
   const label = requiredString(value, "label").normalize("NFC").trim();
-  if (label === "" || [...label].length > maxLabelLength || /[\p{Cc}\p{Cs}\u202A-\u202E\u2066-\u2069]/u.test(label)) {
-    throw new AuthError(
-      ErrorCode.ValidationFailed,
-      `label must be 1 to ${maxLabelLength} characters, without control or text-direction characters`,
-    );
-  }
+  const rule = `label must be 1 to ${maxLabelLength} characters of visible text`;
+  if (label === "" || [...label].length > maxLabelLength) throw new AuthError(ErrorCode.ValidationFailed, rule);
+  const invisible = invisibleCharacterIn(label);
+  if (invisible !== null) throw new AuthError(ErrorCode.ValidationFailed, `${rule}; ${invisible}, is not`);
   return label;
 }
