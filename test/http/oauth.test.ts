@@ -73,7 +73,7 @@ describe("OAuth routes against a real OpenID provider", () => {
           expect(response.status).toBe(302);
           expect(response.headers.get("location")).toMatch(new RegExp(`^${provider.issuer}/`));
           expect(response.headers.get("set-cookie")).toMatch(/^portcullis_oauth=/);
-          for (const redirect of ["//evil.example", "/%5Cevil.example", "https:evil.example"]) {
+          for (const redirect of ["//evil.example", "/%5Cevil.example", "https:evil.example", "/.//evil.example"]) {
             const hostile = await call(
               server,
               "GET",

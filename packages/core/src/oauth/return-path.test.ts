@@ -59,4 +59,24 @@ describe("safeReturnPath", () => {
     ];
     for (const path of hostile) expect(refused(path), JSON.stringify(path)).toBe(true);
   });
+
+  it("OA-8: a path whose dot segments resolve to //host is refused, raw or percent-encoded (issue 20 item 13)", () => {
+    for (const path of [
+      "/.//evil.example",
+      "/././/evil.example",
+      "/a/..//evil.example",
+      "/a/b/../..//evil.example",
+      "/..//evil.example",
+      "/%2e//evil.example",
+      "/%2E%2E//evil.example",
+      "/.%2f/evil.example",
+      "/.%252f/evil.example",
+      "/./%2fevil.example",
+    ]) {
+      expect(refused(path), JSON.stringify(path)).toBe(true);
+    }
+    for (const path of ["/a/./b", "/a/../b", "/./account", "/.well-known/x", "/a..b/c", "/..."]) {
+      expect(safeReturnPath(path), path).toBe(path);
+    }
+  });
 });
