@@ -5,7 +5,7 @@ import {
   driveAuthorization,
   startOidcProvider,
 } from "../../../../test/fixtures/oidc-provider.js";
-import { authError } from "../flows/fixtures.test-support.js";
+import { authError, makeClock } from "../flows/fixtures.test-support.js";
 import { beginOAuthSignIn } from "./authorize.js";
 import { verifyOAuthCallback } from "./callback.js";
 import { authWithProviders, discoveredProvider, plainOAuthProvider } from "./oauth.test-support.js";
@@ -176,6 +176,25 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
       const error = await authError(verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding }));
       expect(error.code, name).toBe(40100);
     }
+  });
+
+  it("OA-6: an ID token whose iat is more than 30 seconds ahead of the instance's clock (a day, 31 s) is 40100; 30 s ahead passes", async () => {
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    const issuedAhead = async (seconds: number) => {
+      const idp = await provider({
+        tamperIdTokenClaims: (claims) => ({ ...claims, iat: nowSeconds + seconds, exp: nowSeconds + seconds + 3600 }),
+      });
+      const harness = authWithProviders({ corp: discoveredProvider(idp) }, { clock: makeClock(nowSeconds * 1000) });
+      const { query, browserBinding } = await throughProvider(harness);
+      return verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding });
+    };
+    for (const seconds of [86_400, 31]) {
+      expect(await authError(issuedAhead(seconds)), String(seconds)).toMatchObject({
+        code: 40100,
+        message: "The provider's answer was not valid",
+      });
+    }
+    expect((await issuedAhead(30)).profile.subject).toBe(honest.accounts.alice?.sub);
   });
 
   it("OA-6: an unsigned ID token (alg none) or one signed with a key the provider does not publish is 40100", async () => {

@@ -17,6 +17,9 @@ export interface VerifiedCallback {
   userId: string | null;
 }
 
+/** How far ahead of this instance's clock an ID token's `iat` may be: oauth4webapi's tolerance for `exp` and `nbf`. */
+const idTokenClockToleranceSeconds = 30;
+
 const refused = (message: string, cause?: unknown) => new AuthError(ErrorCode.AuthenticationFailed, message, { cause });
 const badState = () => refused("The sign-in state is missing, unknown, expired or already used");
 
@@ -42,7 +45,8 @@ function profileOf(provider: ResolvedOAuthProvider, claims: Record<string, unkno
  * name the expected issuer, and must be present when the provider advertises it (OA-3, RFC
  * 9207); the code is exchanged with the PKCE verifier and the exact redirect URI (OA-2, OA-5);
  * the ID token's algorithm, signature (against the provider's published keys, although it came
- * straight from the token endpoint), `iss`, `aud`, `exp`, `iat`, `sub` and `nonce` are checked,
+ * straight from the token endpoint), `iss`, `aud`, `exp`, `iat` (not more than 30 seconds ahead),
+ * `sub` and `nonce` are checked,
  * and the user-info `sub` must equal the ID token's (OA-6).
  *
  * @throws {AuthError} 40100 refused, 40400 unknown provider, 50300 provider unreachable.
@@ -111,6 +115,8 @@ export async function verifyOAuthCallback(
       claims = (await answer.json()) as Record<string, unknown>;
     } else {
       const idToken = oauth.getValidatedIdTokenClaims(tokens) as OAuth.IDToken;
+      // oauth4webapi checks that iat is a number, not that it is past (OIDC Core 3.1.3.7 step 10).
+      if (idToken.iat > auth.now() / 1000 + idTokenClockToleranceSeconds) throw new Error("the ID token's iat is in the future");
       await oauth.validateApplicationLevelSignature(server, response, requestOptions(oauth, provider));
       claims = { ...idToken };
       if (server.userinfo_endpoint) {
