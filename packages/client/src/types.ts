@@ -14,6 +14,12 @@ export interface TokenSet {
   /** Seconds until the access token expires. */
   expiresIn: number;
   user: AuthUser;
+  /**
+   * After a sign-in (not a refresh): this client's device token for the account. Browsers also
+   * get it as an HttpOnly cookie; a client without cookies sends it back in `login` so that
+   * failures from elsewhere cannot lock it out (RL-5).
+   */
+  deviceToken?: string;
 }
 
 /** A passkey as its owner sees it. Times are epoch milliseconds. */

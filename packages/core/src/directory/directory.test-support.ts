@@ -24,6 +24,8 @@ export interface FakeDirectory extends Directory {
   checkResult: DirectoryCheck;
   /** The settings of every call, in order. */
   calls: { method: "authenticate" | "lookup" | "check"; settings: DirectorySettings }[];
+  /** The username of each entry a password was tried against, in order. */
+  binds: string[];
 }
 
 export const groupsDn = {
@@ -47,18 +49,38 @@ export function person(username: string, groups: string[], password = `${usernam
   };
 }
 
+/**
+ * How an LDAP server compares a typed name with a `uid` (caseIgnoreMatch after RFC 4518's string
+ * preparation), near enough for these tests: compatibility forms, soft hyphens, zero-width and
+ * other invisible code points mapped to nothing, case folded (ß as ss), spaces at the ends
+ * dropped and runs of them folded into one.
+ */
+export function ldapMatchKey(name: string): string {
+  return name
+    .normalize("NFKC")
+    .replace(/[\p{Cf}\p{Default_Ignorable_Code_Point}]/gu, "")
+    .toLowerCase()
+    .replaceAll("ß", "ss")
+    .replace(/\s+/gu, " ")
+    .trim();
+}
+
 export function fakeDirectory(people: FakePerson[] = []): FakeDirectory {
   const directory: FakeDirectory = {
     people,
     down: false,
     checkResult: { ok: true },
     calls: [],
-    async authenticate(settings, username, password) {
+    binds: [],
+    async authenticate(settings, username, password, options) {
       reach("authenticate", settings);
-      const found = directory.people.filter((candidate) => candidate.entry.username === username);
+      const found = directory.people.filter((candidate) => ldapMatchKey(candidate.entry.username) === ldapMatchKey(username));
       if (found.length === 0) return { status: "no_entry" };
       if (found.length > 1) return { status: "ambiguous" };
       const [match] = found as [FakePerson];
+      const { dn, stableId, username: stored } = match.entry;
+      await options?.beforeBind?.({ dn, stableId, username: stored });
+      directory.binds.push(stored);
       return match.password === password
         ? { status: "authenticated", entry: structuredClone(match.entry) }
         : { status: "invalid_credentials" };
@@ -66,7 +88,9 @@ export function fakeDirectory(people: FakePerson[] = []): FakeDirectory {
     async lookup(settings, by) {
       reach("lookup", settings);
       const found = directory.people.filter((candidate) =>
-        "username" in by ? candidate.entry.username === by.username : candidate.entry.stableId === by.stableId,
+        "username" in by
+          ? ldapMatchKey(candidate.entry.username) === ldapMatchKey(by.username)
+          : candidate.entry.stableId === by.stableId,
       );
       return found.length === 1 ? structuredClone((found[0] as FakePerson).entry) : null;
     },

@@ -288,8 +288,8 @@ describe("directory login", () => {
   });
 
   it("a directory username that cannot be a username here is 40900", async () => {
-    const harness = await makeDirectoryAuth([person(" padded", [groupsDn.admins])]);
-    expect(await answerOf(directoryLogin(harness, " padded"))).toEqual({
+    const harness = await makeDirectoryAuth([person("pad\u00added", [groupsDn.admins])]);
+    expect(await answerOf(directoryLogin(harness, "padded", passwordOf("pad\u00added")))).toEqual({
       code: ErrorCode.Conflict,
       message: "The directory username cannot be used as a username here",
     });
@@ -414,6 +414,56 @@ describe("directory login", () => {
     await authError(directoryLogin(harness, "alice", "wrong"));
     expect((await authError(directoryLogin(harness, "alice"))).code).toBe(ErrorCode.TooManyAttempts);
     expect(harness.directory.calls).toHaveLength(2);
+  });
+
+  it("RL-1: once alice is locked, no spelling the directory matches to her gets a guess through, '    alice    ' with her password included", async () => {
+    const harness = await makeDirectoryAuth(undefined, {}, { throttle: { account: [{ limit: 5, window: "15m" }] } });
+    for (let attempt = 0; attempt < 5; attempt += 1) await authError(directoryLogin(harness, "alice", `wrong ${attempt}`));
+    expect((await authError(directoryLogin(harness, "alice"))).code).toBe(ErrorCode.TooManyAttempts);
+    expect(harness.directory.binds).toHaveLength(5);
+    const spellings = [
+      " alice",
+      "alice  ",
+      "    alice    ",
+      "\u00a0alice",
+      "alice\u3000",
+      "al\u00adice",
+      "ali\u200bce",
+      "alice\u0000",
+    ];
+    for (const spelling of spellings) {
+      const refused = await authError(directoryLogin(harness, spelling));
+      expect([ErrorCode.AuthenticationFailed, ErrorCode.TooManyAttempts], JSON.stringify(spelling)).toContain(refused.code);
+    }
+    expect(harness.directory.binds).toHaveLength(5);
+  });
+
+  it("RL-1: a spelling the directory folds into another entry's name (straße for strasse) spends that entry's account before the bind", async () => {
+    const harness = await makeDirectoryAuth(
+      [person("strasse", [groupsDn.engineers])],
+      {},
+      {
+        throttle: { account: [{ limit: 3, window: "15m" }] },
+      },
+    );
+    for (let attempt = 0; attempt < 3; attempt += 1) await authError(directoryLogin(harness, "strasse", `wrong ${attempt}`));
+    expect((await authError(directoryLogin(harness, "straße", "wrong again"))).code).toBe(ErrorCode.TooManyAttempts);
+    expect((await authError(directoryLogin(harness, "STRAßE", passwordOf("strasse")))).code).toBe(ErrorCode.TooManyAttempts);
+    expect(harness.directory.binds).toEqual(["strasse", "strasse", "strasse"]);
+  });
+
+  it("RL-1: a typed spelling's own counter and the entry's each give up an attempt, so guesses spread over spellings stop at the entry's cap", async () => {
+    const harness = await makeDirectoryAuth(
+      [person("strasse", [groupsDn.engineers])],
+      {},
+      {
+        throttle: { account: [{ limit: 4, window: "15m" }] },
+      },
+    );
+    for (const spelling of ["straße", "STRASSE", "Straße", "strasse"])
+      await authError(directoryLogin(harness, spelling, "wrong"));
+    expect((await authError(directoryLogin(harness, "STRAßE", "wrong"))).code).toBe(ErrorCode.TooManyAttempts);
+    expect(harness.directory.binds).toHaveLength(4);
   });
 
   it("a success clears the account's failures", async () => {

@@ -8,7 +8,7 @@ import { directoryProvider } from "../oauth/provider-config.js";
 import type { UserRecord } from "../storage/types.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { normalizeUsername } from "../users/username.js";
-import type { Directory, DirectoryEntry } from "./directory.js";
+import type { Directory, DirectoryCandidate, DirectoryEntry } from "./directory.js";
 import type { DirectoryPolicy } from "./policy.js";
 import { type DirectorySettings, readEnabledDirectorySettings } from "./policy-store.js";
 import { rolesForGroups } from "./roles.js";
@@ -118,18 +118,26 @@ export function sameRoles(a: readonly string[], b: readonly string[]): boolean {
  * group and no fallback role is 40300, told only now that the password was proven); the local
  * account is made or brought up to date; then the second factor and tokens as for a local
  * password (`amr` `["pwd"]`). "no_entry" when no entry has the username, for `directory-first`
- * to try local accounts; "failed" for a wrong password or an ambiguous username.
+ * to try local accounts; "failed" for a wrong password or an ambiguous username. `beforeBind`
+ * runs between the directory's search and its bind (the login takes the found entry's throttle
+ * attempt there, RL-1).
  *
- * @throws {AuthError} 40300 no role or a disabled account, 40900 a username collision, 50300 the directory is unavailable.
+ * @throws {AuthError} 40300 no role or a disabled account, 40900 a username collision, 42900 what
+ *   `beforeBind` throws, 50300 the directory is unavailable.
  */
 export async function signInWithDirectory(
   auth: Auth,
   { directory, settings }: EnabledDirectory,
-  username: string,
-  password: string,
-  ip: string | undefined,
+  attempt: {
+    username: string;
+    password: string;
+    deviceToken: string | undefined;
+    ip: string | undefined;
+    beforeBind: (entry: DirectoryCandidate) => Promise<void>;
+  },
 ): Promise<LoginResult | "no_entry" | "failed"> {
-  const result = await directory.authenticate(settings, username, password);
+  const { username, password, deviceToken, ip, beforeBind } = attempt;
+  const result = await directory.authenticate(settings, username, password, { beforeBind });
   if (result.status === "no_entry") return "no_entry";
   if (result.status !== "authenticated") return "failed";
   const granted = rolesForGroups(settings, result.entry.groups);
@@ -139,7 +147,7 @@ export async function signInWithDirectory(
     throw noRole();
   }
   const user = await directoryAccount(auth, result.entry, granted.roles);
-  return completeFirstFactor(auth, user, ["pwd"], ip);
+  return completeFirstFactor(auth, user, ["pwd"], ip, { deviceToken });
 }
 
 /**

@@ -106,6 +106,31 @@ describe("login", () => {
       expect(find).toHaveBeenCalledTimes(1);
     });
 
+    it("RL-1: a name that is not a stable identifier (spaces around it, NBSP, soft hyphen, zero-width space, NUL) reaches neither storage nor an account counter, and costs one dummy verification", async () => {
+      const { storage, keys } = recordingStorage();
+      const { auth } = makeAuth({ storage });
+      await addUser(auth, "alice");
+      const find = vi.spyOn(storage.users, "findByUsernameKey");
+      const verify = vi.spyOn(auth.passwords, "verify");
+      const spellings = [
+        " alice",
+        "alice  ",
+        "    alice    ",
+        "\u00a0alice",
+        "al\u00adice",
+        "ali\u200bce",
+        "alice\u0000",
+        "ali\u0000ce",
+      ];
+      for (const username of spellings) {
+        expect(await outcome(login(auth, { username, password: goodPassword })), JSON.stringify(username)).toBe(40100);
+      }
+      expect(find).not.toHaveBeenCalled();
+      expect(keys.filter((key) => key.startsWith("account:"))).toEqual([]);
+      expect(verify.mock.calls.map(([phc]) => phc)).toEqual(spellings.map(() => null));
+      await tokensOf(login(auth, { username: "Alice", password: goodPassword }));
+    });
+
     it("RL-1: 100 logins with 21,000 × U+FDFA as the username hold no more in storage than 100 short ones", async () => {
       const { storage, keys } = recordingStorage();
       const { auth } = makeAuth({

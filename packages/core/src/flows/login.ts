@@ -3,9 +3,10 @@ import { type EnabledDirectory, enabledDirectory, signInWithDirectory } from "..
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
+import { budgetOfClient, takeFailureAttempt } from "../throttle/failure-budget.js";
 import { takeAttempt } from "../throttle/throttle.js";
 import type { TokenSet } from "../tokens/issue-tokens.js";
-import { typedUsernameKey } from "../users/username.js";
+import { typedUsernameKey, usernameKeyOf } from "../users/username.js";
 import { optionalString, requiredString } from "./input.js";
 import { completeFirstFactor } from "./pending-login.js";
 
@@ -19,6 +20,12 @@ export interface LoginInput {
    * local accounts for a username the directory has no entry for.
    */
   provider?: string;
+  /**
+   * The device token an earlier sign-in of this client gave it (`deviceToken` of the token set,
+   * or the device cookie): its failures then spend a budget of its own, which failures from
+   * other clients cannot use up (RL-5).
+   */
+  deviceToken?: string;
   /** The client address, for per-address throttling and events. */
   ip?: string;
 }
@@ -43,10 +50,14 @@ async function directoryFor(auth: Auth, provider: string | undefined): Promise<E
  * Signs a user in with a username and password, against local accounts or the directory
  * (`provider`, and the directory policy's `loginOrder`).
  *
- * The account and the client address each give up one attempt before anything is checked
- * (RL-1, RL-4); the account's counter is the same for local and directory logins. A username
- * that can be nobody's (over 128 characters, or not well-formed Unicode) is refused like an
- * unknown user before it is normalised, and takes no account counter. An unknown user costs
+ * The client address and the account each give up one attempt before anything is checked
+ * (RL-1, RL-4); the account's counter is the same for local and directory logins, and a client
+ * with a device token of the account spends its own budget instead (RL-5). A directory entry
+ * found under another spelling than the one typed gives up an attempt of its own account before
+ * the password is tried (RL-1). A username that can be nobody's (over 128 characters, not
+ * well-formed Unicode, or not a stable identifier: spaces around it, a NUL, an invisible code
+ * point) is refused like an unknown user, takes no account counter, and reaches neither storage
+ * nor the directory. An unknown user costs
  * one argon2id verification against a dummy hash (EN-2) and fails exactly like a wrong
  * password (EN-1), as do a directory's unknown user, wrong password and ambiguous username; a
  * disabled account, and a directory user in no mapped group, are told so only after the
@@ -67,13 +78,23 @@ export async function login(auth: Auth, input: LoginInput): Promise<LoginResult>
   const username = requiredString(input.username, "username");
   const password = requiredString(input.password, "password");
   const provider = optionalString(input.provider, "provider");
+  const deviceToken = optionalString(input.deviceToken, "deviceToken");
   const directory = await directoryFor(auth, provider);
   const usernameKey = typedUsernameKey(username);
   if (input.ip !== undefined) await takeAttempt(auth, "ip", input.ip, input.ip);
-  if (usernameKey !== null) await takeAttempt(auth, "account", usernameKey, input.ip);
+  if (usernameKey !== null) await takeFailureAttempt(auth, budgetOfClient(auth, usernameKey, deviceToken), input.ip);
 
   if (directory && usernameKey !== null) {
-    const outcome = await signInWithDirectory(auth, directory, username, password, input.ip);
+    const outcome = await signInWithDirectory(auth, directory, {
+      username,
+      password,
+      deviceToken,
+      ip: input.ip,
+      async beforeBind(entry) {
+        const entryKey = usernameKeyOf(entry.username);
+        if (entryKey !== usernameKey) await takeFailureAttempt(auth, budgetOfClient(auth, entryKey, deviceToken), input.ip);
+      },
+    });
     if (typeof outcome === "object") return outcome;
     // Only a username the directory has no entry for goes on to local accounts, and only under directory-first.
     if (outcome !== "no_entry" || provider === "directory") {
@@ -88,7 +109,7 @@ export async function login(auth: Auth, input: LoginInput): Promise<LoginResult>
     throw invalidCredentials();
   }
 
-  return completeFirstFactor(auth, user, ["pwd"], input.ip);
+  return completeFirstFactor(auth, user, ["pwd"], input.ip, { deviceToken });
 }
 
 /**

@@ -5,7 +5,15 @@ import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { SecondFactorKind } from "../events/types.js";
 import type { AuthMethod, UserRecord } from "../storage/types.js";
-import { clearAccountFailures, takeAttempt } from "../throttle/throttle.js";
+import { issueDeviceToken } from "../throttle/device-token.js";
+import {
+  type FailureBudget,
+  budgetOfClient,
+  clearFailureBudget,
+  deviceIdOfBudget,
+  takeFailureAttempt,
+} from "../throttle/failure-budget.js";
+import { takeAttempt } from "../throttle/throttle.js";
 import { type TokenSet, startSession } from "../tokens/issue-tokens.js";
 import type { LoginResult } from "./login.js";
 
@@ -15,6 +23,8 @@ export interface PendingLogin {
   tokenVersion: number;
   /** How the first factor was proven: `["pwd"]`, or `["hwk"]` for a passkey without user verification. */
   firstFactor: AuthMethod[];
+  /** Whose failures the second factor spends (RL-5, RL-6); absent in logins stored before it: the account's. */
+  budget?: FailureBudget;
 }
 
 /** A login whose first factor was proven and whose second factor is awaited. */
@@ -24,6 +34,22 @@ export interface OpenPendingLogin {
   /** How the first factor was proven: `["pwd"]`, or `["hwk"]` for a passkey without user verification. */
   firstFactor: AuthMethod[];
   ip: string | undefined;
+  /** Whose failures the second factor spends. */
+  budget: FailureBudget;
+}
+
+/** How {@link completeFirstFactor} goes on from a proven first factor. */
+export interface FirstFactorOptions {
+  /** The first factor is already multi-factor (a user-verified passkey): no second step. */
+  complete?: boolean;
+  /** The device token the client sent, if any (RL-5). */
+  deviceToken?: string;
+  /**
+   * Set when the first factor was not the password (a passkey: RL-6): the budget its second
+   * factor spends when the client holds no device token, instead of the account's. A password
+   * sign-in leaves it out: its attempt was taken from the client's budget, which a success clears.
+   */
+  otherFactorBudget?: FailureBudget;
 }
 
 /**
@@ -31,26 +57,30 @@ export interface OpenPendingLogin {
  * is told so now, and only now that the factor was proven (EN-1): 40300. A user with TOTP
  * on gets a temporary token for the second step and no session (EN-3, TMP-1); anyone else, or
  * a first factor that is already multi-factor (`complete`: a user-verified passkey), gets a
- * session, and the account's failure count is cleared (RL-1).
+ * session and a device token (RL-5), and the failures of the budget the password spent are
+ * cleared (RL-1). The second factor spends the client's device budget when it sent a valid device
+ * token, else the account's after a password, or `otherFactorBudget` after a passkey (RL-6).
  */
 export async function completeFirstFactor(
   auth: Auth,
   user: UserRecord,
   firstFactor: AuthMethod[],
   ip: string | undefined,
-  { complete = false } = {},
+  { complete = false, deviceToken, otherFactorBudget }: FirstFactorOptions = {},
 ): Promise<LoginResult> {
   if (user.disabled) {
     auth.emit({ type: "login.failed", userId: user.id, reason: "disabled", at: auth.now(), ip });
     throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
   }
+  const clientBudget = budgetOfClient(auth, user.usernameKey, deviceToken);
   if (complete || !(await auth.storage.totp.get(user.id))?.enabled) {
-    await clearAccountFailures(auth, user.usernameKey);
-    return { status: "authenticated", tokens: await startSession(auth, user, firstFactor, ip) };
+    if (otherFactorBudget === undefined || clientBudget.scope === "device") await clearFailureBudget(auth, clientBudget);
+    return { status: "authenticated", tokens: await startDeviceSession(auth, user, firstFactor, ip, clientBudget) };
   }
   const tempToken = opaqueToken(auth);
   const now = auth.now();
-  const pending: PendingLogin = { tokenVersion: user.tokenVersion, firstFactor };
+  const budget = clientBudget.scope === "device" ? clientBudget : (otherFactorBudget ?? clientBudget);
+  const pending: PendingLogin = { tokenVersion: user.tokenVersion, firstFactor, budget };
   await auth.storage.challenges.put({
     id: tempToken.hash,
     kind: "totp_login",
@@ -67,8 +97,23 @@ export async function completeFirstFactor(
 const badTempToken = () => new AuthError(ErrorCode.AuthenticationFailed, "The temporary token is invalid or expired");
 
 /**
+ * Starts the session of a completed sign-in, with a device token for the client: the device of
+ * `budget` carries on when it was one, else a new device (RL-5).
+ */
+async function startDeviceSession(
+  auth: Auth,
+  user: UserRecord,
+  amr: AuthMethod[],
+  ip: string | undefined,
+  budget: FailureBudget,
+): Promise<TokenSet> {
+  const tokens = await startSession(auth, user, amr, ip);
+  return { ...tokens, deviceToken: issueDeviceToken(auth, user.usernameKey, deviceIdOfBudget(budget)) };
+}
+
+/**
  * Finds the pending login of a temporary token and takes one attempt from the client address,
- * the temporary token and the account, each atomically and before the second factor is
+ * the temporary token and the login's failure budget (RL-5, RL-6), each atomically and before the second factor is
  * evaluated: of N concurrent attempts on one temporary token at most 5 are ever evaluated
  * (TMP-4, RL-4). The token is refused when it is unknown, expired, spent, out of attempts, or
  * when the user's token version moved since it was issued: a password change voids outstanding
@@ -91,8 +136,9 @@ export async function openPendingLogin(auth: Auth, tempToken: string, ip: string
     await auth.storage.challenges.consume(challengeId, "totp_login", now);
     throw badTempToken();
   }
-  await takeAttempt(auth, "account", user.usernameKey, ip);
-  return { challengeId, user, firstFactor: pending.firstFactor, ip };
+  const budget = pending.budget ?? { scope: "account", usernameKey: user.usernameKey };
+  await takeFailureAttempt(auth, budget, ip);
+  return { challengeId, user, firstFactor: pending.firstFactor, ip, budget };
 }
 
 /** Reports a wrong second factor; its attempt was already taken. Always throws 40103. */
@@ -117,7 +163,7 @@ export async function completePendingLogin(
   const consumed = await auth.storage.challenges.consume(pending.challengeId, "totp_login", auth.now());
   if (!consumed) throw badTempToken();
   if (!(await factor.spend())) refuseSecondFactor(auth, pending, factor.kind);
-  await clearAccountFailures(auth, pending.user.usernameKey);
+  await clearFailureBudget(auth, pending.budget);
   auth.emit({ type: "second_factor.succeeded", userId: pending.user.id, kind: factor.kind, at: auth.now(), ip: pending.ip });
-  return startSession(auth, pending.user, [...pending.firstFactor, ...factor.amr], pending.ip);
+  return startDeviceSession(auth, pending.user, [...pending.firstFactor, ...factor.amr], pending.ip, pending.budget);
 }

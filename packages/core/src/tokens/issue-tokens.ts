@@ -19,6 +19,12 @@ export interface TokenSet {
   /** Seconds until the access token expires. */
   expiresIn: number;
   user: PublicUser;
+  /**
+   * On an answer that completes a sign-in (not a refresh): the device token of this client for
+   * this account, which later sign-ins send back so that their failures spend a budget of their
+   * own (RL-5). Also set as an HttpOnly cookie for browsers.
+   */
+  deviceToken?: string;
 }
 
 /** The public view of a user. */
