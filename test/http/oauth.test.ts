@@ -1,9 +1,10 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTestAuth } from "../fixtures/auth.js";
 import { type OidcTestProvider, corpOAuthConfig, driveAuthorization, startOidcProvider } from "../fixtures/oidc-provider.js";
 import { call } from "./client.js";
 import { describeOpenApiDrift } from "./openapi-drift.js";
-import { adapters } from "./servers.js";
+import { type RunningServer, adapters } from "./servers.js";
 
 const redirectUri = "https://app.example.com/auth/callback";
 let provider: OidcTestProvider;
@@ -22,6 +23,20 @@ function authWithProvider() {
 
 /** The name=value part of a Set-Cookie header. */
 const cookieOf = (setCookie: string | null) => (setCookie ?? "").split(";", 1)[0] as string;
+
+/** The test certificate (`test/fixtures/tls`), for the adapters' servers over TLS. */
+const tls = {
+  key: readFileSync(new URL("../fixtures/tls/key.pem", import.meta.url), "utf8"),
+  cert: readFileSync(new URL("../fixtures/tls/cert.pem", import.meta.url), "utf8"),
+};
+
+/** Begins a sign-in on `server` and signs in at the provider as `username`: the binding cookie's value and the callback's path. */
+async function flowOf(server: RunningServer, username: string): Promise<{ binding: string; callbackPath: string }> {
+  const begun = await call(server, "GET", "/api/v1/auth/oauth/corp/authorize");
+  const binding = cookieOf(begun.headers.get("set-cookie")).split("=")[1] as string;
+  const callback = await driveAuthorization(begun.body.data.authUrl, { username });
+  return { binding, callbackPath: `/api/v1/auth/oauth/corp/callback${callback.search}` };
+}
 
 describe("OAuth routes against a real OpenID provider", () => {
   for (const [name, start] of adapters) {
@@ -61,6 +76,64 @@ describe("OAuth routes against a real OpenID provider", () => {
             headers: { cookie },
           });
           expect(replayed.body.code).toBe(40100);
+        } finally {
+          await server.close();
+        }
+      });
+
+      it("OA-10: over TLS the binding is __Host-portcullis_oauth on /, Secure; a plain portcullis_oauth that a sibling subdomain tossed is ignored", async () => {
+        const server = await start(authWithProvider(), { tls });
+        try {
+          const begun = await call(server, "GET", "/api/v1/auth/oauth/corp/authorize");
+          expect(begun.headers.get("set-cookie")).toMatch(
+            /^__Host-portcullis_oauth=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=600; Secure$/,
+          );
+          // The attacker begins a flow of their own as bob, and tosses its cookie onto the victim
+          // under the plain name, which a sibling subdomain can set for the parent domain.
+          const attacker = await flowOf(server, "bob");
+          const tossed = await call(server, "GET", attacker.callbackPath, {
+            headers: { cookie: `portcullis_oauth=${attacker.binding}` },
+          });
+          expect(tossed.body).toMatchObject({ code: 40100 });
+          const own = await call(server, "GET", attacker.callbackPath, {
+            headers: { cookie: `portcullis_oauth=${attacker.binding}; __Host-portcullis_oauth=${attacker.binding}` },
+          });
+          expect(own.body).toMatchObject({ code: 0, data: { user: { username: "bob" } } });
+          expect(own.headers.get("set-cookie")).toBe(
+            "__Host-portcullis_oauth=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure",
+          );
+        } finally {
+          await server.close();
+        }
+      });
+
+      it("OA-10: the binding cookie sent twice is 40100, whichever comes first, and spends nothing: the browser that began the flow still finishes", async () => {
+        const server = await start(authWithProvider());
+        try {
+          const victim = await flowOf(server, "alice");
+          const attacker = await flowOf(server, "bob");
+          for (const cookie of [
+            `portcullis_oauth=${attacker.binding}; portcullis_oauth=${victim.binding}`,
+            `portcullis_oauth=${victim.binding}; portcullis_oauth=${attacker.binding}`,
+          ]) {
+            const twice = await call(server, "GET", attacker.callbackPath, { headers: { cookie } });
+            expect(twice.body, cookie).toEqual({
+              code: 40100,
+              message: "The sign-in cookie was sent more than once; start the sign-in again",
+            });
+          }
+          const finished = await call(server, "GET", victim.callbackPath, {
+            headers: { cookie: `portcullis_oauth=${victim.binding}` },
+          });
+          expect(finished.body).toMatchObject({ code: 0, data: { user: { username: "alice" } } });
+          const spoiled = await call(server, "GET", attacker.callbackPath, {
+            headers: { cookie: `portcullis_oauth=${victim.binding}` },
+          });
+          expect(spoiled.body.code, "another browser's cookie").toBe(40100);
+          const attackerOwn = await call(server, "GET", attacker.callbackPath, {
+            headers: { cookie: `portcullis_oauth=${attacker.binding}` },
+          });
+          expect(attackerOwn.body.code, "a wrong binding spends no state").toBe(0);
         } finally {
           await server.close();
         }

@@ -542,7 +542,8 @@ export const routes: readonly Route[] = [
         { name: "mode", in: "query", description: "`redirect` answers a 302 to the provider", schema: { enum: ["redirect"] } },
       ],
       data: answerObject({ authUrl: { type: "string", format: "uri" } }),
-      setsCookie: "`portcullis_oauth`, HttpOnly, SameSite=Lax, for 10 minutes: the callback needs it",
+      setsCookie:
+        "The binding cookie the callback needs, HttpOnly, SameSite=Lax, for 10 minutes: `__Host-portcullis_oauth` (Secure, path `/`) over TLS, `portcullis_oauth` (path of the OAuth routes) over plain HTTP",
       redirect: "With `mode=redirect`: a 302 to the provider, with the same cookie",
       codes: [40002, 40400, 50300],
     },
@@ -571,15 +572,24 @@ export const routes: readonly Route[] = [
         { name: "state", in: "query", description: "From the provider" },
         { name: "iss", in: "query", description: "From the provider (RFC 9207)" },
         { name: "error", in: "query", description: "From the provider, when the user refused" },
-        { name: "portcullis_oauth", in: "cookie", description: "The cookie `authorize` set" },
+        {
+          name: "__Host-portcullis_oauth",
+          in: "cookie",
+          description: "The cookie `authorize` set, over TLS; sent twice, 40100 (OA-10)",
+        },
+        {
+          name: "portcullis_oauth",
+          in: "cookie",
+          description: "The cookie `authorize` set, over plain HTTP (development); ignored over TLS; sent twice, 40100",
+        },
       ],
       data: oauthSignInData,
       secondFactor: oauthSecondFactorData,
-      setsCookie: "Clears `portcullis_oauth`",
+      setsCookie: "Clears the binding cookie",
       codes: [40100, 40300, 40400, 40900, 50300],
     },
     async handle({ auth, params, query, header, secure, ip }) {
-      const browserBinding = bindingFrom(header("cookie"));
+      const browserBinding = bindingFrom(header("cookie"), secure);
       const result = await oauthCallback(auth, { provider: params.provider as string, query, browserBinding, ip });
       const answer = loginResponse(result);
       return {

@@ -1,25 +1,46 @@
 import type { Auth } from "../auth.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
 
-/** The cookie that binds a provider sign-in to the browser that began it (OA-1). */
+/** The cookie that binds a provider sign-in to the browser that began it (OA-1), over plain HTTP. */
 export const bindingCookieName = "portcullis_oauth";
 
 /**
+ * Its name over TLS (OA-10). A browser accepts a `__Host-` cookie only from the host itself,
+ * with `Secure`, `Path=/` and no `Domain`, so a sibling subdomain can neither set it nor shadow
+ * it with a cookie of its own (cookie tossing; RFC 6265bis 4.1.3.2).
+ */
+export const hostBindingCookieName = `__Host-${bindingCookieName}`;
+
+/**
  * The `Set-Cookie` value of the binding: HttpOnly, SameSite=Lax (it must come back on the
- * provider's top-level redirect), scoped to the OAuth routes, `Secure` over TLS. A `maxAgeSeconds`
- * of 0 deletes it.
+ * provider's top-level redirect). Over TLS it is `__Host-portcullis_oauth`, `Secure`, on `/`
+ * (OA-10); over plain HTTP (a development server on localhost) `portcullis_oauth`, scoped to the
+ * OAuth routes. A `maxAgeSeconds` of 0 deletes it.
  */
 export function bindingCookie(auth: Auth, value: string, secure: boolean, maxAgeSeconds: number): string {
-  const attributes = [`Path=${auth.config.basePath}/auth/oauth`, "HttpOnly", "SameSite=Lax", `Max-Age=${maxAgeSeconds}`];
+  const scope = secure ? [hostBindingCookieName, "/"] : [bindingCookieName, `${auth.config.basePath}/auth/oauth`];
+  const attributes = [`Path=${scope[1]}`, "HttpOnly", "SameSite=Lax", `Max-Age=${maxAgeSeconds}`];
   if (secure) attributes.push("Secure");
-  return [`${bindingCookieName}=${value}`, ...attributes].join("; ");
+  return [`${scope[0]}=${value}`, ...attributes].join("; ");
 }
 
-/** The binding cookie's value in a `Cookie` request header, or undefined. */
-export function bindingFrom(cookieHeader: string | undefined): string | undefined {
-  if (cookieHeader === undefined) return undefined;
-  for (const pair of cookieHeader.split(";")) {
+/**
+ * The binding cookie's value in a `Cookie` request header, or undefined: over TLS only
+ * `__Host-portcullis_oauth` counts, over plain HTTP only `portcullis_oauth`.
+ *
+ * @throws {AuthError} 40100 when the request carries that cookie more than once (OA-10): a
+ * cookie another subdomain set beside this host's own, which a browser may send first.
+ */
+export function bindingFrom(cookieHeader: string | undefined, secure: boolean): string | undefined {
+  const name = secure ? hostBindingCookieName : bindingCookieName;
+  const values: string[] = [];
+  for (const pair of cookieHeader?.split(";") ?? []) {
     const separator = pair.indexOf("=");
-    if (separator !== -1 && pair.slice(0, separator).trim() === bindingCookieName) return pair.slice(separator + 1).trim();
+    if (separator !== -1 && pair.slice(0, separator).trim() === name) values.push(pair.slice(separator + 1).trim());
   }
-  return undefined;
+  if (values.length > 1) {
+    throw new AuthError(ErrorCode.AuthenticationFailed, "The sign-in cookie was sent more than once; start the sign-in again");
+  }
+  return values[0];
 }

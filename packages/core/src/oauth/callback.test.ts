@@ -67,15 +67,28 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
     unknown.set("state", "A".repeat(43));
     expect(await code(unknown.toString(), browserBinding)).toBe(40100);
     expect(await code(query, "another browser's cookie")).toBe(40100);
-    expect(await code(query, browserBinding)).toBe(40100);
+    await verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding });
+    expect(await code(query, browserBinding), "replayed").toBe(40100);
 
     const fresh = await throughProvider(harness);
-    expect(await code(fresh.query, undefined)).toBe(40100);
     expect(
-      await authError(
-        verifyOAuthCallback(harness.auth, { provider: "corp", query: fresh.query, browserBinding: fresh.browserBinding }),
-      ),
+      await authError(verifyOAuthCallback(harness.auth, { provider: "corp", query: fresh.query, browserBinding: undefined })),
     ).toMatchObject({ code: 40100, message: "The sign-in state is missing, unknown, expired or already used" });
+  });
+
+  it("OA-10: a callback with another browser's binding, none, or for another provider does not spend the state: the browser that began it still finishes", async () => {
+    const harness = authWithProviders({ corp: discoveredProvider(honest), twin: discoveredProvider(honest) });
+    const { query, browserBinding } = await throughProvider(harness);
+    for (const [provider, binding] of [
+      ["corp", "another browser's cookie"],
+      ["corp", undefined],
+      ["twin", browserBinding],
+    ] as const) {
+      const error = await authError(verifyOAuthCallback(harness.auth, { provider, query, browserBinding: binding }));
+      expect(error, `${provider} ${binding}`).toMatchObject({ code: 40100 });
+    }
+    const verified = await verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding });
+    expect(verified.profile.subject).toBe(honest.accounts.alice?.sub);
   });
 
   it("OA-1: a state begun for one provider is refused at another's callback, even from the same browser", async () => {

@@ -23,6 +23,15 @@ const idTokenClockToleranceSeconds = 30;
 const refused = (message: string, cause?: unknown) => new AuthError(ErrorCode.AuthenticationFailed, message, { cause });
 const badState = () => refused("The sign-in state is missing, unknown, expired or already used");
 
+/** Whether a kept state was begun for this provider, in the browser whose binding cookie came with the callback (OA-1). */
+function beganHere(kept: OAuthState, provider: ResolvedOAuthProvider, browserBinding: string | undefined): boolean {
+  return (
+    kept.provider === provider.name &&
+    typeof browserBinding === "string" &&
+    constantTimeEqual(sha256(browserBinding), kept.bindingHash)
+  );
+}
+
 /** The profile a provider's claims describe, through the configured mapping or `profile` function. */
 function profileOf(provider: ResolvedOAuthProvider, claims: Record<string, unknown>): ExternalProfile {
   if (provider.profile) return provider.profile(claims);
@@ -39,15 +48,15 @@ function profileOf(provider: ResolvedOAuthProvider, claims: Record<string, unkno
 }
 
 /**
- * Verifies a provider's callback, the protocol half of a provider sign-in: the state is spent
- * once (OA-1) and must have been begun for this provider in this browser; an `error` from the
+ * Verifies a provider's callback, the protocol half of a provider sign-in: the state must have
+ * been begun for this provider in this browser, checked before it is spent (OA-10), and is
+ * spent once (OA-1); an `error` from the
  * provider is answered with a fixed message, never its text (OA-9); the `iss` parameter must
  * name the expected issuer, and must be present when the provider advertises it (OA-3, RFC
  * 9207); the code is exchanged with the PKCE verifier and the exact redirect URI (OA-2, OA-5);
  * the ID token's algorithm, signature (against the provider's published keys, although it came
  * straight from the token endpoint), `iss`, `aud`, `exp`, `iat` (not more than 30 seconds ahead),
- * `sub` and `nonce` are checked,
- * and the user-info `sub` must equal the ID token's (OA-6).
+ * `sub` and `nonce` are checked, and the user-info `sub` must equal the ID token's (OA-6).
  *
  * @throws {AuthError} 40100 refused, 40400 unknown provider, 50300 provider unreachable.
  */
@@ -60,12 +69,13 @@ export async function verifyOAuthCallback(
   const state = params.get("state");
   if (!state) throw badState();
   const stateHash = sha256(state);
+  // OA-10: the browser and the provider are checked before the state is spent, so a leaked
+  // state in another browser cannot void the flow of the one that began it.
+  const found = await auth.storage.challenges.find(stateHash, "oauth_state", auth.now());
+  if (!found || !beganHere(found.data as unknown as OAuthState, provider, input.browserBinding)) throw badState();
   const record = await auth.storage.challenges.consume(stateHash, "oauth_state", auth.now());
   if (!record) throw badState();
   const kept = record.data as unknown as OAuthState;
-  const sameBrowser =
-    typeof input.browserBinding === "string" && constantTimeEqual(sha256(input.browserBinding), kept.bindingHash);
-  if (kept.provider !== provider.name || !sameBrowser) throw badState();
   if (params.has("error")) throw refused("The provider did not sign you in");
 
   const server = await authorizationServerOf(auth, provider);
