@@ -18,6 +18,7 @@ import { type TcpForwarder, postgresReadyForQuery, startTcpForwarder } from "../
 import { type CallResult, call, post } from "../http/client.js";
 import { expectEnvelope } from "../http/contract-suite.js";
 import { type RunningServer, startExpress5 } from "../http/servers.js";
+import { type TimedAnswer, faultChecks, within } from "./fault-checks.js";
 import { type ScratchSchema, createScratchSchema } from "./scratch-schema.js";
 
 const base = "/api/v1/auth";
@@ -40,6 +41,11 @@ describeWithPostgres("PostgreSQL faults: a service behind a forwarder the tests 
   let alice: TestUser;
   const poolErrors: unknown[] = [];
   const internalErrors = new Map<string, unknown>();
+  const { timed, expectUnavailable, expectAllUnavailable } = faultChecks({
+    unavailableWithinMs,
+    internalErrors,
+    leaks: /select|insert|update|refresh_tokens|postgres|pg_|econn|terminated|timeout|stack/i,
+  });
   const secrets = { signing: randomBytes(32).toString("base64url"), encryption: randomBytes(32).toString("hex") };
   /** The service's configuration but its storage. */
   const authConfig = () => ({
@@ -86,18 +92,6 @@ describeWithPostgres("PostgreSQL faults: a service behind a forwarder the tests 
     expectEnvelope(result, 0);
     return result.body.data;
   };
-  const timed = async (request: () => Promise<CallResult>) => {
-    const started = performance.now();
-    const result = await request();
-    return { result, elapsedMs: performance.now() - started };
-  };
-
-  /** Resolves with `promise`, or fails naming `what` if it has not settled within `ms`. */
-  const within = <T>(promise: Promise<T> | undefined, ms: number, what: string) =>
-    Promise.race([
-      promise,
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms)),
-    ]);
 
   /** Login, refresh and a bearer request, each timed: what the service answers while cut off. */
   async function requestsWhileCut(tokens: TokenSet) {
@@ -108,58 +102,11 @@ describeWithPostgres("PostgreSQL faults: a service behind a forwarder the tests 
     };
   }
 
-  /**
-   * Each answer as its code and message, whether it came within the bound, and the message of
-   * the error the service reported under its request id: one comparison that shows them all.
-   */
-  const summary = (answers: Record<string, { result: CallResult; elapsedMs: number }>) =>
-    Object.fromEntries(
-      Object.entries(answers).map(([what, { result, elapsedMs }]) => [
-        what,
-        {
-          code: result.body?.code,
-          message: result.body?.message,
-          inTime: elapsedMs < unavailableWithinMs,
-          reported: (internalErrors.get(result.body?.requestId) as Error | undefined)?.message,
-        },
-      ]),
-    );
-  const allUnavailable = (answers: Record<string, unknown>) =>
-    Object.fromEntries(
-      Object.keys(answers).map((what) => [
-        what,
-        { code: 50300, message: "Storage is unavailable", inTime: true, reported: "Storage is unavailable" },
-      ]),
-    );
-
-  /** {@link expectUnavailable} for each of `answers`, after checking their codes and times together. */
-  function expectAllUnavailable(answers: Record<string, { result: CallResult; elapsedMs: number }>): void {
-    expect(summary(answers)).toEqual(allUnavailable(answers));
-    for (const [what, answer] of Object.entries(answers)) expectUnavailable(answer, what);
-  }
-
-  /**
-   * 50300 "Storage is unavailable" with a request id and nothing else (HTTP-5: no SQL, no driver
-   * text), within the bound; the error behind it, handed to onInternalError under that request
-   * id, is storageUnavailable around a connection failure.
-   */
-  function expectUnavailable({ result, elapsedMs }: { result: CallResult; elapsedMs: number }, what: string): void {
-    expect(result.body, `${what}: ${result.text}`).toEqual({
-      code: 50300,
-      message: "Storage is unavailable",
-      requestId: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/),
-    });
-    expect(result.status).toBe(503);
-    expect(result.headers.get("cache-control")).toBe("no-store");
-    // The request id is random base64url, which can spell any of these ("…pg_…"): only the rest is searched.
-    expect(result.text.replace(result.body.requestId, "")).not.toMatch(
-      /select|insert|update|refresh_tokens|postgres|pg_|econn|terminated|timeout|stack/i,
-    );
-    expect(elapsedMs, what).toBeLessThan(unavailableWithinMs);
-    const error = internalErrors.get(result.body.requestId);
-    expect(isAuthError(error) && error.code === 50300, what).toBe(true);
-    expect(isConnectionFailure((error as Error).cause), what).toBe(true);
-  }
+  /** The response of a request that answered (50300, as expectUnavailable checked). */
+  const responseOf = (answer: TimedAnswer): CallResult => {
+    if (!answer.answered) throw new Error(`no answer within ${Math.round(answer.elapsedMs)} ms`);
+    return answer.result;
+  };
 
   /** The refresh tokens of a session, and whether it is revoked, as the database holds them. */
   async function sessionInDatabase(accessToken: string) {
@@ -242,7 +189,7 @@ describeWithPostgres("PostgreSQL faults: a service behind a forwarder the tests 
     const failed = await timed(() => refresh(tokens.refreshToken));
     expectUnavailable(failed, "refresh");
     forwarder?.restore();
-    expect(await expectNeverBoth(tokens, failed.result)).toBe("worked once");
+    expect(await expectNeverBoth(tokens, responseOf(failed))).toBe("worked once");
   });
 
   it("RT-2, RT-3: a refresh cut after the database spent the token, before the service heard of it, delivers no token; the old one is then refused and its session revoked", async () => {
@@ -253,7 +200,7 @@ describeWithPostgres("PostgreSQL faults: a service behind a forwarder the tests 
     expectUnavailable(failed, "refresh");
     forwarder?.restore();
     expect(await sessionInDatabase(tokens.accessToken)).toEqual({ revoked: false, refreshTokens: 1, unspent: 0 });
-    expect(await expectNeverBoth(tokens, failed.result)).toBe("session revoked");
+    expect(await expectNeverBoth(tokens, responseOf(failed))).toBe("session revoked");
   });
 
   it("RT-2, RT-3: a refresh cut after the database stored the new token, before the service answered, delivers no token; the old one is refused and the session, the undelivered token with it, revoked", async () => {
@@ -264,7 +211,7 @@ describeWithPostgres("PostgreSQL faults: a service behind a forwarder the tests 
     expectUnavailable(failed, "refresh");
     forwarder?.restore();
     expect(await sessionInDatabase(tokens.accessToken)).toEqual({ revoked: false, refreshTokens: 2, unspent: 1 });
-    expect(await expectNeverBoth(tokens, failed.result)).toBe("session revoked");
+    expect(await expectNeverBoth(tokens, responseOf(failed))).toBe("session revoked");
   });
 
   // Fails now: a bug of packages/core/src/flows/refresh.ts. The winner spends the token, then

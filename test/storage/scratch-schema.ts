@@ -1,6 +1,7 @@
-// A PostgreSQL schema of one test file's own, named by a URL that any process can connect with.
+// A PostgreSQL schema or a MariaDB database of one test file's own, named by a URL that any
+// process can connect with.
 import { connectStorage } from "@portcullis/kysely";
-import { postgresUrl, scratchName } from "../../packages/kysely/src/databases.test-support.js";
+import { mariadbUrl, postgresUrl, scratchName } from "../../packages/kysely/src/databases.test-support.js";
 
 /** A fresh schema on the test PostgreSQL server, from {@link createScratchSchema}. */
 export interface ScratchSchema {
@@ -37,6 +38,48 @@ export async function createScratchSchema(): Promise<ScratchSchema> {
     async drop() {
       try {
         await admin.db.schema.dropSchema(name).ifExists().cascade().execute();
+      } finally {
+        await admin.close();
+      }
+    },
+  };
+}
+
+/** A fresh database on the test MariaDB server, from {@link createScratchDatabase}. */
+export interface ScratchDatabase {
+  name: string;
+  /** {@link mariadbUrl} naming the database. */
+  url: string;
+  /** The same URL with another port on 127.0.0.1: what a client reaches through a forwarder. */
+  urlVia(port: number): string;
+  /** Drops the database and everything in it. */
+  drop(): Promise<void>;
+}
+
+/** The URL of `database` on the server of `url`, through `port` on 127.0.0.1 when given. */
+function databaseUrl(url: string, database: string, port?: number): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  if (port !== undefined) {
+    parsed.hostname = "127.0.0.1";
+    parsed.port = String(port);
+  }
+  return parsed.toString();
+}
+
+/** Creates a database named by `scratchName()` on the server of {@link mariadbUrl}. */
+export async function createScratchDatabase(): Promise<ScratchDatabase> {
+  const name = scratchName();
+  const admin = await connectStorage({ url: mariadbUrl, maxConnections: 1 });
+  // On MySQL and MariaDB a schema is a database: CREATE SCHEMA is CREATE DATABASE.
+  await admin.db.schema.createSchema(name).execute();
+  return {
+    name,
+    url: databaseUrl(mariadbUrl, name),
+    urlVia: (port) => databaseUrl(mariadbUrl, name, port),
+    async drop() {
+      try {
+        await admin.db.schema.dropSchema(name).ifExists().execute();
       } finally {
         await admin.close();
       }

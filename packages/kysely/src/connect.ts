@@ -38,23 +38,66 @@ function discardingBrokenClients(pool: import("pg").Pool): PostgresPool {
 }
 
 /**
- * A `mysql2` pool whose statements time out after `timeoutMs` (`mysql2` then closes the
- * connection): Kysely's MySQL driver sends plain SQL, which `mysql2` would wait on for ever. Each
- * pooled connection's `query` is given the timeout once, in place, so the pool still knows it.
+ * Replaces a `mysql2` pool connection's `query` and `release`, once, in place (so the pool and
+ * Kysely still know it): each statement times out after `timeoutMs`, and a connection on which a
+ * statement failed for want of a connection is destroyed on release instead of reused. When
+ * `mysql2`'s timeout fires it fails the statement but keeps it as the connection's current
+ * command, so a connection handed back as it is would hold every statement sent on it next
+ * behind that one, for ever.
  */
-function withStatementTimeout(pool: import("mysql2").Pool, timeoutMs: number): MysqlPool {
-  const timed = new WeakSet<object>();
+function discardWhenBroken(connection: import("mysql2").PoolConnection, timeoutMs: number): void {
+  let broken = false;
+  const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
+  const release = connection.release.bind(connection);
+  const noting =
+    (done: (...args: unknown[]) => void) =>
+    (error: unknown, ...results: unknown[]) => {
+      if (isConnectionFailure(error)) broken = true;
+      done(error, ...results);
+    };
+  Object.assign(connection, {
+    query: (sql: unknown, values: unknown, done: unknown) => {
+      const settle = typeof done === "function" ? noting(done as (...args: unknown[]) => void) : done;
+      return typeof sql === "string" ? query({ sql, values, timeout: timeoutMs }, settle) : query(sql, values, settle);
+    },
+    release() {
+      if (!broken) return release();
+      // destroy() takes it out of the pool and ends it politely; the socket goes at once, since
+      // a connection that went silent would never answer the goodbye.
+      connection.destroy();
+      (connection as unknown as { stream?: { destroy(): void } }).stream?.destroy();
+    },
+  });
+}
+
+/**
+ * A `mysql2` pool with `pg`'s bounds: waiting for a connection (a free one, or a new one
+ * connecting) fails after `connectTimeoutMs`, as `connectionTimeoutMillis` does, and statements
+ * are bounded and broken connections dropped by {@link discardWhenBroken}. Kysely's MySQL driver
+ * sends plain SQL, which `mysql2` would wait on for ever, and `mysql2` queues callers for a busy
+ * pool with no limit, each new connection its own `connectTimeout` after the last.
+ */
+function boundedMysqlPool(pool: import("mysql2").Pool, connectTimeoutMs: number, queryTimeoutMs: number): MysqlPool {
+  const prepared = new WeakSet<object>();
   return {
     getConnection(callback) {
+      let waiting = true;
+      const timer = setTimeout(() => {
+        waiting = false;
+        const error = Object.assign(new Error("timeout exceeded when trying to connect"), { code: "ETIMEDOUT" });
+        callback(error, undefined as unknown as MysqlPoolConnection);
+      }, connectTimeoutMs);
       pool.getConnection((error, connection) => {
-        if (!error && !timed.has(connection)) {
-          const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
-          Object.assign(connection, {
-            query: (sql: unknown, values: unknown, done: unknown) =>
-              typeof sql === "string" ? query({ sql, values, timeout: timeoutMs }, done) : query(sql, values, done),
-          });
-          timed.add(connection);
+        if (!error && !prepared.has(connection)) {
+          prepared.add(connection);
+          discardWhenBroken(connection, queryTimeoutMs);
         }
+        if (!waiting) {
+          if (!error) connection.release();
+          return;
+        }
+        waiting = false;
+        clearTimeout(timer);
         callback(error, connection as unknown as MysqlPoolConnection);
       });
     },
@@ -169,7 +212,7 @@ export async function connectStorage(options: ConnectStorageOptions): Promise<Ky
     });
     pool.on("connection", (connection) => connection.on("error", onPoolError));
     return kyselyStorage({
-      db: new Kysely({ dialect: new MysqlDialect({ pool: withStatementTimeout(pool, queryTimeoutMs) }) }),
+      db: new Kysely({ dialect: new MysqlDialect({ pool: boundedMysqlPool(pool, connectTimeoutMs, queryTimeoutMs) }) }),
       dialect: "mysql",
       prefix: options.prefix,
     });
