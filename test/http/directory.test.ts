@@ -788,6 +788,63 @@ describeWithSlapd("Directory (LDAP) login over HTTP against slapd", () => {
         expect(open).toBeLessThanOrEqual(baseline);
       });
 
+      it("issue 20 item 11: 150 concurrent directory logins open at most directoryLimits.maxConcurrent connections to the directory at once", async () => {
+        const maxConcurrent = 3;
+        const harness = await serve(start, {
+          policy: policy({ fallbackRole: "reader" }),
+          config: { directoryLimits: { maxConcurrent, maxQueued: 150 } },
+        });
+        const baseline = openConnectionsTo(slapd.port);
+        let peak = 0;
+        const sampler = setInterval(() => {
+          peak = Math.max(peak, openConnectionsTo(slapd.port) - baseline);
+        }, 5);
+        try {
+          const answers = await Promise.all(
+            Array.from({ length: 150 }, (_, index) =>
+              index % 2
+                ? directoryLogin(harness.server, bob.uid, bob.password)
+                : directoryLogin(harness.server, alice.uid, alice.password),
+            ),
+          );
+          expect(answers.map((answer) => answer.body.code)).toEqual(Array.from({ length: 150 }, () => 0));
+        } finally {
+          clearInterval(sampler);
+        }
+        expect(peak).toBeGreaterThan(0);
+        expect(peak).toBeLessThanOrEqual(maxConcurrent);
+      });
+
+      it("LDAP-4, issue 20 item 11: a directory that goes silent is 50300 within directoryLimits.deadline for a login and a refresh (policy/test says timeout), whatever the step timeouts, and no connection is left open", async () => {
+        await withRecorder(slapd.port, async (forwarder) => {
+          // The policy's own step timeouts (5 s to connect, 8 s per operation) would let one login run for about a minute.
+          const harness = await serve(start, {
+            policy: policy({ serverUrl: `ldap://127.0.0.1:${forwarder.port}`, fallbackRole: "reader" }),
+            config: { directoryLimits: { deadline: "1s" } },
+          });
+          const { server } = harness;
+          const token = await adminToken(harness);
+          const tokens = await signedIn(server, alice.uid, alice.password);
+          forwarder.cut("stall");
+          const budget = 1000 + 700;
+          let started = performance.now();
+          expectDirectoryUnavailable(await directoryLogin(server, alice.uid, alice.password));
+          expect(performance.now() - started, "login").toBeLessThan(budget);
+          started = performance.now();
+          expectDirectoryUnavailable(await post(server, paths.refresh, { refreshToken: tokens.refreshToken }));
+          expect(performance.now() - started, "refresh").toBeLessThan(budget);
+          started = performance.now();
+          const tested = await post(server, paths.test, {}, { token });
+          expect(tested.body, tested.text).toMatchObject({ code: 0, data: { ok: false, category: "timeout" } });
+          expect(performance.now() - started, "policy/test").toBeLessThan(budget);
+          await expect.poll(() => openConnectionsTo(forwarder.port), { timeout: 300, interval: 20 }).toBe(0);
+          forwarder.restore();
+          // The refresh token was not spent by the refresh the directory could not answer.
+          expect((await post(server, paths.refresh, { refreshToken: tokens.refreshToken })).body.code).toBe(0);
+          expect(harness.internalErrors).toHaveLength(2);
+        });
+      });
+
       it("LDAP-2, LDAP-5: an AD-like layout (sAMAccountName, objectGUID, groups named in another spelling) signs in, a DN with an escaped comma too", async () => {
         const { carol, dan } = ldapAdUsers;
         const harness = await serve(start, {

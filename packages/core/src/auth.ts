@@ -3,6 +3,7 @@ import { type AuthConfig, type ResolvedConfig, resolveConfig } from "./config.js
 import { type PasswordHasher, createPasswordHasher } from "./crypto/password-hasher.js";
 import { pooledRandomBytes } from "./crypto/random.js";
 import { type SecretBox, createSecretBox } from "./crypto/secret-box.js";
+import { boundedDirectory } from "./directory/bounded-directory.js";
 import type { Directory } from "./directory/directory.js";
 import { type EventHub, createEventHub } from "./events/event-hub.js";
 import type { AuthEvent } from "./events/types.js";
@@ -19,7 +20,10 @@ import { type VerifiedTokenCache, createVerifiedTokenCache } from "./tokens/veri
 export interface Auth {
   readonly config: ResolvedConfig;
   readonly storage: Storage;
-  /** The directory of `config.directory`, or null; whether it is used is the saved directory policy. */
+  /**
+   * The directory of `config.directory` behind `directoryLimits` (a queue and a deadline per
+   * call), or null; whether it is used is the saved directory policy.
+   */
   readonly directory: Directory | null;
   /** The current time in epoch milliseconds (frozen in tests). */
   now(): number;
@@ -88,7 +92,7 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
   return {
     config: resolved,
     storage: config.storage,
-    directory: config.directory ?? null,
+    directory: config.directory ? boundedDirectory(config.directory, resolved.directoryLimits) : null,
     now,
     randomBytes,
     events: { on: hub.on },

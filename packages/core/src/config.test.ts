@@ -55,7 +55,7 @@ describe("createAuth configuration", () => {
     }
   });
 
-  it("directory must be a directory client; without one, none", () => {
+  it("directory must be a directory client; without one, none", async () => {
     expect(createAuth(valid()).directory).toBeNull();
     const directory = {
       authenticate: async () => ({ status: "no_entry" as const }),
@@ -63,7 +63,10 @@ describe("createAuth configuration", () => {
       check: async () => ({ ok: true as const }),
       close: async () => {},
     };
-    expect(createAuth({ ...valid(), directory }).directory).toBe(directory);
+    // Given one, auth.directory is it behind directoryLimits (boundedDirectory): it answers as the one given.
+    expect(await createAuth({ ...valid(), directory }).directory?.authenticate({} as never, "a", "b")).toEqual({
+      status: "no_entry",
+    });
     for (const wrong of [null, {}, "ldap://x", { ...directory, close: undefined }, { ...directory, lookup: 1 }]) {
       expect(() => createAuth({ ...valid(), directory: wrong as never }), JSON.stringify(wrong)).toThrow(
         "Portcullis configuration: directory must be a directory client such as ldapDirectory() from @portcullis/ldap",

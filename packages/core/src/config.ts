@@ -2,6 +2,11 @@ import type { JsonWebKey } from "node:crypto";
 import { availableParallelism } from "node:os";
 import { type Duration, durationSeconds, fail, positiveInteger } from "./config-values.js";
 import type { Directory } from "./directory/directory.js";
+import {
+  type DirectoryLimitsConfig,
+  type ResolvedDirectoryLimits,
+  resolveDirectoryLimits,
+} from "./directory/directory-limits.js";
 import { type OAuthConfig, type ResolvedOAuthProvider, resolveOAuthConfig } from "./oauth/provider-config.js";
 import type { Storage } from "./storage/types.js";
 import { type ResolvedThrottleConfig, type ThrottleConfig, resolveThrottleConfig } from "./throttle/throttle-config.js";
@@ -106,6 +111,8 @@ export interface AuthConfig {
    * a policy with `enabled: true` is saved.
    */
   directory?: Directory;
+  /** Directory calls at once, waiting, and the deadline of each: see `DirectoryLimitsConfig`. */
+  directoryLimits?: DirectoryLimitsConfig;
   /** The role the admin routes (the directory policy) require. Default `"admin"`. */
   adminRole?: string;
   reauthentication?: {
@@ -177,6 +184,7 @@ export interface ResolvedConfig {
   /** The role the admin routes require. */
   adminRole: string;
   throttle: ResolvedThrottleConfig;
+  directoryLimits: ResolvedDirectoryLimits;
 }
 
 function adminRoleOf(value: unknown): string {
@@ -328,5 +336,6 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     oauthProviders: resolveOAuthConfig(config.oauth),
     adminRole: adminRoleOf(config.adminRole),
     throttle: resolveThrottleConfig(config.throttle),
+    directoryLimits: resolveDirectoryLimits(config.directoryLimits),
   };
 }

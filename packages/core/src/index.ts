@@ -14,11 +14,13 @@ export type {
   Directory,
   DirectoryAuthenticateOptions,
   DirectoryAuthentication,
+  DirectoryCallOptions,
   DirectoryCandidate,
   DirectoryCheck,
   DirectoryEntry,
   DirectoryFailureCategory,
 } from "./directory/directory.js";
+export type { DirectoryLimitsConfig } from "./directory/directory-limits.js";
 export type {
   DirectoryPolicy,
   DirectoryPolicyInput,

@@ -56,6 +56,8 @@ export interface LdapConnectOptions {
   connectTimeoutMs: number;
   /** For each bind and search. */
   operationTimeoutMs: number;
+  /** Aborting it ends whatever runs (kind "timeout"), closes the socket, and fails every later call. */
+  signal?: AbortSignal;
 }
 
 /** Result codes ldapjs reports as its own errors, `code` being the LDAP result. */
@@ -84,20 +86,38 @@ function tlsOptions(host: string, ca: string | null): ConnectionOptions {
   };
 }
 
-/** Runs `start` with a deadline; past it, `onTimeout` runs and the promise fails with kind "timeout". */
-function withDeadline<T>(milliseconds: number, what: string, onTimeout: () => void, start: () => Promise<T>): Promise<T> {
+/**
+ * Runs `start` with a deadline and the caller's `signal`; past the deadline, or once the signal
+ * aborts, `onStop` runs and the promise fails with kind "timeout". An aborted signal never starts it.
+ */
+function withDeadline<T>(
+  milliseconds: number,
+  what: string,
+  signal: AbortSignal | undefined,
+  onStop: () => void,
+  start: () => Promise<T>,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      onTimeout();
-      reject(new LdapFailure("timeout", `${what} took longer than ${milliseconds} ms`));
-    }, milliseconds);
+    const stop = (failure: LdapFailure) => {
+      settle();
+      onStop();
+      reject(failure);
+    };
+    const onAbort = () => stop(new LdapFailure("timeout", `${what} was aborted`, { cause: signal?.reason }));
+    const timer = setTimeout(() => stop(new LdapFailure("timeout", `${what} took longer than ${milliseconds} ms`)), milliseconds);
+    const settle = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener("abort", onAbort, { once: true });
     start().then(
       (value) => {
-        clearTimeout(timer);
+        settle();
         resolve(value);
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        settle();
         reject(error);
       },
     );
@@ -133,7 +153,7 @@ function entryOf(found: ldap.SearchEntry): LdapEntry {
 
 /**
  * Opens a connection (ldaps:// verifies the server before this resolves) within the connect
- * timeout. Nothing is bound yet.
+ * timeout. Nothing is bound yet. Once `options.signal` aborts, the socket is destroyed at once.
  *
  * @throws {LdapFailure} kind "connection", "tls" (ldaps:// only) or "timeout".
  */
@@ -148,10 +168,12 @@ export async function openLdapConnection(options: LdapConnectOptions): Promise<L
     lastError = error;
   });
   const destroy = () => client.destroy();
+  const { signal } = options;
 
   await withDeadline(
     options.connectTimeoutMs,
     "connecting",
+    signal,
     destroy,
     () =>
       new Promise<void>((resolve, reject) => {
@@ -176,6 +198,7 @@ export async function openLdapConnection(options: LdapConnectOptions): Promise<L
     withDeadline(
       timeoutMs,
       what,
+      signal,
       destroy,
       () =>
         new Promise<T>((resolve, reject) => {
@@ -186,6 +209,8 @@ export async function openLdapConnection(options: LdapConnectOptions): Promise<L
       throw error instanceof LdapFailure ? error : failureOf(lastError ?? error, kind, what);
     });
 
+  // Between operations too (a caller's hook running), an abort closes the socket at once.
+  signal?.addEventListener("abort", destroy, { once: true });
   let closed = false;
   return {
     startTls: () =>
@@ -220,6 +245,11 @@ export async function openLdapConnection(options: LdapConnectOptions): Promise<L
     close: async () => {
       if (closed) return;
       closed = true;
+      signal?.removeEventListener("abort", destroy);
+      if (signal?.aborted) {
+        destroy();
+        return;
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 200);
         client.unbind(() => {

@@ -3,6 +3,7 @@ import {
   type Directory,
   type DirectoryAuthenticateOptions,
   type DirectoryAuthentication,
+  type DirectoryCallOptions,
   type DirectoryCheck,
   type DirectoryEntry,
   type DirectoryFailureCategory,
@@ -37,8 +38,11 @@ function isResult(error: unknown, code: number): boolean {
   return error instanceof LdapFailure && error.kind === "result" && error.resultCode === code;
 }
 
-/** Connects to the policy's server, with StartTLS first when it asks for it (LDAP-4); never on in plaintext after a failed StartTLS. */
-async function openSecured(settings: DirectorySettings): Promise<LdapConnection> {
+/**
+ * Connects to the policy's server, with StartTLS first when it asks for it (LDAP-4); never on in
+ * plaintext after a failed StartTLS. `signal` aborting closes the connection, whatever it is doing.
+ */
+async function openSecured(settings: DirectorySettings, signal: AbortSignal | undefined): Promise<LdapConnection> {
   const plain = settings.serverUrl.startsWith("ldap://");
   if (plain && !settings.startTls && !settings.allowPlaintext) {
     throw new ConfigurationFailure("ldap:// without StartTLS needs allowPlaintext");
@@ -48,6 +52,7 @@ async function openSecured(settings: DirectorySettings): Promise<LdapConnection>
     ca: settings.caBundle,
     connectTimeoutMs: settings.connectTimeoutSecs * 1000,
     operationTimeoutMs: settings.searchTimeoutSecs * 1000,
+    ...(signal ? { signal } : {}),
   });
   if (plain && settings.startTls) {
     try {
@@ -70,11 +75,12 @@ async function bindServiceAccount(connection: LdapConnection, settings: Director
 /** Runs `use` on a connection bound as the service account, and always closes it. */
 async function withServiceConnection<T>(
   settings: DirectorySettings,
+  signal: AbortSignal | undefined,
   use: (connection: LdapConnection) => Promise<T>,
 ): Promise<T> {
   let connection: LdapConnection | null = null;
   try {
-    connection = await openSecured(settings);
+    connection = await openSecured(settings, signal);
     await bindServiceAccount(connection, settings);
     return await use(connection);
   } catch (error) {
@@ -182,7 +188,7 @@ async function authenticate(
 ): Promise<DirectoryAuthentication> {
   // LDAP-3: an empty password would be an unauthenticated bind, which a server may accept as anonymous.
   if (username === "" || password === "") return { status: "invalid_credentials" };
-  return withServiceConnection(settings, async (connection) => {
+  return withServiceConnection(settings, options.signal, async (connection) => {
     const found = await findEntries(connection, settings, fillFilter(settings.userFilter, { username }));
     if (found === "ambiguous" || found.length > 1) return { status: "ambiguous" };
     const [candidate] = found;
@@ -222,6 +228,7 @@ function stableIdFilter(settings: DirectorySettings, stableId: string): string |
 async function lookup(
   settings: DirectorySettings,
   by: { username: string } | { stableId: string },
+  options: DirectoryCallOptions = {},
 ): Promise<DirectoryEntry | null> {
   const filter =
     "username" in by
@@ -230,7 +237,7 @@ async function lookup(
         : fillFilter(settings.userFilter, { username: by.username })
       : stableIdFilter(settings, by.stableId);
   if (filter === null) return null;
-  return withServiceConnection(settings, async (connection) => {
+  return withServiceConnection(settings, options.signal, async (connection) => {
     const found = await findEntries(connection, settings, filter);
     if (found === "ambiguous" || found.length !== 1) return null;
     const entry = found[0] as LdapEntry;
@@ -262,7 +269,7 @@ function failureDetail(error: unknown): string {
   return "unexpected error";
 }
 
-async function check(settings: DirectorySettings): Promise<DirectoryCheck> {
+async function check(settings: DirectorySettings, options: DirectoryCallOptions = {}): Promise<DirectoryCheck> {
   const failed = (category: DirectoryFailureCategory, message: string): DirectoryCheck => ({ ok: false, category, message });
   const categoryOf = (error: unknown, step: "connection" | "bind" | "search"): DirectoryFailureCategory => {
     if (!(error instanceof LdapFailure)) return "configuration";
@@ -273,7 +280,7 @@ async function check(settings: DirectorySettings): Promise<DirectoryCheck> {
   let connection: LdapConnection | null = null;
   try {
     try {
-      connection = await openSecured(settings);
+      connection = await openSecured(settings, options.signal);
     } catch (error) {
       if (error instanceof ConfigurationFailure) return failed("configuration", error.message);
       return failed(categoryOf(error, "connection"), `Connecting to ${settings.serverUrl} failed: ${failureDetail(error)}`);

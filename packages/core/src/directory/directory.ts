@@ -33,8 +33,18 @@ export type DirectoryAuthentication =
 /** The entry a login's search found, as {@link DirectoryAuthenticateOptions.beforeBind} is told it: the directory's values, not the typed name. */
 export type DirectoryCandidate = Pick<DirectoryEntry, "dn" | "stableId" | "username">;
 
+/** What a caller adds to one call of a {@link Directory}. */
+export interface DirectoryCallOptions {
+  /**
+   * Aborted when the call must end: core aborts it at the call's deadline (`directoryLimits`).
+   * The directory then closes the call's connections at once, sends nothing more (no bind) and
+   * throws; core has already answered 50300.
+   */
+  signal?: AbortSignal;
+}
+
 /** What a caller adds to one {@link Directory.authenticate}. */
-export interface DirectoryAuthenticateOptions {
+export interface DirectoryAuthenticateOptions extends DirectoryCallOptions {
   /**
    * Called once with the one entry the search found, after the search and before the bind with
    * the user's password (not for no entry, several entries, or an empty username or password).
@@ -53,7 +63,9 @@ export type DirectoryCheck = { ok: true } | { ok: false; category: DirectoryFail
  * `@portcullis/ldap`'s `ldapDirectory()` is the LDAP one. Every method takes the settings it
  * is to use, so a saved policy applies from the next call without a restart. A directory
  * that cannot be reached, is too slow, or whose TLS fails throws `AuthError` 50300 (its
- * cause says why); it never answers as if the password were wrong.
+ * cause says why); it never answers as if the password were wrong. `createAuth` wraps it so that
+ * only `directoryLimits.maxConcurrent` calls run at once, each within one deadline whose end
+ * aborts `options.signal`.
  */
 export interface Directory {
   /**
@@ -73,9 +85,13 @@ export interface Directory {
    * null when none or several. By stable id (at refresh), also null when `userFilter`, filled with
    * the entry's own username, no longer finds that entry: it is no longer a user.
    */
-  lookup(settings: DirectorySettings, by: { username: string } | { stableId: string }): Promise<DirectoryEntry | null>;
+  lookup(
+    settings: DirectorySettings,
+    by: { username: string } | { stableId: string },
+    options?: DirectoryCallOptions,
+  ): Promise<DirectoryEntry | null>;
   /** Connects, sets up TLS, binds as the service account and searches the user base; says what failed. */
-  check(settings: DirectorySettings): Promise<DirectoryCheck>;
+  check(settings: DirectorySettings, options?: DirectoryCallOptions): Promise<DirectoryCheck>;
   /** Closes pooled connections; the directory may be used again afterwards. */
   close(): Promise<void>;
 }
