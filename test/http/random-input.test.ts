@@ -17,6 +17,7 @@ import {
   generousThrottle,
   makeTestAuth,
   makeTestAuthenticator,
+  testPasskeys,
   testPassword,
 } from "../fixtures/auth.js";
 import type { RecordedExchange } from "./client.js";
@@ -168,6 +169,8 @@ const sessionOf = (accessToken: string): string =>
 describe("random input on every POST and PUT route", () => {
   const { auth } = makeTestAuth({
     throttle: { ...generousThrottle, ip: [{ limit: 100_000, window: "15m" }] },
+    // Hundreds of genuine registration ceremonies for one user, past the default bound of 10 (RL-7).
+    passkeys: { ...testPasskeys, registrationCeremonyLimit: 10_000 },
     // Random policies never name a reachable server: the test route answers from validation.
     directory: ldapDirectory(),
   });

@@ -3,6 +3,7 @@ import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON }
 import { describe, expect, it, vi } from "vitest";
 import {
   type CborValue,
+  type CoseKeyParts,
   type RegistrationOverrides,
   type SoftwareAuthenticator,
   encodeCbor,
@@ -315,6 +316,54 @@ describe("webauthnRegisterBegin", () => {
       stored.restore();
       // None of those wrong passwords was counted.
       for (let attempt = 0; attempt < 5; attempt += 1) await begin(harness, userId);
+    });
+  });
+
+  describe("RL-7: open registrations per user", () => {
+    it("RL-7: a stream of begins by one signed-in user leaves storage bounded: past 10 per ceremonyTtl, 42900 with Retry-After", async () => {
+      const storage = memoryStorage();
+      const harness = makePasskeyAuth({ storage });
+      const { userId, sessionId } = await signedIn(harness, "streamer");
+      const before = storage.sizes();
+      const outcomes = await tally(Array.from({ length: 300 }, () => begin(harness, userId, { sessionId, password: undefined })));
+      expect(outcomes).toEqual(
+        new Map<number | "fulfilled", number>([
+          ["fulfilled", 10],
+          [ErrorCode.TooManyAttempts, 290],
+        ]),
+      );
+      expect(storage.sizes().challenges - before.challenges).toBe(10);
+      expect(storage.sizes().counters - before.counters).toBe(1);
+      const refused = await authError(begin(harness, userId, { sessionId, password: undefined }));
+      expect(refused.retryAfterSeconds).toBe(300);
+      harness.clock.advance(minutes(2));
+      expect((await authError(begin(harness, userId))).retryAfterSeconds).toBe(180);
+    });
+
+    it("RL-7: the bound is per user and per ceremonyTtl, and passkeys.registrationCeremonyLimit sets it", async () => {
+      const harness = makePasskeyAuth({}, { registrationCeremonyLimit: 2, ceremonyTtl: "1m" });
+      const alice = await addUser(harness.auth, "alice");
+      const bob = await addUser(harness.auth, "bob");
+      await begin(harness, alice);
+      await begin(harness, alice);
+      expect(await outcome(begin(harness, alice))).toBe(ErrorCode.TooManyAttempts);
+      await begin(harness, bob);
+      harness.clock.advance(minutes(1));
+      const { ceremonyId, options } = await begin(harness, alice);
+      await finish(harness, alice, ceremonyId, makeAuthenticator().register(options));
+      expect(await harness.storage.passkeys.listByUser(alice)).toHaveLength(1);
+    });
+
+    it("RL-7: a begin refused before its proof (wrong password, no proof, bad label) counts nothing", async () => {
+      const harness = makePasskeyAuth({ throttle: generousThrottle }, { registrationCeremonyLimit: 1 });
+      const userId = await addUser(harness.auth, "unproven");
+      for (let attempt = 0; attempt < 5; attempt += 1) {
+        expect(await outcome(begin(harness, userId, { password: "wrong password" }))).toBe(ErrorCode.AuthenticationFailed);
+        expect(await outcome(begin(harness, userId, { password: undefined }))).toBe(ErrorCode.MissingParameter);
+        expect(await outcome(begin(harness, userId, { label: "\u200B" }))).toBe(ErrorCode.ValidationFailed);
+      }
+      await begin(harness, userId);
+      expect(await outcome(begin(harness, userId))).toBe(ErrorCode.TooManyAttempts);
     });
   });
 
@@ -816,7 +865,7 @@ describe("webauthnRegisterFinish", () => {
     });
 
     it("WA-2: a malformed response is 40002", async () => {
-      const harness = makePasskeyAuth({ throttle: generousThrottle });
+      const harness = makePasskeyAuth({ throttle: generousThrottle }, { registrationCeremonyLimit: 100 });
       const userId = await addUser(harness.auth, "malformed");
       const { options } = await begin(harness, userId);
       const good = makeAuthenticator().register(options);
@@ -840,7 +889,7 @@ describe("webauthnRegisterFinish", () => {
     });
 
     it("WA-2: garbage inside well-formed fields is an AuthError 40100, never a raw error", async () => {
-      const harness = makePasskeyAuth({ throttle: generousThrottle });
+      const harness = makePasskeyAuth({ throttle: generousThrottle }, { registrationCeremonyLimit: 100 });
       const userId = await addUser(harness.auth, "garbage");
       const { options } = await begin(harness, userId);
       const good = makeAuthenticator().register(options);
@@ -890,6 +939,73 @@ describe("webauthnRegisterFinish", () => {
         expect((error as AuthError).code).toBe(ErrorCode.AuthenticationFailed);
       }
       expect(await harness.storage.passkeys.listByUser(userId)).toEqual([]);
+    });
+  });
+
+  describe("WA-2 and WA-5: the public key and the counter must be usable", () => {
+    const hostile: [string, CoseKeyParts][] = [
+      ["an RSA key with a 1-byte modulus", { kty: "RSA", n: Uint8Array.of(0xc5), e: Uint8Array.of(1, 0, 1) }],
+      ["the EC2 point (0, 0)", { kty: "EC2", x: new Uint8Array(32), y: new Uint8Array(32) }],
+      ["an Ed25519 key of 5 bytes", { kty: "OKP", x: Uint8Array.of(1, 2, 3, 4, 5) }],
+    ];
+    for (const [name, publicKey] of hostile) {
+      it(`WA-2: a public key that can never verify, ${name}, is 40100 and nothing is stored`, async () => {
+        const harness = makePasskeyAuth();
+        const userId = await addUser(harness.auth, "hostile-key");
+        const version = await tokenVersionOf(harness, userId);
+        harness.events.length = 0;
+        const { ceremonyId, options } = await begin(harness, userId);
+        const refused = await authError(
+          finish(harness, userId, ceremonyId, makeAuthenticator().register(options, { publicKey })),
+        );
+        expect(refused).toMatchObject({ code: ErrorCode.AuthenticationFailed, message: "The passkey could not be registered" });
+        expect(refused.cause).toBeInstanceOf(Error);
+        expect(await harness.storage.passkeys.listByUser(userId)).toEqual([]);
+        expect(await tokenVersionOf(harness, userId)).toBe(version);
+        expect(harness.events).toEqual([]);
+      });
+    }
+
+    it("WA-2: an RSA key of 2048 bits, a P-256 point and a 32-byte Ed25519 key written the same way register", async () => {
+      const harness = makePasskeyAuth();
+      const userId = await addUser(harness.auth, "usable-keys");
+      const part = (value: string | undefined) => new Uint8Array(Buffer.from(value as string, "base64url"));
+      const rsa = generateKeyPairSync("rsa", { modulusLength: 2048 }).publicKey.export({ format: "jwk" });
+      const ec = generateKeyPairSync("ec", { namedCurve: "P-256" }).publicKey.export({ format: "jwk" });
+      const ed = generateKeyPairSync("ed25519").publicKey.export({ format: "jwk" });
+      const usable: CoseKeyParts[] = [
+        { kty: "RSA", n: part(rsa.n), e: part(rsa.e) },
+        { kty: "EC2", x: part(ec.x), y: part(ec.y) },
+        { kty: "OKP", x: part(ed.x) },
+      ];
+      for (const publicKey of usable) {
+        const { ceremonyId, options } = await begin(harness, userId);
+        await finish(harness, userId, ceremonyId, makeAuthenticator().register(options, { publicKey }));
+      }
+      expect(await harness.storage.passkeys.listByUser(userId)).toHaveLength(3);
+    });
+
+    it("WA-5: a registration counter of 2^32 - 1, which could never grow, is 40100 and nothing is stored", async () => {
+      const harness = makePasskeyAuth();
+      const userId = await addUser(harness.auth, "stuck-counter");
+      const { ceremonyId, options } = await begin(harness, userId);
+      const response = makeAuthenticator().register(options, { counter: 0xffff_ffff });
+      const refused = await authError(finish(harness, userId, ceremonyId, response));
+      expect(refused).toMatchObject({ code: ErrorCode.AuthenticationFailed, message: "The passkey could not be registered" });
+      expect(await harness.storage.passkeys.listByUser(userId)).toEqual([]);
+    });
+
+    it("WA-5: a counter must leave room for 2^16 sign-ins: 2^32 - 2^16 is refused, one less registers", async () => {
+      const harness = makePasskeyAuth();
+      const userId = await addUser(harness.auth, "counter-bound");
+      const refused = await begin(harness, userId);
+      const high = makeAuthenticator().register(refused.options, { counter: 0xffff_0000 });
+      expect(await outcome(finish(harness, userId, refused.ceremonyId, high))).toBe(ErrorCode.AuthenticationFailed);
+      const accepted = await begin(harness, userId);
+      const authenticator = makeAuthenticator();
+      await finish(harness, userId, accepted.ceremonyId, authenticator.register(accepted.options, { counter: 0xfffe_ffff }));
+      expect((await harness.storage.passkeys.listByUser(userId))[0]?.counter).toBe(0xfffe_ffff);
+      expect((await passkeySignIn(harness.auth, authenticator)).status).toBe("authenticated");
     });
   });
 

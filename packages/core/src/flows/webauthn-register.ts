@@ -7,13 +7,28 @@ import { ErrorCode } from "../errors/codes.js";
 import type { PasskeyRecord } from "../storage/types.js";
 import { signedInUser } from "../users/signed-in-user.js";
 import { raiseTokenVersion } from "../users/token-version.js";
-import { type CeremonyStart, newChallenge, passkeyConfig, spendCeremony, storeCeremony } from "../webauthn/ceremony.js";
+import {
+  type CeremonyStart,
+  countRegistrationCeremony,
+  newChallenge,
+  passkeyConfig,
+  spendCeremony,
+  storeCeremony,
+} from "../webauthn/ceremony.js";
 import { readRegistrationResponse } from "../webauthn/credential-json.js";
 import { type PasskeyInfo, readLabel, toPasskeyInfo } from "../webauthn/passkey-info.js";
+import { publicKeyProblem } from "../webauthn/public-key.js";
 import { type ReauthenticationProof, requireRecentAuthentication } from "./reauthenticate.js";
 
 /** COSE algorithms offered for new passkeys, in order of preference: ES256, EdDSA, RS256. */
 export const passkeyAlgorithms = [-7, -8, -257];
+
+/**
+ * The highest signature counter a new passkey may start at, 2^32 - 2^16 - 1: one that could grow
+ * fewer than 2^16 times before it stops at 2^32 - 1 would soon make every sign-in look cloned
+ * (WA-5). Authenticators start at 0, or at the few thousand of a security key's global counter.
+ */
+export const maxRegistrationCounter = 0xffff_ffff - 0x1_0000;
 
 /** The input of {@link webauthnRegisterBegin}: the user, the new passkey's label, and the proof of a recent sign-in. */
 export interface WebauthnRegisterBeginInput extends ReauthenticationProof {
@@ -37,9 +52,11 @@ export interface WebauthnRegisterFinishInput {
  * who has just proven it is them (WA-6): the current password, a TOTP code when TOTP is on, or
  * a sign-in younger than `passkeys.reauthenticationWindow`, as for TOTP enrolment. The creation
  * options ask for a discoverable credential (resident key preferred), user verification as
- * configured, ES256, EdDSA or RS256, no attestation, and exclude the user's passkeys.
+ * configured, ES256, EdDSA or RS256, no attestation, and exclude the user's passkeys. A user
+ * who has proven it is them begins at most `passkeys.registrationCeremonyLimit` registrations per
+ * `ceremonyTtl`, so its open ceremonies stay bounded in storage (RL-7).
  *
- * @throws {AuthError} 40001 no proof, 40100 wrong password, 40103 wrong code, 40101 user gone or disabled, 40400 not configured, 42200 bad label, 42900 throttled.
+ * @throws {AuthError} 40001 no proof, 40100 wrong password, 40103 wrong code, 40101 user gone or disabled, 40400 not configured, 42200 bad label, 42900 throttled or too many registrations begun.
  * @example
  * ```ts
  * const { ceremonyId, options } = await webauthnRegisterBegin(auth, { userId, sessionId, label: "Laptop" });
@@ -59,6 +76,7 @@ export async function webauthnRegisterBegin(
     { sessionId: input.sessionId, password: input.password, totpCode: input.totpCode },
     config.reauthenticationWindowSeconds,
   );
+  await countRegistrationCeremony(auth, user.id);
   const passkeys = await auth.storage.passkeys.listByUser(user.id);
   const { generateRegistrationOptions } = await simpleWebAuthn();
   const options = await generateRegistrationOptions({
@@ -85,8 +103,10 @@ const registrationRefused = (cause?: unknown) =>
  * Finishes registering a passkey (`POST /auth/public-key/register/finish`). The ceremony is
  * spent first (WA-1) and must be this user's. The type, challenge, origin, rpId hash, user
  * presence, user verification as configured, backup flags and algorithm are checked (WA-2,
- * WA-3); attestation statements are checked when present, but any authenticator is accepted. A
- * credential id registered to anyone is refused (WA-6). Raises the token version (TV-1): the
+ * WA-3); attestation statements are checked when present, but any authenticator is accepted.
+ * The public key must be one that can verify ({@link publicKeyProblem}; WA-2) and the signature
+ * counter at most {@link maxRegistrationCounter} (WA-5). A credential id registered to anyone is
+ * refused (WA-6). Raises the token version (TV-1): the
  * user's sessions end, this one included, and the next sign-in may use the new passkey.
  *
  * @throws {AuthError} 40002 malformed response or no ceremony id, 40100 refused, 40101 user gone or disabled, 40400 not configured, 40900 already registered.
@@ -114,6 +134,11 @@ export async function webauthnRegisterFinish(auth: Auth, input: WebauthnRegister
   }
   if (!verification.verified || verification.registrationInfo.credential.id !== response.id) throw registrationRefused();
   const { credential, credentialDeviceType, credentialBackedUp } = verification.registrationInfo;
+  const keyProblem = await publicKeyProblem(credential.publicKey, passkeyAlgorithms);
+  if (keyProblem !== null) throw registrationRefused(new Error(`Unusable public key: ${keyProblem}`));
+  if (credential.counter > maxRegistrationCounter) {
+    throw registrationRefused(new Error(`A signature counter of ${credential.counter} could grow fewer than 2^16 times`));
+  }
   const passkey: PasskeyRecord = {
     id: credential.id,
     userId: user.id,

@@ -56,6 +56,28 @@ export async function storeCeremony(
 }
 
 /**
+ * Counts one registration begun by a user who has proven it is them, in a window of
+ * `ceremonyTtl`: past `registrationCeremonyLimit` in the window nothing is stored and the begin
+ * is refused until the window ends. Ceremonies live as long as the window, so one user holds at
+ * most twice the limit of open registration ceremonies, however fast it begins (RL-7).
+ *
+ * @throws {AuthError} 42900 with the seconds until the window ends.
+ */
+export async function countRegistrationCeremony(auth: Auth, userId: string): Promise<void> {
+  const { registrationCeremonyLimit, ceremonyTtlSeconds } = passkeyConfig(auth);
+  const now = auth.now();
+  const hit = await auth.storage.counters.hit(
+    `webauthn-register:${userId}`,
+    registrationCeremonyLimit,
+    ceremonyTtlSeconds * 1000,
+    now,
+  );
+  if (hit.allowed) return;
+  const retryAfterSeconds = Math.max(1, Math.ceil((hit.resetAt - now) / 1000));
+  throw new AuthError(ErrorCode.TooManyAttempts, undefined, { retryAfterSeconds });
+}
+
+/**
  * Spends the ceremony a finish step names, atomically and before anything of the response is
  * checked, so that it is used once whether verification then succeeds or not (WA-1): of N
  * concurrent finishes one receives it. A ceremony of the other kind is not found (ST-2).

@@ -31,7 +31,7 @@ describe("resolvePasskeyConfig", () => {
     expect(resolvePasskeyConfig(undefined)).toBeNull();
   });
 
-  it("WA-1, WA-3, WA-5: the defaults are user verification required, counter reject, ceremonies of 5 minutes", () => {
+  it("WA-1, WA-3, WA-5, RL-7: the defaults are user verification required, counter reject, ceremonies of 5 minutes, 10 registrations per user per ceremony", () => {
     expect(resolvePasskeyConfig(good)).toEqual({
       rpId: "example.com",
       rpName: "Example",
@@ -39,6 +39,7 @@ describe("resolvePasskeyConfig", () => {
       userVerification: "required",
       counterPolicy: "reject",
       ceremonyTtlSeconds: 300,
+      registrationCeremonyLimit: 10,
       reauthenticationWindowSeconds: undefined,
     });
   });
@@ -64,12 +65,14 @@ describe("resolvePasskeyConfig", () => {
       userVerification: "preferred",
       counterPolicy: "allow-stale",
       ceremonyTtl: "10m",
+      registrationCeremonyLimit: 1,
       reauthenticationWindow: "1h",
     });
     expect(resolved).toMatchObject({
       userVerification: "preferred",
       counterPolicy: "allow-stale",
       ceremonyTtlSeconds: 600,
+      registrationCeremonyLimit: 1,
       reauthenticationWindowSeconds: 3600,
     });
     expect(resolvePasskeyConfig({ ...good, ceremonyTtl: 45 })?.ceremonyTtlSeconds).toBe(45);
@@ -185,6 +188,14 @@ describe("resolvePasskeyConfig", () => {
     }
     for (const ceremonyTtl of [0, -1, 1.5, "5 minutes", ""]) {
       expect(refusal({ ...good, ceremonyTtl }), String(ceremonyTtl)).toContain("passkeys.ceremonyTtl");
+    }
+  });
+
+  it("RL-7: refuses a registrationCeremonyLimit that is not a whole number of at least 1", () => {
+    for (const registrationCeremonyLimit of [0, -1, 1.5, "10", Number.NaN, null]) {
+      expect(refusal({ ...good, registrationCeremonyLimit }), String(registrationCeremonyLimit)).toContain(
+        "passkeys.registrationCeremonyLimit must be a whole number of at least 1",
+      );
     }
   });
 

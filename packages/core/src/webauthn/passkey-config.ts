@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { type Duration, durationSeconds } from "../config-values.js";
+import { type Duration, durationSeconds, positiveInteger } from "../config-values.js";
 
 /** Passkeys and security keys (WebAuthn). Absent: the public-key routes answer 40400. */
 export interface PasskeyConfig {
@@ -30,6 +30,12 @@ export interface PasskeyConfig {
   /** How long a begun ceremony may be finished. Default `"5m"`, at most 10 minutes (WA-1). */
   ceremonyTtl?: Duration;
   /**
+   * How many passkey registrations one user may begin within one `ceremonyTtl`; past it,
+   * register/begin answers 42900 with `Retry-After` until the window ends, so one account holds at
+   * most twice this many open registration ceremonies in storage (RL-7). Default 10.
+   */
+  registrationCeremonyLimit?: number;
+  /**
    * How long after a sign-in a passkey may be registered without the password or a TOTP code
    * again. Default: `reauthentication.recentSignIn`; `false` asks every time; at most 1 hour.
    */
@@ -44,6 +50,7 @@ export interface ResolvedPasskeyConfig {
   userVerification: "required" | "preferred";
   counterPolicy: "reject" | "allow-stale";
   ceremonyTtlSeconds: number;
+  registrationCeremonyLimit: number;
   /** Undefined: the general `reauthentication.recentSignIn` applies. */
   reauthenticationWindowSeconds: number | undefined;
 }
@@ -108,6 +115,7 @@ export function resolvePasskeyConfig(config: PasskeyConfig | undefined): Resolve
   }
   const ceremonyTtlSeconds = durationSeconds(config.ceremonyTtl ?? "5m", "passkeys.ceremonyTtl");
   if (ceremonyTtlSeconds > 600) fail(`ceremonyTtl must be at most 10m; got ${ceremonyTtlSeconds} seconds`);
+  const registrationCeremonyLimit = positiveInteger(config.registrationCeremonyLimit, "passkeys.registrationCeremonyLimit", 10);
   const window = config.reauthenticationWindow;
   let reauthenticationWindowSeconds: number | undefined;
   if (window !== undefined) {
@@ -123,6 +131,7 @@ export function resolvePasskeyConfig(config: PasskeyConfig | undefined): Resolve
     userVerification,
     counterPolicy,
     ceremonyTtlSeconds,
+    registrationCeremonyLimit,
     reauthenticationWindowSeconds,
   };
 }
