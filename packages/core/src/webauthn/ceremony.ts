@@ -73,8 +73,8 @@ export async function countRegistrationCeremony(auth: Auth, userId: string): Pro
     now,
   );
   if (hit.allowed) return;
-  const retryAfterSeconds = Math.max(1, Math.ceil((hit.resetAt - now) / 1000));
-  throw new AuthError(ErrorCode.TooManyAttempts, undefined, { retryAfterSeconds });
+  // A refused hit's window has not ended, so this is at least 1.
+  throw new AuthError(ErrorCode.TooManyAttempts, undefined, { retryAfterSeconds: Math.ceil((hit.resetAt - now) / 1000) });
 }
 
 /**
