@@ -21,9 +21,10 @@ export function chromiumMissing(): string | null {
  * Launches Debian's Chromium headless. Playwright gives it a fresh, temporary user data
  * directory (never the user's own profile) and deletes it on close. The flags keep it off the
  * network and quiet: no QUIC, no background requests, no component updates, no sync; no
- * sandbox, since CI runs as root in a container.
+ * sandbox, since CI runs as root in a container. `extraArgs` are added to those flags (e.g.
+ * `--host-resolver-rules`).
  */
-export async function launchChromium(): Promise<Browser> {
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath,
     args: [
@@ -34,6 +35,7 @@ export async function launchChromium(): Promise<Browser> {
       "--disable-background-networking",
       "--disable-component-update",
       "--disable-sync",
+      ...extraArgs,
     ],
   });
 }

@@ -1,7 +1,7 @@
 // What the browser tests share: Chromium for a test file, fresh contexts, the demo page opened with
 // a virtual authenticator, its sign-in steps, and readings of it (its status line, the section
 // shown, the signed-in user's details).
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from "playwright-core";
 import { afterAll, beforeAll, expect } from "vitest";
 import { describeNeedingService } from "../fixtures/required-service.js";
 import type { PageApp } from "./apps.js";
@@ -33,19 +33,19 @@ export interface Envelope {
 /**
  * Launches Chromium before the calling test file's tests and closes it after them; returns the
  * function that opens a fresh browser context (its own cookies and storage) whose steps time out
- * after 10 seconds.
+ * after 10 seconds. `extraArgs` go to {@link launchChromium}; `contextOptions` to every context.
  */
-export function useChromium(): () => Promise<BrowserContext> {
+export function useChromium(extraArgs: string[] = [], contextOptions: BrowserContextOptions = {}): () => Promise<BrowserContext> {
   let browser: Browser | undefined;
   beforeAll(async () => {
-    if (!missing) browser = await launchChromium();
+    if (!missing) browser = await launchChromium(extraArgs);
   });
   afterAll(async () => {
     await browser?.close();
   });
   return async () => {
     if (!browser) throw new Error("Chromium is launched before the tests: open contexts inside a test");
-    const context = await browser.newContext();
+    const context = await browser.newContext(contextOptions);
     context.setDefaultTimeout(stepTimeout);
     return context;
   };
