@@ -6,9 +6,12 @@ import type { AuthUser } from "./types.js";
  * - `"session_ended"`: the server refused the refresh token (the session was revoked, expired,
  *   ended by a token-version change or by reuse detection): sign in again;
  * - `"security_change"`: this client enabled or disabled TOTP, or registered or revoked a passkey,
- *   which raises the user's token version and ends every session, this one included.
+ *   which raises the user's token version and ends every session, this one included;
+ * - `"signed_out_elsewhere"`: another client sharing the token store (another tab, with
+ *   `localStorageTokenStore()`) signed out or saw the session end, and the store no longer holds
+ *   the session this client knew.
  */
-export type SignOutReason = "logout" | "session_ended" | "security_change";
+export type SignOutReason = "logout" | "session_ended" | "security_change" | "signed_out_elsewhere";
 
 /** The events of an auth client and what each listener receives. None holds a token. */
 export interface AuthClientEventMap {

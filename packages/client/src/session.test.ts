@@ -9,7 +9,7 @@ import {
   scriptedUser,
   tokenSet,
 } from "./scripted-server.test-support.js";
-import { memoryTokenStore } from "./token-store.js";
+import { type StoredTokens, type TokenStore, memoryTokenStore } from "./token-store.js";
 
 const signedIn = { code: 0, data: tokenSet(1) };
 const expired = { code: 40101, message: "Invalid or expired token", status: 401 };
@@ -245,5 +245,150 @@ describe("the session's end", () => {
     await me;
     expect(await client.currentUser()).toBeNull();
     expect(await client.accessToken()).toBeNull();
+  });
+});
+
+/**
+ * The store of one tab among others: `load` reads this tab's copy of the shared storage, which
+ * `updateCopy` brings up to date later (as Chromium updates a tab's localStorage); `loadLatest`
+ * reads the last save of any tab; `runExclusive` counts its runs; `subscribe` keeps the listener.
+ */
+function tabStore() {
+  const state: {
+    copy: StoredTokens | null;
+    latest: StoredTokens | null;
+    exclusive: number;
+    insideExclusive: boolean;
+    listener?: () => void;
+  } = { copy: null, latest: null, exclusive: 0, insideExclusive: false };
+  const store: TokenStore = {
+    load: () => state.copy,
+    save(tokens) {
+      state.copy = tokens;
+      state.latest = tokens;
+    },
+    loadLatest: async () => state.latest,
+    async runExclusive(task) {
+      state.exclusive += 1;
+      state.insideExclusive = true;
+      try {
+        return await task();
+      } finally {
+        state.insideExclusive = false;
+      }
+    },
+    subscribe(listener) {
+      state.listener = listener;
+    },
+  };
+  /** Another tab saves `tokens`: the last save, which this tab's copy does not show yet. */
+  const savedElsewhere = (tokens: StoredTokens | null) => {
+    state.latest = tokens;
+  };
+  const updateCopy = () => {
+    state.copy = state.latest;
+  };
+  return { store, state, savedElsewhere, updateCopy };
+}
+
+const storedTokens = (n: number): StoredTokens => ({
+  accessToken: `access-${n}`,
+  refreshToken: `refresh-${n}`,
+  expiresAt: Date.now() + 900_000,
+  user: scriptedUser,
+});
+
+describe("tabs sharing a store", () => {
+  it("RT-2: the refresh reads the store's loadLatest under the lock: tokens another tab renewed are used while this tab's copy still shows the spent ones, and no refresh is sent", async () => {
+    const tab = tabStore();
+    const { client, server, signedOut, login } = clientOf(
+      (request) => (request.authorization === "Bearer access-2" ? { code: 0, data: scriptedUser } : expired),
+      { store: tab.store },
+    );
+    await login();
+    tab.savedElsewhere(storedTokens(2));
+
+    expect(await client.me()).toEqual(scriptedUser);
+    expect(server.sentTo("/auth/refresh")).toEqual([]);
+    expect(server.sentTo("/auth/me").map((request) => request.authorization)).toEqual(["Bearer access-1", "Bearer access-2"]);
+    expect(tab.state.exclusive).toBe(1);
+    expect(signedOut).toEqual([]);
+  });
+
+  it("logout runs under the lock and revokes the session with the latest refresh token, not this tab's copy of a spent one", async () => {
+    const tab = tabStore();
+    let exclusiveWhenSent: boolean | undefined;
+    const { client, server, signedOut, login } = clientOf(
+      () => {
+        exclusiveWhenSent = tab.state.insideExclusive;
+        return { code: 0 };
+      },
+      { store: tab.store },
+    );
+    await login();
+    tab.savedElsewhere(storedTokens(2));
+
+    await client.logout();
+    expect(server.sentTo("/auth/logout").map((request) => request.body)).toEqual([{ refreshToken: "refresh-2" }]);
+    expect(exclusiveWhenSent).toBe(true);
+    expect(signedOut).toEqual(["logout"]);
+    expect(tab.state.latest).toBeNull();
+    expect(await client.currentUser()).toBeNull();
+    expect(signedOut).toEqual(["logout"]);
+  });
+
+  it("a session another tab ended is announced as signed_out_elsewhere at this tab's next read, once, and the call is not_signed_in", async () => {
+    const tab = tabStore();
+    const { client, server, signedOut, login } = clientOf(() => ({ code: 0, data: scriptedUser }), { store: tab.store });
+    expect((await rejectionOf(client.me())).kind).toBe("not_signed_in");
+    expect(signedOut).toEqual([]);
+    await login();
+    tab.savedElsewhere(null);
+    tab.updateCopy();
+
+    expect((await rejectionOf(client.me())).kind).toBe("not_signed_in");
+    expect(signedOut).toEqual(["signed_out_elsewhere"]);
+    expect(await client.currentUser()).toBeNull();
+    await client.logout();
+    expect(signedOut).toEqual(["signed_out_elsewhere"]);
+    expect(server.sent.map((request) => request.path)).toEqual(["/auth/login"]);
+  });
+
+  it("the store's subscribe makes the announcement at once, without a call; a session this tab never saw is not announced", async () => {
+    const tab = tabStore();
+    const { signedOut, login } = clientOf(() => ({ code: 0 }), { store: tab.store });
+    tab.state.listener?.();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(signedOut).toEqual([]);
+    await login();
+    tab.savedElsewhere(null);
+    tab.updateCopy();
+    tab.state.listener?.();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(signedOut).toEqual(["signed_out_elsewhere"]);
+  });
+
+  it("a tab that finds the session gone under the lock (another tab's refresh was refused) announces signed_out_elsewhere, and its request rejects with its own refusal", async () => {
+    const tab = tabStore();
+    const { client, server, signedOut, login } = clientOf(() => expired, { store: tab.store });
+    await login();
+    tab.savedElsewhere(null);
+
+    const error = await rejectionOf(client.me());
+    expect({ kind: error.kind, code: error.code }).toEqual({ kind: "server", code: 40101 });
+    expect(signedOut).toEqual(["signed_out_elsewhere"]);
+    expect(server.sentTo("/auth/refresh")).toEqual([]);
+  });
+
+  it("a store whose load fails when another tab writes costs the page nothing: no unhandled rejection, no event", async () => {
+    const tab = tabStore();
+    const { signedOut, login } = clientOf(() => ({ code: 0 }), { store: tab.store });
+    await login();
+    tab.store.load = () => {
+      throw new Error("storage is gone");
+    };
+    tab.state.listener?.();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(signedOut).toEqual([]);
   });
 });

@@ -29,13 +29,14 @@ export interface Session {
   tokens(): Promise<StoredTokens | null>;
   /** Stores the tokens of a completed sign-in and emits `signedIn`. */
   begin(tokens: TokenSet): Promise<AuthUser>;
-  /** Forgets the tokens and, if there were any, emits `signedOut` with `reason`. */
+  /** Forgets the tokens and, if this client knew a session, emits `signedOut` with `reason`. */
   end(reason: SignOutReason): Promise<void>;
   /**
-   * Revokes the session on the server (`POST /auth/logout`, after any refresh under way), then
-   * forgets the tokens and emits `signedOut` with `reason`, whatever the server answered.
-   * Resolves with what kept the server from revoking it (no answer, 50300…), or null: a 40101
-   * means the session was already gone.
+   * Revokes the session on the server (`POST /auth/logout`, after any refresh under way, and under
+   * the store's `runExclusive`, so with the tokens no other client is refreshing), then forgets the
+   * tokens and emits `signedOut` with `reason`, whatever the server answered. Resolves with what
+   * kept the server from revoking it (no answer, 50300…), or null: a 40101 means the session was
+   * already gone.
    */
   logout(reason: SignOutReason): Promise<AuthClientError | null>;
   /** Keeps a newer view of the signed-in user beside the tokens. */
@@ -100,7 +101,10 @@ function refusalEndsSession(code: number): boolean {
 }
 
 /**
- * Makes the {@link Session} of a client.
+ * Makes the {@link Session} of a client. Every read of the store notes whether it found tokens;
+ * one that finds none after one that did means another client of the store (another tab) signed
+ * out or saw the session end, and emits `signedOut` with reason `signed_out_elsewhere`. The
+ * store's `subscribe` makes that read happen as soon as the other client writes.
  *
  * @example
  * ```ts
@@ -117,6 +121,8 @@ export function createSession(options: SessionOptions): Session {
   let refreshesEnded = 0;
   /** The last refresh that failed: the access token it was to replace, its error, and its place among the ended ones. */
   let failedRefresh: { accessToken: string; error: unknown; ended: number } | null = null;
+  /** Whether the last read of the store found tokens (or this client stored them): a session this client knows. */
+  let holding = false;
 
   const stored = (set: TokenSet): StoredTokens => ({
     accessToken: set.accessToken,
@@ -125,10 +131,23 @@ export function createSession(options: SessionOptions): Session {
     user: set.user,
   });
 
+  /** Reads the store, with `loadLatest` when `latest` and the store has it, and announces a session another client ended. */
+  async function read(latest = false): Promise<StoredTokens | null> {
+    const tokens = await (latest && store.loadLatest ? store.loadLatest() : store.load());
+    if (tokens === null && holding) events.emit("signedOut", { reason: "signed_out_elsewhere" });
+    holding = tokens !== null;
+    return tokens;
+  }
+  store.subscribe?.(() => {
+    read().catch(() => undefined);
+  });
+
+  /** Every `signedOut` follows a change of `holding` from true to false: once per session, whoever sees it end first. */
   async function end(reason: SignOutReason): Promise<void> {
-    const had = await store.load();
     await store.save(null);
-    if (had) events.emit("signedOut", { reason });
+    if (!holding) return;
+    holding = false;
+    events.emit("signedOut", { reason });
   }
 
   async function exchange(current: StoredTokens): Promise<StoredTokens> {
@@ -149,7 +168,7 @@ export function createSession(options: SessionOptions): Session {
    */
   function refreshFrom(staleAccessToken?: string, refusal?: AuthClientError): Promise<StoredTokens> {
     inflight ??= exclusive(async () => {
-      const current = await store.load();
+      const current = await read(true);
       if (current === null) throw refusal ?? notSignedIn();
       if (staleAccessToken !== undefined && current.accessToken !== staleAccessToken) return current;
       try {
@@ -182,40 +201,43 @@ export function createSession(options: SessionOptions): Session {
     try {
       return await refreshFrom(tokens.accessToken);
     } catch (error) {
-      const still = await store.load();
+      const still = await read();
       if (still === null) throw error;
       return still;
     }
   }
 
   const session: Session = {
-    tokens: async () => store.load(),
+    tokens: () => read(),
     async begin(set) {
       await store.save(stored(set));
+      holding = true;
       events.emit("signedIn", { user: set.user });
       return set.user;
     },
     end,
     async logout(reason) {
       await session.settled();
-      const tokens = await store.load();
-      if (tokens === null) return null;
-      let failure: AuthClientError | null = null;
-      try {
-        const answer = await transport.send({
-          method: "POST",
-          path: "/auth/logout",
-          body: { refreshToken: tokens.refreshToken },
-        });
-        if (answer.code !== 0 && answer.code !== invalidTokenCode) failure = answerError(answer);
-      } catch (error) {
-        failure = error as AuthClientError; // transport.send throws nothing else
-      }
-      await end(reason);
-      return failure;
+      return exclusive(async () => {
+        const tokens = await read(true);
+        if (tokens === null) return null;
+        let failure: AuthClientError | null = null;
+        try {
+          const answer = await transport.send({
+            method: "POST",
+            path: "/auth/logout",
+            body: { refreshToken: tokens.refreshToken },
+          });
+          if (answer.code !== 0 && answer.code !== invalidTokenCode) failure = answerError(answer);
+        } catch (error) {
+          failure = error as AuthClientError; // transport.send throws nothing else
+        }
+        await end(reason);
+        return failure;
+      });
     },
     async updateUser(user) {
-      const current = await store.load();
+      const current = await read();
       if (current) await store.save({ ...current, user });
     },
     refresh: () => refreshFrom(),
@@ -227,7 +249,7 @@ export function createSession(options: SessionOptions): Session {
     },
     async withBearer(send, refusal) {
       const endedBeforeSending = refreshesEnded;
-      const loaded = await store.load();
+      const loaded = await read();
       const tokens = loaded && (await freshEnough(loaded));
       const first = await send(tokens?.accessToken ?? null);
       if (!tokens) return first;
@@ -239,7 +261,7 @@ export function createSession(options: SessionOptions): Session {
       return send(renewed.accessToken);
     },
     async call<T>(request: Omit<EnvelopeRequest, "accessToken">) {
-      if ((await store.load()) === null) throw notSignedIn();
+      if ((await read()) === null) throw notSignedIn();
       const answer = await session.withBearer(
         (accessToken) => transport.send({ ...request, accessToken }),
         (answer) => (answer.code === invalidTokenCode ? answerError(answer) : null),

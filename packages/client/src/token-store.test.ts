@@ -1,4 +1,6 @@
+import { IDBFactory } from "fake-indexeddb";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { indexedDbRecord } from "./indexed-db.js";
 import { scriptedUser } from "./scripted-server.test-support.js";
 import {
   type KeyValueStorage,
@@ -76,6 +78,53 @@ describe("webStorageTokenStore", () => {
   });
 });
 
+describe("webStorageTokenStore with an IndexedDB copy", () => {
+  const renewed: StoredTokens = { ...tokens, accessToken: "access-2", refreshToken: "refresh-2" };
+
+  it("loadLatest reads the copy another tab saved while this tab's storage still shows the tokens it replaced", async () => {
+    const origin = new IDBFactory();
+    // Two tabs: one IndexedDB for the origin, and the second tab's copy of localStorage not yet updated.
+    const [firstTab, secondTab] = [storageOf(), storageOf()];
+    const first = webStorageTokenStore(firstTab, { indexedDB: origin });
+    const second = webStorageTokenStore(secondTab, { indexedDB: origin });
+    await first.save(tokens);
+    secondTab.setItem("portcullis.tokens", JSON.stringify(tokens));
+    await first.save(renewed);
+
+    expect(await second.load()).toEqual(tokens);
+    expect(await second.loadLatest?.()).toEqual(renewed);
+    expect(await indexedDbRecord(origin, "portcullis.tokens").read()).toEqual(renewed);
+    await first.save(null);
+    expect(await second.loadLatest?.()).toBeNull();
+    expect(firstTab.entries.size).toBe(0);
+  });
+
+  it("loadLatest reads the storage while the copy was never written (tokens saved before there was one), and a copy that is not tokens as signed out", async () => {
+    const origin = new IDBFactory();
+    const storage = storageOf(new Map([["portcullis.tokens", JSON.stringify(tokens)]]));
+    const store = webStorageTokenStore(storage, { indexedDB: origin });
+    expect(await store.loadLatest?.()).toEqual(tokens);
+    await indexedDbRecord(origin, "portcullis.tokens").write({ ...tokens, refreshToken: 7 });
+    expect(await store.loadLatest?.()).toBeNull();
+    expect(await webStorageTokenStore(storage).loadLatest?.()).toEqual(tokens);
+  });
+
+  it("a save whose copy cannot be written rejects and leaves the storage as it was", async () => {
+    const storage = storageOf();
+    const store = webStorageTokenStore(storage, { indexedDB: new IDBFactory() });
+    await store.save(tokens);
+    const notCloneable = { ...renewed, user: { ...scriptedUser, toString: () => "alice" } };
+    expect(
+      await Promise.resolve(store.save(notCloneable)).then(
+        () => "saved",
+        (error: Error) => error.name,
+      ),
+    ).toBe("DataCloneError");
+    expect(await store.load()).toEqual(tokens);
+    expect(await store.loadLatest?.()).toEqual(tokens);
+  });
+});
+
 describe("the browser's stores", () => {
   it("sessionStorageTokenStore and localStorageTokenStore where there is no such storage (Node) throw a TypeError that says what to use", () => {
     vi.stubGlobal("sessionStorage", undefined);
@@ -105,5 +154,42 @@ describe("the browser's stores", () => {
     const locked = localStorageTokenStore({ key: "tab.tokens" });
     await locked.runExclusive?.(async () => undefined);
     expect(names).toEqual(["tab.tokens.refresh"]);
+  });
+
+  it("localStorageTokenStore keeps the IndexedDB copy in indexedDB where there is one, and reads localStorage under the lock where there is none", async () => {
+    const storage = storageOf();
+    vi.stubGlobal("localStorage", storage);
+    const origin = new IDBFactory();
+    vi.stubGlobal("indexedDB", origin);
+    await localStorageTokenStore({ key: "tab.tokens" }).save(tokens);
+    expect(await indexedDbRecord(origin, "tab.tokens").read()).toEqual(tokens);
+
+    vi.stubGlobal("indexedDB", undefined);
+    const withoutCopy = localStorageTokenStore({ key: "tab.tokens" });
+    storage.setItem("tab.tokens", JSON.stringify({ ...tokens, accessToken: "access-2" }));
+    expect((await withoutCopy.loadLatest?.())?.accessToken).toBe("access-2");
+  });
+
+  it("localStorageTokenStore tells its client of every storage event for its key or for a cleared localStorage, and of no other key", () => {
+    vi.stubGlobal("localStorage", storageOf());
+    vi.stubGlobal("addEventListener", undefined);
+    expect(localStorageTokenStore().subscribe).toBeUndefined();
+
+    const listeners: [string, (event: { key: string | null }) => void][] = [];
+    vi.stubGlobal("addEventListener", function (this: unknown, type: string, listener: (event: { key: string | null }) => void) {
+      expect(this).toBe(globalThis);
+      listeners.push([type, listener]);
+    });
+    let told = 0;
+    localStorageTokenStore({ key: "tab.tokens" }).subscribe?.(() => {
+      told += 1;
+    });
+    expect(listeners.map(([type]) => type)).toEqual(["storage"]);
+    const [[, onStorage]] = listeners as [[string, (event: { key: string | null }) => void]];
+    onStorage({ key: "tab.tokens" });
+    onStorage({ key: null });
+    onStorage({ key: "portcullis.tokens" });
+    onStorage({ key: "tab.tokens.other" });
+    expect(told).toBe(2);
   });
 });

@@ -1,3 +1,4 @@
+import { type IndexedDbFactory, indexedDbRecord } from "./indexed-db.js";
 import type { AuthUser } from "./types.js";
 
 /** What a {@link TokenStore} keeps for a signed-in client. */
@@ -11,13 +12,14 @@ export interface StoredTokens {
 
 /**
  * Where the client keeps its tokens. `load` is called before every request, so a store that
- * several clients share (tabs sharing `localStorage`) gives each the newest tokens. Either method
+ * several clients share (tabs sharing `localStorage`) gives each the newest tokens. Every method
  * may be synchronous or return a promise.
  *
  * `runExclusive`, when present, runs a refresh exclusively among every client of the store: a
  * store shared across tabs must offer it, or two tabs refreshing with the same refresh token make
- * the server see reuse and end the session (RT-2). Inside it the client reads the store again and
- * uses tokens another holder has just renewed instead of refreshing twice.
+ * the server see reuse and end the session (RT-2). Inside it the client reads the store again, with
+ * `loadLatest` when there is one, and uses tokens another holder has just renewed instead of
+ * refreshing twice.
  *
  * @example
  * ```ts
@@ -32,6 +34,19 @@ export interface TokenStore {
   /** Keeps `tokens`, or forgets them on `null`. */
   save(tokens: StoredTokens | null): void | Promise<void>;
   runExclusive?<T>(task: () => Promise<T>): Promise<T>;
+  /**
+   * Reads the tokens as the last `save` of any client left it, for the read under `runExclusive`.
+   * A store whose `load` may lag behind another client's `save` must offer it: a client that read
+   * tokens already spent would refresh with them, and the server would end the session (RT-2).
+   * Without it the client calls `load`.
+   */
+  loadLatest?(): Promise<StoredTokens | null>;
+  /**
+   * Calls `listener`, for as long as the client lives, whenever another client of the store may
+   * have saved or forgotten the tokens: the client then reads the store, and emits `signedOut`
+   * at once if the session it knew is gone.
+   */
+  subscribe?(listener: () => void): void;
 }
 
 /**
@@ -74,6 +89,14 @@ export interface WebStorageTokenStoreOptions {
    * `localStorage` should pass `navigator.locks`, as {@link localStorageTokenStore} does.
    */
   locks?: LockManagerLike;
+  /**
+   * IndexedDB (`indexedDB`), where the store keeps a copy of the tokens for the refresh to read
+   * under `locks` (`loadLatest`). Default: none, and that read is of `storage`. Pass it with `locks`
+   * when `storage` is `localStorage`: Chromium gives each tab its own copy of `localStorage`, updated
+   * a little after another tab writes, and may hand a tab the lock before its copy holds the tokens
+   * the last holder saved; the tab would refresh with the spent token and the session would end.
+   */
+  indexedDB?: IndexedDbFactory;
 }
 
 const defaultStorageKey = "portcullis.tokens";
@@ -90,16 +113,19 @@ function isStoredTokens(value: unknown): value is StoredTokens {
 
 /**
  * Keeps the tokens as JSON in a Web Storage area (or anything with `getItem`, `setItem` and
- * `removeItem`). An entry that is not tokens reads as signed out.
+ * `removeItem`). An entry that is not tokens reads as signed out. With `indexedDB`, every save
+ * writes the IndexedDB copy first (and fails if that fails), and the refresh under `locks` reads the
+ * copy: `storage` where the copy was never written (tokens saved before the copy existed).
  *
  * @example
  * ```ts
- * const store = webStorageTokenStore(window.localStorage, { key: "my-app.tokens", locks: navigator.locks });
+ * const store = webStorageTokenStore(window.localStorage, { key: "my-app.tokens", locks: navigator.locks, indexedDB });
  * ```
  */
 export function webStorageTokenStore(storage: KeyValueStorage, options: WebStorageTokenStoreOptions = {}): TokenStore {
   const key = options.key ?? defaultStorageKey;
   const { locks } = options;
+  const copy = options.indexedDB && indexedDbRecord(options.indexedDB, key);
   const store: TokenStore = {
     load() {
       try {
@@ -109,9 +135,15 @@ export function webStorageTokenStore(storage: KeyValueStorage, options: WebStora
         return null;
       }
     },
-    save(tokens) {
+    async save(tokens) {
+      await copy?.write(tokens);
       if (tokens === null) storage.removeItem(key);
       else storage.setItem(key, JSON.stringify(tokens));
+    },
+    async loadLatest() {
+      const latest = await copy?.read();
+      if (latest === undefined) return store.load();
+      return isStoredTokens(latest) ? latest : null;
     },
   };
   if (locks) store.runExclusive = (task) => locks.request(`${key}.refresh`, task);
@@ -123,6 +155,8 @@ interface BrowserStorageGlobals {
   sessionStorage?: KeyValueStorage;
   localStorage?: KeyValueStorage;
   navigator?: { locks?: LockManagerLike };
+  indexedDB?: IndexedDbFactory;
+  addEventListener?(type: "storage", listener: (event: { key: string | null }) => void): void;
 }
 
 function browserStorage(name: "sessionStorage" | "localStorage"): KeyValueStorage {
@@ -150,10 +184,14 @@ export function sessionStorageTokenStore(options: Pick<WebStorageTokenStoreOptio
 /**
  * Keeps the tokens in `localStorage`: every tab of the origin shares one session, which survives
  * closing the browser. Refreshes are serialised across tabs with the Web Locks API
- * (`navigator.locks`), so that two tabs never refresh with the same token; a browser without it
- * refreshes unserialised, and two tabs refreshing at once end the session. Any script on the
- * page, and any page of the origin, can read the tokens: an XSS flaw anywhere on the origin leaks
- * a refresh token that lives for days.
+ * (`navigator.locks`), so that two tabs never refresh with the same token, and the tab that takes
+ * the lock reads the tokens from a copy in IndexedDB, since its `localStorage` may not show yet
+ * what the last holder saved. A browser without Web Locks refreshes unserialised, and two tabs
+ * refreshing at once end the session; one without IndexedDB reads `localStorage` under the lock.
+ * The browser's `storage` event tells the client at once when another tab signs out.
+ *
+ * Any script on the page, and any page of the origin, can read the tokens: an XSS flaw anywhere on
+ * the origin leaks a refresh token that lives for days.
  *
  * @throws {TypeError} where there is no `localStorage` (Node).
  * @example
@@ -162,6 +200,19 @@ export function sessionStorageTokenStore(options: Pick<WebStorageTokenStoreOptio
  * ```
  */
 export function localStorageTokenStore(options: Pick<WebStorageTokenStoreOptions, "key"> = {}): TokenStore {
-  const locks = (globalThis as BrowserStorageGlobals).navigator?.locks;
-  return webStorageTokenStore(browserStorage("localStorage"), { ...options, ...(locks ? { locks } : {}) });
+  const globals = globalThis as BrowserStorageGlobals;
+  const store = webStorageTokenStore(browserStorage("localStorage"), {
+    ...options,
+    locks: globals.navigator?.locks,
+    indexedDB: globals.indexedDB,
+  });
+  const key = options.key ?? defaultStorageKey;
+  const listen = globals.addEventListener?.bind(globalThis);
+  if (listen) {
+    store.subscribe = (listener) =>
+      listen("storage", (event) => {
+        if (event.key === key || event.key === null) listener();
+      });
+  }
+  return store;
 }
