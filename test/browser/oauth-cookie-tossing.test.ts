@@ -57,9 +57,7 @@ interface Sites {
   close(): Promise<void>;
 }
 
-async function startSites(
-  provider: (redirectUri: string) => Promise<OidcTestProvider>,
-): Promise<Sites & { idp: OidcTestProvider }> {
+async function startSites(): Promise<Sites> {
   let handler: express.Express | undefined;
   const server: Server = createServer(tls, (req, res) => (handler ? handler(req, res) : res.writeHead(503).end()));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
