@@ -2,12 +2,13 @@ import type { PGlite } from "@electric-sql/pglite";
 import { Kysely, PostgresDialect } from "kysely";
 import { type KyselyStorage, kyselyStorage } from "./kysely-storage.js";
 import { migrate } from "./migrate.js";
+import { lockDataDirectory } from "./pglite-lock.js";
 
 /**
  * A `pg`-style pool over one PGlite database, for Kysely's own PostgreSQL dialect. PGlite is one
  * connection: the pool hands it to one caller at a time (a transaction keeps it until it ends).
  */
-function pgliteAsPool(database: PGlite) {
+function pgliteAsPool(database: PGlite, onEnd: () => void) {
   let queue: Promise<void> = Promise.resolve();
   const client = {
     async query(text: string, values: unknown[]) {
@@ -29,7 +30,11 @@ function pgliteAsPool(database: PGlite) {
       return { ...client, release };
     },
     async end() {
-      await database.close();
+      try {
+        await database.close();
+      } finally {
+        onEnd();
+      }
     },
     options: {},
   };
@@ -37,7 +42,11 @@ function pgliteAsPool(database: PGlite) {
 
 /** Options of {@link pgliteStorage}. */
 export interface PgliteStorageOptions {
-  /** Where the database lives: a directory (created if need be), or `memory://` for one that ends with the process. */
+  /**
+   * Where the database lives: a directory (created if need be), or `memory://` for one that ends
+   * with the process. A directory is locked while open: a second process (or a second storage in
+   * this one) that opens it gets an error naming the directory and the holder's pid.
+   */
   dataDir: string;
   /** Table-name prefix, as for `kyselyStorage`. */
   prefix?: string;
@@ -47,8 +56,12 @@ export interface PgliteStorageOptions {
 
 /**
  * Embedded PostgreSQL (PGlite, WebAssembly) in a data directory: no server to run, and what it
- * stores survives restarts. One process opens a data directory at a time. Needs
- * `@electric-sql/pglite` installed beside this package.
+ * stores survives restarts. One process opens a data directory at a time: it is locked by a file
+ * in it (`portcullis.lock`), and opening one that another process holds throws; a lock left by a
+ * process that died is taken over (see docs/storage.md). Needs `@electric-sql/pglite` installed
+ * beside this package.
+ *
+ * @throws Error when another process has the data directory open.
  *
  * @example
  * ```ts
@@ -62,14 +75,31 @@ export async function pgliteStorage(options: PgliteStorageOptions): Promise<Kyse
       cause: error,
     });
   });
-  const database = await PGlite.create(options.dataDir);
-  // Kysely's PostgreSQL dialect only needs connect(), query() and release() of a pool.
-  const pool = pgliteAsPool(database) as unknown as ConstructorParameters<typeof PostgresDialect>[0]["pool"];
-  const storage = kyselyStorage({
-    db: new Kysely({ dialect: new PostgresDialect({ pool }) }),
-    dialect: "postgres",
-    prefix: options.prefix,
-  });
-  if (options.migrate !== false) await migrate(storage);
-  return storage;
+  const directory = fileSystemDirectory(options.dataDir);
+  const lock = directory === null ? null : lockDataDirectory(directory);
+  let storage: KyselyStorage | undefined;
+  try {
+    const database = await PGlite.create(options.dataDir);
+    // Kysely's PostgreSQL dialect only needs connect(), query() and release() of a pool.
+    const pool = pgliteAsPool(database, () => lock?.release()) as unknown as ConstructorParameters<
+      typeof PostgresDialect
+    >[0]["pool"];
+    storage = kyselyStorage({
+      db: new Kysely({ dialect: new PostgresDialect({ pool }) }),
+      dialect: "postgres",
+      prefix: options.prefix,
+    });
+    if (options.migrate !== false) await migrate(storage);
+    return storage;
+  } catch (error) {
+    await storage?.close().catch(() => {});
+    lock?.release();
+    throw error;
+  }
+}
+
+/** The directory of a `dataDir` PGlite keeps on the file system (a path, or `file://` and a path); null for `memory://` and the browser's stores. */
+function fileSystemDirectory(dataDir: string): string | null {
+  if (dataDir.startsWith("file://")) return dataDir.slice("file://".length);
+  return dataDir === "" || /^[a-z][a-z0-9+.-]*:\/\//i.test(dataDir) ? null : dataDir;
 }
