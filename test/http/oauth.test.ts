@@ -99,7 +99,7 @@ describe("OAuth routes against a real OpenID provider", () => {
             headers: { cookie: `portcullis_oauth=${attacker.binding}; __Host-portcullis_oauth=${attacker.binding}` },
           });
           expect(own.body).toMatchObject({ code: 0, data: { user: { username: "bob" } } });
-          expect(own.headers.get("set-cookie")).toBe(
+          expect(own.headers.getSetCookie()).toContain(
             "__Host-portcullis_oauth=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure",
           );
         } finally {
@@ -136,6 +136,28 @@ describe("OAuth routes against a real OpenID provider", () => {
           expect(attackerOwn.body.code, "a wrong binding spends no state").toBe(0);
         } finally {
           await server.close();
+        }
+      });
+
+      it("OA-11: a provider whose token answer is 64 MiB: the callback answers 50300 after reading about the 1 MiB cap, and signs no one in", async () => {
+        const flooding = await startOidcProvider({
+          redirectUris: [redirectUri],
+          floodAnswer: { route: "token", bytes: 64 * 1024 * 1024 },
+        });
+        const server = await start(makeTestAuth({ oauth: corpOAuthConfig(flooding, redirectUri) }).auth);
+        try {
+          const begun = await call(server, "GET", "/api/v1/auth/oauth/corp/authorize");
+          const callback = await driveAuthorization(begun.body.data.authUrl, { username: "alice" });
+          const answer = await call(server, "GET", `/api/v1/auth/oauth/corp/callback${callback.search}`, {
+            headers: { cookie: cookieOf(begun.headers.get("set-cookie")) },
+          });
+          expect(answer.status).toBe(503);
+          expect(answer.body).toMatchObject({ code: 50300, message: "The sign-in provider could not be reached" });
+          expect(answer.headers.get("set-cookie")).toBeNull();
+          expect(flooding.floodSent()).toBeLessThan(16 * 1024 * 1024);
+        } finally {
+          await server.close();
+          await flooding.close();
         }
       });
 

@@ -7,6 +7,7 @@ import { ErrorCode } from "../errors/codes.js";
 import { authorizationServerOf, requestOptions } from "./authorization-server.js";
 import { type OAuthState, providerNamed, verifierContext } from "./authorize.js";
 import type { ExternalProfile, ResolvedOAuthProvider } from "./provider-config.js";
+import { ProviderRequestFailed, providerUnreachable } from "./provider-fetch.js";
 
 /** What a verified callback yields: who the provider says the person is, and the kept state. */
 export interface VerifiedCallback {
@@ -102,7 +103,7 @@ export async function verifyOAuthCallback(
       requestOptions(oauth, provider),
     );
   } catch (cause) {
-    throw new AuthError(ErrorCode.Unavailable, "The sign-in provider could not be reached", { cause });
+    throw providerUnreachable(cause);
   }
   let claims: Record<string, unknown>;
   try {
@@ -136,7 +137,11 @@ export async function verifyOAuthCallback(
       }
     }
   } catch (cause) {
-    throw refused("The provider's answer was not valid", cause);
+    // A JWKS or user-info request that failed or went over a limit (OA-11) is the provider's
+    // trouble, not a refusal.
+    throw cause instanceof ProviderRequestFailed
+      ? providerUnreachable(cause)
+      : refused("The provider's answer was not valid", cause);
   }
   const profile = profileOf(provider, claims);
   if (typeof profile?.subject !== "string" || profile.subject === "") throw refused("The provider did not say who you are");

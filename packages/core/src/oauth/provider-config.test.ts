@@ -196,4 +196,30 @@ describe("resolveOAuthConfig", () => {
       }),
     ).toThrow(/must use https/);
   });
+
+  it("OA-11: every provider's answers are capped at 1 MiB and 10 s unless maxProviderAnswerBytes and providerTimeout say otherwise", () => {
+    const defaults = resolveOAuthConfig({ providers: { corp: oidc, forge: plain } });
+    for (const name of ["corp", "forge"]) {
+      expect(defaults.get(name)?.answerLimits, name).toEqual({ maxBytes: 1024 * 1024, timeoutMs: 10_000 });
+    }
+    const set = resolveOAuthConfig({ providers: { corp: oidc }, maxProviderAnswerBytes: 1024, providerTimeout: "60s" });
+    expect(set.get("corp")?.answerLimits).toEqual({ maxBytes: 1024, timeoutMs: 60_000 });
+    expect(resolveOAuthConfig({ providers: { corp: oidc }, providerTimeout: 1 }).get("corp")?.answerLimits.timeoutMs).toBe(1000);
+  });
+
+  it("OA-11: a cap under 1024 bytes, not a whole number, or a timeout over 60 s or not a duration is refused, naming the option", () => {
+    for (const maxProviderAnswerBytes of [1023, 0, -1, 1.5, "1048576", Number.POSITIVE_INFINITY]) {
+      expect(refusal({ providers: { corp: oidc }, maxProviderAnswerBytes }), String(maxProviderAnswerBytes)).toMatch(
+        /^Portcullis configuration: oauth\.maxProviderAnswerBytes must be a whole number of at least 1024/,
+      );
+    }
+    expect(refusal({ providers: { corp: oidc }, providerTimeout: "61s" })).toBe(
+      'Portcullis configuration: oauth.providerTimeout must be at most "60s"; got "61s"',
+    );
+    for (const providerTimeout of ["2m", 0, "10ms", "soon"]) {
+      expect(refusal({ providers: { corp: oidc }, providerTimeout }), String(providerTimeout)).toMatch(
+        /^Portcullis configuration: oauth\.providerTimeout must be/,
+      );
+    }
+  });
 });

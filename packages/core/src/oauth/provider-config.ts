@@ -1,4 +1,6 @@
 import { isIP } from "node:net";
+import { type Duration, durationSeconds, positiveInteger } from "../config-values.js";
+import type { AnswerLimits } from "./provider-fetch.js";
 
 /** What a provider says about the person, mapped onto Portcullis's account fields. */
 export interface ExternalProfile {
@@ -68,6 +70,17 @@ export interface OAuthConfig {
    * provider running on this machine in development and tests. Default false: https only.
    */
   unsafeAllowHttpLoopbackProviders?: boolean;
+  /**
+   * The most bytes of one answer from a provider (discovery, JWKS, token, user-info) that are
+   * read: a longer one fails the sign-in with 50300 and stores nothing (OA-11). At least 1024.
+   * Default 1 MiB (1048576).
+   */
+  maxProviderAnswerBytes?: number;
+  /**
+   * How long one request to a provider may take, its whole answer included: a slower one fails
+   * the sign-in with 50300 (OA-11). Default `"10s"`, at most `"60s"`.
+   */
+  providerTimeout?: Duration;
 }
 
 /** One provider, checked, with its defaults. */
@@ -91,7 +104,12 @@ export interface ResolvedOAuthProvider {
   linkByVerifiedEmail: boolean;
   trustedForSecondFactor: boolean;
   allowHttpLoopback: boolean;
+  /** `maxProviderAnswerBytes` and `providerTimeout`, shared by every provider (OA-11). */
+  answerLimits: AnswerLimits;
 }
+
+/** The default of `oauth.maxProviderAnswerBytes`: 1 MiB. */
+export const defaultMaxProviderAnswerBytes = 1024 * 1024;
 
 function fail(message: string): never {
   throw new TypeError(`Portcullis configuration: oauth.${message}`);
@@ -158,7 +176,25 @@ function stringList(value: unknown, what: string, pattern: RegExp): string[] {
   return [...value];
 }
 
-function resolveProvider(name: string, config: OAuthProviderConfig, allowHttpLoopback: boolean): ResolvedOAuthProvider {
+/** Checks `maxProviderAnswerBytes` and `providerTimeout` and fills in their defaults. */
+function answerLimitsOf(config: OAuthConfig): AnswerLimits {
+  const maxBytes = positiveInteger(
+    config.maxProviderAnswerBytes,
+    "oauth.maxProviderAnswerBytes",
+    defaultMaxProviderAnswerBytes,
+    1024,
+  );
+  const timeoutSeconds = durationSeconds(config.providerTimeout ?? "10s", "oauth.providerTimeout");
+  if (timeoutSeconds > 60) fail(`providerTimeout must be at most "60s"; got ${JSON.stringify(config.providerTimeout)}`);
+  return { maxBytes, timeoutMs: timeoutSeconds * 1000 };
+}
+
+function resolveProvider(
+  name: string,
+  config: OAuthProviderConfig,
+  allowHttpLoopback: boolean,
+  answerLimits: AnswerLimits,
+): ResolvedOAuthProvider {
   const at = `providers.${name}`;
   if (config === null || typeof config !== "object") fail(`${at} must be an object`);
   const plainUrls = [config.authorizationUrl, config.tokenUrl, config.userInfoUrl];
@@ -223,6 +259,7 @@ function resolveProvider(name: string, config: OAuthProviderConfig, allowHttpLoo
     linkByVerifiedEmail: config.linkByVerifiedEmail ?? false,
     trustedForSecondFactor: config.trustedForSecondFactor ?? false,
     allowHttpLoopback,
+    answerLimits,
   };
 }
 
@@ -241,13 +278,14 @@ export function resolveOAuthConfig(config: OAuthConfig | undefined): Map<string,
   }
   const allowHttpLoopback = config.unsafeAllowHttpLoopbackProviders ?? false;
   if (typeof allowHttpLoopback !== "boolean") fail("unsafeAllowHttpLoopbackProviders must be true or false");
+  const answerLimits = answerLimitsOf(config);
   for (const [name, provider] of Object.entries(config.providers)) {
     if (!/^[a-z0-9][a-z0-9_-]{0,31}$/.test(name)) {
       fail(`providers: the name ${JSON.stringify(name)} must be 1 to 32 lower-case letters, digits, "-" or "_"`);
     }
     if (name === directoryProvider)
       fail(`providers: a provider must not be named "${directoryProvider}", which is kept for directory (LDAP) accounts`);
-    providers.set(name, resolveProvider(name, provider, allowHttpLoopback));
+    providers.set(name, resolveProvider(name, provider, allowHttpLoopback, answerLimits));
   }
   return providers;
 }
