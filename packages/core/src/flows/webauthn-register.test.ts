@@ -943,12 +943,24 @@ describe("webauthnRegisterFinish", () => {
   });
 
   describe("WA-2 and WA-5: the public key and the counter must be usable", () => {
-    const hostile: [string, CoseKeyParts][] = [
-      ["an RSA key with a 1-byte modulus", { kty: "RSA", n: Uint8Array.of(0xc5), e: Uint8Array.of(1, 0, 1) }],
-      ["the EC2 point (0, 0)", { kty: "EC2", x: new Uint8Array(32), y: new Uint8Array(32) }],
-      ["an Ed25519 key of 5 bytes", { kty: "OKP", x: Uint8Array.of(1, 2, 3, 4, 5) }],
+    const hostile: [string, CoseKeyParts, string][] = [
+      [
+        "an RSA key with a 1-byte modulus",
+        { kty: "RSA", n: Uint8Array.of(0xc5), e: Uint8Array.of(1, 0, 1) },
+        "an RSA modulus of 8 bits, outside 2048 to 8192",
+      ],
+      [
+        "the EC2 point (0, 0)",
+        { kty: "EC2", x: new Uint8Array(32), y: new Uint8Array(32) },
+        "node:crypto cannot import the EC key (for EC2, a point off the curve)",
+      ],
+      [
+        "an Ed25519 key of 5 bytes",
+        { kty: "OKP", x: Uint8Array.of(1, 2, 3, 4, 5) },
+        "EdDSA needs an OKP key on Ed25519 with x of 32 bytes",
+      ],
     ];
-    for (const [name, publicKey] of hostile) {
+    for (const [name, publicKey, reason] of hostile) {
       it(`WA-2: a public key that can never verify, ${name}, is 40100 and nothing is stored`, async () => {
         const harness = makePasskeyAuth();
         const userId = await addUser(harness.auth, "hostile-key");
@@ -959,7 +971,7 @@ describe("webauthnRegisterFinish", () => {
           finish(harness, userId, ceremonyId, makeAuthenticator().register(options, { publicKey })),
         );
         expect(refused).toMatchObject({ code: ErrorCode.AuthenticationFailed, message: "The passkey could not be registered" });
-        expect(refused.cause).toBeInstanceOf(Error);
+        expect(refused.cause).toEqual(new Error(`Unusable public key: ${reason}`));
         expect(await harness.storage.passkeys.listByUser(userId)).toEqual([]);
         expect(await tokenVersionOf(harness, userId)).toBe(version);
         expect(harness.events).toEqual([]);
@@ -992,6 +1004,7 @@ describe("webauthnRegisterFinish", () => {
       const response = makeAuthenticator().register(options, { counter: 0xffff_ffff });
       const refused = await authError(finish(harness, userId, ceremonyId, response));
       expect(refused).toMatchObject({ code: ErrorCode.AuthenticationFailed, message: "The passkey could not be registered" });
+      expect(refused.cause).toEqual(new Error("A signature counter of 4294967295 could grow fewer than 2^16 times"));
       expect(await harness.storage.passkeys.listByUser(userId)).toEqual([]);
     });
 

@@ -19,34 +19,30 @@ const everyInvisible = new RegExp(invisible.source, "gu");
  * joiner, the selectors and the tags are part of a picture that shows.
  */
 const pictograph = String.raw`\p{Extended_Pictographic}(?:\p{Emoji_Modifier}|\uFE0E|\uFE0F)?`;
-const emojiSequence = new RegExp(
-  String.raw`[0-9#*]\uFE0F?\u20E3|\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}|${pictograph}(?:\u200D${pictograph})*`,
-  "gu",
-);
+const emojiSequence = String.raw`[0-9#*]\uFE0F?\u20E3|\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}|${pictograph}(?:\u200D${pictograph})*`;
 
 /**
- * Scripts whose letters join or form conjuncts, where a zero-width joiner or non-joiner between
- * two of their characters changes the shapes drawn (Persian "می‌خواهم", Devanagari half forms),
- * so it shows (RFC 5892 appendix A.1 and A.2, the CONTEXTJ rules, allow them in much the same places).
+ * A zero-width non-joiner or joiner between two characters of one script whose letters join or
+ * form conjuncts, where it changes the shapes drawn (Persian "می‌خواهم", Devanagari half forms),
+ * so it shows (RFC 5892 appendix A.1 and A.2, the CONTEXTJ rules, allow them in much the same
+ * places): Arabic, Syriac and N'Ko, and the Brahmic scripts of India and Sri Lanka.
  */
-const joiningScripts = [
-  /[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Nko}]/u,
-  /\p{Script=Devanagari}/u,
-  /\p{Script=Bengali}/u,
-  /\p{Script=Gurmukhi}/u,
-  /\p{Script=Gujarati}/u,
-  /\p{Script=Oriya}/u,
-  /\p{Script=Tamil}/u,
-  /\p{Script=Telugu}/u,
-  /\p{Script=Kannada}/u,
-  /\p{Script=Malayalam}/u,
-  /\p{Script=Sinhala}/u,
-];
+const visibleJoiner = [
+  String.raw`[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Nko}]`,
+  String.raw`\p{Script=Devanagari}`,
+  String.raw`\p{Script=Bengali}`,
+  String.raw`\p{Script=Gurmukhi}`,
+  String.raw`\p{Script=Gujarati}`,
+  String.raw`\p{Script=Oriya}`,
+  String.raw`\p{Script=Tamil}`,
+  String.raw`\p{Script=Telugu}`,
+  String.raw`\p{Script=Kannada}`,
+  String.raw`\p{Script=Malayalam}`,
+  String.raw`\p{Script=Sinhala}`,
+].map((script) => String.raw`(?<=${script})(?:\u200C|\u200D)(?=${script})`);
 
-function joinsVisibly(before: string | undefined, after: string | undefined): boolean {
-  if (before === undefined || after === undefined) return false;
-  return joiningScripts.some((script) => script.test(before) && script.test(after));
-}
+/** Where a joiner, a selector or a tag is part of something that shows. */
+const shownInContext = new RegExp([emojiSequence, ...visibleJoiner].join("|"), "gu");
 
 /** `U+200B`: the code point as Unicode writes it. */
 function codePointName(character: string): string {
@@ -91,15 +87,12 @@ function kindOf(character: string): string | null {
  * ```
  */
 export function invisibleCharacterIn(text: string): string | null {
-  // Inside an emoji sequence, what would not show alone becomes U+FFFC, which does.
-  const shown = text.replace(emojiSequence, (sequence) => sequence.replace(everyInvisible, "\uFFFC"));
-  const characters = [...shown];
-  for (const [index, character] of characters.entries()) {
+  // What shows in its context (inside an emoji sequence, a joiner within a joining script)
+  // becomes U+FFFC, which shows anywhere.
+  const shown = text.replace(shownInContext, (sequence) => sequence.replace(everyInvisible, "\uFFFC"));
+  for (const character of shown) {
     const kind = kindOf(character);
-    if (kind === null) continue;
-    const joiner = character === "\u200C" || character === "\u200D";
-    if (joiner && joinsVisibly(characters[index - 1], characters[index + 1])) continue;
-    return `${codePointName(character)}, ${kind}`;
+    if (kind !== null) return `${codePointName(character)}, ${kind}`;
   }
   return null;
 }

@@ -38,6 +38,9 @@ describe("publicKeyProblem", () => {
     // Leading zero bytes do not count.
     expect(await problemOf({ kty: "RSA", n: Uint8Array.of(0, ...modulus(2048)), e: f4 })).toBeNull();
     expect(await problemOf({ kty: "RSA", n: modulus(2048, false), e: f4 })).toBe("an RSA modulus must be odd");
+    const endsInTwo = modulus(2048, false);
+    endsInTwo[endsInTwo.length - 1] = 2;
+    expect(await problemOf({ kty: "RSA", n: endsInTwo, e: f4 })).toBe("an RSA modulus must be odd");
     expect(await problemOf({ kty: "RSA", n: new Uint8Array(0), e: f4 })).toBe("an RSA modulus must be odd");
   });
 
@@ -58,6 +61,15 @@ describe("publicKeyProblem", () => {
     const needs = "RS256 needs an RSA key with n and e";
     expect(await problemOf({ kty: "EC2", alg: -257, x: goodRsa.n, y: f4 } as CoseKeyParts)).toBe(needs);
     const raw = (entries: [number, number | Uint8Array][]) => publicKeyProblem(encodeCbor(new Map(entries)), offered);
+    // n and e as they should be, under the EC2 key type.
+    expect(
+      await raw([
+        [1, 2],
+        [3, -257],
+        [-1, modulus(2048)],
+        [-2, f4],
+      ]),
+    ).toBe(needs);
     expect(
       await raw([
         [1, 3],
@@ -92,6 +104,15 @@ describe("publicKeyProblem", () => {
     expect(await problemOf({ kty: "EC2", x, y: flipped })).toMatch(/cannot import/);
     expect(await problemOf({ kty: "EC2", crv: 2, x, y })).toBe(needs);
     expect(await problemOf({ kty: "OKP", alg: -7, crv: 1, x })).toBe(needs);
+    // A P-256 point on the curve, under the OKP key type.
+    const okp = new Map<number, number | Uint8Array>([
+      [1, 1],
+      [3, -7],
+      [-1, 1],
+      [-2, x],
+      [-3, y],
+    ]);
+    expect(await publicKeyProblem(encodeCbor(okp), offered)).toBe(needs);
     expect(await problemOf({ kty: "EC2", x: Uint8Array.of(0, ...x), y })).toBe(needs);
     expect(await problemOf({ kty: "EC2", x, y: y.subarray(1) })).toBe(needs);
     expect(await problemOf({ kty: "EC2", x: new Uint8Array(5), y: new Uint8Array(5) })).toBe(needs);

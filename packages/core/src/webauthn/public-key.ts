@@ -56,10 +56,8 @@ export async function publicKeyProblem(coseKey: Uint8Array, algorithms: readonly
     return "the public key is not CBOR";
   }
   if (!(key instanceof Map)) return "the public key is not a COSE key";
-  const algorithm: unknown = key.get(3);
-  if (typeof algorithm !== "number" || !algorithms.includes(algorithm) || ![-7, -8, -257].includes(algorithm)) {
-    return `the public key's algorithm ${String(algorithm)} was not offered`;
-  }
+  const algorithm = algorithms.find((offered) => offered === key.get(3) && [-7, -8, -257].includes(offered));
+  if (algorithm === undefined) return `the public key's algorithm ${String(key.get(3))} was not offered`;
   const jwk = toJwk(key, algorithm);
   if (typeof jwk === "string") return jwk;
   let details: ReturnType<typeof createPublicKey>["asymmetricKeyDetails"];
@@ -73,7 +71,7 @@ export async function publicKeyProblem(coseKey: Uint8Array, algorithms: readonly
   if (modulusLength < minRsaModulusBits || modulusLength > maxRsaModulusBits) {
     return `an RSA modulus of ${modulusLength} bits, outside ${minRsaModulusBits} to ${maxRsaModulusBits}`;
   }
-  if (publicExponent < 3n || publicExponent % 2n === 0n || publicExponent >= 2n ** 256n) {
+  if (publicExponent < 3n || publicExponent % 2n === 0n || publicExponent > 2n ** 256n - 1n) {
     return "an RSA exponent must be odd, at least 3 and under 2^256";
   }
   return null;
