@@ -105,8 +105,13 @@ async function startSecondFactor(server: RunningServer, user: TestUser): Promise
   return result.body.data.tempToken as string;
 }
 
-function expectTokenSet(data: unknown, user: TestUser, totpEnabled: boolean): void {
-  expect(Object.keys(data as object).sort()).toEqual(["accessToken", "expiresIn", "refreshToken", "tokenType", "user"]);
+/** Checks the contract's token set; a completed sign-in (not a refresh) also carries the device token (RL-5). */
+function expectTokenSet(data: unknown, user: TestUser, totpEnabled: boolean, answer: "sign-in" | "refresh" = "sign-in"): void {
+  const fields = ["accessToken", "expiresIn", "refreshToken", "tokenType", "user"];
+  expect(Object.keys(data as object).sort()).toEqual(
+    answer === "sign-in" ? ["accessToken", "deviceToken", ...fields.slice(1)] : fields,
+  );
+  if (answer === "sign-in") expect((data as TokenSet).deviceToken).toMatch(/^[A-Za-z0-9_-]{22}\.[0-9]+\.[A-Za-z0-9_-]{22}$/);
   const tokens = data as TokenSet;
   expect(tokens.tokenType).toBe("Bearer");
   expect(tokens.expiresIn).toBe(900);
@@ -316,7 +321,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
         const first = await signIn(context.server, alice);
         const rotated = await post(context.server, `${base}/refresh`, { refreshToken: first.refreshToken });
         expectEnvelope(rotated, 0);
-        expectTokenSet(rotated.body.data, alice, false);
+        expectTokenSet(rotated.body.data, alice, false, "refresh");
         expect(rotated.body.data.refreshToken).not.toBe(first.refreshToken);
         expectEnvelope(await post(context.server, `${base}/refresh`, { refreshToken: first.refreshToken }), 40101);
         expectEnvelope(await post(context.server, `${base}/refresh`, { refreshToken: rotated.body.data.refreshToken }), 40101);
@@ -615,7 +620,16 @@ export function describeContract(name: string, start: StartServer, options: Cont
 
         const nobody = await beginPasskeyLogin(server, { username: "nobody" });
         expect(Object.keys(nobody.options).sort()).toEqual(Object.keys(login.options).sort());
-        expect(nobody.options.allowCredentials ?? []).toEqual([]);
+        // EN-4: a name that is nobody's lists credential ids shaped like bob's: decoys, the same each time.
+        expect(nobody.options.allowCredentials?.length).toBeGreaterThanOrEqual(1);
+        expect(nobody.options.allowCredentials?.[0]).toEqual({
+          id: expect.stringMatching(/^[A-Za-z0-9_-]{22,43}$/),
+          type: "public-key",
+          transports: expect.any(Array),
+        });
+        expect((await beginPasskeyLogin(server, { username: "nobody" })).options.allowCredentials).toEqual(
+          nobody.options.allowCredentials,
+        );
 
         // A second registration excludes the passkeys the account has.
         const again = await beginRegistration(server, result.body.data.accessToken, { label: "Key" });

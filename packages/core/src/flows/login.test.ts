@@ -13,12 +13,14 @@ import {
   generousThrottle,
   goodPassword,
   makeAuth,
+  nextCode,
   outcome,
   signingSecret,
   tally,
 } from "./fixtures.test-support.js";
 import { type LoginInput, login } from "./login.js";
 import { setUserDisabled } from "./manage-users.js";
+import { verifyTotp } from "./verify-totp.js";
 
 vi.mock("@node-rs/argon2", async (importOriginal) => {
   const argon2 = await importOriginal<typeof import("@node-rs/argon2")>();
@@ -631,6 +633,98 @@ describe("login", () => {
       for (let attempt = 0; attempt < 6; attempt += 1)
         await outcome(login(auth, { username: "attacked", password: wrongPassword }));
       await tokensOf(login(auth, { username: "victim", password: goodPassword }));
+    });
+  });
+
+  describe("RL-5: a client that signed in before has a budget of its own", () => {
+    const lockingTiers: NonNullable<Parameters<typeof makeAuth>[0]>["throttle"] = {
+      account: [
+        { limit: 5, window: "15m" },
+        { limit: 20, window: "24h" },
+      ],
+    };
+
+    async function deviceTokenOf(auth: Parameters<typeof login>[0], username: string): Promise<string> {
+      const tokens = await tokensOf(login(auth, { username, password: goodPassword }));
+      expect(tokens.deviceToken).toMatch(/^[A-Za-z0-9_-]{22}\.[0-9]+\.[A-Za-z0-9_-]{22}$/);
+      return tokens.deviceToken as string;
+    }
+
+    it("RL-5: after a stranger's failures lock the account for a day, its owner's device token still signs in with the password", async () => {
+      const { auth, clock } = makeAuth({ throttle: lockingTiers });
+      await addUser(auth, "owner");
+      const deviceToken = await deviceTokenOf(auth, "owner");
+      for (let attempt = 0; attempt < 20; attempt += 1) {
+        await outcome(login(auth, { username: "owner", password: `${wrongPassword} ${attempt}` }));
+        clock.advance(minutes(16));
+      }
+      expect(await outcome(login(auth, { username: "owner", password: goodPassword }))).toBe(42900);
+      const tokens = await tokensOf(login(auth, { username: "owner", password: goodPassword, deviceToken }));
+      expect(tokens.user.username).toBe("owner");
+      // The account-wide cap still stops everyone else.
+      expect(await outcome(login(auth, { username: "owner", password: goodPassword }))).toBe(42900);
+    });
+
+    it("RL-5: the device's own failures are capped, on a counter of its own that a success clears", async () => {
+      const { auth } = makeAuth({ throttle: { ...lockingTiers, device: [{ limit: 3, window: "15m" }] } });
+      await addUser(auth, "owner");
+      const deviceToken = await deviceTokenOf(auth, "owner");
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        expect(await outcome(login(auth, { username: "owner", password: wrongPassword, deviceToken }))).toBe(40100);
+      }
+      const renewed = (await tokensOf(login(auth, { username: "owner", password: goodPassword, deviceToken }))).deviceToken;
+      expect(renewed?.split(".")[0]).toBe(deviceToken.split(".")[0]);
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        expect(await outcome(login(auth, { username: "owner", password: wrongPassword, deviceToken: renewed }))).toBe(40100);
+      }
+      expect(await outcome(login(auth, { username: "owner", password: goodPassword, deviceToken: renewed }))).toBe(42900);
+      // None of the device's failures spent the account's budget.
+      await tokensOf(login(auth, { username: "owner", password: goodPassword }));
+    });
+
+    it("RL-5: another account's token, a forged, expired, malformed or foreign-key token spends the account's budget", async () => {
+      const { auth, clock } = makeAuth({ throttle: { account: [{ limit: 1, window: "15m" }], deviceTokenLifetime: "1d" } });
+      await addUser(auth, "owner");
+      await addUser(auth, "other");
+      const own = await deviceTokenOf(auth, "owner");
+      const others = await deviceTokenOf(auth, "other");
+      const [id, issued, tag] = own.split(".") as [string, string, string];
+      const flipped = `${tag.slice(0, -1)}${tag.endsWith("A") ? "B" : "A"}`;
+      const otherKey = { signing: signingSecret, encryption: randomBytes(32).toString("base64url") };
+      const foreign = await deviceTokenOf(makeAuth({ storage: auth.storage, clock, secrets: otherKey }).auth, "owner");
+      expect(await outcome(login(auth, { username: "owner", password: wrongPassword }))).toBe(40100);
+      for (const deviceToken of [
+        others,
+        `${id}.${issued}.${flipped}`,
+        `${id}.${Number(issued) - 1}.${tag}`,
+        "garbage",
+        "",
+        foreign,
+      ]) {
+        expect(await outcome(login(auth, { username: "owner", password: goodPassword, deviceToken })), deviceToken).toBe(42900);
+      }
+      clock.advance(hours(24));
+      expect(await outcome(login(auth, { username: "owner", password: wrongPassword, deviceToken: own }))).toBe(40100);
+      expect(await outcome(login(auth, { username: "owner", password: goodPassword, deviceToken: own }))).toBe(42900);
+    });
+
+    it("RL-5, RL-2: the second factor after a device's password spends the device's budget; the locked account's owner finishes TOTP", async () => {
+      const harness = makeAuth({ throttle: lockingTiers });
+      const { auth } = harness;
+      const userId = await addUser(auth, "owner");
+      const deviceToken = await deviceTokenOf(auth, "owner");
+      const { secret } = await enrolTotp(auth, userId);
+      for (let attempt = 0; attempt < 5; attempt += 1) await outcome(login(auth, { username: "owner", password: wrongPassword }));
+      const pending = await login(auth, { username: "owner", password: goodPassword, deviceToken });
+      if (pending.status !== "totp_required") throw new Error("expected the TOTP step");
+      const tokens = await verifyTotp(auth, { tempToken: pending.tempToken, code: nextCode(harness, secret) });
+      expect(tokens.deviceToken?.split(".")[0]).toBe(deviceToken.split(".")[0]);
+    });
+
+    it("PW-5: a device token that is not a string is 40002", async () => {
+      const { auth } = makeAuth();
+      const error = await authError(login(auth, { username: "a", password: "b", deviceToken: { $ne: "" } as unknown as string }));
+      expect(error.code).toBe(ErrorCode.MalformedParameter);
     });
   });
 

@@ -99,6 +99,23 @@ describe("requireRecentAuthentication", () => {
     expect((await login(harness.auth, { username: "often", password: goodPassword })).status).toBe("totp_required");
   });
 
+  it("RL-5: a password proof from a live session spends the session's budget: a stranger's lockout of the account never stops it", async () => {
+    const harness = makeAuth({ throttle: { account: [{ limit: 2, window: "15m" }], device: [{ limit: 3, window: "15m" }] } });
+    const { user, sessionId } = await signedIn(harness, "owner");
+    for (let attempt = 0; attempt < 3; attempt += 1) await outcome(login(harness.auth, { username: "owner", password: "wrong" }));
+    expect(await outcome(login(harness.auth, { username: "owner", password: goodPassword }))).toBe(42900);
+    await requireRecentAuthentication(harness.auth, user, { sessionId, password: goodPassword }, 0);
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      expect(await outcome(requireRecentAuthentication(harness.auth, user, { sessionId, password: "wrong" }, 0))).toBe(40100);
+    }
+    expect(await outcome(requireRecentAuthentication(harness.auth, user, { sessionId, password: goodPassword }, 0))).toBe(42900);
+    // A session id that is not the user's live session is no budget of its own.
+    const other = await signedIn(harness, "other");
+    expect(
+      await outcome(requireRecentAuthentication(harness.auth, user, { sessionId: other.sessionId, password: goodPassword }, 0)),
+    ).toBe(42900);
+  });
+
   it("TV-2: a session begun before the token version rose is no proof of a recent sign-in", async () => {
     const harness = makeAuth();
     const { user, sessionId } = await signedIn(harness, "stale");

@@ -3,7 +3,7 @@ import { directoryPasswordMatches } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
-import { clearAccountFailures, takeAttempt } from "../throttle/throttle.js";
+import { type FailureBudget, clearFailureBudget, sessionBudget, takeFailureAttempt } from "../throttle/failure-budget.js";
 import { acceptTotpCode } from "../totp/totp-secret.js";
 import { optionalString } from "./input.js";
 
@@ -27,9 +27,10 @@ export interface ReauthenticationProof {
  * the directory, against the same entry); a current TOTP code when
  * TOTP is on (its step is spent: TOTP-4); or a live session of this user, at its current token
  * version, whose sign-in is younger than `recentSignInSeconds` (default:
- * `reauthentication.recentSignIn`, 5 minutes). A password or code attempt counts against the
- * account throttle first (RL-1, RL-4), and a right one clears the account's failures, as a
- * sign-in does.
+ * `reauthentication.recentSignIn`, 5 minutes). A password or code attempt first takes an attempt
+ * (RL-1, RL-4) from the budget of the request's session when it is a live session of the user,
+ * so that a stranger's failures never stop a signed-in user (RL-5), else from the account's; a
+ * right one clears that budget, as a sign-in does.
  *
  * @throws {AuthError} 40001 no proof and no recent sign-in, 40100 wrong password, 40103 wrong
  * code, 40900 a TOTP code while TOTP is off, 42900 throttled, 50300 the directory is unavailable.
@@ -43,7 +44,8 @@ export async function requireRecentAuthentication(
   const password = optionalString(proof.password, "password");
   const totpCode = optionalString(proof.totpCode, "totpCode");
   if (password) {
-    await takeAttempt(auth, "account", user.usernameKey);
+    const budget = await budgetOfProof(auth, user, proof.sessionId);
+    await takeFailureAttempt(auth, budget);
     const proven =
       user.source === "directory"
         ? await directoryPasswordMatches(auth, user, password)
@@ -51,19 +53,30 @@ export async function requireRecentAuthentication(
     if (!proven) {
       throw new AuthError(ErrorCode.AuthenticationFailed, "Invalid password");
     }
-    await clearAccountFailures(auth, user.usernameKey);
+    await clearFailureBudget(auth, budget);
   } else if (totpCode) {
     const totp = await auth.storage.totp.get(user.id);
     if (!totp?.enabled) throw new AuthError(ErrorCode.Conflict, "TOTP is not enabled");
-    await takeAttempt(auth, "account", user.usernameKey);
+    const budget = await budgetOfProof(auth, user, proof.sessionId);
+    await takeFailureAttempt(auth, budget);
     if (!(await acceptTotpCode(auth, totp, totpCode))) throw new AuthError(ErrorCode.SecondFactorFailed);
-    await clearAccountFailures(auth, user.usernameKey);
+    await clearFailureBudget(auth, budget);
   } else if (!(await signedInRecently(auth, user, proof.sessionId, recentSignInSeconds))) {
     throw new AuthError(
       ErrorCode.MissingParameter,
       "Confirm it is you: send the current password, or a TOTP code when TOTP is on",
     );
   }
+}
+
+/**
+ * The failure budget of a proof made from a session (RL-5): the session's own when `sessionId`
+ * is a live session of `user`, else the account's.
+ */
+export async function budgetOfProof(auth: Auth, user: UserRecord, sessionId: unknown): Promise<FailureBudget> {
+  const session = typeof sessionId === "string" ? await auth.storage.sessions.findSession(sessionId) : null;
+  const live = session !== null && session.userId === user.id && session.revokedAt === null && session.expiresAt > auth.now();
+  return live ? sessionBudget(session.id) : { scope: "account", usernameKey: user.usernameKey };
 }
 
 /** True when `sessionId` is a live session of `user` that began within the last `windowSeconds`. */

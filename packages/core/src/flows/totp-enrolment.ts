@@ -2,22 +2,23 @@ import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
-import { clearAccountFailures, takeAttempt } from "../throttle/throttle.js";
+import { clearFailureBudget, takeFailureAttempt } from "../throttle/failure-budget.js";
 import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from "../totp/recovery-codes.js";
 import { totpEnrolment, totpSecretBytes } from "../totp/totp.js";
 import { acceptTotpCode, sealTotpSecret } from "../totp/totp-secret.js";
 import { signedInUser } from "../users/signed-in-user.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { optionalString, requiredString } from "./input.js";
-import { type ReauthenticationProof, requireRecentAuthentication } from "./reauthenticate.js";
+import { type ReauthenticationProof, budgetOfProof, requireRecentAuthentication } from "./reauthenticate.js";
 
-/** Checks a code of the pending factor, counting the attempt against the account (RL-1). */
-async function provePendingTotp(auth: Auth, user: UserRecord, code: string): Promise<void> {
+/** Checks a code of the pending factor, counting the attempt against the session's budget, or the account's (RL-1, RL-5). */
+async function provePendingTotp(auth: Auth, user: UserRecord, code: string, sessionId: string | undefined): Promise<void> {
   const totp = await auth.storage.totp.get(user.id);
   if (!totp || totp.enabled) throw new AuthError(ErrorCode.Conflict, "Start TOTP setup first");
-  await takeAttempt(auth, "account", user.usernameKey);
+  const budget = await budgetOfProof(auth, user, sessionId);
+  await takeFailureAttempt(auth, budget);
   if (!(await acceptTotpCode(auth, totp, code))) throw new AuthError(ErrorCode.SecondFactorFailed);
-  await clearAccountFailures(auth, user.usernameKey);
+  await clearFailureBudget(auth, budget);
 }
 
 async function storeNewRecoveryCodes(auth: Auth, userId: string): Promise<string[]> {
@@ -84,7 +85,7 @@ export async function enableTotp(auth: Auth, input: EnableTotpInput): Promise<{ 
   const user = await signedInUser(auth, input.userId);
   const code = requiredString(input.code, "code");
   await requireRecentAuthentication(auth, user, { sessionId: input.sessionId, password: input.password });
-  await provePendingTotp(auth, user, code);
+  await provePendingTotp(auth, user, code, input.sessionId);
   if (!(await auth.storage.totp.enable(user.id))) throw new AuthError(ErrorCode.Conflict, "TOTP is already enabled");
   const recoveryCodes = await storeNewRecoveryCodes(auth, user.id);
   await raiseTokenVersion(auth, user.id, "totp_enabled");

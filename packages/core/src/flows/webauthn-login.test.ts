@@ -423,9 +423,11 @@ describe("WA-4: the credential belongs to the user who answers", () => {
     expect(await outcome(signInWith(harness.auth, authenticator, { userHandle: null }))).toBe(40100);
     // An empty user handle is no user handle.
     expect(await outcome(signInWith(harness.auth, authenticator, { userHandle: "" }))).toBe(40100);
-    // A username that is nobody's makes a discoverable ceremony, with the same rule.
-    expect(await outcome(signInWith(harness.auth, authenticator, { userHandle: null }, "nobody"))).toBe(40100);
-    tokensOf(await signInWith(harness.auth, authenticator, {}, "nobody"));
+    // A ceremony begun for a name that is nobody's lists decoys no authenticator holds (EN-4); a
+    // client that answers it anyway with a real passkey is held to the same rule.
+    const carol = await userWithPasskey(harness, "carol");
+    const anyway = { userHandle: null, credentialId: carol.passkey.id };
+    expect(await outcome(signInWith(harness.auth, carol.authenticator, anyway, "nobody"))).toBe(40100);
   });
 
   it("WA-4: a ceremony begun for user B is not answered by user A's passkey", async () => {
@@ -566,18 +568,18 @@ describe("WA-5: the signature counter", () => {
     const harness = passkeyHarness({}, { storage });
     const { passkey, authenticator } = await userWithPasskey(harness);
     const [first, second] = await Promise.all([webauthnBegin(harness.auth, {}), webauthnBegin(harness.auth, {})]);
-    // The first sign-in is held after it read the passkey (at its account throttle, which comes
+    // The first sign-in is held after it read the passkey (at reading its account, which comes
     // next) until the second one is done.
     let release = () => {};
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const hit = storage.counters.hit.bind(storage.counters);
+    const findById = storage.users.findById.bind(storage.users);
     let calls = 0;
-    storage.counters.hit = async (...args) => {
+    storage.users.findById = async (...args) => {
       calls += 1;
       if (calls === 1) await held;
-      return hit(...args);
+      return findById(...args);
     };
     const slow = outcome(
       webauthnFinish(harness.auth, {
@@ -638,7 +640,7 @@ describe("EN-4: begin answers alike for every username", () => {
     }
   });
 
-  it("EN-4: a known user's options list its passkeys; an unknown username's list is empty", async () => {
+  it("EN-4: a known user's options list its passkeys; without a username the list is empty", async () => {
     const harness = passkeyHarness();
     const { userId, passkey } = await userWithPasskey(harness, "alice");
     const second = await registerPasskey(harness.auth, userId, makeAuthenticator(), "Phone");
@@ -649,8 +651,42 @@ describe("EN-4: begin answers alike for every username", () => {
       expect(options.allowCredentials?.every((credential) => credential.type === "public-key")).toBe(true);
       expect(options.allowCredentials?.[0]?.transports).toEqual(["internal"]);
     }
-    expect((await webauthnBegin(harness.auth, { username: "nobody" })).options.allowCredentials).toEqual([]);
     expect((await webauthnBegin(harness.auth, {})).options.allowCredentials).toEqual([]);
+  });
+
+  it("EN-4: an unknown username and a user without passkeys get credential ids that look real: derived from the name, the same each time, none of them anyone's", async () => {
+    const harness = passkeyHarness();
+    await userWithPasskey(harness, "alice");
+    await addUser(harness.auth, "bob");
+    const listed = async (username: string) => (await webauthnBegin(harness.auth, { username })).options.allowCredentials ?? [];
+    const names = [
+      "nobody",
+      "bob",
+      "BOB",
+      "x".repeat(129),
+      "ali\u200bce",
+      ...Array.from({ length: 30 }, (_, index) => `user${index}`),
+    ];
+    const lengths = new Set<number>();
+    const counts = new Set<number>();
+    for (const name of names) {
+      const decoys = await listed(name);
+      expect(decoys.length, name).toBeGreaterThanOrEqual(1);
+      expect(decoys.length, name).toBeLessThanOrEqual(2);
+      counts.add(decoys.length);
+      for (const decoy of decoys) {
+        expect(decoy.type).toBe("public-key");
+        expect(decoy.id).toMatch(/^[A-Za-z0-9_-]+$/);
+        lengths.add(Buffer.from(decoy.id, "base64url").length);
+        expect(await harness.storage.passkeys.findById(decoy.id)).toBeNull();
+        expect(["internal", "hybrid"]).toEqual(expect.arrayContaining(decoy.transports ?? []));
+      }
+      expect(await listed(name), name).toEqual(decoys);
+    }
+    expect(await listed("bob")).toEqual(await listed("Bob"));
+    expect(await listed("bob")).not.toEqual(await listed("nobody"));
+    expect([...lengths].sort((a, b) => a - b)).toEqual([16, 20, 32]);
+    expect([...counts].sort()).toEqual([1, 2]);
   });
 
   it("PW-5: a username that is not a string is 40002", async () => {
@@ -687,54 +723,75 @@ describe("EN-1: a disabled account", () => {
   });
 });
 
-describe("RL-1, RL-4: throttling", () => {
-  /**
-   * Registering a passkey re-authenticates with the password, which takes an attempt from the
-   * account and is never cleared; a passkey sign-in clears it, so that each test counts from 0.
-   */
-  async function clearFailures(harness: Harness, authenticator: SoftwareAuthenticator): Promise<void> {
-    tokensOf(await signInWith(harness.auth, authenticator));
-  }
+describe("RL-4, RL-6: throttling", () => {
+  const wrongPassword = "not the password";
 
-  it("RL-1: each finish takes an attempt from the passkey's account: after 2 failures a valid assertion gets 42900", async () => {
+  it("RL-6: failed assertions never spend the account's password budget: after 5 of them the right password signs in", async () => {
     const harness = makePasskeyAuth({ throttle: { account: [{ limit: 2, window: "15m" }] } });
     const { authenticator } = await userWithPasskey(harness);
-    await clearFailures(harness, authenticator);
-    for (let failure = 0; failure < 2; failure += 1) {
-      expect(await outcome(signInWith(harness.auth, authenticator, { origin: "https://evil.example" }))).toBe(40100);
+    for (let failure = 0; failure < 5; failure += 1) {
+      expect(await outcome(signInWith(harness.auth, authenticator, { origin: "https://evil.example" }, "alice"))).toBe(40100);
     }
-    const throttled = await authError(signInWith(harness.auth, authenticator));
-    expect(throttled.code).toBe(ErrorCode.TooManyAttempts);
-    expect(throttled.retryAfterSeconds).toBe(900);
-    expect(harness.events.find((event) => event.type === "throttled")).toMatchObject({ scope: "account" });
-    // The same counter covers the password (RL-1).
-    expect(await outcome(login(harness.auth, { username: "alice", password: goodPassword }))).toBe(42900);
-    harness.clock.advance(15 * 60_000);
-    tokensOf(await signInWith(harness.auth, authenticator));
+    expect(harness.events.filter((event) => event.type === "throttled")).toEqual([]);
+    expect((await login(harness.auth, { username: "alice", password: goodPassword })).status).toBe("authenticated");
   });
 
-  it("RL-1: passkey failures and password failures share one counter; a passkey sign-in clears it", async () => {
-    const harness = makePasskeyAuth({ throttle: { account: [{ limit: 2, window: "15m" }] } });
+  it("RL-6: a valid passkey is never refused for password failures: after the account is locked by wrong passwords it signs in", async () => {
+    const harness = makePasskeyAuth({
+      throttle: {
+        account: [
+          { limit: 2, window: "15m" },
+          { limit: 3, window: "24h" },
+        ],
+      },
+    });
     const { authenticator } = await userWithPasskey(harness);
-    await clearFailures(harness, authenticator);
-    expect(await outcome(login(harness.auth, { username: "alice", password: "not the password" }))).toBe(40100);
+    for (let failure = 0; failure < 5; failure += 1)
+      await outcome(login(harness.auth, { username: "alice", password: wrongPassword }));
+    expect(await outcome(login(harness.auth, { username: "alice", password: goodPassword }))).toBe(42900);
     tokensOf(await signInWith(harness.auth, authenticator));
-    expect(await outcome(signInWith(harness.auth, authenticator, { flags: { uv: false } }))).toBe(40100);
-    expect(await outcome(login(harness.auth, { username: "alice", password: "not the password" }))).toBe(40100);
-    expect(await outcome(signInWith(harness.auth, authenticator))).toBe(42900);
+    tokensOf(await signInWith(harness.auth, authenticator, {}, "alice"));
+    // Nor does a passkey sign-in clear the account's failures for the password guesser.
+    expect(await outcome(login(harness.auth, { username: "alice", password: goodPassword }))).toBe(42900);
   });
 
-  it("RL-4: of 20 concurrent bad assertions on one account limited to 5, 5 are evaluated and 15 get 42900", async () => {
-    const harness = makePasskeyAuth({ throttle: { account: [{ limit: 5, window: "15m" }] } });
+  it("RL-6: the TOTP step after a passkey without UV spends that passkey's budget, not the locked account's", async () => {
+    const harness = makePasskeyAuth(
+      { throttle: { account: [{ limit: 2, window: "15m" }], device: [{ limit: 3, window: "15m" }] } },
+      { userVerification: "preferred" },
+    );
+    const { userId, authenticator } = await userWithPasskey(harness);
+    const { secret } = await enrolTotp(harness.auth, userId);
+    for (let failure = 0; failure < 3; failure += 1)
+      await outcome(login(harness.auth, { username: "alice", password: wrongPassword }));
+    const pending = await signInWith(harness.auth, authenticator, { flags: { uv: false } });
+    if (pending.status !== "totp_required") throw new Error("expected a TOTP step");
+    expect(await outcome(verifyTotp(harness.auth, { tempToken: pending.tempToken, code: "000000" }))).toBe(40103);
+    const tokens = await verifyTotp(harness.auth, { tempToken: pending.tempToken, code: nextCode(harness, secret) });
+    expect(await amrOf(harness.auth, tokens)).toEqual(["hwk", "otp"]);
+    // The passkey's own budget is capped: 3 wrong codes over fresh ceremonies, then 42900.
+    for (let failure = 0; failure < 3; failure += 1) {
+      const again = await signInWith(harness.auth, authenticator, { flags: { uv: false } });
+      if (again.status !== "totp_required") throw new Error("expected a TOTP step");
+      await outcome(verifyTotp(harness.auth, { tempToken: again.tempToken, code: "000000" }));
+    }
+    const last = await signInWith(harness.auth, authenticator, { flags: { uv: false } });
+    if (last.status !== "totp_required") throw new Error("expected a TOTP step");
+    expect(await outcome(verifyTotp(harness.auth, { tempToken: last.tempToken, code: nextCode(harness, secret) }))).toBe(42900);
+  });
+
+  it("RL-4: of 20 concurrent bad assertions from one address limited to 5, 5 are evaluated and 15 get 42900", async () => {
+    const harness = makePasskeyAuth({ throttle: { ip: [{ limit: 25, window: "15m" }] } });
     const { passkey, authenticator } = await userWithPasskey(harness);
-    await clearFailures(harness, authenticator);
     const otherKey = unregisteredCredential(authenticator);
-    const ceremonies = await Promise.all(Array.from({ length: 20 }, () => webauthnBegin(harness.auth, {})));
+    const address = "203.0.113.9";
+    const ceremonies = await Promise.all(Array.from({ length: 20 }, () => webauthnBegin(harness.auth, { ip: address })));
     const results = await tally(
       ceremonies.map(({ ceremonyId, options }) =>
         webauthnFinish(harness.auth, {
           ceremonyId,
           response: authenticator.authenticate(options, { credentialId: passkey.id, signWith: otherKey }),
+          ip: address,
         }),
       ),
     );
@@ -925,11 +982,13 @@ describe("answers, word for word", () => {
     expect(error.cause).toBeInstanceOf(Error);
   });
 
-  it("RL-1: a username that can be nobody's is never looked up in storage", async () => {
+  it("RL-1: a username that can be nobody's (too long, a NUL, an invisible code point) is never looked up in storage", async () => {
     const harness = passkeyHarness();
     const lookup = vi.spyOn(harness.storage.users, "findByUsernameKey");
-    const { options } = await webauthnBegin(harness.auth, { username: "x".repeat(129) });
-    expect(options.allowCredentials).toEqual([]);
+    for (const username of ["x".repeat(129), "alice\u0000", "ali\u200bce", " alice"]) {
+      const { options } = await webauthnBegin(harness.auth, { username });
+      expect(options.allowCredentials?.length).toBeGreaterThan(0);
+    }
     expect(lookup).not.toHaveBeenCalled();
   });
 

@@ -1,10 +1,16 @@
-import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
+import { createHmac } from "node:crypto";
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransport,
+  PublicKeyCredentialRequestOptionsJSON,
+} from "@simplewebauthn/server";
 import type { Auth } from "../auth.js";
 import { simpleWebAuthn } from "../dependencies.js";
 import { directoryUserNow } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { ChallengeRecord, PasskeyRecord, UserRecord } from "../storage/types.js";
+import { passkeyBudget } from "../throttle/failure-budget.js";
 import { takeAttempt } from "../throttle/throttle.js";
 import { typedUsernameKey } from "../users/username.js";
 import {
@@ -34,16 +40,48 @@ export interface WebauthnFinishInput {
   ceremonyId: string;
   /** The browser's `AuthenticationResponseJSON`, as `startAuthentication` returns it. */
   response: unknown;
+  /** The device token the client holds (RL-5): a second factor after this passkey spends its budget. */
+  deviceToken?: string;
   /** The client address, for throttling and events. */
   ip?: string;
 }
 
+/** A credential as `allowCredentials` lists it. */
+type AllowedCredential = { id: string; transports?: AuthenticatorTransport[] };
+
+const decoyKeys = new WeakMap<Auth, Buffer>();
+
+/**
+ * The credentials begin lists for a username whose account has no passkey, or that is nobody's
+ * (EN-4): one or two ids derived by HMAC from the name under a key derived from the encryption
+ * key, 16, 20 or 32 bytes long like the credential ids of common platform authenticators, with
+ * their transports. The same name always gets the same ones, so asking twice tells nothing; no
+ * authenticator holds them, so the browser finds no passkey, as it would for a lost one.
+ */
+function decoyCredentials(auth: Auth, name: string): AllowedCredential[] {
+  let key = decoyKeys.get(auth);
+  if (!key) {
+    key = auth.secretBox.deriveKey("portcullis passkey decoy v1");
+    decoyKeys.set(auth, key);
+  }
+  const derive = (label: string) => createHmac("sha256", key).update(`${label}\0${name}`, "utf8").digest();
+  const shape = derive("shape");
+  const count = 1 + ((shape[0] as number) & 1);
+  const length = [16, 20, 32][(shape[1] as number) % 3] as number;
+  const transports: AuthenticatorTransport[] = (shape[2] as number) & 1 ? ["hybrid", "internal"] : ["internal"];
+  return Array.from({ length: count }, (_, index) => ({
+    id: derive(`id ${index}`).subarray(0, length).toString("base64url"),
+    transports,
+  }));
+}
+
 /**
  * Begins a passkey sign-in (`POST /auth/public-key/login/begin`). With the username of an
- * account, its passkeys are listed in `allowCredentials`; without one, or for a name that is
- * nobody's, the ceremony is discoverable and the answer has the same shape (EN-4). The
- * ceremony (a 32-byte challenge; WA-1) is stored for `passkeys.ceremonyTtl` and takes one
- * attempt from the client address (RL-4).
+ * account, its passkeys are listed in `allowCredentials`; for a name whose account has none, or
+ * that is nobody's, decoy credential ids derived from the name are listed instead, so the answer
+ * does not tell which accounts exist or have passkeys (EN-4); without a username the ceremony is
+ * discoverable. The ceremony (a 32-byte challenge; WA-1) is stored for `passkeys.ceremonyTtl`
+ * and takes one attempt from the client address (RL-4).
  *
  * @throws {AuthError} 40002 bad input, 40400 passkeys not configured, 42900 throttled.
  * @example
@@ -59,14 +97,22 @@ export async function webauthnBegin(
   const config = passkeyConfig(auth);
   const username = optionalString(input.username, "username");
   if (input.ip !== undefined) await takeAttempt(auth, "ip", input.ip, input.ip);
+  if (input.ip !== undefined) await takeAttempt(auth, "unauthenticatedWrites", input.ip, input.ip);
   const usernameKey = username ? typedUsernameKey(username) : null;
   const user = usernameKey === null ? null : await auth.storage.users.findByUsernameKey(usernameKey);
   const passkeys = user ? await auth.storage.passkeys.listByUser(user.id) : [];
+  let allowCredentials: AllowedCredential[] = passkeys.map((passkey) => ({
+    id: passkey.id,
+    transports: passkey.transports as AuthenticatorTransport[],
+  }));
+  if (username && allowCredentials.length === 0) {
+    allowCredentials = decoyCredentials(auth, usernameKey ?? username.normalize("NFKC").toLowerCase());
+  }
   const { generateAuthenticationOptions } = await simpleWebAuthn();
   const options = await generateAuthenticationOptions({
     rpID: config.rpId,
     challenge: newChallenge(auth),
-    allowCredentials: passkeys.map((passkey) => ({ id: passkey.id, transports: passkey.transports })),
+    allowCredentials,
     userVerification: config.userVerification,
     timeout: config.ceremonyTtlSeconds * 1000,
   });
@@ -76,9 +122,11 @@ export async function webauthnBegin(
 
 /**
  * Finishes a passkey sign-in (`POST /auth/public-key/login/finish`). The ceremony is spent
- * first, whatever follows (WA-1). The passkey's account gives up one attempt to the account
- * throttle (RL-1); the credential must belong to the account the ceremony named, and to the one
- * whose user handle came back, which a discoverable sign-in must send (WA-4). The type,
+ * first, whatever follows (WA-1), and the client address gives up one attempt (RL-4). A failed
+ * assertion is no guess at a secret: it never spends the account's password budget, and a valid
+ * passkey is never refused for password failures (RL-6). The credential must belong to the
+ * account the ceremony named, and to the one whose user handle came back, which a discoverable
+ * sign-in must send (WA-4). The type,
  * challenge, origin, rpId hash, user presence, user verification (unless configured
  * `"preferred"`), backup flags (WA-2, WA-3) and signature are checked, and the signature
  * counter must grow unless both are 0, updated by compare-and-set (WA-5). A disabled account
@@ -86,7 +134,8 @@ export async function webauthnBegin(
  *
  * A user-verified passkey is a complete sign-in (`amr` `["hwk", "user"]`). Without user
  * verification (`amr` `["hwk"]`), a user with TOTP on gets a temporary token, as after a
- * password.
+ * password, whose code attempts spend the budget of the client's device token, or else this
+ * passkey's, never the account's (RL-5, RL-6).
  *
  * @throws {AuthError} 40002 malformed response or no ceremony id, 40100 refused, 40300 disabled, 40400 not configured, 42900 throttled.
  * @example
@@ -97,12 +146,13 @@ export async function webauthnBegin(
  */
 export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Promise<LoginResult> {
   const config = passkeyConfig(auth);
+  const deviceToken = optionalString(input.deviceToken, "deviceToken");
   const ceremony = await spendCeremony(auth, input.ceremonyId, "webauthn_login");
+  if (input.ip !== undefined) await takeAttempt(auth, "ip", input.ip, input.ip);
   const response = readAuthenticationResponse(input.response);
   const passkey = await auth.storage.passkeys.findById(response.id);
   const user = passkey ? await auth.storage.users.findById(passkey.userId) : null;
   if (!passkey || !user) return refuse(auth, null, input.ip);
-  await takeAttempt(auth, "account", user.usernameKey, input.ip);
   if (!answersForUser(ceremony, response, user)) return refuse(auth, user, input.ip);
 
   const { verifyAuthenticationResponse } = await simpleWebAuthn();
@@ -129,7 +179,11 @@ export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Pr
   }
   const complete = authenticationInfo.userVerified;
   const current = await directoryUserNow(auth, user, input.ip);
-  return completeFirstFactor(auth, current, complete ? ["hwk", "user"] : ["hwk"], input.ip, { complete });
+  return completeFirstFactor(auth, current, complete ? ["hwk", "user"] : ["hwk"], input.ip, {
+    complete,
+    deviceToken,
+    otherFactorBudget: passkeyBudget(passkey.id),
+  });
 }
 
 /**

@@ -72,6 +72,10 @@ const tokenSetProperties: Record<string, JsonSchema> = {
   tokenType: { const: "Bearer" },
   expiresIn: { type: "integer", minimum: 1, description: "Seconds until the access token expires" },
   user: schemaRef("PublicUser"),
+  deviceToken: {
+    type: "string",
+    description: "On a completed sign-in, not a refresh: this client's device token, sent back at its next login (RL-5)",
+  },
 };
 
 const returnPath: JsonSchema = { type: "string", description: "The path of this app given to `authorize` (`/` by default)" };
@@ -80,7 +84,7 @@ const returnPath: JsonSchema = { type: "string", description: "The path of this 
 export const tempTokenData: JsonSchema = answerObject({ tempToken: text });
 
 /** The `data` of a successful OAuth callback: the token set and the return path. */
-export const oauthSignInData: JsonSchema = answerObject({ ...tokenSetProperties, returnPath });
+export const oauthSignInData: JsonSchema = answerObject({ ...tokenSetProperties, returnPath }, ["deviceToken"]);
 
 /** The `data` of an OAuth callback that asks for the second factor. */
 export const oauthSecondFactorData: JsonSchema = answerObject({ tempToken: text, returnPath });
@@ -129,7 +133,10 @@ export const componentSchemas: Record<ComponentName, JsonSchema> = {
     ...answerObject({ code: { type: "integer" }, message: text, requestId: text }, ["requestId"]),
   },
   PublicUser: answerObject({ id: text, username: text, roles: texts, totpEnabled: flag }),
-  TokenSet: { description: "The answer of every step that completes a sign-in.", ...answerObject(tokenSetProperties) },
+  TokenSet: {
+    description: "The answer of every step that completes a sign-in, and of a refresh.",
+    ...answerObject(tokenSetProperties, ["deviceToken"]),
+  },
   PasskeyInfo: answerObject({
     id: { ...base64url, description: "The credential id" },
     label: text,

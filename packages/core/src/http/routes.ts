@@ -15,7 +15,9 @@ import { verifyTotp } from "../flows/verify-totp.js";
 import { webauthnBegin, webauthnFinish } from "../flows/webauthn-login.js";
 import { webauthnRegisterBegin, webauthnRegisterFinish } from "../flows/webauthn-register.js";
 import { bindingCookie, bindingFrom } from "../oauth/browser-binding.js";
+import type { TokenSet } from "../tokens/issue-tokens.js";
 import { ceremonyHeader } from "../webauthn/ceremony.js";
+import { deviceCookie, deviceTokenFromCookie } from "./cookies.js";
 import {
   type JsonSchema,
   answerObject,
@@ -136,10 +138,24 @@ const reauthentication = (context: RouteContext): ReauthenticationProof => ({
 });
 
 /** The answer of a route that completes a login: tokens, or 40102 with a temporary token. */
-const loginResponse = (result: LoginResult): RouteResult =>
+const loginResponse = (context: RouteContext, result: LoginResult): RouteResult =>
   result.status === "authenticated"
-    ? { data: result.tokens }
+    ? signedInResponse(context, result.tokens)
     : { code: ErrorCode.SecondFactorRequired, data: { tempToken: result.tempToken } };
+
+/** The answer of a completed sign-in: the token set, and the device token also as a cookie (RL-5). */
+const signedInResponse = ({ auth, secure }: RouteContext, tokens: TokenSet): RouteResult => ({
+  data: tokens,
+  cookies: tokens.deviceToken === undefined ? [] : [deviceCookie(auth, tokens.deviceToken, secure)],
+});
+
+/** The device token a sign-in request carries: `deviceToken` of the body, else the device cookie (RL-5). */
+const deviceTokenOf = ({ body, header, secure }: RouteContext): string | undefined =>
+  body.deviceToken !== undefined ? (body.deviceToken as string) : deviceTokenFromCookie(header("cookie"), secure);
+
+/** What the routes that complete a sign-in say of the device cookie. */
+const setsDeviceCookie =
+  "On success, `portcullis_device` (`__Host-portcullis_device` over TLS), HttpOnly, SameSite=Strict: the device token (RL-5)";
 
 const passkeysEnabled = (auth: Auth) => auth.config.passkeys !== null;
 const oauthEnabled = (auth: Auth) => auth.config.oauthProviders.size > 0;
@@ -182,22 +198,34 @@ export const routes: readonly Route[] = [
       summary: "Sign in with a username and password",
       description:
         'Local accounts, or the directory with `provider: "directory"` (or first, under the policy\'s `loginOrder: "directory-first"`). A user with TOTP gets 40102 with a temporary token for `2fa/verify` or `2fa/recovery`.',
-      body: requestObject({ username: requiredText, password: requiredText, provider: { enum: ["local", "directory"] } }, [
-        "username",
-        "password",
-      ]),
+      body: requestObject(
+        {
+          username: requiredText,
+          password: requiredText,
+          provider: { enum: ["local", "directory"] },
+          deviceToken: {
+            type: "string",
+            description:
+              "The `deviceToken` of an earlier sign-in of this client, for clients without cookies (RL-5): its failures spend a budget of their own",
+          },
+        },
+        ["username", "password"],
+      ),
       data: schemaRef("TokenSet"),
       secondFactor: tempTokenData,
+      setsCookie: setsDeviceCookie,
       codes: [40001, 40100, 40300, 40400, 40900, 42900, 50300],
     },
-    async handle({ auth, body, ip }) {
+    async handle(context) {
+      const { auth, body, ip } = context;
       const result = await login(auth, {
         username: body.username as string,
         password: body.password as string,
         provider: body.provider as string,
+        deviceToken: deviceTokenOf(context),
         ip,
       });
-      return loginResponse(result);
+      return loginResponse(context, result);
     },
   },
   {
@@ -213,10 +241,15 @@ export const routes: readonly Route[] = [
         "code",
       ]),
       data: schemaRef("TokenSet"),
+      setsCookie: setsDeviceCookie,
       codes: [40001, 40100, 40103, 40300, 42900, 50300],
     },
-    async handle({ auth, body, ip }) {
-      return { data: await verifyTotp(auth, { tempToken: body.tempToken as string, code: body.code as string, ip }) };
+    async handle(context) {
+      const { auth, body, ip } = context;
+      return signedInResponse(
+        context,
+        await verifyTotp(auth, { tempToken: body.tempToken as string, code: body.code as string, ip }),
+      );
     },
   },
   {
@@ -229,12 +262,17 @@ export const routes: readonly Route[] = [
       summary: "Complete a 40102 sign-in with a one-time recovery code",
       body: requestObject({ tempToken: requiredText, recoveryCode: requiredText }, ["tempToken", "recoveryCode"]),
       data: schemaRef("TokenSet"),
+      setsCookie: setsDeviceCookie,
       codes: [40001, 40100, 40103, 40300, 42900, 50300],
     },
-    async handle({ auth, body, ip }) {
-      return {
-        data: await useRecoveryCode(auth, { tempToken: body.tempToken as string, recoveryCode: body.recoveryCode as string, ip }),
-      };
+    async handle(context) {
+      const { auth, body, ip } = context;
+      const tokens = await useRecoveryCode(auth, {
+        tempToken: body.tempToken as string,
+        recoveryCode: body.recoveryCode as string,
+        ip,
+      });
+      return signedInResponse(context, tokens);
     },
   },
   {
@@ -400,11 +438,20 @@ export const routes: readonly Route[] = [
       parameters: [ceremonyParameter],
       body: schemaRef("AuthenticationResponse"),
       data: schemaRef("TokenSet"),
+      setsCookie: setsDeviceCookie,
       secondFactor: tempTokenData,
       codes: [40100, 40300, 42900, 50300],
     },
-    async handle({ auth, body, header, ip }) {
-      return loginResponse(await webauthnFinish(auth, { ceremonyId: header(ceremonyHeader) as string, response: body, ip }));
+    async handle(context) {
+      const { auth, body, header, ip, secure } = context;
+      const deviceToken = deviceTokenFromCookie(header("cookie"), secure);
+      const result = await webauthnFinish(auth, {
+        ceremonyId: header(ceremonyHeader) as string,
+        response: body,
+        deviceToken,
+        ip,
+      });
+      return loginResponse(context, result);
     },
   },
   {
@@ -545,12 +592,12 @@ export const routes: readonly Route[] = [
       setsCookie:
         "The binding cookie the callback needs, HttpOnly, SameSite=Lax, for 10 minutes: `__Host-portcullis_oauth` (Secure, path `/`) over TLS, `portcullis_oauth` (path of the OAuth routes) over plain HTTP",
       redirect: "With `mode=redirect`: a 302 to the provider, with the same cookie",
-      codes: [40002, 40400, 50300],
+      codes: [40002, 40400, 42900, 50300],
     },
-    async handle({ auth, params, query, secure }) {
+    async handle({ auth, params, query, secure, ip }) {
       const search = new URLSearchParams(query);
       const redirect = search.get("redirect") ?? undefined;
-      const { authUrl, browserBinding } = await oauthAuthorize(auth, { provider: params.provider as string, redirect });
+      const { authUrl, browserBinding } = await oauthAuthorize(auth, { provider: params.provider as string, redirect, ip });
       const cookie = bindingCookie(auth, browserBinding, secure, 600);
       const cookies = [cookie];
       return search.get("mode") === "redirect" ? { data: null, redirectTo: authUrl, cookies } : { data: { authUrl }, cookies };
@@ -585,17 +632,18 @@ export const routes: readonly Route[] = [
       ],
       data: oauthSignInData,
       secondFactor: oauthSecondFactorData,
-      setsCookie: "Clears the binding cookie",
+      setsCookie: `Clears the binding cookie. ${setsDeviceCookie}`,
       codes: [40100, 40300, 40400, 40900, 50300],
     },
-    async handle({ auth, params, query, header, secure, ip }) {
+    async handle(context) {
+      const { auth, params, query, header, secure, ip } = context;
       const browserBinding = bindingFrom(header("cookie"), secure);
       const result = await oauthCallback(auth, { provider: params.provider as string, query, browserBinding, ip });
-      const answer = loginResponse(result);
+      const answer = loginResponse(context, result);
       return {
         ...answer,
         data: { ...(answer.data as object), returnPath: result.returnPath },
-        cookies: [bindingCookie(auth, "", secure, 0)],
+        cookies: [bindingCookie(auth, "", secure, 0), ...(answer.cookies ?? [])],
       };
     },
   },
