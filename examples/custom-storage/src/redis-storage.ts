@@ -426,9 +426,10 @@ redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 return redis.call('HGETALL', KEYS[1])`;
 
 const deleteExpiredChallengesScript = `
--- KEYS: challenges. ARGV: now. Deletes those expired at now and returns how many.
+-- KEYS: challenges. ARGV: now, the most to delete. Deletes those expired at now and returns how many.
 local deleted = 0
 for _, challenge in ipairs(KEYS) do
+  if deleted >= tonumber(ARGV[2]) then break end
   local expiresAt = redis.call('HGET', challenge, 'expiresAt')
   if expiresAt and tonumber(expiresAt) <= tonumber(ARGV[1]) then
     redis.call('DEL', challenge)
@@ -458,10 +459,12 @@ function redisChallenges({ client, prefix, run }: Redis): ChallengeStore {
     takeAttempt: async (id, kind, limit, now) =>
       fromPairs<ChallengeRecord>(await run(takeAttemptScript, [challengeKey(id)], [json(kind), json(now), json(limit)])),
     // Redis's own expiry removes challenges in time; this is for the callers that sweep.
-    async deleteExpired(now) {
+    async deleteExpired(now, limit) {
       let deleted = 0;
       for await (const keys of client.scanIterator({ MATCH: `${escapeGlob(prefix)}:challenges:*`, COUNT: 100 })) {
-        if (keys.length > 0) deleted += await run<number>(deleteExpiredChallengesScript, keys, [json(now)]);
+        if (keys.length > 0)
+          deleted += await run<number>(deleteExpiredChallengesScript, keys, [json(now), json(limit - deleted)]);
+        if (deleted >= limit) break;
       }
       return deleted;
     },

@@ -9,6 +9,7 @@ import { type EventHub, createEventHub } from "./events/event-hub.js";
 import type { AuthEvent } from "./events/types.js";
 import type { AccessContext } from "./flows/verify-access-token.js";
 import { type ProxyTrust, createProxyTrust } from "./http/client-address.js";
+import { startSweeping } from "./storage/sweep.js";
 import type { Storage } from "./storage/types.js";
 import { type TokenKeys, loadTokenKeys } from "./tokens/keys.js";
 import { type VerifiedTokenCache, createVerifiedTokenCache } from "./tokens/verified-tokens.js";
@@ -89,7 +90,7 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
   const secretBox = createSecretBox(config.secrets.encryption, randomBytes);
   const hub = createEventHub(config.onListenerError);
   const pseudonymKey = secretBox.deriveKey("portcullis username pseudonym v1");
-  return {
+  const auth: Auth = {
     config: resolved,
     storage: config.storage,
     directory: config.directory ? boundedDirectory(config.directory, resolved.directoryLimits) : null,
@@ -106,4 +107,6 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
     tokenStateCache: new Map(),
     verifiedTokens: createVerifiedTokenCache(resolved.verifiedTokenCacheSize),
   };
+  startSweeping(auth, resolved.sweepIntervalMs);
+  return auth;
 }

@@ -8,6 +8,7 @@ import {
   resolveDirectoryLimits,
 } from "./directory/directory-limits.js";
 import { type OAuthConfig, type ResolvedOAuthProvider, resolveOAuthConfig } from "./oauth/provider-config.js";
+import { resolveSweepInterval } from "./storage/sweep.js";
 import type { Storage } from "./storage/types.js";
 import { type ResolvedThrottleConfig, type ThrottleConfig, resolveThrottleConfig } from "./throttle/throttle-config.js";
 
@@ -146,6 +147,13 @@ export interface AuthConfig {
      */
     openApi?: boolean;
   };
+  /**
+   * How often the instance deletes expired rows (challenges, ended throttling windows, refresh
+   * tokens and sessions past their expiry), in bounded batches, one instance at a time among those
+   * sharing the storage. Default `"5m"`, from 1 second to `"1d"`; `false` leaves it to you
+   * (`sweepExpired(auth)` from a job).
+   */
+  sweepInterval?: Duration | false;
   /** The clock, in epoch milliseconds. Tests freeze it. */
   now?: () => number;
   /** The source of randomness. Default: the system's CSPRNG (`crypto.randomFillSync`), drawn 4 KiB at a time. */
@@ -185,6 +193,8 @@ export interface ResolvedConfig {
   adminRole: string;
   throttle: ResolvedThrottleConfig;
   directoryLimits: ResolvedDirectoryLimits;
+  /** Milliseconds between two sweeps of expired rows; null when the service sweeps itself. */
+  sweepIntervalMs: number | null;
 }
 
 function adminRoleOf(value: unknown): string {
@@ -337,5 +347,6 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     adminRole: adminRoleOf(config.adminRole),
     throttle: resolveThrottleConfig(config.throttle),
     directoryLimits: resolveDirectoryLimits(config.directoryLimits),
+    sweepIntervalMs: resolveSweepInterval(config.sweepInterval),
   };
 }

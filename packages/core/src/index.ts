@@ -83,6 +83,7 @@ export { routes } from "./http/routes.js";
 export type { Envelope, HttpRequest, HttpResponse } from "./http/types.js";
 export type { ClaimMapping, ExternalProfile, OAuthConfig, OAuthProviderConfig } from "./oauth/provider-config.js";
 export { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./storage/memory.js";
+export { type SweepResult, sweepExpired } from "./storage/sweep.js";
 export type * from "./storage/types.js";
 export type { AccessTokenClaims } from "./tokens/access-token.js";
 export type { PublicUser, TokenSet } from "./tokens/issue-tokens.js";

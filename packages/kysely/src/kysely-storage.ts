@@ -230,16 +230,29 @@ function storesOver(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables): St
   }
 
   /**
-   * Deletes what no flow can use any more: expired challenges, ended throttling windows, refresh
-   * tokens past their idle expiry (spent ones too: reuse of one is then "unknown", and it was
-   * refused anyway) and sessions past their absolute expiry. Returns the challenges deleted.
+   * Deletes what no flow can use any more, at most `limit` rows of each kind: expired
+   * challenges, ended throttling windows, refresh tokens past their idle expiry (spent ones too:
+   * reuse of one is then "unknown", and it was refused anyway) and sessions past their absolute
+   * expiry. Each is one statement over the index on its expiry column, so it holds only the rows
+   * it deletes, briefly. Returns how many rows it deleted in all.
    */
-  async function deleteExpiredRows(now: number): Promise<number> {
-    const result = await db.deleteFrom(t.challenges).where("expires_at", "<=", now).executeTakeFirst();
-    await db.deleteFrom(t.counters).where("reset_at", "<=", now).execute();
-    await db.deleteFrom(t.refreshTokens).where("expires_at", "<=", now).execute();
-    await db.deleteFrom(t.sessions).where("expires_at", "<=", now).execute();
-    return num(result.numDeletedRows);
+  async function deleteExpiredRows(now: number, limit: number): Promise<number> {
+    const kinds = [
+      [t.challenges, "id", "expires_at"],
+      [t.counters, "counter_key", "reset_at"],
+      [t.refreshTokens, "hash", "expires_at"],
+      [t.sessions, "id", "expires_at"],
+    ] as const;
+    let deleted = 0;
+    for (const [table, key, end] of kinds) {
+      // PostgreSQL has no DELETE … LIMIT: the keys of a bounded select name the rows. MySQL has
+      // it, and refuses a subquery on the table it deletes from.
+      const expired = postgres
+        ? db.deleteFrom(table).where(key, "in", db.selectFrom(table).select(key).where(end, "<=", now).limit(limit))
+        : db.deleteFrom(table).where(end, "<=", now).limit(limit);
+      deleted += num((await expired.executeTakeFirst()).numDeletedRows);
+    }
+    return deleted;
   }
 
   const users: UserStore = {

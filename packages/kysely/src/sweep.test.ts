@@ -1,46 +1,180 @@
-// challenges.deleteExpired of the SQL storage: what no flow can use any more goes, the rest stays.
-import { afterAll, beforeAll, expect, it } from "vitest";
+// Expired rows of the SQL storage go without anyone signing in (issue 20 item 5): the auth
+// instance's timer sweeps them, in bounded batches, on PGlite, PostgreSQL and MariaDB; the live
+// ones stay.
+import { randomBytes } from "node:crypto";
+import { type Storage, createAuth, sweepExpired } from "@portcullis/core";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describeNeedingService } from "../../../test/fixtures/required-service.js";
+import { mariadbScratch, mariadbUrl, postgresScratch, postgresUrl, serverMissing } from "./databases.test-support.js";
 import type { KyselyStorage } from "./kysely-storage.js";
+import { migrate } from "./migrate.js";
 import { pgliteStorage } from "./pglite.js";
 
-let storage: KyselyStorage;
-beforeAll(async () => {
-  storage = await pgliteStorage({ dataDir: "memory://" });
-});
-afterAll(async () => {
-  await storage.close();
-});
+/**
+ * An auth instance on `storage` whose clock stands at `now` and that sweeps every second (or
+ * never), and the errors it reported. With the clock standing, the sweep's lease never ends:
+ * the instance sweeps once and leaves the next tests' rows alone.
+ */
+function sweepingAuth(storage: Storage, now: number, sweepInterval: 1 | false = 1) {
+  const reported: unknown[] = [];
+  const auth = createAuth({
+    storage,
+    issuer: "https://api.example.com",
+    audience: "example-api",
+    secrets: { signing: randomBytes(32).toString("base64url"), encryption: randomBytes(32).toString("hex") },
+    sweepInterval,
+    now: () => now,
+    onInternalError: (error) => reported.push(error),
+  });
+  return { auth, reported };
+}
 
-it("deleteExpired also ends throttling windows, refresh tokens past their idle expiry and sessions past theirs", async () => {
-  const now = 50_000;
-  const user = { id: "u-sweep", username: "Sweep", usernameKey: "sweep", passwordHash: null, roles: [], disabled: false };
-  await storage.users.create({ ...user, tokenVersion: 0, source: "local", createdAt: 1, updatedAt: 1 });
-  const session = (id: string, expiresAt: number) =>
-    storage.sessions.createSession({
-      id,
-      userId: user.id,
+/** `storage` counting the calls of its `challenges.deleteExpired` in `calls`. */
+function counting(storage: KyselyStorage, calls: number[]): Storage {
+  return {
+    ...storage,
+    challenges: {
+      ...storage.challenges,
+      deleteExpired: (now, limit) => {
+        calls.push(now);
+        return storage.challenges.deleteExpired(now, limit);
+      },
+    },
+  };
+}
+
+/** Rows of every kind the sweep deletes, `count` of them expired at `now` and one live, under names starting with `tag`. */
+async function rowsOfEveryKind(storage: KyselyStorage, tag: string, now: number, count: number) {
+  const userId = `${tag}-user`;
+  await storage.users.create({
+    id: userId,
+    username: userId,
+    usernameKey: userId,
+    passwordHash: null,
+    roles: [],
+    disabled: false,
+    tokenVersion: 0,
+    source: "local",
+    createdAt: 1,
+    updatedAt: 1,
+  });
+  const ends = [...Array.from({ length: count }, (_, at) => now - 1000 * (at + 1)), now + 3_600_000];
+  const name = (kind: string, at: number) => `${tag}-${kind}-${at === count ? "live" : `expired-${at}`}`;
+  for (const [at, expiresAt] of ends.entries()) {
+    await storage.sessions.createSession({
+      id: name("session", at),
+      userId,
       tokenVersion: 0,
       amr: ["pwd"],
       createdAt: 1,
       expiresAt,
       revokedAt: null,
     });
-  const token = (hash: string, expiresAt: number, spentAt: number | null) =>
-    storage.sessions.insertRefreshToken({ hash, sessionId: "s-live", userId: user.id, createdAt: 1, expiresAt, spentAt });
-  await session("s-ended", now);
-  await session("s-live", now + 1);
-  await token("t-ended", now, null);
-  await token("t-spent-ended", now - 1, 2);
-  await token("t-spent-live", now + 1, 2);
-  await storage.counters.hit("c-ended", 5, now - 10, 10);
-  await storage.counters.hit("c-live", 5, now, 10);
+    await storage.sessions.insertRefreshToken({
+      hash: name("token", at),
+      sessionId: name("session", at),
+      userId,
+      createdAt: 1,
+      expiresAt,
+      spentAt: at % 2 === 0 ? null : 2,
+    });
+    await storage.challenges.put({
+      id: name("challenge", at),
+      kind: "oauth_state",
+      userId: null,
+      data: {},
+      attempts: 0,
+      createdAt: 1,
+      expiresAt,
+    });
+    // A window of one second that began a second before it ends at expiresAt.
+    await storage.counters.hit(name("counter", at), 5, 1000, expiresAt - 1000);
+  }
+}
 
-  await storage.challenges.deleteExpired(now);
-  expect(await storage.sessions.findSession("s-ended")).toBeNull();
-  expect(await storage.sessions.findSession("s-live")).not.toBeNull();
-  expect(await storage.sessions.findRefreshToken("t-ended")).toBeNull();
-  expect(await storage.sessions.findRefreshToken("t-spent-ended")).toBeNull();
-  expect(await storage.sessions.findRefreshToken("t-spent-live")).not.toBeNull();
-  const counters = await storage.db.selectFrom(storage.tables.counters).select("counter_key").execute();
-  expect(counters.map((row) => row.counter_key)).toEqual(["c-live"]);
+/** Which of the rows of {@link rowsOfEveryKind} are still stored, by kind. */
+async function rowsLeft(storage: KyselyStorage, tag: string) {
+  const { db, tables } = storage;
+  const ids = async (table: string, column: string) =>
+    (await db.selectFrom(table).select(column).where(column, "like", `${tag}-%`).execute())
+      .map((row) => String(row[column]).slice(tag.length + 1))
+      .sort();
+  return {
+    sessions: await ids(tables.sessions, "id"),
+    refreshTokens: await ids(tables.refreshTokens, "hash"),
+    challenges: await ids(tables.challenges, "id"),
+    counters: await ids(tables.counters, "counter_key"),
+  };
+}
+
+const onlyTheLiveOnes = {
+  sessions: ["session-live"],
+  refreshTokens: ["token-live"],
+  challenges: ["challenge-live"],
+  counters: ["counter-live"],
+};
+
+function sweepChecks(open: () => Promise<{ storage: KyselyStorage; drop(): Promise<void> }>) {
+  let database: { storage: KyselyStorage; drop(): Promise<void> };
+  beforeAll(async () => {
+    database = await open();
+    await migrate(database.storage);
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  it("issue 20 item 5 (ST-1): with no sign-in at all, the auth instance's timer deletes expired challenges, throttling windows, refresh tokens and sessions, and leaves the live ones", async () => {
+    const { storage } = database;
+    const tag = `idle${randomBytes(4).toString("hex")}`;
+    const now = Date.now();
+    await rowsOfEveryKind(storage, tag, now, 3);
+    expect((await rowsLeft(storage, tag)).sessions).toHaveLength(4);
+    const { reported } = sweepingAuth(storage, now);
+    await vi.waitFor(async () => expect(await rowsLeft(storage, tag)).toEqual(onlyTheLiveOnes), {
+      timeout: 15_000,
+      interval: 250,
+    });
+    expect(reported).toEqual([]);
+  });
+
+  it("deleteExpired(now, limit) deletes at most `limit` rows of each kind a call, one short statement each; sweepExpired calls it until none is left", async () => {
+    const { storage } = database;
+    const tag = `batch${randomBytes(4).toString("hex")}`;
+    const now = Date.now() - 60_000;
+    await rowsOfEveryKind(storage, tag, now, 5);
+    expect(await storage.challenges.deleteExpired(now, 3)).toBe(12);
+    const left = await rowsLeft(storage, tag);
+    expect(Object.values(left).map((rows) => rows.length)).toEqual([3, 3, 3, 3]);
+    for (const rows of Object.values(left)) expect(rows.filter((row) => row.endsWith("-live"))).toHaveLength(1);
+    const { auth } = sweepingAuth(storage, now, false);
+    expect(await sweepExpired(auth)).toEqual({ deleted: 8, batches: 1, complete: true });
+    expect(await rowsLeft(storage, tag)).toEqual(onlyTheLiveOnes);
+  });
+
+  it("of two instances sharing the database, one sweeps per interval: the lease is a throttling window in the database", async () => {
+    const calls: number[] = [];
+    const now = Date.now() + 3_600_000;
+    sweepingAuth(counting(database.storage, calls), now);
+    sweepingAuth(counting(database.storage, calls), now);
+    await vi.waitFor(() => expect(calls).toEqual([now]), { timeout: 10_000 });
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(calls).toEqual([now]);
+  });
+}
+
+describe("PGlite", () => {
+  sweepChecks(async () => {
+    const storage = await pgliteStorage({ dataDir: "memory://", migrate: false });
+    return { storage, drop: () => storage.close() };
+  });
 });
+
+for (const [name, url, scratch] of [
+  ["PostgreSQL", postgresUrl, postgresScratch],
+  ["MariaDB", mariadbUrl, mariadbScratch],
+] as const) {
+  describeNeedingService(`packages/kysely/src/sweep.test.ts (${name})`, await serverMissing(url))(name, () => {
+    sweepChecks(() => scratch());
+  });
+}

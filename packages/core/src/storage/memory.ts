@@ -45,7 +45,8 @@ export interface MemoryStorage extends Storage {
  * makes the check of a token's state on every request two map lookups; a write replaces the
  * record. Other records are copied out. Either way, mutating a result changes nothing stored. Expired counter windows, challenges, sessions and refresh tokens (spent ones
  * included) are pruned as new entries arrive, so a stream of distinct keys holds memory in
- * proportion to the keys live at once, not to every key ever seen.
+ * proportion to the keys live at once, not to every key ever seen, and by
+ * `challenges.deleteExpired`, which the auth instance's sweep calls.
  *
  * @example
  * ```ts
@@ -55,8 +56,8 @@ export interface MemoryStorage extends Storage {
 export function memoryStorage(): MemoryStorage {
   const users = memoryUsers();
   const sessions = memorySessions();
-  const challenges = memoryChallenges();
   const counters = memoryCounters();
+  const challenges = memoryChallenges([sessions.deleteExpired, counters.deleteExpired]);
   return {
     users: users.store,
     totp: memoryTotp(),
@@ -106,6 +107,18 @@ function expiringMap<V>(expired: (value: V, now: number) => boolean) {
   let sweepAtSize = minimumSweepSize;
   return {
     entries,
+    /** Deletes at most `limit` expired entries; returns how many. */
+    deleteExpired(now: number, limit: number): number {
+      let deleted = 0;
+      for (const [key, entry] of entries) {
+        if (deleted >= limit) break;
+        if (expired(entry, now)) {
+          entries.delete(key);
+          deleted += 1;
+        }
+      }
+      return deleted;
+    },
     /** Stores an entry, first sweeping expired ones if the map has grown enough. */
     set(key: string, value: V, now: number): void {
       if (entries.size >= sweepAtSize) {
@@ -229,8 +242,10 @@ function memoryRecoveryCodes(): RecoveryCodeStore {
 
 function memorySessions() {
   const expired = (record: { expiresAt: number }, now: number) => record.expiresAt <= now;
-  const { entries: sessions, set: setSession } = expiringMap<SessionRecord>(expired);
-  const { entries: tokens, set: setToken } = expiringMap<RefreshTokenRecord>(expired);
+  const sessionMap = expiringMap<SessionRecord>(expired);
+  const tokenMap = expiringMap<RefreshTokenRecord>(expired);
+  const { entries: sessions, set: setSession } = sessionMap;
+  const { entries: tokens, set: setToken } = tokenMap;
   const store: SessionStore = {
     async createSession(session) {
       setSession(session.id, frozenCopy(session), session.createdAt);
@@ -275,11 +290,18 @@ function memorySessions() {
       return { outcome: "spent", token: spent };
     },
   };
-  return { store, sessionCount: () => sessions.size, tokenCount: () => tokens.size };
+  return {
+    store,
+    sessionCount: () => sessions.size,
+    tokenCount: () => tokens.size,
+    deleteExpired: (now: number, limit: number) => sessionMap.deleteExpired(now, limit) + tokenMap.deleteExpired(now, limit),
+  };
 }
 
-function memoryChallenges() {
-  const { entries: challenges, set } = expiringMap<ChallengeRecord>((challenge, now) => challenge.expiresAt <= now);
+/** Challenges; `deleteExpired` also prunes what `others` delete (sessions and tokens, counter windows), each as bounded. */
+function memoryChallenges(others: ((now: number, limit: number) => number)[]) {
+  const challengeMap = expiringMap<ChallengeRecord>((challenge, now) => challenge.expiresAt <= now);
+  const { entries: challenges, set } = challengeMap;
   const live = (id: string, kind: ChallengeKind, now: number) => {
     const challenge = challenges.get(id);
     return challenge && challenge.kind === kind && challenge.expiresAt > now ? challenge : undefined;
@@ -304,22 +326,16 @@ function memoryChallenges() {
       challenge.attempts += 1;
       return copy(challenge);
     },
-    async deleteExpired(now) {
-      let deleted = 0;
-      for (const [id, challenge] of challenges) {
-        if (challenge.expiresAt <= now) {
-          challenges.delete(id);
-          deleted += 1;
-        }
-      }
-      return deleted;
+    async deleteExpired(now, limit) {
+      return others.reduce((deleted, prune) => deleted + prune(now, limit), challengeMap.deleteExpired(now, limit));
     },
   };
   return { store, size: () => challenges.size };
 }
 
 function memoryCounters() {
-  const { entries: windows, set } = expiringMap<{ count: number; resetAt: number }>((window, now) => window.resetAt <= now);
+  const windowMap = expiringMap<{ count: number; resetAt: number }>((window, now) => window.resetAt <= now);
+  const { entries: windows, set } = windowMap;
   const store: CounterStore = {
     async hit(key, limit, windowMs, now) {
       let window = windows.get(key);
@@ -339,7 +355,7 @@ function memoryCounters() {
       windows.delete(key);
     },
   };
-  return { store, size: () => windows.size };
+  return { store, size: () => windows.size, deleteExpired: windowMap.deleteExpired };
 }
 
 function memoryPasskeys(): PasskeyStore {

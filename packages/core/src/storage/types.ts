@@ -190,11 +190,14 @@ export interface ChallengeStore {
    */
   takeAttempt(id: string, kind: ChallengeKind, limit: number, now: number): Promise<ChallengeRecord | null>;
   /**
-   * Deletes expired challenges; returns how many. A store may prune its other expired rows here
-   * too (throttling windows, refresh tokens, sessions). Core calls it in the background once
-   * every 1000 token sets an instance issues.
+   * Deletes at most `limit` expired challenges (`expiresAt <= now`), and may prune the store's
+   * other expired rows here too, at most `limit` of each kind: throttling windows that ended,
+   * refresh tokens and sessions past their expiry (the SQL storage and `memoryStorage` do).
+   * Returns how many rows it deleted, all kinds together. Each call must be short, one bounded
+   * statement per kind: core's sweep (`sweepExpired`, run by the auth instance's timer) calls it
+   * again while it returns `limit` or more.
    */
-  deleteExpired(now: number): Promise<number>;
+  deleteExpired(now: number, limit: number): Promise<number>;
 }
 
 /** The state of one throttling counter after a hit. */

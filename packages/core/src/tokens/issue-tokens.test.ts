@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { addUser, makeAuth, signIn } from "../flows/fixtures.test-support.js";
 import { refresh } from "../flows/refresh.js";
-import { tokenSetsPerSweep } from "./issue-tokens.js";
+import { sweepBatchSize, writesPerSweep as tokenSetsPerSweep } from "../storage/sweep.js";
 
 describe("sweeping expired rows", () => {
   it("every 1000th token set deletes what has expired by the instance's clock, in the background; a failure is reported", async () => {
@@ -15,7 +15,7 @@ describe("sweeping expired rows", () => {
       harness.clock.advance(1);
       tokens = await refresh(harness.auth, { refreshToken: tokens.refreshToken });
     }
-    expect(sweep).toHaveBeenCalledExactlyOnceWith(harness.clock.now);
+    expect(sweep).toHaveBeenCalledExactlyOnceWith(harness.clock.now, sweepBatchSize);
     await vi.waitFor(() => expect(reported).toEqual([[new Error("storage away"), "sweep"]]));
     for (let issued = 0; issued < tokenSetsPerSweep; issued += 1) {
       tokens = await refresh(harness.auth, { refreshToken: tokens.refreshToken });

@@ -1,5 +1,6 @@
 import type { Auth } from "../auth.js";
 import { opaqueToken, randomId } from "../crypto/ids.js";
+import { sweepNowAndThen } from "../storage/sweep.js";
 import type { AuthMethod, SessionRecord, UserRecord } from "../storage/types.js";
 import { signAccessToken } from "./access-token.js";
 
@@ -31,25 +32,6 @@ export interface TokenSet {
 export async function publicUser(auth: Auth, user: UserRecord): Promise<PublicUser> {
   const totp = await auth.storage.totp.get(user.id);
   return { id: user.id, username: user.username, roles: [...user.roles], totpEnabled: totp?.enabled === true };
-}
-
-/** Token sets issued per auth instance since its last sweep of expired rows. */
-const issuedSinceSweep = new WeakMap<Auth, number>();
-
-/** How many token sets an instance issues between two sweeps. */
-export const tokenSetsPerSweep = 1000;
-
-/**
- * Every {@link tokenSetsPerSweep} token sets, deletes what has expired by the instance's own
- * clock, in the background (`challenges.deleteExpired`: challenges, and in SQL storage also
- * throttling windows, refresh tokens and sessions), so storage stays small without a job of the
- * service's own. A failure goes to `onInternalError` and the next sweep tries again.
- */
-function sweepNowAndThen(auth: Auth, now: number): void {
-  const issued = (issuedSinceSweep.get(auth) ?? 0) + 1;
-  issuedSinceSweep.set(auth, issued % tokenSetsPerSweep);
-  if (issued < tokenSetsPerSweep) return;
-  auth.storage.challenges.deleteExpired(now).catch((error: unknown) => auth.onInternalError(error, "sweep"));
 }
 
 /** Mints an access token and a new refresh token for a live session. */

@@ -90,9 +90,9 @@ export function challengesSuite({ test: { describe, it, expect }, makeStorage }:
       expect((await storage.challenges.find(challenge.id, challenge.kind, BASE_TIME))?.attempts).toBe(5);
     });
 
-    it("deleteExpired deletes expired challenges only and returns how many", async () => {
+    it("deleteExpired deletes expired challenges only and returns how many rows it deleted", async () => {
       const storage = await makeStorage();
-      // Times far below BASE_TIME, so that a shared database's other expired rows are not counted.
+      // Times far below BASE_TIME, so that a shared database's other rows are not expired.
       const now = 10_000;
       const expired = [
         sampleChallenge({ createdAt: 1000, expiresAt: 9_000 }),
@@ -100,10 +100,30 @@ export function challengesSuite({ test: { describe, it, expect }, makeStorage }:
       ];
       const live = sampleChallenge({ createdAt: 1000, expiresAt: now + 1 });
       for (const challenge of [...expired, live]) await storage.challenges.put(challenge);
-      expect(await storage.challenges.deleteExpired(now)).toBe(2);
+      expect(await storage.challenges.deleteExpired(now, 100)).toBe(2);
       for (const challenge of expired) expect(await storage.challenges.find(challenge.id, challenge.kind, 1000)).toBeNull();
       expect(await storage.challenges.find(live.id, live.kind, 1000)).toEqual(live);
-      expect(await storage.challenges.deleteExpired(now)).toBe(0);
+      expect(await storage.challenges.deleteExpired(now, 100)).toBe(0);
+    });
+
+    it("deleteExpired(now, limit) deletes at most `limit` expired challenges a call, so one call is short; called again while it returns `limit`, it deletes them all and no live one", async () => {
+      const storage = await makeStorage();
+      // Expired before any other test's rows, which are still live at this time.
+      const now = 5_000;
+      const expired = [1000, 2000, 3000, 4000, 5000].map((expiresAt) => sampleChallenge({ createdAt: 1, expiresAt }));
+      const live = sampleChallenge({ createdAt: 1, expiresAt: now + 1 });
+      for (const challenge of [...expired, live]) await storage.challenges.put(challenge);
+      const left = async () => {
+        const found = await Promise.all(expired.map((challenge) => storage.challenges.find(challenge.id, challenge.kind, 1)));
+        return countWhere(found, (challenge) => challenge !== null);
+      };
+      const first = await storage.challenges.deleteExpired(now, 2);
+      expect(await left()).toBe(3);
+      expect(first >= 2).toBe(true);
+      let calls = 1;
+      while (calls < 10 && (await storage.challenges.deleteExpired(now, 2)) >= 2) calls += 1;
+      expect(await left()).toBe(0);
+      expect(await storage.challenges.find(live.id, live.kind, 1)).toEqual(live);
     });
   });
 }
