@@ -502,6 +502,29 @@ describeWithSlapd("Directory (LDAP) login over HTTP against slapd", () => {
         }
       });
 
+      it("RL-1: once alice is locked, no spelling slapd matches to her gets her password through: spaces around it are refused before the directory, ALİCE spends her own counter", async () => {
+        const harness = await serve(start, {
+          config: { throttle: { account: [{ limit: 3, window: "15m" }], ip: [{ limit: 1000, window: "15m" }] } },
+        });
+        const { server } = harness;
+        for (let attempt = 0; attempt < 3; attempt += 1) {
+          expect((await directoryLogin(server, alice.uid, `wrong ${attempt}`)).body.code).toBe(40100);
+        }
+        for (const spelling of [
+          ` ${alice.uid}`,
+          `${alice.uid}  `,
+          `    ${alice.uid}    `,
+          `\u00a0${alice.uid}\u00a0`,
+          `${alice.uid}\u2003`,
+        ]) {
+          expect((await directoryLogin(server, spelling, alice.password)).body.code, JSON.stringify(spelling)).toBe(40100);
+        }
+        // Another case mapping that slapd folds into alice's uid, and fullwidth letters NFKC folds: her counter, spent.
+        for (const spelling of [alice.uid.toUpperCase().replace("I", "\u0130"), `\uff41${alice.uid.slice(1)}`]) {
+          expect((await directoryLogin(server, spelling, alice.password)).body.code, JSON.stringify(spelling)).toBe(42900);
+        }
+      });
+
       it("LDAP-3: an empty password or username is 40001 before any bind, never a session", async () => {
         const harness = await serve(start);
         for (const body of [
