@@ -186,10 +186,12 @@ describe("the browser's stores", () => {
     });
     expect(listeners.map(([type]) => type)).toEqual(["storage"]);
     const [[, onStorage]] = listeners as [[string, (event: { key: string | null }) => void]];
-    onStorage({ key: "tab.tokens" });
-    onStorage({ key: null });
-    onStorage({ key: "portcullis.tokens" });
-    onStorage({ key: "tab.tokens.other" });
-    expect(told).toBe(2);
+    const toldAfter = (key: string | null) => {
+      onStorage({ key });
+      return told;
+    };
+    expect([toldAfter("tab.tokens"), toldAfter(null), toldAfter("portcullis.tokens"), toldAfter("tab.tokens.other")]).toEqual([
+      1, 2, 2, 2,
+    ]);
   });
 });
