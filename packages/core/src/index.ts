@@ -87,6 +87,7 @@ export { type SweepResult, sweepExpired } from "./storage/sweep.js";
 export type * from "./storage/types.js";
 export type { AccessTokenClaims } from "./tokens/access-token.js";
 export type { PublicUser, TokenSet } from "./tokens/issue-tokens.js";
+export { usernameProblem } from "./users/username.js";
 export type { CeremonyStart } from "./webauthn/ceremony.js";
 export type { PasskeyConfig } from "./webauthn/passkey-config.js";
 export type { PasskeyInfo } from "./webauthn/passkey-info.js";
