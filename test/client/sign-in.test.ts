@@ -88,6 +88,19 @@ describe.each(clientTargets)("@portcullis/client against %s", (_name, start, sta
     expect(malformed).toMatchObject({ code: 40002, status: statusOf(400) });
   });
 
+  it("RL-5: a client that signed in before gets in with the right password after a stranger's failures lock the account", async () => {
+    const harness = await serve({ throttle: { account: [{ limit: 3, window: "15m" }], ip: [{ limit: 1000, window: "15m" }] } });
+    await createTestUser(harness.auth, "dana");
+    const owner = harness.client();
+    await owner.login({ username: "dana", password: testPassword });
+    await owner.logout();
+    const stranger = harness.client();
+    for (let attempt = 0; attempt < 4; attempt += 1)
+      await rejection(stranger.login({ username: "dana", password: `guess ${attempt}` }));
+    expect((await rejection(stranger.login({ username: "dana", password: testPassword }))).code).toBe(42900);
+    expect(await owner.login({ username: "dana", password: testPassword })).toMatchObject({ status: "authenticated" });
+  });
+
   it("42900 carries retryAfter from Retry-After in both modes", async () => {
     const harness = await serve({ throttle: { account: [{ limit: 1, window: "15m" }], ip: [{ limit: 1000, window: "15m" }] } });
     await createTestUser(harness.auth, "carol");

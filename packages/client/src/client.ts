@@ -185,8 +185,8 @@ export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
   });
   return {
     async login({ username, password, provider }) {
-      // JSON leaves an undefined provider out: the server's default, local accounts.
-      const body = { username, password, provider };
+      // JSON leaves an undefined provider or device token out: the server's defaults.
+      const body = { username, password, provider, deviceToken: session.deviceToken() };
       return signInStep(transport, session, await transport.send({ method: "POST", path: "/auth/login", body }));
     },
     refresh: async () => (await session.refresh()).user,

@@ -29,6 +29,12 @@ export interface Session {
   tokens(): Promise<StoredTokens | null>;
   /** Stores the tokens of a completed sign-in and emits `signedIn`. */
   begin(tokens: TokenSet): Promise<AuthUser>;
+  /**
+   * The device token of this client's last completed sign-in, kept in memory across sign-outs
+   * (RL-5): a login sends it back, so failures of other clients cannot lock this one out. A
+   * browser also holds it as an HttpOnly cookie, which outlives the page.
+   */
+  deviceToken(): string | undefined;
   /** Forgets the tokens and, if this client knew a session, emits `signedOut` with `reason`. */
   end(reason: SignOutReason): Promise<void>;
   /**
@@ -124,6 +130,7 @@ export function createSession(options: SessionOptions): Session {
   /** Whether the last read of the store found tokens (or this client stored them): a session this client knows. */
   let holding = false;
 
+  let deviceToken: string | undefined;
   const stored = (set: TokenSet): StoredTokens => ({
     accessToken: set.accessToken,
     refreshToken: set.refreshToken,
@@ -210,11 +217,13 @@ export function createSession(options: SessionOptions): Session {
   const session: Session = {
     tokens: () => read(),
     async begin(set) {
+      if (typeof set.deviceToken === "string") deviceToken = set.deviceToken;
       await store.save(stored(set));
       holding = true;
       events.emit("signedIn", { user: set.user });
       return set.user;
     },
+    deviceToken: () => deviceToken,
     end,
     async logout(reason) {
       await session.settled();

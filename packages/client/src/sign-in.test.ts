@@ -42,6 +42,42 @@ describe("sign-in steps", () => {
   });
 });
 
+describe("RL-5: the device token", () => {
+  it("RL-5: a login sends the device token of the client's last sign-in, after a sign-out too; none before the first", async () => {
+    const { client, server } = clientAnswering({
+      "/auth/login": { code: 0, data: { ...tokenSet(1), deviceToken: "device-1" } },
+      "/auth/2fa/verify": { code: 0, data: { ...tokenSet(2), deviceToken: "device-2" } },
+      "/auth/logout": { code: 0, data: {} },
+    });
+    await client.login({ username: "alice", password: "pw" });
+    await client.logout();
+    await client.login({ username: "alice", password: "pw" });
+    expect(server.sent.filter((request) => request.path === "/auth/login").map((request) => request.body)).toEqual([
+      { username: "alice", password: "pw" },
+      { username: "alice", password: "pw", deviceToken: "device-1" },
+    ]);
+  });
+
+  it("RL-5: the token of a completed second factor is the one sent next; an answer without one keeps the last", async () => {
+    const answers: Record<string, ScriptedAnswer> = {
+      "/auth/login": { code: 40102, message: "TOTP required", data: { tempToken: "temp-1" } },
+      "/auth/2fa/verify": { code: 0, data: { ...tokenSet(2), deviceToken: "device-2" } },
+    };
+    const { client, server } = clientAnswering(answers);
+    const step = await client.login({ username: "alice", password: "pw" });
+    if (step.status !== "totp_required") throw new Error("expected the second-factor step");
+    await step.verifyTotp("123456");
+    answers["/auth/login"] = { code: 0, data: tokenSet(3) };
+    await client.login({ username: "alice", password: "pw" });
+    await client.login({ username: "alice", password: "pw" });
+    expect(server.sent.filter((request) => request.path === "/auth/login").map((request) => request.body.deviceToken)).toEqual([
+      undefined,
+      "device-2",
+      "device-2",
+    ]);
+  });
+});
+
 describe("re-authentication", () => {
   it("TOTP-5: only the server's 40001 asks reauthenticate; a 40100 (wrong password) rejects as it is", async () => {
     const reauthenticate = vi.fn(() => ({ password: "pw" }));
