@@ -161,6 +161,22 @@ describe("OAuth routes against a real OpenID provider", () => {
         }
       });
 
+      it("RL-7: authorize stores a state for a caller who is not signed in, so one address may begin 30 a minute: the 31st is 42900 with Retry-After and no cookie", async () => {
+        const server = await start(authWithProvider());
+        try {
+          for (let index = 0; index < 30; index += 1) {
+            expect((await call(server, "GET", "/api/v1/auth/oauth/corp/authorize")).body.code, String(index)).toBe(0);
+          }
+          const refused = await call(server, "GET", "/api/v1/auth/oauth/corp/authorize?mode=redirect");
+          expect(refused.status).toBe(429);
+          expect(refused.body).toMatchObject({ code: 42900 });
+          expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+          expect(refused.headers.get("set-cookie")).toBeNull();
+        } finally {
+          await server.close();
+        }
+      });
+
       it("OA-8: mode=redirect answers 302 to the provider; a hostile return path is 40002; an unknown provider 40400", async () => {
         const server = await start(authWithProvider());
         try {

@@ -28,6 +28,8 @@ export interface OAuthAuthorizeInput {
   provider: string;
   /** Where the app sends the browser afterwards: a path of this app only (OA-8). Default `/`. */
   redirect?: string;
+  /** The client address: each may begin `throttle.unauthenticatedWrites` sign-ins (default 30 a minute, 300 an hour; RL-7). */
+  ip?: string;
 }
 
 /**
@@ -35,8 +37,10 @@ export interface OAuthAuthorizeInput {
  * send the browser to, and `browserBinding`, the value of the HttpOnly cookie that ties the
  * flow to this browser (OA-1); the HTTP route sets it. The state, PKCE verifier (S256), nonce,
  * expected issuer and return path stay in storage for 10 minutes, so any instance can finish.
+ * Each client address may begin at most `throttle.unauthenticatedWrites` of them (RL-7).
  *
- * @throws {AuthError} 40002 bad `redirect`, 40400 unknown provider, 50300 provider unreachable.
+ * @throws {AuthError} 40002 bad `redirect`, 40400 unknown provider, 42900 too many from `ip`,
+ * 50300 provider unreachable.
  * @example
  * ```ts
  * const { authUrl, browserBinding } = await oauthAuthorize(auth, { provider: "corp", redirect: "/account" });
@@ -46,7 +50,7 @@ export async function oauthAuthorize(
   auth: Auth,
   input: OAuthAuthorizeInput,
 ): Promise<{ authUrl: string; browserBinding: string }> {
-  return beginOAuthSignIn(auth, { provider: input.provider, redirect: input.redirect });
+  return beginOAuthSignIn(auth, { provider: input.provider, redirect: input.redirect, ip: input.ip });
 }
 
 /** The input of {@link oauthCallback}. */

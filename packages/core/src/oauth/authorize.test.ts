@@ -8,6 +8,8 @@ import {
 } from "../../../../test/fixtures/oidc-provider.js";
 import { sha256 } from "../crypto/random.js";
 import { authError } from "../flows/fixtures.test-support.js";
+import { oauthAuthorize } from "../flows/oauth-sign-in.js";
+import type { MemoryStorage } from "../storage/memory.js";
 import type { EncryptedSecret } from "../storage/types.js";
 import { beginOAuthSignIn, verifierContext } from "./authorize.js";
 import { authWithProviders, discoveredProvider, plainOAuthProvider } from "./oauth.test-support.js";
@@ -120,6 +122,42 @@ describe("beginOAuthSignIn", () => {
     expect(await authError(beginOAuthSignIn(harness.auth, { provider: "corp" }))).toMatchObject({
       code: 50300,
       message: "The provider's discovery document names another issuer than the configured one",
+    });
+  });
+
+  it("RL-7: each address may begin 30 sign-ins a minute (throttle.unauthenticatedWrites): the 31st is 42900 and stores nothing; other addresses, and refused input, are not counted", async () => {
+    const harness = authWithProvider();
+    const states = () => (harness.storage as MemoryStorage).sizes().challenges;
+    const begin = (ip: string, redirect?: string) => oauthAuthorize(harness.auth, { provider: "corp", redirect, ip });
+    expect((await authError(begin("203.0.113.7", "//evil.example"))).code).toBe(40002);
+    for (let index = 0; index < 30; index += 1) await begin("203.0.113.7");
+    expect(states()).toBe(30);
+    expect(await authError(begin("203.0.113.7"))).toMatchObject({ code: 42900, retryAfterSeconds: 60 });
+    expect(states()).toBe(30);
+    expect(harness.events.filter((event) => event.type === "throttled")).toEqual([
+      expect.objectContaining({ scope: "unauthenticatedWrites", key: "203.0.113.7", ip: "203.0.113.7" }),
+    ]);
+    await begin("203.0.113.8");
+    expect(states()).toBe(31);
+    harness.clock.advance(60_000);
+    await begin("203.0.113.7");
+    expect(states()).toBe(32);
+  });
+
+  it("RL-7: the hourly tier holds too: 300 an hour from one address, then 42900 until the hour's window ends", async () => {
+    const harness = authWithProvider();
+    let begun = 0;
+    for (let minute = 0; minute < 12; minute += 1) {
+      for (let index = 0; index < 30; index += 1) {
+        const outcome = await oauthAuthorize(harness.auth, { provider: "corp", ip: "2001:db8:1:2::1" }).catch((error) => error);
+        if (!(outcome instanceof Error)) begun += 1;
+      }
+      harness.clock.advance(60_000);
+    }
+    expect(begun).toBe(300);
+    expect(await authError(oauthAuthorize(harness.auth, { provider: "corp", ip: "2001:db8:1:2::ffff" }))).toMatchObject({
+      code: 42900,
+      retryAfterSeconds: 48 * 60,
     });
   });
 });

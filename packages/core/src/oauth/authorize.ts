@@ -5,6 +5,8 @@ import { oauth4webapi } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { requiredString } from "../flows/input.js";
+import { sweepNowAndThen } from "../storage/sweep.js";
+import { takeAttempt } from "../throttle/throttle.js";
 import { authorizationServerOf } from "./authorization-server.js";
 import type { ResolvedOAuthProvider } from "./provider-config.js";
 import { safeReturnPath } from "./return-path.js";
@@ -44,16 +46,20 @@ export function verifierContext(stateHash: string): string {
  * OpenID Connect, nonce, kept with the expected issuer and the return path in storage for 10
  * minutes (OA-1, OA-2), and a browser binding whose value the caller sets as an HttpOnly
  * cookie. Returns the provider's authorization URL, with the configured redirect URI exactly
- * (OA-5).
+ * (OA-5). With `ip` (a caller who is not signed in), the input is checked first, then one
+ * attempt is taken from that address's `throttle.unauthenticatedWrites` before the provider is
+ * asked or anything is stored; every store counts towards the sweep of expired rows (RL-7).
  *
- * @throws {AuthError} 40002 bad return path, 40400 unknown provider, 50300 provider unreachable.
+ * @throws {AuthError} 40002 bad return path, 40400 unknown provider, 42900 too many from `ip`,
+ * 50300 provider unreachable.
  */
 export async function beginOAuthSignIn(
   auth: Auth,
-  input: { provider: string; redirect?: string; userId?: string },
+  input: { provider: string; redirect?: string; userId?: string; ip?: string },
 ): Promise<{ authUrl: string; browserBinding: string }> {
   const provider = providerNamed(auth, input.provider);
   const returnPath = safeReturnPath(input.redirect);
+  if (input.ip !== undefined) await takeAttempt(auth, "unauthenticatedWrites", input.ip, input.ip);
   const server = await authorizationServerOf(auth, provider);
   const state = base64url(auth.randomBytes(32));
   const verifier = base64url(auth.randomBytes(32));
@@ -61,6 +67,7 @@ export async function beginOAuthSignIn(
   const binding = opaqueToken(auth);
   const stateHash = sha256(state);
   const now = auth.now();
+  sweepNowAndThen(auth, now);
   const data: OAuthState = {
     provider: provider.name,
     issuer: server.issuer,
