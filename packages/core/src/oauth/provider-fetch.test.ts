@@ -1,5 +1,7 @@
 // OA-11: a provider's answers (discovery, JWKS, token, user-info) are read up to a size and
 // within a time, against a real OpenID provider made to flood or trickle one endpoint.
+import { createServer as createHttpServer } from "node:http";
+import { type AddressInfo, type Server, type Socket, createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   type OidcProviderOptions,
@@ -13,6 +15,7 @@ import { oauthAuthorize, oauthCallback } from "../flows/oauth-sign-in.js";
 import type { MemoryStorage } from "../storage/memory.js";
 import { discoveredProvider, plainOAuthProvider } from "./oauth.test-support.js";
 import type { OAuthConfig, OAuthProviderConfig } from "./provider-config.js";
+import { ProviderRequestFailed, boundedFetch } from "./provider-fetch.js";
 
 const providers: OidcTestProvider[] = [];
 afterAll(async () => {
@@ -94,5 +97,70 @@ describe("OA-11: answers from a provider are capped in size and time", () => {
     expect(await authError(signIn(capped))).toMatchObject({ code: 50300 });
     const raised = authWith(discoveredProvider(idp), { maxProviderAnswerBytes: 2 * mebibyte });
     expect(await signIn(raised)).toMatchObject({ status: "authenticated", returnPath: "/" });
+  });
+});
+
+/** Listens on loopback; answers `url` and how many connections it took so far. */
+async function listening(server: Server): Promise<{ url: string; connections: () => number; close(): Promise<void> }> {
+  let connections = 0;
+  server.on("connection", () => {
+    connections += 1;
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    connections: () => connections,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const limits = { maxBytes: 1024, timeoutMs: 2000 };
+
+describe("boundedFetch", () => {
+  it("OA-11: an answer of exactly the cap is read whole, with its status and headers; one byte more is refused; no body reads as none", async () => {
+    const bodies: Record<string, string> = { "/exact": "x".repeat(1024), "/over": "x".repeat(1025), "/empty": "" };
+    const server = await listening(
+      createHttpServer((req, res) => {
+        res.writeHead(req.url === "/empty" ? 204 : 201, "Made", { "x-answer": String(req.url) }).end(bodies[req.url ?? ""]);
+      }),
+    );
+    try {
+      const exact = await boundedFetch(`${server.url}exact`, { method: "GET" }, limits);
+      expect([exact.status, exact.statusText, exact.headers.get("x-answer")]).toEqual([201, "Made", "/exact"]);
+      expect(await exact.text()).toHaveLength(1024);
+      await expect(boundedFetch(`${server.url}over`, { method: "GET" }, limits)).rejects.toThrow(
+        new ProviderRequestFailed("The provider's answer is longer than 1024 bytes"),
+      );
+      const empty = await boundedFetch(`${server.url}empty`, { method: "GET" }, limits);
+      expect([empty.status, empty.body]).toEqual([204, null]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("OA-11: a GET whose connection is reset before any answer (a pooled connection the provider had just closed) is sent once more; a POST is not", async () => {
+    const resetFirst = (socket: Socket, first: boolean) =>
+      socket.once("data", () => {
+        if (first) socket.resetAndDestroy();
+        else socket.end("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}");
+      });
+    for (const method of ["GET", "POST"]) {
+      let seen = 0;
+      const server = await listening(
+        createServer((socket) => {
+          seen += 1;
+          resetFirst(socket, seen === 1);
+        }),
+      );
+      try {
+        const answer = boundedFetch(server.url, { method, body: method === "POST" ? "code=x" : undefined }, limits);
+        if (method === "GET") expect(await (await answer).json()).toEqual({});
+        else await expect(answer).rejects.toThrow(new ProviderRequestFailed("The provider could not be reached"));
+        expect(server.connections(), method).toBe(method === "GET" ? 2 : 1);
+      } finally {
+        await server.close();
+      }
+    }
   });
 });

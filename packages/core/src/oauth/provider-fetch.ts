@@ -43,7 +43,8 @@ async function boundedBody(body: ReadableStream<Uint8Array>, maxBytes: number): 
  * A `fetch` for oauth4webapi's `customFetch` (discovery, JWKS, token, user-info): one deadline
  * for the request and its whole answer, and the body read as it streams, up to
  * `limits.maxBytes`. Answers a `Response` holding the body it read, so oauth4webapi parses
- * only an answer within the limits.
+ * only an answer within the limits. A GET (discovery, JWKS, user-info) that fails before any
+ * answer is sent once more; the token request, a POST, is not.
  *
  * @throws {ProviderRequestFailed} unreachable, over the deadline, or over the size, with the
  * underlying error as its `cause`.
@@ -51,7 +52,12 @@ async function boundedBody(body: ReadableStream<Uint8Array>, maxBytes: number): 
 export async function boundedFetch(url: string, init: RequestInit, limits: AnswerLimits): Promise<Response> {
   const signal = AbortSignal.timeout(limits.timeoutMs);
   try {
-    const response = await fetch(url, { ...init, signal });
+    const response = await fetch(url, { ...init, signal }).catch((error: unknown) => {
+      // A pooled connection the provider closed as it was reused fails before any answer
+      // (ECONNRESET): a GET is sent once more, on a new connection, within the same deadline.
+      if (init.method !== "GET") throw error;
+      return fetch(url, { ...init, signal });
+    });
     const body = response.body === null ? null : await boundedBody(response.body, limits.maxBytes);
     const { status, statusText, headers } = response;
     return new Response(body?.byteLength ? body : null, { status, statusText, headers });
