@@ -41,10 +41,11 @@ export interface OAuthClient {
   providers(): Promise<OAuthProviderInfo[]>;
   /**
    * Begins a sign-in (`GET /auth/oauth/<provider>/authorize`, with the browser's cookies so the
-   * server can set the HttpOnly `portcullis_oauth` cookie that binds the flow to this browser),
-   * then sends the browser to the provider. Answers the provider's URL too, for Node and tests.
+   * server can set the HttpOnly cookie that binds the flow to this browser, `__Host-portcullis_oauth`
+   * over TLS), then sends the browser to the provider. Answers the provider's URL too, for Node and tests.
    *
-   * @throws {AuthClientError} 40002 a return path that is not a path of this app, 40400 unknown provider, 50300 provider unreachable.
+   * @throws {AuthClientError} 40002 a return path that is not a path of this app, 40400 unknown provider,
+   * 42900 too many sign-ins begun from this address, 50300 provider unreachable.
    * @example
    * ```ts
    * await client.oauth.start("corp", { returnPath: "/account" }); // the browser leaves for the provider
