@@ -70,11 +70,11 @@ describe("RL-5: the device token", () => {
     answers["/auth/login"] = { code: 0, data: tokenSet(3) };
     await client.login({ username: "alice", password: "pw" });
     await client.login({ username: "alice", password: "pw" });
-    expect(server.sent.filter((request) => request.path === "/auth/login").map((request) => request.body.deviceToken)).toEqual([
-      undefined,
-      "device-2",
-      "device-2",
-    ]);
+    expect(
+      server.sent
+        .filter((request) => request.path === "/auth/login")
+        .map((request) => (request.body as { deviceToken?: string }).deviceToken),
+    ).toEqual([undefined, "device-2", "device-2"]);
   });
 });
 
