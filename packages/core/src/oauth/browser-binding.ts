@@ -1,6 +1,7 @@
 import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import { cookieValues } from "../http/cookies.js";
 
 /** The cookie that binds a provider sign-in to the browser that began it (OA-1), over plain HTTP. */
 export const bindingCookieName = "portcullis_oauth";
@@ -33,12 +34,7 @@ export function bindingCookie(auth: Auth, value: string, secure: boolean, maxAge
  * cookie another subdomain set beside this host's own, which a browser may send first.
  */
 export function bindingFrom(cookieHeader: string | undefined, secure: boolean): string | undefined {
-  const name = secure ? hostBindingCookieName : bindingCookieName;
-  const values: string[] = [];
-  for (const pair of cookieHeader?.split(";") ?? []) {
-    const separator = pair.indexOf("=");
-    if (separator !== -1 && pair.slice(0, separator).trim() === name) values.push(pair.slice(separator + 1).trim());
-  }
+  const values = cookieValues(cookieHeader, secure ? hostBindingCookieName : bindingCookieName);
   if (values.length > 1) {
     throw new AuthError(ErrorCode.AuthenticationFailed, "The sign-in cookie was sent more than once; start the sign-in again");
   }
