@@ -214,10 +214,10 @@ describeWithPostgres("PostgreSQL faults: a service behind a forwarder the tests 
     expect(await expectNeverBoth(tokens, responseOf(failed))).toBe("session revoked");
   });
 
-  // Fails now: a bug of packages/core/src/flows/refresh.ts. The winner spends the token, then
-  // reads its session; the loser, finding the token spent, revokes the session as reuse (RT-2) in
-  // between, and the winner, reading a revoked session, answers 40101 too: no one gets a pair.
-  // two-instances.test.ts meets this interleaving by chance; a slow session read pins it here.
+  // Guards a bug refresh.ts had: the winner spent the token, then read its session; the loser,
+  // finding the token spent, revoked the session as reuse (RT-2) in between, and the winner,
+  // reading a revoked session, answered 40101 too: no one got a pair. two-instances.test.ts met
+  // this interleaving by chance; a slow session read pins it here.
   it("RT-3: two parallel refreshes with one token give exactly one new token pair, also when the database is slow to answer the winner's session read", async () => {
     const tokens = await signIn();
     const service = storage as KyselyStorage;
@@ -252,10 +252,10 @@ describeWithPostgres("PostgreSQL faults: a service behind a forwarder the tests 
     }
   });
 
-  // Fails now: a bug of packages/kysely/src/connect.ts. After pg's query_timeout fires, the
-  // connection goes back to the pool with its statement still pending, and the pool hands it out
-  // again and again (most recently used first): every request it serves waits the whole query
-  // timeout and fails, however healthy the database, for as long as the connection is kept busy.
+  // Guards a bug connect.ts had: after pg's query_timeout fired, the connection went back to the
+  // pool with its statement still pending, and the pool handed it out again and again (most
+  // recently used first): every request it served waited the whole query timeout and failed,
+  // however healthy the database, for as long as the connection was kept busy.
   it("when the open connections died without a word and the database is reachable again, the service resumes by itself: a connection whose statement timed out is dropped, and a login succeeds within two attempts per connection that was open, and one more", async () => {
     await signIn();
     const open = openConnectionsTo((forwarder as TcpForwarder).port);
