@@ -1,15 +1,7 @@
 export { type Auth, type CreateAuthOptions, createAuth } from "./auth.js";
-export type {
-  AsymmetricSigningKey,
-  AuthConfig,
-  Duration,
-  EncryptionKeyring,
-  JWK,
-  ResolvedConfig,
-  ThrottleConfig,
-  ThrottleTier,
-  VerificationKey,
-} from "./config.js";
+export type { AuthConfig, ResolvedConfig } from "./config.js";
+export type { Duration } from "./config-values.js";
+export type { EncryptionKeyring } from "./crypto/secret-box.js";
 export type {
   Directory,
   DirectoryAuthenticateOptions,
@@ -85,8 +77,10 @@ export type { ClaimMapping, ExternalProfile, OAuthConfig, OAuthProviderConfig } 
 export { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./storage/memory.js";
 export { type SweepResult, sweepExpired } from "./storage/sweep.js";
 export type * from "./storage/types.js";
+export type { ThrottleConfig, ThrottleTier } from "./throttle/throttle-config.js";
 export type { AccessTokenClaims } from "./tokens/access-token.js";
 export type { PublicUser, TokenSet } from "./tokens/issue-tokens.js";
+export type { AsymmetricSigningKey, JWK, VerificationKey } from "./tokens/token-config.js";
 export { usernameProblem } from "./users/username.js";
 export type { CeremonyStart } from "./webauthn/ceremony.js";
 export type { PasskeyConfig } from "./webauthn/passkey-config.js";

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Algorithm } from "@node-rs/argon2";
-import type { ResolvedConfig } from "../config.js";
 import { argon2 } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { createLimiter } from "./limiter.js";
+import type { ResolvedPasswordConfig } from "./password-config.js";
 import { preparePassword } from "./password-policy.js";
 
 /**
@@ -66,10 +66,7 @@ function recordDuration(reference: CostReference, elapsedMs: number): void {
 }
 
 /** Makes the {@link PasswordHasher} for a configuration. */
-export function createPasswordHasher(
-  config: ResolvedConfig["password"],
-  randomBytes: (size: number) => Uint8Array,
-): PasswordHasher {
+export function createPasswordHasher(config: ResolvedPasswordConfig, randomBytes: (size: number) => Uint8Array): PasswordHasher {
   const limiter = createLimiter(config.maxConcurrentHashes, config.maxQueuedHashes);
   const options = { algorithm: argon2id, ...config.hashing, outputLen: 32 };
   const costKey = `${config.hashing.memoryCost},${config.hashing.timeCost},${config.hashing.parallelism}`;

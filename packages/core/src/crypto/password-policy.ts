@@ -1,6 +1,6 @@
-import type { ResolvedConfig } from "../config.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import type { ResolvedPasswordConfig } from "./password-config.js";
 
 /**
  * The one normalisation applied to a password, both when it is set and when it is checked
@@ -74,7 +74,7 @@ function listedForms(folded: string): string[] {
 }
 
 /** Asks the operator's `password.isBreached` hook; a hook that fails refuses the password (fail closed). */
-async function assertNotBreached(config: ResolvedConfig["password"], normalized: string): Promise<void> {
+async function assertNotBreached(config: ResolvedPasswordConfig, normalized: string): Promise<void> {
   if (!config.isBreached) return;
   let breached: boolean;
   try {
@@ -101,7 +101,7 @@ async function assertNotBreached(config: ResolvedConfig["password"], normalized:
  * ```
  */
 export async function assertAcceptablePassword(
-  config: ResolvedConfig["password"],
+  config: ResolvedPasswordConfig,
   password: string,
   username?: string,
 ): Promise<void> {

@@ -1,8 +1,14 @@
 import { createCipheriv, createDecipheriv, hkdfSync } from "node:crypto";
-import type { EncryptionKeyring } from "../config.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { EncryptedSecret } from "../storage/types.js";
+
+/** The encryption keys for secrets at rest: the current one seals, any of them opens. */
+export interface EncryptionKeyring {
+  current: string;
+  /** Key id → 32-byte key as 64 hex characters or base64/base64url. */
+  keys: Record<string, string>;
+}
 
 const nonceBytes = 12;
 const tagBytes = 16;

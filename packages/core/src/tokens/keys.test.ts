@@ -36,7 +36,7 @@ describe("signing keys", () => {
 
   it("AT-2: a private JWK and an explicit kid are accepted", () => {
     const jwk = ecKey().export({ format: "jwk" }) as JWK;
-    const keys = loadTokenKeys({ signing: { alg: "ES256", privateKey: jwk, kid: "2026-11" }, encryption: encryptionKey });
+    const keys = loadTokenKeys({ signing: { alg: "ES256", privateKey: jwk, kid: "2026-11" } });
     expect(keys.signing.kid).toBe("2026-11");
     expect(keys.jwks?.keys.map((key) => key.kid)).toEqual(["2026-11"]);
   });
@@ -70,7 +70,6 @@ describe("signing keys", () => {
     const asymmetric = loadTokenKeys({
       signing: { alg: "EdDSA", privateKey: pem(edKey()) },
       previousSigning: [secret],
-      encryption: encryptionKey,
     });
     expect(asymmetric.verifying.size).toBe(2);
     expect(asymmetric.jwks).toEqual({ keys: [asymmetric.signing.publicJwk] });
@@ -79,18 +78,17 @@ describe("signing keys", () => {
     const hmac = loadTokenKeys({
       signing: secret,
       previousSigning: [{ alg: "ES256", privateKey: pem(ecKey()) }],
-      encryption: encryptionKey,
     });
     expect(hmac.verifying.size).toBe(2);
     expect(hmac.jwks).toBeNull();
   });
 
   it("AT-5: an HMAC secret publishes no key set; a key of the wrong curve is refused at startup", () => {
-    expect(loadTokenKeys({ signing: "h".repeat(32), encryption: encryptionKey }).jwks).toBeNull();
-    expect(() => loadTokenKeys({ signing: { alg: "ES256", privateKey: pem(edKey()) }, encryption: encryptionKey })).toThrow(
+    expect(loadTokenKeys({ signing: "h".repeat(32) }).jwks).toBeNull();
+    expect(() => loadTokenKeys({ signing: { alg: "ES256", privateKey: pem(edKey()) } })).toThrow(
       /secrets\.signing must be an EC P-256 key for alg ES256/,
     );
-    expect(() => loadTokenKeys({ signing: { alg: "EdDSA", privateKey: "not a key" }, encryption: encryptionKey })).toThrow(
+    expect(() => loadTokenKeys({ signing: { alg: "EdDSA", privateKey: "not a key" } })).toThrow(
       /secrets\.signing\.privateKey is not a readable private key/,
     );
   });

@@ -1,6 +1,6 @@
 import { type KeyObject, createHash, createPrivateKey, createPublicKey } from "node:crypto";
-import type { AsymmetricSigningKey, AuthConfig, JWK, VerificationKey } from "../config.js";
 import { fastJwt } from "../dependencies.js";
+import type { AsymmetricSigningKey, JWK, SigningSecrets, VerificationKey } from "./token-config.js";
 
 /** A signature algorithm Portcullis signs or accepts access tokens with. */
 export type TokenAlgorithm = "HS256" | "EdDSA" | "ES256";
@@ -140,7 +140,7 @@ function verificationKey(config: VerificationKey, index: number): TokenKey {
 }
 
 /** Reads and checks the configured signing and verification keys (AT-5). */
-export function loadTokenKeys(secrets: AuthConfig["secrets"]): TokenKeys {
+export function loadTokenKeys(secrets: SigningSecrets): TokenKeys {
   // Loaded now, off the import, so the first request does not wait for it; a failure is met again at first use.
   fastJwt().catch(() => undefined);
   const signing = signingKey(secrets.signing);
