@@ -136,5 +136,22 @@ for (const subject of subjects) {
         await close();
       }
     }, 120_000);
+
+    it("RL-7: 2,100 passkey begins from 2,100 addresses over 105 minutes: expired ceremonies are swept as new ones arrive", async () => {
+      const { storage, rows, close } = await subject.open();
+      try {
+        const { auth, clock } = authOn(storage);
+        let peak = 0;
+        for (let index = 0; index < 2100; index += 1) {
+          clock.advance(3000);
+          expect(await settled(webauthnBegin(auth, { ip: address(index) }))).toBe("stored");
+          if (index % 50 === 49) peak = Math.max(peak, (await rows()).challenges);
+        }
+        // Live at once: 100 ceremonies (5 minutes); at most 1,000 expired ones wait for the next sweep.
+        expect(peak).toBeLessThanOrEqual(100 + 1000);
+      } finally {
+        await close();
+      }
+    }, 120_000);
   });
 }

@@ -3,6 +3,7 @@ import { opaqueToken } from "../crypto/ids.js";
 import { base64url, sha256 } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import { sweepNowAndThen } from "../storage/sweep.js";
 import type { ChallengeRecord } from "../storage/types.js";
 import type { ResolvedPasskeyConfig } from "./passkey-config.js";
 
@@ -33,7 +34,8 @@ export function newChallenge(auth: Auth): Uint8Array<ArrayBuffer> {
 /**
  * Stores a ceremony under the SHA-256 of a fresh opaque id, for `ceremonyTtl`, with its
  * challenge (base64url) and flow data; returns the id the client holds. Ceremonies live in
- * storage, so one begun on one instance finishes on another (WA-1).
+ * storage, so one begun on one instance finishes on another (WA-1). Each one counts towards the
+ * write-triggered sweep of expired rows, as OAuth states do (RL-7).
  */
 export async function storeCeremony(
   auth: Auth,
@@ -43,6 +45,7 @@ export async function storeCeremony(
 ): Promise<string> {
   const { value, hash } = opaqueToken(auth);
   const now = auth.now();
+  sweepNowAndThen(auth, now);
   await auth.storage.challenges.put({
     id: hash,
     kind,
