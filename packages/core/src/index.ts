@@ -16,12 +16,12 @@ export type { DirectoryLimitsConfig } from "./directory/directory-limits.js";
 export type {
   DirectoryPolicy,
   DirectoryPolicyInput,
+  DirectorySettings,
   GroupSearch,
   LoginOrder,
   PublicDirectoryPolicy,
   RoleMapping,
 } from "./directory/policy.js";
-export type { DirectorySettings } from "./directory/policy-store.js";
 export type { DirectoryRoles } from "./directory/roles.js";
 export { AuthError, type AuthErrorOptions, ErrorCode, httpStatusFor, isAuthError, storageUnavailable } from "./errors/index.js";
 export type {

@@ -5,7 +5,7 @@ import { isAuthError } from "../errors/index.js";
 import { boundedDirectory } from "./bounded-directory.js";
 import type { Directory, DirectoryAuthentication } from "./directory.js";
 import { fakeDirectory, person, workingPolicy } from "./directory.test-support.js";
-import type { DirectorySettings } from "./policy-store.js";
+import type { DirectorySettings } from "./policy.js";
 
 const settings = workingPolicy as DirectorySettings;
 const alice = person("alice", []);

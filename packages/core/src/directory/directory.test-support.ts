@@ -6,8 +6,7 @@
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { Directory, DirectoryCheck, DirectoryEntry } from "./directory.js";
-import type { DirectoryPolicyInput } from "./policy.js";
-import type { DirectorySettings } from "./policy-store.js";
+import type { DirectoryPolicyInput, DirectorySettings } from "./policy.js";
 
 /** A person in the fake directory. */
 export interface FakePerson {

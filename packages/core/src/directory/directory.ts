@@ -1,4 +1,4 @@
-import type { DirectorySettings } from "./policy-store.js";
+import type { DirectorySettings } from "./policy.js";
 
 /** A directory entry as sign-in reads it: who the person is and which groups they are in. */
 export interface DirectoryEntry {

@@ -5,6 +5,7 @@ import type { EncryptedSecret } from "../storage/types.js";
 import {
   type DirectoryPolicy,
   type DirectoryPolicyInput,
+  type DirectorySettings,
   type PublicDirectoryPolicy,
   defaultDirectoryPolicy,
   validateDirectoryPolicy,
@@ -21,9 +22,6 @@ interface SavedDirectoryPolicy {
   policy: DirectoryPolicy;
   bindPassword: EncryptedSecret | null;
 }
-
-/** A policy with its bind password opened: what a directory connects with. Never leaves the server. */
-export type DirectorySettings = DirectoryPolicy & { bindPassword: string | null };
 
 async function readSaved(auth: Auth): Promise<SavedDirectoryPolicy> {
   const saved = (await auth.storage.settings.get(directoryPolicyKey)) as SavedDirectoryPolicy | undefined;

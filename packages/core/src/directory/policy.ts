@@ -70,6 +70,9 @@ export type DirectoryPolicyInput = Partial<DirectoryPolicy> & {
 /** A policy as it is shown: never the bind password, only whether one is stored. */
 export type PublicDirectoryPolicy = DirectoryPolicy & { credentialConfigured: boolean };
 
+/** A policy with its bind password opened: what a directory connects with. Never leaves the server. */
+export type DirectorySettings = DirectoryPolicy & { bindPassword: string | null };
+
 /** The policy before anything is saved: disabled, with the contract's defaults. */
 export const defaultDirectoryPolicy: Readonly<DirectoryPolicy> = Object.freeze({
   enabled: false,

@@ -9,8 +9,8 @@ import type { UserRecord } from "../storage/types.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { normalizeUsername } from "../users/username.js";
 import type { Directory, DirectoryCandidate, DirectoryEntry } from "./directory.js";
-import type { DirectoryPolicy } from "./policy.js";
-import { type DirectorySettings, readEnabledDirectorySettings } from "./policy-store.js";
+import type { DirectoryPolicy, DirectorySettings } from "./policy.js";
+import { readEnabledDirectorySettings } from "./policy-store.js";
 import { rolesForGroups } from "./roles.js";
 
 /** The configured directory and the saved policy, when directory login is on. */
