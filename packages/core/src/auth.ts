@@ -7,10 +7,10 @@ import { boundedDirectory } from "./directory/bounded-directory.js";
 import type { Directory } from "./directory/directory.js";
 import { type EventHub, createEventHub } from "./events/event-hub.js";
 import type { AuthEvent } from "./events/types.js";
-import type { AccessContext } from "./flows/verify-access-token.js";
 import { type ProxyTrust, createProxyTrust } from "./http/client-address.js";
 import { startSweeping } from "./storage/sweep.js";
 import type { Storage } from "./storage/types.js";
+import type { AccessContext } from "./tokens/access-token.js";
 import { type TokenKeys, loadTokenKeys } from "./tokens/keys.js";
 import { type VerifiedTokenCache, createVerifiedTokenCache } from "./tokens/verified-tokens.js";
 

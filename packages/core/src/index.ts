@@ -58,7 +58,7 @@ export { listPasskeys, renamePasskey, revokePasskey } from "./flows/passkey-mana
 export { type RefreshInput, refresh } from "./flows/refresh.js";
 export { type TotpSetup, beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "./flows/totp-enrolment.js";
 export { type UseRecoveryCodeInput, useRecoveryCode } from "./flows/use-recovery-code.js";
-export { type AccessContext, type VerifyAccessTokenInput, verifyAccessToken } from "./flows/verify-access-token.js";
+export { type VerifyAccessTokenInput, verifyAccessToken } from "./flows/verify-access-token.js";
 export { type VerifyTotpInput, verifyTotp } from "./flows/verify-totp.js";
 export { type WebauthnBeginInput, type WebauthnFinishInput, webauthnBegin, webauthnFinish } from "./flows/webauthn-login.js";
 export {
@@ -78,7 +78,7 @@ export { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./st
 export { type SweepResult, sweepExpired } from "./storage/sweep.js";
 export type * from "./storage/types.js";
 export type { ThrottleConfig, ThrottleTier } from "./throttle/throttle-config.js";
-export type { AccessTokenClaims } from "./tokens/access-token.js";
+export type { AccessContext, AccessTokenClaims } from "./tokens/access-token.js";
 export type { PublicUser, TokenSet } from "./tokens/issue-tokens.js";
 export type { AsymmetricSigningKey, JWK, VerificationKey } from "./tokens/token-config.js";
 export { usernameProblem } from "./users/username.js";

@@ -2,28 +2,15 @@ import type { Auth } from "../auth.js";
 import { setBounded } from "../bounded-cache.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import type { AuthMethod } from "../storage/types.js";
-import { type AccessTokenClaims, verifyAccessTokenClaims } from "../tokens/access-token.js";
+import { type AccessContext, type AccessTokenClaims, verifyAccessTokenClaims } from "../tokens/access-token.js";
 import { requiredString } from "./input.js";
+
+export type { AccessContext } from "../tokens/access-token.js";
 
 /** The input of {@link verifyAccessToken}. */
 export interface VerifyAccessTokenInput {
   /** The access token, without the `Bearer ` prefix. */
   token: string;
-}
-
-/**
- * Who a verified access token speaks for: what `requireAuth` puts on the request. It is frozen,
- * arrays and claims included: the same object answers every request that presents the same
- * token, so no handler can change what the next one sees.
- */
-export interface AccessContext {
-  readonly userId: string;
-  readonly sessionId: string;
-  readonly roles: readonly string[];
-  readonly amr: readonly AuthMethod[];
-  readonly tokenVersion: number;
-  readonly claims: Readonly<AccessTokenClaims>;
 }
 
 const invalidToken = () => new AuthError(ErrorCode.InvalidToken);

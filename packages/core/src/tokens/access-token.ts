@@ -23,6 +23,20 @@ export interface AccessTokenClaims {
   [claim: string]: unknown;
 }
 
+/**
+ * Who a verified access token speaks for: what `requireAuth` puts on the request. It is frozen,
+ * arrays and claims included: the same object answers every request that presents the same
+ * token, so no handler can change what the next one sees.
+ */
+export interface AccessContext {
+  readonly userId: string;
+  readonly sessionId: string;
+  readonly roles: readonly string[];
+  readonly amr: readonly AuthMethod[];
+  readonly tokenVersion: number;
+  readonly claims: Readonly<AccessTokenClaims>;
+}
+
 /** Signs access-token claims with the current key, header `typ: at+jwt` and its `kid`. */
 export async function signAccessToken(keys: TokenKeys, claims: AccessTokenClaims): Promise<string> {
   return keys.signing.sign(claims);
