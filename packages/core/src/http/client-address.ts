@@ -1,5 +1,4 @@
 import { BlockList, isIP } from "node:net";
-import type { Auth } from "../auth.js";
 import { rememberAnswers } from "../bounded-cache.js";
 import type { HttpRequest } from "./types.js";
 
@@ -62,8 +61,11 @@ export function resolveClientAddress(
   return client;
 }
 
-/** The client address of a request, resolved through the trusted-proxy setting (RL-3). */
-export function clientAddressOf(auth: Auth, request: Pick<HttpRequest, "header" | "peerAddress">): string | undefined {
+/** The client address of a request, resolved through the trusted-proxy setting of `auth` (RL-3). */
+export function clientAddressOf(
+  auth: { readonly proxyTrust: ProxyTrust },
+  request: Pick<HttpRequest, "header" | "peerAddress">,
+): string | undefined {
   return resolveClientAddress(request.peerAddress, request.header("x-forwarded-for"), auth.proxyTrust);
 }
 
