@@ -42,7 +42,8 @@ export {
   testDirectoryPolicy,
 } from "./flows/directory-policy.js";
 export { type LinkIdentityInput, type LinkedIdentity, linkIdentity, listIdentities, unlinkIdentity } from "./flows/identities.js";
-export { type LoginInput, type LoginResult, login } from "./flows/login.js";
+export { type LoginInput, login } from "./flows/login.js";
+export type { LoginResult } from "./flows/login-result.js";
 export { type LogoutInput, logout } from "./flows/logout.js";
 export { getPublicUser, setUserDisabled, setUserRoles, signOutEverywhere } from "./flows/manage-users.js";
 export {

@@ -2,7 +2,7 @@ import type { Auth } from "../auth.js";
 import { randomId } from "../crypto/ids.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import type { LoginResult } from "../flows/login.js";
+import type { LoginResult } from "../flows/login-result.js";
 import { completeFirstFactor } from "../flows/pending-login.js";
 import { directoryProvider } from "../oauth/provider-config.js";
 import type { UserRecord } from "../storage/types.js";

@@ -5,10 +5,12 @@ import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
 import { budgetOfClient, takeFailureAttempt } from "../throttle/failure-budget.js";
 import { takeAttempt } from "../throttle/throttle.js";
-import type { TokenSet } from "../tokens/issue-tokens.js";
 import { typedUsernameKey, usernameKeyOf } from "../users/username.js";
 import { optionalString, requiredString } from "./input.js";
+import type { LoginResult } from "./login-result.js";
 import { completeFirstFactor } from "./pending-login.js";
+
+export type { LoginResult } from "./login-result.js";
 
 /** The input of {@link login}. */
 export interface LoginInput {
@@ -29,9 +31,6 @@ export interface LoginInput {
   /** The client address, for per-address throttling and events. */
   ip?: string;
 }
-
-/** A login either completes, or asks for the second factor with a temporary token. */
-export type LoginResult = { status: "authenticated"; tokens: TokenSet } | { status: "totp_required"; tempToken: string };
 
 /** The answer to every credential failure, whatever its reason (EN-1). */
 export const invalidCredentials = () => new AuthError(ErrorCode.AuthenticationFailed, "Invalid username or password");

@@ -2,7 +2,7 @@ import type { Auth } from "../auth.js";
 import { beginOAuthSignIn } from "../oauth/authorize.js";
 import { verifyOAuthCallback } from "../oauth/callback.js";
 import { linkAndSignIn, signInWithIdentity } from "../oauth/identity-sign-in.js";
-import type { LoginResult } from "./login.js";
+import type { LoginResult } from "./login-result.js";
 
 /** A provider as the sign-in page lists it: no URLs, no client, no secret. */
 export interface OAuthProviderInfo {

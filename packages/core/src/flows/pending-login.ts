@@ -15,7 +15,7 @@ import {
 } from "../throttle/failure-budget.js";
 import { takeAttempt } from "../throttle/throttle.js";
 import { type TokenSet, startSession } from "../tokens/issue-tokens.js";
-import type { LoginResult } from "./login.js";
+import type { LoginResult } from "./login-result.js";
 
 /** The data a pending second-factor login keeps with its temporary token. */
 export interface PendingLogin {

@@ -23,7 +23,7 @@ import {
 } from "../webauthn/ceremony.js";
 import { readAuthenticationResponse } from "../webauthn/credential-json.js";
 import { optionalString } from "./input.js";
-import type { LoginResult } from "./login.js";
+import type { LoginResult } from "./login-result.js";
 import { completeFirstFactor } from "./pending-login.js";
 
 /** The input of {@link webauthnBegin}. */

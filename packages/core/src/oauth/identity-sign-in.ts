@@ -4,7 +4,7 @@ import { directoryUserNow } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { createUser } from "../flows/create-user.js";
-import type { LoginResult } from "../flows/login.js";
+import type { LoginResult } from "../flows/login-result.js";
 import { completeFirstFactor } from "../flows/pending-login.js";
 import type { UserRecord } from "../storage/types.js";
 import { raiseTokenVersion } from "../users/token-version.js";
