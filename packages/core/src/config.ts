@@ -27,12 +27,7 @@ export interface AuthSecrets extends SigningSecrets {
   encryption: string | EncryptionKeyring;
 }
 
-/**
- * The configuration given to {@link createAuth}. Only `storage`, `issuer`, `audience` and
- * `secrets` are required. Each feature's options are declared, with their checks, beside the
- * feature: `TokenConfig` (lifetimes, clock tolerance, caches) in `tokens/token-config.ts`,
- * `PasswordConfig` in `crypto/password-config.ts`, and so on.
- */
+/** The configuration given to {@link createAuth}. Only `storage`, `issuer`, `audience` and `secrets` are required. */
 export interface AuthConfig extends TokenConfig {
   storage: Storage;
   /** Access-token `iss`: the URL of this service, e.g. `https://api.example.com`. */
@@ -112,7 +107,8 @@ function isDirectory(value: unknown): value is Directory {
 /**
  * Checks a configuration and fills in its defaults. Every mistake throws a `TypeError` whose
  * message names the setting and says what to fix, so a service fails at startup rather than
- * at the first sign-in.
+ * at the first sign-in. Each feature's options are checked by the resolver beside the feature
+ * (`resolveTokenConfig` in `tokens/token-config.ts`, `resolvePasswordConfig`, ...).
  */
 export function resolveConfig(config: AuthConfig): ResolvedConfig {
   if (config === null || typeof config !== "object") fail("createAuth needs a configuration object");
