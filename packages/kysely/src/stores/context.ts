@@ -1,0 +1,104 @@
+import { type Kysely, sql } from "kysely";
+import type { AnyDatabase, SqlDialect, Tables } from "../schema.js";
+
+/** What every SQL store is built from: the database, its dialect and the prefixed table names. */
+export interface StoreContext {
+  readonly db: Kysely<AnyDatabase>;
+  readonly dialect: SqlDialect;
+  /** `dialect === "postgres"`: `RETURNING` and `ON CONFLICT`, where MySQL has neither. */
+  readonly postgres: boolean;
+  readonly tables: Tables;
+}
+
+/** The context the stores of one {@link StoreContext.db} share. */
+export function storeContext(db: Kysely<AnyDatabase>, dialect: SqlDialect, tables: Tables): StoreContext {
+  return { db, dialect, postgres: dialect === "postgres", tables };
+}
+
+/** A BIGINT or INT column as a number: drivers return some as strings or bigints. */
+export const num = (value: number | string | bigint) => Number(value);
+
+/** A nullable BIGINT column (a time that may not have happened) as a number or null. */
+export const numOrNull = (value: number | string | bigint | null) => (value === null ? null : Number(value));
+
+/** A BOOLEAN column: PostgreSQL returns booleans, MySQL TINYINT 0/1 (or "1" as text). */
+export const flag = (value: boolean | number | string) => value === true || value === 1 || value === "1";
+
+/** PostgreSQL 23505 and MySQL ER_DUP_ENTRY (1062): an insert met a row with its key. */
+function isDuplicate(error: unknown): boolean {
+  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
+  return code === "23505" || code === "ER_DUP_ENTRY" || errno === 1062;
+}
+
+/** Runs an insert or update; false when it met another row with the same unique key. */
+export async function unlessDuplicate(run: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await run();
+    return true;
+  } catch (error) {
+    if (isDuplicate(error)) return false;
+    throw error;
+  }
+}
+
+/** Inserts `values` into `table`; false, inserting nothing, when a row already has one of its unique keys. */
+export function insertUnlessDuplicate({ db }: StoreContext, table: string, values: Record<string, unknown>): Promise<boolean> {
+  return unlessDuplicate(() => db.insertInto(table).values(values).execute());
+}
+
+/** The row of `table` whose `column` equals `value`, as `toRecord` maps it; null when there is none. */
+export async function findOne<Row, Result>(
+  { db }: StoreContext,
+  table: string,
+  column: string,
+  value: string,
+  toRecord: (row: Row) => Result,
+): Promise<Result | null> {
+  const row = await db.selectFrom(table).selectAll().where(column, "=", value).executeTakeFirst();
+  return row ? toRecord(row as Row) : null;
+}
+
+/**
+ * An UPDATE that sets `column` to `expression` and reports the new value: `returning` on
+ * PostgreSQL, `LAST_INSERT_ID(expression)` on MySQL (the statement's own insert id, so no
+ * second query can see another caller's write). Null when no row matched.
+ */
+export async function updateCounting(
+  { db, postgres }: StoreContext,
+  table: string,
+  column: string,
+  expression: ReturnType<typeof sql>,
+  // biome-ignore lint/suspicious/noExplicitAny: a where clause over the table's columns.
+  where: (query: any) => any,
+  extra: Record<string, unknown> = {},
+): Promise<number | null> {
+  if (postgres) {
+    const row = await where(db.updateTable(table).set({ ...extra, [column]: expression }))
+      .returning(column)
+      .executeTakeFirst();
+    return row ? num(row[column]) : null;
+  }
+  const compiled = where(db.updateTable(table).set({ ...extra, [column]: sql`last_insert_id(${expression})` })).compile();
+  const result = await db.executeQuery(compiled);
+  return result.numAffectedRows === BigInt(1) && result.insertId !== undefined ? num(result.insertId) : null;
+}
+
+/**
+ * Inserts `values`, or sets `changes` on the row that already has its `key`: `ON CONFLICT (key)
+ * DO UPDATE` on PostgreSQL, `ON DUPLICATE KEY UPDATE` on MySQL. One statement either way.
+ */
+export async function upsert(
+  { db, postgres }: StoreContext,
+  table: string,
+  key: string,
+  values: Record<string, unknown>,
+  changes: Record<string, unknown>,
+): Promise<void> {
+  await db
+    .insertInto(table)
+    .values(values)
+    .$call((query) =>
+      postgres ? query.onConflict((conflict) => conflict.column(key).doUpdateSet(changes)) : query.onDuplicateKeyUpdate(changes),
+    )
+    .execute();
+}

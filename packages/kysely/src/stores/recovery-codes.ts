@@ -1,0 +1,50 @@
+import type { RecoveryCodeStore } from "@portcullis/core";
+import { type StoreContext, num } from "./context.js";
+
+/**
+ * The recovery_codes table as a {@link RecoveryCodeStore}: only hashes are stored (RC-2), a new
+ * set replaces the old in one transaction (RC-1), and consuming a code deletes exactly one row (RC-3).
+ */
+export function recoveryCodeStore({ db, tables: t }: StoreContext): RecoveryCodeStore {
+  return {
+    async replace(userId, hashes, now) {
+      await db.transaction().execute(async (trx) => {
+        await trx.deleteFrom(t.recoveryCodes).where("user_id", "=", userId).execute();
+        if (hashes.length > 0) {
+          await trx
+            .insertInto(t.recoveryCodes)
+            .values([...new Set(hashes)].map((hash) => ({ user_id: userId, hash, created_at: now })))
+            .execute();
+        }
+      });
+    },
+    async has(userId, hash) {
+      const row = await db
+        .selectFrom(t.recoveryCodes)
+        .select("hash")
+        .where("user_id", "=", userId)
+        .where("hash", "=", hash)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+    async consume(userId, hash) {
+      const result = await db
+        .deleteFrom(t.recoveryCodes)
+        .where("user_id", "=", userId)
+        .where("hash", "=", hash)
+        .executeTakeFirst();
+      return num(result.numDeletedRows) === 1;
+    },
+    async count(userId) {
+      const row = await db
+        .selectFrom(t.recoveryCodes)
+        .select((eb) => eb.fn.countAll().as("count"))
+        .where("user_id", "=", userId)
+        .executeTakeFirst();
+      return num(row?.count ?? 0);
+    },
+    async removeAll(userId) {
+      await db.deleteFrom(t.recoveryCodes).where("user_id", "=", userId).execute();
+    },
+  };
+}

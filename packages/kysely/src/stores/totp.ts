@@ -1,0 +1,85 @@
+import type { TotpRecord, TotpStore } from "@portcullis/core";
+import type { TotpRow } from "../schema.js";
+import { type StoreContext, findOne, flag, num } from "./context.js";
+
+function toTotp(row: TotpRow): TotpRecord {
+  return {
+    userId: row.user_id,
+    secret: { keyId: row.secret_key_id, sealed: row.secret_sealed },
+    enabled: flag(row.enabled),
+    lastUsedStep: num(row.last_used_step),
+    createdAt: num(row.created_at),
+  };
+}
+
+/**
+ * The totp table as a {@link TotpStore}: enabling and advancing the step are conditional
+ * UPDATEs (TOTP-4); a pending factor replaces another pending one with a conditional upsert on
+ * PostgreSQL, and under the user's row lock on MySQL.
+ */
+export function totpStore(context: StoreContext): TotpStore {
+  const { db, postgres, tables: t } = context;
+  return {
+    get: (userId) => findOne(context, t.totp, "user_id", userId, toTotp),
+    async putPending(record) {
+      const values = {
+        user_id: record.userId,
+        secret_key_id: record.secret.keyId,
+        secret_sealed: record.secret.sealed,
+        enabled: false,
+        last_used_step: record.lastUsedStep,
+        created_at: record.createdAt,
+      };
+      if (postgres) {
+        const result = await db
+          .insertInto(t.totp)
+          .values(values)
+          .onConflict((conflict) =>
+            conflict
+              .column("user_id")
+              .doUpdateSet({
+                secret_key_id: values.secret_key_id,
+                secret_sealed: values.secret_sealed,
+                enabled: false,
+                last_used_step: values.last_used_step,
+                created_at: values.created_at,
+              })
+              .where(`${t.totp}.enabled`, "=", false),
+          )
+          .executeTakeFirst();
+        return num(result.numInsertedOrUpdatedRows ?? 0) === 1;
+      }
+      // MySQL: the user's row, locked, orders concurrent writers of one user's factor.
+      return db.transaction().execute(async (trx) => {
+        await trx.selectFrom(t.users).select("id").where("id", "=", record.userId).forUpdate().execute();
+        const current = await trx.selectFrom(t.totp).select("enabled").where("user_id", "=", record.userId).executeTakeFirst();
+        if (current && flag(current.enabled)) return false;
+        await trx.deleteFrom(t.totp).where("user_id", "=", record.userId).execute();
+        await trx.insertInto(t.totp).values(values).execute();
+        return true;
+      });
+    },
+    async enable(userId) {
+      const result = await db
+        .updateTable(t.totp)
+        .set({ enabled: true })
+        .where("user_id", "=", userId)
+        .where("enabled", "=", false)
+        .executeTakeFirst();
+      return num(result.numUpdatedRows) === 1;
+    },
+    async remove(userId) {
+      const result = await db.deleteFrom(t.totp).where("user_id", "=", userId).executeTakeFirst();
+      return num(result.numDeletedRows) > 0;
+    },
+    async advanceStep(userId, step) {
+      const result = await db
+        .updateTable(t.totp)
+        .set({ last_used_step: step })
+        .where("user_id", "=", userId)
+        .where("last_used_step", "<", step)
+        .executeTakeFirst();
+      return num(result.numUpdatedRows) === 1;
+    },
+  };
+}

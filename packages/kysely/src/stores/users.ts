@@ -1,0 +1,72 @@
+import type { UserPatch, UserRecord, UserStore } from "@portcullis/core";
+import { sql } from "kysely";
+import type { UserRow } from "../schema.js";
+import { type StoreContext, findOne, flag, insertUnlessDuplicate, num, unlessDuplicate, updateCounting } from "./context.js";
+
+function toUser(row: UserRow): UserRecord {
+  return {
+    id: row.id,
+    username: row.username,
+    usernameKey: row.username_key,
+    passwordHash: row.password_hash,
+    roles: JSON.parse(row.roles) as string[],
+    disabled: flag(row.disabled),
+    tokenVersion: num(row.token_version),
+    source: row.source as UserRecord["source"],
+    createdAt: num(row.created_at),
+    updatedAt: num(row.updated_at),
+  };
+}
+
+/** The users table as a {@link UserStore}: a taken username key or id is a duplicate key, so `create` is one insert. */
+export function userStore(context: StoreContext): UserStore {
+  const { db, tables: t } = context;
+  const findById = (id: string) => findOne(context, t.users, "id", id, toUser);
+  return {
+    async create(user) {
+      return insertUnlessDuplicate(context, t.users, {
+        id: user.id,
+        username: user.username,
+        username_key: user.usernameKey,
+        password_hash: user.passwordHash,
+        roles: JSON.stringify(user.roles),
+        disabled: user.disabled,
+        token_version: user.tokenVersion,
+        source: user.source,
+        created_at: user.createdAt,
+        updated_at: user.updatedAt,
+      });
+    },
+    findById,
+    findByUsernameKey: (usernameKey) => findOne(context, t.users, "username_key", usernameKey, toUser),
+    async update(id, patch, now) {
+      const set: Record<string, unknown> = { updated_at: now };
+      const columns: Record<keyof UserPatch, string> = {
+        username: "username",
+        usernameKey: "username_key",
+        passwordHash: "password_hash",
+        roles: "roles",
+        disabled: "disabled",
+      };
+      for (const [field, column] of Object.entries(columns) as [keyof UserPatch, string][]) {
+        const value = patch[field];
+        if (value !== undefined) set[column] = field === "roles" ? JSON.stringify(value) : value;
+      }
+      const updated = await unlessDuplicate(() => db.updateTable(t.users).set(set).where("id", "=", id).execute());
+      return updated ? findById(id) : null;
+    },
+    async incrementTokenVersion(id, now) {
+      return updateCounting(context, t.users, "token_version", sql`token_version + 1`, (query) => query.where("id", "=", id), {
+        updated_at: now,
+      });
+    },
+    async incrementTokenVersionsBySource(source, now) {
+      const result = await db
+        .updateTable(t.users)
+        .set({ token_version: sql`token_version + 1`, updated_at: now })
+        .where("source", "=", source)
+        .executeTakeFirst();
+      return num(result.numUpdatedRows);
+    },
+  };
+}
