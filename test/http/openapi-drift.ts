@@ -1,7 +1,8 @@
 import { type Auth, type OpenApiDocument, openApiDocument, routes, servesPath } from "@portcullis/core";
 import type { ValidateFunction } from "ajv";
 import { describe, expect, it } from "vitest";
-import { envelopeStatus, normalizePath } from "../../packages/core/src/http/handle-request.js";
+import { envelopeStatus } from "../../packages/core/src/http/envelope.js";
+import { normalizePath } from "../../packages/core/src/http/handle-request.js";
 import { type OperationShape, pointerTo, schemaValidators } from "../../packages/core/src/http/openapi.test-support.js";
 import { type RecordedExchange, recordedExchanges } from "./client.js";
 

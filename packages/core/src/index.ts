@@ -68,11 +68,12 @@ export {
   webauthnRegisterBegin,
   webauthnRegisterFinish,
 } from "./flows/webauthn-register.js";
+export type { OpenApiDocument, OpenApiOptions } from "./http/describe-routes.js";
 export { authorizeRequest, errorResponse, handleRequest, servesPath } from "./http/handle-request.js";
-export { type OpenApiDocument, type OpenApiOptions, openApiDocument } from "./http/openapi.js";
+export { openApiDocument } from "./http/openapi.js";
 export type { JsonSchema } from "./http/openapi-schemas.js";
-export type { ParameterDoc, Route, RouteContext, RouteDoc, RouteResult, RouteTag } from "./http/routes.js";
-export { routes } from "./http/routes.js";
+export type { ParameterDoc, Route, RouteContext, RouteDoc, RouteResult, RouteTag } from "./http/route-types.js";
+export { routes } from "./http/routes/index.js";
 export type { Envelope, HttpRequest, HttpResponse } from "./http/types.js";
 export type { ClaimMapping, ExternalProfile, OAuthConfig, OAuthProviderConfig } from "./oauth/provider-config.js";
 export { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./storage/memory.js";

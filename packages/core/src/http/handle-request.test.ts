@@ -4,7 +4,7 @@ import { AuthError, storageUnavailable } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { addUser, authError, encryptionKey, enrolTotp, makeAuth, signIn } from "../flows/fixtures.test-support.js";
 import { authorizeRequest, errorResponse, handleRequest, normalizePath, servesPath } from "./handle-request.js";
-import { routes } from "./routes.js";
+import { routes } from "./routes/index.js";
 import type { HttpRequest } from "./types.js";
 
 const tlsRequired =

@@ -1,12 +1,14 @@
 import type { Auth } from "../auth.js";
 import { base64url } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
-import { ErrorCode, defaultMessages, httpStatusFor } from "../errors/codes.js";
+import { ErrorCode, defaultMessages } from "../errors/codes.js";
 import { type AccessContext, verifyAccessToken } from "../flows/verify-access-token.js";
 import { readJsonBody } from "./body.js";
 import { clientAddressOf } from "./client-address.js";
+import { envelopeResponse, responseHeaders } from "./envelope.js";
 import { isTlsRequest, requireTls } from "./require-tls.js";
-import { type Route, type RouteResult, routes } from "./routes.js";
+import type { Route, RouteResult } from "./route-types.js";
+import { routes } from "./routes/index.js";
 import type { Envelope, HttpRequest, HttpResponse } from "./types.js";
 
 const defaultBodyLimit = 64 * 1024;
@@ -39,35 +41,6 @@ export function normalizePath(url: string): string {
   const { pathname } = requestTarget(url);
   const collapsed = pathname.replace(/\/{2,}/g, "/");
   return collapsed.length > 1 && collapsed.endsWith("/") ? collapsed.slice(0, -1) : collapsed;
-}
-
-/** The headers every auth response carries (HTTP-4). */
-function responseHeaders(cacheControl = "no-store"): Record<string, string> {
-  return {
-    "content-type": "application/json; charset=utf-8",
-    "cache-control": cacheControl,
-    "x-content-type-options": "nosniff",
-  };
-}
-
-/**
- * The HTTP status an envelope with this business code travels with: {@link httpStatusFor}, or
- * 200 for every code under `http.statusMode: "always-200"`.
- *
- * @example
- * ```ts
- * envelopeStatus(auth, 42900); // 429, or 200 in "always-200" mode
- * ```
- */
-export function envelopeStatus(auth: Auth, code: number): number {
-  return auth.config.statusMode === "always-200" ? 200 : httpStatusFor(code);
-}
-
-/** Builds the envelope response for a business code, honouring `statusMode`. */
-export function envelopeResponse(auth: Auth, envelope: Envelope, retryAfterSeconds?: number): HttpResponse {
-  const headers = responseHeaders();
-  if (retryAfterSeconds !== undefined) headers["retry-after"] = String(retryAfterSeconds);
-  return { status: envelopeStatus(auth, envelope.code), headers, body: JSON.stringify(envelope) };
 }
 
 /**

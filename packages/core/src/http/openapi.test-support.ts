@@ -1,6 +1,6 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import ajvFormats from "ajv-formats";
-import type { OpenApiDocument } from "./openapi.js";
+import type { OpenApiDocument } from "./describe-routes.js";
 
 /** The members of an OpenAPI document around its schemas: not JSON Schema keywords, so Ajv is told to let them be. */
 const openApiMembers = ["openapi", "info", "servers", "tags", "paths", "components", "security", "webhooks", "externalDocs"];

@@ -8,11 +8,12 @@ import { fakeDirectory } from "../directory/directory.test-support.js";
 import { defaultDirectoryPolicy } from "../directory/policy.js";
 import { type AuthOverrides, encryptionKey, makeAuth } from "../flows/fixtures.test-support.js";
 import { coreVersion } from "../version.js";
+import type { OpenApiDocument } from "./describe-routes.js";
 import { handleRequest } from "./handle-request.js";
-import { type OpenApiDocument, openApiDocument } from "./openapi.js";
+import { openApiDocument } from "./openapi.js";
 import { type OperationShape, schemaPointers, schemaValidators } from "./openapi.test-support.js";
 import { type JsonSchema, componentSchemas } from "./openapi-schemas.js";
-import { routes } from "./routes.js";
+import { routes } from "./routes/index.js";
 
 const { privateKey } = generateKeyPairSync("ed25519");
 const eddsa = { alg: "EdDSA" as const, privateKey: privateKey.export({ format: "pem", type: "pkcs8" }).toString() };

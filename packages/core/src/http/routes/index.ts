@@ -1,0 +1,26 @@
+import type { Route } from "../route-types.js";
+import { accountRoutes } from "./account.js";
+import { directoryRoutes } from "./directory.js";
+import { metadataRoutes } from "./metadata.js";
+import { oauthRoutes } from "./oauth.js";
+import { passkeyRoutes } from "./passkeys.js";
+import { secondFactorRoutes } from "./second-factor.js";
+import { signInRoutes } from "./sign-in.js";
+import { tokenRoutes } from "./tokens.js";
+
+/**
+ * The HTTP surface of Portcullis (`contract.md`): every route, once, for every adapter. The
+ * adapters only translate requests and responses; no auth rule lives in them. One file per area
+ * (the `tag` its routes are listed under in the OpenAPI document); the order is the order routes
+ * are matched in, first match wins.
+ */
+export const routes: readonly Route[] = [
+  ...signInRoutes,
+  ...tokenRoutes,
+  ...secondFactorRoutes,
+  ...passkeyRoutes,
+  ...oauthRoutes,
+  ...directoryRoutes,
+  ...accountRoutes,
+  ...metadataRoutes(() => routes),
+];

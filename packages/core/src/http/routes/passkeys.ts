@@ -1,0 +1,200 @@
+import type { Auth } from "../../auth.js";
+import { listPasskeys, renamePasskey, revokePasskey } from "../../flows/passkey-management.js";
+import { webauthnBegin, webauthnFinish } from "../../flows/webauthn-login.js";
+import { webauthnRegisterBegin, webauthnRegisterFinish } from "../../flows/webauthn-register.js";
+import { ceremonyHeader } from "../../webauthn/ceremony.js";
+import { deviceTokenFromCookie } from "../cookies.js";
+import {
+  answerObject,
+  ceremonyStartData,
+  listOf,
+  requestObject,
+  requiredText,
+  schemaRef,
+  tempTokenData,
+} from "../openapi-schemas.js";
+import type { ParameterDoc, Route } from "../route-types.js";
+import { loginResponse, passwordProof, reauthentication, setsDeviceCookie, signedIn } from "./shared.js";
+
+const passkeysEnabled = (auth: Auth) => auth.config.passkeys !== null;
+
+/** The body limit of the WebAuthn finish routes (contract: 1 MiB). */
+const webauthnBodyLimit = 1024 * 1024;
+
+const ceremonyParameter: ParameterDoc = {
+  name: "X-WebAuthn-Ceremony",
+  in: "header",
+  required: true,
+  description: "The `ceremonyId` the begin step answered; without it, 40002",
+};
+const credentialIdParameter: ParameterDoc = { name: "id", in: "path", description: "The passkey's credential id (base64url)" };
+
+/** WebAuthn sign-in, registration and the signed-in user's passkeys; all but `config` only with `passkeys` configured. */
+export const passkeyRoutes: readonly Route[] = [
+  {
+    method: "GET",
+    path: "/auth/public-key/config",
+    access: "public",
+    doc: {
+      operationId: "passkeyConfig",
+      tag: "Passkeys",
+      summary: "Whether passkeys are enabled",
+      data: answerObject({ enabled: { type: "boolean" } }),
+      codes: [],
+    },
+    async handle({ auth }) {
+      return { data: { enabled: passkeysEnabled(auth) } };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/public-key/login/begin",
+    access: "public",
+    enabled: passkeysEnabled,
+    doc: {
+      operationId: "webauthnBegin",
+      tag: "Passkeys",
+      summary: "Begin a passkey sign-in",
+      description: "With a username, that account's passkeys are listed; without one the ceremony is discoverable.",
+      body: requestObject({ username: { type: "string" } }),
+      data: ceremonyStartData("CredentialRequestOptions"),
+      codes: [42900, 50300],
+    },
+    async handle({ auth, body, ip }) {
+      return { data: await webauthnBegin(auth, { username: body.username as string | undefined, ip }) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/public-key/login/finish",
+    access: "public",
+    enabled: passkeysEnabled,
+    bodyLimit: webauthnBodyLimit,
+    doc: {
+      operationId: "webauthnFinish",
+      tag: "Passkeys",
+      summary: "Finish a passkey sign-in with the browser's assertion",
+      description: "Bodies up to 1 MiB. A passkey without user verification, for a user with TOTP, answers 40102.",
+      parameters: [ceremonyParameter],
+      body: schemaRef("AuthenticationResponse"),
+      data: schemaRef("TokenSet"),
+      setsCookie: setsDeviceCookie,
+      secondFactor: tempTokenData,
+      codes: [40100, 40300, 42900, 50300],
+    },
+    async handle(context) {
+      const { auth, body, header, ip, secure } = context;
+      const deviceToken = deviceTokenFromCookie(header("cookie"), secure);
+      const result = await webauthnFinish(auth, {
+        ceremonyId: header(ceremonyHeader) as string,
+        response: body,
+        deviceToken,
+        ip,
+      });
+      return loginResponse(context, result);
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/public-key/register/begin",
+    access: "bearer",
+    enabled: passkeysEnabled,
+    doc: {
+      operationId: "webauthnRegisterBegin",
+      tag: "Passkeys",
+      summary: "Begin registering a passkey",
+      description: "Without a recent sign-in, the password (or `totpCode`) proves it is the user.",
+      body: requestObject({ label: requiredText, password: passwordProof, totpCode: { type: "string" } }, ["label"]),
+      data: ceremonyStartData("CredentialCreationOptions"),
+      codes: [40001, 40100, 40103, 40900, 42200, 42900],
+    },
+    async handle(context) {
+      return {
+        data: await webauthnRegisterBegin(context.auth, {
+          ...reauthentication(context),
+          totpCode: context.body.totpCode as string | undefined,
+          userId: signedIn(context),
+          label: context.body.label as string,
+        }),
+      };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/public-key/register/finish",
+    access: "bearer",
+    enabled: passkeysEnabled,
+    bodyLimit: webauthnBodyLimit,
+    doc: {
+      operationId: "webauthnRegisterFinish",
+      tag: "Passkeys",
+      summary: "Finish registering a passkey with the browser's attestation",
+      description: "Bodies up to 1 MiB. Raises the token version.",
+      parameters: [ceremonyParameter],
+      body: schemaRef("RegistrationResponse"),
+      data: schemaRef("PasskeyInfo"),
+      codes: [40100, 40900],
+    },
+    async handle(context) {
+      const ceremonyId = context.header(ceremonyHeader) as string;
+      return {
+        data: await webauthnRegisterFinish(context.auth, { userId: signedIn(context), ceremonyId, response: context.body }),
+      };
+    },
+  },
+  {
+    method: "GET",
+    path: "/auth/public-key/credentials",
+    access: "bearer",
+    enabled: passkeysEnabled,
+    doc: {
+      operationId: "listPasskeys",
+      tag: "Passkeys",
+      summary: "List the signed-in user's passkeys, oldest first",
+      data: listOf("PasskeyInfo"),
+      codes: [],
+    },
+    async handle(context) {
+      return { data: await listPasskeys(context.auth, { userId: signedIn(context) }) };
+    },
+  },
+  {
+    method: "PUT",
+    path: "/auth/public-key/credentials/:id",
+    access: "bearer",
+    enabled: passkeysEnabled,
+    doc: {
+      operationId: "renamePasskey",
+      tag: "Passkeys",
+      summary: "Rename one of the signed-in user's passkeys",
+      parameters: [credentialIdParameter],
+      body: requestObject({ label: { ...requiredText, description: "1 to 64 characters of visible text" } }, ["label"]),
+      data: answerObject({ renamed: { const: true } }),
+      codes: [40001, 40400, 42200],
+    },
+    async handle(context) {
+      const input = { userId: signedIn(context), id: context.params.id as string, label: context.body.label as string };
+      await renamePasskey(context.auth, input);
+      return { data: { renamed: true } };
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/auth/public-key/credentials/:id",
+    access: "bearer",
+    enabled: passkeysEnabled,
+    doc: {
+      operationId: "revokePasskey",
+      tag: "Passkeys",
+      summary: "Revoke one of the signed-in user's passkeys",
+      description: "40900 when it is the account's last way to sign in. Raises the token version.",
+      parameters: [credentialIdParameter],
+      data: answerObject({ revoked: { const: true } }),
+      codes: [40400, 40900],
+    },
+    async handle(context) {
+      await revokePasskey(context.auth, { userId: signedIn(context), id: context.params.id as string });
+      return { data: { revoked: true } };
+    },
+  },
+];

@@ -1,0 +1,90 @@
+import { beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "../../flows/totp-enrolment.js";
+import { answerObject, requestObject, requiredText } from "../openapi-schemas.js";
+import type { Route } from "../route-types.js";
+import { passwordProof, reauthentication, signedIn } from "./shared.js";
+
+/** TOTP enrolment and recovery codes of the signed-in user. */
+export const secondFactorRoutes: readonly Route[] = [
+  {
+    method: "POST",
+    path: "/auth/2fa/setup",
+    access: "bearer",
+    doc: {
+      operationId: "beginTotpSetup",
+      tag: "Second factor",
+      summary: "Start TOTP enrolment",
+      description: "The factor stays pending until `2fa/enable`; calling again replaces a pending secret.",
+      body: requestObject({ password: passwordProof }),
+      data: answerObject({
+        secret: { type: "string", description: "Base32, for typing in" },
+        otpauthUrl: { type: "string", description: "The `otpauth://totp/…` URI, for a QR code" },
+      }),
+      codes: [40001, 40100, 40900, 42900],
+    },
+    async handle(context) {
+      return { data: await beginTotpSetup(context.auth, { ...reauthentication(context), userId: signedIn(context) }) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/2fa/enable",
+    access: "bearer",
+    doc: {
+      operationId: "enableTotp",
+      tag: "Second factor",
+      summary: "Turn the pending TOTP factor on with a code from it",
+      description: "Raises the token version: every token issued before, this call's included, is refused from now on.",
+      body: requestObject({ code: requiredText, password: passwordProof }, ["code"]),
+      data: answerObject({
+        enabled: { const: true },
+        recoveryCodes: { type: "array", items: { type: "string" }, description: "Ten codes, shown this once" },
+      }),
+      codes: [40001, 40100, 40103, 40900, 42900],
+    },
+    async handle(context) {
+      const { recoveryCodes } = await enableTotp(context.auth, {
+        ...reauthentication(context),
+        userId: signedIn(context),
+        code: context.body.code as string,
+      });
+      return { data: { enabled: true, recoveryCodes } };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/2fa/disable",
+    access: "bearer",
+    doc: {
+      operationId: "disableTotp",
+      tag: "Second factor",
+      summary: "Turn TOTP off with a current code or the password",
+      description: "One of `code` and `password` is required; the code wins when both are sent. Raises the token version.",
+      body: requestObject({ code: { type: "string" }, password: { type: "string" } }),
+      data: answerObject({ disabled: { const: true } }),
+      codes: [40001, 40100, 40103, 40900, 42900],
+    },
+    async handle(context) {
+      const { code, password } = context.body as { code?: string; password?: string };
+      await disableTotp(context.auth, { userId: signedIn(context), code, password });
+      return { data: { disabled: true } };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/2fa/recovery-codes",
+    access: "bearer",
+    doc: {
+      operationId: "regenerateRecoveryCodes",
+      tag: "Second factor",
+      summary: "Replace the recovery codes with a new set",
+      body: requestObject({ code: requiredText }, ["code"]),
+      data: answerObject({ recoveryCodes: { type: "array", items: { type: "string" } } }),
+      codes: [40001, 40103, 40900, 42900],
+    },
+    async handle(context) {
+      return {
+        data: await regenerateRecoveryCodes(context.auth, { userId: signedIn(context), code: context.body.code as string }),
+      };
+    },
+  },
+];

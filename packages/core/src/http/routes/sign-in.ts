@@ -1,0 +1,102 @@
+import { login } from "../../flows/login.js";
+import { useRecoveryCode } from "../../flows/use-recovery-code.js";
+import { verifyTotp } from "../../flows/verify-totp.js";
+import { deviceTokenFromCookie } from "../cookies.js";
+import { requestObject, requiredText, schemaRef, tempTokenData } from "../openapi-schemas.js";
+import type { Route, RouteContext } from "../route-types.js";
+import { loginResponse, setsDeviceCookie, signedInResponse } from "./shared.js";
+
+/** The device token a sign-in request carries: `deviceToken` of the body, else the device cookie (RL-5). */
+const deviceTokenOf = ({ body, header, secure }: RouteContext): string | undefined =>
+  body.deviceToken !== undefined ? (body.deviceToken as string) : deviceTokenFromCookie(header("cookie"), secure);
+
+/** Sign-in with a password (local or directory), and the second-factor step that completes a 40102 answer. */
+export const signInRoutes: readonly Route[] = [
+  {
+    method: "POST",
+    path: "/auth/login",
+    access: "public",
+    doc: {
+      operationId: "login",
+      tag: "Sign-in",
+      summary: "Sign in with a username and password",
+      description:
+        'Local accounts, or the directory with `provider: "directory"` (or first, under the policy\'s `loginOrder: "directory-first"`). A user with TOTP gets 40102 with a temporary token for `2fa/verify` or `2fa/recovery`.',
+      body: requestObject(
+        {
+          username: requiredText,
+          password: requiredText,
+          provider: { enum: ["local", "directory"] },
+          deviceToken: {
+            type: "string",
+            description:
+              "The `deviceToken` of an earlier sign-in of this client, for clients without cookies (RL-5): its failures spend a budget of their own",
+          },
+        },
+        ["username", "password"],
+      ),
+      data: schemaRef("TokenSet"),
+      secondFactor: tempTokenData,
+      setsCookie: setsDeviceCookie,
+      codes: [40001, 40100, 40300, 40400, 40900, 42900, 50300],
+    },
+    async handle(context) {
+      const { auth, body, ip } = context;
+      const result = await login(auth, {
+        username: body.username as string,
+        password: body.password as string,
+        provider: body.provider as string,
+        deviceToken: deviceTokenOf(context),
+        ip,
+      });
+      return loginResponse(context, result);
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/2fa/verify",
+    access: "public",
+    doc: {
+      operationId: "verifyTotp",
+      tag: "Sign-in",
+      summary: "Complete a 40102 sign-in with a TOTP code",
+      body: requestObject({ tempToken: requiredText, code: { ...requiredText, description: "Six digits" } }, [
+        "tempToken",
+        "code",
+      ]),
+      data: schemaRef("TokenSet"),
+      setsCookie: setsDeviceCookie,
+      codes: [40001, 40100, 40103, 40300, 42900, 50300],
+    },
+    async handle(context) {
+      const { auth, body, ip } = context;
+      return signedInResponse(
+        context,
+        await verifyTotp(auth, { tempToken: body.tempToken as string, code: body.code as string, ip }),
+      );
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/2fa/recovery",
+    access: "public",
+    doc: {
+      operationId: "useRecoveryCode",
+      tag: "Sign-in",
+      summary: "Complete a 40102 sign-in with a one-time recovery code",
+      body: requestObject({ tempToken: requiredText, recoveryCode: requiredText }, ["tempToken", "recoveryCode"]),
+      data: schemaRef("TokenSet"),
+      setsCookie: setsDeviceCookie,
+      codes: [40001, 40100, 40103, 40300, 42900, 50300],
+    },
+    async handle(context) {
+      const { auth, body, ip } = context;
+      const tokens = await useRecoveryCode(auth, {
+        tempToken: body.tempToken as string,
+        recoveryCode: body.recoveryCode as string,
+        ip,
+      });
+      return signedInResponse(context, tokens);
+    },
+  },
+];
