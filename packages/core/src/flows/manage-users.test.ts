@@ -68,7 +68,7 @@ describe("managing users", () => {
     const sessions = await Promise.all([signIn(harness, "everywhere"), signIn(harness, "everywhere")]);
     const bystander = await signIn(harness, "bystander");
     harness.events.length = 0;
-    await signOutEverywhere(harness.auth, { userId });
+    expect(await signOutEverywhere(harness.auth, { userId })).toBe(2);
     expect(harness.events.find((event) => event.type === "sessions.revoked_all")).toMatchObject({
       userId,
       count: 2,

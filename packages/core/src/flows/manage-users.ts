@@ -45,16 +45,18 @@ export async function setUserDisabled(auth: Auth, input: { userId: string; disab
 
 /**
  * Signs a user out everywhere: raises the token version and revokes every session, so every
- * access, refresh and temporary token issued before is refused (TV-1, TV-2).
+ * access, refresh and temporary token issued before is refused (TV-1, TV-2). Returns how many
+ * live sessions it ended.
  */
-export async function signOutEverywhere(auth: Auth, input: { userId: string }): Promise<void> {
+export async function signOutEverywhere(auth: Auth, input: { userId: string }): Promise<number> {
   const user = await existingUser(auth, input.userId);
   await raiseTokenVersion(auth, user.id, "sign_out_everywhere");
-  await revokeAllSessions(auth, user.id, "sign_out_everywhere");
+  return await revokeAllSessions(auth, user.id, "sign_out_everywhere");
 }
 
-async function revokeAllSessions(auth: Auth, userId: string, reason: "sign_out_everywhere" | "user_disabled"): Promise<void> {
+async function revokeAllSessions(auth: Auth, userId: string, reason: "sign_out_everywhere" | "user_disabled"): Promise<number> {
   const now = auth.now();
   const count = await auth.storage.sessions.revokeUserSessions(userId, now);
   auth.emit({ type: "sessions.revoked_all", userId, count, reason, at: now });
+  return count;
 }
