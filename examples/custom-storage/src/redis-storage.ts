@@ -17,8 +17,11 @@ import {
   type Storage,
   type TotpRecord,
   type TotpStore,
+  type UserListQuery,
   type UserRecord,
   type UserStore,
+  compareCodePoints,
+  prefixUpperBound,
   storageUnavailable,
 } from "@portcullis/core";
 import {
@@ -87,6 +90,29 @@ export function redisStorage({ client, prefix = "portcullis" }: RedisStorageOpti
     identities: unavailableWhenUnreachable(redisIdentities(redis)),
     settings: unavailableWhenUnreachable(redisSettings(redis)),
   };
+}
+
+/**
+ * Adds the users stored before `users.list` existed (this example's first version) to the
+ * `username-order` index that `list` pages through; run it once after upgrading. Each user is
+ * added by one script from the key it holds then, so it is safe while the service runs, and
+ * running it again adds nothing. Returns how many users it added.
+ *
+ * @example
+ * ```ts
+ * await indexUsernames({ client, prefix: "portcullis" }); // 0 the second time
+ * ```
+ */
+export async function indexUsernames({ client, prefix = "portcullis" }: RedisStorageOptions): Promise<number> {
+  const run = scriptRunner(client);
+  const usersPrefix = `${prefix}:users:`;
+  let added = 0;
+  for await (const keys of client.scanIterator({ MATCH: `${escapeGlob(usersPrefix)}*`, COUNT: 500 })) {
+    for (const key of keys) {
+      added += await run<number>(indexUsernameScript, [key, `${prefix}:username-order`], [key.slice(usersPrefix.length)]);
+    }
+  }
+  return added;
 }
 
 /** Replies of a server that is there but cannot serve now: loading, a replica, a script running too long. */
@@ -195,32 +221,74 @@ async function readAll<T>({ client, prefix }: Redis, type: string, refs: string[
   return records.filter((record) => record !== null);
 }
 
-// Users: `users:<id>` hashes, `usernames:<usernameKey>` holding the user's ref, and one set of
-// user refs per source for incrementTokenVersionsBySource.
+// Users: `users:<id>` hashes, `usernames:<usernameKey>` holding the user's ref, one set of
+// user refs per source for incrementTokenVersionsBySource, and `username-order`, a sorted set
+// whose members are `<usernameKey>\0<user ref>` (all with score 0, so Redis orders them by their
+// bytes, which is code point order): `list` reads a page of it with ZRANGEBYLEX. Usernames hold no
+// NUL (core refuses control characters), so the first NUL of a member ends its key.
+
+/** The member of `username-order` for a user. */
+const orderMember = (usernameKey: string, userRef: string) => `${usernameKey}\0${userRef}`;
 
 const createUserScript = `
--- KEYS: the user, its username index, its source index. ARGV: the user's ref, then field, value pairs.
+-- KEYS: the user, its username index, its source index, username-order.
+-- ARGV: the user's ref, its username-order member, then field, value pairs.
 if redis.call('EXISTS', KEYS[1], KEYS[2]) > 0 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 redis.call('SET', KEYS[2], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[1])
+redis.call('ZADD', KEYS[4], 0, ARGV[2])
 return 1`;
 
 const updateUserScript = `
--- KEYS: the user, and the new username index when the patch has a usernameKey.
--- ARGV: prefix, the user's ref, then field, value pairs (updatedAt included).
+-- KEYS: the user, username-order, and the new username index when the patch has a usernameKey.
+-- ARGV: prefix, the user's ref, the new username-order member (or ''), then field, value pairs (updatedAt included).
 local current = redis.call('HGET', KEYS[1], 'usernameKey')
 if not current then return {} end
-if KEYS[2] then
+if KEYS[3] then
   local old = ARGV[1] .. ':usernames:' .. current
-  if KEYS[2] ~= old then
-    if redis.call('EXISTS', KEYS[2]) == 1 then return {} end
+  if KEYS[3] ~= old then
+    if redis.call('EXISTS', KEYS[3]) == 1 then return {} end
     redis.call('DEL', old)
-    redis.call('SET', KEYS[2], ARGV[2])
+    redis.call('SET', KEYS[3], ARGV[2])
+    -- The stored field is the key's JSON text; a JSON string decodes exactly (unlike arrays and numbers).
+    redis.call('ZREM', KEYS[2], cjson.decode(current) .. '\\0' .. ARGV[2])
+    redis.call('ZADD', KEYS[2], 0, ARGV[3])
   end
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
 return redis.call('HGETALL', KEYS[1])`;
+
+const listUsersScript = `
+-- KEYS: username-order. ARGV: prefix, ZRANGEBYLEX min and max, the limit.
+-- Returns the users of the page, each as HGETALL's field, value list, read with the page at once.
+local users = {}
+for _, member in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], ARGV[2], ARGV[3], 'LIMIT', 0, tonumber(ARGV[4]))) do
+  local user = redis.call('HGETALL', ARGV[1] .. ':users:' .. string.match(member, '%z(.*)$'))
+  if #user > 0 then users[#users + 1] = user end
+end
+return users`;
+
+const indexUsernameScript = `
+-- KEYS: the user, username-order. ARGV: the user's ref. Adds the user's member if the user exists.
+local key = redis.call('HGET', KEYS[1], 'usernameKey')
+if not key then return 0 end
+return redis.call('ZADD', KEYS[2], 0, cjson.decode(key) .. '\\0' .. ARGV[1])`;
+
+/**
+ * The ZRANGEBYLEX bounds of a page of `username-order`: members whose key starts with the
+ * prefix (from the prefix to its {@link prefixUpperBound}), and is after `afterUsernameKey`
+ * (every member of that key is below `<key>\u0001`, every later key's at or above it).
+ */
+function usernameOrderRange({ afterUsernameKey, usernameKeyPrefix }: UserListQuery): [string, string] {
+  const starts = [usernameKeyPrefix || undefined, afterUsernameKey === undefined ? undefined : `${afterUsernameKey}\u0001`];
+  const start = starts
+    .filter((bound) => bound !== undefined)
+    .sort(compareCodePoints)
+    .at(-1);
+  const upper = usernameKeyPrefix ? prefixUpperBound(usernameKeyPrefix) : null;
+  return [start === undefined ? "-" : `[${start}`, upper === null ? "+" : `(${upper}`];
+}
 
 const incrementTokenVersionScript = `
 -- KEYS: the user. ARGV: updatedAt.
@@ -251,11 +319,13 @@ function redisUsers(redis: Redis): UserStore {
   const userKey = (id: string) => `${prefix}:users:${ref(id)}`;
   const usernameKey = (key: string) => `${prefix}:usernames:${ref(key)}`;
   const sourceKey = (source: string) => `${prefix}:users-by-source:${ref(source)}`;
+  const orderKey = `${prefix}:username-order`;
   const findById = async (id: string) => fromFields<UserRecord>(await client.hGetAll(userKey(id)));
   return {
     async create(user) {
-      const keys = [userKey(user.id), usernameKey(user.usernameKey), sourceKey(user.source)];
-      return (await run<number>(createUserScript, keys, [ref(user.id), ...toArgs(user)])) === 1;
+      const keys = [userKey(user.id), usernameKey(user.usernameKey), sourceKey(user.source), orderKey];
+      const args = [ref(user.id), orderMember(user.usernameKey, ref(user.id)), ...toArgs(user)];
+      return (await run<number>(createUserScript, keys, args)) === 1;
     },
     findById,
     async findByUsernameKey(key) {
@@ -268,8 +338,10 @@ function redisUsers(redis: Redis): UserStore {
     async update(id, patch, now) {
       // Only the patchable fields, whatever else the object holds: never the id or token version.
       const changes = { ...pick(patch, patchableUserFields), updatedAt: now };
-      const keys = patch.usernameKey === undefined ? [userKey(id)] : [userKey(id), usernameKey(patch.usernameKey)];
-      return fromPairs<UserRecord>(await run(updateUserScript, keys, [prefix, ref(id), ...toArgs(changes)]));
+      const renamed = patch.usernameKey !== undefined;
+      const keys = [userKey(id), orderKey, ...(renamed ? [usernameKey(patch.usernameKey as string)] : [])];
+      const member = renamed ? orderMember(patch.usernameKey as string, ref(id)) : "";
+      return fromPairs<UserRecord>(await run(updateUserScript, keys, [prefix, ref(id), member, ...toArgs(changes)]));
     },
     async incrementTokenVersion(id, now) {
       const version = await run<number>(incrementTokenVersionScript, [userKey(id)], [json(now)]);
@@ -277,6 +349,11 @@ function redisUsers(redis: Redis): UserStore {
     },
     incrementTokenVersionsBySource: (source, now) =>
       run<number>(incrementTokenVersionsBySourceScript, [sourceKey(source)], [prefix, json(now)]),
+    async list(query) {
+      const [min, max] = usernameOrderRange(query);
+      const pages = await run<string[][]>(listUsersScript, [orderKey], [prefix, min, max, query.limit]);
+      return pages.map((pairs) => fromPairs<UserRecord>(pairs) as UserRecord);
+    },
   };
 }
 
@@ -337,19 +414,19 @@ function redisRecoveryCodes({ client, prefix }: Redis): RecoveryCodeStore {
 // `refresh-tokens:<hash>` hashes. All of them expire in Redis after their lifetime.
 
 const updateLiveSessionScript = `
--- KEYS: the session. ARGV: field, value. Changes the session only while it is not revoked.
+-- KEYS: the session. ARGV: field, value pairs. Changes the session only while it is not revoked.
 if redis.call('HGET', KEYS[1], 'revokedAt') ~= 'null' then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1`;
 
 const revokeUserSessionsScript = `
--- KEYS: the user's session index. ARGV: prefix, revokedAt.
+-- KEYS: the user's session index. ARGV: prefix, revokedAt, the ref of the session kept (or '').
 local revoked = 0
 for _, ref in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local revokedAt = redis.call('HGET', ARGV[1] .. ':sessions:' .. ref, 'revokedAt')
   if not revokedAt then
     redis.call('ZREM', KEYS[1], ref)
-  elseif revokedAt == 'null' then
+  elseif revokedAt == 'null' and ref ~= ARGV[3] then
     redis.call('HSET', ARGV[1] .. ':sessions:' .. ref, 'revokedAt', ARGV[2])
     revoked = revoked + 1
   end
@@ -367,7 +444,22 @@ if spentAt == 'null' then
 end
 return {outcome, unpack(redis.call('HGETALL', KEYS[1]))}`;
 
-function redisSessions({ client, prefix, run }: Redis): SessionStore {
+/**
+ * A session as stored, with the fields sessions stored before they existed lack: last used when
+ * it began, from nowhere known.
+ */
+function withUseFields(session: SessionRecord | null): SessionRecord | null {
+  if (session === null) return null;
+  return {
+    ...session,
+    lastUsedAt: session.lastUsedAt ?? session.createdAt,
+    userAgent: session.userAgent ?? null,
+    address: session.address ?? null,
+  };
+}
+
+function redisSessions(redis: Redis): SessionStore {
+  const { client, prefix, run } = redis;
   const sessionKey = (id: string) => `${prefix}:sessions:${ref(id)}`;
   const userSessionsKey = (userId: string) => `${prefix}:user-sessions:${ref(userId)}`;
   const tokenKey = (hash: string) => `${prefix}:refresh-tokens:${ref(hash)}`;
@@ -385,12 +477,32 @@ function redisSessions({ client, prefix, run }: Redis): SessionStore {
         .zAdd(index, { score: session.expiresAt, value: ref(session.id) })
         .exec();
     },
-    findSession: async (id) => fromFields<SessionRecord>(await client.hGetAll(sessionKey(id))),
+    findSession: async (id) => withUseFields(fromFields<SessionRecord>(await client.hGetAll(sessionKey(id)))),
     revokeSession: async (id, now) =>
       (await run<number>(updateLiveSessionScript, [sessionKey(id)], ["revokedAt", json(now)])) === 1,
     setTokenVersion: async (id, tokenVersion) =>
       (await run<number>(updateLiveSessionScript, [sessionKey(id)], ["tokenVersion", json(tokenVersion)])) === 1,
-    revokeUserSessions: (userId, now) => run<number>(revokeUserSessionsScript, [userSessionsKey(userId)], [prefix, json(now)]),
+    revokeUserSessions: (userId, now, exceptSessionId) =>
+      run<number>(
+        revokeUserSessionsScript,
+        [userSessionsKey(userId)],
+        [prefix, json(now), exceptSessionId === undefined ? "" : ref(exceptSessionId)],
+      ),
+    async listByUser(userId, now, limit) {
+      // The index is scored by expiry: only sessions that end after now are read.
+      const refs = await client.zRangeByScore(userSessionsKey(userId), `(${now}`, "+inf");
+      const sessions = (await readAll<SessionRecord>(redis, "sessions", refs)).map(
+        (session) => withUseFields(session) as SessionRecord,
+      );
+      return sessions
+        .filter((session) => session.userId === userId && session.revokedAt === null && session.expiresAt > now)
+        .sort((a, b) => b.createdAt - a.createdAt || compareCodePoints(b.id, a.id))
+        .slice(0, limit);
+    },
+    async recordUse(id, now, use) {
+      const fields = ["lastUsedAt", json(now), "userAgent", json(use.userAgent), "address", json(use.address)];
+      await run<number>(updateLiveSessionScript, [sessionKey(id)], fields);
+    },
     async insertRefreshToken(token) {
       const key = tokenKey(token.hash);
       await client.multi().del(key).hSet(key, toFields(token)).pExpire(key, ttlOf(token)).exec();

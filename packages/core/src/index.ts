@@ -76,6 +76,7 @@ export type { ParameterDoc, Route, RouteContext, RouteDoc, RouteResult, RouteTag
 export { routes } from "./http/routes/index.js";
 export type { Envelope, HttpRequest, HttpResponse } from "./http/types.js";
 export type { ClaimMapping, ExternalProfile, OAuthConfig, OAuthProviderConfig } from "./oauth/provider-config.js";
+export { compareCodePoints, prefixUpperBound } from "./storage/code-point-order.js";
 export { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./storage/memory.js";
 export { type SweepResult, sweepExpired } from "./storage/sweep.js";
 export type * from "./storage/types.js";

@@ -83,6 +83,9 @@ export interface SessionRow {
   created_at: number | string;
   expires_at: number | string;
   revoked_at: number | string | null;
+  last_used_at: number | string;
+  user_agent: string | null;
+  address: string | null;
 }
 
 export interface RefreshTokenRow {

@@ -69,6 +69,9 @@ async function rowsOfEveryKind(storage: KyselyStorage, tag: string, now: number,
       createdAt: 1,
       expiresAt,
       revokedAt: null,
+      lastUsedAt: 1,
+      userAgent: null,
+      address: null,
     });
     await storage.sessions.insertRefreshToken({
       hash: name("token", at),

@@ -67,6 +67,9 @@ describe("memory storage prunes what has expired (bounded memory under a stream 
         createdAt: now,
         expiresAt: now + minute,
         revokedAt: null,
+        lastUsedAt: now,
+        userAgent: null,
+        address: null,
       };
       await storage.sessions.createSession(session);
       const hash = `token-${index}`;

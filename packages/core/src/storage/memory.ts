@@ -1,3 +1,4 @@
+import { compareCodePoints } from "./code-point-order.js";
 import type {
   ChallengeKind,
   ChallengeRecord,
@@ -101,10 +102,15 @@ const minimumSweepSize = 1024;
 /**
  * A map whose expired entries are dropped whenever it has doubled since the last sweep: the
  * work is amortised O(1) per insert, and the map holds at most about twice its live entries.
+ * `dropped` hears of each entry pruned, so an index over the map can forget it too.
  */
-function expiringMap<V>(expired: (value: V, now: number) => boolean) {
+function expiringMap<V>(expired: (value: V, now: number) => boolean, dropped: (key: string, value: V) => void = () => {}) {
   const entries = new Map<string, V>();
   let sweepAtSize = minimumSweepSize;
+  const drop = (key: string, value: V) => {
+    entries.delete(key);
+    dropped(key, value);
+  };
   return {
     entries,
     /** Deletes at most `limit` expired entries; returns how many. */
@@ -113,7 +119,7 @@ function expiringMap<V>(expired: (value: V, now: number) => boolean) {
       for (const [key, entry] of entries) {
         if (deleted >= limit) break;
         if (expired(entry, now)) {
-          entries.delete(key);
+          drop(key, entry);
           deleted += 1;
         }
       }
@@ -122,7 +128,7 @@ function expiringMap<V>(expired: (value: V, now: number) => boolean) {
     /** Stores an entry, first sweeping expired ones if the map has grown enough. */
     set(key: string, value: V, now: number): void {
       if (entries.size >= sweepAtSize) {
-        for (const [candidate, entry] of entries) if (expired(entry, now)) entries.delete(candidate);
+        for (const [candidate, entry] of entries) if (expired(entry, now)) drop(candidate, entry);
         sweepAtSize = Math.max(minimumSweepSize, entries.size * 2);
       }
       entries.set(key, value);
@@ -185,6 +191,16 @@ function memoryUsers() {
       }
       return raised;
     },
+    async list({ limit, afterUsernameKey, usernameKeyPrefix = "" }) {
+      const keys = [...idByKey.keys()]
+        .filter(
+          (key) =>
+            key.startsWith(usernameKeyPrefix) && (afterUsernameKey === undefined || compareCodePoints(key, afterUsernameKey) > 0),
+        )
+        .sort(compareCodePoints)
+        .slice(0, limit);
+      return keys.map((key) => byId.get(idByKey.get(key) as string) as UserRecord);
+    },
   };
   return { store, size: () => byId.size };
 }
@@ -242,13 +258,26 @@ function memoryRecoveryCodes(): RecoveryCodeStore {
 
 function memorySessions() {
   const expired = (record: { expiresAt: number }, now: number) => record.expiresAt <= now;
-  const sessionMap = expiringMap<SessionRecord>(expired);
+  /** The ids of each user's sessions held in the session map: a session pruned from the map leaves it too. */
+  const sessionIdsByUser = new Map<string, Set<string>>();
+  const unindex = (id: string, session: SessionRecord) => {
+    const ids = sessionIdsByUser.get(session.userId);
+    ids?.delete(id);
+    if (ids?.size === 0) sessionIdsByUser.delete(session.userId);
+  };
+  const sessionMap = expiringMap<SessionRecord>(expired, unindex);
   const tokenMap = expiringMap<RefreshTokenRecord>(expired);
   const { entries: sessions, set: setSession } = sessionMap;
   const { entries: tokens, set: setToken } = tokenMap;
+  const sessionsOf = (userId: string) => [...(sessionIdsByUser.get(userId) ?? [])].map((id) => sessions.get(id) as SessionRecord);
   const store: SessionStore = {
     async createSession(session) {
+      const replaced = sessions.get(session.id);
+      if (replaced) unindex(session.id, replaced);
       setSession(session.id, frozenCopy(session), session.createdAt);
+      const ids = sessionIdsByUser.get(session.userId) ?? new Set<string>();
+      ids.add(session.id);
+      sessionIdsByUser.set(session.userId, ids);
     },
     async findSession(id) {
       return sessions.get(id) ?? null;
@@ -265,15 +294,26 @@ function memorySessions() {
       sessions.set(id, frozenWith(session, { tokenVersion }));
       return true;
     },
-    async revokeUserSessions(userId, now) {
+    async revokeUserSessions(userId, now, exceptSessionId) {
       let revoked = 0;
-      for (const session of sessions.values()) {
-        if (session.userId === userId && session.revokedAt === null) {
+      for (const session of sessionsOf(userId)) {
+        if (session.revokedAt === null && session.id !== exceptSessionId) {
           sessions.set(session.id, frozenWith(session, { revokedAt: now }));
           revoked += 1;
         }
       }
       return revoked;
+    },
+    async listByUser(userId, now, limit) {
+      return sessionsOf(userId)
+        .filter((session) => session.revokedAt === null && session.expiresAt > now)
+        .sort((a, b) => b.createdAt - a.createdAt || compareCodePoints(b.id, a.id))
+        .slice(0, limit);
+    },
+    async recordUse(id, now, use) {
+      const session = sessions.get(id);
+      if (!session || session.revokedAt !== null) return;
+      sessions.set(id, frozenWith(session, { lastUsedAt: now, userAgent: use.userAgent, address: use.address }));
     },
     async insertRefreshToken(token) {
       setToken(token.hash, frozenCopy(token), token.createdAt);

@@ -85,6 +85,9 @@ describe("sweepExpired", () => {
         createdAt: 1,
         expiresAt,
         revokedAt: null,
+        lastUsedAt: 1,
+        userAgent: null,
+        address: null,
       });
       await storage.sessions.insertRefreshToken({ hash: id, sessionId: id, userId: "u", createdAt: 1, expiresAt, spentAt: null });
       await storage.counters.hit(id, 5, expiresAt - 1, 1);

@@ -47,6 +47,22 @@ export interface UserStore {
    * loop over reads): saving a directory policy ends every directory user's tokens. Returns how many.
    */
   incrementTokenVersionsBySource(source: UserSource, now: number): Promise<number>;
+  /**
+   * One page of users in the order of their `usernameKey` (the store's own order for that
+   * column, the same on every call): at most `limit`, only keys after `afterUsernameKey` when
+   * given, and only keys that start with `usernameKeyPrefix` when given (exactly, code point for
+   * code point: no case or accent folding, no pattern characters). Paging from the last key of
+   * each page visits every user once. SQL stores answer from the index on the key, never by
+   * reading every row.
+   */
+  list(query: UserListQuery): Promise<UserRecord[]>;
+}
+
+/** What {@link UserStore.list} returns a page of. */
+export interface UserListQuery {
+  limit: number;
+  afterUsernameKey?: string;
+  usernameKeyPrefix?: string;
 }
 
 /** An encrypted secret: AES-256-GCM with the user id as associated data (TOTP-6). */
@@ -110,6 +126,18 @@ export interface SessionRecord {
   /** Never moved by refresh (RT-4). */
   expiresAt: number;
   revokedAt: number | null;
+  /** When the session began or last refreshed its tokens; access-token checks never move it. */
+  lastUsedAt: number;
+  /** The User-Agent it was last used with, cut to 256 characters; shown to the user, never used for a decision. */
+  userAgent: string | null;
+  /** The client address it was last used from, truncated as configured (IPv4 /24, IPv6 /48 by default). */
+  address: string | null;
+}
+
+/** Where a session was last used from: what {@link SessionStore.recordUse} keeps. */
+export interface SessionUse {
+  userAgent: string | null;
+  address: string | null;
 }
 
 /** One refresh token, stored only as its SHA-256 (RT-1). */
@@ -142,8 +170,18 @@ export interface SessionStore {
    * false, changing nothing, when the session is unknown or revoked.
    */
   setTokenVersion(id: string, tokenVersion: number): Promise<boolean>;
-  /** Revokes every live session of a user; returns how many were revoked. */
-  revokeUserSessions(userId: string, now: number): Promise<number>;
+  /**
+   * Atomically revokes every live session of a user, but the one with the id `exceptSessionId`
+   * when given (SE-2: the session that made a change goes on); returns how many were revoked.
+   */
+  revokeUserSessions(userId: string, now: number, exceptSessionId?: string): Promise<number>;
+  /**
+   * The user's live sessions (not revoked, `expiresAt` after `now`), newest first by `createdAt`,
+   * at most `limit`.
+   */
+  listByUser(userId: string, now: number, limit: number): Promise<SessionRecord[]>;
+  /** Sets a live session's `lastUsedAt` to `now` and where it was used from; at a refresh, never per request. */
+  recordUse(id: string, now: number, use: SessionUse): Promise<void>;
   insertRefreshToken(token: RefreshTokenRecord): Promise<void>;
   /** The token with this hash, spent or not, changing nothing: read before spending, so a check that fails leaves it usable. */
   findRefreshToken(hash: string): Promise<RefreshTokenRecord | null>;

@@ -84,6 +84,9 @@ export async function startSession(auth: Auth, user: UserRecord, amr: AuthMethod
     createdAt: now,
     expiresAt: now + auth.config.ttl.refresh * 1000,
     revokedAt: null,
+    lastUsedAt: now,
+    userAgent: null,
+    address: null,
   };
   await auth.storage.sessions.createSession(session);
   const tokens = await issueTokens(auth, user, session);

@@ -11,6 +11,9 @@ function toSession(row: SessionRow): SessionRecord {
     createdAt: num(row.created_at),
     expiresAt: num(row.expires_at),
     revokedAt: numOrNull(row.revoked_at),
+    lastUsedAt: num(row.last_used_at),
+    userAgent: row.user_agent,
+    address: row.address,
   };
 }
 
@@ -27,20 +30,23 @@ function toRefreshToken(row: RefreshTokenRow): RefreshTokenRecord {
 
 /**
  * The sessions and refresh_tokens tables as a {@link SessionStore}: revoking is a conditional
- * UPDATE on `revoked_at IS NULL`, and spending a refresh token one on `spent_at IS NULL` (RT-3),
- * with `RETURNING` on PostgreSQL and the affected-row count deciding the winner on MySQL.
+ * UPDATE on `revoked_at IS NULL` (one statement for all of a user's sessions but the one kept,
+ * SE-2), and spending a refresh token one on `spent_at IS NULL` (RT-3), with `RETURNING` on
+ * PostgreSQL and the affected-row count deciding the winner on MySQL. A user's sessions are
+ * listed through the index on `user_id`.
  */
 export function sessionStore(context: StoreContext): SessionStore {
   const { db, postgres, tables: t } = context;
   const findSession = (id: string) => findOne(context, t.sessions, "id", id, toSession);
   const findRefreshToken = (hash: string) => findOne(context, t.refreshTokens, "hash", hash, toRefreshToken);
   /** Sets `set` on the sessions, not yet revoked, whose `column` is `value`; returns how many it changed. */
-  const updateLive = async (column: "id" | "user_id", value: string, set: Record<string, unknown>) => {
+  const updateLive = async (column: "id" | "user_id", value: string, set: Record<string, unknown>, exceptId?: string) => {
     const result = await db
       .updateTable(t.sessions)
       .set(set)
       .where(column, "=", value)
       .where("revoked_at", "is", null)
+      .$if(exceptId !== undefined, (query) => query.where("id", "<>", exceptId as string))
       .executeTakeFirst();
     return num(result.numUpdatedRows);
   };
@@ -56,6 +62,9 @@ export function sessionStore(context: StoreContext): SessionStore {
           created_at: session.createdAt,
           expires_at: session.expiresAt,
           revoked_at: session.revokedAt,
+          last_used_at: session.lastUsedAt,
+          user_agent: session.userAgent,
+          address: session.address,
         })
         .execute();
     },
@@ -69,7 +78,23 @@ export function sessionStore(context: StoreContext): SessionStore {
       const session = await findSession(id);
       return session !== null && session.revokedAt === null && session.tokenVersion === tokenVersion;
     },
-    revokeUserSessions: (userId, now) => updateLive("user_id", userId, { revoked_at: now }),
+    revokeUserSessions: (userId, now, exceptSessionId) => updateLive("user_id", userId, { revoked_at: now }, exceptSessionId),
+    async listByUser(userId, now, limit) {
+      const rows = await db
+        .selectFrom(t.sessions)
+        .selectAll()
+        .where("user_id", "=", userId)
+        .where("revoked_at", "is", null)
+        .where("expires_at", ">", now)
+        .orderBy("created_at", "desc")
+        .orderBy("id", "desc")
+        .limit(limit)
+        .execute();
+      return rows.map((row) => toSession(row as SessionRow));
+    },
+    async recordUse(id, now, use) {
+      await updateLive("id", id, { last_used_at: now, user_agent: use.userAgent, address: use.address });
+    },
     async insertRefreshToken(token) {
       await db
         .insertInto(t.refreshTokens)

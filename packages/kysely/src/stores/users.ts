@@ -1,4 +1,4 @@
-import type { UserPatch, UserRecord, UserStore } from "@portcullis/core";
+import { type UserListQuery, type UserPatch, type UserRecord, type UserStore, prefixUpperBound } from "@portcullis/core";
 import { sql } from "kysely";
 import type { UserRow } from "../schema.js";
 import { type StoreContext, findOne, flag, insertUnlessDuplicate, num, unlessDuplicate, updateCounting } from "./context.js";
@@ -16,6 +16,25 @@ function toUser(row: UserRow): UserRecord {
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
   };
+}
+
+/**
+ * The SELECT behind {@link UserStore.list}: a range over the unique index on `username_key`,
+ * `key > after AND key >= prefix AND key < upper bound of the prefix`, in the index's order, with
+ * a LIMIT. The column compares bytes (PostgreSQL `"C"`, MySQL `…_bin`), so the range is exactly
+ * the keys starting with the prefix, `%`, `_` and `\` being characters like any other, and the
+ * database reads only the page from the index. Exported for the test that reads its plan.
+ */
+export function listUsersQuery({ db, tables: t }: StoreContext, { limit, afterUsernameKey, usernameKeyPrefix }: UserListQuery) {
+  const upper = usernameKeyPrefix ? prefixUpperBound(usernameKeyPrefix) : null;
+  return db
+    .selectFrom(t.users)
+    .selectAll()
+    .$if(afterUsernameKey !== undefined, (query) => query.where("username_key", ">", afterUsernameKey as string))
+    .$if(Boolean(usernameKeyPrefix), (query) => query.where("username_key", ">=", usernameKeyPrefix as string))
+    .$if(upper !== null, (query) => query.where("username_key", "<", upper as string))
+    .orderBy("username_key")
+    .limit(limit);
 }
 
 /** The users table as a {@link UserStore}: a taken username key or id is a duplicate key, so `create` is one insert. */
@@ -67,6 +86,10 @@ export function userStore(context: StoreContext): UserStore {
         .where("source", "=", source)
         .executeTakeFirst();
       return num(result.numUpdatedRows);
+    },
+    async list(query) {
+      const rows = await listUsersQuery(context, query).execute();
+      return rows.map((row) => toUser(row as UserRow));
     },
   };
 }

@@ -72,6 +72,9 @@ export function sampleSession(userId: string, overrides: Partial<SessionRecord> 
     createdAt: BASE_TIME,
     expiresAt: BASE_TIME + 24 * HOUR,
     revokedAt: null,
+    lastUsedAt: BASE_TIME,
+    userAgent: null,
+    address: null,
     ...overrides,
   };
 }

@@ -1,10 +1,20 @@
 import type { SpendResult } from "../../storage/types.js";
 import { type SuiteContext, concurrently, countWhere, tryToMutate } from "./harness.js";
 import { BASE_TIME, createUser, sampleRefreshToken, sampleSession, uniqueHash, uniqueId } from "./samples.js";
+import { sessionListingTests } from "./session-listing.js";
 
-/** Registers the `sessions` suite: revocation, and refresh tokens spent exactly once (RT-3). */
-export function sessionsSuite({ test: { describe, it, expect }, makeStorage }: SuiteContext): void {
+/**
+ * Registers the `sessions` suite: revocation, refresh tokens spent exactly once (RT-3), and a
+ * user's sessions listed and ended but one (SE-1, SE-2, SE-3).
+ */
+export function sessionsSuite(context: SuiteContext): void {
+  const {
+    test: { describe, it, expect },
+    makeStorage,
+  } = context;
   describe("sessions", () => {
+    sessionListingTests(context);
+
     it("createSession stores a session that findSession returns; an unknown id is null", async () => {
       const storage = await makeStorage();
       const session = sampleSession(await createUser(storage));

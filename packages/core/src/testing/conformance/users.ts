@@ -1,9 +1,16 @@
 import { type SuiteContext, concurrently, tryToMutate } from "./harness.js";
 import { BASE_TIME, createUser, sampleUser, uniqueId } from "./samples.js";
+import { userListingTests } from "./user-listing.js";
 
-/** Registers the `users` suite: uniqueness, lookups, patches and the token version (TV-1). */
-export function usersSuite({ test: { describe, it, expect }, makeStorage }: SuiteContext): void {
+/** Registers the `users` suite: uniqueness, lookups, patches, the token version (TV-1) and the paged listing (AD-1). */
+export function usersSuite(context: SuiteContext): void {
+  const {
+    test: { describe, it, expect },
+    makeStorage,
+  } = context;
   describe("users", () => {
+    userListingTests(context);
+
     it("create stores a user that findById and findByUsernameKey return", async () => {
       const storage = await makeStorage();
       const user = sampleUser();
