@@ -63,7 +63,7 @@ describe.each(clientTargets)("client.oauth against %s and a real OpenID provider
     const step = await client.oauth.finish({ provider: "corp", url: callback });
     expect(step).toEqual({
       status: "authenticated",
-      user: { id: expect.any(String), username: "alice", roles: [], totpEnabled: false },
+      user: { id: expect.any(String), username: "alice", roles: [], totpEnabled: false, createdAt: expect.any(Number) },
       returnPath: "/account?tab=keys",
     });
     expect(harness.countSent("GET", callbackPath(callback))).toBe(1);
@@ -105,6 +105,7 @@ describe.each(clientTargets)("client.oauth against %s and a real OpenID provider
     await signInThroughProvider();
     const secret = base32Decode((await client.totp.setup()).secret);
     await client.totp.enable({ code: await nextTotpCode(harness, secret) });
+    await client.logout();
 
     const step = await signInThroughProvider();
     expect(step.status).toBe("totp_required");

@@ -104,7 +104,13 @@ describeWithPostgres("Many instances: two service processes on one PostgreSQL sh
     const code = await totpCodeAt(setup, tina.secret);
     const finished = await post(second, `${base}/2fa/verify`, { tempToken, code });
     expectEnvelope(finished, 0);
-    expect(finished.body.data.user).toEqual({ id: tina.id, username: "tina", roles: ["user"], totpEnabled: true });
+    expect(finished.body.data.user).toEqual({
+      id: tina.id,
+      username: "tina",
+      roles: ["user"],
+      totpEnabled: true,
+      createdAt: tina.createdAt,
+    });
     for (const server of services()) expectEnvelope(await me(server, finished.body.data.accessToken), 0);
 
     expectEnvelope(await post(first, `${base}/2fa/verify`, { tempToken, code }), 40100);

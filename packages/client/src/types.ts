@@ -4,6 +4,8 @@ export interface AuthUser {
   username: string;
   roles: string[];
   totpEnabled: boolean;
+  /** When the account was created, epoch milliseconds. */
+  createdAt: number;
 }
 
 /** The `data` of every answer that completes a sign-in (the contract's token set). */

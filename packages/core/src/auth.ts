@@ -13,6 +13,7 @@ import type { Storage } from "./storage/types.js";
 import type { AccessContext } from "./tokens/access-token.js";
 import { type TokenKeys, loadTokenKeys } from "./tokens/keys.js";
 import { type VerifiedTokenCache, createVerifiedTokenCache } from "./tokens/verified-tokens.js";
+import type { PublicUserHook } from "./users/public-user.js";
 
 /**
  * An auth instance: checked configuration, storage, keys, clock and events. Every flow takes
@@ -55,6 +56,8 @@ export interface Auth {
   readonly tokenStateCache: Map<string, { userId: string; tokenVersion: number; checkedAt: number }>;
   /** @internal Access tokens already verified, until their `exp` (see `verifiedTokenCacheSize`). */
   readonly verifiedTokens: VerifiedTokenCache<AccessContext>;
+  /** @internal The `publicUser` option: extra fields of the user object. */
+  readonly publicUserHook: PublicUserHook | undefined;
 }
 
 /** Options of {@link createAuth} that are not configuration. */
@@ -66,6 +69,21 @@ export interface CreateAuthOptions {
    * client was given, for your logs; the client sees only code 50000 and the id.
    */
   onInternalError?: (error: unknown, requestId: string) => void;
+  /**
+   * Adds fields to the user object of every token set, `/me` and the admin views: it receives the
+   * contract's fields and answers a plain object of extra ones (or a promise of it). It can add,
+   * never remove or change: the contract's fields (`id`, `username`, `roles`, `totpEnabled`,
+   * `createdAt`, and `disabled` in admin views) win over any of the same name. A hook that throws,
+   * or answers anything but a plain object, makes the request an internal error (50000, told to
+   * `onInternalError`), never a half-built user.
+   *
+   * @example
+   * ```ts
+   * // Clients built for the original service read a single `user.role`.
+   * createAuth({ ...config, publicUser: (user) => ({ role: user.roles[0] ?? null }) });
+   * ```
+   */
+  publicUser?: PublicUserHook;
 }
 
 /**
@@ -84,6 +102,9 @@ export interface CreateAuthOptions {
  */
 export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
   const resolved = resolveConfig(config);
+  if (config.publicUser !== undefined && typeof config.publicUser !== "function") {
+    throw new TypeError("publicUser must be a function answering the extra fields of the user object");
+  }
   const randomBytes = config.randomBytes ?? pooledRandomBytes();
   const now = config.now ?? Date.now;
   const keys = loadTokenKeys(config.secrets);
@@ -106,6 +127,7 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
     onInternalError: config.onInternalError ?? (() => {}),
     tokenStateCache: new Map(),
     verifiedTokens: createVerifiedTokenCache(resolved.verifiedTokenCacheSize),
+    publicUserHook: config.publicUser,
   };
   startSweeping(auth, resolved.sweepIntervalMs);
   return auth;

@@ -84,6 +84,7 @@ export type { ThrottleConfig, ThrottleTier } from "./throttle/throttle-config.js
 export type { AccessContext, AccessTokenClaims } from "./tokens/access-token.js";
 export type { PublicUser, TokenSet } from "./tokens/issue-tokens.js";
 export type { AsymmetricSigningKey, JWK, VerificationKey } from "./tokens/token-config.js";
+export type { PublicUserHook } from "./users/public-user.js";
 export { usernameProblem } from "./users/username.js";
 export type { CeremonyStart } from "./webauthn/ceremony.js";
 export type { PasskeyConfig } from "./webauthn/passkey-config.js";

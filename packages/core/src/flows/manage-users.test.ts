@@ -127,6 +127,7 @@ describe("managing users", () => {
       username: "Zoë",
       roles: ["a"],
       totpEnabled: false,
+      createdAt: harness.clock.now,
     });
     await signIn(harness, "zoë");
   });

@@ -55,7 +55,8 @@ describe("verifyTotp", () => {
       tempToken: await tempTokenOf(harness, "amr"),
       code: codeAt(secret, harness.clock.now),
     });
-    expect(tokens.user).toEqual({ id: userId, username: "amr", roles: [], totpEnabled: true });
+    const { createdAt } = (await harness.storage.users.findById(userId)) as { createdAt: number };
+    expect(tokens.user).toEqual({ id: userId, username: "amr", roles: [], totpEnabled: true, createdAt });
     expect((await claimsOf(harness, tokens.accessToken)).amr).toEqual(["pwd", "otp"]);
   });
 

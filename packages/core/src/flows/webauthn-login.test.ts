@@ -126,7 +126,8 @@ describe("webauthnFinish", () => {
     const { userId, authenticator } = await userWithPasskey(harness);
     const { ceremonyId, options } = await webauthnBegin(harness.auth, {});
     const tokens = tokensOf(await webauthnFinish(harness.auth, { ceremonyId, response: authenticator.authenticate(options) }));
-    expect(tokens.user).toEqual({ id: userId, username: "alice", roles: [], totpEnabled: false });
+    const { createdAt } = (await harness.storage.users.findById(userId)) as { createdAt: number };
+    expect(tokens.user).toEqual({ id: userId, username: "alice", roles: [], totpEnabled: false, createdAt });
     expect(tokens.accessToken).not.toContain(ceremonyId);
     expect(await outcome(verifyAccessToken(harness.auth, { token: ceremonyId }))).toBe(ErrorCode.InvalidToken);
   });

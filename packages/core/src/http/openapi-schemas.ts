@@ -132,7 +132,11 @@ export const componentSchemas: Record<ComponentName, JsonSchema> = {
     description: "A refusal: the business code, a fixed message, and a `requestId` on 50000 and 50300.",
     ...answerObject({ code: { type: "integer" }, message: text, requestId: text }, ["requestId"]),
   },
-  PublicUser: answerObject({ id: text, username: text, roles: texts, totpEnabled: flag }),
+  PublicUser: {
+    ...answerObject({ id: text, username: text, roles: texts, totpEnabled: flag, createdAt: instant }),
+    description: "The user: these fields always, and any the service's `publicUser` hook adds.",
+    additionalProperties: true,
+  },
   TokenSet: {
     description: "The answer of every step that completes a sign-in, and of a refresh.",
     ...answerObject(tokenSetProperties, ["deviceToken"]),

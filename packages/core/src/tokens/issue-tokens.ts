@@ -2,15 +2,10 @@ import type { Auth } from "../auth.js";
 import { opaqueToken, randomId } from "../crypto/ids.js";
 import { sweepNowAndThen } from "../storage/sweep.js";
 import type { AuthMethod, SessionRecord, UserRecord } from "../storage/types.js";
+import { type PublicUser, withHookFields } from "../users/public-user.js";
 import { signAccessToken } from "./access-token.js";
 
-/** The user as the contract shows it in token responses and `/me`. */
-export interface PublicUser {
-  id: string;
-  username: string;
-  roles: string[];
-  totpEnabled: boolean;
-}
+export type { PublicUser } from "../users/public-user.js";
 
 /** The `data` of every response that completes a sign-in (contract: Bodies). */
 export interface TokenSet {
@@ -28,10 +23,20 @@ export interface TokenSet {
   deviceToken?: string;
 }
 
-/** The public view of a user. */
+/**
+ * The public view of a user (token sets, `/me`, the admin views): the contract's fields, with
+ * those of the `publicUser` hook of `createAuth` added, the contract's winning.
+ */
 export async function publicUser(auth: Auth, user: UserRecord): Promise<PublicUser> {
   const totp = await auth.storage.totp.get(user.id);
-  return { id: user.id, username: user.username, roles: [...user.roles], totpEnabled: totp?.enabled === true };
+  const fields = {
+    id: user.id,
+    username: user.username,
+    roles: [...user.roles],
+    totpEnabled: totp?.enabled === true,
+    createdAt: user.createdAt,
+  };
+  return withHookFields(fields, auth.publicUserHook);
 }
 
 /** Mints an access token and a new refresh token for a live session. */
