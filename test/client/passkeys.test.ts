@@ -48,10 +48,12 @@ const dismissedCeremonies: PasskeyCeremonies = {
 describe.each(clientTargets)("client.passkeys against %s", (_name, start, statusMode) => {
   const serve = servedPerTest(start, statusMode);
 
-  it("WA-6/TV-1: registers right after a sign-in (signed out: security_change), signs in with it, discoverable or by username, lists, renames and revokes it", async () => {
+  it("WA-6/SE-2: registers right after a sign-in (staying signed in, the other session ended), signs in with it, discoverable or by username, lists, renames and revokes it", async () => {
     const harness = await serve();
     const authenticator = makeTestAuthenticator();
     const { client, user } = await signedInClient(harness, "alice", { passkeyCeremonies: softwareCeremonies(authenticator) });
+    const other = harness.client();
+    await other.login({ username: "alice", password: testPassword });
     const events = recordEvents(client);
     expect(await client.passkeys.enabled()).toBe(true);
 
@@ -65,8 +67,9 @@ describe.each(clientTargets)("client.passkeys against %s", (_name, start, status
       backupEligible: false,
       backupState: false,
     });
-    expect(events).toEqual([["signedOut", { reason: "security_change" }]]);
-    expect(await client.currentUser()).toBeNull();
+    expect(events).toEqual([]);
+    expect((await client.me()).id).toBe(user.id);
+    expect(await rejection(other.me())).toMatchObject({ code: 40101 });
 
     expect(await client.passkeys.signIn()).toEqual({
       status: "authenticated",
@@ -81,7 +84,8 @@ describe.each(clientTargets)("client.passkeys against %s", (_name, start, status
     expect(await client.passkeys.signIn({ username: "alice" })).toMatchObject({ status: "authenticated" });
     expect((await client.passkeys.list())[0]?.lastUsedAt).toBe(harness.clock.now);
     await client.passkeys.revoke(passkey.id);
-    expect(events.at(-1)).toEqual(["signedOut", { reason: "security_change" }]);
+    expect((await client.me()).id).toBe(user.id);
+    expect(events.map(([name]) => name)).toEqual(["signedIn", "signedOut", "signedIn"]);
     expect(await rejection(client.passkeys.signIn())).toMatchObject({
       kind: "server",
       code: 40100,

@@ -125,7 +125,7 @@ describe.each(clientTargets)("@portcullis/client against %s", (_name, start, sta
     expect(unreachable.cause).toBeInstanceOf(Error);
   });
 
-  it("TOTP-5: enrols TOTP (setup, enable, signed out), then signs in with a code or a recovery code, regenerates the codes and disables", async () => {
+  it("TOTP-5/SE-2: enrols TOTP (setup, enable, still signed in), then signs in with a code or a recovery code, regenerates the codes and disables", async () => {
     const harness = await serve();
     await createTestUser(harness.auth, "erin");
     const client = harness.client();
@@ -137,8 +137,9 @@ describe.each(clientTargets)("@portcullis/client against %s", (_name, start, sta
     const secret = base32Decode(setup.secret);
     const { recoveryCodes } = await client.totp.enable({ code: await nextTotpCode(harness, secret) });
     expect(recoveryCodes).toHaveLength(10);
-    expect(events.at(-1)).toEqual(["signedOut", { reason: "security_change" }]);
-    expect(await client.currentUser()).toBeNull();
+    expect(events.map(([name]) => name)).toEqual(["signedIn"]);
+    expect(await client.me()).toMatchObject({ username: "erin", totpEnabled: true });
+    await client.logout();
 
     const step = await client.login({ username: "erin", password: testPassword });
     expect(step.status).toBe("totp_required");
@@ -162,7 +163,8 @@ describe.each(clientTargets)("@portcullis/client against %s", (_name, start, sta
     expect((await again.useRecoveryCode(regenerated.recoveryCodes[0] as string)).user.username).toBe("erin");
 
     await client.totp.disable({ password: testPassword });
-    expect(events.at(-1)).toEqual(["signedOut", { reason: "security_change" }]);
+    expect(await client.me()).toMatchObject({ username: "erin", totpEnabled: false });
+    await client.logout();
     expect(await client.login({ username: "erin", password: testPassword })).toMatchObject({ status: "authenticated" });
   });
 
@@ -191,7 +193,7 @@ describe.each(clientTargets)("@portcullis/client against %s", (_name, start, sta
       { operation: "totp.setup", accepts: ["password"] },
       { operation: "totp.enable", accepts: ["password"] },
     ]);
-    expect(await client.currentUser()).toBeNull();
+    expect(await client.currentUser()).toMatchObject({ username: "frank", totpEnabled: true });
     expect((await client.login({ username: "frank", password: testPassword })).status).toBe("totp_required");
   });
 });

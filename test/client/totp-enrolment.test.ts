@@ -27,7 +27,7 @@ describe.each(clientTargets)("client.totp against %s", (_name, start, statusMode
     return { client, asked };
   }
 
-  it("TOTP-5: after an older sign-in, each 40001 asks reauthenticate once and the call is sent once more, with the password; enable then signs out", async () => {
+  it("TOTP-5/SE-2: after an older sign-in, each 40001 asks reauthenticate once and the call is sent once more, with the password; enable keeps the session", async () => {
     const harness = await serve();
     const { client, asked } = await clientAsking(harness, "alice", { password: testPassword });
     const events = recordEvents(client);
@@ -41,7 +41,8 @@ describe.each(clientTargets)("client.totp against %s", (_name, start, statusMode
     expect(recoveryCodes).toHaveLength(10);
     expect(asked.map(({ operation }) => operation)).toEqual(["totp.setup", "totp.enable"]);
     expect(harness.countSent("POST", enablePath)).toBe(2);
-    expect(events).toEqual([["signedOut", { reason: "security_change" }]]);
+    expect(events).toEqual([]);
+    expect(await client.me()).toMatchObject({ totpEnabled: true });
   });
 
   it("a wrong password from reauthenticate is 40100 after one retry, never a third try; no answer, or a proof the operation does not take, leaves the 40001 unsent again", async () => {
@@ -85,9 +86,11 @@ describe.each(clientTargets)("client.totp against %s", (_name, start, statusMode
     expect([harness.countSent("POST", setupPath), harness.countSent("POST", enablePath)]).toEqual([2, 1]);
   });
 
-  it("a wrong code keeps the session (40103); enable without a pending setup and setup once enabled are 40900; disable with a code signs out", async () => {
+  it("a wrong code keeps the session (40103); enable without a pending setup and setup once enabled are 40900; enable and disable keep this session and end the other (SE-2)", async () => {
     const harness = await serve();
     const { client } = await signedInClient(harness, "heidi");
+    const other = harness.client();
+    await other.login({ username: "heidi", password: testPassword });
     const events = recordEvents(client);
 
     expect(await rejection(client.totp.enable({ code: "123456" }))).toMatchObject({
@@ -102,21 +105,19 @@ describe.each(clientTargets)("client.totp against %s", (_name, start, statusMode
     expect(events).toEqual([]);
     expect((await client.me()).totpEnabled).toBe(false);
     await client.totp.enable({ code: await nextTotpCode(harness, secret) });
-
-    const step = await client.login({ username: "heidi", password: testPassword });
-    if (step.status !== "totp_required") throw new Error("expected the second factor");
-    await step.verifyTotp(await nextTotpCode(harness, secret));
+    expect(await rejection(other.me())).toMatchObject({ code: 40101 });
     expect(await rejection(client.totp.setup())).toMatchObject({ code: 40900 });
     expect(await rejection(client.totp.disable({ code: "000000" }))).toMatchObject({ code: 40103 });
     expect((await client.me()).totpEnabled).toBe(true);
 
+    const step = await other.login({ username: "heidi", password: testPassword });
+    if (step.status !== "totp_required") throw new Error("expected the second factor");
+    await step.verifyTotp(await nextTotpCode(harness, secret));
     await client.totp.disable({ code: await nextTotpCode(harness, secret) });
     expect(harness.countSent("POST", disablePath)).toBe(2);
-    expect(events.map(([name, detail]) => [name, (detail as { reason?: string }).reason])).toEqual([
-      ["signedOut", "security_change"],
-      ["signedIn", undefined],
-      ["signedOut", "security_change"],
-    ]);
-    expect((await client.login({ username: "heidi", password: testPassword })).status).toBe("authenticated");
+    expect(events).toEqual([]);
+    expect((await client.me()).totpEnabled).toBe(false);
+    expect(await rejection(other.me())).toMatchObject({ code: 40101 });
+    expect((await other.login({ username: "heidi", password: testPassword })).status).toBe("authenticated");
   });
 });

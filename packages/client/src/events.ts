@@ -2,16 +2,20 @@ import type { AuthUser } from "./types.js";
 
 /**
  * Why the client signed out:
- * - `"logout"`: `client.logout()`;
+ * - `"logout"`: `client.logout()`, or `client.sessions.end(id)` of this client's own session;
+ * - `"logout_everywhere"`: `client.sessions.endAll()`, which ends every session of the user,
+ *   this one included;
  * - `"session_ended"`: the server refused the refresh token (the session was revoked, expired,
- *   ended by a token-version change or by reuse detection): sign in again;
- * - `"security_change"`: this client enabled or disabled TOTP, or registered or revoked a passkey,
- *   which raises the user's token version and ends every session, this one included;
+ *   ended from another session or by an administrator, by a token-version change or by reuse
+ *   detection): sign in again;
  * - `"signed_out_elsewhere"`: another client sharing the token store (another tab, with
  *   `localStorageTokenStore()`) signed out or saw the session end, and the store no longer holds
  *   the session this client knew.
+ *
+ * The user's own security changes (TOTP on or off, new recovery codes, a passkey registered or
+ * revoked, a password change) end the user's other sessions and keep this one (SE-2): no event.
  */
-export type SignOutReason = "logout" | "session_ended" | "security_change" | "signed_out_elsewhere";
+export type SignOutReason = "logout" | "logout_everywhere" | "session_ended" | "signed_out_elsewhere";
 
 /** The events of an auth client and what each listener receives. None holds a token. */
 export interface AuthClientEventMap {

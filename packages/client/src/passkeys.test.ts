@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createAuthClient } from "./client.js";
 import type { PasskeyCeremonies } from "./passkeys.js";
 import { scriptedBaseUrl, scriptedServer, tokenSet } from "./scripted-server.test-support.js";
+import type { PasskeyInfo } from "./types.js";
 
 const beginPath = "/auth/public-key/login/begin";
 const finishPath = "/auth/public-key/login/finish";
@@ -73,5 +74,65 @@ describe("client.passkeys.signIn against a scripted server", () => {
       expect((error as Error).cause).toBe(cause);
       expect(server.sentTo(finishPath)).toEqual([]);
     }
+  });
+});
+
+describe("client.passkeys: the user's own changes keep the session (SE-2)", () => {
+  const passkey: PasskeyInfo = {
+    id: "credential-1",
+    label: "Laptop",
+    transports: ["internal"],
+    createdAt: 1,
+    lastUsedAt: null,
+    backupEligible: false,
+    backupState: false,
+  };
+
+  /** A client signed in to a scripted server that registers and revokes passkeys. */
+  async function signedInPasskeyClient() {
+    const server = scriptedServer(
+      (request) =>
+        ({
+          "/auth/login": { code: 0, data: tokenSet(1) },
+          "/auth/public-key/register/begin": { code: 0, data: { ceremonyId: "ceremony-2", options: { challenge: "Y2g" } } },
+          "/auth/public-key/register/finish": { code: 0, data: passkey },
+          "/auth/public-key/credentials/credential-1": { code: 0, data: { revoked: true } },
+        })[request.path] ?? { code: 40400, message: "No such route", status: 404 },
+    );
+    const passkeyCeremonies: PasskeyCeremonies = {
+      startAuthentication: () => Promise.reject(new Error("no sign-in in these tests")),
+      startRegistration: async () => ({
+        id: "credential-1",
+        rawId: "credential-1",
+        type: "public-key",
+        response: { clientDataJSON: "e30", attestationObject: "AA" },
+        clientExtensionResults: {},
+      }),
+    };
+    const client = createAuthClient({ baseUrl: scriptedBaseUrl, fetch: server.fetch, passkeyCeremonies });
+    const signedOut: string[] = [];
+    client.on("signedOut", ({ reason }) => signedOut.push(reason));
+    await client.login({ username: "alice", password: "pw" });
+    return { client, server, signedOut };
+  }
+
+  it("SE-2: registering a passkey keeps this client signed in: no signedOut, no logout sent, the tokens kept", async () => {
+    const { client, server, signedOut } = await signedInPasskeyClient();
+    expect(await client.passkeys.register({ label: "Laptop" })).toEqual(passkey);
+    expect(
+      server.sentTo("/auth/public-key/register/finish").map((request) => request.headers.get("x-webauthn-ceremony")),
+    ).toEqual(["ceremony-2"]);
+    expect(signedOut).toEqual([]);
+    expect(server.sentTo("/auth/logout")).toEqual([]);
+    expect(await client.accessToken()).toBe("access-1");
+  });
+
+  it("SE-2: revoking a passkey keeps this client signed in", async () => {
+    const { client, server, signedOut } = await signedInPasskeyClient();
+    await client.passkeys.revoke("credential-1");
+    expect(server.sentTo("/auth/public-key/credentials/credential-1").map((request) => request.method)).toEqual(["DELETE"]);
+    expect(signedOut).toEqual([]);
+    expect(server.sentTo("/auth/logout")).toEqual([]);
+    expect(await client.accessToken()).toBe("access-1");
   });
 });

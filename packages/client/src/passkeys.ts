@@ -65,8 +65,8 @@ export interface PasskeyClient {
   /**
    * Registers a passkey for the signed-in user, who must have signed in recently or prove it is
    * them (the password, or a TOTP code when TOTP is on: here, or through `reauthenticate`).
-   * Registering raises the token version, which ends every session: the client signs out
-   * (`signedOut`, reason `security_change`); sign in again, with the new passkey if you like.
+   * The server then ends the user's other sessions and keeps this one (SE-2): the client stays
+   * signed in.
    *
    * @throws {AuthClientError} 40001 re-authentication needed, 40100 wrong password, 40103 wrong
    * code, 40900 already registered, 42200 bad label, `passkey_ceremony`.
@@ -96,8 +96,8 @@ export interface PasskeyClient {
    */
   rename(id: string, label: string): Promise<void>;
   /**
-   * Revokes one of the user's passkeys. This raises the token version: the client signs out
-   * (`security_change`).
+   * Revokes one of the user's passkeys. The server ends the user's other sessions and keeps this
+   * one (SE-2): the client stays signed in.
    *
    * @throws {AuthClientError} 40400 no such passkey, 40900 it is the account's last way to sign in.
    * @example
@@ -173,14 +173,12 @@ export function createPasskeyClient(
           }),
       );
       const attestation = await runCeremony(() => ceremonies.startRegistration({ optionsJSON: begun.options }));
-      const passkey = await session.call<PasskeyInfo>({
+      return session.call<PasskeyInfo>({
         method: "POST",
         path: "/auth/public-key/register/finish",
         body: attestation,
         headers: { [ceremonyHeader]: begun.ceremonyId },
       });
-      await session.logout("security_change");
-      return passkey;
     },
     list: () => session.call<PasskeyInfo[]>({ method: "GET", path: "/auth/public-key/credentials" }),
     async rename(id, label) {
@@ -188,7 +186,6 @@ export function createPasskeyClient(
     },
     async revoke(id) {
       await session.call({ method: "DELETE", path: credentialPath(id) });
-      await session.logout("security_change");
     },
   };
 }

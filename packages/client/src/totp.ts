@@ -20,9 +20,9 @@ export interface TotpClient {
   setup(proof?: { password?: string }): Promise<TotpSetup>;
   /**
    * Turns the pending factor on with a code from it (`POST /auth/2fa/enable`) and answers the ten
-   * recovery codes, shown this once. Enabling raises the user's token version, which ends every
-   * session: the client signs out (`signedOut`, reason `security_change`); sign in again, now
-   * with the second factor.
+   * recovery codes, shown this once. The server ends the user's other sessions and keeps this one
+   * (SE-2): the client stays signed in, and its stored user says `totpEnabled: true`. The next
+   * sign-in asks for the second factor.
    *
    * @throws {AuthClientError} 40103 wrong code, 40900 nothing pending, and as {@link TotpClient.setup}.
    * @example
@@ -33,7 +33,8 @@ export interface TotpClient {
   enable(input: { code: string; password?: string }): Promise<{ recoveryCodes: string[] }>;
   /**
    * Turns TOTP off after a current code or the password (`POST /auth/2fa/disable`). Like
-   * enabling, it ends every session and the client signs out.
+   * enabling, it ends the user's other sessions and keeps this one; the stored user says
+   * `totpEnabled: false`.
    *
    * @throws {AuthClientError} 40103 wrong code, 40100 wrong password, 40900 TOTP is not enabled.
    * @example
@@ -44,7 +45,7 @@ export interface TotpClient {
   disable(input: { code: string } | { password: string }): Promise<void>;
   /**
    * Replaces the recovery codes with a new set (`POST /auth/2fa/recovery-codes`); the old ones
-   * stop working at once. The session continues.
+   * stop working at once. The user's other sessions end; this one continues.
    *
    * @throws {AuthClientError} 40103 wrong code, 40900 TOTP is not enabled.
    * @example
@@ -65,6 +66,11 @@ export interface TotpClient {
  */
 export function createTotpClient(session: Session, reauthenticate: Reauthenticate | undefined): TotpClient {
   const post = <T>(path: string, body: object) => session.call<T>({ method: "POST", path, body });
+  /** Keeps the stored user's `totpEnabled` in step with a change the server accepted. */
+  const noteTotp = async (totpEnabled: boolean) => {
+    const tokens = await session.tokens();
+    if (tokens) await session.updateUser({ ...tokens.user, totpEnabled });
+  };
   return {
     setup: (proof = {}) =>
       withReauthentication(reauthenticate, { operation: "totp.setup", accepts: ["password"] }, proof, (given) =>
@@ -77,12 +83,12 @@ export function createTotpClient(session: Session, reauthenticate: Reauthenticat
         proof,
         (given) => post<{ recoveryCodes: string[] }>("/auth/2fa/enable", { ...given, code }),
       );
-      await session.logout("security_change");
+      await noteTotp(true);
       return { recoveryCodes };
     },
     async disable(input) {
       await post("/auth/2fa/disable", input);
-      await session.logout("security_change");
+      await noteTotp(false);
     },
     async regenerateRecoveryCodes({ code }) {
       const { recoveryCodes } = await post<{ recoveryCodes: string[] }>("/auth/2fa/recovery-codes", { code });
