@@ -181,7 +181,7 @@ async function beginRegistration(
   return result.body.data;
 }
 
-/** register/begin and register/finish over HTTP: what finish answered. Raises the user's token version. */
+/** register/begin and register/finish over HTTP: what finish answered. Ends the user's other sessions (SE-2). */
 async function registerPasskey(
   server: RunningServer,
   token: string,
@@ -360,9 +360,10 @@ export function describeContract(name: string, start: StartServer, options: Cont
         expectEnvelope(await post(context.server, `${base}/refresh`, { refreshToken: tokens.refreshToken }), 40101);
       });
 
-      it("TOTP-5: setup, enable, a second-factor login, new recovery codes and disable, over HTTP", async () => {
+      it("TOTP-5, SE-2: setup, enable, a second-factor login, new recovery codes and disable, over HTTP; each change keeps its own session and ends the others", async () => {
         const server = context.server;
         const tokens = await signIn(server, enid);
+        const other = await signIn(server, enid);
         expectEnvelope(await post(server, `${base}/2fa/enable`, { code: "123456" }, { token: tokens.accessToken }), 40900);
 
         const setup = await post(server, `${base}/2fa/setup`, {}, { token: tokens.accessToken });
@@ -382,8 +383,12 @@ export function describeContract(name: string, start: StartServer, options: Cont
         expectEnvelope(enabled, 0);
         expect(enabled.body.data.enabled).toBe(true);
         expect(enabled.body.data.recoveryCodes).toHaveLength(10);
-        // TV-2: enabling raised the token version.
-        expectEnvelope(await call(server, "GET", `${base}/me`, { token: tokens.accessToken }), 40101);
+        // SE-2: enabling ended the other session and kept this one, its refresh token too.
+        expectEnvelope(await call(server, "GET", `${base}/me`, { token: other.accessToken }), 40101);
+        expectEnvelope(await post(server, `${base}/refresh`, { refreshToken: other.refreshToken }), 40101);
+        expectEnvelope(await call(server, "GET", `${base}/me`, { token: tokens.accessToken }), 0);
+        const renewed = await post(server, `${base}/refresh`, { refreshToken: tokens.refreshToken });
+        expectEnvelope(renewed, 0);
 
         const tempToken = await startSecondFactor(server, enid);
         const verified = await post(server, `${base}/2fa/verify`, {
@@ -403,12 +408,13 @@ export function describeContract(name: string, start: StartServer, options: Cont
         expectEnvelope(regenerated, 0);
         expect(regenerated.body.data.recoveryCodes).toHaveLength(10);
         expect(regenerated.body.data.recoveryCodes).not.toContain(enabled.body.data.recoveryCodes[0]);
+        expectEnvelope(await call(server, "GET", `${base}/me`, { token: renewed.body.data.accessToken }), 40101);
 
         expectEnvelope(await post(server, `${base}/2fa/disable`, {}, { token: second.accessToken }), 40001);
         const disabled = await post(server, `${base}/2fa/disable`, { password: testPassword }, { token: second.accessToken });
         expectEnvelope(disabled, 0);
         expect(disabled.body.data).toEqual({ disabled: true });
-        expectEnvelope(await call(server, "GET", `${base}/me`, { token: second.accessToken }), 40101);
+        expectEnvelope(await call(server, "GET", `${base}/me`, { token: second.accessToken }), 0);
         expectTokenSet((await login(server, "enid")).body.data, enid, false);
       });
 
@@ -542,7 +548,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
         expect(result.body.data).toEqual({ enabled: true });
       });
 
-      it("WA-6/TV-1: register with the password, list, a discoverable passkey sign-in, /auth/me, rename and revoke, over HTTP", async () => {
+      it("WA-6, SE-2: register with the password, list, a discoverable passkey sign-in, /auth/me, rename and revoke, over HTTP", async () => {
         const { server, testAuth } = context;
         const alice = await createTestUser(testAuth.auth, "alice");
         const authenticator = makeTestAuthenticator();
@@ -572,9 +578,9 @@ export function describeContract(name: string, start: StartServer, options: Cont
           backupEligible: false,
           backupState: false,
         });
-        // TV-1: registering raised the token version; the earlier sign-in's tokens are refused.
-        expectEnvelope(await call(server, "GET", `${base}/me`, { token: first.accessToken }), 40101);
-        expectEnvelope(await post(server, `${base}/refresh`, { refreshToken: first.refreshToken }), 40101);
+        // SE-2: registering kept the session it was made from, access and refresh tokens alike.
+        expectEnvelope(await call(server, "GET", `${base}/me`, { token: first.accessToken }), 0);
+        expectEnvelope(await post(server, `${base}/refresh`, { refreshToken: first.refreshToken }), 0);
 
         const second = await signIn(server, alice);
         // WA-1: the ceremony was spent; the same finish again is 40100.
@@ -606,8 +612,9 @@ export function describeContract(name: string, start: StartServer, options: Cont
         const revoked = await credential(server, "DELETE", response.id, { token });
         expectEnvelope(revoked, 0);
         expect(revoked.body.data).toEqual({ revoked: true });
-        // TV-1: revoking raised the token version too.
-        expectEnvelope(await call(server, "GET", `${base}/me`, { token }), 40101);
+        // SE-2: revoking kept the session it was made from and ended the others.
+        expectEnvelope(await call(server, "GET", `${base}/me`, { token }), 0);
+        expectEnvelope(await call(server, "GET", `${base}/me`, { token: second.accessToken }), 40101);
         const third = await signIn(server, alice);
         expect(await listPasskeys(server, third.accessToken)).toEqual([]);
         expectEnvelope(await credential(server, "DELETE", response.id, { token: third.accessToken }), 40400);

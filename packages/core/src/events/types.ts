@@ -13,7 +13,29 @@ export type RevocationReason =
   | "refresh_token_reused"
   | "token_version_changed"
   | "user_disabled"
-  | "directory_access_lost";
+  | "directory_access_lost"
+  | "ended_by_user";
+
+/** The change that ended a user's other sessions, keeping the one it was made from (SE-2). */
+export type SessionsEndedReason =
+  | "password_changed"
+  | "totp_enabled"
+  | "totp_disabled"
+  | "recovery_codes_regenerated"
+  | "passkey_registered"
+  | "passkey_revoked"
+  | "identity_linked"
+  | "identity_unlinked"
+  | "ended_by_user";
+
+/**
+ * Who made an account: the sign-up route, an administrator, the directory or a provider at a first
+ * sign-in, or the service's own code (`createUser`).
+ */
+export type UserCreator = "sign_up" | "admin" | "directory" | "provider" | "service";
+
+/** What a change to an account changed (`user.updated`). */
+export type UserChange = "roles" | "disabled" | "totp_removed";
 
 interface EventBase {
   /** Epoch milliseconds, from the auth instance's clock. */
@@ -39,12 +61,31 @@ export type AuthEvent =
   | (EventBase & { type: "token.refreshed"; userId: string; sessionId: string })
   | (EventBase & { type: "refresh_token.reused"; userId: string; sessionId: string })
   | (EventBase & { type: "session.revoked"; userId: string; sessionId: string; reason: RevocationReason })
-  | (EventBase & { type: "sessions.revoked_all"; userId: string; count: number; reason: "sign_out_everywhere" | "user_disabled" })
+  /** `by`: with `ended_by_admin`, the administrator's user id. */
+  | (EventBase & {
+      type: "sessions.revoked_all";
+      userId: string;
+      count: number;
+      reason: "sign_out_everywhere" | "user_disabled" | "ended_by_admin";
+      by?: string;
+    })
+  /** `keptSessionId`: the session the change was made from, which goes on; null when the change came from no session and every one ended. */
+  | (EventBase & {
+      type: "sessions.ended";
+      userId: string;
+      keptSessionId: string | null;
+      count: number;
+      reason: SessionsEndedReason;
+    })
   | (EventBase & { type: "token_version.raised"; userId: string; tokenVersion: number; reason: string })
   /** `key`: the address bucket for `ip` and `unauthenticatedWrites`; the device token's random id for `device`; for `account`, the keyed pseudonym of the username: stable, but not reversible without the key. */
   | (EventBase & { type: "throttled"; scope: ThrottleScope; key: string; retryAfterSeconds: number })
-  | (EventBase & { type: "user.created"; userId: string })
-  | (EventBase & { type: "password.changed"; userId: string })
+  /** `adminUserId`: with `by: "admin"`, the administrator who made it. */
+  | (EventBase & { type: "user.created"; userId: string; by: UserCreator; adminUserId?: string })
+  /** `by`: the administrator's user id, or null when the service's own code made the change (`setUserRoles`, `setUserDisabled`). */
+  | (EventBase & { type: "user.updated"; userId: string; changes: UserChange[]; by: string | null })
+  /** `sessionsEnded`: how many other sessions a change made by the user ended (SE-2); absent after `setPassword`, which ends them all through the token version. */
+  | (EventBase & { type: "password.changed"; userId: string; sessionsEnded?: number })
   | (EventBase & { type: "passkey.registered"; userId: string; credentialId: string })
   | (EventBase & { type: "passkey.renamed"; userId: string; credentialId: string })
   | (EventBase & { type: "passkey.revoked"; userId: string; credentialId: string })

@@ -3,10 +3,12 @@ import { describe, expect, it, vi } from "vitest";
 import { fakeDirectory, groupsDn, person, workingPolicy } from "../directory/directory.test-support.js";
 import { ErrorCode } from "../errors/codes.js";
 import { changePassword, setPassword } from "./change-password.js";
+import { createUser } from "./create-user.js";
 import { saveDirectoryPolicy } from "./directory-policy.js";
 import { addUser, authError, enrolTotp, goodPassword, makeAuth, nextCode, outcome, signIn } from "./fixtures.test-support.js";
 import { login } from "./login.js";
 import { refresh } from "./refresh.js";
+import { expectOnlyCurrentSessionLives, twoSessions } from "./sessions.test-support.js";
 import { useRecoveryCode } from "./use-recovery-code.js";
 import { verifyAccessToken } from "./verify-access-token.js";
 import { verifyTotp } from "./verify-totp.js";
@@ -38,21 +40,88 @@ describe("changePassword", () => {
     expect(await outcome(changePassword(harness.auth, { userId, newPassword } as never))).toBe(ErrorCode.MissingParameter);
   });
 
-  it("PW-6: the change raises the token version; earlier access and refresh tokens are refused", async () => {
+  it("PW-6, SE-2: with no session given, the change ends every session of the user; the token version stays", async () => {
     const harness = makeAuth();
     const userId = await addUser(harness.auth, "rotating");
     const before = await signIn(harness, "rotating");
     const version = (await harness.storage.users.findById(userId))?.tokenVersion as number;
-    await changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword });
-    expect((await harness.storage.users.findById(userId))?.tokenVersion).toBe(version + 1);
+    expect(await changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword })).toEqual({
+      changed: true,
+      sessionsEnded: 1,
+    });
+    expect((await harness.storage.users.findById(userId))?.tokenVersion).toBe(version);
     expect(await outcome(verifyAccessToken(harness.auth, { token: before.accessToken }))).toBe(40101);
     expect(await outcome(refresh(harness.auth, { refreshToken: before.refreshToken }))).toBe(40101);
     expect(await outcome(login(harness.auth, { username: "rotating", password: goodPassword }))).toBe(40100);
     const after = await signIn(harness, "rotating", newPassword);
     await verifyAccessToken(harness.auth, { token: after.accessToken });
-    expect(harness.events.map((event) => event.type)).toEqual(
-      expect.arrayContaining(["token_version.raised", "password.changed"]),
+    expect(harness.events.map((event) => event.type)).toEqual(expect.arrayContaining(["sessions.ended", "password.changed"]));
+    expect(harness.events.map((event) => event.type)).not.toContain("token_version.raised");
+  });
+
+  it("SE-2, SE-4: a change from a session ends the user's other sessions; this one's access and refresh tokens go on working", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "se2-changer");
+    const before = await twoSessions(harness, userId, "se2-changer");
+    const sessionId = before.current.sessionId;
+    const answer = await changePassword(harness.auth, { userId, sessionId, currentPassword: goodPassword, newPassword });
+    expect(answer).toEqual({ changed: true, sessionsEnded: 1 });
+    await expectOnlyCurrentSessionLives(harness, before, "password_changed");
+    expect(harness.events.filter((event) => event.type === "password.changed")).toEqual([
+      { type: "password.changed", userId, sessionsEnded: 1, at: harness.clock.now },
+    ]);
+    expect(await outcome(login(harness.auth, { username: "se2-changer", password: goodPassword }))).toBe(40100);
+    await signIn(harness, "se2-changer", newPassword);
+  });
+
+  it("SE-4: an account without a local password (made by a provider sign-in) is 40900, and nothing is checked or stored", async () => {
+    const harness = makeAuth();
+    const { id: userId } = await createUser(harness.auth, { username: "provider-only" });
+    const before = argon2Runs();
+    expect(await answerOf(changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword }))).toEqual({
+      code: ErrorCode.Conflict,
+      message: "The account has no password to change",
+    });
+    expect(argon2Runs()).toBe(before);
+    expect((await harness.storage.users.findById(userId))?.passwordHash).toBeNull();
+  });
+
+  it("SE-4, RL-5: a wrong current password from a session spends that session's budget, never the account's", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "budgeted");
+    const { current } = await twoSessions(harness, userId, "budgeted");
+    const sessionId = current.sessionId;
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const wrong = { userId, sessionId, currentPassword: `guess number ${attempt}`, newPassword };
+      expect(await outcome(changePassword(harness.auth, wrong))).toBe(40100);
+    }
+    expect(await outcome(changePassword(harness.auth, { userId, sessionId, currentPassword: goodPassword, newPassword }))).toBe(
+      42900,
     );
+    await signIn(harness, "budgeted");
+    expect(await outcome(changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword }))).toBe("fulfilled");
+  });
+
+  it("TMP-4: a password change made from a session voids outstanding temporary tokens, though the token version stays", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "pending-own-change");
+    const { secret, recoveryCodes } = await enrolTotp(harness.auth, userId);
+    const results = await Promise.all(
+      [1, 2, 3].map(() => login(harness.auth, { username: "pending-own-change", password: goodPassword })),
+    );
+    const [byCode, byRecovery, forSession] = results.map((result) => (result.status === "totp_required" ? result.tempToken : ""));
+    const session = await verifyTotp(harness.auth, { tempToken: forSession as string, code: nextCode(harness, secret) });
+    const { sessionId } = await verifyAccessToken(harness.auth, { token: session.accessToken });
+    await changePassword(harness.auth, { userId, sessionId, currentPassword: goodPassword, newPassword });
+    expect((await harness.storage.users.findById(userId))?.tokenVersion).toBe(0);
+    const code = nextCode(harness, secret);
+    expect(await outcome(verifyTotp(harness.auth, { tempToken: byCode as string, code }))).toBe(40100);
+    const recoveryCode = recoveryCodes[0] as string;
+    expect(await outcome(useRecoveryCode(harness.auth, { tempToken: byRecovery as string, recoveryCode }))).toBe(40100);
+    expect(await harness.storage.recoveryCodes.count(userId)).toBe(10);
+    const fresh = await login(harness.auth, { username: "pending-own-change", password: newPassword });
+    if (fresh.status !== "totp_required") throw new Error(fresh.status);
+    await verifyTotp(harness.auth, { tempToken: fresh.tempToken, code });
   });
 
   it("PW-3: the new password passes the policy, with the reason when it does not", async () => {

@@ -3,34 +3,59 @@ import { assertAcceptablePassword } from "../crypto/password-policy.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
-import { takeAttempt } from "../throttle/throttle.js";
+import { clearFailureBudget, takeFailureAttempt } from "../throttle/failure-budget.js";
+import { endOtherSessions } from "../users/sessions.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { requiredString } from "./input.js";
 import { invalidCredentials } from "./login.js";
+import { budgetOfProof } from "./reauthenticate.js";
 
 /** The input of {@link changePassword}. */
 export interface ChangePasswordInput {
   userId: string;
   currentPassword: string;
   newPassword: string;
+  /** The session the change is made from: it goes on, the user's others end (SE-2). */
+  sessionId?: string;
+}
+
+/** What {@link changePassword} answers (`POST /auth/password`). */
+export interface PasswordChanged {
+  changed: true;
+  /** How many other sessions of the user ended. */
+  sessionsEnded: number;
 }
 
 /**
- * Changes a user's own password: the current one must be proven (PW-6; the attempt counts
- * against the account throttle), the new one passes the policy (PW-3). The token version is
- * raised, so every session and outstanding temporary token ends (TV-1, TMP-4).
+ * Changes a user's own password (`POST /auth/password`; SE-4): the current one must be proven
+ * (PW-6), the attempt taken from the failure budget of `sessionId` when it is a live session of
+ * the user, else the account's (RL-1, RL-5); the new one passes the policy and the breached hook
+ * (PW-3). Every other session of the user ends and `sessionId` goes on (SE-2; every session when
+ * none is given), without raising the token version; outstanding temporary tokens are void, their
+ * password stamp no longer matching (TMP-4).
  *
- * @throws {AuthError} 40100 wrong current password, 40400 unknown user, 40900 a directory account,
- *   42200 new password refused, 42900 throttled, 50300 hashing queue full or `password.isBreached` failed.
+ * @throws {AuthError} 40100 wrong current password, 40400 unknown user, 40900 an account without a
+ *   local password (a directory's, or one made by a provider sign-in), 42200 new password refused,
+ *   42900 throttled, 50300 hashing queue full or `password.isBreached` failed.
+ * @example
+ * ```ts
+ * const { sessionsEnded } = await changePassword(auth, { userId, sessionId, currentPassword, newPassword });
+ * ```
  */
-export async function changePassword(auth: Auth, input: ChangePasswordInput): Promise<void> {
+export async function changePassword(auth: Auth, input: ChangePasswordInput): Promise<PasswordChanged> {
   const userId = requiredString(input.userId, "userId");
   const currentPassword = requiredString(input.currentPassword, "currentPassword");
   const newPassword = requiredString(input.newPassword, "newPassword");
   const user = await localUser(auth, userId);
-  await takeAttempt(auth, "account", user.usernameKey);
+  if (user.passwordHash === null) throw new AuthError(ErrorCode.Conflict, "The account has no password to change");
+  const budget = await budgetOfProof(auth, user, input.sessionId);
+  await takeFailureAttempt(auth, budget);
   if (!(await auth.passwords.verify(user.passwordHash, currentPassword))) throw invalidCredentials();
+  await clearFailureBudget(auth, budget);
   await storeNewPassword(auth, userId, user.username, newPassword);
+  const sessionsEnded = await endOtherSessions(auth, { userId, keepSessionId: input.sessionId, reason: "password_changed" });
+  auth.emit({ type: "password.changed", userId, sessionsEnded, at: auth.now() });
+  return { changed: true, sessionsEnded };
 }
 
 /** The input of {@link setPassword}. */
@@ -41,7 +66,8 @@ export interface SetPasswordInput {
 
 /**
  * Sets a user's password without the current one: for administrators and reset flows that
- * proved the user's identity another way. Raises the token version like {@link changePassword}.
+ * proved the user's identity another way. Raises the token version (TV-1): every session and
+ * temporary token of the user ends.
  *
  * @throws {AuthError} 40400 unknown user, 40900 a directory account, 42200 password refused, 50300 hashing queue full or `password.isBreached` failed.
  */
@@ -50,6 +76,8 @@ export async function setPassword(auth: Auth, input: SetPasswordInput): Promise<
   const newPassword = requiredString(input.newPassword, "newPassword");
   const user = await localUser(auth, userId);
   await storeNewPassword(auth, userId, user.username, newPassword);
+  await raiseTokenVersion(auth, userId, "password_changed");
+  auth.emit({ type: "password.changed", userId, at: auth.now() });
 }
 
 /** A user whose password this library may set: a local account (a directory's is the directory's). */
@@ -65,6 +93,4 @@ async function storeNewPassword(auth: Auth, userId: string, username: string, ne
   await assertAcceptablePassword(auth.config.password, newPassword, username);
   const passwordHash = await auth.passwords.hash(newPassword);
   await auth.storage.users.update(userId, { passwordHash }, auth.now());
-  await raiseTokenVersion(auth, userId, "password_changed");
-  auth.emit({ type: "password.changed", userId, at: auth.now() });
 }

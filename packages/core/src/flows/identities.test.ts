@@ -2,9 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OidcTestProvider, driveAuthorization, startOidcProvider } from "../../../../test/fixtures/oidc-provider.js";
 import { authWithProviders, discoveredProvider } from "../oauth/oauth.test-support.js";
 import { createUser } from "./create-user.js";
-import { addUser, authError, goodPassword } from "./fixtures.test-support.js";
+import { addUser, authError, goodPassword, outcome } from "./fixtures.test-support.js";
 import { linkIdentity, listIdentities, unlinkIdentity } from "./identities.js";
 import { oauthAuthorize, oauthCallback } from "./oauth-sign-in.js";
+import { refresh } from "./refresh.js";
+import { expectOnlyCurrentSessionLives, twoSessions } from "./sessions.test-support.js";
+import { verifyAccessToken } from "./verify-access-token.js";
 
 let provider: OidcTestProvider;
 
@@ -28,14 +31,14 @@ async function finish(h: Harness, begun: { authUrl: string; browserBinding: stri
 }
 
 describe("linking provider accounts", () => {
-  it("OA-7, TV-1: a signed-in user who proves the password links a provider account; it then signs in to that user", async () => {
+  it("OA-7: a signed-in user who proves the password links a provider account; it then signs in to that user", async () => {
     const h = harness();
     const userId = await addUser(h.auth, "carol");
     const before = (await h.storage.users.findById(userId))?.tokenVersion as number;
     const linked = await finish(h, await linkIdentity(h.auth, { userId, provider: "corp", password: goodPassword }));
     if (linked.status !== "authenticated") throw new Error(linked.status);
     expect(linked.tokens.user.id).toBe(userId);
-    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before + 1);
+    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before);
     expect(await listIdentities(h.auth, { userId })).toEqual([
       expect.objectContaining({ provider: "corp", subject: provider.accounts.alice?.sub, email: provider.accounts.alice?.email }),
     ]);
@@ -45,6 +48,24 @@ describe("linking provider accounts", () => {
     if (again.status !== "authenticated") throw new Error(again.status);
     expect(again.tokens.user.id).toBe(userId);
     expect(again.returnPath).toBe("/settings#keys");
+  });
+
+  it("SE-2: a link finished at the callback ends the user's sessions from before, the one it began from too, and not the session it signs in; the token version stays", async () => {
+    const h = harness();
+    const userId = await addUser(h.auth, "se2-linker");
+    const { current, other, tokenVersion } = await twoSessions(h, userId, "se2-linker");
+    h.events.length = 0;
+    const linked = await finish(h, await linkIdentity(h.auth, { userId, provider: "corp", sessionId: current.sessionId }));
+    if (linked.status !== "authenticated") throw new Error(linked.status);
+    for (const session of [current, other]) {
+      expect(await outcome(verifyAccessToken(h.auth, { token: session.tokens.accessToken }))).toBe(40101);
+    }
+    await verifyAccessToken(h.auth, { token: linked.tokens.accessToken });
+    await refresh(h.auth, { refreshToken: linked.tokens.refreshToken });
+    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(tokenVersion);
+    expect(h.events.filter((event) => event.type === "sessions.ended")).toEqual([
+      expect.objectContaining({ userId, keptSessionId: null, count: 2, reason: "identity_linked" }),
+    ]);
   });
 
   it("WA-6 rule for providers: without re-authentication linking is 40001; a provider account linked to someone else is 40900", async () => {
@@ -59,7 +80,7 @@ describe("linking provider accounts", () => {
     expect(error).toMatchObject({ code: 40900, message: "This provider account is linked to another user" });
   });
 
-  it("TV-1: unlinking raises the token version; the last way in is kept (40900); an unknown link is 40400", async () => {
+  it("SE-2: unlinking leaves the token version; the last way in is kept (40900); an unknown link is 40400", async () => {
     const h = harness();
     const provisioned = await finish(h, await oauthAuthorize(h.auth, { provider: "corp" }), "bob");
     if (provisioned.status !== "authenticated") throw new Error(provisioned.status);
@@ -73,7 +94,7 @@ describe("linking provider accounts", () => {
     const before = (await h.storage.users.findById(userId))?.tokenVersion as number;
     await unlinkIdentity(h.auth, { userId, provider: "corp", subject: provider.accounts.alice?.sub as string });
     expect(await listIdentities(h.auth, { userId })).toEqual([]);
-    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before + 1);
+    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before);
   });
 });
 
@@ -89,6 +110,15 @@ describe("listIdentities and unlinkIdentity, on stored links", () => {
       lastUsedAt: null,
     });
 
+  it("SE-2: unlinking from a session ends the user's other sessions; this one's access and refresh tokens go on working", async () => {
+    const h = harness();
+    const userId = await addUser(h.auth, "se2-unlinker");
+    await link(h, userId, "one", 1);
+    const before = await twoSessions(h, userId, "se2-unlinker");
+    await unlinkIdentity(h.auth, { userId, sessionId: before.current.sessionId, provider: "one", subject: "one-sub" });
+    await expectOnlyCurrentSessionLives(h, before, "identity_unlinked");
+  });
+
   it("OA-7: links are listed oldest first", async () => {
     const h = harness();
     const userId = await addUser(h.auth, "gina");
@@ -97,14 +127,14 @@ describe("listIdentities and unlinkIdentity, on stored links", () => {
     expect((await listIdentities(h.auth, { userId })).map((identity) => identity.provider)).toEqual(["early", "late"]);
   });
 
-  it("TV-1: a passwordless account may unlink one of two links, or its only link when it has a passkey; the event names the provider", async () => {
+  it("SE-2: a passwordless account may unlink one of two links, or its only link when it has a passkey; the event names the provider", async () => {
     const h = harness();
     const { id: userId } = await createUser(h.auth, { username: "hana" });
     await link(h, userId, "one", 1);
     await link(h, userId, "two", 2);
     await unlinkIdentity(h.auth, { userId, provider: "one", subject: "one-sub" });
     expect(h.events.at(-1)).toEqual({ type: "identity.unlinked", userId, provider: "one", at: h.clock.now });
-    expect(h.events.at(-2)).toMatchObject({ type: "token_version.raised", reason: "identity_unlinked" });
+    expect(h.events.map((event) => event.type)).not.toContain("token_version.raised");
     expect(await authError(unlinkIdentity(h.auth, { userId, provider: "two", subject: "two-sub" }))).toMatchObject({
       code: 40900,
       message: "This linked account is the only way to sign in to the account; add another first",

@@ -4,9 +4,9 @@ import { ErrorCode } from "../errors/codes.js";
 import { beginOAuthSignIn, providerNamed } from "../oauth/authorize.js";
 import { directoryProvider } from "../oauth/provider-config.js";
 import type { IdentityRecord } from "../storage/types.js";
+import { endOtherSessions } from "../users/sessions.js";
 import { signInWaysOf } from "../users/sign-in-ways.js";
 import { signedInUser } from "../users/signed-in-user.js";
-import { raiseTokenVersion } from "../users/token-version.js";
 import { requiredString } from "./input.js";
 import { type ReauthenticationProof, requireRecentAuthentication } from "./reauthenticate.js";
 
@@ -52,8 +52,9 @@ export interface LinkIdentityInput extends ReauthenticationProof {
  * Begins linking a provider to a signed-in user who has just proven it is them (the password, a
  * TOTP code, or a recent sign-in, as for registering a passkey): a stolen access token alone
  * cannot add the thief's provider account. The browser then goes through the provider as for a
- * sign-in; the callback links the provider account (40900 if it is linked to someone else),
- * raises the token version (TV-1) and signs the user in afresh.
+ * sign-in; the callback links the provider account (40900 if it is linked to someone else), ends
+ * every session the user had, the one the link began from included, and signs the user in
+ * afresh: the session it makes is the one that goes on (SE-2).
  *
  * @throws {AuthError} 40001 no proof, 40100 wrong password, 40103 wrong code, 40101 user gone or disabled, 40400 unknown provider, 50300 provider unreachable.
  */
@@ -64,14 +65,24 @@ export async function linkIdentity(auth: Auth, input: LinkIdentityInput): Promis
   return beginOAuthSignIn(auth, { provider: input.provider, redirect: input.redirect, userId: user.id });
 }
 
+/** The input of {@link unlinkIdentity}. */
+export interface UnlinkIdentityInput {
+  userId: string;
+  provider: string;
+  subject: string;
+  /** The session the change is made from: it goes on, the user's others end (SE-2). */
+  sessionId?: string;
+}
+
 /**
- * Removes a linked provider account from a signed-in user and raises the token version (TV-1).
+ * Removes a linked provider account from a signed-in user and ends every other session of the
+ * user, `sessionId` going on (SE-2; every session when none is given).
  * The account's last way to sign in (no password, directory, passkey or other identity) is kept
  * (40900); a directory account's link to its entry is never removed (40400).
  *
  * @throws {AuthError} 40101 user gone or disabled, 40400 no such link, 40900 the last way to sign in.
  */
-export async function unlinkIdentity(auth: Auth, input: { userId: string; provider: string; subject: string }): Promise<void> {
+export async function unlinkIdentity(auth: Auth, input: UnlinkIdentityInput): Promise<void> {
   const user = await signedInUser(auth, input.userId);
   const provider = requiredString(input.provider, "provider");
   const subject = requiredString(input.subject, "subject");
@@ -84,6 +95,6 @@ export async function unlinkIdentity(auth: Auth, input: { userId: string; provid
   if (!(await auth.storage.identities.unlink(user.id, provider, subject))) {
     throw new AuthError(ErrorCode.NotFound, "No such linked account");
   }
-  await raiseTokenVersion(auth, user.id, "identity_unlinked");
+  await endOtherSessions(auth, { userId: user.id, keepSessionId: input.sessionId, reason: "identity_unlinked" });
   auth.emit({ type: "identity.unlinked", userId: user.id, provider, at: auth.now() });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ErrorCode } from "../errors/codes.js";
-import { changePassword } from "./change-password.js";
+import { changePassword, setPassword } from "./change-password.js";
 import { createUser } from "./create-user.js";
 import { addUser, authError, enrolTotp, goodPassword, makeAuth, nextCode, outcome, signIn } from "./fixtures.test-support.js";
 import { login } from "./login.js";
@@ -16,20 +16,18 @@ async function answerOf(promise: Promise<unknown>): Promise<{ code: number; mess
 }
 
 describe("managing users", () => {
-  it("TV-1: the token version only grows, raised by every change that must end existing tokens", async () => {
+  it("TV-1: the token version only grows, raised by a reset, a role change, disabling and signing out everywhere; never by the user's own changes (SE-2)", async () => {
     const harness = makeAuth();
     const userId = await addUser(harness.auth, "versioned");
     const version = async () => (await harness.storage.users.findById(userId))?.tokenVersion;
-    const steps: Array<[string, () => Promise<unknown>]> = [
-      [
-        "password_changed",
-        () => changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword: "second passphrase" }),
-      ],
+    const steps: Array<[string | null, () => Promise<unknown>]> = [
+      [null, () => changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword: "second passphrase" })],
+      ["password_changed", () => setPassword(harness.auth, { userId, newPassword: "second passphrase" })],
       ["roles_changed", () => setUserRoles(harness.auth, { userId, roles: ["admin"] })],
       ["user_disabled", () => setUserDisabled(harness.auth, { userId, disabled: true })],
-      ["none", () => setUserDisabled(harness.auth, { userId, disabled: false })],
-      ["totp_enabled", () => enrolTotp(harness.auth, userId, "second passphrase")],
-      ["totp_disabled", () => disableTotp(harness.auth, { userId, password: "second passphrase" })],
+      [null, () => setUserDisabled(harness.auth, { userId, disabled: false })],
+      [null, () => enrolTotp(harness.auth, userId, "second passphrase")],
+      [null, () => disableTotp(harness.auth, { userId, password: "second passphrase" })],
       ["sign_out_everywhere", () => signOutEverywhere(harness.auth, { userId })],
     ];
     expect(await version()).toBe(0);
@@ -37,14 +35,14 @@ describe("managing users", () => {
     for (const [reason, step] of steps) {
       harness.events.length = 0;
       await step();
-      if (reason !== "none") expected += 1;
-      expect(await version(), reason).toBe(expected);
+      if (reason !== null) expected += 1;
+      expect(await version(), String(reason)).toBe(expected);
       const raised = harness.events.filter((event) => event.type === "token_version.raised");
-      expect(raised, reason).toEqual(
-        reason === "none" ? [] : [expect.objectContaining({ userId, tokenVersion: expected, reason })],
+      expect(raised, String(reason)).toEqual(
+        reason === null ? [] : [expect.objectContaining({ userId, tokenVersion: expected, reason })],
       );
     }
-    expect(expected).toBe(6);
+    expect(expected).toBe(4);
   });
 
   it("TV-1: a role change ends tokens carrying the old roles; new tokens carry the new ones", async () => {

@@ -22,6 +22,7 @@ import { setUserDisabled } from "./manage-users.js";
 import { listPasskeys, renamePasskey, revokePasskey } from "./passkey-management.js";
 import { makeAuthenticator, makePasskeyAuth, passkeySignIn, registerPasskey } from "./passkeys.test-support.js";
 import { refresh } from "./refresh.js";
+import { expectOnlyCurrentSessionLives, twoSessions } from "./sessions.test-support.js";
 import { verifyAccessToken } from "./verify-access-token.js";
 import { webauthnRegisterBegin, webauthnRegisterFinish } from "./webauthn-register.js";
 
@@ -235,7 +236,7 @@ describe("renamePasskey", () => {
 });
 
 describe("revokePasskey", () => {
-  it("TV-1: revoking deletes the passkey and raises the token version; older tokens are refused", async () => {
+  it("SE-2: revoking with no session given deletes the passkey and ends every session, the token version unmoved", async () => {
     const harness = makePasskeyAuth();
     const userId = await addUser(harness.auth, "revoker");
     const authenticator = makeAuthenticator();
@@ -246,17 +247,27 @@ describe("revokePasskey", () => {
     harness.events.length = 0;
     await revokePasskey(harness.auth, { userId, id: passkey.id });
     expect(harness.events).toEqual([
-      { type: "token_version.raised", userId, tokenVersion: version + 1, reason: "passkey_revoked", at: harness.clock.now },
+      { type: "sessions.ended", userId, keptSessionId: null, count: 1, reason: "passkey_revoked", at: harness.clock.now },
       { type: "passkey.revoked", userId, credentialId: passkey.id, at: harness.clock.now },
     ]);
     expect(JSON.stringify(harness.events)).not.toContain(stored?.publicKey);
     expect(await harness.storage.passkeys.findById(passkey.id)).toBeNull();
     expect(await listPasskeys(harness.auth, { userId })).toEqual([]);
-    expect(await tokenVersionOf(harness, userId)).toBe(version + 1);
+    expect(await tokenVersionOf(harness, userId)).toBe(version);
     expect(await outcome(verifyAccessToken(harness.auth, { token: tokens.accessToken }))).toBe(ErrorCode.InvalidToken);
     expect(await outcome(refresh(harness.auth, { refreshToken: tokens.refreshToken }))).toBe(ErrorCode.InvalidToken);
     expect(await outcome(passkeySignIn(harness.auth, authenticator))).toBe(ErrorCode.AuthenticationFailed);
     expect(await outcome(revokePasskey(harness.auth, { userId, id: passkey.id }))).toBe(ErrorCode.NotFound);
+  });
+
+  it("SE-2: revoking from a session ends the user's other sessions; this one's access and refresh tokens go on working", async () => {
+    const harness = makePasskeyAuth();
+    const userId = await addUser(harness.auth, "se2-revoker");
+    const passkey = await registerPasskey(harness.auth, userId, makeAuthenticator());
+    const before = await twoSessions(harness, userId, "se2-revoker");
+    await revokePasskey(harness.auth, { userId, sessionId: before.current.sessionId, id: passkey.id });
+    await expectOnlyCurrentSessionLives(harness, before, "passkey_revoked");
+    expect(await harness.storage.passkeys.findById(passkey.id)).toBeNull();
   });
 
   it("ST-2: another user's passkey is not found; nothing changes for either user", async () => {

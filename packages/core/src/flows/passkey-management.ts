@@ -1,9 +1,9 @@
 import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import { endOtherSessions } from "../users/sessions.js";
 import { signInWaysOf } from "../users/sign-in-ways.js";
 import { signedInUser } from "../users/signed-in-user.js";
-import { raiseTokenVersion } from "../users/token-version.js";
 import { passkeyConfig } from "../webauthn/ceremony.js";
 import { isCredentialId } from "../webauthn/credential-json.js";
 import { type PasskeyInfo, readLabel, toPasskeyInfo } from "../webauthn/passkey-info.js";
@@ -46,13 +46,13 @@ export async function renamePasskey(auth: Auth, input: { userId: string; id: str
 
 /**
  * Revokes one of a signed-in user's passkeys (`DELETE /auth/public-key/credentials/:id`) and
- * raises the token version (TV-1): every session ends. The last passkey of an account that has
+ * ends every other session of the user, `sessionId` going on (SE-2). The last passkey of an account that has
  * no other way to sign in (no password, no directory, no external identity) is kept, atomically
  * even under concurrent revocations (40900). Another user's passkey is not found (ST-2).
  *
  * @throws {AuthError} 40101 user gone or disabled, 40400 no such passkey or not configured, 40900 the last way to sign in.
  */
-export async function revokePasskey(auth: Auth, input: { userId: string; id: string }): Promise<void> {
+export async function revokePasskey(auth: Auth, input: { userId: string; id: string; sessionId?: string }): Promise<void> {
   passkeyConfig(auth);
   const user = await signedInUser(auth, input.userId);
   const id = readCredentialId(input.id);
@@ -66,6 +66,6 @@ export async function revokePasskey(auth: Auth, input: { userId: string; id: str
       throw new AuthError(ErrorCode.Conflict, "This passkey is the only way to sign in to the account; add another first");
     }
   }
-  await raiseTokenVersion(auth, user.id, "passkey_revoked");
+  await endOtherSessions(auth, { userId: user.id, keepSessionId: input.sessionId, reason: "passkey_revoked" });
   auth.emit({ type: "passkey.revoked", userId: user.id, credentialId: id, at: auth.now() });
 }

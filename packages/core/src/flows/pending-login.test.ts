@@ -1,7 +1,10 @@
+import { randomBytes } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
 import { sha256 } from "../crypto/random.js";
 import { ErrorCode } from "../errors/codes.js";
 import { memoryStorage } from "../storage/memory.js";
+import type { ChallengeRecord } from "../storage/types.js";
+import { changePassword } from "./change-password.js";
 import {
   type Harness,
   addUser,
@@ -12,6 +15,7 @@ import {
   goodPassword,
   makeAuth,
   outcome,
+  signingSecret,
   slowStorage,
   tally,
   wrongCodeAt,
@@ -157,5 +161,44 @@ describe("opening a pending login", () => {
     expect(await outcome(verifyTotp(harness.auth, { tempToken, code: codeAt(secret, harness.clock.now) }))).toBe(40100);
     lookup.mockRestore();
     expect(await harness.storage.challenges.find(sha256(tempToken), "totp_login", harness.clock.now)).toBeNull();
+  });
+
+  it("TMP-4: a pending login keeps a keyed stamp of the password, never the hash; one stored before stamps is accepted as before", async () => {
+    const harness = makeAuth();
+    const { userId, secret } = await totpUser(harness, "stamped");
+    const tempToken = await tempTokenOf(harness, "stamped");
+    const stored = await harness.storage.challenges.find(sha256(tempToken), "totp_login", harness.clock.now);
+    const hash = (await harness.storage.users.findById(userId))?.passwordHash as string;
+    expect(stored?.data.passwordStamp).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(JSON.stringify(stored)).not.toContain(hash);
+    expect(JSON.stringify(stored)).not.toContain(hash.split("$").at(-1));
+    const { passwordStamp: _, ...unstamped } = stored?.data ?? {};
+    await harness.storage.challenges.put({ ...(stored as ChallengeRecord), data: unstamped });
+    await verifyTotp(harness.auth, { tempToken, code: codeAt(secret, harness.clock.now) });
+  });
+
+  it("TMP-4: the stamp differs for another password, and for another encryption key", async () => {
+    const harness = makeAuth();
+    await totpUser(harness, "restamped");
+    const stampOf = async (auth: Harness["auth"], token: string) =>
+      (await auth.storage.challenges.find(sha256(token), "totp_login", harness.clock.now))?.data.passwordStamp;
+    const first = await stampOf(harness.auth, await tempTokenOf(harness, "restamped"));
+    expect(await stampOf(harness.auth, await tempTokenOf(harness, "restamped"))).toBe(first);
+    const userId = (await harness.storage.users.findByUsernameKey("restamped"))?.id as string;
+    await changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword: "another passphrase" });
+    const after = await login(harness.auth, { username: "restamped", password: "another passphrase" });
+    expect(after.status === "totp_required" && (await stampOf(harness.auth, after.tempToken))).not.toBe(first);
+    const otherKey = makeAuth({
+      storage: harness.storage,
+      clock: harness.clock,
+      secrets: { signing: signingSecret, encryption: randomBytes(32).toString("base64url") },
+    });
+    const elsewhere = await login(otherKey.auth, { username: "restamped", password: "another passphrase" });
+    const stamps = [after, elsewhere].map(
+      async (result) => result.status === "totp_required" && stampOf(otherKey.auth, result.tempToken),
+    );
+    const [here, there] = await Promise.all(stamps);
+    expect(there).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(there).not.toBe(here);
   });
 });

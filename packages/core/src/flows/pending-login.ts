@@ -1,6 +1,7 @@
+import { createHmac } from "node:crypto";
 import type { Auth } from "../auth.js";
 import { opaqueToken } from "../crypto/ids.js";
-import { sha256 } from "../crypto/random.js";
+import { constantTimeEqual, sha256 } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { SecondFactorKind } from "../events/types.js";
@@ -25,6 +26,34 @@ export interface PendingLogin {
   firstFactor: AuthMethod[];
   /** Whose failures the second factor spends (RL-5, RL-6); absent in logins stored before it: the account's. */
   budget?: FailureBudget;
+  /** The {@link passwordStamp} of the user's password when the first factor was proven (TMP-4); absent in logins stored before it. */
+  passwordStamp?: string;
+}
+
+const stampKeys = new WeakMap<Auth, Buffer>();
+
+/**
+ * A stamp of the user's password hash: the first 16 bytes, base64url, of its HMAC-SHA256 under a key
+ * derived from the encryption key (of the empty string when the account has no password). A
+ * pending login keeps the stamp of the password it began under, so a password change voids it
+ * without raising the token version (TMP-4, SE-4); the stamp tells nothing of the hash.
+ */
+function passwordStamp(auth: Auth, user: UserRecord): string {
+  let key = stampKeys.get(auth);
+  if (!key) {
+    key = auth.secretBox.deriveKey("portcullis password stamp v1");
+    stampKeys.set(auth, key);
+  }
+  return createHmac("sha256", key)
+    .update(user.passwordHash ?? "", "utf8")
+    .digest()
+    .subarray(0, 16)
+    .toString("base64url");
+}
+
+/** Whether a pending login was begun under the user's current password; one stored before stamps were kept is. */
+function samePassword(auth: Auth, pending: PendingLogin, user: UserRecord): boolean {
+  return pending.passwordStamp === undefined || constantTimeEqual(pending.passwordStamp, passwordStamp(auth, user));
 }
 
 /** A login whose first factor was proven and whose second factor is awaited. */
@@ -80,7 +109,12 @@ export async function completeFirstFactor(
   const tempToken = opaqueToken(auth);
   const now = auth.now();
   const budget = clientBudget.scope === "device" ? clientBudget : (otherFactorBudget ?? clientBudget);
-  const pending: PendingLogin = { tokenVersion: user.tokenVersion, firstFactor, budget };
+  const pending: PendingLogin = {
+    tokenVersion: user.tokenVersion,
+    firstFactor,
+    budget,
+    passwordStamp: passwordStamp(auth, user),
+  };
   await auth.storage.challenges.put({
     id: tempToken.hash,
     kind: "totp_login",
@@ -115,9 +149,9 @@ async function startDeviceSession(
  * Finds the pending login of a temporary token and takes one attempt from the client address,
  * the temporary token and the login's failure budget (RL-5, RL-6), each atomically and before the second factor is
  * evaluated: of N concurrent attempts on one temporary token at most 5 are ever evaluated
- * (TMP-4, RL-4). The token is refused when it is unknown, expired, spent, out of attempts, or
- * when the user's token version moved since it was issued: a password change voids outstanding
- * temporary tokens (TMP-4, TV-2).
+ * (TMP-4, RL-4). The token is refused when it is unknown, expired, spent, out of attempts, when
+ * the user's token version moved since it was issued (TV-2), or when the user's password changed
+ * since (its stamp no longer matches): a password change voids outstanding temporary tokens (TMP-4).
  */
 export async function openPendingLogin(auth: Auth, tempToken: string, ip: string | undefined): Promise<OpenPendingLogin> {
   if (ip !== undefined) await takeAttempt(auth, "ip", ip, ip);
@@ -132,7 +166,7 @@ export async function openPendingLogin(auth: Auth, tempToken: string, ip: string
   if (!challenge?.userId) throw badTempToken();
   const pending = challenge.data as unknown as PendingLogin;
   const user = await auth.storage.users.findById(challenge.userId);
-  if (!user || user.disabled || user.tokenVersion !== pending.tokenVersion) {
+  if (!user || user.disabled || user.tokenVersion !== pending.tokenVersion || !samePassword(auth, pending, user)) {
     await auth.storage.challenges.consume(challengeId, "totp_login", now);
     throw badTempToken();
   }

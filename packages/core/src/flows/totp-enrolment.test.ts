@@ -22,6 +22,7 @@ import {
 import { login } from "./login.js";
 import { logout } from "./logout.js";
 import { setUserDisabled } from "./manage-users.js";
+import { expectOnlyCurrentSessionLives, twoSessions } from "./sessions.test-support.js";
 import { beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "./totp-enrolment.js";
 import { useRecoveryCode } from "./use-recovery-code.js";
 import { verifyAccessToken } from "./verify-access-token.js";
@@ -127,17 +128,17 @@ describe("TOTP enrolment", () => {
       );
     });
 
-    it("TOTP-5: enabling raises the token version and ends existing sessions", async () => {
+    it("TOTP-5, SE-2: enabling ends the existing sessions without raising the token version", async () => {
       const userId = await addUser(harness.auth, "enable-version");
       const before = await login(harness.auth, { username: "enable-version", password: goodPassword });
       if (before.status !== "authenticated") throw new Error("expected a session");
       const version = await tokenVersionOf(harness, userId);
       await enrolTotp(harness.auth, userId);
-      expect(await tokenVersionOf(harness, userId)).toBe((version as number) + 1);
+      expect(await tokenVersionOf(harness, userId)).toBe(version);
       expect(await outcome(verifyAccessToken(harness.auth, { token: before.tokens.accessToken }))).toBe(40101);
     });
 
-    it("TOTP-5: disabling with a code or the password raises the token version, removes factor and codes", async () => {
+    it("TOTP-5, SE-2: disabling with a code or the password removes factor and codes, the token version unmoved", async () => {
       for (const method of ["code", "password"] as const) {
         const username = `disable-by-${method}`;
         const userId = await addUser(harness.auth, username);
@@ -145,7 +146,7 @@ describe("TOTP enrolment", () => {
         const version = (await tokenVersionOf(harness, userId)) as number;
         const proof = method === "code" ? { code: nextCode(harness, secret) } : { password: goodPassword };
         await disableTotp(harness.auth, { userId, ...proof });
-        expect(await tokenVersionOf(harness, userId)).toBe(version + 1);
+        expect(await tokenVersionOf(harness, userId)).toBe(version);
         expect(await harness.storage.totp.get(userId)).toBeNull();
         expect(await harness.storage.recoveryCodes.count(userId)).toBe(0);
         expect(await loginStatus(harness, username)).toBe("authenticated");
@@ -168,6 +169,53 @@ describe("TOTP enrolment", () => {
       );
       expect(await tokenVersionOf(harness, userId)).toBe(version);
       expect((await harness.storage.totp.get(userId))?.enabled).toBe(true);
+    });
+  });
+
+  describe("SE-2: a change made from a session keeps that session and ends the others", () => {
+    it("SE-2: enabling TOTP from a session ends the user's other sessions; this one's access and refresh tokens go on working", async () => {
+      const harness = makeAuth();
+      const userId = await addUser(harness.auth, "se2-enable");
+      const before = await twoSessions(harness, userId, "se2-enable");
+      const sessionId = before.current.sessionId;
+      const secret = decodeBase32((await beginTotpSetup(harness.auth, { userId, sessionId })).secret);
+      await enableTotp(harness.auth, { userId, sessionId, code: codeAt(secret, harness.clock.now) });
+      await expectOnlyCurrentSessionLives(harness, before, "totp_enabled");
+      expect(await loginStatus(harness, "se2-enable")).toBe("totp_required");
+    });
+
+    it("SE-2: disabling TOTP from a session ends the user's other sessions; this one's access and refresh tokens go on working", async () => {
+      const harness = makeAuth();
+      const userId = await addUser(harness.auth, "se2-disable");
+      const { secret } = await enrolTotp(harness.auth, userId);
+      const before = await twoSessions(harness, userId, "se2-disable", { totpSecret: secret });
+      await disableTotp(harness.auth, { userId, sessionId: before.current.sessionId, code: nextCode(harness, secret) });
+      await expectOnlyCurrentSessionLives(harness, before, "totp_disabled");
+      expect(await loginStatus(harness, "se2-disable")).toBe("authenticated");
+    });
+
+    it("SE-2: new recovery codes from a session end the user's other sessions; this one's access and refresh tokens go on working", async () => {
+      const harness = makeAuth();
+      const userId = await addUser(harness.auth, "se2-codes");
+      const { secret } = await enrolTotp(harness.auth, userId);
+      const before = await twoSessions(harness, userId, "se2-codes", { totpSecret: secret });
+      const sessionId = before.current.sessionId;
+      await regenerateRecoveryCodes(harness.auth, { userId, sessionId, code: nextCode(harness, secret) });
+      await expectOnlyCurrentSessionLives(harness, before, "recovery_codes_regenerated");
+    });
+
+    it("SE-2: called with no session (the service's own code), enabling ends every session of the user, without raising the token version", async () => {
+      const harness = makeAuth();
+      const userId = await addUser(harness.auth, "se2-direct");
+      const { current, other } = await twoSessions(harness, userId, "se2-direct");
+      await enrolTotp(harness.auth, userId);
+      for (const session of [current, other]) {
+        expect(await outcome(verifyAccessToken(harness.auth, { token: session.tokens.accessToken }))).toBe(40101);
+      }
+      expect(await tokenVersionOf(harness, userId)).toBe(0);
+      expect(harness.events.filter((event) => event.type === "sessions.ended")).toEqual([
+        expect.objectContaining({ userId, keptSessionId: null, count: 2, reason: "totp_enabled" }),
+      ]);
     });
   });
 
@@ -527,7 +575,7 @@ describe("TOTP enrolment", () => {
         code: ErrorCode.Conflict,
         message: "TOTP is already enabled",
       });
-      expect(await tokenVersionOf(harness, userId)).toBe(version + 1);
+      expect(await tokenVersionOf(harness, userId)).toBe(version);
       expect(harness.events.filter((event) => event.type === "totp.enabled")).toHaveLength(1);
       await useRecoveryCode(harness.auth, {
         tempToken: await tempTokenOf(harness, "racing-enable"),

@@ -6,8 +6,8 @@ import { clearFailureBudget, takeFailureAttempt } from "../throttle/failure-budg
 import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from "../totp/recovery-codes.js";
 import { totpEnrolment, totpSecretBytes } from "../totp/totp.js";
 import { acceptTotpCode, sealTotpSecret } from "../totp/totp-secret.js";
+import { endOtherSessions } from "../users/sessions.js";
 import { signedInUser } from "../users/signed-in-user.js";
-import { raiseTokenVersion } from "../users/token-version.js";
 import { optionalString, requiredString } from "./input.js";
 import { type ReauthenticationProof, budgetOfProof, requireRecentAuthentication } from "./reauthenticate.js";
 
@@ -76,8 +76,8 @@ export interface EnableTotpInput extends BeginTotpSetupInput {
 /**
  * Turns pending TOTP on once the user proves a code from it (`POST /auth/2fa/enable`), with
  * the same re-authentication as {@link beginTotpSetup}; issues ten recovery codes (shown once;
- * RC-1) and raises the token version (TOTP-5): the user signs in again, now with the second
- * factor.
+ * RC-1) and ends every other session of the user, keeping `sessionId`, the one it was made from
+ * (SE-2; every session when none is given): the next sign-in asks for the second factor.
  *
  * @throws {AuthError} 40001 no proof and no recent sign-in, 40100 wrong password, 40900 nothing pending or already enabled, 40103 wrong code, 42900 throttled.
  */
@@ -88,19 +88,28 @@ export async function enableTotp(auth: Auth, input: EnableTotpInput): Promise<{ 
   await provePendingTotp(auth, user, code, input.sessionId);
   if (!(await auth.storage.totp.enable(user.id))) throw new AuthError(ErrorCode.Conflict, "TOTP is already enabled");
   const recoveryCodes = await storeNewRecoveryCodes(auth, user.id);
-  await raiseTokenVersion(auth, user.id, "totp_enabled");
+  await endOtherSessions(auth, { userId: user.id, keepSessionId: input.sessionId, reason: "totp_enabled" });
   auth.emit({ type: "totp.enabled", userId: user.id, at: auth.now() });
   return { recoveryCodes };
 }
 
+/** The input of {@link disableTotp}: a current code or the password, and the session the change is made from. */
+export interface DisableTotpInput {
+  userId: string;
+  code?: string;
+  password?: string;
+  /** The session of the request: it goes on, the user's others end (SE-2). */
+  sessionId?: string;
+}
+
 /**
  * Turns TOTP off (`POST /auth/2fa/disable`) after the user proves a current code or the
- * password (a recent sign-in is not enough); removes the secret and the recovery codes and
- * raises the token version (TOTP-5).
+ * password (a recent sign-in is not enough); removes the secret and the recovery codes and ends
+ * every other session of the user, keeping `sessionId` (SE-2).
  *
  * @throws {AuthError} 40001 neither given, 40900 not enabled, 40103 wrong code, 40100 wrong password, 42900 throttled.
  */
-export async function disableTotp(auth: Auth, input: { userId: string; code?: string; password?: string }): Promise<void> {
+export async function disableTotp(auth: Auth, input: DisableTotpInput): Promise<void> {
   const user = await signedInUser(auth, input.userId);
   const totpCode = optionalString(input.code, "code");
   const password = optionalString(input.password, "password");
@@ -109,24 +118,25 @@ export async function disableTotp(auth: Auth, input: { userId: string; code?: st
   await requireRecentAuthentication(auth, user, totpCode ? { totpCode } : { password });
   await auth.storage.totp.remove(user.id);
   await auth.storage.recoveryCodes.removeAll(user.id);
-  await raiseTokenVersion(auth, user.id, "totp_disabled");
+  await endOtherSessions(auth, { userId: user.id, keepSessionId: input.sessionId, reason: "totp_disabled" });
   auth.emit({ type: "totp.disabled", userId: user.id, at: auth.now() });
 }
 
 /**
  * Replaces a user's recovery codes with a new set (`POST /auth/2fa/recovery-codes`) after a
  * current TOTP code is proven, the re-authentication that holds while TOTP is on; the old set
- * stops working at once (RC-1).
+ * stops working at once (RC-1), and every other session of the user ends, `sessionId` going on (SE-2).
  *
  * @throws {AuthError} 40900 TOTP not enabled, 40103 wrong code, 42900 throttled.
  */
 export async function regenerateRecoveryCodes(
   auth: Auth,
-  input: { userId: string; code: string },
+  input: { userId: string; code: string; sessionId?: string },
 ): Promise<{ recoveryCodes: string[] }> {
   const user = await signedInUser(auth, input.userId);
   await requireRecentAuthentication(auth, user, { totpCode: requiredString(input.code, "code") });
   const recoveryCodes = await storeNewRecoveryCodes(auth, user.id);
+  await endOtherSessions(auth, { userId: user.id, keepSessionId: input.sessionId, reason: "recovery_codes_regenerated" });
   auth.emit({ type: "recovery_codes.regenerated", userId: user.id, at: auth.now() });
   return { recoveryCodes };
 }

@@ -35,6 +35,7 @@ import { logout } from "./logout.js";
 import { setUserDisabled } from "./manage-users.js";
 import { makeAuthenticator, makePasskeyAuth, origin, passkeySignIn, rpId } from "./passkeys.test-support.js";
 import { refresh } from "./refresh.js";
+import { expectOnlyCurrentSessionLives, twoSessions } from "./sessions.test-support.js";
 import { beginTotpSetup } from "./totp-enrolment.js";
 import { verifyAccessToken } from "./verify-access-token.js";
 import { webauthnBegin, webauthnFinish } from "./webauthn-login.js";
@@ -1022,8 +1023,20 @@ describe("webauthnRegisterFinish", () => {
     });
   });
 
-  describe("TV-1: registering raises the token version", () => {
-    it("TV-1: the access and refresh tokens from before are refused; the events name the credential, never the key", async () => {
+  it("SE-2: registering from a session ends the user's other sessions; this one's access and refresh tokens go on working", async () => {
+    const harness = makePasskeyAuth();
+    const userId = await addUser(harness.auth, "se2-register");
+    const before = await twoSessions(harness, userId, "se2-register");
+    const sessionId = before.current.sessionId;
+    const { ceremonyId, options } = await begin(harness, userId, { password: undefined, sessionId });
+    const authenticator = makeAuthenticator();
+    await webauthnRegisterFinish(harness.auth, { userId, sessionId, ceremonyId, response: authenticator.register(options) });
+    await expectOnlyCurrentSessionLives(harness, before, "passkey_registered");
+    expect((await passkeySignIn(harness.auth, authenticator)).status).toBe("authenticated");
+  });
+
+  describe("SE-2: registering ends the user's other sessions, not through the token version", () => {
+    it("SE-2: with no session given, the access and refresh tokens from before are refused; the events name the credential, never the key", async () => {
       const harness = makePasskeyAuth();
       const { userId, tokens } = await signedIn(harness, "version");
       const version = await tokenVersionOf(harness, userId);
@@ -1031,16 +1044,17 @@ describe("webauthnRegisterFinish", () => {
       const { ceremonyId, options } = await begin(harness, userId);
       const response = makeAuthenticator().register(options);
       const passkey = await finish(harness, userId, ceremonyId, response);
-      expect(await tokenVersionOf(harness, userId)).toBe(version + 1);
+      expect(await tokenVersionOf(harness, userId)).toBe(version);
       expect(await outcome(verifyAccessToken(harness.auth, { token: tokens.accessToken }))).toBe(ErrorCode.InvalidToken);
       expect(await outcome(refresh(harness.auth, { refreshToken: tokens.refreshToken }))).toBe(ErrorCode.InvalidToken);
-      const [raised, registered] = harness.events.filter(
-        (event) => event.type === "token_version.raised" || event.type === "passkey.registered",
+      const [ended, registered] = harness.events.filter(
+        (event) => event.type === "sessions.ended" || event.type === "passkey.registered",
       );
-      expect(raised).toEqual({
-        type: "token_version.raised",
+      expect(ended).toEqual({
+        type: "sessions.ended",
         userId,
-        tokenVersion: version + 1,
+        keptSessionId: null,
+        count: 1,
         reason: "passkey_registered",
         at: harness.clock.now,
       });
@@ -1049,7 +1063,7 @@ describe("webauthnRegisterFinish", () => {
       expect(JSON.stringify(harness.events)).not.toContain(goodPassword);
     });
 
-    it("TV-1: a refused registration raises nothing and emits no passkey event", async () => {
+    it("SE-2: a refused registration ends nothing and emits no passkey event", async () => {
       const harness = makePasskeyAuth();
       const { userId, tokens } = await signedIn(harness, "no-version");
       const version = await tokenVersionOf(harness, userId);

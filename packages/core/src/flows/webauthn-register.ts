@@ -5,8 +5,8 @@ import { simpleWebAuthn } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { PasskeyRecord } from "../storage/types.js";
+import { endOtherSessions } from "../users/sessions.js";
 import { signedInUser } from "../users/signed-in-user.js";
-import { raiseTokenVersion } from "../users/token-version.js";
 import {
   type CeremonyStart,
   countRegistrationCeremony,
@@ -45,6 +45,8 @@ export interface WebauthnRegisterFinishInput {
   ceremonyId: string;
   /** The browser's `RegistrationResponseJSON`, as `startRegistration` returns it. */
   response: unknown;
+  /** The session of the request: it goes on, the user's others end (SE-2). */
+  sessionId?: string;
 }
 
 /**
@@ -106,8 +108,8 @@ const registrationRefused = (cause?: unknown) =>
  * WA-3); attestation statements are checked when present, but any authenticator is accepted.
  * The public key must be one that can verify ({@link publicKeyProblem}; WA-2) and the signature
  * counter at most {@link maxRegistrationCounter} (WA-5). A credential id registered to anyone is
- * refused (WA-6). Raises the token version (TV-1): the
- * user's sessions end, this one included, and the next sign-in may use the new passkey.
+ * refused (WA-6). Every other session of the user ends, `sessionId` going on (SE-2; every
+ * session when none is given); the next sign-in may use the new passkey.
  *
  * @throws {AuthError} 40002 malformed response or no ceremony id, 40100 refused, 40101 user gone or disabled, 40400 not configured, 40900 already registered.
  */
@@ -154,7 +156,7 @@ export async function webauthnRegisterFinish(auth: Auth, input: WebauthnRegister
   if (!(await auth.storage.passkeys.create(passkey))) {
     throw new AuthError(ErrorCode.Conflict, "This passkey is already registered");
   }
-  await raiseTokenVersion(auth, user.id, "passkey_registered");
+  await endOtherSessions(auth, { userId: user.id, keepSessionId: input.sessionId, reason: "passkey_registered" });
   auth.emit({ type: "passkey.registered", userId: user.id, credentialId: passkey.id, at: auth.now() });
   return toPasskeyInfo(passkey);
 }

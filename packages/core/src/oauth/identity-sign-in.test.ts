@@ -125,7 +125,7 @@ describe("signInWithIdentity", () => {
     expect(await sign("corp")).not.toBe(await sign("partner"));
   });
 
-  it("OA-7, TV-1: with it on, a first sign-in whose verified email another linking provider verified joins that account, linked, tokens renewed", async () => {
+  it("OA-7, SE-2: with it on, a first sign-in whose verified email another linking provider verified joins that account, linked, its sessions from before ended", async () => {
     const h = emailLinking();
     const userId = await h.signedInAs("corp", { ...alice, email: " Alice@Example.COM " });
     expect((await h.storage.identities.find("corp", alice.subject))?.email).toBe("alice@example.com");
@@ -133,7 +133,10 @@ describe("signInWithIdentity", () => {
     h.events.length = 0;
     expect(await h.signedInAs("partner", { ...alice, subject: "partner-alice", username: "other-name" })).toBe(userId);
     expect(await h.storage.identities.find("partner", "partner-alice")).toMatchObject({ userId, emailVerified: true });
-    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before + 1);
+    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before);
+    expect(h.events).toContainEqual(
+      expect.objectContaining({ type: "sessions.ended", userId, keptSessionId: null, count: 1, reason: "identity_linked" }),
+    );
     expect(h.events).toContainEqual(expect.objectContaining({ type: "identity.linked", userId, provider: "partner" }));
     expect(await h.signedInAs("partner", { ...alice, subject: "partner-alice", email: "changed@example.com" })).toBe(userId);
   });
@@ -192,7 +195,7 @@ describe("signInWithIdentity", () => {
     expect(await h.signedInAs("partner", { ...alice, subject: "p1" })).toBe(atCorp);
   });
 
-  it("OA-7, TV-1: linkAndSignIn links once and signs in with amr fed; linking again is a no-op; a disabled or unknown user is 40300", async () => {
+  it("OA-7, SE-2: linkAndSignIn links once and signs in with amr fed, the token version unmoved; linking again is a no-op; a disabled or unknown user is 40300", async () => {
     const h = emailLinking();
     const userId = await addUser(h.auth, "nora");
     const corp = h.named("corp");
@@ -200,11 +203,11 @@ describe("signInWithIdentity", () => {
     const first = await linkAndSignIn(h.auth, corp, alice, userId);
     if (first.status !== "authenticated") throw new Error(first.status);
     expect((await verifyAccessToken(h.auth, { token: first.tokens.accessToken })).amr).toEqual(["fed"]);
-    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before + 1);
+    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before);
     h.events.length = 0;
     const again = await linkAndSignIn(h.auth, corp, alice, userId);
     expect(again.status).toBe("authenticated");
-    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before + 1);
+    expect((await h.storage.users.findById(userId))?.tokenVersion).toBe(before);
     expect(h.events.map((event) => event.type)).not.toContain("identity.linked");
     await setUserDisabled(h.auth, { userId, disabled: true });
     for (const who of [userId, "no-such-user"]) {
@@ -270,7 +273,7 @@ describe("signInWithIdentity", () => {
     );
   });
 
-  it("OA-7: a verified profile without an email joins nothing; a link by email raises the token version for that reason", async () => {
+  it("OA-7, SE-2: a verified profile without an email joins nothing; a link by email ends the account's sessions for that reason", async () => {
     const h = emailLinking();
     const owner = await h.signedInAs("corp", { subject: "c1", emailVerified: true });
     expect(await h.signedInAs("partner", { subject: "p1", emailVerified: true })).not.toBe(owner);
@@ -278,7 +281,7 @@ describe("signInWithIdentity", () => {
     h.events.length = 0;
     await h.signedInAs("partner", { ...alice, subject: "p2" });
     expect(h.events).toContainEqual(
-      expect.objectContaining({ type: "token_version.raised", userId: atCorp, reason: "identity_linked" }),
+      expect.objectContaining({ type: "sessions.ended", userId: atCorp, count: 1, reason: "identity_linked" }),
     );
   });
 

@@ -3,11 +3,11 @@ import { base64url } from "../crypto/random.js";
 import { directoryUserNow } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import { createUser } from "../flows/create-user.js";
+import { createUserRecord } from "../flows/create-user.js";
 import type { LoginResult } from "../flows/login-result.js";
 import { completeFirstFactor } from "../flows/pending-login.js";
 import type { UserRecord } from "../storage/types.js";
-import { raiseTokenVersion } from "../users/token-version.js";
+import { endOtherSessions } from "../users/sessions.js";
 import { normalizeUsername } from "../users/username.js";
 import type { ExternalProfile, ResolvedOAuthProvider } from "./provider-config.js";
 
@@ -46,7 +46,7 @@ async function provisionUser(auth: Auth, provider: ResolvedOAuthProvider, profil
   const roles = [...new Set([...provider.provisioning.defaultRoles, ...(profile.roles ?? [])])];
   for (const username of usernameCandidates(auth, provider, profile)) {
     try {
-      return (await createUser(auth, { username, roles })).id;
+      return (await createUserRecord(auth, { username, roles }, { by: "provider" })).id;
     } catch (error) {
       if (!(error instanceof AuthError) || error.code !== ErrorCode.Conflict) throw error;
     }
@@ -61,8 +61,12 @@ function emailKey(email: string | undefined): string | null {
 }
 
 /**
- * Links (provider, subject) to `userId`; a new link raises the token version (TV-1) and emits
- * `identity.linked`. Returns false when (provider, subject) was already linked, to anyone.
+ * Links (provider, subject) to `userId`; a new link ends every session the user had and emits
+ * `identity.linked`. A link is only made while signing in (a first sign-in that joins or makes
+ * the account, or the callback of `linkIdentity`), before the session of that sign-in begins: the
+ * new session is the one that goes on (SE-2), and the token version does not move, so a
+ * temporary token of this sign-in stays good. Returns false when (provider, subject) was already
+ * linked, to anyone.
  */
 async function storeLink(
   auth: Auth,
@@ -81,7 +85,7 @@ async function storeLink(
     lastUsedAt: now,
   });
   if (linked) {
-    await raiseTokenVersion(auth, userId, "identity_linked");
+    await endOtherSessions(auth, { userId, reason: "identity_linked" });
     auth.emit({ type: "identity.linked", userId, provider: provider.name, at: now });
   }
   return linked;
@@ -150,8 +154,8 @@ export async function signInWithIdentity(
 
 /**
  * Finishes linking a provider account to the user who began the flow with `linkIdentity`: the
- * link is stored (40900 when the provider account is linked to someone else), the token version
- * rises (TV-1), and the user is signed in afresh with `amr` `["fed"]` (40102 with TOTP unless
+ * link is stored (40900 when the provider account is linked to someone else), every session the
+ * user had ends, and the user is signed in afresh with `amr` `["fed"]` (40102 with TOTP unless
  * the provider is trusted for the second factor).
  *
  * @throws {AuthError} 40300 the account was disabled meanwhile, 40900 linked to another user.

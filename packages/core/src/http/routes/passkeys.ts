@@ -14,7 +14,7 @@ import {
   tempTokenData,
 } from "../openapi-schemas.js";
 import type { ParameterDoc, Route } from "../route-types.js";
-import { loginResponse, passwordProof, reauthentication, setsDeviceCookie, signedIn } from "./shared.js";
+import { loginResponse, passwordProof, reauthentication, sessionOf, setsDeviceCookie, signedIn } from "./shared.js";
 
 const passkeysEnabled = (auth: Auth) => auth.config.passkeys !== null;
 
@@ -129,7 +129,7 @@ export const passkeyRoutes: readonly Route[] = [
       operationId: "webauthnRegisterFinish",
       tag: "Passkeys",
       summary: "Finish registering a passkey with the browser's attestation",
-      description: "Bodies up to 1 MiB. Raises the token version.",
+      description: "Bodies up to 1 MiB. Ends every other session of the user; this one goes on (SE-2).",
       parameters: [ceremonyParameter],
       body: schemaRef("RegistrationResponse"),
       data: schemaRef("PasskeyInfo"),
@@ -138,7 +138,12 @@ export const passkeyRoutes: readonly Route[] = [
     async handle(context) {
       const ceremonyId = context.header(ceremonyHeader) as string;
       return {
-        data: await webauthnRegisterFinish(context.auth, { userId: signedIn(context), ceremonyId, response: context.body }),
+        data: await webauthnRegisterFinish(context.auth, {
+          userId: signedIn(context),
+          sessionId: sessionOf(context),
+          ceremonyId,
+          response: context.body,
+        }),
       };
     },
   },
@@ -187,13 +192,18 @@ export const passkeyRoutes: readonly Route[] = [
       operationId: "revokePasskey",
       tag: "Passkeys",
       summary: "Revoke one of the signed-in user's passkeys",
-      description: "40900 when it is the account's last way to sign in. Raises the token version.",
+      description:
+        "40900 when it is the account's last way to sign in. Ends every other session of the user; this one goes on (SE-2).",
       parameters: [credentialIdParameter],
       data: answerObject({ revoked: { const: true } }),
       codes: [40400, 40900],
     },
     async handle(context) {
-      await revokePasskey(context.auth, { userId: signedIn(context), id: context.params.id as string });
+      await revokePasskey(context.auth, {
+        userId: signedIn(context),
+        sessionId: sessionOf(context),
+        id: context.params.id as string,
+      });
       return { data: { revoked: true } };
     },
   },

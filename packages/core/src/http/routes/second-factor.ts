@@ -1,7 +1,7 @@
 import { beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "../../flows/totp-enrolment.js";
 import { answerObject, requestObject, requiredText } from "../openapi-schemas.js";
 import type { Route } from "../route-types.js";
-import { passwordProof, reauthentication, signedIn } from "./shared.js";
+import { passwordProof, reauthentication, sessionOf, signedIn } from "./shared.js";
 
 /** TOTP enrolment and recovery codes of the signed-in user. */
 export const secondFactorRoutes: readonly Route[] = [
@@ -33,7 +33,7 @@ export const secondFactorRoutes: readonly Route[] = [
       operationId: "enableTotp",
       tag: "Second factor",
       summary: "Turn the pending TOTP factor on with a code from it",
-      description: "Raises the token version: every token issued before, this call's included, is refused from now on.",
+      description: "Ends every other session of the user; this call's session and its tokens go on (SE-2).",
       body: requestObject({ code: requiredText, password: passwordProof }, ["code"]),
       data: answerObject({
         enabled: { const: true },
@@ -58,14 +58,15 @@ export const secondFactorRoutes: readonly Route[] = [
       operationId: "disableTotp",
       tag: "Second factor",
       summary: "Turn TOTP off with a current code or the password",
-      description: "One of `code` and `password` is required; the code wins when both are sent. Raises the token version.",
+      description:
+        "One of `code` and `password` is required; the code wins when both are sent. Ends every other session of the user; this one goes on (SE-2).",
       body: requestObject({ code: { type: "string" }, password: { type: "string" } }),
       data: answerObject({ disabled: { const: true } }),
       codes: [40001, 40100, 40103, 40900, 42900],
     },
     async handle(context) {
       const { code, password } = context.body as { code?: string; password?: string };
-      await disableTotp(context.auth, { userId: signedIn(context), code, password });
+      await disableTotp(context.auth, { userId: signedIn(context), sessionId: sessionOf(context), code, password });
       return { data: { disabled: true } };
     },
   },
@@ -77,13 +78,18 @@ export const secondFactorRoutes: readonly Route[] = [
       operationId: "regenerateRecoveryCodes",
       tag: "Second factor",
       summary: "Replace the recovery codes with a new set",
+      description: "Ends every other session of the user; this one goes on (SE-2).",
       body: requestObject({ code: requiredText }, ["code"]),
       data: answerObject({ recoveryCodes: { type: "array", items: { type: "string" } } }),
       codes: [40001, 40103, 40900, 42900],
     },
     async handle(context) {
       return {
-        data: await regenerateRecoveryCodes(context.auth, { userId: signedIn(context), code: context.body.code as string }),
+        data: await regenerateRecoveryCodes(context.auth, {
+          userId: signedIn(context),
+          sessionId: sessionOf(context),
+          code: context.body.code as string,
+        }),
       };
     },
   },

@@ -10,9 +10,12 @@ import type { RouteContext, RouteResult } from "../route-types.js";
 /** The user a `bearer` or `admin` route's access token speaks for. */
 export const signedIn = (context: RouteContext): string => (context.access as AccessContext).userId;
 
+/** The session of a `bearer` or `admin` route's access token: the one a user's own change keeps (SE-2). */
+export const sessionOf = (context: RouteContext): string => (context.access as AccessContext).sessionId;
+
 /** The re-authentication a bearer route offers: the token's session, and a password from the body. */
 export const reauthentication = (context: RouteContext): ReauthenticationProof => ({
-  sessionId: (context.access as AccessContext).sessionId,
+  sessionId: sessionOf(context),
   password: context.body.password as string | undefined,
 });
 
