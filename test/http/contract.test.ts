@@ -162,5 +162,6 @@ describeOpenApiDrift({
     saveDirectoryPolicy: "test/http/directory.test.ts, against a real slapd",
     testDirectoryPolicy: "test/http/directory.test.ts, against a real slapd",
     previewDirectoryUser: "test/http/directory.test.ts, against a real slapd",
+    register: "test/http/register.test.ts, with signUp.enabled",
   },
 });

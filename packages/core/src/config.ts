@@ -12,6 +12,7 @@ import {
   type ResolvedReauthenticationConfig,
   resolveReauthenticationConfig,
 } from "./flows/reauthentication-config.js";
+import { type ResolvedSignUpConfig, type SignUpConfig, resolveSignUpConfig } from "./flows/sign-up-config.js";
 import { type HttpConfig, type ResolvedHttpConfig, resolveHttpConfig } from "./http/http-config.js";
 import { type OAuthConfig, type ResolvedOAuthProvider, resolveOAuthConfig } from "./oauth/provider-config.js";
 import { resolveSweepInterval } from "./storage/sweep.js";
@@ -19,6 +20,7 @@ import type { Storage } from "./storage/types.js";
 import { type ResolvedThrottleConfig, type ThrottleConfig, resolveThrottleConfig } from "./throttle/throttle-config.js";
 import { type ResolvedTokenConfig, type SigningSecrets, type TokenConfig, resolveTokenConfig } from "./tokens/token-config.js";
 import { type ResolvedTotpConfig, type TotpConfig, resolveTotpConfig } from "./totp/totp-config.js";
+import { type ResolvedSessionConfig, type SessionConfig, resolveSessionConfig } from "./users/session-config.js";
 import { type PasskeyConfig, type ResolvedPasskeyConfig, resolvePasskeyConfig } from "./webauthn/passkey-config.js";
 
 /** The `secrets` of {@link AuthConfig}: the token signing keys, and the key of secrets at rest. */
@@ -53,8 +55,12 @@ export interface AuthConfig extends TokenConfig {
   /** The role the admin routes (the directory policy) require. Default `"admin"`. */
   adminRole?: string;
   reauthentication?: ReauthenticationConfig;
+  /** Accounts people make for themselves (`POST /auth/register`): off unless `enabled` (SU-1). */
+  signUp?: SignUpConfig;
   throttle?: ThrottleConfig;
   http?: HttpConfig;
+  /** What each session records of where it is used from: see `SessionConfig`. */
+  sessions?: SessionConfig;
   /**
    * How often the instance deletes expired rows (challenges, ended throttling windows, refresh
    * tokens and sessions past their expiry), in bounded batches, one instance at a time among those
@@ -81,7 +87,9 @@ export interface ResolvedConfig extends ResolvedHttpConfig, ResolvedTokenConfig 
   oauthProviders: Map<string, ResolvedOAuthProvider>;
   /** The role the admin routes require. */
   adminRole: string;
+  signUp: ResolvedSignUpConfig;
   throttle: ResolvedThrottleConfig;
+  sessions: ResolvedSessionConfig;
   directoryLimits: ResolvedDirectoryLimits;
   /** Milliseconds between two sweeps of expired rows; null when the service sweeps itself. */
   sweepIntervalMs: number | null;
@@ -151,7 +159,9 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     passkeys: resolvePasskeyConfig(config.passkeys),
     oauthProviders: resolveOAuthConfig(config.oauth),
     adminRole: adminRoleOf(config.adminRole),
+    signUp: resolveSignUpConfig(config.signUp, adminRoleOf(config.adminRole)),
     throttle: resolveThrottleConfig(config.throttle),
+    sessions: resolveSessionConfig(config.sessions),
     directoryLimits: resolveDirectoryLimits(config.directoryLimits),
     sweepIntervalMs: resolveSweepInterval(config.sweepInterval),
   };

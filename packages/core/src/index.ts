@@ -31,6 +31,8 @@ export type {
   LoginFailureReason,
   RevocationReason,
   SecondFactorKind,
+  UserChange,
+  UserCreator,
 } from "./events/types.js";
 export { type ChangePasswordInput, type SetPasswordInput, changePassword, setPassword } from "./flows/change-password.js";
 export { type CreateUserInput, type User, createUser } from "./flows/create-user.js";

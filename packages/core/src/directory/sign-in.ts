@@ -96,7 +96,7 @@ export async function directoryAccount(auth: Auth, entry: DirectoryEntry, roles:
     updatedAt: now,
   };
   if (await auth.storage.users.create(record)) {
-    auth.emit({ type: "user.created", userId, at: now });
+    auth.emit({ type: "user.created", userId, by: "directory", at: now });
     return record;
   }
   // A concurrent first sign-in of the same entry made the account; otherwise the name is taken,

@@ -147,7 +147,7 @@ describe("events", () => {
     hub.on("*", (event) => {
       all.push(event);
     });
-    const created: AuthEvent = { type: "user.created", userId: "u1", at: 1 };
+    const created: AuthEvent = { type: "user.created", userId: "u1", by: "service", at: 1 };
     const changed: AuthEvent = { type: "password.changed", userId: "u1", at: 2 };
     hub.emit(created);
     hub.emit(changed);

@@ -3,6 +3,7 @@ import { randomId } from "../crypto/ids.js";
 import { assertAcceptablePassword } from "../crypto/password-policy.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import type { UserCreator } from "../events/types.js";
 import type { UserRecord } from "../storage/types.js";
 import { normalizeUsername } from "../users/username.js";
 import { optionalString, requiredString } from "./input.js";
@@ -14,6 +15,13 @@ export interface CreateUserInput {
   password?: string;
   roles?: string[];
   disabled?: boolean;
+}
+
+/** Who asks for an account, as the `user.created` event tells it. */
+export interface UserOrigin {
+  by: Exclude<UserCreator, "directory">;
+  /** With `by: "admin"`, the administrator. */
+  adminUserId?: string;
 }
 
 /** A user as management functions return it: everything but the password hash. */
@@ -45,6 +53,14 @@ export function checkRoles(roles: unknown): string[] {
  * ```
  */
 export async function createUser(auth: Auth, input: CreateUserInput): Promise<User> {
+  return toUser(await createUserRecord(auth, input, { by: "service" }));
+}
+
+/**
+ * {@link createUser} for the flows that make accounts (sign-up, an administrator, a provider's
+ * first sign-in): the stored record, and who asked in the `user.created` event.
+ */
+export async function createUserRecord(auth: Auth, input: CreateUserInput, origin: UserOrigin): Promise<UserRecord> {
   const { username, usernameKey } = normalizeUsername(requiredString(input.username, "username"));
   const password = optionalString(input.password, "password");
   const roles = checkRoles(input.roles ?? []);
@@ -63,6 +79,6 @@ export async function createUser(auth: Auth, input: CreateUserInput): Promise<Us
     updatedAt: now,
   };
   if (!(await auth.storage.users.create(record))) throw new AuthError(ErrorCode.Conflict, "The username is taken");
-  auth.emit({ type: "user.created", userId: record.id, at: now });
-  return toUser(record);
+  auth.emit({ type: "user.created", userId: record.id, ...origin, at: now });
+  return record;
 }

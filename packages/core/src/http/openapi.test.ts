@@ -29,6 +29,7 @@ const everythingOn: AuthOverrides = {
   },
   directory: fakeDirectory(),
   http: { openApi: true },
+  signUp: { enabled: true },
 };
 
 const configurations: [string, AuthOverrides][] = [
@@ -85,7 +86,11 @@ describe("openApiDocument", () => {
       "POST /api/v1/auth/public-key/login/finish",
       "POST /api/v1/auth/public-key/register/begin",
       "POST /api/v1/auth/public-key/register/finish",
+      "POST /api/v1/auth/register",
       "PUT /api/v1/auth/public-key/credentials/{id}",
+    ]);
+    expect(all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, signUp: undefined })).includes(entry))).toEqual([
+      "POST /api/v1/auth/register",
     ]);
     // What a client asks to learn which features are on stays: public-key/config and oauth/providers.
     expect(off).toContain("GET /api/v1/auth/public-key/config");

@@ -38,7 +38,7 @@ export interface ThrottleConfig {
   ip?: ThrottleTier[];
   /**
    * Requests per client address that make storage keep something for a caller who is not signed
-   * in: OAuth authorize, passkey sign-in begin (RL-7). Default 30 per minute and 300 per hour.
+   * in: OAuth authorize, passkey sign-in begin, sign-up (RL-7). Default 30 per minute and 300 per hour.
    */
   unauthenticatedWrites?: ThrottleTier[];
 }

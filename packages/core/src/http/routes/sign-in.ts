@@ -1,4 +1,5 @@
 import { login } from "../../flows/login.js";
+import { register } from "../../flows/register.js";
 import { useRecoveryCode } from "../../flows/use-recovery-code.js";
 import { verifyTotp } from "../../flows/verify-totp.js";
 import { deviceTokenFromCookie } from "../cookies.js";
@@ -10,7 +11,10 @@ import { loginResponse, setsDeviceCookie, signedInResponse } from "./shared.js";
 const deviceTokenOf = ({ body, header, secure }: RouteContext): string | undefined =>
   body.deviceToken !== undefined ? (body.deviceToken as string) : deviceTokenFromCookie(header("cookie"), secure);
 
-/** Sign-in with a password (local or directory), and the second-factor step that completes a 40102 answer. */
+/**
+ * Sign-in with a password (local or directory), the second-factor step that completes a 40102
+ * answer, and sign-up.
+ */
 export const signInRoutes: readonly Route[] = [
   {
     method: "POST",
@@ -95,6 +99,41 @@ export const signInRoutes: readonly Route[] = [
         tempToken: body.tempToken as string,
         recoveryCode: body.recoveryCode as string,
         ip,
+      });
+      return signedInResponse(context, tokens);
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/register",
+    access: "public",
+    enabled: (auth) => auth.config.signUp.enabled,
+    doc: {
+      operationId: "register",
+      tag: "Sign-in",
+      summary: "Make an account and sign it in (sign-up)",
+      description:
+        "Only with `signUp.enabled` (40400 otherwise). The account gets `signUp.defaultRoles`; no role, id or state is read from the body (SU-1). `email` is checked to be a string and not stored yet. Each client address may sign up `throttle.unauthenticatedWrites` times, refusals included (RL-7).",
+      body: requestObject(
+        {
+          username: requiredText,
+          password: { ...requiredText, description: "Checked against the password policy (PW-3)" },
+          email: { type: "string", description: "Accepted and not stored: email addresses are not kept yet" },
+        },
+        ["username", "password"],
+      ),
+      data: schemaRef("TokenSet"),
+      setsCookie: setsDeviceCookie,
+      codes: [40001, 40400, 40900, 42200, 42900, 50300],
+    },
+    async handle(context) {
+      const { auth, body, ip } = context;
+      const tokens = await register(auth, {
+        username: body.username as string,
+        password: body.password as string,
+        email: body.email as string | undefined,
+        ip,
+        userAgent: context.header("user-agent"),
       });
       return signedInResponse(context, tokens);
     },

@@ -1,0 +1,54 @@
+import type { Auth } from "../auth.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import { takeAttempt } from "../throttle/throttle.js";
+import type { TokenSet } from "../tokens/issue-tokens.js";
+import { createUserRecord } from "./create-user.js";
+import { optionalString, requiredString } from "./input.js";
+import type { LoginResult } from "./login-result.js";
+import { completeFirstFactor } from "./pending-login.js";
+
+/** The input of {@link register}. Nothing else is read: roles, ids and states come from the configuration (SU-1). */
+export interface RegisterInput {
+  username: string;
+  password: string;
+  /** Checked to be a string and not stored: addresses come with email verification. */
+  email?: string;
+  /** The client address: each may sign up `throttle.unauthenticatedWrites` times (RL-7, SU-1). */
+  ip?: string;
+  /** The request's `User-Agent`, kept with the new session to show the user. */
+  userAgent?: string;
+}
+
+/**
+ * Makes a local account for someone who is not signed in, and signs it in (`POST
+ * /auth/register`): a new session with its tokens and a device token, as any sign-in (PW-7,
+ * RL-5). Only when `signUp.enabled` (SU-1). The account's roles are `signUp.defaultRoles`; its id,
+ * token version and state are the library's, never the caller's (SU-1). The username follows the
+ * username rule and the password the policy and the breached-password check (PW-3). With `ip`,
+ * the fields are checked and then one attempt is taken from the address's
+ * `throttle.unauthenticatedWrites` before anything else, refusals included, so that a stream of
+ * sign-ups or of probes for taken names is held back per address (RL-7).
+ *
+ * @throws {AuthError} 40001/40002 a missing or non-string field, 40400 sign-up is off, 40900 the
+ *   username is taken, 42200 the username or password is refused (with the reason), 42900 too many
+ *   from `ip`, 50300 the hashing queue is full or `password.isBreached` failed.
+ * @example
+ * ```ts
+ * const tokens = await register(auth, { username: "newcomer", password: "a long passphrase", ip });
+ * ```
+ */
+export async function register(auth: Auth, input: RegisterInput): Promise<TokenSet> {
+  if (!auth.config.signUp.enabled) throw new AuthError(ErrorCode.NotFound, "Sign-up is not enabled");
+  const username = requiredString(input.username, "username");
+  const password = requiredString(input.password, "password");
+  optionalString(input.email, "email");
+  if (input.ip !== undefined) await takeAttempt(auth, "unauthenticatedWrites", input.ip, input.ip);
+  const user = await createUserRecord(auth, { username, password, roles: auth.config.signUp.defaultRoles }, { by: "sign_up" });
+  // A new account has no second factor: its password completes the sign-in.
+  const signedIn = (await completeFirstFactor(auth, user, ["pwd"], input.ip)) as Extract<
+    LoginResult,
+    { status: "authenticated" }
+  >;
+  return signedIn.tokens;
+}

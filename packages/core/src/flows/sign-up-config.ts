@@ -1,0 +1,40 @@
+import { fail } from "../config-values.js";
+
+/** The `signUp` options of `createAuth`: accounts people make for themselves (`POST /auth/register`). */
+export interface SignUpConfig {
+  /**
+   * Turns `POST /auth/register` on. Default `false`: accounts are made only by the service's own
+   * code (`createUser`), by administrators, the directory or a provider (SU-1).
+   */
+  enabled?: boolean;
+  /** The roles of every account sign-up makes. Default none; never the admin role. */
+  defaultRoles?: string[];
+}
+
+/** {@link SignUpConfig} with its defaults filled in. */
+export interface ResolvedSignUpConfig {
+  enabled: boolean;
+  defaultRoles: string[];
+}
+
+const isRoleName = (role: unknown) => typeof role === "string" && role.length > 0 && role.length <= 64;
+
+/**
+ * Checks the `signUp` options and fills in their defaults; throws a `TypeError` naming a bad one.
+ * `defaultRoles` holding `adminRole` is refused: every stranger would be an administrator.
+ */
+export function resolveSignUpConfig(config: SignUpConfig | undefined, adminRole: string): ResolvedSignUpConfig {
+  if (config === undefined) return { enabled: false, defaultRoles: [] };
+  if (typeof config !== "object" || config === null || Array.isArray(config)) {
+    fail(`signUp must be an object such as { enabled: true }; got ${JSON.stringify(config)}`);
+  }
+  const { enabled = false, defaultRoles = [] } = config;
+  if (typeof enabled !== "boolean") fail(`signUp.enabled must be true or false; got ${JSON.stringify(enabled)}`);
+  if (!Array.isArray(defaultRoles) || !defaultRoles.every(isRoleName)) {
+    fail(`signUp.defaultRoles must be a list of role names of 1 to 64 characters; got ${JSON.stringify(defaultRoles)}`);
+  }
+  if (defaultRoles.includes(adminRole)) {
+    fail(`signUp.defaultRoles must not hold the admin role "${adminRole}": every stranger would be an administrator`);
+  }
+  return { enabled, defaultRoles: [...new Set(defaultRoles)] };
+}
