@@ -1,10 +1,12 @@
+import { type AccountClient, createAccountClient } from "./account.js";
 import { type StatusMode, createAppFetch } from "./app-fetch.js";
 import { type AuthClientEventMap, type AuthClientEventName, createClientEvents } from "./events.js";
 import { type OAuthClient, createOAuthClient } from "./oauth.js";
 import { type PasskeyCeremonies, type PasskeyClient, browserPasskeyCeremonies, createPasskeyClient } from "./passkeys.js";
 import type { Reauthenticate } from "./reauthentication.js";
 import { createSession } from "./session.js";
-import { type SignInStep, signInStep } from "./sign-in.js";
+import { type SessionsClient, createSessionsClient } from "./sessions.js";
+import { type SignInStep, type SignedIn, completeSignIn, signInStep } from "./sign-in.js";
 import { type TokenStore, memoryTokenStore } from "./token-store.js";
 import { type TotpClient, createTotpClient } from "./totp.js";
 import { type FetchFunction, createTransport } from "./transport.js";
@@ -35,8 +37,8 @@ export interface AuthClientOptions {
   refreshAheadSeconds?: number;
   /**
    * Asked for the password (or a TOTP code) when the server wants proof that it is still the user
-   * (40001 on TOTP setup and enable, or passkey registration, after a sign-in older than the
-   * server's `reauthentication.recentSignIn`); the call is then made once more with it.
+   * (40001 on TOTP setup and enable, passkey registration, or ending sessions, after a sign-in
+   * older than the server's `reauthentication.recentSignIn`); the call is then made once more with it.
    * Default: none, and those calls reject with the 40001.
    */
   reauthenticate?: Reauthenticate;
@@ -58,6 +60,12 @@ export interface LoginInput {
   provider?: "local" | "directory";
 }
 
+/** What a sign-up sends: the new account's name and password. */
+export interface RegisterInput {
+  username: string;
+  password: string;
+}
+
 /** A client of the Portcullis routes, from {@link createAuthClient}. */
 export interface AuthClient {
   /**
@@ -73,6 +81,19 @@ export interface AuthClient {
    * ```
    */
   login(input: LoginInput): Promise<SignInStep>;
+  /**
+   * Creates an account and signs in to it (`POST /auth/register`), where the server has sign-up
+   * on (`signUp.enabled`): the tokens are stored and `signedIn` emitted. The account gets the
+   * server's default roles, never roles of the client's choosing (SU-1).
+   *
+   * @throws {AuthClientError} 40400 sign-up is off, 40900 the username is taken, 42200 the username
+   * or the password is refused (policy, breached), 42900 too many sign-ups from this address.
+   * @example
+   * ```ts
+   * const { user } = await client.register({ username, password });
+   * ```
+   */
+  register(input: RegisterInput): Promise<SignedIn>;
   /**
    * Renews the tokens now (`POST /auth/refresh`), joining a refresh already under way. A refusal
    * signs out (`signedOut`, reason `session_ended`).
@@ -146,6 +167,10 @@ export interface AuthClient {
    * ```
    */
   on<E extends AuthClientEventName>(event: E, listener: (detail: AuthClientEventMap[E]) => void): () => void;
+  /** The user's own account: the password change. */
+  account: AccountClient;
+  /** The user's sessions: list them, end one, the others, or all. */
+  sessions: SessionsClient;
   /** TOTP enrolment and management. */
   totp: TotpClient;
   /** Passkey sign-in, registration and management. */
@@ -189,6 +214,12 @@ export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
       const body = { username, password, provider, deviceToken: session.deviceToken() };
       return signInStep(transport, session, await transport.send({ method: "POST", path: "/auth/login", body }));
     },
+    async register({ username, password }) {
+      return completeSignIn(
+        session,
+        await transport.send({ method: "POST", path: "/auth/register", body: { username, password } }),
+      );
+    },
     refresh: async () => (await session.refresh()).user,
     async logout() {
       const failure = await session.logout("logout");
@@ -208,6 +239,8 @@ export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
       bearerOrigins: options.bearerOrigins ?? [],
     }),
     on: (event, listener) => events.on(event, listener),
+    account: createAccountClient(session),
+    sessions: createSessionsClient(session, options.reauthenticate),
     totp: createTotpClient(session, options.reauthenticate),
     passkeys: createPasskeyClient(
       transport,

@@ -1,10 +1,12 @@
+export type { AccountClient, ChangePasswordInput } from "./account.js";
 export type { StatusMode } from "./app-fetch.js";
-export { type AuthClient, type AuthClientOptions, type LoginInput, createAuthClient } from "./client.js";
+export { type AuthClient, type AuthClientOptions, type LoginInput, type RegisterInput, createAuthClient } from "./client.js";
 export { AuthClientError, type AuthClientErrorDetails, type AuthClientErrorKind } from "./errors.js";
 export type { AuthClientEventMap, AuthClientEventName, SignOutReason } from "./events.js";
 export type { OAuthClient, OAuthFinishOptions, OAuthSignInStep, OAuthStartOptions } from "./oauth.js";
 export { type PasskeyCeremonies, type PasskeyClient, browserPasskeyCeremonies } from "./passkeys.js";
 export type { Reauthenticate, ReauthenticatedOperation, ReauthenticationRequest } from "./reauthentication.js";
+export type { SessionsClient } from "./sessions.js";
 export type { SecondFactorStep, SignInStep, SignedIn } from "./sign-in.js";
 export {
   type KeyValueStorage,
@@ -19,4 +21,12 @@ export {
 } from "./token-store.js";
 export type { TotpClient } from "./totp.js";
 export type { FetchFunction } from "./transport.js";
-export type { AuthUser, OAuthProviderInfo, PasskeyInfo, ReauthenticationProof, TokenSet, TotpSetup } from "./types.js";
+export type {
+  AuthUser,
+  OAuthProviderInfo,
+  PasskeyInfo,
+  ReauthenticationProof,
+  SessionInfo,
+  TokenSet,
+  TotpSetup,
+} from "./types.js";

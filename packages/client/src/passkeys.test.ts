@@ -2,7 +2,7 @@ import type { AuthenticationResponseJSON } from "@simplewebauthn/browser";
 import { describe, expect, it } from "vitest";
 import { createAuthClient } from "./client.js";
 import type { PasskeyCeremonies } from "./passkeys.js";
-import { scriptedBaseUrl, scriptedServer, tokenSet } from "./scripted-server.test-support.js";
+import { scriptedBaseUrl, scriptedServer, signedInScriptedClient, tokenSet } from "./scripted-server.test-support.js";
 import type { PasskeyInfo } from "./types.js";
 
 const beginPath = "/auth/public-key/login/begin";
@@ -89,16 +89,7 @@ describe("client.passkeys: the user's own changes keep the session (SE-2)", () =
   };
 
   /** A client signed in to a scripted server that registers and revokes passkeys. */
-  async function signedInPasskeyClient() {
-    const server = scriptedServer(
-      (request) =>
-        ({
-          "/auth/login": { code: 0, data: tokenSet(1) },
-          "/auth/public-key/register/begin": { code: 0, data: { ceremonyId: "ceremony-2", options: { challenge: "Y2g" } } },
-          "/auth/public-key/register/finish": { code: 0, data: passkey },
-          "/auth/public-key/credentials/credential-1": { code: 0, data: { revoked: true } },
-        })[request.path] ?? { code: 40400, message: "No such route", status: 404 },
-    );
+  function signedInPasskeyClient() {
     const passkeyCeremonies: PasskeyCeremonies = {
       startAuthentication: () => Promise.reject(new Error("no sign-in in these tests")),
       startRegistration: async () => ({
@@ -109,11 +100,15 @@ describe("client.passkeys: the user's own changes keep the session (SE-2)", () =
         clientExtensionResults: {},
       }),
     };
-    const client = createAuthClient({ baseUrl: scriptedBaseUrl, fetch: server.fetch, passkeyCeremonies });
-    const signedOut: string[] = [];
-    client.on("signedOut", ({ reason }) => signedOut.push(reason));
-    await client.login({ username: "alice", password: "pw" });
-    return { client, server, signedOut };
+    return signedInScriptedClient(
+      (request) =>
+        ({
+          "/auth/public-key/register/begin": { code: 0, data: { ceremonyId: "ceremony-2", options: { challenge: "Y2g" } } },
+          "/auth/public-key/register/finish": { code: 0, data: passkey },
+          "/auth/public-key/credentials/credential-1": { code: 0, data: { revoked: true } },
+        })[request.path] ?? { code: 40400, message: "No such route", status: 404 },
+      { passkeyCeremonies },
+    );
   }
 
   it("SE-2: registering a passkey keeps this client signed in: no signedOut, no logout sent, the tokens kept", async () => {

@@ -1,3 +1,5 @@
+import { type AuthClientOptions, createAuthClient } from "./client.js";
+import type { SignOutReason } from "./events.js";
 import type { FetchFunction } from "./transport.js";
 import type { AuthUser } from "./types.js";
 
@@ -60,4 +62,30 @@ export function scriptedServer(script: (request: ScriptedRequest) => ScriptedAns
     });
   };
   return { fetch, sent, sentTo: (path) => sent.filter((request) => request.path === path) };
+}
+
+/**
+ * A client of a scripted server, signed in: its login answers {@link tokenSet} 1 (with
+ * `accessToken` instead when given), `route` answers every other request. Records the reasons of
+ * its `signedOut` events.
+ *
+ * @example
+ * ```ts
+ * const { client, server, signedOut } = await signedInScriptedClient(() => ({ code: 0, data: { ended: 1 } }));
+ * ```
+ */
+export async function signedInScriptedClient(
+  route: (request: ScriptedRequest) => ScriptedAnswer | Promise<ScriptedAnswer>,
+  { accessToken, ...options }: AuthClientOptions & { accessToken?: string } = {},
+) {
+  const server = scriptedServer((request) =>
+    request.path === "/auth/login"
+      ? { code: 0, data: { ...tokenSet(1), ...(accessToken ? { accessToken } : {}) } }
+      : route(request),
+  );
+  const client = createAuthClient({ baseUrl: scriptedBaseUrl, ...options, fetch: server.fetch });
+  const signedOut: SignOutReason[] = [];
+  client.on("signedOut", ({ reason }) => signedOut.push(reason));
+  await client.login({ username: "alice", password: "pw" });
+  return { client, server, signedOut };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { createAuthClient } from "./client.js";
 import { AuthClientError } from "./errors.js";
-import { type ScriptedAnswer, scriptedBaseUrl, scriptedServer, tokenSet } from "./scripted-server.test-support.js";
+import { type ScriptedAnswer, scriptedBaseUrl, scriptedServer, scriptedUser, tokenSet } from "./scripted-server.test-support.js";
 
 function clientAnswering(answers: Record<string, ScriptedAnswer>, reauthenticate?: Parameters<typeof createAuthClient>[0]) {
   const server = scriptedServer((request) => answers[request.path] ?? { code: 40400, message: "No such route", status: 404 });
@@ -101,5 +101,41 @@ describe("AuthClientError", () => {
     expect(Object.hasOwn(plain, "cause")).toBe(false);
     const cause = new TypeError("fetch failed");
     expect(new AuthClientError("The server could not be reached", { kind: "network", cause }).cause).toBe(cause);
+  });
+});
+
+describe("sign-up", () => {
+  it("SU-1: register sends only the username and password, stores the new session's tokens and emits signedIn", async () => {
+    const { client, server } = clientAnswering({
+      "/auth/register": { code: 0, data: { ...tokenSet(1), deviceToken: "device-1" } },
+    });
+    const signedIn: unknown[] = [];
+    client.on("signedIn", (detail) => signedIn.push(detail));
+    const answer = await client.register({ username: "newcomer", password: "a long passphrase" });
+    expect(answer).toEqual({ status: "authenticated", user: scriptedUser });
+    expect(signedIn).toEqual([{ user: scriptedUser }]);
+    expect(await client.accessToken()).toBe("access-1");
+    expect(server.sent.map(({ method, path, body }) => [method, path, body])).toEqual([
+      ["POST", "/auth/register", { username: "newcomer", password: "a long passphrase" }],
+    ]);
+  });
+
+  it("a refused sign-up (40400 off, 40900 taken) rejects with the code and stores nothing", async () => {
+    for (const code of [40400, 40900]) {
+      const { client } = clientAnswering({ "/auth/register": { code, message: "No", status: Math.floor(code / 100) } });
+      const error = await errorOf(client.register({ username: "taken", password: "pw" }));
+      expect({ kind: error?.kind, code: error?.code }).toEqual({ kind: "server", code });
+      expect(await client.currentUser()).toBeNull();
+    }
+  });
+
+  it("the device token of a sign-up is sent with the next login (RL-5)", async () => {
+    const { client, server } = clientAnswering({
+      "/auth/register": { code: 0, data: { ...tokenSet(1), deviceToken: "device-1" } },
+      "/auth/login": { code: 0, data: tokenSet(2) },
+    });
+    await client.register({ username: "newcomer", password: "pw" });
+    await client.login({ username: "newcomer", password: "pw" });
+    expect(server.sent.at(-1)?.body).toEqual({ username: "newcomer", password: "pw", deviceToken: "device-1" });
   });
 });

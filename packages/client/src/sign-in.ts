@@ -37,6 +37,20 @@ export interface SecondFactorStep {
 export type SignInStep = SignedIn | SecondFactorStep;
 
 /**
+ * Stores the tokens of an answer that completes a sign-in (or a sign-up) and emits `signedIn`.
+ *
+ * @throws {AuthClientError} the answer's error when it is not a success, `invalid_response` when its data is not a token set.
+ * @example
+ * ```ts
+ * const signedIn = await completeSignIn(session, await transport.send({ method: "POST", path: "/auth/register", body }));
+ * ```
+ */
+export async function completeSignIn(session: Session, answer: EnvelopeAnswer): Promise<SignedIn> {
+  if (answer.code !== 0) throw answerError(answer);
+  return { status: "authenticated", user: await session.begin(readTokenSet(answer)) };
+}
+
+/**
  * Turns the answer of a first factor into its {@link SignInStep}: stores the tokens of a
  * completed sign-in, or keeps a 40102's temporary token for the second factor.
  *
@@ -47,15 +61,11 @@ export type SignInStep = SignedIn | SecondFactorStep;
  * ```
  */
 export async function signInStep(transport: Transport, session: Session, answer: EnvelopeAnswer): Promise<SignInStep> {
-  if (answer.code === 0) return { status: "authenticated", user: await session.begin(readTokenSet(answer)) };
-  if (answer.code !== secondFactorRequiredCode) throw answerError(answer);
+  if (answer.code !== secondFactorRequiredCode) return completeSignIn(session, answer);
   const tempToken = (answer.data as { tempToken?: unknown } | undefined)?.tempToken;
   if (typeof tempToken !== "string") throw malformedAnswer(answer);
-  const complete = async (path: string, body: Record<string, string>): Promise<SignedIn> => {
-    const completed = await transport.send({ method: "POST", path, body });
-    if (completed.code !== 0) throw answerError(completed);
-    return { status: "authenticated", user: await session.begin(readTokenSet(completed)) };
-  };
+  const complete = async (path: string, body: Record<string, string>) =>
+    completeSignIn(session, await transport.send({ method: "POST", path, body }));
   return {
     status: "totp_required",
     verifyTotp: (code) => complete("/auth/2fa/verify", { tempToken, code }),

@@ -1,27 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { createAuthClient } from "./client.js";
-import { type ScriptedAnswer, scriptedBaseUrl, scriptedServer, scriptedUser, tokenSet } from "./scripted-server.test-support.js";
+import { type ScriptedAnswer, scriptedUser, signedInScriptedClient } from "./scripted-server.test-support.js";
 
 const recoveryCodes = Array.from({ length: 10 }, (_, n) => `code-${n}`);
 
 /** A client signed in to a scripted server that answers each TOTP route with `answers` (success by default). */
-async function signedInTotpClient(answers: Record<string, ScriptedAnswer> = {}) {
-  const server = scriptedServer(
+function signedInTotpClient(answers: Record<string, ScriptedAnswer> = {}) {
+  return signedInScriptedClient(
     (request) =>
       answers[request.path] ??
       {
-        "/auth/login": { code: 0, data: tokenSet(1) },
         "/auth/2fa/enable": { code: 0, data: { enabled: true, recoveryCodes } },
         "/auth/2fa/disable": { code: 0, data: { disabled: true } },
         "/auth/2fa/recovery-codes": { code: 0, data: { recoveryCodes } },
         "/auth/me": { code: 0, data: scriptedUser },
       }[request.path] ?? { code: 40400, message: "No such route", status: 404 },
   );
-  const client = createAuthClient({ baseUrl: scriptedBaseUrl, fetch: server.fetch });
-  const signedOut: string[] = [];
-  client.on("signedOut", ({ reason }) => signedOut.push(reason));
-  await client.login({ username: "alice", password: "pw" });
-  return { client, server, signedOut };
 }
 
 describe("client.totp: the user's own changes keep the session (SE-2)", () => {

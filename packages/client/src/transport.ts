@@ -8,7 +8,10 @@ export interface EnvelopeRequest {
   method: "GET" | "POST" | "PUT" | "DELETE";
   /** The path under the base URL, with its query: `/auth/login`. */
   path: string;
-  /** Sent as JSON. POST and PUT always send a JSON body, `{}` when none is given (HTTP-2). */
+  /**
+   * Sent as JSON. POST and PUT always send a JSON body, `{}` when none is given (HTTP-2); DELETE
+   * sends one only when given (a re-authentication proof).
+   */
   body?: unknown;
   /** Sent as `Authorization: Bearer …`. */
   accessToken?: string | null;
@@ -57,7 +60,7 @@ export function createTransport(baseUrl: string, fetchFunction: FetchFunction): 
     fetch: fetchFunction,
     async send(request) {
       const headers: Record<string, string> = { accept: "application/json", ...request.headers };
-      const hasBody = request.method === "POST" || request.method === "PUT";
+      const hasBody = request.method === "POST" || request.method === "PUT" || request.body !== undefined;
       if (hasBody) headers["content-type"] = "application/json";
       if (request.accessToken) headers.authorization = `Bearer ${request.accessToken}`;
       let response: Response;

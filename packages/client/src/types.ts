@@ -39,6 +39,28 @@ export interface PasskeyInfo {
   backupState: boolean;
 }
 
+/**
+ * One of the signed-in user's sessions (`GET /auth/sessions`): no token, only what tells the
+ * user which device it is. Times are epoch milliseconds.
+ */
+export interface SessionInfo {
+  /** The session's id: what `client.sessions.end(id)` takes. Not a secret, and never a token. */
+  id: string;
+  /** Whether this is the session of the client that asked. */
+  current: boolean;
+  createdAt: number;
+  /** Its last refresh, or its creation before any. */
+  lastUsedAt: number;
+  /** When it ends at the latest: refreshes never move it (RT-4). */
+  expiresAt: number;
+  /** How the session was signed into: `pwd`, `otp`, `hwk`, `user`, … */
+  amr: string[];
+  /** The User-Agent it was last used with, cut to 256 characters; null when none was sent. */
+  userAgent: string | null;
+  /** The client address it was last used from: IPv4 kept to /24 and IPv6 to /48 unless the operator keeps it whole. */
+  address: string | null;
+}
+
 /** A sign-in provider the server lists (`GET /auth/oauth/providers`). */
 export interface OAuthProviderInfo {
   /** The name in the provider's routes: `/auth/oauth/<name>/authorize`. */

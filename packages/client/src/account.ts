@@ -1,0 +1,46 @@
+import type { Session } from "./session.js";
+
+/** What a password change sends. */
+export interface ChangePasswordInput {
+  currentPassword: string;
+  newPassword: string;
+}
+
+/** The signed-in user's own account: `POST /auth/password`. */
+export interface AccountClient {
+  /**
+   * Changes the user's password (`POST /auth/password`): the current one proves it is them, the
+   * new one must pass the server's policy. The server ends the user's other sessions and voids
+   * their pending sign-ins; this one goes on (SE-2, SE-4). Answers how many sessions ended.
+   *
+   * @throws {AuthClientError} 40100 wrong current password (it counts towards the lockout), 40900
+   * an account without a local password (directory or provider only), 42200 the new password is
+   * refused by the policy or found breached, 42900 throttled.
+   * @example
+   * ```ts
+   * const { sessionsEnded } = await client.account.changePassword({ currentPassword, newPassword });
+   * ```
+   */
+  changePassword(input: ChangePasswordInput): Promise<{ sessionsEnded: number }>;
+}
+
+/**
+ * Makes the {@link AccountClient} of a session.
+ *
+ * @example
+ * ```ts
+ * const account = createAccountClient(session);
+ * ```
+ */
+export function createAccountClient(session: Session): AccountClient {
+  return {
+    async changePassword({ currentPassword, newPassword }) {
+      const { sessionsEnded } = await session.call<{ sessionsEnded: number }>({
+        method: "POST",
+        path: "/auth/password",
+        body: { currentPassword, newPassword },
+      });
+      return { sessionsEnded };
+    },
+  };
+}
