@@ -10,6 +10,7 @@ import { Kysely, MysqlDialect, PostgresDialect, sql } from "kysely";
 import mysql from "mysql2";
 import pg from "pg";
 import { type KyselyStorage, kyselyStorage } from "./kysely-storage.js";
+import { pgliteStorage } from "./pglite.js";
 
 export const postgresUrl = process.env.PORTCULLIS_TEST_POSTGRES ?? "postgres://postgres@127.0.0.1:5432/test";
 export const mariadbUrl = process.env.PORTCULLIS_TEST_MARIADB ?? "mysql://root@127.0.0.1:3306/test";
@@ -70,3 +71,44 @@ export async function mariadbScratch(prefix = ""): Promise<{ storage: KyselyStor
     },
   };
 }
+
+/**
+ * A PostgreSQL database of one test file's own whose default collation is ICU's `icuLocale`
+ * (`en-US`: `a` before `B`, accents second), and the storage on it: what a service whose
+ * database was made with a language's locale has.
+ */
+export async function postgresIcuScratch(icuLocale: string): Promise<{ storage: KyselyStorage; drop(): Promise<void> }> {
+  const database = scratchName();
+  const admin = new pg.Pool({ connectionString: postgresUrl, max: 1 });
+  admin.on("error", () => {});
+  await admin.query(
+    `create database ${database} template template0 locale_provider icu icu_locale '${icuLocale}' lc_collate 'C.UTF-8' lc_ctype 'C.UTF-8'`,
+  );
+  const url = new URL(postgresUrl);
+  url.pathname = `/${database}`;
+  const pool = new pg.Pool({ connectionString: url.href, max: 10 });
+  pool.on("error", () => {});
+  const storage = kyselyStorage({ db: new Kysely({ dialect: new PostgresDialect({ pool }) }), dialect: "postgres" });
+  return {
+    storage,
+    async drop() {
+      await storage.close();
+      await admin.query(`drop database ${database} with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+/** The databases every SQL test runs on: embedded PGlite, and this machine's PostgreSQL and MariaDB. */
+export const everyDatabase = [
+  {
+    name: "PGlite",
+    url: null,
+    open: async (prefix = "") => {
+      const storage = await pgliteStorage({ dataDir: "memory://", prefix });
+      return { storage, drop: () => storage.close() };
+    },
+  },
+  { name: "PostgreSQL", url: postgresUrl, open: postgresScratch },
+  { name: "MariaDB", url: mariadbUrl, open: mariadbScratch },
+] as const;

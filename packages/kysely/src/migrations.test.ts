@@ -2,8 +2,21 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  ErrorCode,
+  isAuthError,
+  listIdentities,
+  listPasskeys,
+  login,
+  refresh,
+  verifyAccessToken,
+  verifyTotp,
+  webauthnBegin,
+  webauthnFinish,
+} from "@portcullis/core";
 import { sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
+import { generousThrottle, makeTestAuth, testPassword, totpCodeAt } from "../../../test/fixtures/auth.js";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
 import { main } from "./cli.js";
 import {
@@ -18,6 +31,7 @@ import type { KyselyStorage } from "./kysely-storage.js";
 import { checkSchema, latestSchemaVersion, migrate } from "./migrate.js";
 import { pgliteStorage } from "./pglite.js";
 import { tablesWithPrefix } from "./schema.js";
+import { makeOldAccounts, rowCounts, writeVersionOne } from "./schema-v1.test-support.js";
 
 /** The checks every database gets, on a storage whose database has no Portcullis tables yet. */
 function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselyStorage; drop(): Promise<void> }>) {
@@ -72,6 +86,67 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     const results = await Promise.all(Array.from({ length: 5 }, () => migrate(storage)));
     expect(results.filter((result) => result.from === 0)).toHaveLength(1);
     await checkSchema(storage);
+  });
+
+  it("SE-1, AD-1 (issue 21): a database made and filled by schema version 1 keeps every row through migration 2, and serves them", async () => {
+    const accounts = await makeOldAccounts();
+    const storage = await open("app_");
+    await writeVersionOne(storage, accounts);
+    const before = await rowCounts(storage);
+    expect(Object.values(before).every((count) => count > 0)).toBe(true);
+    await expect(storage.users.findById(accounts.bob.id)).rejects.toThrow("at version 1, older than this code");
+
+    expect(await migrate(storage)).toEqual({ from: 1, to: latestSchemaVersion });
+    expect(await rowCounts(storage)).toEqual(before);
+    for (const user of accounts.users) expect(await storage.users.findById(user.id)).toEqual(user);
+    for (const session of accounts.sessions) {
+      // A session of before the upgrade was last used, as far as anyone knows, when it began.
+      const upgraded = { ...session, lastUsedAt: session.createdAt, userAgent: null, address: null };
+      expect(await storage.sessions.findSession(session.id)).toEqual(upgraded);
+    }
+    for (const token of accounts.refreshTokens) expect(await storage.sessions.findRefreshToken(token.hash)).toEqual(token);
+    expect(await storage.totp.get(accounts.alice.id)).toEqual(accounts.totp[0]);
+    expect(await storage.recoveryCodes.count(accounts.alice.id)).toBe(accounts.recoveryCodeHashes.length);
+    expect(await storage.passkeys.listByUser(accounts.bob.id)).toEqual(accounts.passkeys);
+    expect(await storage.identities.listByUser(accounts.bob.id)).toEqual(accounts.identities);
+    expect(await storage.settings.get("kept-setting")).toEqual(accounts.settings[0]?.value);
+
+    // Served by a real auth instance with the keys of the one that wrote them.
+    const { clock } = accounts.testAuth;
+    const { auth } = makeTestAuth({ secrets: accounts.secrets, storage, throttle: generousThrottle, now: () => clock.now });
+    expect((await storage.users.list({ limit: 10 })).map((user) => user.usernameKey)).toEqual(["alice", "bob", "carol ünal"]);
+    const bobSessions = await storage.sessions.listByUser(accounts.bob.id, auth.now(), 10);
+    expect(bobSessions.map((session) => session.id).sort()).toEqual(
+      accounts.sessions
+        .filter((session) => session.userId === accounts.bob.id)
+        .map((session) => session.id)
+        .sort(),
+    );
+
+    const refreshed = await refresh(auth, { refreshToken: accounts.bobSignIns[0]?.refreshToken as string });
+    expect((await verifyAccessToken(auth, { token: refreshed.accessToken })).userId).toBe(accounts.bob.id);
+    const reused = await refresh(auth, { refreshToken: accounts.spentRefreshToken }).catch((error: unknown) => error);
+    expect(isAuthError(reused, ErrorCode.InvalidToken)).toBe(true);
+    const other = await refresh(auth, { refreshToken: accounts.bobSignIns[1]?.refreshToken as string });
+    expect(other.user.id).toBe(accounts.bob.id);
+
+    const ceremony = await webauthnBegin(auth, { username: "bob" });
+    const withPasskey = await webauthnFinish(auth, {
+      ceremonyId: ceremony.ceremonyId,
+      response: accounts.bobAuthenticator.authenticate(ceremony.options),
+    });
+    expect(withPasskey.status === "authenticated" && withPasskey.tokens.user.id).toBe(accounts.bob.id);
+    expect((await listPasskeys(auth, { userId: accounts.bob.id })).map((passkey) => passkey.label)).toEqual(["Bob's key"]);
+    expect((await listIdentities(auth, { userId: accounts.bob.id })).map((identity) => identity.provider)).toEqual(["github"]);
+
+    const aliceFirst = await login(auth, { username: "alice", password: testPassword });
+    if (aliceFirst.status !== "totp_required") throw new Error("alice's TOTP was not asked for");
+    clock.advance(30_000);
+    const aliceIn = await verifyTotp(auth, {
+      tempToken: aliceFirst.tempToken,
+      code: await totpCodeAt(auth, accounts.alice.secret),
+    });
+    expect(aliceIn.user).toMatchObject({ id: accounts.alice.id, totpEnabled: true });
   });
 }
 

@@ -189,7 +189,8 @@ export async function schemaVersionOf(db: Kysely<AnyDatabase>, dialect: SqlDiale
  * Brings the schema to {@link latestSchemaVersion}, applying each missing migration in order,
  * under a lock so that two processes migrating at once apply each step once. PostgreSQL runs each
  * step in a transaction; MySQL commits DDL as it goes, so a step cut off half-way is reported with
- * what to drop. Returns the versions before and after.
+ * what to drop. Returns the versions before and after. `to` stops at an older version: the
+ * migration tests build a database as an older release made it.
  *
  * @throws {Error} when the database is newer than this code: it never migrates down.
  */
@@ -198,17 +199,18 @@ export async function migrateSchema(
   dialect: SqlDialect,
   t: Tables,
   now: number,
+  to = latestSchemaVersion,
 ): Promise<{ from: number; to: number }> {
   return withMigrationLock(db, dialect, t, async (locked) => {
     const from = await schemaVersionOf(locked, dialect, t);
     if (from > latestSchemaVersion) throw newerThanCode(from);
     if (from === 0) await createSchemaTable(locked, dialect, t);
     const collations = dialect === "mysql" ? mysqlCollationsFor(await serverVersion(locked)) : null;
-    for (const migration of migrations.filter((step) => step.version > from)) {
+    for (const migration of migrations.filter((step) => step.version > from && step.version <= to)) {
       for (const statement of migration.statements(dialect, t, collations)) await sql.raw(statement).execute(locked);
       await locked.updateTable(t.schema).set({ version: migration.version, updated_at: now }).where("id", "=", 1).execute();
     }
-    return { from, to: latestSchemaVersion };
+    return { from, to: Math.max(from, to) };
   });
 }
 

@@ -48,11 +48,12 @@ export interface UserStore {
    */
   incrementTokenVersionsBySource(source: UserSource, now: number): Promise<number>;
   /**
-   * One page of users in the order of their `usernameKey` (the store's own order for that
-   * column, the same on every call): at most `limit`, only keys after `afterUsernameKey` when
-   * given, and only keys that start with `usernameKeyPrefix` when given (exactly, code point for
-   * code point: no case or accent folding, no pattern characters). Paging from the last key of
-   * each page visits every user once. SQL stores answer from the index on the key, never by
+   * One page of users in the code point order of their `usernameKey` (UTF-8 byte order:
+   * `compareCodePoints`; SQL `COLLATE "C"` or a `_bin` collation): at most `limit`, only keys
+   * after `afterUsernameKey` when given, and only keys that start with `usernameKeyPrefix` when
+   * given (exactly, code point for code point: no case or accent folding, `%`, `_` and `\` plain
+   * characters). Paging from the last key of each page visits every user once. SQL stores answer
+   * from the index on the key (a range from the prefix to its `prefixUpperBound`), never by
    * reading every row.
    */
   list(query: UserListQuery): Promise<UserRecord[]>;
@@ -171,8 +172,10 @@ export interface SessionStore {
    */
   setTokenVersion(id: string, tokenVersion: number): Promise<boolean>;
   /**
-   * Atomically revokes every live session of a user, but the one with the id `exceptSessionId`
-   * when given (SE-2: the session that made a change goes on); returns how many were revoked.
+   * Revokes every session of a user not yet revoked, but the one with the id `exceptSessionId`
+   * when given (SE-2: the session that made a change goes on), in one atomic write; returns how
+   * many it revoked. Of concurrent calls each session is revoked by one, so their counts add up
+   * to the sessions there were (SE-3). An `exceptSessionId` that is not this user's keeps nothing.
    */
   revokeUserSessions(userId: string, now: number, exceptSessionId?: string): Promise<number>;
   /**
@@ -180,7 +183,11 @@ export interface SessionStore {
    * at most `limit`.
    */
   listByUser(userId: string, now: number, limit: number): Promise<SessionRecord[]>;
-  /** Sets a live session's `lastUsedAt` to `now` and where it was used from; at a refresh, never per request. */
+  /**
+   * Sets `lastUsedAt` to `now` and where the session was used from, unless it is revoked (one
+   * conditional write; an unknown id changes and creates nothing). Called at a refresh, never
+   * per request.
+   */
   recordUse(id: string, now: number, use: SessionUse): Promise<void>;
   insertRefreshToken(token: RefreshTokenRecord): Promise<void>;
   /** The token with this hash, spent or not, changing nothing: read before spending, so a check that fails leaves it usable. */

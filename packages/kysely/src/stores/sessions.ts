@@ -29,6 +29,22 @@ function toRefreshToken(row: RefreshTokenRow): RefreshTokenRecord {
 }
 
 /**
+ * The SELECT behind {@link SessionStore.listByUser}: the user's rows found through the index on
+ * `user_id`, the live ones kept, newest first. Exported for the test that reads its plan.
+ */
+export function listSessionsQuery({ db, tables: t }: StoreContext, userId: string, now: number, limit: number) {
+  return db
+    .selectFrom(t.sessions)
+    .selectAll()
+    .where("user_id", "=", userId)
+    .where("revoked_at", "is", null)
+    .where("expires_at", ">", now)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(limit);
+}
+
+/**
  * The sessions and refresh_tokens tables as a {@link SessionStore}: revoking is a conditional
  * UPDATE on `revoked_at IS NULL` (one statement for all of a user's sessions but the one kept,
  * SE-2), and spending a refresh token one on `spent_at IS NULL` (RT-3), with `RETURNING` on
@@ -80,16 +96,7 @@ export function sessionStore(context: StoreContext): SessionStore {
     },
     revokeUserSessions: (userId, now, exceptSessionId) => updateLive("user_id", userId, { revoked_at: now }, exceptSessionId),
     async listByUser(userId, now, limit) {
-      const rows = await db
-        .selectFrom(t.sessions)
-        .selectAll()
-        .where("user_id", "=", userId)
-        .where("revoked_at", "is", null)
-        .where("expires_at", ">", now)
-        .orderBy("created_at", "desc")
-        .orderBy("id", "desc")
-        .limit(limit)
-        .execute();
+      const rows = await listSessionsQuery(context, userId, now, limit).execute();
       return rows.map((row) => toSession(row as SessionRow));
     },
     async recordUse(id, now, use) {
