@@ -153,6 +153,7 @@ describe("the Express demo", () => {
     expect(qr.headers.get("content-type")).toMatch(/^image\/svg\+xml/);
     expect(await qr.text()).toContain("<svg");
 
+    const elsewhere = await call("POST", "/api/v1/auth/login", { username, password });
     const enable = await call("POST", "/api/v1/auth/2fa/enable", { code: totpCode(secret) }, firstToken);
     expect(enable.envelope.code).toBe(0);
     expect(enable.envelope.data.enabled).toBe(true);
@@ -160,9 +161,11 @@ describe("the Express demo", () => {
     expect(recoveryCodes).toHaveLength(10);
     for (const code of recoveryCodes) expect(code).toMatch(/^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){3}$/);
 
-    // Enabling raised the token version: the token from before is refused.
-    const stale = await call("GET", "/api/v1/auth/me", undefined, firstToken);
-    expect(stale.envelope.code).toBe(40101);
+    // SE-2: enabling kept the session it was made from and ended the other one.
+    const kept = await call("GET", "/api/v1/auth/me", undefined, firstToken);
+    expect(kept.envelope.data).toMatchObject({ username, totpEnabled: true });
+    const ended = await call("GET", "/api/v1/auth/me", undefined, elsewhere.envelope.data.accessToken);
+    expect(ended.envelope.code).toBe(40101);
 
     const second = await call("POST", "/api/v1/auth/login", { username, password });
     expect(second.status).toBe(200);
