@@ -4,8 +4,9 @@ import { ErrorCode, isAuthError } from "@portcullis/core";
 import { runStorageConformance } from "@portcullis/core/testing";
 import { ClientClosedError, createClient } from "redis";
 import { afterAll, describe, expect, it } from "vitest";
+import { sampleSession, sampleUser } from "../../../packages/core/src/testing/conformance/samples.js";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
-import { escapeGlob, redisStorage } from "./redis-storage.js";
+import { escapeGlob, indexUsernames, redisStorage } from "./redis-storage.js";
 
 const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
@@ -41,6 +42,46 @@ describeWithRedis("redisStorage", () => {
       return redisStorage({ client, prefix });
     },
     test: { describe, it, expect },
+  });
+
+  describe("upgrading from the first version of this example", () => {
+    const upgradePrefix = `${prefix}:upgrade`;
+    const storageOf = async () => {
+      connected ??= client.connect();
+      await connected;
+      return redisStorage({ client, prefix: upgradePrefix });
+    };
+
+    it("AD-1: indexUsernames adds the users stored before users.list existed, once", async () => {
+      const storage = await storageOf();
+      const keys = ["zoë", "adam", "\u{1F600}", "\uFF21"];
+      for (const key of keys) await storage.users.create(sampleUser({ username: key, usernameKey: key }));
+      await client.del(`${upgradePrefix}:username-order`);
+      expect(await storage.users.list({ limit: 10 })).toEqual([]);
+      expect(await indexUsernames({ client, prefix: upgradePrefix })).toBe(keys.length);
+      expect((await storage.users.list({ limit: 10 })).map((user) => user.usernameKey)).toEqual([
+        "adam",
+        "zoë",
+        "\uFF21",
+        "\u{1F600}",
+      ]);
+      expect(await indexUsernames({ client, prefix: upgradePrefix })).toBe(0);
+    });
+
+    it("SE-1: a session stored before lastUsedAt, userAgent and address existed reads as last used when it began", async () => {
+      const storage = await storageOf();
+      const session = sampleSession("old-user");
+      const { lastUsedAt, userAgent, address, ...before } = session;
+      const fields = Object.fromEntries(Object.entries(before).map(([field, value]) => [field, JSON.stringify(value)]));
+      await client.hSet(`${upgradePrefix}:sessions:${JSON.stringify(session.id)}`, fields);
+      await client.zAdd(`${upgradePrefix}:user-sessions:${JSON.stringify("old-user")}`, {
+        score: session.expiresAt,
+        value: JSON.stringify(session.id),
+      });
+      const upgraded = { ...before, lastUsedAt: session.createdAt, userAgent: null, address: null };
+      expect(await storage.sessions.findSession(session.id)).toEqual(upgraded);
+      expect(await storage.sessions.listByUser("old-user", session.createdAt, 10)).toEqual([upgraded]);
+    });
   });
 
   afterAll(async () => {
