@@ -163,5 +163,11 @@ describeOpenApiDrift({
     testDirectoryPolicy: "test/http/directory.test.ts, against a real slapd",
     previewDirectoryUser: "test/http/directory.test.ts, against a real slapd",
     register: "test/http/register.test.ts, with signUp.enabled",
+    listUsers: "test/http/admin.test.ts, and test/storage/admin-users.test.ts on every store",
+    adminCreateUser: "test/http/admin.test.ts",
+    getUserDetails: "test/http/admin.test.ts",
+    updateUser: "test/http/admin.test.ts",
+    endUserSessions: "test/http/admin.test.ts",
+    removeTotp: "test/http/admin.test.ts",
   },
 });

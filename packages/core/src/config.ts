@@ -52,7 +52,7 @@ export interface AuthConfig extends TokenConfig {
   directory?: Directory;
   /** Directory calls at once, waiting, and the deadline of each: see `DirectoryLimitsConfig`. */
   directoryLimits?: DirectoryLimitsConfig;
-  /** The role the admin routes (the directory policy) require. Default `"admin"`. */
+  /** The role the admin routes (the directory policy, user administration) require. Default `"admin"`. */
   adminRole?: string;
   reauthentication?: ReauthenticationConfig;
   /** Accounts people make for themselves (`POST /auth/register`): off unless `enabled` (SU-1). */

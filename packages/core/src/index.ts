@@ -35,6 +35,22 @@ export type {
   UserCreator,
 } from "./events/types.js";
 export { type ChangePasswordInput, type SetPasswordInput, changePassword, setPassword } from "./flows/change-password.js";
+export {
+  type AdminProof,
+  type UpdateUserInput,
+  endUserSessions,
+  removeTotp,
+  updateUser,
+} from "./flows/admin-user-changes.js";
+export { type ListUsersInput, type UserPage, defaultPageSize, listUsers, maxPageSize } from "./flows/admin-user-list.js";
+export {
+  type AdminCreateUserInput,
+  type AdminUser,
+  type AdminUserDetails,
+  adminCreateUser,
+  getUserDetails,
+  sessionCountCap,
+} from "./flows/admin-users.js";
 export { type CreateUserInput, type User, createUser } from "./flows/create-user.js";
 export {
   type DirectoryUserPreview,
@@ -59,6 +75,8 @@ export {
 } from "./flows/oauth-sign-in.js";
 export { listPasskeys, renamePasskey, revokePasskey } from "./flows/passkey-management.js";
 export { type RefreshInput, refresh } from "./flows/refresh.js";
+export { type RegisterInput, register } from "./flows/register.js";
+export type { SignUpConfig } from "./flows/sign-up-config.js";
 export { type TotpSetup, beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "./flows/totp-enrolment.js";
 export { type UseRecoveryCodeInput, useRecoveryCode } from "./flows/use-recovery-code.js";
 export { type VerifyAccessTokenInput, verifyAccessToken } from "./flows/verify-access-token.js";

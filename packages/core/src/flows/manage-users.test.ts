@@ -180,4 +180,21 @@ describe("managing users", () => {
     expect(await harness.storage.users.findById(userId)).toMatchObject({ disabled: false, tokenVersion: 1 });
     await signIn(harness, "switched");
   });
+
+  it("the service's own changes emit user.updated with by null; the same roles, or enabling an enabled user, change nothing", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "audited", goodPassword, ["a", "b"]);
+    const tokens = await signIn(harness, "audited");
+    harness.events.length = 0;
+    expect((await setUserRoles(harness.auth, { userId, roles: ["b", "a"] })).roles).toEqual(["a", "b"]);
+    expect((await setUserDisabled(harness.auth, { userId, disabled: false })).disabled).toBe(false);
+    expect(harness.events).toEqual([]);
+    await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+    await setUserRoles(harness.auth, { userId, roles: ["a"] });
+    await setUserDisabled(harness.auth, { userId, disabled: true });
+    expect(harness.events.filter((event) => event.type === "user.updated")).toEqual([
+      { type: "user.updated", userId, changes: ["roles"], by: null, at: harness.clock.now },
+      { type: "user.updated", userId, changes: ["disabled"], by: null, at: harness.clock.now },
+    ]);
+  });
 });

@@ -33,13 +33,14 @@ const tagDescriptions: Record<RouteTag, string> = {
   OAuth: "Sign-in with OAuth 2.0 and OpenID Connect providers.",
   Directory: "The directory (LDAP) policy, for the admin role.",
   Account: "The signed-in user.",
+  Administration: "Users, for the admin role: list, create, read, disable or enable, set roles, end sessions, remove TOTP.",
   Metadata: "Documents about the service itself.",
 };
 
 /** The codes a route answers besides its own: the checks `handleRequest` makes before the handler. */
 function codesOf(route: Route): number[] {
   const codes = new Set<number>([ErrorCode.Forbidden, ErrorCode.Internal, ...route.doc.codes]);
-  if (route.method === "POST" || route.method === "PUT") codes.add(ErrorCode.MalformedParameter);
+  if (route.method !== "GET") codes.add(ErrorCode.MalformedParameter);
   if (route.access !== "public") {
     codes.add(ErrorCode.InvalidToken);
     codes.add(ErrorCode.Unavailable);
@@ -137,7 +138,9 @@ function operationOf(auth: Auth, route: Route): Record<string, unknown> {
           })),
         }
       : {}),
-    ...(doc.body ? { requestBody: { required: true, content: { "application/json": { schema: doc.body } } } } : {}),
+    ...(doc.body
+      ? { requestBody: { required: route.method !== "DELETE", content: { "application/json": { schema: doc.body } } } }
+      : {}),
     ...(route.access === "public" ? {} : { security: [{ bearerAuth: [] }] }),
     ...(role ? { "x-portcullis-role": auth.config.adminRole } : {}),
     responses: responsesOf(auth, route),

@@ -228,7 +228,7 @@ export async function handleRequest(auth: Auth, request: HttpRequest): Promise<H
     const { route, params } = matched;
     const roles = route.access === "admin" ? [auth.config.adminRole] : undefined;
     const access = route.access === "public" ? undefined : await verifyBearer(auth, request.header("authorization"), roles);
-    const body = method === "POST" || method === "PUT" ? await readJsonBody(request, route.bodyLimit ?? defaultBodyLimit) : {};
+    const body = readsBody(method, request) ? await readJsonBody(request, route.bodyLimit ?? defaultBodyLimit) : {};
     const ip = clientAddressOf(auth, request);
     const result = await route.handle({
       auth,
@@ -245,6 +245,13 @@ export async function handleRequest(auth: Auth, request: HttpRequest): Promise<H
     return errorResponse(auth, error);
   }
 }
+
+/** Whether a request's body is read: always for POST, PUT and PATCH; for a DELETE that says it has one. */
+const readsBody = (method: string, request: HttpRequest): boolean =>
+  method === "POST" ||
+  method === "PUT" ||
+  method === "PATCH" ||
+  (method === "DELETE" && request.header("content-type") !== undefined);
 
 function successResponse(auth: Auth, result: RouteResult): HttpResponse {
   let response: HttpResponse;

@@ -43,6 +43,9 @@ export function answerObject(properties: Record<string, JsonSchema>, optional: s
 export type ComponentName =
   | "Error"
   | "PublicUser"
+  | "AdminUser"
+  | "AdminUserDetails"
+  | "UserPage"
   | "TokenSet"
   | "PasskeyInfo"
   | "CredentialRequestOptions"
@@ -137,6 +140,28 @@ export const componentSchemas: Record<ComponentName, JsonSchema> = {
     description: "The user: these fields always, and any the service's `publicUser` hook adds.",
     additionalProperties: true,
   },
+  AdminUser: {
+    description: "A user as the admin routes show it: the user object and whether the account is disabled.",
+    type: "object",
+    allOf: [schemaRef("PublicUser")],
+    required: ["disabled"],
+    properties: { disabled: flag },
+  },
+  AdminUserDetails: {
+    description: "One user in detail: what signs the user in.",
+    type: "object",
+    allOf: [schemaRef("AdminUser")],
+    required: ["sessions", "passkeys", "identities"],
+    properties: {
+      sessions: { type: "integer", minimum: 0, description: "Live sessions, counted up to 1000" },
+      passkeys: { type: "integer", minimum: 0 },
+      identities: { ...texts, description: "The providers linked to the account" },
+    },
+  },
+  UserPage: answerObject({
+    users: listOf("AdminUser"),
+    nextCursor: { type: ["string", "null"], description: "The `cursor` of the next page; null on the last page" },
+  }),
   TokenSet: {
     description: "The answer of every step that completes a sign-in, and of a refresh.",
     ...answerObject(tokenSetProperties, ["deviceToken"]),

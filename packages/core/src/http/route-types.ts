@@ -6,7 +6,10 @@ import type { JsonSchema } from "./openapi-schemas.js";
 /** What a route handler receives. */
 export interface RouteContext {
   auth: Auth;
-  /** The JSON body of a POST or PUT, checked by `readJsonBody`; `{}` for other methods. */
+  /**
+   * The JSON body of a POST, PUT or PATCH, checked by `readJsonBody`; of a DELETE too when it
+   * carries a `Content-Type` (a re-authentication proof); `{}` otherwise.
+   */
   body: Record<string, unknown>;
   /** The values of the path's `:name` segments, as they appear in the normalised path. */
   params: Record<string, string>;
@@ -46,7 +49,16 @@ export interface ParameterDoc {
 }
 
 /** The group a route is listed under in the OpenAPI document. */
-export type RouteTag = "Sign-in" | "Tokens" | "Second factor" | "Passkeys" | "OAuth" | "Directory" | "Account" | "Metadata";
+export type RouteTag =
+  | "Sign-in"
+  | "Tokens"
+  | "Second factor"
+  | "Passkeys"
+  | "OAuth"
+  | "Directory"
+  | "Account"
+  | "Administration"
+  | "Metadata";
 
 /**
  * What a route takes and answers, written once beside its handler: `openApiDocument` builds the
@@ -59,7 +71,7 @@ export interface RouteDoc {
   description?: string;
   tag: RouteTag;
   parameters?: ParameterDoc[];
-  /** The JSON body of a POST or PUT. */
+  /** The JSON body of a POST, PUT or PATCH; of a DELETE, an optional one. */
   body?: JsonSchema;
   /** The envelope's `data` on success (code 0); with `bare`, the whole body. */
   data: JsonSchema;
@@ -81,7 +93,7 @@ export interface RouteDoc {
 
 /** One entry of the route table. */
 export interface Route {
-  method: "GET" | "POST" | "PUT" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /**
    * Under the base path (`/auth/login`), or absolute when `atRoot` (`/.well-known/jwks.json`).
    * A segment `:name` matches any one non-empty segment, passed in `params`.

@@ -1,5 +1,6 @@
 import type { Route } from "../route-types.js";
 import { accountRoutes } from "./account.js";
+import { adminRoutes } from "./admin.js";
 import { directoryRoutes } from "./directory.js";
 import { metadataRoutes } from "./metadata.js";
 import { oauthRoutes } from "./oauth.js";
@@ -22,5 +23,6 @@ export const routes: readonly Route[] = [
   ...oauthRoutes,
   ...directoryRoutes,
   ...accountRoutes,
+  ...adminRoutes,
   ...metadataRoutes(() => routes),
 ];

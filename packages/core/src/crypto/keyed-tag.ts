@@ -1,0 +1,24 @@
+import { createHmac } from "node:crypto";
+import type { SecretBox } from "./secret-box.js";
+
+const derivedKeys = new WeakMap<SecretBox, Map<string, Buffer>>();
+
+/**
+ * A 128-bit tag of `text`: the first 16 bytes, base64url, of its HMAC-SHA256 under a key derived
+ * for `purpose` from the current encryption key (derived once per secret box and purpose). For
+ * values the library hands out and must know again as its own, such as a listing's cursor; a key
+ * rotation voids the tags made before it.
+ */
+export function keyedTag(secretBox: SecretBox, purpose: string, text: string): string {
+  let keys = derivedKeys.get(secretBox);
+  if (!keys) {
+    keys = new Map();
+    derivedKeys.set(secretBox, keys);
+  }
+  let key = keys.get(purpose);
+  if (!key) {
+    key = secretBox.deriveKey(purpose);
+    keys.set(purpose, key);
+  }
+  return createHmac("sha256", key).update(text, "utf8").digest().subarray(0, 16).toString("base64url");
+}

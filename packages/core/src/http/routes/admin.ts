@@ -1,0 +1,198 @@
+import { AuthError } from "../../errors/auth-error.js";
+import { ErrorCode } from "../../errors/codes.js";
+import { endUserSessions, removeTotp, updateUser } from "../../flows/admin-user-changes.js";
+import { listUsers, maxPageSize } from "../../flows/admin-user-list.js";
+import { adminCreateUser, getUserDetails } from "../../flows/admin-users.js";
+import { answerObject, requestObject, requiredText, schemaRef } from "../openapi-schemas.js";
+import type { ParameterDoc, Route, RouteContext } from "../route-types.js";
+import { passwordProof, signedIn } from "./shared.js";
+
+const userIdParameter: ParameterDoc = { name: "id", in: "path", description: "The user's id" };
+
+/** The fields of an administrator's re-authentication (`password` is theirs, never the user's). */
+const adminProof = {
+  password: { ...passwordProof, description: "The administrator's own password, when their sign-in is not recent" },
+  totpCode: { type: "string", description: "A current code of the administrator's authenticator, instead of the password" },
+};
+
+/** The administrator's re-authentication of a request: their session, and a password or TOTP code from the body. */
+const adminProofOf = (context: RouteContext) => ({
+  adminUserId: signedIn(context),
+  sessionId: context.access?.sessionId,
+  password: context.body.password as string | undefined,
+  totpCode: context.body.totpCode as string | undefined,
+});
+
+/** A query parameter given at most once; an empty one is absent. */
+function queryValue(query: URLSearchParams, name: string): string | undefined {
+  const values = query.getAll(name);
+  if (values.length > 1) throw new AuthError(ErrorCode.MalformedParameter, `${name} must be given once`);
+  return values[0] === "" ? undefined : values[0];
+}
+
+/** The `limit` of a listing's query: digits only, else 40002 (the flow checks the range). */
+function limitOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[0-9]{1,3}$/.test(value)) {
+    throw new AuthError(ErrorCode.MalformedParameter, `limit must be a whole number from 1 to ${maxPageSize}`);
+  }
+  return Number(value);
+}
+
+/** User administration, for the admin role (AD-1). */
+export const adminRoutes: readonly Route[] = [
+  {
+    method: "GET",
+    path: "/auth/admin/users",
+    access: "admin",
+    doc: {
+      operationId: "listUsers",
+      tag: "Administration",
+      summary: "List users, a page at a time, optionally by username prefix",
+      description:
+        "In the order of the usernames' lookup keys (NFKC, lower case, code point order). Send `nextCursor` back as `cursor` for the next page, with the same `q`; a cursor this listing did not give is 40002.",
+      parameters: [
+        { name: "cursor", in: "query", description: "The `nextCursor` of the page before" },
+        {
+          name: "limit",
+          in: "query",
+          description: "Users per page, default 20",
+          schema: { type: "integer", minimum: 1, maximum: maxPageSize },
+        },
+        { name: "q", in: "query", description: "A username prefix, compared case-insensitively after NFKC" },
+      ],
+      data: schemaRef("UserPage"),
+      codes: [40002],
+    },
+    async handle({ auth, query }) {
+      const params = new URLSearchParams(query);
+      const page = await listUsers(auth, {
+        cursor: queryValue(params, "cursor"),
+        limit: limitOf(queryValue(params, "limit")),
+        q: queryValue(params, "q"),
+      });
+      return { data: page };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/admin/users",
+    access: "admin",
+    doc: {
+      operationId: "adminCreateUser",
+      tag: "Administration",
+      summary: "Make a local account",
+      description:
+        "No session is started. The admin role is not granted here (42200): grant it with `PATCH /auth/admin/users/{id}`, which re-authenticates. `email` is checked to be a string and not stored yet.",
+      body: requestObject(
+        {
+          username: requiredText,
+          password: {
+            type: "string",
+            description: "The new account's first password (PW-3); without one it cannot sign in with a password",
+          },
+          email: { type: "string", description: "Accepted and not stored: email addresses are not kept yet" },
+          roles: { type: "array", items: { type: "string" }, description: "Role names of 1 to 64 characters" },
+        },
+        ["username"],
+      ),
+      data: schemaRef("AdminUser"),
+      codes: [40001, 40900, 42200, 50300],
+    },
+    async handle(context) {
+      const { auth, body } = context;
+      const user = await adminCreateUser(auth, {
+        adminUserId: signedIn(context),
+        username: body.username as string,
+        password: body.password as string | undefined,
+        email: body.email as string | undefined,
+        roles: body.roles as string[] | undefined,
+      });
+      return { data: user };
+    },
+  },
+  {
+    method: "GET",
+    path: "/auth/admin/users/:id",
+    access: "admin",
+    doc: {
+      operationId: "getUserDetails",
+      tag: "Administration",
+      summary: "One user, with counts of live sessions and passkeys and the providers linked",
+      parameters: [userIdParameter],
+      data: schemaRef("AdminUserDetails"),
+      codes: [40400],
+    },
+    async handle({ auth, params }) {
+      return { data: await getUserDetails(auth, { userId: params.id as string }) };
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/auth/admin/users/:id",
+    access: "admin",
+    doc: {
+      operationId: "updateUser",
+      tag: "Administration",
+      summary: "Disable or enable an account, or set its roles",
+      description:
+        "Needs the administrator's re-authentication: a recent sign-in, or their own `password` or `totpCode`. New roles and disabling end every session of the user. An administrator cannot disable themselves or take the admin role from themselves (40900); a directory user's roles come from the directory policy (40900).",
+      parameters: [userIdParameter],
+      body: requestObject({
+        disabled: { type: "boolean" },
+        roles: { type: "array", items: { type: "string" }, description: "Replaces the roles" },
+        ...adminProof,
+      }),
+      data: schemaRef("AdminUser"),
+      codes: [40001, 40100, 40103, 40400, 40900, 42200, 42900],
+    },
+    async handle(context) {
+      const { auth, body, params } = context;
+      const user = await updateUser(auth, {
+        ...adminProofOf(context),
+        userId: params.id as string,
+        disabled: body.disabled as boolean | undefined,
+        roles: body.roles as string[] | undefined,
+      });
+      return { data: user };
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/auth/admin/users/:id/sessions",
+    access: "admin",
+    doc: {
+      operationId: "endUserSessions",
+      tag: "Administration",
+      summary: "End every session of a user",
+      description: "Raises the user's token version: every access and refresh token of the user is refused from now on.",
+      parameters: [userIdParameter],
+      data: answerObject({ ended: { type: "integer", minimum: 0, description: "How many sessions were live" } }),
+      codes: [40400],
+    },
+    async handle(context) {
+      return {
+        data: await endUserSessions(context.auth, { adminUserId: signedIn(context), userId: context.params.id as string }),
+      };
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/auth/admin/users/:id/totp",
+    access: "admin",
+    doc: {
+      operationId: "removeTotp",
+      tag: "Administration",
+      summary: "Remove a user's TOTP factor and recovery codes",
+      description:
+        "For a user who lost the authenticator and was verified out of band. Needs the administrator's re-authentication: a recent sign-in, or their own `password` or `totpCode` in an optional JSON body. Ends every session of the user.",
+      parameters: [userIdParameter],
+      body: requestObject(adminProof),
+      data: answerObject({ removed: { const: true } }),
+      codes: [40001, 40100, 40103, 40400, 40900, 42900],
+    },
+    async handle(context) {
+      return { data: await removeTotp(context.auth, { ...adminProofOf(context), userId: context.params.id as string }) };
+    },
+  },
+];
