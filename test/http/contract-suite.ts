@@ -493,6 +493,142 @@ export function describeContract(name: string, start: StartServer, options: Cont
       });
     });
 
+    describe("account: the password and the sessions (SE-1 … SE-4)", () => {
+      const context = useServer(start);
+      const browser = "Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0";
+      const sessionsOf = async (token: string) => {
+        const result = await call(context.server, "GET", `${base}/sessions`, { token, headers: { "user-agent": browser } });
+        expectEnvelope(result, 0);
+        return result.body.data as Array<Record<string, unknown>>;
+      };
+      const signInAs = async (user: TestUser, userAgent = browser) => {
+        const result = await post(
+          context.server,
+          `${base}/login`,
+          { username: user.username, password: user.password },
+          {
+            headers: { "user-agent": userAgent },
+          },
+        );
+        expectEnvelope(result, 0);
+        return result.body.data as TokenSet;
+      };
+
+      it("SE-2, SE-4: POST /auth/password needs the current password, applies the policy, ends the other sessions and keeps this one", async () => {
+        const { server, testAuth } = context;
+        const pat = await createTestUser(testAuth.auth, "pat");
+        const [here, there] = [await signInAs(pat), await signInAs(pat)];
+        const change = (json: Record<string, unknown>, token = here.accessToken) =>
+          post(server, `${base}/password`, json, { token });
+        expectEnvelope(await change({ currentPassword: "not the password", newPassword: "a new long passphrase" }), 40100);
+        expectEnvelope(await change({ currentPassword: testPassword }), 40001);
+        expectEnvelope(await change({ currentPassword: testPassword, newPassword: { $ne: "" } }), 40002);
+        const weak = await change({ currentPassword: testPassword, newPassword: "password1" });
+        expectEnvelope(weak, 42200);
+        expect(weak.body.message).toMatch(/too common/);
+        expectEnvelope(await post(server, `${base}/password`, { currentPassword: testPassword, newPassword: "x" }), 40101);
+        const changed = await change({ currentPassword: testPassword, newPassword: "a new long passphrase" });
+        expectEnvelope(changed, 0);
+        expect(changed.body.data).toEqual({ changed: true, sessionsEnded: 1 });
+        expectEnvelope(await call(server, "GET", `${base}/me`, { token: there.accessToken }), 40101);
+        expectEnvelope(await post(server, `${base}/refresh`, { refreshToken: there.refreshToken }), 40101);
+        expectEnvelope(await call(server, "GET", `${base}/me`, { token: here.accessToken }), 0);
+        expectEnvelope(await post(server, `${base}/refresh`, { refreshToken: here.refreshToken }), 0);
+        expectEnvelope(await login(server, "pat"), 40100);
+        expectEnvelope(await login(server, "pat", "a new long passphrase"), 0);
+      });
+
+      it("SE-4: an account without a local password gets 40900 from POST /auth/password", async () => {
+        const { server, testAuth } = context;
+        const quinn = await createTestUser(testAuth.auth, "quinn");
+        const tokens = await signInAs(quinn);
+        await removePassword(testAuth.auth, quinn.id);
+        const json = { currentPassword: testPassword, newPassword: "a new long passphrase" };
+        expectEnvelope(await post(server, `${base}/password`, json, { token: tokens.accessToken }), 40900);
+      });
+
+      it("SE-1: GET /auth/sessions lists the user's live sessions, newest first, this one marked, with the user agent and network; no token", async () => {
+        const { server, testAuth } = context;
+        const [rosa, sam] = await Promise.all([createTestUser(testAuth.auth, "rosa"), createTestUser(testAuth.auth, "sam")]);
+        const older = await signInAs(rosa, "Older\tAgent/1.0");
+        testAuth.clock.advance(1000);
+        const newer = await signInAs(rosa);
+        await signInAs(sam);
+        const listed = await sessionsOf(older.accessToken);
+        expect(listed.map((session) => [session.current, session.userAgent])).toEqual([
+          [false, browser],
+          [true, "OlderAgent/1.0"],
+        ]);
+        expect(listed[0]).toEqual({
+          id: expect.any(String),
+          current: false,
+          createdAt: testAuth.clock.now,
+          lastUsedAt: testAuth.clock.now,
+          expiresAt: testAuth.clock.now + 30 * 24 * 3600 * 1000,
+          amr: ["pwd"],
+          userAgent: browser,
+          address: expect.stringMatching(/^(127\.0\.0\.0\/24|0:0:0::\/48)$/),
+        });
+        const text = JSON.stringify(listed);
+        for (const token of [older.accessToken, older.refreshToken, newer.accessToken, newer.refreshToken]) {
+          expect(text).not.toContain(token);
+        }
+        expectEnvelope(await call(server, "GET", `${base}/sessions`), 40101);
+      });
+
+      it("SE-1, SE-3: DELETE /auth/sessions/:id ends one of the user's sessions at once; another user's or an unknown id is the same 40400", async () => {
+        const { server, testAuth } = context;
+        const [tess, uma] = await Promise.all([createTestUser(testAuth.auth, "tess"), createTestUser(testAuth.auth, "uma")]);
+        const here = await signInAs(tess);
+        const there = await signInAs(tess);
+        const stranger = await signInAs(uma);
+        const [strangerSession] = await sessionsOf(stranger.accessToken);
+        const thereId = (await sessionsOf(there.accessToken)).find((session) => session.current)?.id as string;
+        const end = (id: string, options: CallOptions = {}) =>
+          call(server, "DELETE", `${base}/sessions/${id}`, { token: here.accessToken, ...options });
+        const notFound = await end(strangerSession?.id as string);
+        expectEnvelope(notFound, 40400);
+        expect((await end("no-such-session")).text).toBe(notFound.text);
+        expectEnvelope(await call(server, "GET", `${base}/me`, { token: stranger.accessToken }), 0);
+
+        testAuth.clock.advance(minutes(6));
+        expectEnvelope(await end(thereId), 40001);
+        expectEnvelope(await end(thereId, { json: { password: "not the password" } }), 40100);
+        const ended = await end(thereId, { json: { password: testPassword } });
+        expectEnvelope(ended, 0);
+        expect(ended.body.data).toEqual({ ended: true });
+        expectEnvelope(await post(server, `${base}/refresh`, { refreshToken: there.refreshToken }), 40101);
+        expectEnvelope(await call(server, "GET", `${base}/me`, { token: there.accessToken }), 40101);
+        expectEnvelope(await end(thereId, { json: { password: testPassword } }), 40400);
+        expect((await sessionsOf(here.accessToken)).map((session) => session.current)).toEqual([true]);
+      });
+
+      it("SE-2: POST /auth/sessions/end-others keeps this session; DELETE /auth/sessions signs out everywhere, this one included", async () => {
+        const { server, testAuth } = context;
+        const vera = await createTestUser(testAuth.auth, "vera");
+        const here = await signInAs(vera);
+        const others = [await signInAs(vera), await signInAs(vera)];
+        const endOthers = await post(server, `${base}/sessions/end-others`, {}, { token: here.accessToken });
+        expectEnvelope(endOthers, 0);
+        expect(endOthers.body.data).toEqual({ ended: 2 });
+        for (const other of others) {
+          expectEnvelope(await call(server, "GET", `${base}/me`, { token: other.accessToken }), 40101);
+          expectEnvelope(await post(server, `${base}/refresh`, { refreshToken: other.refreshToken }), 40101);
+        }
+        const renewed = await post(server, `${base}/refresh`, { refreshToken: here.refreshToken });
+        expectEnvelope(renewed, 0);
+        const token = renewed.body.data.accessToken as string;
+        const another = await signInAs(vera);
+        const everywhere = await call(server, "DELETE", `${base}/sessions`, { token });
+        expectEnvelope(everywhere, 0);
+        expect(everywhere.body.data).toEqual({ ended: 2 });
+        for (const tokens of [renewed.body.data as TokenSet, another]) {
+          expectEnvelope(await call(server, "GET", `${base}/me`, { token: tokens.accessToken }), 40101);
+          expectEnvelope(await post(server, `${base}/refresh`, { refreshToken: tokens.refreshToken }), 40101);
+        }
+      });
+    });
+
     describe("the OpenAPI document (http.openApi)", () => {
       const context = useServer(start, { http: { openApi: true } });
 

@@ -34,7 +34,6 @@ export type {
   UserChange,
   UserCreator,
 } from "./events/types.js";
-export { type ChangePasswordInput, type SetPasswordInput, changePassword, setPassword } from "./flows/change-password.js";
 export {
   type AdminProof,
   type UpdateUserInput,
@@ -51,6 +50,13 @@ export {
   getUserDetails,
   sessionCountCap,
 } from "./flows/admin-users.js";
+export {
+  type ChangePasswordInput,
+  type PasswordChanged,
+  type SetPasswordInput,
+  changePassword,
+  setPassword,
+} from "./flows/change-password.js";
 export { type CreateUserInput, type User, createUser } from "./flows/create-user.js";
 export {
   type DirectoryUserPreview,
@@ -59,7 +65,14 @@ export {
   saveDirectoryPolicy,
   testDirectoryPolicy,
 } from "./flows/directory-policy.js";
-export { type LinkIdentityInput, type LinkedIdentity, linkIdentity, listIdentities, unlinkIdentity } from "./flows/identities.js";
+export {
+  type LinkIdentityInput,
+  type LinkedIdentity,
+  type UnlinkIdentityInput,
+  linkIdentity,
+  listIdentities,
+  unlinkIdentity,
+} from "./flows/identities.js";
 export { type LoginInput, login } from "./flows/login.js";
 export type { LoginResult } from "./flows/login-result.js";
 export { type LogoutInput, logout } from "./flows/logout.js";
@@ -76,8 +89,25 @@ export {
 export { listPasskeys, renamePasskey, revokePasskey } from "./flows/passkey-management.js";
 export { type RefreshInput, refresh } from "./flows/refresh.js";
 export { type RegisterInput, register } from "./flows/register.js";
+export {
+  type EndOtherSessionsInput,
+  type EndSessionInput,
+  type ListSessionsInput,
+  type SessionInfo,
+  endOtherSessions,
+  endSession,
+  listSessions,
+  sessionListLimit,
+} from "./flows/sessions.js";
 export type { SignUpConfig } from "./flows/sign-up-config.js";
-export { type TotpSetup, beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "./flows/totp-enrolment.js";
+export {
+  type DisableTotpInput,
+  type TotpSetup,
+  beginTotpSetup,
+  disableTotp,
+  enableTotp,
+  regenerateRecoveryCodes,
+} from "./flows/totp-enrolment.js";
 export { type UseRecoveryCodeInput, useRecoveryCode } from "./flows/use-recovery-code.js";
 export { type VerifyAccessTokenInput, verifyAccessToken } from "./flows/verify-access-token.js";
 export { type VerifyTotpInput, verifyTotp } from "./flows/verify-totp.js";
@@ -105,6 +135,7 @@ export type { AccessContext, AccessTokenClaims } from "./tokens/access-token.js"
 export type { PublicUser, TokenSet } from "./tokens/issue-tokens.js";
 export type { AsymmetricSigningKey, JWK, VerificationKey } from "./tokens/token-config.js";
 export type { PublicUserHook } from "./users/public-user.js";
+export type { SessionConfig } from "./users/session-config.js";
 export { usernameProblem } from "./users/username.js";
 export type { CeremonyStart } from "./webauthn/ceremony.js";
 export type { PasskeyConfig } from "./webauthn/passkey-config.js";

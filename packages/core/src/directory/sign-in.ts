@@ -133,10 +133,11 @@ export async function signInWithDirectory(
     password: string;
     deviceToken: string | undefined;
     ip: string | undefined;
+    userAgent?: string | undefined;
     beforeBind: (entry: DirectoryCandidate) => Promise<void>;
   },
 ): Promise<LoginResult | "no_entry" | "failed"> {
-  const { username, password, deviceToken, ip, beforeBind } = attempt;
+  const { username, password, deviceToken, ip, userAgent, beforeBind } = attempt;
   const result = await directory.authenticate(settings, username, password, { beforeBind });
   if (result.status === "no_entry") return "no_entry";
   if (result.status !== "authenticated") return "failed";
@@ -147,7 +148,7 @@ export async function signInWithDirectory(
     throw noRole();
   }
   const user = await directoryAccount(auth, result.entry, granted.roles);
-  return completeFirstFactor(auth, user, ["pwd"], ip, { deviceToken });
+  return completeFirstFactor(auth, user, ["pwd"], ip, { deviceToken, userAgent });
 }
 
 /**

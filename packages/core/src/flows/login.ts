@@ -30,6 +30,8 @@ export interface LoginInput {
   deviceToken?: string;
   /** The client address, for per-address throttling and events. */
   ip?: string;
+  /** The request's `User-Agent`, kept with the new session (shown in the sessions list). */
+  userAgent?: string;
 }
 
 /** The answer to every credential failure, whatever its reason (EN-1). */
@@ -89,6 +91,7 @@ export async function login(auth: Auth, input: LoginInput): Promise<LoginResult>
       password,
       deviceToken,
       ip: input.ip,
+      userAgent: input.userAgent,
       async beforeBind(entry) {
         const entryKey = usernameKeyOf(entry.username);
         if (entryKey !== usernameKey) await takeFailureAttempt(auth, budgetOfClient(auth, entryKey, deviceToken), input.ip);
@@ -108,7 +111,7 @@ export async function login(auth: Auth, input: LoginInput): Promise<LoginResult>
     throw invalidCredentials();
   }
 
-  return completeFirstFactor(auth, user, ["pwd"], input.ip, { deviceToken });
+  return completeFirstFactor(auth, user, ["pwd"], input.ip, { deviceToken, userAgent: input.userAgent });
 }
 
 /**

@@ -62,6 +62,8 @@ export interface OAuthCallbackInput {
   browserBinding: string | undefined;
   /** The client address, for events. */
   ip?: string;
+  /** The request's `User-Agent`, kept with the new session (shown in the sessions list). */
+  userAgent?: string;
 }
 
 /** What {@link oauthCallback} answers: a login result, and the return path the flow began with. */
@@ -81,9 +83,10 @@ export type OAuthCallbackResult = LoginResult & {
  */
 export async function oauthCallback(auth: Auth, input: OAuthCallbackInput): Promise<OAuthCallbackResult> {
   const { provider, profile, userId, returnPath } = await verifyOAuthCallback(auth, input);
+  const client = { ip: input.ip, userAgent: input.userAgent };
   const result =
     userId === null
-      ? await signInWithIdentity(auth, provider, profile, input.ip)
-      : await linkAndSignIn(auth, provider, profile, userId, input.ip);
+      ? await signInWithIdentity(auth, provider, profile, client)
+      : await linkAndSignIn(auth, provider, profile, userId, client);
   return { ...result, returnPath };
 }

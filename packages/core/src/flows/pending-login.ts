@@ -16,6 +16,7 @@ import {
 } from "../throttle/failure-budget.js";
 import { takeAttempt } from "../throttle/throttle.js";
 import { type TokenSet, startSession } from "../tokens/issue-tokens.js";
+import type { SessionClient } from "../users/session-use.js";
 import type { LoginResult } from "./login-result.js";
 
 /** The data a pending second-factor login keeps with its temporary token. */
@@ -65,6 +66,8 @@ export interface OpenPendingLogin {
   ip: string | undefined;
   /** Whose failures the second factor spends. */
   budget: FailureBudget;
+  /** The `User-Agent` of the request completing the login, kept with the session it starts. */
+  userAgent: string | undefined;
 }
 
 /** How {@link completeFirstFactor} goes on from a proven first factor. */
@@ -79,6 +82,8 @@ export interface FirstFactorOptions {
    * sign-in leaves it out: its attempt was taken from the client's budget, which a success clears.
    */
   otherFactorBudget?: FailureBudget;
+  /** The request's `User-Agent`, kept with the session when one starts (shown in the sessions list). */
+  userAgent?: string | undefined;
 }
 
 /**
@@ -95,7 +100,7 @@ export async function completeFirstFactor(
   user: UserRecord,
   firstFactor: AuthMethod[],
   ip: string | undefined,
-  { complete = false, deviceToken, otherFactorBudget }: FirstFactorOptions = {},
+  { complete = false, deviceToken, otherFactorBudget, userAgent }: FirstFactorOptions = {},
 ): Promise<LoginResult> {
   if (user.disabled) {
     auth.emit({ type: "login.failed", userId: user.id, reason: "disabled", at: auth.now(), ip });
@@ -104,7 +109,8 @@ export async function completeFirstFactor(
   const clientBudget = budgetOfClient(auth, user.usernameKey, deviceToken);
   if (complete || !(await auth.storage.totp.get(user.id))?.enabled) {
     if (otherFactorBudget === undefined || clientBudget.scope === "device") await clearFailureBudget(auth, clientBudget);
-    return { status: "authenticated", tokens: await startDeviceSession(auth, user, firstFactor, ip, clientBudget) };
+    const tokens = await startDeviceSession(auth, user, firstFactor, { ip, userAgent }, clientBudget);
+    return { status: "authenticated", tokens };
   }
   const tempToken = opaqueToken(auth);
   const now = auth.now();
@@ -138,10 +144,10 @@ async function startDeviceSession(
   auth: Auth,
   user: UserRecord,
   amr: AuthMethod[],
-  ip: string | undefined,
+  client: SessionClient,
   budget: FailureBudget,
 ): Promise<TokenSet> {
-  const tokens = await startSession(auth, user, amr, ip);
+  const tokens = await startSession(auth, user, amr, client);
   return { ...tokens, deviceToken: issueDeviceToken(auth, user.usernameKey, deviceIdOfBudget(budget)) };
 }
 
@@ -153,7 +159,12 @@ async function startDeviceSession(
  * the user's token version moved since it was issued (TV-2), or when the user's password changed
  * since (its stamp no longer matches): a password change voids outstanding temporary tokens (TMP-4).
  */
-export async function openPendingLogin(auth: Auth, tempToken: string, ip: string | undefined): Promise<OpenPendingLogin> {
+export async function openPendingLogin(
+  auth: Auth,
+  tempToken: string,
+  ip: string | undefined,
+  userAgent?: string,
+): Promise<OpenPendingLogin> {
   if (ip !== undefined) await takeAttempt(auth, "ip", ip, ip);
   const challengeId = sha256(tempToken);
   const now = auth.now();
@@ -172,7 +183,7 @@ export async function openPendingLogin(auth: Auth, tempToken: string, ip: string
   }
   const budget = pending.budget ?? { scope: "account", usernameKey: user.usernameKey };
   await takeFailureAttempt(auth, budget, ip);
-  return { challengeId, user, firstFactor: pending.firstFactor, ip, budget };
+  return { challengeId, user, firstFactor: pending.firstFactor, ip, budget, userAgent };
 }
 
 /** Reports a wrong second factor; its attempt was already taken. Always throws 40103. */
@@ -199,5 +210,6 @@ export async function completePendingLogin(
   if (!(await factor.spend())) refuseSecondFactor(auth, pending, factor.kind);
   await clearFailureBudget(auth, pending.budget);
   auth.emit({ type: "second_factor.succeeded", userId: pending.user.id, kind: factor.kind, at: auth.now(), ip: pending.ip });
-  return startDeviceSession(auth, pending.user, [...pending.firstFactor, ...factor.amr], pending.ip, pending.budget);
+  const client = { ip: pending.ip, userAgent: pending.userAgent };
+  return startDeviceSession(auth, pending.user, [...pending.firstFactor, ...factor.amr], client, pending.budget);
 }

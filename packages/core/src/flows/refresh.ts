@@ -6,6 +6,7 @@ import { ErrorCode } from "../errors/codes.js";
 import type { RevocationReason } from "../events/types.js";
 import type { SessionRecord, UserRecord } from "../storage/types.js";
 import { type TokenSet, issueTokens } from "../tokens/issue-tokens.js";
+import { sessionUseOf } from "../users/session-use.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { requiredString } from "./input.js";
 
@@ -13,6 +14,8 @@ import { requiredString } from "./input.js";
 export interface RefreshInput {
   refreshToken: string;
   ip?: string;
+  /** The request's `User-Agent`: the session records it, with the address and the time, as where it was last used. */
+  userAgent?: string;
 }
 
 const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
@@ -33,6 +36,9 @@ const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
  * other, through a raised token version; changed roles raise it too, ending the other sessions'
  * tokens with the old roles while this session carries on with the new ones. The directory is read before the token is spent, so a
  * directory that is down leaves the refresh token usable.
+ *
+ * The session records the time, the `User-Agent` and the address of the refresh as where it was
+ * last used (`lastUsedAt`, shown in the sessions list); access-token checks never write.
  *
  * @throws {AuthError} 40101 for any invalid, expired, spent or revoked token, 50300 the directory is unavailable.
  * @example
@@ -72,6 +78,7 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
     if (!sameRoles(roles, user.roles)) user = await carryOnWithRoles(auth, user, session.id, roles);
   }
   const tokens = await issueTokens(auth, user, session);
+  await auth.storage.sessions.recordUse(sessionId, now, sessionUseOf(auth, input));
   auth.emit({ type: "token.refreshed", userId, sessionId, at: now, ip: input.ip });
   return tokens;
 }
@@ -109,11 +116,11 @@ async function readBeforeSpending(
   return { session, directoryRoles: user?.source === "directory" ? await directoryRolesAtRefresh(auth, user) : undefined };
 }
 
-/** Revokes one session and reports it; a session already revoked is left as it is. */
-export async function revokeSession(auth: Auth, userId: string, sessionId: string, reason: RevocationReason): Promise<void> {
+/** Revokes one session and reports it; a session already revoked is left as it is. Returns whether this call revoked it. */
+export async function revokeSession(auth: Auth, userId: string, sessionId: string, reason: RevocationReason): Promise<boolean> {
   const now = auth.now();
   auth.tokenStateCache.delete(sessionId);
-  if (await auth.storage.sessions.revokeSession(sessionId, now)) {
-    auth.emit({ type: "session.revoked", userId, sessionId, reason, at: now });
-  }
+  const revoked = await auth.storage.sessions.revokeSession(sessionId, now);
+  if (revoked) auth.emit({ type: "session.revoked", userId, sessionId, reason, at: now });
+  return revoked;
 }

@@ -46,7 +46,7 @@ export async function register(auth: Auth, input: RegisterInput): Promise<TokenS
   if (input.ip !== undefined) await takeAttempt(auth, "unauthenticatedWrites", input.ip, input.ip);
   const user = await createUserRecord(auth, { username, password, roles: auth.config.signUp.defaultRoles }, { by: "sign_up" });
   // A new account has no second factor: its password completes the sign-in.
-  const signedIn = (await completeFirstFactor(auth, user, ["pwd"], input.ip)) as Extract<
+  const signedIn = (await completeFirstFactor(auth, user, ["pwd"], input.ip, { userAgent: input.userAgent })) as Extract<
     LoginResult,
     { status: "authenticated" }
   >;

@@ -11,6 +11,8 @@ export interface UseRecoveryCodeInput {
   /** One of the user's recovery codes; dashes, spaces and case do not matter. */
   recoveryCode: string;
   ip?: string;
+  /** The request's `User-Agent`, kept with the new session (shown in the sessions list). */
+  userAgent?: string;
 }
 
 /**
@@ -26,7 +28,7 @@ export interface UseRecoveryCodeInput {
 export async function useRecoveryCode(auth: Auth, input: UseRecoveryCodeInput): Promise<TokenSet> {
   const tempToken = requiredString(input.tempToken, "tempToken");
   const recoveryCode = requiredString(input.recoveryCode, "recoveryCode");
-  const pending = await openPendingLogin(auth, tempToken, input.ip);
+  const pending = await openPendingLogin(auth, tempToken, input.ip, input.userAgent);
   const normalized = normalizeRecoveryCode(recoveryCode);
   const hash = normalized === null ? null : hashRecoveryCode(pending.user.id, normalized);
   if (hash === null || !(await auth.storage.recoveryCodes.has(pending.user.id, hash))) {

@@ -11,6 +11,8 @@ export interface VerifyTotpInput {
   /** The six-digit code from the authenticator app. */
   code: string;
   ip?: string;
+  /** The request's `User-Agent`, kept with the new session (shown in the sessions list). */
+  userAgent?: string;
 }
 
 /**
@@ -30,7 +32,7 @@ export interface VerifyTotpInput {
 export async function verifyTotp(auth: Auth, input: VerifyTotpInput): Promise<TokenSet> {
   const tempToken = requiredString(input.tempToken, "tempToken");
   const code = requiredString(input.code, "code");
-  const pending = await openPendingLogin(auth, tempToken, input.ip);
+  const pending = await openPendingLogin(auth, tempToken, input.ip, input.userAgent);
   const totp = await auth.storage.totp.get(pending.user.id);
   const step = totp?.enabled ? await unusedTotpStep(auth, totp, code) : null;
   if (step === null) return refuseSecondFactor(auth, pending, "totp");

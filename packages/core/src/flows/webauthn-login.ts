@@ -44,6 +44,8 @@ export interface WebauthnFinishInput {
   deviceToken?: string;
   /** The client address, for throttling and events. */
   ip?: string;
+  /** The request's `User-Agent`, kept with the new session (shown in the sessions list). */
+  userAgent?: string;
 }
 
 /** A credential as `allowCredentials` lists it. */
@@ -183,6 +185,7 @@ export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Pr
     complete,
     deviceToken,
     otherFactorBudget: passkeyBudget(passkey.id),
+    userAgent: input.userAgent,
   });
 }
 

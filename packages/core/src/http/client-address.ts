@@ -5,7 +5,8 @@ import type { HttpRequest } from "./types.js";
 /** Decides which peer addresses are trusted proxies. */
 export type ProxyTrust = (address: string) => boolean;
 
-function plainAddress(address: string): string {
+/** An address without brackets, an IPv4 address mapped into IPv6 (`::ffff:192.0.2.1`) as the IPv4 one. */
+export function plainAddress(address: string): string {
   const unbracketed = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address;
   const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(unbracketed);
   return mapped ? (mapped[1] as string) : unbracketed;
@@ -89,19 +90,24 @@ function withoutEmbeddedIpv4(address: string): string {
 }
 
 /**
+ * The eight 16-bit groups of an IPv6 address, in lower-case hex without leading zeros (`::`
+ * expanded, a dotted IPv4 tail rewritten). A zone id (`fe80::1%eth0`) names an interface of this
+ * host, not part of the client's address, and is left out.
+ */
+export function ipv6Groups(address: string): string[] {
+  const [head, tail] = withoutEmbeddedIpv4(address.toLowerCase().replace(/%.*/, "")).split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = [...left, ...Array(8 - left.length - right.length).fill("0"), ...right];
+  return groups.map((group) => group.replace(/^0+(?=.)/, ""));
+}
+
+/**
  * The throttling bucket of an address (RL-3): an IPv4 address as it is, an IPv6 address by
- * its /64 network, since one host is handed a whole /64. A zone id (`fe80::1%eth0`) names an
- * interface of this host, not part of the client's address, and is left out.
+ * its /64 network, since one host is handed a whole /64.
  */
 export function addressBucket(address: string): string {
   const plain = plainAddress(address);
   if (isIP(plain) !== 6) return plain;
-  const [head, tail] = withoutEmbeddedIpv4(plain.toLowerCase().replace(/%.*/, "")).split("::");
-  const left = head ? head.split(":") : [];
-  const right = tail ? tail.split(":") : [];
-  const groups = [...left, ...Array(8 - left.length - right.length).fill("0"), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((group) => group.replace(/^0+(?=.)/, ""))
-    .join(":")}::/64`;
+  return `${ipv6Groups(plain).slice(0, 4).join(":")}::/64`;
 }

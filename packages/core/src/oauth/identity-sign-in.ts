@@ -7,6 +7,7 @@ import { createUserRecord } from "../flows/create-user.js";
 import type { LoginResult } from "../flows/login-result.js";
 import { completeFirstFactor } from "../flows/pending-login.js";
 import type { UserRecord } from "../storage/types.js";
+import type { SessionClient } from "../users/session-use.js";
 import { endOtherSessions } from "../users/sessions.js";
 import { normalizeUsername } from "../users/username.js";
 import type { ExternalProfile, ResolvedOAuthProvider } from "./provider-config.js";
@@ -126,8 +127,9 @@ export async function signInWithIdentity(
   auth: Auth,
   provider: ResolvedOAuthProvider,
   profile: ExternalProfile,
-  ip?: string,
+  client: SessionClient = {},
 ): Promise<LoginResult> {
+  const { ip, userAgent } = client;
   const now = auth.now();
   let identity = await auth.storage.identities.find(provider.name, profile.subject);
   if (!identity) {
@@ -149,7 +151,7 @@ export async function signInWithIdentity(
   const user: UserRecord | null = identity ? await auth.storage.users.findById(identity.userId) : null;
   if (!user) throw new AuthError(ErrorCode.AuthenticationFailed, "No account is linked to this sign-in");
   const current = await directoryUserNow(auth, user, ip);
-  return completeFirstFactor(auth, current, ["fed"], ip, { complete: provider.trustedForSecondFactor });
+  return completeFirstFactor(auth, current, ["fed"], ip, { complete: provider.trustedForSecondFactor, userAgent });
 }
 
 /**
@@ -165,8 +167,9 @@ export async function linkAndSignIn(
   provider: ResolvedOAuthProvider,
   profile: ExternalProfile,
   userId: string,
-  ip?: string,
+  client: SessionClient = {},
 ): Promise<LoginResult> {
+  const { ip, userAgent } = client;
   const user = await auth.storage.users.findById(userId);
   if (!user || user.disabled) throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
   if (!(await storeLink(auth, provider, profile, user.id, auth.now()))) {
@@ -176,5 +179,5 @@ export async function linkAndSignIn(
     }
   }
   const current = await directoryUserNow(auth, (await auth.storage.users.findById(user.id)) as UserRecord, ip);
-  return completeFirstFactor(auth, current, ["fed"], ip, { complete: provider.trustedForSecondFactor });
+  return completeFirstFactor(auth, current, ["fed"], ip, { complete: provider.trustedForSecondFactor, userAgent });
 }

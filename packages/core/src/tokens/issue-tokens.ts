@@ -3,6 +3,7 @@ import { opaqueToken, randomId } from "../crypto/ids.js";
 import { sweepNowAndThen } from "../storage/sweep.js";
 import type { AuthMethod, SessionRecord, UserRecord } from "../storage/types.js";
 import { type PublicUser, withHookFields } from "../users/public-user.js";
+import { type SessionClient, sessionUseOf } from "../users/session-use.js";
 import { signAccessToken } from "./access-token.js";
 
 export type { PublicUser } from "../users/public-user.js";
@@ -77,9 +78,15 @@ export async function issueTokens(auth: Auth, user: UserRecord, session: Session
 /**
  * Begins a new session for a user whose every required factor was just proven, and mints its
  * first tokens. Nothing from before the login (temporary token, ceremony id) becomes part of
- * it (PW-7).
+ * it (PW-7). The session records the client's `User-Agent` and address as the sessions list
+ * shows them (see `sessionUseOf`), never used for a decision.
  */
-export async function startSession(auth: Auth, user: UserRecord, amr: AuthMethod[], ip?: string): Promise<TokenSet> {
+export async function startSession(
+  auth: Auth,
+  user: UserRecord,
+  amr: AuthMethod[],
+  client: SessionClient = {},
+): Promise<TokenSet> {
   const now = auth.now();
   const session: SessionRecord = {
     id: randomId(auth),
@@ -90,11 +97,10 @@ export async function startSession(auth: Auth, user: UserRecord, amr: AuthMethod
     expiresAt: now + auth.config.ttl.refresh * 1000,
     revokedAt: null,
     lastUsedAt: now,
-    userAgent: null,
-    address: null,
+    ...sessionUseOf(auth, client),
   };
   await auth.storage.sessions.createSession(session);
   const tokens = await issueTokens(auth, user, session);
-  auth.emit({ type: "login.succeeded", userId: user.id, sessionId: session.id, amr, at: now, ip });
+  auth.emit({ type: "login.succeeded", userId: user.id, sessionId: session.id, amr, at: now, ip: client.ip });
   return tokens;
 }

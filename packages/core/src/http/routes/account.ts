@@ -1,9 +1,44 @@
-import { getPublicUser } from "../../flows/manage-users.js";
-import { schemaRef } from "../openapi-schemas.js";
-import type { Route } from "../route-types.js";
-import { signedIn } from "./shared.js";
+import { changePassword } from "../../flows/change-password.js";
+import { getPublicUser, signOutEverywhere } from "../../flows/manage-users.js";
+import { endOtherSessions, endSession, listSessions, sessionListLimit } from "../../flows/sessions.js";
+import { type JsonSchema, answerObject, requestObject, requiredText, schemaRef } from "../openapi-schemas.js";
+import type { ParameterDoc, Route, RouteContext } from "../route-types.js";
+import { passwordProof, reauthentication, sessionOf, signedIn } from "./shared.js";
 
-/** The signed-in user's own account. */
+/** A session as the list shows it: never a token. */
+const sessionInfo: JsonSchema = {
+  description: "A live session of the signed-in user. Times are epoch milliseconds.",
+  ...answerObject({
+    id: { type: "string", description: "The session's id (the `sid` claim of its access tokens): no secret" },
+    current: { type: "boolean", description: "True for the session of the request's access token" },
+    createdAt: { type: "integer", minimum: 0 },
+    lastUsedAt: { type: "integer", minimum: 0, description: "Its sign-in or its last refresh" },
+    expiresAt: { type: "integer", minimum: 0, description: "The end of its absolute lifetime" },
+    amr: { type: "array", items: { type: "string" }, description: "How it was signed in (RFC 8176)" },
+    userAgent: { type: ["string", "null"], description: "The `User-Agent` it was last used with, cut to 256 characters" },
+    address: {
+      type: ["string", "null"],
+      description: "The network it was last used from: IPv4 /24, IPv6 /48, or the whole address with `sessions.keepFullAddress`",
+    },
+  }),
+};
+
+/** The re-authentication fields of a body: the password, or a TOTP code when TOTP is on. */
+const proofFields = {
+  password: passwordProof,
+  totpCode: { type: "string", description: "A current code of the user's authenticator, instead of the password" },
+};
+
+/** The re-authentication of a request: its session, and a password or a TOTP code from the body. */
+const proofOf = (context: RouteContext) => ({
+  ...reauthentication(context),
+  totpCode: context.body.totpCode as string | undefined,
+});
+
+const endedCount: JsonSchema = answerObject({ ended: { type: "integer", minimum: 0 } });
+const sessionIdParameter: ParameterDoc = { name: "id", in: "path", description: "A session's `id`, as the list shows it" };
+
+/** The signed-in user's own account: who they are, their password, and their sessions. */
 export const accountRoutes: readonly Route[] = [
   {
     method: "GET",
@@ -18,6 +53,104 @@ export const accountRoutes: readonly Route[] = [
     },
     async handle(context) {
       return { data: await getPublicUser(context.auth, { userId: signedIn(context) }) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/password",
+    access: "bearer",
+    doc: {
+      operationId: "changePassword",
+      tag: "Account",
+      summary: "Change the password",
+      description:
+        "The current password proves it is the user (a wrong one counts against this session's failure budget); the new one passes the password policy. Ends every other session of the user and any pending second-factor sign-in; this session goes on (SE-2, SE-4). 40900 for an account without a local password (directory, provider only).",
+      body: requestObject({ currentPassword: requiredText, newPassword: requiredText }, ["currentPassword", "newPassword"]),
+      data: answerObject({
+        changed: { const: true },
+        sessionsEnded: { type: "integer", minimum: 0, description: "How many other sessions ended" },
+      }),
+      codes: [40001, 40100, 40900, 42200, 42900],
+    },
+    async handle(context) {
+      const { body } = context;
+      const input = {
+        userId: signedIn(context),
+        sessionId: sessionOf(context),
+        currentPassword: body.currentPassword as string,
+        newPassword: body.newPassword as string,
+      };
+      return { data: await changePassword(context.auth, input) };
+    },
+  },
+  {
+    method: "GET",
+    path: "/auth/sessions",
+    access: "bearer",
+    doc: {
+      operationId: "listSessions",
+      tag: "Account",
+      summary: "List the signed-in user's sessions, newest first",
+      description: `At most ${sessionListLimit}; \`current\` marks this request's session.`,
+      data: { type: "array", items: sessionInfo, maxItems: sessionListLimit },
+      codes: [],
+    },
+    async handle(context) {
+      return { data: await listSessions(context.auth, { userId: signedIn(context), sessionId: sessionOf(context) }) };
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/auth/sessions/:id",
+    access: "bearer",
+    doc: {
+      operationId: "endSession",
+      tag: "Account",
+      summary: "End one of the signed-in user's sessions",
+      description:
+        "Needs a recent sign-in, or the `password` or a `totpCode` in an optional JSON body. Another user's session and an unknown one are the same 40400 (SE-1). Ending this request's own session signs it out.",
+      parameters: [sessionIdParameter],
+      body: requestObject(proofFields),
+      data: answerObject({ ended: { const: true } }),
+      codes: [40001, 40100, 40103, 40400, 40900, 42900],
+    },
+    async handle(context) {
+      return {
+        data: await endSession(context.auth, { ...proofOf(context), userId: signedIn(context), id: context.params.id as string }),
+      };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/sessions/end-others",
+    access: "bearer",
+    doc: {
+      operationId: "endOtherSessions",
+      tag: "Account",
+      summary: "End every other session of the signed-in user",
+      description: "Needs a recent sign-in, or the `password` or a `totpCode`. This session goes on (SE-2).",
+      body: requestObject(proofFields),
+      data: endedCount,
+      codes: [40001, 40100, 40103, 40900, 42900],
+    },
+    async handle(context) {
+      return { data: await endOtherSessions(context.auth, { ...proofOf(context), userId: signedIn(context) }) };
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/auth/sessions",
+    access: "bearer",
+    doc: {
+      operationId: "signOutEverywhere",
+      tag: "Account",
+      summary: "Sign out everywhere: end every session of the signed-in user, this one included",
+      description: "Raises the user's token version: every access, refresh and temporary token issued before is refused.",
+      data: endedCount,
+      codes: [],
+    },
+    async handle(context) {
+      return { data: { ended: await signOutEverywhere(context.auth, { userId: signedIn(context) }) } };
     },
   },
 ];

@@ -96,7 +96,8 @@ export const oauthRoutes: readonly Route[] = [
     async handle(context) {
       const { auth, params, query, header, secure, ip } = context;
       const browserBinding = bindingFrom(header("cookie"), secure);
-      const result = await oauthCallback(auth, { provider: params.provider as string, query, browserBinding, ip });
+      const userAgent = header("user-agent");
+      const result = await oauthCallback(auth, { provider: params.provider as string, query, browserBinding, ip, userAgent });
       const answer = loginResponse(context, result);
       return {
         ...answer,

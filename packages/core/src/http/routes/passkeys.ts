@@ -90,6 +90,7 @@ export const passkeyRoutes: readonly Route[] = [
         response: body,
         deviceToken,
         ip,
+        userAgent: header("user-agent"),
       });
       return loginResponse(context, result);
     },

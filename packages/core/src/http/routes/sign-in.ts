@@ -52,6 +52,7 @@ export const signInRoutes: readonly Route[] = [
         provider: body.provider as string,
         deviceToken: deviceTokenOf(context),
         ip,
+        userAgent: context.header("user-agent"),
       });
       return loginResponse(context, result);
     },
@@ -73,11 +74,9 @@ export const signInRoutes: readonly Route[] = [
       codes: [40001, 40100, 40103, 40300, 42900, 50300],
     },
     async handle(context) {
-      const { auth, body, ip } = context;
-      return signedInResponse(
-        context,
-        await verifyTotp(auth, { tempToken: body.tempToken as string, code: body.code as string, ip }),
-      );
+      const { auth, body, ip, header } = context;
+      const input = { tempToken: body.tempToken as string, code: body.code as string, ip, userAgent: header("user-agent") };
+      return signedInResponse(context, await verifyTotp(auth, input));
     },
   },
   {
@@ -99,6 +98,7 @@ export const signInRoutes: readonly Route[] = [
         tempToken: body.tempToken as string,
         recoveryCode: body.recoveryCode as string,
         ip,
+        userAgent: context.header("user-agent"),
       });
       return signedInResponse(context, tokens);
     },

@@ -13,13 +13,14 @@ export const tokenRoutes: readonly Route[] = [
       operationId: "refresh",
       tag: "Tokens",
       summary: "Exchange a refresh token for a new token set",
-      description: "The refresh token sent is spent; sending a spent one again revokes its whole session.",
+      description:
+        "The refresh token sent is spent; sending a spent one again revokes its whole session. The session records this request's time, `User-Agent` and address as where it was last used.",
       body: requestObject({ refreshToken: requiredText }, ["refreshToken"]),
       data: schemaRef("TokenSet"),
       codes: [40001, 40101, 50300],
     },
-    async handle({ auth, body, ip }) {
-      return { data: await refresh(auth, { refreshToken: body.refreshToken as string, ip }) };
+    async handle({ auth, body, ip, header }) {
+      return { data: await refresh(auth, { refreshToken: body.refreshToken as string, ip, userAgent: header("user-agent") }) };
     },
   },
   {
