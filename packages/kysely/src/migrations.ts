@@ -188,8 +188,9 @@ export async function schemaVersionOf(db: Kysely<AnyDatabase>, dialect: SqlDiale
 /**
  * Brings the schema to {@link latestSchemaVersion}, applying each missing migration in order,
  * under a lock so that two processes migrating at once apply each step once. PostgreSQL runs each
- * step in a transaction; MySQL commits DDL as it goes, so a step cut off half-way is reported with
- * what to drop. Returns the versions before and after. `to` stops at an older version: the
+ * step in a transaction; MySQL commits DDL as it goes, so a step cut off half-way leaves what it
+ * added and fails when run again: docs/storage.md ("Migrations") says, step by step, what to drop
+ * before running it again. Returns the versions before and after. `to` stops at an older version: the
  * migration tests build a database as an older release made it.
  *
  * @throws {Error} when the database is newer than this code: it never migrates down.
