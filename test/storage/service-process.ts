@@ -27,6 +27,7 @@ async function serve(config: ServiceConfig): Promise<() => Promise<void>> {
     passkeys: config.passkeys,
     oauth: config.oauth,
     throttle: config.throttle,
+    tokenStateCacheSeconds: config.tokenStateCacheSeconds,
     onInternalError: (error, requestId) => console.error(`internal error ${requestId}: ${(error as Error).stack}`),
   });
   const app = express();

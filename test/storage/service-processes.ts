@@ -17,6 +17,8 @@ export interface ServiceConfig {
   passkeys: AuthConfig["passkeys"];
   oauth: AuthConfig["oauth"];
   throttle: AuthConfig["throttle"];
+  /** How long a process may trust a checked token state (TV-2); 0, every request reads storage, when left out. */
+  tokenStateCacheSeconds?: number;
 }
 
 /** The messages between a test and a service process. */

@@ -34,6 +34,8 @@ const prefix = "shared_";
 const secrets = { signing: randomBytes(32).toString("base64url"), encryption: randomBytes(32).toString("hex") };
 /** The account tier of the default throttle, and an address tier no test here reaches: every request comes from 127.0.0.1. */
 const throttle = { account: [{ limit: 5, window: "15m" as const }], ip: [{ limit: 100_000, window: "15m" as const }] };
+/** The token-state cache of the third process: the TV-2 delay within which it sees a session ended elsewhere. */
+const cacheSeconds = 2;
 
 const describeWithPostgres = describeNeedingService("test/storage/two-instances.test.ts", await serverMissing(postgresUrl));
 
@@ -43,6 +45,8 @@ describeWithPostgres("Many instances: two service processes on one PostgreSQL sh
   let provider: OidcTestProvider | undefined;
   let a: ServiceProcess | undefined;
   let b: ServiceProcess | undefined;
+  /** A third process that trusts a checked token state for {@link cacheSeconds} (TV-2). */
+  let c: ServiceProcess | undefined;
   /** The test's own auth on the same storage and secrets: it only creates users, as an admin script would. */
   let setup: Auth;
   let tina: TotpTestUser;
@@ -77,23 +81,28 @@ describeWithPostgres("Many instances: two service processes on one PostgreSQL sh
       oauth: corpOAuthConfig(provider, redirectUri),
       throttle,
     };
-    const started = await Promise.allSettled([startServiceProcess(config), startServiceProcess(config)]);
-    [a, b] = started.map((result) => (result.status === "fulfilled" ? result.value : undefined));
+    const started = await Promise.allSettled([
+      startServiceProcess(config),
+      startServiceProcess(config),
+      startServiceProcess({ ...config, tokenStateCacheSeconds: cacheSeconds }),
+    ]);
+    [a, b, c] = started.map((result) => (result.status === "fulfilled" ? result.value : undefined));
     for (const result of started) if (result.status === "rejected") throw result.reason;
     tina = await createTotpUser(setup, "tina");
-    for (const name of ["pat", "rob", "rita", "rhea", "vera"]) await createTestUser(setup, name);
+    for (const name of ["pat", "rob", "rita", "rhea", "vera", "wade"]) await createTestUser(setup, name);
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.all([a?.close(), b?.close(), provider?.close()]);
+    await Promise.all([a?.close(), b?.close(), c?.close(), provider?.close()]);
     await storage?.close();
     await schema?.drop();
   });
 
-  it("the two services are separate processes, neither of them this one", () => {
+  it("the services are separate processes, neither of them this one", () => {
     const [first, second] = services();
-    expect(new Set([first.pid, second.pid, process.pid]).size).toBe(3);
-    expect(first.port).not.toBe(second.port);
+    const third = c as ServiceProcess;
+    expect(new Set([first.pid, second.pid, third.pid, process.pid]).size).toBe(4);
+    expect(new Set([first.port, second.port, third.port]).size).toBe(3);
   });
 
   it("TMP-3, TOTP-4: a TOTP login begun on A (password, 40102) finishes on B; the temporary token and the code are spent for both", async () => {
@@ -227,7 +236,7 @@ describeWithPostgres("Many instances: two service processes on one PostgreSQL sh
     expect(results.filter((result) => result.body?.code === 42900)).toHaveLength(10 - evaluated);
   });
 
-  it("TV-1, TV-2: enabling TOTP on A raises the token version; B, caching nothing, refuses the older access and refresh tokens at their next use", async () => {
+  it("SE-2, TV-2: enabling TOTP from a session on A ends the other session, refused on B at its next use; the session it was made from goes on, on B too", async () => {
     const [first, second] = services();
     const onB = await signIn(second, "vera");
     const onA = await signIn(first, "vera");
@@ -239,8 +248,33 @@ describeWithPostgres("Many instances: two service processes on one PostgreSQL sh
     expectEnvelope(await post(first, `${base}/2fa/enable`, { code }, { token: onA.accessToken }), 0);
 
     expectEnvelope(await me(second, onB.accessToken), 40101);
-    expectEnvelope(await me(second, onA.accessToken), 40101);
     expectEnvelope(await post(second, `${base}/refresh`, { refreshToken: onB.refreshToken }), 40101);
+    expectEnvelope(await me(second, onA.accessToken), 0);
+    expectEnvelope(await post(second, `${base}/refresh`, { refreshToken: onA.refreshToken }), 0);
     expectEnvelope(await login(second, "vera"), 40102);
+  });
+
+  it(`SE-3, TV-2: a session ended on A is refused at once on A, its refresh at once everywhere, and its access token on a process caching token checks for ${cacheSeconds} s within that delay`, async () => {
+    const [first] = services();
+    const third = c as ServiceProcess;
+    const here = await signIn(first, "wade");
+    const there = await signIn(third, "wade");
+    expectEnvelope(await me(third, there.accessToken), 0);
+    const listed = await call(third, "GET", `${base}/sessions`, { token: there.accessToken });
+    expectEnvelope(listed, 0);
+    const thereId = (listed.body.data as { id: string; current: boolean }[]).find((session) => session.current)?.id;
+
+    expectEnvelope(await call(first, "DELETE", `${base}/sessions/${thereId}`, { token: here.accessToken }), 0);
+    const endedAt = Date.now();
+    expectEnvelope(await me(first, there.accessToken), 40101);
+    expectEnvelope(await post(third, `${base}/refresh`, { refreshToken: there.refreshToken }), 40101);
+    let answer = await me(third, there.accessToken);
+    while (answer.body?.code === 0 && Date.now() - endedAt < (cacheSeconds + 5) * 1000) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      answer = await me(third, there.accessToken);
+    }
+    expectEnvelope(answer, 40101);
+    expect(Date.now() - endedAt, logs()).toBeLessThanOrEqual(cacheSeconds * 1000 + 1000);
+    expectEnvelope(await me(third, here.accessToken), 0);
   });
 });
