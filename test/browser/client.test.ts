@@ -83,11 +83,14 @@ async function clientLifeCycle(app: PageApp, username: string): Promise<void> {
     expect(requests.filter(isThings)).toHaveLength(20 + refused);
 
     // 3. A passkey: registered through the page (the sign-in is no longer recent on the server's
-    // clock, so the password goes along), which signs out; then a sign-in with it.
+    // clock, so the password goes along), which keeps the session (SE-2); then a sign-out and a
+    // sign-in with it.
     await registerPasskey(page, "Test laptop", user.password);
     await expectStatus(page, /^Passkey "Test laptop" registered\./);
-    expect(await shownSection(page)).toBe("sign-in");
+    expect(await shownSection(page)).toBe("account");
     expect(await authenticator.credentials()).toHaveLength(1);
+    await page.click("#logout");
+    await expectStatus(page, /^Signed out; the session is revoked\.$/);
     const signedIn = await signInWithPasskey(page);
     await expectStatus(page, /^Signed in with a passkey\.$/);
     expect(signedIn).toMatchObject({ code: 0, data: { user: { id: user.id } } });

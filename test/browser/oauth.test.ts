@@ -117,7 +117,7 @@ describeInBrowser("sign-in with the local provider in Chromium, on the Express d
       secret = base32Decode((await first.page.locator("#secret").textContent()) ?? "");
       await first.page.fill('#enable-form input[name="code"]', await totpCodeAt(app.auth, secret));
       await first.page.click('#enable-form button[type="submit"]');
-      await expectStatus(first.page, /^Two-factor sign-in is on\. You were signed out\.$/);
+      await expectStatus(first.page, /^Two-factor sign-in is on\. Your other sessions were signed out; this one goes on\.$/);
       expect(first.errors).toEqual([]);
     } finally {
       await first.context.close();

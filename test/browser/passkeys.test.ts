@@ -38,10 +38,11 @@ function accessTokenClaims(accessToken: string): Record<string, unknown> {
 }
 
 /**
- * The whole passkey life cycle through the page: password sign-in, registration (which signs
- * the user out), a discoverable passkey sign-in with no username typed, a protected route with
- * the token it gave, rename, and revoke (which signs out again and removes the passkey from the
- * authenticator; a copy of it is then refused, while the password still works).
+ * The whole passkey life cycle through the page: password sign-in, registration (which keeps the
+ * session: SE-2), a sign-out and a discoverable passkey sign-in with no username typed, a
+ * protected route with the token it gave, rename, and revoke (which keeps the session too and
+ * removes the passkey from the authenticator; after a sign-out a copy of it is refused, while
+ * the password still works).
  */
 async function passkeyLifeCycle(app: PageApp, user: { id: string; username: string; password: string }): Promise<void> {
   const { context, page, authenticator, errors } = await openPage(newContext, app);
@@ -52,11 +53,11 @@ async function passkeyLifeCycle(app: PageApp, user: { id: string; username: stri
     await page.locator("#passkey-none").waitFor();
     expect(await authenticator.credentials()).toEqual([]);
 
-    // 2. Register a passkey, relying on the sign-in just made (no password typed).
+    // 2. Register a passkey, relying on the sign-in just made (no password typed): the page stays
+    // signed in (SE-2) and lists it.
     await registerPasskey(page, "Test laptop");
-    await expectStatus(page, /^Passkey "Test laptop" registered\. .*sign in again, with your new passkey\.$/);
-    expect(await shownSection(page)).toBe("sign-in");
-    expect(await page.locator("#passkey-sign-in-button:focus").count()).toBe(1);
+    await expectStatus(page, /^Passkey "Test laptop" registered\. Your other sessions were signed out; this one goes on\.$/);
+    expect(await shownSection(page)).toBe("account");
 
     const held = await authenticator.credentials();
     expect(held).toHaveLength(1);
@@ -65,7 +66,13 @@ async function passkeyLifeCycle(app: PageApp, user: { id: string; username: stri
     const stored = await app.auth.storage.passkeys.findById(credential.id);
     expect(stored).toMatchObject({ userId: user.id, label: "Test laptop", transports: ["internal"], lastUsedAt: null });
 
-    // 3. Signed out by the registration; sign in with the passkey, the username field empty.
+    await page.locator(`#passkey-list li[data-passkey-id="${credential.id}"]`).waitFor();
+    await page.click("#reload-me");
+    await expectStatus(page, /^GET \/auth\/me answered\.$/);
+
+    // 3. Sign out, then in with the passkey, the username field empty.
+    await page.click("#logout");
+    await expectStatus(page, /^Signed out; the session is revoked\.$/);
     await page.fill('#sign-in-form input[name="username"]', "");
     const signedIn = await signInWithPasskey(page);
     await expectStatus(page, /^Signed in with a passkey\.$/);
@@ -91,9 +98,9 @@ async function passkeyLifeCycle(app: PageApp, user: { id: string; username: stri
     await item.locator(".passkey-label", { hasText: /^Work laptop$/ }).waitFor();
     expect((await app.auth.storage.passkeys.findById(credential.id))?.label).toBe("Work laptop");
 
-    // 6. Revoke it: the button asks for a second click, then every session ends, and the page
-    // tells the browser the passkey is gone (signalUnknownCredential), which removes it from the
-    // authenticator.
+    // 6. Revoke it: the button asks for a second click, then the user's other sessions end and
+    // this one goes on (SE-2), and the page tells the browser the passkey is gone
+    // (signalUnknownCredential), which removes it from the authenticator.
     const copy = await authenticator.rawCredentials();
     const revoke = item.locator(".passkey-revoke");
     await revoke.click();
@@ -102,14 +109,17 @@ async function passkeyLifeCycle(app: PageApp, user: { id: string; username: stri
     await revoke.click();
     await expectStatus(
       page,
-      /^Passkey "Work laptop" revoked\. Your browser was asked to remove it from the authenticator\. That signed you out everywhere/,
+      /^Passkey "Work laptop" revoked\. Your browser was asked to remove it from the authenticator\. Your other sessions were signed out; this one goes on\.$/,
     );
-    expect(await shownSection(page)).toBe("sign-in");
+    expect(await shownSection(page)).toBe("account");
+    await page.locator("#passkey-none").waitFor();
     expect(await app.auth.storage.passkeys.findById(credential.id)).toBeNull();
-    expect((await getJson(app, "/api/v1/auth/me", accessToken)).code).toBe(40101);
+    expect((await getJson(app, "/api/v1/auth/me", accessToken)).code).toBe(0);
     expect(await authenticator.credentials()).toEqual([]);
 
-    // A copy of the revoked passkey (a device that missed the signal) is refused by the server.
+    // After a sign-out, a copy of the revoked passkey (a device that missed the signal) is refused by the server.
+    await page.click("#logout");
+    await expectStatus(page, /^Signed out; the session is revoked\.$/);
     await authenticator.addCredential(copy[0]!);
     expect((await authenticator.credentials()).map((held) => held.id)).toEqual([credential.id]);
     const refused = await signInWithPasskey(page);
@@ -227,6 +237,8 @@ describeInBrowser("passkeys in Chromium, without user verification, for a user w
       await expectStatus(page, /^Passkey "Security key" registered\./);
       const [credential] = await authenticator.credentials();
       expect(credential).toMatchObject({ isResidentCredential: true, userHandle: user.id });
+      await page.click("#logout");
+      await expectStatus(page, /^Signed out; the session is revoked\.$/);
 
       await page.route("**/api/v1/auth/public-key/login/begin", (route) =>
         route.continue({ postData: JSON.stringify({ username: user.username }) }),

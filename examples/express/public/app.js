@@ -111,19 +111,35 @@ client.on("signedIn", ({ user }) => {
   renderAccount(user);
   show("account");
   loadPasskeys().catch(showError);
+  loadSessions().catch(showError);
+  if (isAdmin(user)) loadUsers().catch(showError);
 });
 
-// Every way out: logout, a refresh the server refused, or a change that raised the token version.
+// Every way out: logout, signing out this session or every one, or a refresh the server refused
+// (this session was ended from another, by an administrator, or expired). The user's own
+// security changes (TOTP, passkeys, the password) keep this session: they end only the others.
 client.on("signedOut", ({ reason }) => {
   signedIn = false;
   releaseQr();
-  $("things").replaceChildren();
-  $("passkey-list").replaceChildren();
+  for (const list of ["things", "passkey-list", "session-list", "user-list"]) $(list).replaceChildren();
   show("sign-in");
   if (reason === "session_ended") setStatus("Your session has ended; sign in again.");
 });
 
+/** Whether the user holds the admin role: the page then shows the user list (the server checks it again). */
+const isAdmin = (user) => user.roles.includes("admin");
+
+/** "1 session", "2 sessions": a count with its noun. */
+const counted = (count, noun) => `${count} ${noun}${count === 1 ? "" : "s"}`;
+
+/** What the page says after one of the user's own security changes: the other sessions ended, this one goes on. */
+const othersSignedOut = "Your other sessions were signed out; this one goes on.";
+
+/** The signed-in user's id: the admin list offers no button for one's own account. */
+let currentUserId = null;
+
 function renderAccount(user) {
+  currentUserId = user.id;
   const rows = [
     ["id", user.id],
     ["username", user.username],
@@ -137,6 +153,13 @@ function renderAccount(user) {
   $("totp-on").hidden = !user.totpEnabled;
   $("totp-setup").hidden = true;
   $("passkeys").hidden = !passkeysAvailable;
+  $("admin").hidden = !isAdmin(user);
+}
+
+/** Shows the user as the client last saw it (after a change the client noted, such as TOTP on or off). */
+async function renderCurrentUser() {
+  const user = await client.currentUser();
+  if (user) renderAccount(user);
 }
 
 function releaseQr() {
@@ -218,11 +241,14 @@ listen("logout", "click", async () => {
 });
 
 /**
- * Calls one of this app's own routes through `client.fetch`, which adds the access token and, on
- * 40101, refreshes once (shared with every request under way) and retries. Returns the data.
+ * Calls a route through `client.fetch`, which adds the access token and, on 40101, refreshes once
+ * (shared with every request under way) and retries: this app's own routes, and the admin routes,
+ * which the client has no methods for. `body`, when given, is sent as JSON. Returns the data.
  */
-async function appRoute(method, path) {
-  const response = await client.fetch(path, { method });
+async function appRoute(method, path, body) {
+  const init =
+    body === undefined ? { method } : { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
+  const response = await client.fetch(path, init);
   const envelope = await response.json();
   if (envelope.code !== 0)
     throw new AuthClientError(envelope.message, { kind: "server", code: envelope.code, status: response.status });
@@ -275,28 +301,133 @@ async function showQrCode(otpauthUrl) {
   $("qr").src = qrUrl;
 }
 
-// Enabling raises the token version: the client signs out (signedOut), then the codes are shown.
+// Enabling ends the user's other sessions and keeps this one; the codes are shown once.
 listen("enable-form", "submit", async (event) => {
   const { code, password } = formValues(event.target);
   event.target.reset();
   const { recoveryCodes } = await client.totp.enable({ code: code.trim(), ...typedPassword(password) });
+  releaseQr();
   $("secret").textContent = "";
   $("recovery-code-list").replaceChildren(...recoveryCodes.map((recoveryCode) => element("li", { textContent: recoveryCode })));
   show("recovery-codes");
-  setStatus("Two-factor sign-in is on. You were signed out.", "ok");
+  setStatus(`Two-factor sign-in is on. ${othersSignedOut}`, "ok");
 });
 
-$("recovery-codes-done").addEventListener("click", () => {
+listen("recovery-codes-done", "click", async () => {
   $("recovery-code-list").replaceChildren();
-  backToSignIn("Sign in with your password, then a code from the app. (Wait for a new code: each works once.)");
+  await renderCurrentUser();
+  show("account");
+  await loadSessions();
 });
 
 listen("disable-form", "submit", async (event) => {
   const { code, password } = formValues(event.target);
   event.target.reset();
   await client.totp.disable(code.trim() ? { code: code.trim() } : { password });
-  setStatus("Two-factor sign-in is off. That signed you out (your token version rose); sign in again.", "ok");
+  await renderCurrentUser();
+  setStatus(`Two-factor sign-in is off. ${othersSignedOut}`, "ok");
+  await loadSessions();
 });
+
+// The password: the current one proves it is the user; the server ends the other sessions.
+listen("password-form", "submit", async (event) => {
+  const { currentPassword, newPassword } = formValues(event.target);
+  event.target.reset();
+  const { sessionsEnded } = await client.account.changePassword({ currentPassword, newPassword });
+  setStatus(`Password changed. ${counted(sessionsEnded, "other session")} signed out; this one goes on.`, "ok");
+  await loadSessions();
+});
+
+/** Lists the user's sessions, this one marked "this device", each with a "Sign out" button. */
+async function loadSessions() {
+  if (!signedIn) return [];
+  const sessions = await client.sessions.list();
+  $("session-list").replaceChildren(...sessions.map(sessionItem));
+  return sessions;
+}
+
+listen("reload-sessions", "click", async () => {
+  const sessions = await loadSessions();
+  setStatus(`${counted(sessions.length, "session")} signed in.`, "ok");
+});
+
+/** The re-authentication proof typed in the sessions form: the password, when one was typed. */
+const sessionsProof = () => typedPassword($("end-others-form").elements.password.value);
+
+/** One session: which device, from where, since when, and its "Sign out" button. */
+function sessionItem(session) {
+  const device = session.userAgent ?? "an unknown browser";
+  const where = session.address ? ` from ${session.address}` : "";
+  const details = ` signed in ${formatTime(session.createdAt)} (${session.amr.join(", ")}), last used ${formatTime(session.lastUsedAt)}${where}`;
+  const end = element("button", { type: "button", className: "session-end", textContent: "Sign out" });
+  const item = element(
+    "li",
+    {},
+    session.current ? element("strong", { className: "session-current", textContent: "This device: " }) : "",
+    element("span", { className: "session-device", textContent: device }),
+    element("span", { className: "hint", textContent: details }),
+    " ",
+    end,
+  );
+  item.dataset.sessionId = session.id;
+  listen(end, "click", async () => {
+    await client.sessions.end(session.id, sessionsProof());
+    // Ending this device's session signed the client out (signedOut took the page to the sign-in form).
+    if (session.current) {
+      setStatus("Signed out; the session is revoked.", "ok");
+      return;
+    }
+    setStatus(`Signed out the session of ${device}.`, "ok");
+    await loadSessions();
+  });
+  return item;
+}
+
+listen("end-others-form", "submit", async (event) => {
+  const { ended } = await client.sessions.endOthers(sessionsProof());
+  event.target.reset();
+  setStatus(`${counted(ended, "other session")} signed out; this one goes on.`, "ok");
+  await loadSessions();
+});
+
+listen("end-all", "click", async () => {
+  const { ended } = await client.sessions.endAll();
+  setStatus(`Signed out everywhere: ${counted(ended, "session")} ended, this one too.`, "ok");
+});
+
+// Administrators: the users, each with "Disable" or "Enable". The client has no methods for the
+// admin routes; the page calls them through client.fetch. The server checks the role itself.
+async function loadUsers() {
+  const { users } = await appRoute("GET", "/api/v1/auth/admin/users?limit=100");
+  $("user-list").replaceChildren(...users.map(userItem));
+}
+
+/** One user: name, roles and state, and a button that disables or enables the account (not one's own). */
+function userItem(user) {
+  const state = `${user.roles.length ? user.roles.join(", ") : "no roles"}${user.disabled ? ", disabled" : ""}`;
+  const item = element(
+    "li",
+    {},
+    element("span", { className: "user-name", textContent: user.username }),
+    element("span", { className: "hint", textContent: ` ${state}` }),
+  );
+  item.dataset.userId = user.id;
+  if (user.id === currentUserId) return item;
+  const toggle = element("button", {
+    type: "button",
+    className: "user-toggle",
+    textContent: user.disabled ? "Enable" : "Disable",
+  });
+  item.append(" ", toggle);
+  listen(toggle, "click", async () => {
+    const disabled = !user.disabled;
+    const path = `/api/v1/auth/admin/users/${encodeURIComponent(user.id)}`;
+    await appRoute("PATCH", path, { disabled, ...typedPassword($("admin-password").value) });
+    setStatus(`${user.username} is ${disabled ? "disabled; their sessions have ended" : "enabled"}.`, "ok");
+    await loadUsers();
+  });
+  return item;
+}
 
 /**
  * Whether the page was opened at an IP address. WebAuthn refuses those (the passkeys of this demo
@@ -386,14 +517,14 @@ function passkeyItem(passkey) {
   return item;
 }
 
-// Revoking raises the token version: every session ends, this one too. The browser is then told
+// Revoking ends the user's other sessions and keeps this one. The browser is then told
 // the passkey is gone (WebAuthn's signal API, where it exists), so that the authenticator can
 // delete it and stop offering it. Only after a revocation the server confirmed: a failed sign-in
 // (40100) says nothing about whether the passkey is known, and must not delete it.
 async function armOrRevoke(button, passkey) {
   if (button.dataset.armed !== "true") {
     button.dataset.armed = "true";
-    button.textContent = "Click again to revoke (signs you out)";
+    button.textContent = "Click again to revoke";
     return;
   }
   await client.passkeys.revoke(passkey.id);
@@ -404,14 +535,13 @@ async function armOrRevoke(button, passkey) {
     () => false,
   );
   const removal = forgotten ? " Your browser was asked to remove it from the authenticator." : "";
-  setStatus(
-    `Passkey "${passkey.label}" revoked.${removal} That signed you out everywhere (your token version rose); sign in again.`,
-    "ok",
-  );
+  setStatus(`Passkey "${passkey.label}" revoked.${removal} ${othersSignedOut}`, "ok");
+  await loadPasskeys();
+  await loadSessions();
 }
 
 // Register: re-authentication (the password if typed, else a sign-in under 5 minutes old), the
-// browser creates the passkey, the server stores it and raises the token version: signed out.
+// browser creates the passkey, the server stores it and ends the user's other sessions.
 listen("passkey-register-form", "submit", async (event) => {
   const form = event.target;
   const { label, password } = formValues(form);
@@ -419,11 +549,9 @@ listen("passkey-register-form", "submit", async (event) => {
   setStatus("Create the passkey in your browser's prompt.");
   const passkey = await client.passkeys.register({ label, ...typedPassword(password) });
   form.reset();
-  setStatus(
-    `Passkey "${passkey.label}" registered. That signed you out everywhere (your token version rose): sign in again, with your new passkey.`,
-    "ok",
-  );
-  $("passkey-sign-in-button").focus();
+  setStatus(`Passkey "${passkey.label}" registered. ${othersSignedOut}`, "ok");
+  await loadPasskeys();
+  await loadSessions();
 });
 
 // Sign in with a provider (OAuth 2.0 / OpenID Connect). The client's oauth.start has the server

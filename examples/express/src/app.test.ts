@@ -237,6 +237,70 @@ describe("the Express demo", () => {
   });
 });
 
+describe("the Express demo's account page", () => {
+  /** Creates a user with a random password and signs it in `times` times, each with its own User-Agent. */
+  async function signedInTwice(username: string, roles: string[] = []) {
+    const password = randomSecret(18);
+    await createUser(demo.auth, { username, password, roles });
+    const tokens: string[] = [];
+    for (const userAgent of ["first browser", "second browser"]) {
+      const signedIn = await call("POST", "/api/v1/auth/login", { username, password }, undefined, { "user-agent": userAgent });
+      tokens.push(signedIn.envelope.data.accessToken);
+    }
+    return { password, first: tokens[0] as string, second: tokens[1] as string };
+  }
+
+  it("the page has the account's parts: password, sessions, and the user list hidden until an administrator signs in", async () => {
+    const html = await (await fetch(`${base}/`)).text();
+    for (const part of [
+      '<form id="password-form">',
+      '<ul id="session-list">',
+      '<form id="end-others-form">',
+      '<div id="admin" hidden>',
+    ]) {
+      expect(html).toContain(part);
+    }
+    expect(html).not.toMatch(/signs you out everywhere|token version rises/);
+  });
+
+  it("SE-1, SE-2, SE-4: lists the user's sessions (this one current), ends the other, and a password change keeps this one", async () => {
+    const { password, first, second } = await signedInTwice("account-user");
+    const listed = await call("GET", "/api/v1/auth/sessions", undefined, second);
+    expect(
+      listed.envelope.data.map((session: { current: boolean; userAgent: string }) => [session.current, session.userAgent]),
+    ).toEqual([
+      [true, "second browser"],
+      [false, "first browser"],
+    ]);
+    const otherId: string = listed.envelope.data[1].id;
+    expect((await call("DELETE", `/api/v1/auth/sessions/${otherId}`, undefined, second)).envelope).toMatchObject({
+      code: 0,
+      data: { ended: true },
+    });
+    expect((await call("GET", "/api/v1/auth/me", undefined, first)).envelope.code).toBe(40101);
+
+    const changed = await call(
+      "POST",
+      "/api/v1/auth/password",
+      { currentPassword: password, newPassword: randomSecret(18) },
+      second,
+    );
+    expect(changed.envelope).toMatchObject({ code: 0, data: { changed: true, sessionsEnded: 0 } });
+    expect((await call("GET", "/api/v1/auth/sessions", undefined, second)).envelope.data).toHaveLength(1);
+  });
+
+  it("AD-1: the user list the page shows answers an administrator, and 40300 to a user without the role", async () => {
+    const admin = await signedInTwice("account-admin", ["admin"]);
+    const listed = await call("GET", "/api/v1/auth/admin/users?limit=100", undefined, admin.second);
+    expect(listed.envelope.code).toBe(0);
+    expect(listed.envelope.data.users.map((user: { username: string }) => user.username)).toContain("account-admin");
+
+    const viewer = await signedInTwice("account-viewer");
+    const denied = await call("GET", "/api/v1/auth/admin/users", undefined, viewer.second);
+    expect({ status: denied.status, code: denied.envelope.code }).toEqual({ status: 403, code: 40300 });
+  });
+});
+
 describe("the Express demo's sign-in with its local provider", () => {
   it("OA-1, OA-5: lists the local provider, sends the person to it, and signs them in from the callback page's query with the binding cookie, once", async () => {
     const listed = await call("GET", "/api/v1/auth/oauth/providers");

@@ -54,15 +54,14 @@ export interface SessionsClient {
   endAll(): Promise<{ ended: number }>;
 }
 
-/** The `sid` claim of an access token (a JWT, read without verifying: the server did), or null. */
-function sessionIdOf(accessToken: string): string | null {
+/** Whether `accessToken` (a JWT, read without verifying: the server did) is of session `id`: its `sid` claim. */
+function isTokenOfSession(accessToken: string, id: string): boolean {
   try {
     const payload = (accessToken.split(".")[1] ?? "").replace(/-/g, "+").replace(/_/g, "/");
     const bytes = Uint8Array.from(atob(payload), (character) => character.charCodeAt(0));
-    const { sid } = JSON.parse(new TextDecoder().decode(bytes)) as { sid?: unknown };
-    return typeof sid === "string" ? sid : null;
+    return (JSON.parse(new TextDecoder().decode(bytes)) as { sid?: unknown }).sid === id;
   } catch {
-    return null;
+    return false;
   }
 }
 
@@ -92,7 +91,7 @@ export function createSessionsClient(session: Session, reauthenticate: Reauthent
         }),
       );
       const tokens = await session.tokens();
-      if (tokens && sessionIdOf(tokens.accessToken) === id) await signOut("logout");
+      if (tokens && isTokenOfSession(tokens.accessToken, id)) await signOut("logout");
     },
     async endOthers(proof = {}) {
       const { ended } = await withReauthentication(reauthenticate, { operation: "sessions.endOthers", accepts }, proof, (given) =>

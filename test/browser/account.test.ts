@@ -1,0 +1,156 @@
+// The demo's account page in a real browser: Debian's Chromium, driven by playwright-core, with
+// the CDP WebAuthn virtual authenticator, on the Express demo. Two browser contexts are two
+// devices of one user: the user's own security changes keep the page signed in (SE-2), the page
+// lists both sessions with this one marked, and ending the other from it ends that device's
+// session at its next call and refresh (SE-1, SE-3). The user list is shown to administrators only.
+import { createUser } from "@portcullis/core";
+import type { Page, Response } from "playwright-core";
+import { expect, it } from "vitest";
+import { base32Decode, totpCodeAt } from "../fixtures/auth.js";
+import { browserTestPassword, createBrowserTestUser, startExpressDemo } from "./apps.js";
+import {
+  type Envelope,
+  describeInBrowser,
+  expectStatus,
+  openPage,
+  registerPasskey,
+  shownSection,
+  shownUserField,
+  signInWithPassword,
+  useChromium,
+  usePageApp,
+} from "./page.js";
+
+const newContext = useChromium();
+
+/** Clicks "GET /auth/me" and waits for the page to say it answered: the next call of the page's client succeeded. */
+async function nextCallSucceeds(page: Page): Promise<void> {
+  await page.click("#reload-me");
+  await expectStatus(page, /^GET \/auth\/me answered\.$/);
+}
+
+/** The envelope of the next answer of the API route `/api/v1<path>`; call it before the action that sends the request. */
+function nextAnswer(page: Page, path: string): Promise<Envelope> {
+  const response: Promise<Response> = page.waitForResponse((answer) => new URL(answer.url()).pathname === `/api/v1${path}`);
+  return response.then(async (answer) => (await answer.json()) as Envelope);
+}
+
+describeInBrowser("the account page in Chromium, on the Express demo", () => {
+  const app = usePageApp(startExpressDemo);
+
+  it("SE-2, SE-1, SE-3: registers a passkey and turns on TOTP staying signed in; sees a second browser's session, ends it, and that browser's next call gets 40101 and its refresh fails", async () => {
+    const demo = app();
+    const first = await openPage(newContext, demo);
+    const second = await openPage(newContext, demo);
+    try {
+      await signInWithPassword(first.page, demo.username, demo.password);
+      await expectStatus(first.page, /^Signed in\.$/);
+
+      // A passkey, registered from the account page: the page stays signed in.
+      await registerPasskey(first.page, "Laptop");
+      await expectStatus(first.page, /^Passkey "Laptop" registered\. Your other sessions were signed out; this one goes on\.$/);
+      expect(await shownSection(first.page)).toBe("account");
+      expect(await first.authenticator.credentials()).toHaveLength(1);
+      await nextCallSucceeds(first.page);
+
+      // TOTP turned on from the account page: the recovery codes, then the account again, signed in.
+      await first.page.click('#setup-form button[type="submit"]');
+      await expectStatus(first.page, /^Scan the QR code/, "info");
+      const secret = base32Decode((await first.page.locator("#secret").textContent()) ?? "");
+      await first.page.fill('#enable-form input[name="code"]', await totpCodeAt(demo.auth, secret));
+      await first.page.click('#enable-form button[type="submit"]');
+      await expectStatus(first.page, /^Two-factor sign-in is on\. Your other sessions were signed out; this one goes on\.$/);
+      expect(await first.page.locator("#recovery-code-list li").count()).toBe(10);
+      await first.page.click("#recovery-codes-done");
+      await first.page.locator("#totp-on").waitFor();
+      expect(await shownSection(first.page)).toBe("account");
+      expect(await shownUserField(first.page, "totpEnabled")).toBe("true");
+      await nextCallSucceeds(first.page);
+
+      // A second browser signs in: password, then the code of the next step (the enabling one is spent).
+      await signInWithPassword(second.page, demo.username, demo.password);
+      await expectStatus(second.page, /^Password accepted; a second factor is required\.$/, "info");
+      await second.page.fill('#second-factor-form input[name="code"]', await totpCodeAt(demo.auth, secret, 1));
+      await second.page.click('#second-factor-form button[type="submit"]');
+      await expectStatus(second.page, /^Signed in with two factors\.$/);
+
+      // The first sees two sessions, its own marked, each with the browser's User-Agent.
+      await first.page.click("#reload-sessions");
+      await expectStatus(first.page, /^2 sessions signed in\.$/);
+      const sessions = first.page.locator("#session-list li");
+      const mine = sessions.filter({ has: first.page.locator(".session-current") });
+      const other = sessions.filter({ hasNot: first.page.locator(".session-current") });
+      expect([await mine.count(), await other.count()]).toEqual([1, 1]);
+      const userAgent = await second.page.evaluate(
+        () => (globalThis as unknown as { navigator: { userAgent: string } }).navigator.userAgent,
+      );
+      expect(await other.locator(".session-device").textContent()).toBe(userAgent);
+      const otherId = await other.getAttribute("data-session-id");
+      expect(await mine.getAttribute("data-session-id")).not.toBe(otherId);
+
+      // The first ends the second's session.
+      await other.locator(".session-end").click();
+      await expectStatus(first.page, /^Signed out the session of /);
+      await expect.poll(() => sessions.count()).toBe(1);
+      expect(await mine.count()).toBe(1);
+      expect((await demo.auth.storage.sessions.findSession(otherId ?? ""))?.revokedAt).not.toBeNull();
+
+      // The second's next call is refused (40101), its one refresh too, and the page is signed out.
+      const refused = nextAnswer(second.page, "/auth/me");
+      const refreshed = nextAnswer(second.page, "/auth/refresh");
+      await second.page.click("#reload-me");
+      expect((await refused).code).toBe(40101);
+      expect((await refreshed).code).toBe(40101);
+      await expectStatus(second.page, /^Your session has ended; sign in again\.$/, "info");
+      expect(await shownSection(second.page)).toBe("sign-in");
+
+      // The first goes on.
+      await nextCallSucceeds(first.page);
+      expect([...first.errors, ...second.errors]).toEqual([]);
+    } finally {
+      await first.context.close();
+      await second.context.close();
+    }
+  });
+
+  it("AD-1: the user list is shown to an administrator only; disabling a user there ends that user's session, enabling lets them back in", async () => {
+    const demo = app();
+    const viewer = await createBrowserTestUser(demo.auth, "viewer");
+    // An administrator of its own: the demo user has TOTP on after the test above.
+    const administrator = await createUser(demo.auth, {
+      username: "administrator",
+      password: browserTestPassword,
+      roles: ["admin"],
+    });
+    const admin = await openPage(newContext, demo);
+    const user = await openPage(newContext, demo);
+    try {
+      await signInWithPassword(user.page, viewer.username, browserTestPassword);
+      await expectStatus(user.page, /^Signed in\.$/);
+      expect(await user.page.locator("#admin").isHidden()).toBe(true);
+
+      await signInWithPassword(admin.page, administrator.username, browserTestPassword);
+      await expectStatus(admin.page, /^Signed in\.$/);
+      const row = admin.page.locator(`#user-list li[data-user-id="${viewer.id}"]`);
+      await row.waitFor();
+      expect(await admin.page.locator(`#user-list li[data-user-id="${administrator.id}"] .user-toggle`).count()).toBe(0);
+
+      await row.locator(".user-toggle", { hasText: /^Disable$/ }).click();
+      await expectStatus(admin.page, /^viewer is disabled; their sessions have ended\.$/);
+      await row.locator(".user-toggle", { hasText: /^Enable$/ }).waitFor();
+      const refused = nextAnswer(user.page, "/auth/me");
+      await user.page.click("#reload-me");
+      expect((await refused).code).toBe(40101);
+      await expectStatus(user.page, /^Your session has ended; sign in again\.$/, "info");
+
+      await row.locator(".user-toggle").click();
+      await expectStatus(admin.page, /^viewer is enabled\.$/);
+      await signInWithPassword(user.page, viewer.username, browserTestPassword);
+      await expectStatus(user.page, /^Signed in\.$/);
+      expect([...admin.errors, ...user.errors]).toEqual([]);
+    } finally {
+      await admin.context.close();
+      await user.context.close();
+    }
+  });
+});
