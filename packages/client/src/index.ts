@@ -22,6 +22,7 @@ export {
 export type { TotpClient } from "./totp.js";
 export type { FetchFunction } from "./transport.js";
 export type {
+  AuthMethod,
   AuthUser,
   OAuthProviderInfo,
   PasskeyInfo,

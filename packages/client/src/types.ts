@@ -40,6 +40,12 @@ export interface PasskeyInfo {
 }
 
 /**
+ * How a session was signed into (RFC 8176 names): `pwd` password, `otp` TOTP code, `rc` recovery
+ * code, `hwk` passkey, `user` user verification, `fed` a provider, `ldap` the directory.
+ */
+export type AuthMethod = "pwd" | "otp" | "rc" | "hwk" | "user" | "fed" | "ldap";
+
+/**
  * One of the signed-in user's sessions (`GET /auth/sessions`): no token, only what tells the
  * user which device it is. Times are epoch milliseconds.
  */
@@ -53,8 +59,8 @@ export interface SessionInfo {
   lastUsedAt: number;
   /** When it ends at the latest: refreshes never move it (RT-4). */
   expiresAt: number;
-  /** How the session was signed into: `pwd`, `otp`, `hwk`, `user`, … */
-  amr: string[];
+  /** How the session was signed into. */
+  amr: AuthMethod[];
   /** The User-Agent it was last used with, cut to 256 characters; null when none was sent. */
   userAgent: string | null;
   /** The client address it was last used from: IPv4 kept to /24 and IPv6 to /48 unless the operator keeps it whole. */
