@@ -33,30 +33,30 @@ const caller = (req: Request) => req.auth as AccessContext;
 const field = (req: Request, name: string) => (req.body as Record<string, unknown> | undefined)?.[name] as string;
 
 /**
- * Account and administration routes that Portcullis leaves to the service: changing one's own
- * password, signing out everywhere, and an administrator setting roles or disabling a user.
- * Each one raises the user's token version, so tokens issued before stop working.
+ * The account flows called from a service's own routes, under paths of its own: changing one's
+ * own password, signing out everywhere, and an administrator setting roles or disabling a user.
+ * Portcullis serves the same operations itself (`POST /auth/password`, `DELETE /auth/sessions`,
+ * `/auth/admin/users…`); routes like these are for a service that wants other paths or checks.
+ * A password change made from a session keeps that session and ends the user's others (SE-2);
+ * signing out everywhere, a role change and disabling raise the token version and end them all.
  */
 export function accountRoutes(auth: Auth): Router {
   const router = Router();
   const json = express.json({ limit: "64kb" }); // after requireAuth: no body is read for a caller without a token
 
   router.post("/api/v1/account/password", requireAuth(auth), json, (req, res) =>
-    answer(auth, res, async () => {
-      await changePassword(auth, {
+    answer(auth, res, () =>
+      changePassword(auth, {
         userId: caller(req).userId,
+        sessionId: caller(req).sessionId,
         currentPassword: field(req, "currentPassword"),
         newPassword: field(req, "newPassword"),
-      });
-      return { changed: true };
-    }),
+      }),
+    ),
   );
 
   router.post("/api/v1/account/sign-out-everywhere", requireAuth(auth), (req, res) =>
-    answer(auth, res, async () => {
-      await signOutEverywhere(auth, { userId: caller(req).userId });
-      return {};
-    }),
+    answer(auth, res, async () => ({ ended: await signOutEverywhere(auth, { userId: caller(req).userId }) })),
   );
 
   const admin = requireAuth(auth, { roles: ["admin"] });

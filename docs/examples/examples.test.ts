@@ -122,6 +122,9 @@ describe("docs/examples", () => {
     app.use(accountRoutes(auth));
     const base = await listenExpress(app);
     const carol = await signIn(auth, base, "carol");
+    const elsewhere = await call(base, "POST", "/api/v1/auth/login", { username: "carol", password: carol.password }).then(
+      (result) => result.body?.data as { accessToken: string; refreshToken: string },
+    );
     const admin = await signIn(auth, base, "root", ["admin"]);
 
     const newPassword = randomText(18);
@@ -140,10 +143,11 @@ describe("docs/examples", () => {
       { currentPassword: carol.password, newPassword },
       carol.accessToken,
     );
-    expect(changed.body).toMatchObject({ code: 0, data: { changed: true } });
-    // The token version rose: the old access and refresh tokens are refused.
-    expect((await call(base, "GET", "/api/v1/auth/me", undefined, carol.accessToken)).body?.code).toBe(40101);
-    expect((await call(base, "POST", "/api/v1/auth/refresh", { refreshToken: carol.refreshToken })).body?.code).toBe(40101);
+    expect(changed.body).toMatchObject({ code: 0, data: { changed: true, sessionsEnded: 1 } });
+    // SE-2: the session the change was made from goes on; carol's other session ended.
+    expect((await call(base, "GET", "/api/v1/auth/me", undefined, carol.accessToken)).body?.code).toBe(0);
+    expect((await call(base, "GET", "/api/v1/auth/me", undefined, elsewhere.accessToken)).body?.code).toBe(40101);
+    expect((await call(base, "POST", "/api/v1/auth/refresh", { refreshToken: elsewhere.refreshToken })).body?.code).toBe(40101);
     const again = await call(base, "POST", "/api/v1/auth/login", { username: "carol", password: newPassword });
     expect(again.body?.code).toBe(0);
 
