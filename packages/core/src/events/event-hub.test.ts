@@ -60,7 +60,10 @@ describe("events", () => {
     const third = await refresh(auth, { refreshToken: first.refreshToken });
     expect(await outcome(refresh(auth, { refreshToken: first.refreshToken }))).toBe(40101);
     await logout(auth, { refreshToken: second.refreshToken });
-    secrets.push(...[first, second, third].flatMap((tokens) => [tokens.accessToken, tokens.refreshToken]));
+    const fourthCode = nextCode(harness, secret);
+    codes.push(fourthCode);
+    const fourth = await verifyTotp(auth, { tempToken: await tempTokenOf(goodPassword), code: fourthCode });
+    secrets.push(...[first, second, third, fourth].flatMap((tokens) => [tokens.accessToken, tokens.refreshToken]));
 
     const regenerateCode = nextCode(harness, secret);
     codes.push(regenerateCode);
@@ -87,8 +90,8 @@ describe("events", () => {
         "second_factor.succeeded",
         "session.revoked",
         "throttled",
+        "sessions.ended",
         "token.refreshed",
-        "token_version.raised",
         "totp.disabled",
         "totp.enabled",
         "user.created",
