@@ -9,7 +9,7 @@ import {
   webauthnRegisterFinish,
 } from "@portcullis/core";
 import { ldapDirectory } from "@portcullis/ldap";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { defaultDirectoryPolicy } from "../../packages/core/src/directory/policy.js";
 import {
   createTestUser,
@@ -88,7 +88,7 @@ const directoryPolicyFields = Object.keys({ ...defaultDirectoryPolicy, bindPassw
 
 /** The fields each route reads, by `METHOD path` of the route table. */
 const fieldsByRoute: Record<string, string[]> = {
-  "POST /auth/login": ["username", "password", "provider"],
+  "POST /auth/login": ["username", "password", "provider", "deviceToken"],
   "POST /auth/2fa/verify": ["tempToken", "code"],
   "POST /auth/2fa/recovery": ["tempToken", "recoveryCode"],
   "POST /auth/refresh": ["refreshToken"],
@@ -107,6 +107,18 @@ const fieldsByRoute: Record<string, string[]> = {
   "POST /auth/directory/policy/preview": ["username"],
   "POST /auth/password": ["currentPassword", "newPassword"],
   "POST /auth/sessions/end-others": ["password", "totpCode"],
+  "DELETE /auth/sessions/:id": ["password", "totpCode"],
+  "POST /auth/register": ["username", "password", "email"],
+  "POST /auth/admin/users": ["username", "password", "email", "roles"],
+  "PATCH /auth/admin/users/:id": ["disabled", "roles", "password", "totpCode"],
+  "DELETE /auth/admin/users/:id/totp": ["password", "totpCode"],
+};
+
+/** Bodies a route takes, mixed in one time in ten, so that random runs reach its success and its conflicts too. */
+const wellFormed: Record<string, (index: number) => Record<string, unknown>> = {
+  "POST /auth/register": (index) => ({ username: `fuzz-new-${index % 3}`, password: testPassword }),
+  "POST /auth/admin/users": (index) => ({ username: `fuzz-made-${index % 3}`, roles: ["user"] }),
+  "PATCH /auth/admin/users/:id": (index) => ({ disabled: index % 2 === 0, roles: ["user", `r${index % 3}`] }),
 };
 
 const routeKey = (route: Route) => `${route.method} ${route.path}`;
@@ -168,22 +180,23 @@ function mutated(next: () => number, genuine: Record<string, unknown>): Record<s
 const sessionOf = (accessToken: string): string =>
   JSON.parse(Buffer.from(accessToken.split(".")[1] as string, "base64url").toString()).sid;
 
-describe("random input on every POST and PUT route", () => {
+describe("random input on every route with a body", () => {
   const { auth } = makeTestAuth({
     throttle: { ...generousThrottle, ip: [{ limit: 100_000, window: "15m" }] },
     // Hundreds of genuine registration ceremonies for one user, past the default bound of 10 (RL-7).
     passkeys: { ...testPasskeys, registrationCeremonyLimit: 10_000 },
     // Random policies never name a reachable server: the test route answers from validation.
     directory: ldapDirectory(),
+    // Sign-up on, so that its random bodies reach the checks rather than 40400 (SU-1).
+    signUp: { enabled: true },
   });
   const authenticator = makeTestAuthenticator();
-  const session = { userId: "", accessToken: "", sessionId: "", passkeyId: "" };
+  const session = { userId: "", accessToken: "", sessionId: "", passkeyId: "", otherSessionId: "", victimId: "" };
 
-  async function signIn(): Promise<void> {
+  async function signIn(): Promise<{ accessToken: string; sessionId: string }> {
     const result = await login(auth, { username: "fuzz", password: testPassword });
     if (result.status !== "authenticated") throw new Error("expected a session");
-    session.accessToken = result.tokens.accessToken;
-    session.sessionId = sessionOf(result.tokens.accessToken);
+    return { accessToken: result.tokens.accessToken, sessionId: sessionOf(result.tokens.accessToken) };
   }
 
   beforeAll(async () => {
@@ -195,13 +208,30 @@ describe("random input on every POST and PUT route", () => {
     const { ceremonyId, options } = await webauthnRegisterBegin(auth, { userId: user.id, label: "Fuzz", password: testPassword });
     const response = authenticator.register(options);
     session.passkeyId = (await webauthnRegisterFinish(auth, { userId: user.id, ceremonyId, response })).id;
-    await signIn();
+    // The administration routes act on another user, and the sessions routes on another session:
+    // the requests' own session is never ended by them, so every route is reached signed in.
+    session.victimId = (await createTestUser(auth, "fuzz-victim")).id;
   });
 
-  const bodyRoutes = routes.filter((route) => route.method === "POST" || route.method === "PUT");
+  // A fresh sign-in per route: each route's random bodies are judged by that route alone, and
+  // the sign-in is recent, so the re-authenticated routes reach their own checks (SE-3, AD-1).
+  beforeEach(async () => {
+    Object.assign(session, await signIn());
+    session.otherSessionId = (await signIn()).sessionId;
+  });
 
-  it("covers every POST and PUT route of the table", () => {
+  const bodyRoutes = routes.filter((route) => route.doc.body !== undefined);
+
+  it("covers every route of the table with a body, and each route's fields are those its document names", () => {
     expect(bodyRoutes.map(routeKey).sort()).toEqual(Object.keys(fieldsByRoute).sort());
+    for (const route of bodyRoutes) {
+      const named = (route.doc.body as { properties?: Record<string, unknown> }).properties;
+      if (named !== undefined)
+        expect([routeKey(route), ...fieldsByRoute[routeKey(route)]!.toSorted()]).toEqual([
+          routeKey(route),
+          ...Object.keys(named).toSorted(),
+        ]);
+    }
   });
 
   /** A fresh ceremony of one kind and a genuine signed response to it. */
@@ -244,6 +274,23 @@ describe("random input on every POST and PUT route", () => {
     return String(randomBase64url(next));
   }
 
+  /** The `:id` of a session or an administration route: another session or user, an unknown id, or no id at all. */
+  function ownedIdFor(next: () => number, known: string): string {
+    const choice = Math.floor(next() * 3);
+    if (choice === 0) return known;
+    if (choice === 1) return Buffer.alloc(16, Math.floor(next() * 256)).toString("base64url");
+    // Never empty: `/auth/sessions/` is `DELETE /auth/sessions`, which would end the requests' own session.
+    const value = String(randomValue(next)) || "-";
+    return value.includes("\uD800") ? "%ED%A0%80" : encodeURIComponent(value);
+  }
+
+  /** The path of a request to a route, its `:id` filled by the kind of id the route takes. */
+  function urlFor(next: () => number, path: string): string {
+    if (path.startsWith("/auth/sessions/")) return path.replace(":id", () => ownedIdFor(next, session.otherSessionId));
+    if (path.startsWith("/auth/admin/users/")) return path.replace(":id", () => ownedIdFor(next, session.victimId));
+    return path.replace(":id", () => credentialIdFor(next));
+  }
+
   /** The server the OpenAPI drift check reads the auth of: the answers here come from handleRequest itself. */
   const inProcess: RunningServer = { baseUrl: "", host: "", port: 0, auth, close: async () => {} };
 
@@ -265,15 +312,26 @@ describe("random input on every POST and PUT route", () => {
           const ceremonyId = await ceremonyHeaderFor(next, kind, genuine?.ceremonyId, spent);
           if (ceremonyId !== undefined) headers["x-webauthn-ceremony"] = ceremonyId;
           if (genuine) spent.push(genuine.ceremonyId);
+        } else if (wellFormed[routeKey(route)] !== undefined && next() < 0.1) {
+          body = wellFormed[routeKey(route)]?.(index) ?? {};
         } else {
           for (const field of fields) if (next() < 0.85) body[field] = randomValue(next);
         }
         if (next() < 0.2) body[`extra${index}`] = randomValue(next);
         // Only proper strings reach argon2; keep the hashing count, and so the run time, small.
-        const hashes = ["/auth/login", "/auth/public-key/register/begin", "/auth/sessions/end-others"].includes(route.path);
+        const hashes = [
+          "/auth/login",
+          "/auth/register",
+          "/auth/public-key/register/begin",
+          "/auth/sessions/end-others",
+          "/auth/sessions/:id",
+          "/auth/admin/users",
+          "/auth/admin/users/:id",
+          "/auth/admin/users/:id/totp",
+        ].includes(route.path);
         if (hashes && typeof body.password === "string" && next() < 0.9) body.password = 42;
         if (typeof body.currentPassword === "string" && next() < 0.9) body.currentPassword = 42;
-        const url = route.path.replace(":id", () => credentialIdFor(next));
+        const url = urlFor(next, route.path);
         const text = JSON.stringify(body);
         const response = (await handleRequest(auth, request(route.method, url, text, headers))) as HttpResponse;
         const envelope = JSON.parse(response.body) as {
@@ -302,6 +360,10 @@ describe("random input on every POST and PUT route", () => {
       if (finish) expect([...seen]).toEqual(expect.arrayContaining([0, 40002, 40100]));
       // The rename reached its own passkey, unknown ids and bad labels.
       if (route.path === "/auth/public-key/credentials/:id") expect([...seen]).toEqual(expect.arrayContaining([0, 40400, 42200]));
+      // The well-formed bodies and ids reached the route's success, and unknown ids its 40400.
+      if (wellFormed[routeKey(route)] !== undefined) expect([...seen]).toContain(0);
+      if (route.path.includes(":id") && route.path !== "/auth/admin/users/:id/totp")
+        expect([...seen]).toEqual(expect.arrayContaining([0, 40400]));
     });
   }
 });
