@@ -133,12 +133,14 @@ function sweepChecks(open: () => Promise<{ storage: KyselyStorage; drop(): Promi
     const now = Date.now();
     await rowsOfEveryKind(storage, tag, now, 3);
     expect((await rowsLeft(storage, tag)).sessions).toHaveLength(4);
-    const { reported } = sweepingAuth(storage, now);
+    // Held to the end: the timer holds its instance only weakly, and a collected one stops sweeping.
+    const { auth, reported } = sweepingAuth(storage, now);
     await vi.waitFor(async () => expect(await rowsLeft(storage, tag)).toEqual(onlyTheLiveOnes), {
       timeout: 15_000,
       interval: 250,
     });
     expect(reported).toEqual([]);
+    expect(auth.config.sweepIntervalMs).toBe(1000);
   });
 
   it("deleteExpired(now, limit) deletes at most `limit` rows of each kind a call, one short statement each; sweepExpired calls it until none is left", async () => {
@@ -158,11 +160,15 @@ function sweepChecks(open: () => Promise<{ storage: KyselyStorage; drop(): Promi
   it("of two instances sharing the database, one sweeps per interval: the lease is a throttling window in the database", async () => {
     const calls: number[] = [];
     const now = Date.now() + 3_600_000;
-    sweepingAuth(counting(database.storage, calls), now);
-    sweepingAuth(counting(database.storage, calls), now);
+    // Held to the end: the timer holds its instance only weakly, and a collected one stops sweeping.
+    const instances = [
+      sweepingAuth(counting(database.storage, calls), now),
+      sweepingAuth(counting(database.storage, calls), now),
+    ];
     await vi.waitFor(() => expect(calls).toEqual([now]), { timeout: 10_000 });
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(calls).toEqual([now]);
+    expect(instances).toHaveLength(2);
   });
 }
 

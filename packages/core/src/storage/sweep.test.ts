@@ -105,12 +105,16 @@ describe("the auth instance's timer", () => {
     const shared = memoryStorage();
     const frozen = 1_000_000;
     const { storage, calls } = withDeleteExpired(shared, (now, limit) => shared.challenges.deleteExpired(now, limit));
-    createAuth({ ...config, storage, sweepInterval: 1, now: () => frozen });
-    createAuth({ ...config, storage, sweepInterval: 1, now: () => frozen });
+    // Held to the end: the timer holds its instance only weakly, and a collected one stops sweeping.
+    const instances = [
+      createAuth({ ...config, storage, sweepInterval: 1, now: () => frozen }),
+      createAuth({ ...config, storage, sweepInterval: 1, now: () => frozen }),
+    ];
     await vi.waitFor(() => expect(calls).toEqual([[frozen, sweepBatchSize]]), { timeout: 5000 });
     // The lease's window is one interval of the instances' clock, which stands still here: no second sweep.
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(calls).toEqual([[frozen, sweepBatchSize]]);
+    expect(instances).toHaveLength(2);
   });
 
   it('a failed sweep goes to onInternalError as "sweep", and the next interval tries again', async () => {
@@ -120,7 +124,7 @@ describe("the auth instance's timer", () => {
       if (failures-- > 0) throw new Error("storage away");
       return 0;
     });
-    createAuth({
+    const auth = createAuth({
       ...config,
       storage,
       sweepInterval: 1,
@@ -128,6 +132,7 @@ describe("the auth instance's timer", () => {
     });
     await vi.waitFor(() => expect(calls.length).toBeGreaterThanOrEqual(2), { timeout: 6000 });
     expect(reported).toEqual([[new Error("storage away"), "sweep"]]);
+    expect(auth.config.sweepIntervalMs).toBe(1000);
   });
 
   it("sweepInterval: false starts no timer", async () => {
