@@ -1,13 +1,34 @@
 // What the fault tests of test/storage expect of a service whose database is cut off: every
 // request answers, 50300 with nothing but the envelope, within a bound, and the error behind it
 // reaches onInternalError. Shared by postgres-faults.test.ts and mariadb-faults.test.ts.
-import { isAuthError } from "@portcullis/core";
+import { type TokenSet, isAuthError } from "@portcullis/core";
 import { isConnectionFailure } from "@portcullis/kysely";
 import { expect } from "vitest";
-import type { CallResult } from "../http/client.js";
+import { testPassword } from "../fixtures/auth.js";
+import { type CallResult, call, post } from "../http/client.js";
+import { expectEnvelope } from "../http/contract-suite.js";
+import type { RunningServer } from "../http/servers.js";
 
 /** A request's answer and how long it took, or `answered: false` when it did not come within the bound. */
 export type TimedAnswer = { answered: true; result: CallResult; elapsedMs: number } | { answered: false; elapsedMs: number };
+
+/**
+ * The requests the fault tests send to the service `server()` answers at the time: alice's
+ * login, a refresh, `GET /me` with a bearer token, and a login expected to succeed.
+ */
+export function serviceRequests(server: () => RunningServer | undefined) {
+  const base = "/api/v1/auth";
+  const running = () => server() as RunningServer;
+  const login = () => post(running(), `${base}/login`, { username: "alice", password: testPassword });
+  const refresh = (refreshToken: string) => post(running(), `${base}/refresh`, { refreshToken });
+  const me = (accessToken: string) => call(running(), "GET", `${base}/me`, { token: accessToken });
+  const signIn = async (): Promise<TokenSet> => {
+    const result = await login();
+    expectEnvelope(result, 0);
+    return result.body.data;
+  };
+  return { login, refresh, me, signIn };
+}
 
 /** What {@link faultChecks} needs to know of the service under test. */
 export interface FaultCheckOptions {

@@ -9,17 +9,15 @@ import { type Auth, type TokenSet, createAuth } from "@portcullis/core";
 import { type KyselyStorage, connectStorage, isConnectionFailure, migrate } from "@portcullis/kysely";
 import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
 import { mariadbUrl, serverMissing } from "../../packages/kysely/src/databases.test-support.js";
-import { createTestUser, generousThrottle, testAudience, testIssuer, testPassword } from "../fixtures/auth.js";
+import { createTestUser, generousThrottle, testAudience, testIssuer } from "../fixtures/auth.js";
 import { openConnectionsTo } from "../fixtures/open-connections.js";
 import { describeNeedingService } from "../fixtures/required-service.js";
 import { type TcpForwarder, startTcpForwarder } from "../fixtures/tcp-forwarder.js";
-import { call, post } from "../http/client.js";
 import { expectEnvelope } from "../http/contract-suite.js";
 import { type RunningServer, startExpress5 } from "../http/servers.js";
-import { type TimedAnswer, faultChecks } from "./fault-checks.js";
+import { type TimedAnswer, faultChecks, serviceRequests } from "./fault-checks.js";
 import { type ScratchDatabase, createScratchDatabase } from "./scratch-schema.js";
 
-const base = "/api/v1/auth";
 const connectTimeoutMs = 1000;
 const queryTimeoutMs = 2000;
 /** How long a request may take to answer 50300: one wait for a connection, one statement, and a margin for a loaded machine. */
@@ -80,14 +78,7 @@ describeWithMariadb("MariaDB faults: a service behind a forwarder the tests cut"
     await database?.drop();
   });
 
-  const login = () => post(server as RunningServer, `${base}/login`, { username: "alice", password: testPassword });
-  const refresh = (refreshToken: string) => post(server as RunningServer, `${base}/refresh`, { refreshToken });
-  const me = (accessToken: string) => call(server as RunningServer, "GET", `${base}/me`, { token: accessToken });
-  const signIn = async (): Promise<TokenSet> => {
-    const result = await login();
-    expectEnvelope(result, 0);
-    return result.body.data;
-  };
+  const { login, refresh, me, signIn } = serviceRequests(() => server);
   /** An answer's code, or how long it went unanswered. */
   const codeOf = (answer: TimedAnswer) =>
     answer.answered ? answer.result.body?.code : `no answer within ${Math.round(answer.elapsedMs)} ms`;

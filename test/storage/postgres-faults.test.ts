@@ -11,17 +11,16 @@ import { type Auth, type Storage, type TokenSet, createAuth, isAuthError, refres
 import { type KyselyStorage, connectStorage, isConnectionFailure, migrate } from "@portcullis/kysely";
 import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
 import { postgresUrl, serverMissing } from "../../packages/kysely/src/databases.test-support.js";
-import { type TestUser, createTestUser, generousThrottle, testAudience, testIssuer, testPassword } from "../fixtures/auth.js";
+import { type TestUser, createTestUser, generousThrottle, testAudience, testIssuer } from "../fixtures/auth.js";
 import { openConnectionsTo } from "../fixtures/open-connections.js";
 import { describeNeedingService } from "../fixtures/required-service.js";
 import { type TcpForwarder, postgresReadyForQuery, startTcpForwarder } from "../fixtures/tcp-forwarder.js";
-import { type CallResult, call, post } from "../http/client.js";
+import type { CallResult } from "../http/client.js";
 import { expectEnvelope } from "../http/contract-suite.js";
 import { type RunningServer, startExpress5 } from "../http/servers.js";
-import { type TimedAnswer, faultChecks, within } from "./fault-checks.js";
+import { type TimedAnswer, faultChecks, serviceRequests, within } from "./fault-checks.js";
 import { type ScratchSchema, createScratchSchema } from "./scratch-schema.js";
 
-const base = "/api/v1/auth";
 const connectTimeoutMs = 1000;
 const queryTimeoutMs = 2000;
 /** How long a request may take to answer 50300: one wait for a connection, one statement, and a margin for a loaded machine. */
@@ -84,14 +83,7 @@ describeWithPostgres("PostgreSQL faults: a service behind a forwarder the tests 
     await schema?.drop();
   });
 
-  const login = () => post(server as RunningServer, `${base}/login`, { username: "alice", password: testPassword });
-  const refresh = (refreshToken: string) => post(server as RunningServer, `${base}/refresh`, { refreshToken });
-  const me = (accessToken: string) => call(server as RunningServer, "GET", `${base}/me`, { token: accessToken });
-  const signIn = async (): Promise<TokenSet> => {
-    const result = await login();
-    expectEnvelope(result, 0);
-    return result.body.data;
-  };
+  const { login, refresh, me, signIn } = serviceRequests(() => server);
 
   /** Login, refresh and a bearer request, each timed: what the service answers while cut off. */
   async function requestsWhileCut(tokens: TokenSet) {
