@@ -114,6 +114,8 @@ describe("updateUser", () => {
       password: goodPassword,
     });
     expect(kept.roles).toEqual(["staff"]);
+    const enabled = await updateUser(harness.auth, { adminUserId, userId: adminUserId, disabled: false, password: goodPassword });
+    expect(enabled).toMatchObject({ roles: ["staff"], disabled: false });
   });
 
   it("a directory user's roles come from the directory policy (40900); disabling one works", async () => {

@@ -3,7 +3,7 @@ import { keyedTag } from "../crypto/keyed-tag.js";
 import { constantTimeEqual } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import { hasLoneSurrogate, maxUsernameLength, usernameKeyOf } from "../users/username.js";
+import { hasLoneSurrogate, longerThan, maxUsernameLength, usernameKeyOf } from "../users/username.js";
 import { type AdminUser, adminUserView } from "./admin-users.js";
 import { optionalString } from "./input.js";
 
@@ -36,7 +36,7 @@ const badCursor = () => new AuthError(ErrorCode.MalformedParameter, "The cursor 
 /** The cursor after `lastKey` in the listing of `prefix`: the key, and a tag binding it to the prefix. */
 function cursorAfter(auth: Auth, prefix: string, lastKey: string): string {
   const tag = keyedTag(auth.secretBox, cursorPurpose, `${prefix}\u0000${lastKey}`);
-  return `${Buffer.from(lastKey, "utf8").toString("base64url")}.${tag}`;
+  return `${Buffer.from(lastKey).toString("base64url")}.${tag}`;
 }
 
 /** The key a cursor of the listing of `prefix` continues after; 40002 for anything this listing did not give. */
@@ -53,7 +53,7 @@ function keyAfter(auth: Auth, prefix: string, cursor: string): string {
 /** The lookup-key prefix of `q`: 40002 for text that is not a username's beginning. */
 function prefixOf(q: string | undefined): string {
   if (q === undefined) return "";
-  if (q.length > 4 * maxUsernameLength || [...q].length > maxUsernameLength || hasLoneSurrogate(q)) {
+  if (longerThan(q, maxUsernameLength) || hasLoneSurrogate(q)) {
     throw new AuthError(ErrorCode.MalformedParameter, `q must be a username prefix of at most ${maxUsernameLength} characters`);
   }
   return usernameKeyOf(q);

@@ -96,6 +96,7 @@ describe("adminCreateUser", () => {
     await signIn(harness, "made");
     const bare = await adminCreateUser(harness.auth, { adminUserId, username: "bare" });
     expect((await harness.storage.users.findById(bare.id))?.passwordHash).toBeNull();
+    expect(bare.roles).toEqual([]);
   });
 
   it("AD-1: the admin role is not granted at creation (42200): PATCH grants it after re-authentication", async () => {

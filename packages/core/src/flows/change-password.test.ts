@@ -217,12 +217,15 @@ describe("changePassword", () => {
     expect(await harness.storage.recoveryCodes.count(userId)).toBe(10);
   });
 
-  it("TV-1: setPassword raises the token version too", async () => {
+  it("TV-1: setPassword raises the token version too, and says password.changed", async () => {
     const harness = makeAuth();
     const userId = await addUser(harness.auth, "reset");
     const before = await signIn(harness, "reset");
     await setPassword(harness.auth, { userId, newPassword });
     expect((await harness.storage.users.findById(userId))?.tokenVersion).toBe(1);
+    expect(harness.events.filter((event) => event.type === "password.changed")).toEqual([
+      { type: "password.changed", userId, at: harness.clock.now },
+    ]);
     expect(await outcome(verifyAccessToken(harness.auth, { token: before.accessToken }))).toBe(40101);
     expect(await outcome(setPassword(harness.auth, { userId: "nobody", newPassword }))).toBe(ErrorCode.NotFound);
   });

@@ -181,6 +181,18 @@ describe("endSession", () => {
     expect(await outcome(endSession(harness.auth, { userId, sessionId: fresh.sessionId, id: old.sessionId }))).toBe(40400);
   });
 
+  it("SE-5: a session's absolute lifetime ends at its very millisecond: ended the one before, 40400 at it", async () => {
+    const harness = makeAuth({ ttl: { refresh: "1h", refreshIdle: "1h" } });
+    const userId = await addUser(harness.auth, "edge");
+    const first = await signedInSession(harness, "edge");
+    const second = await signedInSession(harness, "edge");
+    harness.clock.advance(60 * minute - 1);
+    const fresh = await signedInSession(harness, "edge");
+    expect(await endSession(harness.auth, { userId, sessionId: fresh.sessionId, id: first.sessionId })).toEqual({ ended: true });
+    harness.clock.advance(1);
+    expect(await outcome(endSession(harness.auth, { userId, sessionId: fresh.sessionId, id: second.sessionId }))).toBe(40400);
+  });
+
   it("SE-1: ending the request's own session is a sign-out", async () => {
     const harness = makeAuth();
     const userId = await addUser(harness.auth, "leaver");

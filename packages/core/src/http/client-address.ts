@@ -19,16 +19,17 @@ export function plainAddress(address: string): string {
 export function createProxyTrust(entries: string[]): ProxyTrust {
   const list = new BlockList();
   for (const entry of entries) {
-    const match = typeof entry === "string" ? /^([^/]+)(?:\/([0-9]{1,3}))?$/.exec(entry) : null;
-    const address = match?.[1] ?? "";
-    const family = isIP(address);
-    const fullLength = family === 6 ? 128 : 32;
-    const bits = match?.[2] === undefined ? fullLength : Number(match[2]);
-    if (family === 0 || bits > fullLength) {
-      throw new TypeError(
+    const unreadable = () =>
+      new TypeError(
         `Portcullis configuration: http.trustedProxies entry ${JSON.stringify(entry)} is not an address or CIDR range`,
       );
-    }
+    const match = typeof entry === "string" ? /^([^/]+)(?:\/([0-9]{1,3}))?$/.exec(entry) : null;
+    if (!match) throw unreadable();
+    const address = match[1] as string;
+    const family = isIP(address);
+    const fullLength = family === 6 ? 128 : 32;
+    const bits = match[2] === undefined ? fullLength : Number(match[2]);
+    if (family === 0 || bits > fullLength) throw unreadable();
     list.addSubnet(address, bits, family === 6 ? "ipv6" : "ipv4");
   }
   return rememberAnswers((address) => {

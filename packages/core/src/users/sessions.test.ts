@@ -48,12 +48,15 @@ describe("endOtherSessions", () => {
     expect(harness.events).toEqual([]);
   });
 
-  it("SE-3, TV-2: with a token-state cache, an ended session's access token is refused here at once; the kept one is still served", async () => {
+  it("SE-3, TV-2: with a token-state cache, an ended session's access token is refused here at once; the kept one and other users' are still served from it", async () => {
     const harness = makeAuth({ tokenStateCacheSeconds: 30 });
     const userId = await addUser(harness.auth, "cached");
+    await addUser(harness.auth, "bystander");
     const kept = await signedInSession(harness, "cached");
     const ended = await signedInSession(harness, "cached");
+    const bystander = await signedInSession(harness, "bystander");
     await verifyAccessToken(harness.auth, { token: ended.tokens.accessToken });
+    await verifyAccessToken(harness.auth, { token: bystander.tokens.accessToken });
     expect(harness.auth.tokenStateCache.has(ended.sessionId)).toBe(true);
     expect(harness.auth.tokenStateCache.has(kept.sessionId)).toBe(true);
     await endOtherSessions(harness.auth, { userId, keepSessionId: kept.sessionId, reason: "passkey_revoked" });
@@ -61,6 +64,7 @@ describe("endOtherSessions", () => {
     expect(await outcome(verifyAccessToken(harness.auth, { token: ended.tokens.accessToken }))).toBe(40101);
     const find = vi.spyOn(harness.storage.sessions, "findSession");
     await verifyAccessToken(harness.auth, { token: kept.tokens.accessToken });
+    await verifyAccessToken(harness.auth, { token: bystander.tokens.accessToken });
     expect(find).not.toHaveBeenCalled();
   });
 });

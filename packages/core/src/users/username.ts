@@ -11,7 +11,7 @@ export function usernameKeyOf(username: string): string {
 }
 
 /** True when a string is longer than `max` code points; cheap for any length. */
-function longerThan(value: string, max: number): boolean {
+export function longerThan(value: string, max: number): boolean {
   return value.length > max && (value.length > 2 * max || [...value].length > max);
 }
 
