@@ -14,6 +14,7 @@ import {
   generousThrottle,
   goodPassword,
   makeAuth,
+  nextCode,
   outcome,
   signingSecret,
   slowStorage,
@@ -200,5 +201,45 @@ describe("opening a pending login", () => {
     const [here, there] = await Promise.all(stamps);
     expect(there).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect(there).not.toBe(here);
+  });
+
+  it("TMP-4: the stamp is stable across releases: pending logins stamped as documented, with a password and without one, are accepted", async () => {
+    // HMAC-SHA256 under HKDF-SHA256 of the key 00..1f (salt "portcullis", info "portcullis password
+    // stamp v1"), first 16 bytes, base64url; computed once outside the library.
+    const encryption = Buffer.from(Array.from({ length: 32 }, (_, index) => index)).toString("hex");
+    const harness = makeAuth({ secrets: { signing: signingSecret, encryption } });
+    const { userId, secret } = await totpUser(harness, "known-stamp");
+    const ownHash = (await harness.storage.users.findById(userId))?.passwordHash as string;
+    const known = [
+      ["$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA", "o5VQKq9ldXKQ4y-1_vR5KQ"],
+      [null, "jaaNSaAsjTQI-8E1qgCp_g"],
+    ] as const;
+    for (const [passwordHash, passwordStamp] of known) {
+      const tempToken = await tempTokenOf(harness, "known-stamp");
+      const stored = (await harness.storage.challenges.find(
+        sha256(tempToken),
+        "totp_login",
+        harness.clock.now,
+      )) as ChallengeRecord;
+      await harness.storage.challenges.put({ ...stored, data: { ...stored.data, passwordStamp } });
+      await harness.storage.users.update(userId, { passwordHash }, harness.clock.now);
+      await verifyTotp(harness.auth, { tempToken, code: nextCode(harness, secret) });
+      await harness.storage.users.update(userId, { passwordHash: ownHash }, harness.clock.now);
+    }
+  });
+
+  it("RL-1: a pending login stored before budgets were kept spends the account's budget, shared with the password", async () => {
+    const harness = makeAuth({ throttle: { account: [{ limit: 3, window: "15m" }] } });
+    const { secret } = await totpUser(harness, "unbudgeted");
+    const tempToken = await tempTokenOf(harness, "unbudgeted");
+    const stored = (await harness.storage.challenges.find(sha256(tempToken), "totp_login", harness.clock.now)) as ChallengeRecord;
+    const { budget: _, ...unbudgeted } = stored.data;
+    await harness.storage.challenges.put({ ...stored, data: unbudgeted });
+    const wrong = wrongCodeAt(secret, harness.clock.now);
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      expect(await outcome(verifyTotp(harness.auth, { tempToken, code: wrong }))).toBe(40103);
+    }
+    expect(await outcome(verifyTotp(harness.auth, { tempToken, code: codeAt(secret, harness.clock.now) }))).toBe(42900);
+    expect(await outcome(login(harness.auth, { username: "unbudgeted", password: goodPassword }))).toBe(42900);
   });
 });

@@ -1,6 +1,6 @@
-import { createHmac } from "node:crypto";
 import type { Auth } from "../auth.js";
 import { opaqueToken } from "../crypto/ids.js";
+import { keyedTag } from "../crypto/keyed-tag.js";
 import { constantTimeEqual, sha256 } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
@@ -31,25 +31,14 @@ export interface PendingLogin {
   passwordStamp?: string;
 }
 
-const stampKeys = new WeakMap<Auth, Buffer>();
-
 /**
- * A stamp of the user's password hash: the first 16 bytes, base64url, of its HMAC-SHA256 under a key
- * derived from the encryption key (of the empty string when the account has no password). A
- * pending login keeps the stamp of the password it began under, so a password change voids it
- * without raising the token version (TMP-4, SE-4); the stamp tells nothing of the hash.
+ * A stamp of the user's password hash: its {@link keyedTag} (the first 16 bytes, base64url, of its
+ * HMAC-SHA256 under a key derived from the encryption key), of the empty string when the account
+ * has no password. A pending login keeps the stamp of the password it began under, so a password
+ * change voids it without raising the token version (TMP-4, SE-4); the stamp tells nothing of the hash.
  */
 function passwordStamp(auth: Auth, user: UserRecord): string {
-  let key = stampKeys.get(auth);
-  if (!key) {
-    key = auth.secretBox.deriveKey("portcullis password stamp v1");
-    stampKeys.set(auth, key);
-  }
-  return createHmac("sha256", key)
-    .update(user.passwordHash ?? "", "utf8")
-    .digest()
-    .subarray(0, 16)
-    .toString("base64url");
+  return keyedTag(auth.secretBox, "portcullis password stamp v1", user.passwordHash ?? "");
 }
 
 /** Whether a pending login was begun under the user's current password; one stored before stamps were kept is. */

@@ -19,6 +19,7 @@ import {
 import { login } from "./login.js";
 import { logout } from "./logout.js";
 import { refresh } from "./refresh.js";
+import { listSessions } from "./sessions.js";
 import { beginTotpSetup } from "./totp-enrolment.js";
 import { useRecoveryCode } from "./use-recovery-code.js";
 import { verifyAccessToken } from "./verify-access-token.js";
@@ -284,6 +285,23 @@ describe("verifyTotp", () => {
       }
       expect(await outcome(verifyTotp(harness.auth, { tempToken, code: codeAt(secret, harness.clock.now) }))).toBe(40100);
     });
+  });
+
+  it("SE-1: the session a TOTP code completes records the user agent and network of the request that completed it", async () => {
+    const harness = makeAuth();
+    const { userId, secret } = await totpUser(harness, "recorded");
+    const first = await login(harness.auth, {
+      username: "recorded",
+      password: goodPassword,
+      ip: "192.0.2.1",
+      userAgent: "Login/1",
+    });
+    if (first.status !== "totp_required") throw new Error("expected a second-factor request");
+    const code = codeAt(secret, harness.clock.now);
+    await verifyTotp(harness.auth, { tempToken: first.tempToken, code, ip: "203.0.113.77", userAgent: "Verifier/2" });
+    expect(await listSessions(harness.auth, { userId })).toEqual([
+      expect.objectContaining({ amr: ["pwd", "otp"], userAgent: "Verifier/2", address: "203.0.113.0/24" }),
+    ]);
   });
 
   it("PW-7: a completed login's tokens differ from all issued before; the temporary token is never a session", async () => {

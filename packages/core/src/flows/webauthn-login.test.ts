@@ -27,6 +27,7 @@ import {
   outcome,
   slowStorage,
   tally,
+  wrongCodeAt,
 } from "./fixtures.test-support.js";
 import { type LoginResult, login } from "./login.js";
 import { setUserDisabled } from "./manage-users.js";
@@ -779,6 +780,38 @@ describe("RL-4, RL-6: throttling", () => {
     const last = await signInWith(harness.auth, authenticator, { flags: { uv: false } });
     if (last.status !== "totp_required") throw new Error("expected a TOTP step");
     expect(await outcome(verifyTotp(harness.auth, { tempToken: last.tempToken, code: nextCode(harness, secret) }))).toBe(42900);
+  });
+
+  it("RL-5: a passkey sign-in from a client with a device token clears that device's failures", async () => {
+    const harness = makePasskeyAuth({ throttle: { device: [{ limit: 3, window: "15m" }] } });
+    const { authenticator } = await userWithPasskey(harness);
+    const deviceToken = tokensOf(await login(harness.auth, { username: "alice", password: goodPassword })).deviceToken;
+    const wrongFromDevice = () => outcome(login(harness.auth, { username: "alice", password: wrongPassword, deviceToken }));
+    for (let failure = 0; failure < 2; failure += 1) expect(await wrongFromDevice()).toBe(40100);
+    const { ceremonyId, options } = await webauthnBegin(harness.auth, {});
+    tokensOf(await webauthnFinish(harness.auth, { ceremonyId, response: authenticator.authenticate(options), deviceToken }));
+    for (let failure = 0; failure < 2; failure += 1) expect(await wrongFromDevice()).toBe(40100);
+    tokensOf(await login(harness.auth, { username: "alice", password: goodPassword, deviceToken }));
+  });
+
+  it("RL-5, RL-6: after a passkey without UV, the TOTP step of a client with a device token spends that device's budget, not the passkey's", async () => {
+    const harness = makePasskeyAuth({ throttle: { device: [{ limit: 3, window: "15m" }] } }, { userVerification: "preferred" });
+    const { userId, authenticator } = await userWithPasskey(harness);
+    const { secret } = await enrolTotp(harness.auth, userId);
+    const deviceToken = tokensOf(await signInWith(harness.auth, authenticator)).deviceToken;
+    const { ceremonyId, options } = await webauthnBegin(harness.auth, {});
+    const response = authenticator.authenticate(options, { flags: { uv: false } });
+    const pending = await webauthnFinish(harness.auth, { ceremonyId, response, deviceToken });
+    if (pending.status !== "totp_required") throw new Error("expected a TOTP step");
+    const wrong = wrongCodeAt(secret, harness.clock.now);
+    for (let failure = 0; failure < 3; failure += 1) {
+      expect(await outcome(verifyTotp(harness.auth, { tempToken: pending.tempToken, code: wrong }))).toBe(40103);
+    }
+    expect(await outcome(login(harness.auth, { username: "alice", password: goodPassword, deviceToken }))).toBe(42900);
+    const elsewhere = await signInWith(harness.auth, authenticator, { flags: { uv: false } });
+    if (elsewhere.status !== "totp_required") throw new Error("expected a TOTP step");
+    const tokens = await verifyTotp(harness.auth, { tempToken: elsewhere.tempToken, code: nextCode(harness, secret) });
+    expect(await amrOf(harness.auth, tokens)).toEqual(["hwk", "otp"]);
   });
 
   it("RL-4: of 20 concurrent bad assertions from one address limited to 5, 5 are evaluated and 15 get 42900", async () => {
