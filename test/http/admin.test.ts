@@ -341,6 +341,23 @@ describe.each(adapters)("the admin routes on %s", (_name, start) => {
       const other = await admin(context, "GET", `${users}?limit=2&q=a&cursor=${first.body.data.nextCursor}`, { token });
       expectEnvelope(other, 40002);
     });
+
+    it("GET: limit is 1 to 3 plain digits; what Number() would still read (' 5', '1e1', '0x10') is 40002 naming the range", async () => {
+      const token = await signIn(context.server, "root");
+      for (const limit of ["1", "007", "100"]) {
+        expectEnvelope(await admin(context, "GET", `${users}?limit=${limit}`, { token }), 0);
+      }
+      for (const limit of ["5x", "%205", "+5", "5%20", "1e1", "0x10", "-1", "0100", "1000", "0", "2.5"]) {
+        const refused = await admin(context, "GET", `${users}?limit=${limit}`, { token });
+        expectEnvelope(refused, 40002);
+        expect(refused.body.message, limit).toBe("limit must be a whole number from 1 to 100");
+      }
+      for (const name of ["limit", "q", "cursor"]) {
+        const repeated = await admin(context, "GET", `${users}?${name}=1&${name}=2`, { token });
+        expectEnvelope(repeated, 40002);
+        expect(repeated.body.message).toBe(`${name} must be given once`);
+      }
+    });
   });
 
   describe("with a publicUser hook", () => {

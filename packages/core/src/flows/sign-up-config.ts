@@ -24,11 +24,11 @@ const isRoleName = (role: unknown) => typeof role === "string" && role.length > 
  * `defaultRoles` holding `adminRole` is refused: every stranger would be an administrator.
  */
 export function resolveSignUpConfig(config: SignUpConfig | undefined, adminRole: string): ResolvedSignUpConfig {
-  if (config === undefined) return { enabled: false, defaultRoles: [] };
-  if (typeof config !== "object" || config === null || Array.isArray(config)) {
-    fail(`signUp must be an object such as { enabled: true }; got ${JSON.stringify(config)}`);
+  const options = config === undefined ? {} : config;
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    fail(`signUp must be an object such as { enabled: true }; got ${JSON.stringify(options)}`);
   }
-  const { enabled = false, defaultRoles = [] } = config;
+  const { enabled = false, defaultRoles = [] } = options;
   if (typeof enabled !== "boolean") fail(`signUp.enabled must be true or false; got ${JSON.stringify(enabled)}`);
   if (!Array.isArray(defaultRoles) || !defaultRoles.every(isRoleName)) {
     fail(`signUp.defaultRoles must be a list of role names of 1 to 64 characters; got ${JSON.stringify(defaultRoles)}`);

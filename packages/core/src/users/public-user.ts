@@ -37,8 +37,9 @@ export async function withHookFields(user: PublicUser, hook: PublicUserHook | un
   return { ...extra, ...user };
 }
 
+/** What a value is, for a message: `null`, `undefined`, "an array", "an instance of Map", "a string". */
 function kindOf(value: unknown): string {
-  if (value === null) return "null";
+  if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return "an array";
   if (typeof value === "object") return `an instance of ${(value as object).constructor?.name ?? "another prototype"}`;
   return `a ${typeof value}`;

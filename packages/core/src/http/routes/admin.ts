@@ -5,7 +5,7 @@ import { listUsers, maxPageSize } from "../../flows/admin-user-list.js";
 import { adminCreateUser, getUserDetails } from "../../flows/admin-users.js";
 import { answerObject, requestObject, requiredText, schemaRef } from "../openapi-schemas.js";
 import type { ParameterDoc, Route, RouteContext } from "../route-types.js";
-import { passwordProof, signedIn } from "./shared.js";
+import { passwordProof, sessionOf, signedIn } from "./shared.js";
 
 const userIdParameter: ParameterDoc = { name: "id", in: "path", description: "The user's id" };
 
@@ -18,7 +18,7 @@ const adminProof = {
 /** The administrator's re-authentication of a request: their session, and a password or TOTP code from the body. */
 const adminProofOf = (context: RouteContext) => ({
   adminUserId: signedIn(context),
-  sessionId: context.access?.sessionId,
+  sessionId: sessionOf(context),
   password: context.body.password as string | undefined,
   totpCode: context.body.totpCode as string | undefined,
 });
