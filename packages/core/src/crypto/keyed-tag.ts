@@ -20,5 +20,5 @@ export function keyedTag(secretBox: SecretBox, purpose: string, text: string): s
     key = secretBox.deriveKey(purpose);
     keys.set(purpose, key);
   }
-  return createHmac("sha256", key).update(text, "utf8").digest().subarray(0, 16).toString("base64url");
+  return createHmac("sha256", key).update(text).digest().subarray(0, 16).toString("base64url");
 }
