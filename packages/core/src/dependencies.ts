@@ -22,8 +22,8 @@ export const otpauth = onFirstUse(() => import("otpauth"));
 /** `@simplewebauthn/server`, loaded by the first passkey ceremony. */
 export const simpleWebAuthn = onFirstUse(() => import("@simplewebauthn/server"));
 
-/** `fast-jwt`, loaded by `createAuth` in the background and awaited by the first token signed or verified. */
-export const fastJwt = onFirstUse(() => import("fast-jwt"));
+/** `jose`, loaded by `createAuth` in the background and awaited by the first token signed or verified. */
+export const jose = onFirstUse(() => import("jose"));
 
 /** `oauth4webapi`, loaded by the first OAuth or OpenID Connect sign-in. */
 export const oauth4webapi = onFirstUse(() => import("oauth4webapi"));

@@ -1,4 +1,4 @@
-import { fastJwt } from "../dependencies.js";
+import { jose } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { AuthMethod } from "../storage/types.js";
@@ -54,26 +54,24 @@ export interface VerifyExpectations {
 
 const invalidToken = (cause?: unknown) => new AuthError(ErrorCode.InvalidToken, undefined, { cause });
 
-let decode: ((token: string) => { header: Record<string, unknown> }) | undefined;
-
 /**
  * Verifies an access token's signature and claims (AT-1 … AT-4): the `kid` must name a
  * configured key and the `alg` must be that key's own, so `none`, HS256-with-a-public-key and
- * headers such as `jku`, `jwk`, `x5u` or `x5c` never choose a key; any `crit` is refused;
+ * headers such as `jku`, `jwk`, `x5u` or `x5c` never choose a key; any `crit` is refused (jose
+ * would accept `b64`);
  * `typ`, `iss` and `aud` must match exactly (`aud` one string, not a list holding it); `exp`
  * is required and checked, like `nbf`, against `now` with the clock tolerance. Every failure
- * is {@link AuthError} 40101 with the cause kept. Signatures are checked by fast-jwt.
+ * is {@link AuthError} 40101 with the cause kept. Signatures are checked by jose.
  */
 export async function verifyAccessTokenClaims(token: string, expected: VerifyExpectations): Promise<AccessTokenClaims> {
   // The header is attacker JSON: a `kid` that is not one of the configured strings selects nothing (AT-2).
   const byKid: ReadonlyMap<unknown, TokenKey> = expected.keys.verifying;
   let verified: Awaited<ReturnType<TokenKey["verifySignature"]>>;
   try {
-    decode ??= (await fastJwt()).createDecoder({ complete: true });
-    const { header } = decode(token);
+    const header = (await jose()).decodeProtectedHeader(token);
     const selected = byKid.get(header.kid);
     // The key's verifier accepts its own algorithm only: a header naming another fails there (AT-1).
-    if (!selected) throw invalidToken();
+    if (!selected || header.crit !== undefined) throw invalidToken();
     verified = await selected.verifySignature(token);
   } catch (error) {
     throw error instanceof AuthError ? error : invalidToken(error);
@@ -81,9 +79,9 @@ export async function verifyAccessTokenClaims(token: string, expected: VerifyExp
   const { header, payload } = verified;
   if (
     header.typ !== "at+jwt" ||
+    !isAccessTokenClaims(payload) ||
     payload.iss !== expected.issuer ||
     payload.aud !== expected.audience ||
-    !isAccessTokenClaims(payload) ||
     !isCurrent(payload, expected.now, expected.clockToleranceSeconds)
   ) {
     throw invalidToken();
@@ -98,9 +96,11 @@ function isCurrent(claims: AccessTokenClaims, now: number, toleranceSeconds: num
   return claims.nbf === undefined || (Number.isFinite(claims.nbf) && claims.nbf <= nowSeconds + toleranceSeconds);
 }
 
-function isAccessTokenClaims(payload: Record<string, unknown>): payload is AccessTokenClaims {
+function isAccessTokenClaims(payload: unknown): payload is AccessTokenClaims {
   const claims = payload as Partial<AccessTokenClaims>;
   return (
+    typeof payload === "object" &&
+    payload !== null &&
     typeof claims.sub === "string" &&
     typeof claims.sid === "string" &&
     typeof claims.jti === "string" &&

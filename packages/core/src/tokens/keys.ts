@@ -1,5 +1,5 @@
-import { type KeyObject, createHash, createPrivateKey, createPublicKey } from "node:crypto";
-import { fastJwt } from "../dependencies.js";
+import { type KeyObject, createHash, createPrivateKey, createPublicKey, createSecretKey, type webcrypto } from "node:crypto";
+import { jose, onFirstUse } from "../dependencies.js";
 import type { AsymmetricSigningKey, JWK, SigningSecrets, VerificationKey } from "./token-config.js";
 
 /** A signature algorithm Portcullis signs or accepts access tokens with. */
@@ -10,13 +10,14 @@ export interface TokenKey {
   kid: string;
   alg: TokenAlgorithm;
   /**
-   * Checks a compact JWS's signature with this key under this algorithm only, and refuses any
-   * `crit` header; it reads the header and payload but checks no claim. Made at its first
-   * use and kept (fast-jwt, synchronous once loaded).
+   * Checks a compact JWS's signature with this key under this algorithm only (jose's
+   * `compactVerify`, with the key imported into Web Crypto once); it reads the header and
+   * payload but checks no claim.
    *
-   * @throws fast-jwt's `TokenError` for anything but a good signature.
+   * @throws jose's `JWSSignatureVerificationFailed`, `JOSEAlgNotAllowed` or `JWSInvalid` for
+   *   anything but a good signature, a `SyntaxError` for a payload that is not JSON.
    */
-  verifySignature: (token: string) => Promise<{ header: Record<string, unknown>; payload: Record<string, unknown> }>;
+  verifySignature: (token: string) => Promise<{ header: Record<string, unknown>; payload: unknown }>;
   /** The public JWK, published at `/.well-known/jwks.json` (asymmetric keys only). */
   publicJwk: JWK | null;
 }
@@ -39,7 +40,7 @@ function configError(message: string): never {
   throw new TypeError(`Portcullis configuration: ${message}`);
 }
 
-function hmacKey(secret: string, what: string): { kid: string; alg: "HS256"; key: Buffer } {
+function hmacKey(secret: string, what: string): { kid: string; alg: "HS256"; key: KeyObject } {
   const bytes = Buffer.from(secret, "utf8");
   if (bytes.length < minimumSecretBytes) {
     configError(
@@ -47,21 +48,37 @@ function hmacKey(secret: string, what: string): { kid: string; alg: "HS256"; key
     );
   }
   const kid = `hs-${createHash("sha256").update(bytes).digest("base64url").slice(0, 16)}`;
-  return { kid, alg: "HS256", key: bytes };
+  return { kid, alg: "HS256", key: createSecretKey(bytes) };
 }
 
+/** The Web Crypto parameters of each algorithm's keys, as jose expects them. */
+const webCryptoAlgorithms = {
+  HS256: { name: "HMAC", hash: "SHA-256" },
+  ES256: { name: "ECDSA", namedCurve: "P-256" },
+  EdDSA: { name: "Ed25519" },
+} as const;
+
+/**
+ * `key` imported into Web Crypto for `alg` and one usage, at its first use and then kept: jose
+ * would import a secret given as bytes on every call.
+ */
+function importedOnce(alg: TokenAlgorithm, key: KeyObject, usage: "sign" | "verify"): () => Promise<webcrypto.CryptoKey> {
+  return onFirstUse(() =>
+    key.type === "secret"
+      ? crypto.subtle.importKey("raw", key.export(), webCryptoAlgorithms[alg], false, [usage])
+      : crypto.subtle.importKey("jwk", key.export({ format: "jwk" }), webCryptoAlgorithms[alg], false, [usage]),
+  );
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
 /** A key's signature check, pinned to its algorithm; claims are the caller's to check. */
-function signatureVerifier(alg: TokenAlgorithm, key: Buffer | string): TokenKey["verifySignature"] {
-  let verify: ((token: string) => Awaited<ReturnType<TokenKey["verifySignature"]>>) | undefined;
+function signatureVerifier(alg: TokenAlgorithm, key: KeyObject): TokenKey["verifySignature"] {
+  const cryptoKey = importedOnce(alg, key, "verify");
   return async (token) => {
-    verify ??= (await fastJwt()).createVerifier({
-      key,
-      algorithms: [alg],
-      complete: true,
-      ignoreExpiration: true,
-      ignoreNotBefore: true,
-    });
-    return verify(token);
+    const { compactVerify } = await jose();
+    const { payload, protectedHeader } = await compactVerify(token, await cryptoKey(), { algorithms: [alg] });
+    return { header: protectedHeader, payload: JSON.parse(utf8.decode(payload)) };
   };
 }
 
@@ -96,20 +113,21 @@ function asymmetricKey(config: { alg: "EdDSA" | "ES256"; kid?: string }, publicK
   checkCurve(config.alg, publicKey, what);
   const jwk = publicKey.export({ format: "jwk" }) as JWK;
   const kid = config.kid ?? jwkThumbprint(jwk);
-  const pem = publicKey.export({ format: "pem", type: "spki" }).toString();
   return {
     kid,
     alg: config.alg,
-    verifySignature: signatureVerifier(config.alg, pem),
+    verifySignature: signatureVerifier(config.alg, publicKey),
     publicJwk: { ...jwk, kid, alg: config.alg, use: "sig" },
   };
 }
 
-function signer(alg: TokenAlgorithm, kid: string, key: Buffer | string): TokenKeys["signing"]["sign"] {
-  let sign: ((claims: object) => string) | undefined;
+function signer(alg: TokenAlgorithm, kid: string, key: KeyObject): TokenKeys["signing"]["sign"] {
+  const cryptoKey = importedOnce(alg, key, "sign");
+  const header = { alg, typ: "at+jwt", kid };
+  const encoder = new TextEncoder();
   return async (claims) => {
-    sign ??= (await fastJwt()).createSigner({ key, algorithm: alg, kid, header: { alg, typ: "at+jwt" } });
-    return sign(claims);
+    const { CompactSign } = await jose();
+    return new CompactSign(encoder.encode(JSON.stringify(claims))).setProtectedHeader(header).sign(await cryptoKey());
   };
 }
 
@@ -126,7 +144,7 @@ function signingKey(config: string | AsymmetricSigningKey): TokenKeys["signing"]
   }
   const privateKey = readKey(config.privateKey, "private", "secrets.signing.privateKey");
   const key = asymmetricKey(config, createPublicKey(privateKey), "secrets.signing");
-  return { ...key, sign: signer(key.alg, key.kid, privateKey.export({ format: "pem", type: "pkcs8" }).toString()) };
+  return { ...key, sign: signer(key.alg, key.kid, privateKey) };
 }
 
 function verificationKey(config: VerificationKey, index: number): TokenKey {
@@ -142,7 +160,7 @@ function verificationKey(config: VerificationKey, index: number): TokenKey {
 /** Reads and checks the configured signing and verification keys (AT-5). */
 export function loadTokenKeys(secrets: SigningSecrets): TokenKeys {
   // Loaded now, off the import, so the first request does not wait for it; a failure is met again at first use.
-  fastJwt().catch(() => undefined);
+  jose().catch(() => undefined);
   const signing = signingKey(secrets.signing);
   const previous = (secrets.previousSigning ?? []).map(verificationKey);
   const verifying = new Map<string, TokenKey>();
