@@ -1,9 +1,28 @@
 import { createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
-import { keyedTag } from "./keyed-tag.js";
+import { keyedDigest, keyedTag } from "./keyed-tag.js";
 import { createSecretBox } from "./secret-box.js";
 
 const boxOf = (key: Buffer) => createSecretBox(key.toString("hex"), (size) => new Uint8Array(randomBytes(size)));
+
+describe("keyedDigest", () => {
+  it("is the whole HMAC-SHA256 over the UTF-8 text under the key derived for the purpose", () => {
+    const key = randomBytes(32);
+    const derived = Buffer.from(hkdfSync("sha256", key, "portcullis", "a purpose", 32));
+    const expected = createHmac("sha256", derived).update(Buffer.from("zoë\u0000al", "utf8")).digest();
+    const digest = keyedDigest(boxOf(key), "a purpose", "zoë\u0000al");
+    expect(digest).toHaveLength(32);
+    expect(digest.equals(expected)).toBe(true);
+  });
+
+  it("shares the key cache of keyedTag: a tag is the first 16 bytes of the digest, derived once", () => {
+    const box = boxOf(randomBytes(32));
+    const derive = vi.spyOn(box, "deriveKey");
+    const digest = keyedDigest(box, "shared", "text");
+    expect(keyedTag(box, "shared", "text")).toBe(digest.subarray(0, 16).toString("base64url"));
+    expect(derive.mock.calls).toEqual([["shared"]]);
+  });
+});
 
 describe("keyedTag", () => {
   it("is the first 16 bytes, base64url, of HMAC-SHA256 over the UTF-8 text under the key derived for the purpose", () => {

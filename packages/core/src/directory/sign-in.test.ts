@@ -15,6 +15,7 @@ import {
   signIn,
   signingSecret,
   slowStorage,
+  wrongCodeAt,
 } from "../flows/fixtures.test-support.js";
 import { listIdentities, unlinkIdentity } from "../flows/identities.js";
 import { type LoginResult, login } from "../flows/login.js";
@@ -94,9 +95,52 @@ describe("directory login", () => {
     });
     expect(tokens.user).toMatchObject({ username: "alice", roles: ["admin"] });
     expect(harness.events.map((event) => event.type)).toEqual(["directory_policy.saved", "user.created", "login.succeeded"]);
+    expect(harness.events[1]).toEqual({ type: "user.created", userId: access.userId, by: "directory", at: harness.clock.now });
     expect(harness.directory.calls.map((call) => [call.method, call.settings.bindPassword])).toEqual([
       ["authenticate", "service account password"],
     ]);
+  });
+
+  it("SE-1: the session of a directory sign-in keeps the request's user agent", async () => {
+    const harness = await makeDirectoryAuth();
+    const result = await login(harness.auth, {
+      username: "bob",
+      password: passwordOf("bob"),
+      provider: "directory",
+      userAgent: "Mozilla/5.0 (directory test)",
+    });
+    if (result.status !== "authenticated") throw new Error(`expected a session, got ${result.status}`);
+    const { sessionId } = await verifyAccessToken(harness.auth, { token: result.tokens.accessToken });
+    expect((await harness.storage.sessions.findSession(sessionId))?.userAgent).toBe("Mozilla/5.0 (directory test)");
+  });
+
+  it("RL-5: the TOTP step of a directory sign-in from a client with a device token spends that device's budget, not the account's", async () => {
+    const harness = await makeDirectoryAuth(
+      undefined,
+      {},
+      { throttle: { ...generousThrottle, device: [{ limit: 3, window: "15m" }] } },
+    );
+    const { user, deviceToken } = await directorySignIn(harness, "alice");
+    const { secret } = await enrolTotp(harness.auth, user.id, passwordOf("alice"));
+    const pending = await login(harness.auth, {
+      username: "alice",
+      password: passwordOf("alice"),
+      provider: "directory",
+      deviceToken,
+    });
+    if (pending.status !== "totp_required") throw new Error("expected the second factor");
+    const wrong = wrongCodeAt(secret, harness.clock.now);
+    for (let failure = 0; failure < 2; failure += 1) {
+      expect((await authError(verifyTotp(harness.auth, { tempToken: pending.tempToken, code: wrong }))).code).toBe(40103);
+    }
+    const fromDevice = login(harness.auth, {
+      username: "alice",
+      password: passwordOf("alice"),
+      provider: "directory",
+      deviceToken,
+    });
+    expect((await authError(fromDevice)).code).toBe(ErrorCode.TooManyAttempts);
+    expect((await directoryLogin(harness, "alice")).status).toBe("totp_required");
   });
 
   it("LDAP-5: the next sign-in is the same account, its roles recomputed from the groups", async () => {
@@ -602,12 +646,13 @@ describe("directory re-authentication", () => {
     expect(await directoryPasswordMatches(harness.auth, record, passwordOf("alice"))).toBe(false);
   });
 
-  it("an account with no directory link is never proven", async () => {
+  it("an account with no directory link is never proven, and the directory is not asked", async () => {
     const harness = await makeDirectoryAuth();
     const { user } = await directorySignIn(harness, "alice");
     await harness.storage.identities.unlink(user.id, "directory", "uuid-alice");
     const record = await harness.storage.users.findById(user.id);
     expect(await directoryPasswordMatches(harness.auth, record as NonNullable<typeof record>, passwordOf("alice"))).toBe(false);
+    expect(harness.directory.calls.map((call) => call.method)).toEqual(["authenticate"]);
   });
 });
 
@@ -676,6 +721,14 @@ describe("refresh of a directory user", () => {
       "directory",
     ]);
     expect((await refresh(harness.auth, { refreshToken: tokens.refreshToken })).user.roles).toEqual(["engineer"]);
+  });
+
+  it("LDAP-5: an account whose directory link is gone: 40101, without asking the directory", async () => {
+    const harness = await makeDirectoryAuth();
+    const tokens = await directorySignIn(harness, "bob");
+    await harness.storage.identities.unlink(tokens.user.id, "directory", "uuid-bob");
+    expect((await authError(refresh(harness.auth, { refreshToken: tokens.refreshToken }))).code).toBe(ErrorCode.InvalidToken);
+    expect(harness.directory.calls.map((call) => call.method)).toEqual(["authenticate"]);
   });
 
   it("LDAP-5: an entry gone from the directory: 40101", async () => {

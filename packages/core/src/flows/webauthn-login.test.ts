@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHmac, hkdfSync, randomBytes } from "node:crypto";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import { describe, expect, it, vi } from "vitest";
 import type {
@@ -25,6 +25,7 @@ import {
   makeAuth,
   nextCode,
   outcome,
+  signingSecret,
   slowStorage,
   tally,
   wrongCodeAt,
@@ -691,6 +692,49 @@ describe("EN-4: begin answers alike for every username", () => {
     expect([...counts].sort()).toEqual([1, 2]);
   });
 
+  it("EN-4: the decoys are stable across releases: HMAC-SHA256 of label NUL name under the key derived for portcullis passkey decoy v1", async () => {
+    const encryption = Buffer.from(Array.from({ length: 32 }, (_, index) => index));
+    const harness = passkeyHarness({}, { secrets: { signing: signingSecret, encryption: encryption.toString("hex") } });
+    const key = Buffer.from(hkdfSync("sha256", encryption, "portcullis", "portcullis passkey decoy v1", 32));
+    const derive = (label: string, name: string) => createHmac("sha256", key).update(`${label}\u0000${name}`, "utf8").digest();
+    const expected = (name: string) => {
+      const shape = derive("shape", name);
+      const count = 1 + ((shape[0] as number) & 1);
+      const length = [16, 20, 32][(shape[1] as number) % 3] as number;
+      const transports = (shape[2] as number) & 1 ? ["hybrid", "internal"] : ["internal"];
+      return Array.from({ length: count }, (_, index) => ({
+        id: derive(`id ${index}`, name).subarray(0, length).toString("base64url"),
+        type: "public-key",
+        transports,
+      }));
+    };
+    const seen = { counts: new Set<number>(), lengths: new Set<number>(), transports: new Set<string>() };
+    for (const name of ["nobody", "carol", "dave", "erin", "grace"]) {
+      const decoys = expected(name);
+      expect((await webauthnBegin(harness.auth, { username: name })).options.allowCredentials, name).toEqual(decoys);
+      seen.counts.add(decoys.length);
+      for (const decoy of decoys) {
+        seen.lengths.add(Buffer.from(decoy.id, "base64url").length);
+        seen.transports.add(decoy.transports.join());
+      }
+    }
+    // The names were chosen so that every shape shows up.
+    expect(seen).toEqual({
+      counts: new Set([1, 2]),
+      lengths: new Set([16, 20, 32]),
+      transports: new Set(["internal", "hybrid,internal"]),
+    });
+  });
+
+  it("EN-4: a name that can be nobody's gets decoys of its own, the same in any case", async () => {
+    const harness = passkeyHarness();
+    const listed = async (username: string) => (await webauthnBegin(harness.auth, { username })).options.allowCredentials;
+    const invisible = await listed("ali\u200bce");
+    expect(await listed("ALI\u200bCE")).toEqual(invisible);
+    expect(await listed("bo\u200bb")).not.toEqual(invisible);
+    expect(await listed("x".repeat(129))).not.toEqual(await listed("y".repeat(129)));
+  });
+
   it("PW-5: a username that is not a string is 40002", async () => {
     const harness = passkeyHarness();
     for (const username of [{ $ne: "" }, ["alice"], 42]) {
@@ -835,6 +879,20 @@ describe("RL-4, RL-6: throttling", () => {
         [42900, 15],
       ]),
     );
+  });
+
+  it("RL-7: begin takes one attempt from the address's throttle.unauthenticatedWrites: past it, 42900 and no ceremony stored", async () => {
+    const harness = makePasskeyAuth({ throttle: { unauthenticatedWrites: [{ limit: 2, window: "1m" }] } });
+    const address = "203.0.113.7";
+    const stored = vi.spyOn(harness.storage.challenges, "put");
+    await webauthnBegin(harness.auth, { ip: address });
+    await webauthnBegin(harness.auth, { username: "alice", ip: address });
+    expect(await outcome(webauthnBegin(harness.auth, { ip: address }))).toBe(ErrorCode.TooManyAttempts);
+    expect(harness.events.at(-1)).toMatchObject({ type: "throttled", scope: "unauthenticatedWrites", ip: address });
+    expect(stored).toHaveBeenCalledTimes(2);
+    await webauthnBegin(harness.auth, { ip: "203.0.113.8" });
+    harness.clock.advance(60_000);
+    await webauthnBegin(harness.auth, { ip: address });
   });
 
   it("RL-4: begin takes one attempt from the client address when ip is given", async () => {
@@ -1000,6 +1058,18 @@ describe("answers, word for word", () => {
     });
     const off = makeAuth();
     expect(await authError(webauthnBegin(off.auth, {}))).toMatchObject({ code: 40400, message: "Passkeys are not enabled" });
+  });
+
+  it("PW-5: a device token that is not a string is 40002 naming deviceToken", async () => {
+    const harness = passkeyHarness();
+    const { authenticator } = await userWithPasskey(harness);
+    for (const deviceToken of [42, { $ne: "" }, ["token"]]) {
+      const { ceremonyId, options } = await webauthnBegin(harness.auth, {});
+      const response = authenticator.authenticate(options);
+      expect(
+        await authError(webauthnFinish(harness.auth, { ceremonyId, response, deviceToken: deviceToken as unknown as string })),
+      ).toMatchObject({ code: 40002, message: "deviceToken must be a string" });
+    }
   });
 
   it("EN-1: a refused assertion keeps the verifier's error as its cause, never in its message", async () => {

@@ -1,10 +1,10 @@
-import { createHmac } from "node:crypto";
 import type {
   AuthenticationResponseJSON,
   AuthenticatorTransport,
   PublicKeyCredentialRequestOptionsJSON,
 } from "@simplewebauthn/server";
 import type { Auth } from "../auth.js";
+import { keyedDigest } from "../crypto/keyed-tag.js";
 import { simpleWebAuthn } from "../dependencies.js";
 import { directoryUserNow } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
@@ -12,7 +12,7 @@ import { ErrorCode } from "../errors/codes.js";
 import type { ChallengeRecord, PasskeyRecord, UserRecord } from "../storage/types.js";
 import { passkeyBudget } from "../throttle/failure-budget.js";
 import { takeAttempt } from "../throttle/throttle.js";
-import { typedUsernameKey } from "../users/username.js";
+import { typedUsernameKey, usernameKeyOf } from "../users/username.js";
 import {
   type CeremonyStart,
   newChallenge,
@@ -51,22 +51,15 @@ export interface WebauthnFinishInput {
 /** A credential as `allowCredentials` lists it. */
 type AllowedCredential = { id: string; transports?: AuthenticatorTransport[] };
 
-const decoyKeys = new WeakMap<Auth, Buffer>();
-
 /**
  * The credentials begin lists for a username whose account has no passkey, or that is nobody's
- * (EN-4): one or two ids derived by HMAC from the name under a key derived from the encryption
- * key, 16, 20 or 32 bytes long like the credential ids of common platform authenticators, with
- * their transports. The same name always gets the same ones, so asking twice tells nothing; no
- * authenticator holds them, so the browser finds no passkey, as it would for a lost one.
+ * (EN-4): one or two ids derived from the name by {@link keyedDigest}, 16, 20 or 32 bytes long
+ * like the credential ids of common platform authenticators, with their transports. The same name
+ * always gets the same ones, so asking twice tells nothing; no authenticator holds them, so the
+ * browser finds no passkey, as it would for a lost one.
  */
 function decoyCredentials(auth: Auth, name: string): AllowedCredential[] {
-  let key = decoyKeys.get(auth);
-  if (!key) {
-    key = auth.secretBox.deriveKey("portcullis passkey decoy v1");
-    decoyKeys.set(auth, key);
-  }
-  const derive = (label: string) => createHmac("sha256", key).update(`${label}\0${name}`, "utf8").digest();
+  const derive = (label: string) => keyedDigest(auth.secretBox, "portcullis passkey decoy v1", `${label}\0${name}`);
   const shape = derive("shape");
   const count = 1 + ((shape[0] as number) & 1);
   const length = [16, 20, 32][(shape[1] as number) % 3] as number;
@@ -83,7 +76,8 @@ function decoyCredentials(auth: Auth, name: string): AllowedCredential[] {
  * that is nobody's, decoy credential ids derived from the name are listed instead, so the answer
  * does not tell which accounts exist or have passkeys (EN-4); without a username the ceremony is
  * discoverable. The ceremony (a 32-byte challenge; WA-1) is stored for `passkeys.ceremonyTtl`
- * and takes one attempt from the client address (RL-4).
+ * and takes one attempt from the client address (RL-4) and one from its
+ * `throttle.unauthenticatedWrites` (RL-7).
  *
  * @throws {AuthError} 40002 bad input, 40400 passkeys not configured, 42900 throttled.
  * @example
@@ -108,7 +102,7 @@ export async function webauthnBegin(
     transports: passkey.transports as AuthenticatorTransport[],
   }));
   if (username && allowCredentials.length === 0) {
-    allowCredentials = decoyCredentials(auth, usernameKey ?? username.normalize("NFKC").toLowerCase());
+    allowCredentials = decoyCredentials(auth, usernameKey ?? usernameKeyOf(username));
   }
   const { generateAuthenticationOptions } = await simpleWebAuthn();
   const options = await generateAuthenticationOptions({

@@ -47,7 +47,7 @@ function emailLinking(changes: { partner?: Partial<OAuthProviderConfig> } = {}) 
 const alice = { subject: "sub-alice", username: "alice", email: "alice@example.com", emailVerified: true };
 
 describe("signInWithIdentity", () => {
-  it("OA-7: a first sign-in makes an account without a password, with the default roles, linked to (provider, subject); the next finds it", async () => {
+  it("OA-7: a first sign-in makes an account without a password, with the default roles, linked to (provider, subject), told as user.created by provider; the next finds it", async () => {
     const harness = makeAuth();
     const provider = providerWith({ provisioning: { defaultRoles: ["user"] } });
     const first = await signInWithIdentity(harness.auth, provider, alice);
@@ -64,6 +64,9 @@ describe("signInWithIdentity", () => {
     const second = await signInWithIdentity(harness.auth, provider, { ...alice, username: "renamed" });
     if (second.status !== "authenticated") throw new Error(second.status);
     expect(second.tokens.user.id).toBe(access.userId);
+    expect(harness.events.filter((event) => event.type === "user.created")).toEqual([
+      { type: "user.created", userId: access.userId, by: "provider", at: harness.clock.now },
+    ]);
   });
 
   it("OA-7: an existing account with the same username or email is never taken over: the new account gets another name", async () => {
