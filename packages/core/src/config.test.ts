@@ -242,6 +242,24 @@ describe("createAuth configuration", () => {
     expect(configError({ throttle: { ip: [{ limit: 5, window: "soon" }] } }).message).toMatch(/throttle\.ip\[0\]\.window/);
   });
 
+  it("RL-1, RL-5, RL-7: a missing tier and a bad device tier, device token lifetime or write tier are refused, naming that option", () => {
+    const tier = { limit: 5, window: "15m" };
+    for (const missing of [null, undefined, { window: "15m" }]) {
+      expect(configError({ throttle: { account: [tier, missing] } }).message).toBe(
+        "Portcullis configuration: throttle.account[1].limit is required: a whole number of at least 1",
+      );
+    }
+    expect(configError({ throttle: { device: [{ limit: 0, window: "15m" }] } }).message).toContain(
+      "throttle.device[0].limit must be",
+    );
+    expect(configError({ throttle: { deviceTokenLifetime: "forever" } }).message).toContain(
+      "throttle.deviceTokenLifetime must be",
+    );
+    expect(configError({ throttle: { unauthenticatedWrites: [{ limit: 5, window: 0 }] } }).message).toContain(
+      "throttle.unauthenticatedWrites[0].window must be",
+    );
+  });
+
   it("TOTP-5: the recent sign-in window defaults to 5 minutes, may be false, and is at most an hour", () => {
     expect(createAuth(valid()).config.reauthentication).toEqual({ recentSignInSeconds: 300 });
     expect(createAuth({ ...valid(), reauthentication: { recentSignIn: false } }).config.reauthentication).toEqual({

@@ -721,10 +721,13 @@ describe("login", () => {
       expect(tokens.deviceToken?.split(".")[0]).toBe(deviceToken.split(".")[0]);
     });
 
-    it("PW-5: a device token that is not a string is 40002", async () => {
+    it("PW-5: a device token that is not a string is 40002 naming deviceToken", async () => {
       const { auth } = makeAuth();
       const error = await authError(login(auth, { username: "a", password: "b", deviceToken: { $ne: "" } as unknown as string }));
-      expect(error.code).toBe(ErrorCode.MalformedParameter);
+      expect({ code: error.code, message: error.message }).toEqual({
+        code: ErrorCode.MalformedParameter,
+        message: "deviceToken must be a string",
+      });
     });
   });
 

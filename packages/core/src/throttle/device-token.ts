@@ -1,6 +1,6 @@
-import { createHmac } from "node:crypto";
 import type { Auth } from "../auth.js";
 import { randomId } from "../crypto/ids.js";
+import { keyedTag } from "../crypto/keyed-tag.js";
 import { constantTimeEqual } from "../crypto/random.js";
 
 /**
@@ -13,19 +13,8 @@ import { constantTimeEqual } from "../crypto/random.js";
  */
 const tokenShape = /^([A-Za-z0-9_-]{22})\.([0-9]{1,12})\.([A-Za-z0-9_-]{22})$/;
 
-const macKeys = new WeakMap<Auth, Buffer>();
-
 function mac(auth: Auth, deviceId: string, issuedAt: number, usernameKey: string): string {
-  let key = macKeys.get(auth);
-  if (!key) {
-    key = auth.secretBox.deriveKey("portcullis device token v1");
-    macKeys.set(auth, key);
-  }
-  return createHmac("sha256", key)
-    .update(`${deviceId}.${issuedAt}.${usernameKey}`, "utf8")
-    .digest()
-    .subarray(0, 16)
-    .toString("base64url");
+  return keyedTag(auth.secretBox, "portcullis device token v1", `${deviceId}.${issuedAt}.${usernameKey}`);
 }
 
 /**
@@ -34,7 +23,7 @@ function mac(auth: Auth, deviceId: string, issuedAt: number, usernameKey: string
  * account's, expired, or made under another encryption key.
  */
 export function deviceIdOf(auth: Auth, token: string | undefined, usernameKey: string): string | null {
-  const parts = token === undefined ? null : tokenShape.exec(token);
+  const parts = tokenShape.exec(String(token));
   if (!parts) return null;
   const [, deviceId, issued, tag] = parts as unknown as [string, string, string, string];
   const issuedAt = Number(issued);

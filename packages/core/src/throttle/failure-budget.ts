@@ -39,18 +39,19 @@ export function deviceIdOfBudget(budget: FailureBudget): string | null {
   return budget.scope === "device" && !budget.subject.includes(":") ? budget.subject : null;
 }
 
+/** The subject a budget's counter is kept for: the account's username key, or the device's. */
+const subjectOf = (budget: FailureBudget): string => (budget.scope === "account" ? budget.usernameKey : budget.subject);
+
 /**
  * Takes one attempt from a budget before the secret is checked (RL-1, RL-4, RL-5).
  *
  * @throws {AuthError} 42900 when the budget is spent, with the seconds until it refills.
  */
 export async function takeFailureAttempt(auth: Auth, budget: FailureBudget, ip?: string): Promise<void> {
-  if (budget.scope === "account") await takeAttempt(auth, "account", budget.usernameKey, ip);
-  else await takeAttempt(auth, "device", budget.subject, ip);
+  await takeAttempt(auth, budget.scope, subjectOf(budget), ip);
 }
 
 /** Clears a budget's failures once the secret was proven and the sign-in completed (RL-2). */
 export async function clearFailureBudget(auth: Auth, budget: FailureBudget): Promise<void> {
-  if (budget.scope === "account") await clearFailures(auth, "account", budget.usernameKey);
-  else await clearFailures(auth, "device", budget.subject);
+  await clearFailures(auth, budget.scope, subjectOf(budget));
 }

@@ -65,10 +65,14 @@ const defaultUnauthenticatedWriteTiers: ThrottleTier[] = [
 function tiers(value: ThrottleTier[] | undefined, what: string, fallback: ThrottleTier[]): ResolvedTier[] {
   const list = value ?? fallback;
   if (!Array.isArray(list) || list.length === 0) fail(`${what} must be a non-empty list of { limit, window }`);
-  return list.map((tier, index) => ({
-    limit: positiveInteger(tier?.limit, `${what}[${index}].limit`, Number.NaN),
-    windowMs: durationSeconds(tier?.window, `${what}[${index}].window`) * 1000,
-  }));
+  return list.map((tier, index) => {
+    // No default limit: a tier without one would count for ever and refuse nothing.
+    if (tier?.limit === undefined) fail(`${what}[${index}].limit is required: a whole number of at least 1`);
+    return {
+      limit: positiveInteger(tier.limit, `${what}[${index}].limit`, Number.NaN),
+      windowMs: durationSeconds(tier.window, `${what}[${index}].window`) * 1000,
+    };
+  });
 }
 
 /** Checks the `throttle` options and fills in their defaults; throws a `TypeError` naming a bad one. */

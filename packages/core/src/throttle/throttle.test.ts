@@ -72,4 +72,27 @@ describe("throttle", () => {
     expect(await outcome(takeAttempt(auth, "ip", "2001:db8:5:7::1"))).toBe("fulfilled");
     expect(events.find((event) => event.type === "throttled")).toMatchObject({ scope: "ip", key: "2001:db8:5:6::/64" });
   });
+
+  it("RL-3, RL-7: unauthenticated writes count IPv6 per /64 too, on counters apart from the address's attempts at secrets", async () => {
+    const { auth, events } = makeAuth({
+      throttle: { ip: [{ limit: 1, window: "1m" }], unauthenticatedWrites: [{ limit: 2, window: "1m" }] },
+    });
+    await takeAttempt(auth, "ip", "2001:db8:5:6::1");
+    await takeAttempt(auth, "unauthenticatedWrites", "2001:db8:5:6::1");
+    await takeAttempt(auth, "unauthenticatedWrites", "2001:db8:5:6:aaaa::2");
+    expect(await outcome(takeAttempt(auth, "unauthenticatedWrites", "2001:db8:5:6::3"))).toBe(42900);
+    expect(await outcome(takeAttempt(auth, "unauthenticatedWrites", "2001:db8:5:7::1"))).toBe("fulfilled");
+    expect(events.find((event) => event.type === "throttled")).toMatchObject({
+      scope: "unauthenticatedWrites",
+      key: "2001:db8:5:6::/64",
+    });
+  });
+
+  it("RL-5: each device has a counter of its own, apart from every account's", async () => {
+    const { auth } = makeAuth({ throttle: { account: [{ limit: 1, window: "1m" }], device: [{ limit: 1, window: "1m" }] } });
+    await takeAttempt(auth, "device", "device-one");
+    expect(await outcome(takeAttempt(auth, "device", "device-one"))).toBe(42900);
+    expect(await outcome(takeAttempt(auth, "device", "device-two"))).toBe("fulfilled");
+    expect(await outcome(takeAttempt(auth, "account", "device-one"))).toBe("fulfilled");
+  });
 });

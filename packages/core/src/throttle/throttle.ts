@@ -6,22 +6,17 @@ import type { ResolvedTier, ThrottleScope } from "./throttle-config.js";
 
 export type { ThrottleScope } from "./throttle-config.js";
 
-const counterPrefix: Record<ThrottleScope, string> = {
-  account: "account",
-  device: "device",
-  ip: "ip",
-  unauthenticatedWrites: "write",
-};
-
 /**
- * The counter key of a subject: an account by the keyed pseudonym of its username key, never
- * the typed name (bounded in size, and no password typed as a username reaches storage); a
+ * The counter key of a subject, per scope: an account by the keyed pseudonym of its username key,
+ * never the typed name (bounded in size, and no password typed as a username reaches storage); a
  * device by its token's random id; an address by its bucket (RL-3).
  */
-function counterKey(auth: Auth, scope: ThrottleScope, subject: string): string {
-  const id = scope === "account" ? auth.pseudonym(subject) : scope === "device" ? subject : addressBucket(subject);
-  return `${counterPrefix[scope]}:${id}`;
-}
+const counterKeys: Record<ThrottleScope, (auth: Auth, subject: string) => string> = {
+  account: (auth, usernameKey) => `account:${auth.pseudonym(usernameKey)}`,
+  device: (_, deviceId) => `device:${deviceId}`,
+  ip: (_, address) => `ip:${addressBucket(address)}`,
+  unauthenticatedWrites: (_, address) => `write:${addressBucket(address)}`,
+};
 
 /**
  * Takes one attempt from every tier of a scope, up to the first tier that refuses, before the
@@ -31,7 +26,7 @@ function counterKey(auth: Auth, scope: ThrottleScope, subject: string): string {
  */
 export async function takeAttempt(auth: Auth, scope: ThrottleScope, subject: string, ip?: string): Promise<void> {
   const tiers: ResolvedTier[] = auth.config.throttle[scope];
-  const key = counterKey(auth, scope, subject);
+  const key = counterKeys[scope](auth, subject);
   const now = auth.now();
   let retryAt = 0;
   for (const [index, tier] of tiers.entries()) {
@@ -56,7 +51,7 @@ export async function takeAttempt(auth: Auth, scope: ThrottleScope, subject: str
  * second-factor failures (RL-2).
  */
 export async function clearFailures(auth: Auth, scope: "account" | "device", subject: string): Promise<void> {
-  const key = counterKey(auth, scope, subject);
+  const key = counterKeys[scope](auth, subject);
   await Promise.all(auth.config.throttle[scope].map((_, index) => auth.storage.counters.reset(`${key}:${index}`)));
 }
 
