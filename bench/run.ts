@@ -408,6 +408,41 @@ async function postgresFigure(): Promise<Row[]> {
   }
 }
 
+/**
+ * Figure 9: login on PostgreSQL (the storage of figure 7, throttling counters and all) against one
+ * raw argon2id `verify` in bare Express: what the database adds to a login.
+ */
+async function postgresLoginFigure(): Promise<Row[]> {
+  const figure = "9 login, PostgreSQL";
+  const baseline = "bare Express + raw argon2id verify";
+  const missing = await postgresMissing();
+  if (missing) {
+    console.log(`\nFigure 9 skipped: ${missing}`);
+    return [{ figure, baseline, raw: "", skipped: `skipped: ${missing}` }];
+  }
+  const schema = await createScratchSchema();
+  try {
+    const servers = {
+      portcullis: startServer(pinning, secrets, "portcullis-express", { postgresUrl: schema.url, generousThrottle: true }),
+      bare: startServer(pinning, secrets, "bare-express"),
+    };
+    return await withServers(servers, async ({ portcullis, bare }) => {
+      const hashed = portcullis.ready.passwordHashParameters;
+      if (!hashed || hashed !== bare.ready.passwordHashParameters) {
+        throw new Error(`the stored hashes differ in cost: Portcullis ${hashed}, bare ${bare.ready.passwordHashParameters}`);
+      }
+      const title = `Figure 9: login on PostgreSQL (schema ${schema.name}), autocannon -c ${connections.login}, both hashes ${hashed}`;
+      const samples = await roundRobin(title, {
+        login: loginCase("Portcullis login on PostgreSQL", portcullis.url(loginPath)),
+        verifyOnly: loginCase("raw argon2 verify", bare.url(argon2LoginPath)),
+      });
+      return [rowOf(figure, baseline, samples.login, samples.verifyOnly, "req/s")];
+    });
+  } finally {
+    await schema.drop();
+  }
+}
+
 /** One fresh `node` process timing `await import(specifier)` from the bench package, in milliseconds. */
 function importCase(name: string, specifier: string): Case {
   const timing =
@@ -487,11 +522,12 @@ const figureGroups: [number[], () => Promise<Row[]>][] = [
   [[6], refreshFigure],
   [[7], postgresFigure],
   [[8], coldImportFigure],
+  [[9], postgresLoginFigure],
 ];
 
 /** `BENCH_FIGURES=3,6` measures only the groups that print those figures; by default, all of them. */
 const selectedFigures = new Set(
-  (process.env.BENCH_FIGURES ?? "1,2,3,4,5,6,7,8").split(",").map((number) => Number(number.trim())),
+  (process.env.BENCH_FIGURES ?? "1,2,3,4,5,6,7,8,9").split(",").map((number) => Number(number.trim())),
 );
 
 async function main(): Promise<void> {

@@ -128,6 +128,7 @@ export type { Envelope, HttpRequest, HttpResponse } from "./http/types.js";
 export type { ClaimMapping, ExternalProfile, OAuthConfig, OAuthProviderConfig } from "./oauth/provider-config.js";
 export { compareCodePoints, prefixUpperBound } from "./storage/code-point-order.js";
 export { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./storage/memory.js";
+export { mayRotate, replacementToken } from "./storage/refresh-rotation.js";
 export { type SweepResult, sweepExpired } from "./storage/sweep.js";
 export type * from "./storage/types.js";
 export type { ThrottleConfig, ThrottleTier } from "./throttle/throttle-config.js";

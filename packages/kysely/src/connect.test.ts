@@ -1,9 +1,12 @@
 // connectStorage: a pool made from a URL, for PostgreSQL and MariaDB.
+
+import { sql } from "kysely";
 import { expect, it } from "vitest";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
 import { startTcpForwarder } from "../../../test/fixtures/tcp-forwarder.js";
+import { BASE_TIME, createUser, sampleRefreshToken, sampleSession } from "../../core/src/testing/conformance/samples.js";
 import { connectStorage } from "./connect.js";
-import { mariadbUrl, postgresUrl, scratchName, serverMissing } from "./databases.test-support.js";
+import { mariadbUrl, postgresScratch, postgresUrl, scratchName, serverMissing } from "./databases.test-support.js";
 import { migrate } from "./migrate.js";
 import { isConnectionFailure } from "./unavailable.js";
 
@@ -70,6 +73,53 @@ describeNeedingService("packages/kysely/src/connect.test.ts (MariaDB stalled)", 
         await storage.close();
         await forwarder.close();
       }
+    });
+  },
+);
+
+describeNeedingService("packages/kysely/src/connect.test.ts (PostgreSQL prepared)", await serverMissing(postgresUrl))(
+  "PostgreSQL prepared statements",
+  () => {
+    /** Rotates a fresh refresh token on a one-connection storage and reads that connection's prepared statements. */
+    async function preparedAfterRotations(preparedStatements?: boolean): Promise<string[]> {
+      const scratch = await postgresScratch();
+      const url = new URL(postgresUrl);
+      const { rows } = await sql<{ path: string }>`select current_setting('search_path') as path`.execute(scratch.storage.db);
+      url.searchParams.set("options", `-c search_path=${rows[0]?.path}`);
+      const storage = await connectStorage({ url: url.href, maxConnections: 1, preparedStatements });
+      try {
+        await migrate(storage);
+        const userId = await createUser(storage);
+        const now = BASE_TIME;
+        const session = sampleSession(userId);
+        await storage.sessions.createSession(session);
+        const first = sampleRefreshToken(session);
+        await storage.sessions.insertRefreshToken(first);
+        let { hash } = first;
+        for (let round = 0; round < 3; round += 1) {
+          const nextHash = scratchName();
+          const use = { userAgent: null, address: null };
+          const result = await storage.sessions.rotateRefreshToken?.({
+            hash,
+            now: now + 1000 + round,
+            nextHash,
+            idleMs: 60_000,
+            use,
+          });
+          expect(result?.outcome).toBe("rotated");
+          hash = nextHash;
+        }
+        const prepared = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(storage.db);
+        return prepared.rows.map((row) => row.name);
+      } finally {
+        await storage.close();
+        await scratch.drop();
+      }
+    }
+
+    it("a refresh's rotation is one statement prepared once on its connection, and sent unnamed with preparedStatements: false", async () => {
+      expect(await preparedAfterRotations()).toEqual([expect.stringMatching(/^portcullis_[0-9a-f]{24}$/)]);
+      expect(await preparedAfterRotations(false)).toEqual([]);
     });
   },
 );

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   Kysely,
   MysqlDialect,
@@ -10,12 +11,32 @@ import {
 import { type KyselyStorage, kyselyStorage } from "./kysely-storage.js";
 import { isConnectionFailure } from "./unavailable.js";
 
+const preparedNames = new Map<string, string>();
+
+/**
+ * The name to prepare a statement under: one that begins with the comment `/* prepared *\/` (a
+ * store's hot statement, such as a refresh's rotation) is named after its text's hash, so the
+ * same text gets the same name on every connection and another text never shares it. Undefined
+ * for every other statement, sent unnamed as Kysely sends it.
+ */
+function preparedName(text: string): string | undefined {
+  if (!text.startsWith("/* prepared */")) return undefined;
+  let name = preparedNames.get(text);
+  if (name === undefined) {
+    name = `portcullis_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`;
+    preparedNames.set(text, name);
+  }
+  return name;
+}
+
 /**
  * A `pg` pool whose clients are destroyed, not reused, once a statement on them failed for want
  * of a connection: after `query_timeout` fires, `pg` still counts that statement as running, so a
- * client handed back as it is would stall every request it serves next.
+ * client handed back as it is would stall every request it serves next. With `prepare`, a
+ * statement the stores mark as worth preparing (see {@link preparedName}) is sent as a named
+ * statement, which PostgreSQL parses and plans once per connection.
  */
-function discardingBrokenClients(pool: import("pg").Pool): PostgresPool {
+function discardingBrokenClients(pool: import("pg").Pool, prepare: boolean): PostgresPool {
   return {
     async connect() {
       const client = await pool.connect();
@@ -23,7 +44,8 @@ function discardingBrokenClients(pool: import("pg").Pool): PostgresPool {
       return {
         async query(text: string, values: unknown[]) {
           try {
-            return await client.query(text, values);
+            const name = prepare ? preparedName(text) : undefined;
+            return await (name ? client.query({ name, text, values }) : client.query(text, values));
           } catch (error) {
             if (isConnectionFailure(error)) broken = error as Error;
             throw error;
@@ -155,6 +177,14 @@ export interface ConnectStorageOptions {
   connectTimeoutMs?: number;
   /** How long one statement may run before the request answers 50300. Default 10000 ms. */
   queryTimeoutMs?: number;
+  /**
+   * PostgreSQL: send the stores' hot statements (a refresh's rotation) as named prepared
+   * statements, parsed and planned once per connection instead of on every call. Default true;
+   * false for a pooler between this process and PostgreSQL that cannot keep a connection's
+   * prepared statements (PgBouncer before 1.21, or without `max_prepared_statements`, in
+   * transaction mode).
+   */
+  preparedStatements?: boolean;
   /** Receives errors of idle pooled connections (the server restarted, a connection was cut); by default they are dropped, and the pool replaces the connection. */
   onPoolError?: (error: unknown) => void;
 }
@@ -191,7 +221,9 @@ export async function connectStorage(options: ConnectStorageOptions): Promise<Ky
     pool.on("error", onPoolError);
     pool.on("connect", (client) => client.on("error", onPoolError));
     return kyselyStorage({
-      db: new Kysely({ dialect: new PostgresDialect({ pool: discardingBrokenClients(pool) }) }),
+      db: new Kysely({
+        dialect: new PostgresDialect({ pool: discardingBrokenClients(pool, options.preparedStatements ?? true) }),
+      }),
       dialect: "postgres",
       prefix: options.prefix,
     });

@@ -9,6 +9,7 @@ import { connect } from "node:net";
 import { Kysely, MysqlDialect, PostgresDialect, sql } from "kysely";
 import mysql from "mysql2";
 import pg from "pg";
+import { connectStorage } from "./connect.js";
 import { type KyselyStorage, kyselyStorage } from "./kysely-storage.js";
 import { pgliteStorage } from "./pglite.js";
 
@@ -33,16 +34,15 @@ export async function serverMissing(url: string): Promise<string | null> {
 /** A name no other run uses: `portcullis_t_<hex>`. */
 export const scratchName = () => `portcullis_t_${randomBytes(6).toString("hex")}`;
 
-/** A database of one test file's own: a fresh PostgreSQL schema, and the storage on it. */
+/** A database of one test file's own: a fresh PostgreSQL schema, and the storage on it, made by `connectStorage` as a service makes it. */
 export async function postgresScratch(prefix = ""): Promise<{ storage: KyselyStorage; drop(): Promise<void> }> {
   const schema = scratchName();
   const admin = new pg.Pool({ connectionString: postgresUrl, max: 1 });
   admin.on("error", () => {});
   await admin.query(`create schema ${schema}`);
-  const pool = new pg.Pool({ connectionString: postgresUrl, max: 10, options: `-c search_path=${schema}` });
-  pool.on("error", () => {});
-  pool.on("connect", (client) => client.on("error", () => {}));
-  const storage = kyselyStorage({ db: new Kysely({ dialect: new PostgresDialect({ pool }) }), dialect: "postgres", prefix });
+  const url = new URL(postgresUrl);
+  url.searchParams.set("options", `-c search_path=${schema}`);
+  const storage = await connectStorage({ url: url.href, prefix });
   return {
     storage,
     async drop() {

@@ -15,6 +15,7 @@ import {
   signIn,
   signingSecret,
   slowStorage,
+  stepwiseMemoryStorage,
   wrongCodeAt,
 } from "../flows/fixtures.test-support.js";
 import { listIdentities, unlinkIdentity } from "../flows/identities.js";
@@ -790,7 +791,8 @@ describe("refresh of a directory user", () => {
   });
 
   it("with a directory configured, a refresh token whose user is gone from storage is 40101, and an expired one too", async () => {
-    const harness = await makeDirectoryAuth();
+    // Memory storage cannot lose a user; a store without rotateRefreshToken reads it through findById.
+    const harness = await makeDirectoryAuth(undefined, {}, { storage: stepwiseMemoryStorage() });
     await addUser(harness.auth, "lou");
     const tokens = await signIn(harness, "lou");
     const findById = vi.spyOn(harness.storage.users, "findById").mockResolvedValue(null);

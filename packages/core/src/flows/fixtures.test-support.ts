@@ -86,6 +86,16 @@ export function makeAuth(overrides: AuthOverrides = {}): Harness {
   return { auth, clock, storage, events };
 }
 
+/**
+ * Memory storage without `sessions.rotateRefreshToken`: refreshes go through its single
+ * operations in turn, as on a store that does not have it (see `rotateRefreshToken`).
+ */
+export function stepwiseMemoryStorage(): Storage {
+  const storage = memoryStorage();
+  const { rotateRefreshToken: _, ...sessions } = storage.sessions;
+  return { ...storage, sessions };
+}
+
 /** Creates a local user with {@link goodPassword} (or the given one) and returns its id. */
 export async function addUser(auth: Auth, username: string, password = goodPassword, roles: string[] = []): Promise<string> {
   return (await createUser(auth, { username, password, roles })).id;

@@ -4,7 +4,16 @@ import { ErrorCode } from "../errors/codes.js";
 import { memoryStorage } from "../storage/memory.js";
 import type { RefreshTokenRecord } from "../storage/types.js";
 import type { TokenSet } from "../tokens/issue-tokens.js";
-import { type Harness, addUser, authError, makeAuth, outcome, signIn, tally } from "./fixtures.test-support.js";
+import {
+  type Harness,
+  addUser,
+  authError,
+  makeAuth,
+  outcome,
+  signIn,
+  stepwiseMemoryStorage,
+  tally,
+} from "./fixtures.test-support.js";
 import { setUserDisabled, setUserRoles } from "./manage-users.js";
 import { refresh } from "./refresh.js";
 import { verifyAccessToken } from "./verify-access-token.js";
@@ -25,8 +34,13 @@ async function sessionOf(harness: Harness, accessToken: string) {
   return session;
 }
 
-describe("refresh", () => {
-  const harness = makeAuth();
+const stores = [
+  ["memory storage's rotateRefreshToken", memoryStorage],
+  ["a store without rotateRefreshToken (its single operations)", stepwiseMemoryStorage],
+] as const;
+
+describe.each(stores)("refresh, through %s", (_, makeStorage) => {
+  const harness = makeAuth({ storage: makeStorage() });
   const userId = addUser(harness.auth, "refresher");
 
   it("RT-1: the refresh token is 256 random bits, base64url; storage holds only its SHA-256", async () => {
@@ -100,7 +114,7 @@ describe("refresh", () => {
 
   it("RT-3, RT-2: a loser's reuse detection revoking the session before the winner reads it still leaves exactly one success, whose tokens die with the session", async () => {
     // Reading a session is slow (a database across a network): a loser's revocation lands meanwhile.
-    const storage = memoryStorage();
+    const storage = makeStorage();
     const findSession = storage.sessions.findSession.bind(storage.sessions);
     storage.sessions.findSession = async (id) => {
       await new Promise((resolve) => setTimeout(resolve, 30));
@@ -139,7 +153,7 @@ describe("refresh", () => {
   });
 
   it("RT-4: refresh never extends the absolute session lifetime", async () => {
-    const own = makeAuth();
+    const own = makeAuth({ storage: makeStorage() });
     await addUser(own.auth, "long-lived");
     const start = own.clock.now;
     let tokens = await signIn(own, "long-lived");
@@ -156,7 +170,7 @@ describe("refresh", () => {
   });
 
   it("RT-4: a refresh token unused for the idle lifetime (7 days) is refused", async () => {
-    const own = makeAuth();
+    const own = makeAuth({ storage: makeStorage() });
     await addUser(own.auth, "idle");
     const kept = await signIn(own, "idle");
     const dropped = await signIn(own, "idle");
@@ -169,7 +183,7 @@ describe("refresh", () => {
   });
 
   it("RT-4: disabling the user revokes the session; re-enabling does not bring it back", async () => {
-    const own = makeAuth();
+    const own = makeAuth({ storage: makeStorage() });
     const id = await addUser(own.auth, "to-disable");
     const tokens = await signIn(own, "to-disable");
     await setUserDisabled(own.auth, { userId: id, disabled: true });
@@ -181,7 +195,7 @@ describe("refresh", () => {
   });
 
   it("TV-2: a refresh token older than the user's token version is refused at once, and its session ends", async () => {
-    const own = makeAuth();
+    const own = makeAuth({ storage: makeStorage() });
     const id = await addUser(own.auth, "stale-refresh");
     const tokens = await signIn(own, "stale-refresh");
     await setUserRoles(own.auth, { userId: id, roles: ["admin"] });
@@ -194,7 +208,7 @@ describe("refresh", () => {
   it("RT-4: the session's absolute expiry ends it, to the millisecond, even for a refresh token that would live longer", async () => {
     // Issuing caps a refresh token at its session's expiry; a session shortened in storage
     // afterwards (by an operator, or an adapter's own policy) must still end on time.
-    const own = makeAuth();
+    const own = makeAuth({ storage: makeStorage() });
     await addUser(own.auth, "shortened");
     const [early, onTime] = [await signIn(own, "shortened"), await signIn(own, "shortened")];
     const endsAt = own.clock.now + 60_000;
@@ -209,7 +223,7 @@ describe("refresh", () => {
   });
 
   it("ST-2: a refresh token whose record names another user than its session is refused", async () => {
-    const own = makeAuth();
+    const own = makeAuth({ storage: makeStorage() });
     await addUser(own.auth, "session-owner");
     const intruderId = await addUser(own.auth, "intruder");
     const owner = await signIn(own, "session-owner");
@@ -229,7 +243,7 @@ describe("refresh", () => {
   });
 
   it("RT-4: a user disabled in storage without a token version change is refused at refresh, its session revoked as user_disabled", async () => {
-    const own = makeAuth();
+    const own = makeAuth({ storage: makeStorage() });
     const id = await addUser(own.auth, "disabled-in-storage");
     const tokens = await signIn(own, "disabled-in-storage");
     const session = await sessionOf(own, tokens.accessToken);
@@ -243,7 +257,8 @@ describe("refresh", () => {
   });
 
   it("TV-2: a refresh for a user gone from storage is refused and its session ends", async () => {
-    const own = makeAuth();
+    // Memory storage cannot lose a user; a store without rotateRefreshToken reads it through findById.
+    const own = makeAuth({ storage: stepwiseMemoryStorage() });
     const id = await addUser(own.auth, "deleted");
     const tokens = await signIn(own, "deleted");
     const session = await sessionOf(own, tokens.accessToken);

@@ -1,11 +1,13 @@
 import type { Auth } from "../auth.js";
+import { opaqueToken } from "../crypto/ids.js";
 import { sha256 } from "../crypto/random.js";
 import { directoryRolesAtRefresh, sameRoles } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { RevocationReason } from "../events/types.js";
-import type { SessionRecord, UserRecord } from "../storage/types.js";
-import { type TokenSet, issueTokens } from "../tokens/issue-tokens.js";
+import { rotateRefreshToken } from "../storage/refresh-rotation.js";
+import type { RotationResult, UserRecord } from "../storage/types.js";
+import { type TokenSet, rotatedTokenSet } from "../tokens/issue-tokens.js";
 import { sessionUseOf } from "../users/session-use.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { requiredString } from "./input.js";
@@ -20,6 +22,8 @@ export interface RefreshInput {
 
 const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
 
+type RefusedRotation = Extract<RotationResult, { outcome: "refused" }>;
+
 /**
  * Exchanges a refresh token for a new access token and a new refresh token
  * (`POST /auth/refresh`). The presented token is spent by one atomic write, so of N parallel
@@ -27,8 +31,10 @@ const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
  * was spent is reuse: the whole session is revoked, its newest token included, and
  * `refresh_token.reused` is emitted (RT-2). Refresh never moves the session's absolute expiry
  * (RT-4), and a session whose user changed token version, or was disabled, ends (TV-2). The
- * session is read before the spend: of N concurrent refreshes exactly one answers with tokens,
- * even when a loser's reuse detection revokes the session meanwhile (those tokens then die with it).
+ * spend, the insert of the new token and the session's use are one operation of the store, one
+ * statement on PostgreSQL (`rotateRefreshToken`), which reads the session as it was before the
+ * spend: of N concurrent refreshes exactly one answers with tokens, even when a loser's reuse
+ * detection revokes the session meanwhile (those tokens then die with it).
  *
  * A directory user's groups are read again first, when the policy's `refreshMapping` says so
  * (LDAP-5): the new access token carries the roles they map to now, and a user gone from the
@@ -50,26 +56,30 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
   const presented = requiredString(input.refreshToken, "refreshToken");
   const now = auth.now();
   const hash = sha256(presented);
-  const before = await readBeforeSpending(auth, hash, now);
-  const result = await auth.storage.sessions.spendRefreshToken(hash, now);
-  if (result.outcome === "unknown") throw invalidToken();
-  const { sessionId, userId } = result.token;
-  if (result.outcome === "already_spent") {
+  const directoryRoles = auth.directory === null ? undefined : await directoryRolesBeforeSpending(auth, hash, now);
+  const next = opaqueToken(auth);
+  const rotation = await rotateRefreshToken(auth.storage, {
+    hash,
+    now,
+    nextHash: next.hash,
+    idleMs: auth.config.ttl.refreshIdle * 1000,
+    use: sessionUseOf(auth, input),
+  });
+  if (rotation.outcome === "unknown") throw invalidToken();
+  const { sessionId, userId } = rotation.token;
+  if (rotation.outcome === "already_spent") {
     auth.emit({ type: "refresh_token.reused", userId, sessionId, at: now, ip: input.ip });
     await revokeSession(auth, userId, sessionId, "refresh_token_reused");
     throw invalidToken();
   }
-  // Expired (or its session gone) when read before the spend: refused, the spend having made a later reuse visible.
-  if (!before?.session) throw invalidToken();
-  const { session } = before;
-  if (session.revokedAt !== null || session.expiresAt <= now || session.userId !== userId) throw invalidToken();
-  let user = await auth.storage.users.findById(userId);
-  if (!user || user.disabled || user.tokenVersion !== session.tokenVersion) {
-    await revokeSession(auth, userId, sessionId, user?.disabled ? "user_disabled" : "token_version_changed");
+  if (rotation.outcome === "refused") {
+    await endRefusedSession(auth, rotation, now);
     throw invalidToken();
   }
+  const { session } = rotation;
+  let { user } = rotation;
   if (user.source === "directory") {
-    const roles = before.directoryRoles === undefined ? await directoryRolesAtRefresh(auth, user) : before.directoryRoles;
+    const roles = directoryRoles === undefined ? await directoryRolesAtRefresh(auth, user) : directoryRoles;
     if (roles === null) {
       await revokeSession(auth, userId, sessionId, "directory_access_lost");
       await raiseTokenVersion(auth, userId, "directory_access_lost");
@@ -77,10 +87,20 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
     }
     if (!sameRoles(roles, user.roles)) user = await carryOnWithRoles(auth, user, session.id, roles);
   }
-  const tokens = await issueTokens(auth, user, session);
-  await auth.storage.sessions.recordUse(sessionId, now, sessionUseOf(auth, input));
+  const tokens = await rotatedTokenSet(auth, user, session, next.value, rotation.totpEnabled);
   auth.emit({ type: "token.refreshed", userId, sessionId, at: now, ip: input.ip });
   return tokens;
+}
+
+/**
+ * Ends the session of a refresh refused because of its user (gone, disabled, or at another token
+ * version: TV-2). A refusal for the token itself (expired) or its session (gone, revoked, expired)
+ * leaves the session as it is.
+ */
+async function endRefusedSession(auth: Auth, { token, session, user }: RefusedRotation, now: number): Promise<void> {
+  if (session === null || session.revokedAt !== null || session.expiresAt <= now || session.userId !== token.userId) return;
+  if (user !== null && !user.disabled && user.tokenVersion === session.tokenVersion) return;
+  await revokeSession(auth, token.userId, session.id, user?.disabled ? "user_disabled" : "token_version_changed");
 }
 
 /**
@@ -96,24 +116,16 @@ async function carryOnWithRoles(auth: Auth, user: UserRecord, sessionId: string,
 }
 
 /**
- * What a refresh reads before it spends its token, so that what it decides cannot be changed by a
- * concurrent request: the token's session (a concurrent reuse of the same token revoking it after
- * the spend must not fail the one that spent it: exactly one succeeds, RT-3, and the tokens it
- * mints die with the session, RT-2), and a directory user's roles as the directory maps them now
- * (see {@link directoryRolesAtRefresh}; a directory that is down then leaves the token unspent).
- * Null for a token that is unknown, spent or expired: the spend decides those.
+ * A directory user's roles as the directory maps them now (see {@link directoryRolesAtRefresh}),
+ * read before the token is spent so that a directory that is down leaves it usable; undefined
+ * for a token that is unknown, spent or expired (the rotation decides those) or a user who is not
+ * the directory's.
  */
-async function readBeforeSpending(
-  auth: Auth,
-  hash: string,
-  now: number,
-): Promise<{ session: SessionRecord | null; directoryRoles: string[] | null | undefined } | null> {
+async function directoryRolesBeforeSpending(auth: Auth, hash: string, now: number): Promise<string[] | null | undefined> {
   const token = await auth.storage.sessions.findRefreshToken(hash);
-  if (!token || token.spentAt !== null || token.expiresAt <= now) return null;
-  const session = await auth.storage.sessions.findSession(token.sessionId);
-  if (auth.directory === null) return { session, directoryRoles: undefined };
+  if (!token || token.spentAt !== null || token.expiresAt <= now) return undefined;
   const user = await auth.storage.users.findById(token.userId);
-  return { session, directoryRoles: user?.source === "directory" ? await directoryRolesAtRefresh(auth, user) : undefined };
+  return user?.source === "directory" ? await directoryRolesAtRefresh(auth, user) : undefined;
 }
 
 /** Revokes one session and reports it; a session already revoked is left as it is. Returns whether this call revoked it. */

@@ -1,4 +1,5 @@
 import { compareCodePoints } from "./code-point-order.js";
+import { mayRotate, replacementToken } from "./refresh-rotation.js";
 import type {
   ChallengeKind,
   ChallengeRecord,
@@ -56,12 +57,13 @@ export interface MemoryStorage extends Storage {
  */
 export function memoryStorage(): MemoryStorage {
   const users = memoryUsers();
-  const sessions = memorySessions();
+  const totp = memoryTotp();
+  const sessions = memorySessions({ user: users.byId, totpEnabled: totp.enabled });
   const counters = memoryCounters();
   const challenges = memoryChallenges([sessions.deleteExpired, counters.deleteExpired]);
   return {
     users: users.store,
-    totp: memoryTotp(),
+    totp: totp.store,
     recoveryCodes: memoryRecoveryCodes(),
     sessions: sessions.store,
     challenges: challenges.store,
@@ -202,12 +204,12 @@ function memoryUsers() {
       return keys.map((key) => byId.get(idByKey.get(key) as string) as UserRecord);
     },
   };
-  return { store, size: () => byId.size };
+  return { store, size: () => byId.size, byId: (id: string) => byId.get(id) ?? null };
 }
 
-function memoryTotp(): TotpStore {
+function memoryTotp() {
   const records = new Map<string, TotpRecord>();
-  return {
+  const store: TotpStore = {
     async get(userId) {
       const record = records.get(userId);
       return record ? copy(record) : null;
@@ -233,6 +235,7 @@ function memoryTotp(): TotpStore {
       return true;
     },
   };
+  return { store, enabled: (userId: string) => records.get(userId)?.enabled === true };
 }
 
 function memoryRecoveryCodes(): RecoveryCodeStore {
@@ -256,7 +259,13 @@ function memoryRecoveryCodes(): RecoveryCodeStore {
   };
 }
 
-function memorySessions() {
+/** What the session store reads of the other tables to rotate a refresh token in one step. */
+interface RotationReads {
+  user(id: string): UserRecord | null;
+  totpEnabled(userId: string): boolean;
+}
+
+function memorySessions(reads: RotationReads) {
   const expired = (record: { expiresAt: number }, now: number) => record.expiresAt <= now;
   /** The ids of each user's sessions held in the session map: a session pruned from the map leaves it too. */
   const sessionIdsByUser = new Map<string, Set<string>>();
@@ -328,6 +337,23 @@ function memorySessions() {
       const spent = frozenWith(token, { spentAt: now });
       tokens.set(hash, spent);
       return { outcome: "spent", token: spent };
+    },
+    async rotateRefreshToken(rotation) {
+      const token = tokens.get(rotation.hash);
+      if (!token) return { outcome: "unknown" };
+      if (token.spentAt !== null) return { outcome: "already_spent", token };
+      const spent = frozenWith(token, { spentAt: rotation.now });
+      tokens.set(rotation.hash, spent);
+      const session = sessions.get(token.sessionId) ?? null;
+      const user = reads.user(token.userId);
+      if (session === null || user === null || !mayRotate(spent, session, user, rotation.now)) {
+        return { outcome: "refused", token: spent, session, user };
+      }
+      const next = replacementToken(rotation, spent, session);
+      setToken(next.hash, Object.freeze(next), next.createdAt);
+      const { userAgent, address } = rotation.use;
+      sessions.set(session.id, frozenWith(session, { lastUsedAt: rotation.now, userAgent, address }));
+      return { outcome: "rotated", token: spent, session, user, totpEnabled: reads.totpEnabled(user.id), next };
     },
   };
   return {

@@ -159,6 +159,39 @@ export type SpendResult =
   | { outcome: "already_spent"; token: RefreshTokenRecord }
   | { outcome: "unknown" };
 
+/** What {@link SessionStore.rotateRefreshToken} is asked to do: one refresh's writes. */
+export interface RefreshRotation {
+  /** The SHA-256 of the presented refresh token. */
+  hash: string;
+  now: number;
+  /** The SHA-256 of the token that replaces it. */
+  nextHash: string;
+  /** The replacement's idle lifetime in milliseconds: it expires at `now + idleMs`, or with its session if that is sooner (RT-4). */
+  idleMs: number;
+  /** Where the session is used from, recorded on it as by {@link SessionStore.recordUse} when the rotation happens. */
+  use: SessionUse;
+}
+
+/**
+ * What {@link SessionStore.rotateRefreshToken} did. `session` and `user` are as they were before
+ * the call's writes, `totpEnabled` whether the user's second factor is enabled then.
+ */
+export type RotationResult =
+  | { outcome: "unknown" }
+  /** Spent before this call, or by a concurrent one: nothing written. */
+  | { outcome: "already_spent"; token: RefreshTokenRecord }
+  /** This call spent the token, but it may not be exchanged: no token inserted, the session untouched. */
+  | { outcome: "refused"; token: RefreshTokenRecord; session: SessionRecord | null; user: UserRecord | null }
+  /** This call spent the token, inserted `next` and recorded the session's use. */
+  | {
+      outcome: "rotated";
+      token: RefreshTokenRecord;
+      session: SessionRecord;
+      user: UserRecord;
+      totpEnabled: boolean;
+      next: RefreshTokenRecord;
+    };
+
 /** Sessions and their refresh tokens. */
 export interface SessionStore {
   createSession(session: SessionRecord): Promise<void>;
@@ -197,6 +230,18 @@ export interface SessionStore {
    * `spent`; the others, and any later caller, get `already_spent` (RT-3).
    */
   spendRefreshToken(hash: string, now: number): Promise<SpendResult>;
+  /**
+   * Optional: a refresh's writes as one atomic operation, the fewest round trips the database
+   * allows (one statement on PostgreSQL). Spends the token with `hash` exactly as
+   * {@link spendRefreshToken} does (RT-3: one of N concurrent callers), reading its session and
+   * user as they were before the spend. Only when this call spent it, the token had not expired,
+   * its session is not revoked, has not expired and is its user's, and that user exists, is not
+   * disabled and has the session's token version, it inserts the replacement (`nextHash`, unspent)
+   * and records the session's use; otherwise it writes nothing more and answers `refused`. A store
+   * without it is served by {@link findRefreshToken}, {@link findSession}, {@link spendRefreshToken},
+   * the user and TOTP reads, {@link insertRefreshToken} and {@link recordUse} in turn.
+   */
+  rotateRefreshToken?(rotation: RefreshRotation): Promise<RotationResult>;
 }
 
 /** What a one-time challenge is for. */

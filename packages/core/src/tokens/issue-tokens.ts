@@ -30,13 +30,12 @@ export interface TokenSet {
  */
 export async function publicUser(auth: Auth, user: UserRecord): Promise<PublicUser> {
   const totp = await auth.storage.totp.get(user.id);
-  const fields = {
-    id: user.id,
-    username: user.username,
-    roles: [...user.roles],
-    totpEnabled: totp?.enabled === true,
-    createdAt: user.createdAt,
-  };
+  return publicUserOf(auth, user, totp?.enabled === true);
+}
+
+/** {@link publicUser} for a caller that already knows whether the user's TOTP is enabled. */
+function publicUserOf(auth: Auth, user: UserRecord, totpEnabled: boolean): Promise<PublicUser> {
+  const fields = { id: user.id, username: user.username, roles: [...user.roles], totpEnabled, createdAt: user.createdAt };
   return withHookFields(fields, auth.publicUserHook);
 }
 
@@ -53,7 +52,32 @@ export async function issueTokens(auth: Auth, user: UserRecord, session: Session
     expiresAt: Math.min(now + auth.config.ttl.refreshIdle * 1000, session.expiresAt),
     spentAt: null,
   });
-  const issuedAt = Math.floor(now / 1000);
+  return tokenSetOf(auth, user, session, refresh.value, await publicUser(auth, user));
+}
+
+/**
+ * The token set of a session whose new refresh token, `refreshToken`, is already stored (a
+ * refresh stores it with the spend of the old one): signs the access token.
+ */
+export async function rotatedTokenSet(
+  auth: Auth,
+  user: UserRecord,
+  session: SessionRecord,
+  refreshToken: string,
+  totpEnabled: boolean,
+): Promise<TokenSet> {
+  sweepNowAndThen(auth, auth.now());
+  return tokenSetOf(auth, user, session, refreshToken, await publicUserOf(auth, user, totpEnabled));
+}
+
+async function tokenSetOf(
+  auth: Auth,
+  user: UserRecord,
+  session: SessionRecord,
+  refreshToken: string,
+  view: PublicUser,
+): Promise<TokenSet> {
+  const issuedAt = Math.floor(auth.now() / 1000);
   const accessToken = await signAccessToken(auth.keys, {
     iss: auth.config.issuer,
     aud: auth.config.audience,
@@ -66,13 +90,7 @@ export async function issueTokens(auth: Auth, user: UserRecord, session: Session
     roles: [...user.roles],
     amr: [...session.amr],
   });
-  return {
-    accessToken,
-    refreshToken: refresh.value,
-    tokenType: "Bearer",
-    expiresIn: auth.config.ttl.access,
-    user: await publicUser(auth, user),
-  };
+  return { accessToken, refreshToken, tokenType: "Bearer", expiresIn: auth.config.ttl.access, user: view };
 }
 
 /**

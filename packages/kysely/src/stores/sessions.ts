@@ -1,6 +1,9 @@
-import type { RefreshTokenRecord, SessionRecord, SessionStore } from "@portcullis/core";
-import type { RefreshTokenRow, SessionRow } from "../schema.js";
-import { type StoreContext, findOne, num, numOrNull } from "./context.js";
+import type { RefreshRotation, RefreshTokenRecord, RotationResult, SessionRecord, SessionStore } from "@portcullis/core";
+import { mayRotate, replacementToken } from "@portcullis/core";
+import { type RawBuilder, sql } from "kysely";
+import type { RefreshTokenRow, SessionRow, UserRow } from "../schema.js";
+import { type StoreContext, findOne, flag, num, numOrNull } from "./context.js";
+import { toUser } from "./users.js";
 
 function toSession(row: SessionRow): SessionRecord {
   return {
@@ -44,6 +47,134 @@ export function listSessionsQuery({ db, tables: t }: StoreContext, userId: strin
     .limit(limit);
 }
 
+const sessionColumns = [
+  "id",
+  "user_id",
+  "token_version",
+  "amr",
+  "created_at",
+  "expires_at",
+  "revoked_at",
+  "last_used_at",
+  "user_agent",
+  "address",
+] as const;
+const tokenColumns = ["hash", "session_id", "user_id", "created_at", "expires_at", "spent_at"] as const;
+const userColumns = [
+  "id",
+  "username",
+  "username_key",
+  "password_hash",
+  "roles",
+  "disabled",
+  "token_version",
+  "source",
+  "created_at",
+  "updated_at",
+] as const;
+
+/** `alias.column AS alias_column, …`: the columns of one table in a join, named apart from the others'. */
+function selectedAs(alias: string, columns: readonly string[]): RawBuilder<unknown> {
+  return sql.raw(columns.map((column) => `${alias}.${column} as ${alias}_${column}`).join(", "));
+}
+
+/** The row of one table out of a joined row read with {@link selectedAs}; null when the join found none. */
+function rowOf<Row>(joined: Record<string, unknown>, alias: string, columns: readonly string[]): Row | null {
+  if (joined[`${alias}_${columns[0]}`] === null) return null;
+  return Object.fromEntries(columns.map((column) => [column, joined[`${alias}_${column}`]])) as Row;
+}
+
+/** What a rotation read: the token as it was before the call, its session and user, the user's TOTP state. */
+interface RotationRead {
+  token: RefreshTokenRecord;
+  session: SessionRecord | null;
+  user: ReturnType<typeof toUser> | null;
+  totpEnabled: boolean;
+}
+
+function toRotationRead(joined: Record<string, unknown>): RotationRead {
+  const session = rowOf<SessionRow>(joined, "s", sessionColumns);
+  const user = rowOf<UserRow>(joined, "u", userColumns);
+  return {
+    token: toRefreshToken(rowOf<RefreshTokenRow>(joined, "r", tokenColumns) as RefreshTokenRow),
+    session: session && toSession(session),
+    user: user && toUser(user),
+    totpEnabled: joined.totp_enabled !== null && flag(joined.totp_enabled as boolean | number | string),
+  };
+}
+
+/**
+ * A refresh on PostgreSQL, one statement (see {@link SessionStore.rotateRefreshToken}): the token,
+ * its session, its user and the user's TOTP state read from the statement's snapshot, taken before
+ * its writes; the spend, a conditional UPDATE on `spent_at IS NULL` that a concurrent spend's row
+ * lock makes wait and then skip (RT-3); and, only from a spend whose token, session and user pass
+ * the rule of `mayRotate`, the insert of the replacement and the session's use. Returns the read
+ * row with whether it spent the token and the replacement's expiry, or nothing for an unknown hash.
+ */
+function rotationStatement({ tables: t }: StoreContext, rotation: RefreshRotation) {
+  const { hash, now, nextHash, idleMs, use } = rotation;
+  const [tokens, sessions, users, totp] = [t.refreshTokens, t.sessions, t.users, t.totp].map((name) => sql.table(name));
+  return sql<Record<string, unknown>>`/* prepared */
+    with r as (select * from ${tokens} where hash = ${hash}),
+    spent as (update ${tokens} set spent_at = ${now} where hash = ${hash} and spent_at is null returning hash),
+    s as (select * from ${sessions} where id = (select session_id from r)),
+    u as (select * from ${users} where id = (select user_id from r)),
+    allowed as (
+      select s.id as session_id, r.user_id, least(${now + idleMs}::bigint, s.expires_at) as expires_at
+      from spent, r, s, u
+      where r.expires_at > ${now} and s.revoked_at is null and s.expires_at > ${now} and s.user_id = r.user_id
+        and not u.disabled and u.token_version = s.token_version
+    ),
+    inserted as (
+      insert into ${tokens} (hash, session_id, user_id, created_at, expires_at, spent_at)
+      select ${nextHash}, session_id, user_id, ${now}, expires_at, null from allowed
+      returning expires_at
+    ),
+    touched as (
+      update ${sessions} set last_used_at = ${now}, user_agent = ${use.userAgent}, address = ${use.address}
+      where id = (select session_id from allowed) and revoked_at is null
+      returning id
+    )
+    select ${selectedAs("r", tokenColumns)}, ${selectedAs("s", sessionColumns)}, ${selectedAs("u", userColumns)},
+      (select enabled from ${totp} where user_id = r.user_id) as totp_enabled,
+      exists (select 1 from spent) as spent,
+      (select expires_at from inserted) as next_expires_at
+    from r left join s on true left join u on true`;
+}
+
+/**
+ * What a rotation read on MySQL, before its writes: one SELECT of the token, its session, its user
+ * and the user's TOTP state. MySQL has no writing CTE and no `UPDATE … RETURNING`, so the spend,
+ * the insert and the session's use follow as a statement each.
+ */
+function rotationReadQuery({ tables: t }: StoreContext, hash: string) {
+  const [tokens, sessions, users, totp] = [t.refreshTokens, t.sessions, t.users, t.totp].map((name) => sql.table(name));
+  return sql<Record<string, unknown>>`
+    select ${selectedAs("r", tokenColumns)}, ${selectedAs("s", sessionColumns)}, ${selectedAs("u", userColumns)},
+      p.enabled as totp_enabled
+    from ${tokens} r
+    left join ${sessions} s on s.id = r.session_id
+    left join ${users} u on u.id = r.user_id
+    left join ${totp} p on p.user_id = r.user_id
+    where r.hash = ${hash}`;
+}
+
+/** The {@link RotationResult} of what a rotation read, whether it spent the token and whether it stored the replacement. */
+function rotationResult(rotation: RefreshRotation, read: RotationRead, spent: boolean, rotated: boolean): RotationResult {
+  if (!spent) return { outcome: "already_spent", token: read.token };
+  const token = { ...read.token, spentAt: rotation.now };
+  const { session, user } = read;
+  if (!rotated || session === null || user === null) return { outcome: "refused", token, session, user };
+  return {
+    outcome: "rotated",
+    token,
+    session,
+    user,
+    totpEnabled: read.totpEnabled,
+    next: replacementToken(rotation, token, session),
+  };
+}
+
 /**
  * The sessions and refresh_tokens tables as a {@link SessionStore}: revoking is a conditional
  * UPDATE on `revoked_at IS NULL` (one statement for all of a user's sessions but the one kept,
@@ -66,7 +197,10 @@ export function sessionStore(context: StoreContext): SessionStore {
       .executeTakeFirst();
     return num(result.numUpdatedRows);
   };
-  return {
+  /** A token another caller spent after it was read is read again, so already_spent carries its spend. */
+  const spentMeanwhile = async (read: RotationRead, spent: boolean): Promise<RotationRead> =>
+    spent || read.token.spentAt !== null ? read : { ...read, token: (await findRefreshToken(read.token.hash)) ?? read.token };
+  const store: SessionStore = {
     async createSession(session) {
       await db
         .insertInto(t.sessions)
@@ -127,5 +261,32 @@ export function sessionStore(context: StoreContext): SessionStore {
       const token = await findRefreshToken(hash);
       return token ? { outcome: "already_spent", token } : { outcome: "unknown" };
     },
+    async rotateRefreshToken(rotation) {
+      if (postgres) {
+        const joined = (await rotationStatement(context, rotation).execute(db)).rows[0];
+        if (joined === undefined) return { outcome: "unknown" };
+        const spent = flag(joined.spent as boolean);
+        const read = await spentMeanwhile(toRotationRead(joined), spent);
+        return rotationResult(rotation, read, spent, joined.next_expires_at !== null);
+      }
+      const joined = (await rotationReadQuery(context, rotation.hash).execute(db)).rows[0];
+      if (joined === undefined) return { outcome: "unknown" };
+      const read = toRotationRead(joined);
+      const spend = await db
+        .updateTable(t.refreshTokens)
+        .set({ spent_at: rotation.now })
+        .where("hash", "=", rotation.hash)
+        .where("spent_at", "is", null)
+        .executeTakeFirst();
+      const spent = num(spend.numUpdatedRows) === 1;
+      const { session, user } = read;
+      const rotate = spent && session !== null && user !== null && mayRotate(read.token, session, user, rotation.now);
+      if (rotate) {
+        await store.insertRefreshToken(replacementToken(rotation, read.token, session));
+        await store.recordUse(session.id, rotation.now, rotation.use);
+      }
+      return rotationResult(rotation, await spentMeanwhile(read, spent), spent, rotate);
+    },
   };
+  return store;
 }

@@ -3,7 +3,8 @@ import { sql } from "kysely";
 import type { UserRow } from "../schema.js";
 import { type StoreContext, findOne, flag, insertUnlessDuplicate, num, unlessDuplicate, updateCounting } from "./context.js";
 
-function toUser(row: UserRow): UserRecord {
+/** A users row as the record core reads. */
+export function toUser(row: UserRow): UserRecord {
   return {
     id: row.id,
     username: row.username,

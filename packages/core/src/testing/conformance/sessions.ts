@@ -1,11 +1,12 @@
 import type { SpendResult } from "../../storage/types.js";
 import { type SuiteContext, concurrently, countWhere, tryToMutate } from "./harness.js";
+import { refreshRotationTests } from "./refresh-rotation.js";
 import { BASE_TIME, createUser, sampleRefreshToken, sampleSession, uniqueHash, uniqueId } from "./samples.js";
 import { sessionListingTests } from "./session-listing.js";
 
 /**
- * Registers the `sessions` suite: revocation, refresh tokens spent exactly once (RT-3), and a
- * user's sessions listed and ended but one (SE-1, SE-2, SE-3).
+ * Registers the `sessions` suite: revocation, refresh tokens spent exactly once (RT-3) and
+ * rotated, and a user's sessions listed and ended but one (SE-1, SE-2, SE-3).
  */
 export function sessionsSuite(context: SuiteContext): void {
   const {
@@ -14,6 +15,7 @@ export function sessionsSuite(context: SuiteContext): void {
   } = context;
   describe("sessions", () => {
     sessionListingTests(context);
+    refreshRotationTests(context);
 
     it("createSession stores a session that findSession returns; an unknown id is null", async () => {
       const storage = await makeStorage();
