@@ -8,6 +8,8 @@ export const refreshPath = "/api/v1/auth/refresh";
 /** Bare Express: a JSON POST answering a body shaped like a refresh answer, and raw argon2id `verify` of one stored hash. */
 export const jsonPostPath = "/api/v1/json";
 export const argon2LoginPath = "/api/v1/argon2-login";
+/** The administrators' user list, first page (figure 10). */
+export const adminUsersPath = "/api/v1/auth/admin/users";
 
 export const issuer = "https://api.example.com";
 export const audience = "bench-api";
@@ -38,6 +40,10 @@ export interface ServerOptions {
   accessTokens?: number;
   /** Portcullis: unused refresh tokens of distinct sessions to mint before listening. */
   refreshTokens?: number;
+  /** Portcullis: the bench user holds the administrator role, so `authHeaders` also list users (figure 10). */
+  admin?: boolean;
+  /** Portcullis: false turns the sweep's timer off (`sweepInterval: false`), so only a figure's own sweep deletes rows. */
+  sweep?: boolean;
 }
 
 /** The line a server prints on stdout once it listens: `BENCH_READY <json>`. */

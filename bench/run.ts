@@ -8,11 +8,15 @@ import { readFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { createAuth, defaultPageSize, listUsers, login, refresh, sweepExpired, verifyAccessToken } from "@portcullis/core";
 import {
   type BenchSecrets,
   type ServerMode,
   type ServerOptions,
+  adminUsersPath,
   argon2LoginPath,
+  audience,
+  issuer,
   jsonPostPath,
   loginPath,
   protectedPath,
@@ -20,7 +24,7 @@ import {
   username,
 } from "./common.js";
 import type { LoadResult, LoadSpec } from "./load.js";
-import { createScratchSchema, postgresMissing } from "./postgres.js";
+import { createScratchSchema, postgresMissing, postgresUrl } from "./postgres.js";
 import {
   type Pinning,
   type RunningServer,
@@ -31,7 +35,11 @@ import {
   startServer,
   stopLoadProcesses,
 } from "./processes.js";
+import { fillAtScale, migrateSchema, recordingStorage, sequentialScansIn } from "./scale.js";
 import { type Row, type Spread, formatNumber, formatTable, ratiosByRound, spreadOf } from "./stats.js";
+
+/** The password hash of figure 10's generated users: a string in the stored argon2id format (none of them signs in). */
+const scaleFillerHash = "$argon2id$v=19$m=19456,t=2,p=1$c2NhbGVzY2FsZXNjYWxl$Ny3Wz8a4dXqP3l4m0cL5pYkq5a1XqjQ0s2hK9b8v7m4";
 
 const quick = process.env.BENCH_QUICK === "1";
 /**
@@ -443,6 +451,219 @@ async function postgresLoginFigure(): Promise<Row[]> {
   }
 }
 
+/** Figure 10's size: `BENCH_SCALE_USERS`, by default a million (ten thousand in a quick run). */
+const scaleUsers = Number(process.env.BENCH_SCALE_USERS ?? (quick ? 10_000 : 1_000_000));
+
+/**
+ * Figure 10: login, refresh, the protected route and the administrators' user list on a PostgreSQL
+ * schema holding {@link scaleUsers} users, as many live sessions and ten times as many refresh
+ * tokens (most spent or expired), each against the same on a schema holding one page of users
+ * (the issue's "empty schema", with a full first page for the user list); the plan of every
+ * statement those flows send; and the protected route's p99 while the sweep deletes the expired
+ * rows, against its p99 without, with the longest sweep statement.
+ */
+async function scaleFigure(): Promise<Row[]> {
+  const figure = "10 at scale";
+  const missing = await postgresMissing();
+  if (missing) {
+    console.log(`\nFigure 10 skipped: ${missing}`);
+    return [{ figure, baseline: "small schema", raw: "", skipped: `skipped: ${missing}` }];
+  }
+  const small = await createScratchSchema();
+  const big = await createScratchSchema();
+  try {
+    await Promise.all([migrateSchema(big.url), migrateSchema(small.url)]);
+    // The small schema holds one full page of users, so both user lists answer a page of the same size.
+    await fillAtScale(postgresUrl, small.name, defaultPageSize, scaleFillerHash, Date.now());
+    const filling = performance.now();
+    const counts = await fillAtScale(postgresUrl, big.name, scaleUsers, scaleFillerHash, Date.now());
+    const filled = `${formatNumber(counts.users, 0)} users (${formatNumber(counts.totp, 0)} with TOTP), ${formatNumber(counts.liveSessions, 0)} live and ${formatNumber(counts.expiredSessions, 0)} expired sessions, ${formatNumber(counts.refreshTokens, 0)} refresh-token rows (${formatNumber(counts.expiredRefreshTokens, 0)} expired)`;
+    console.log(`\nFigure 10: filled ${big.name} with ${filled} in ${formatNumber((performance.now() - filling) / 1000, 0)} s`);
+    const perRun = connections.postgres;
+    const options = (url: string): ServerOptions => ({
+      postgresUrl: url,
+      generousThrottle: true,
+      admin: true,
+      sweep: false,
+      refreshTokens: perRun * loadsPerCase + 1,
+    });
+    const servers = {
+      onSmall: startServer(pinning, secrets, "portcullis-express", options(small.url)),
+      atScale: startServer(pinning, secrets, "portcullis-express", options(big.url)),
+    };
+    const rows = await withServers(servers, async ({ onSmall, atScale }) => {
+      // The sweep first, while the backlog of expired rows is there; what it leaves is swept before
+      // the rates, so that the servers' own write-triggered sweeps find nothing to do while measured.
+      const sweepRow = await sweepUnderLoad(atScale, big.url);
+      await drainExpired(big.url);
+      const cases = (server: RunningServer, label: string) => ({
+        login: { ...loginCase(`login, ${label}`, server.url(loginPath)) },
+        refresh: refreshCase(`refresh, ${label}`, server.url(refreshPath), server.ready.refreshTokens ?? [], perRun),
+        protectedRoute: throughputCase(`protected route, ${label}`, () => ({
+          url: server.url(protectedPath),
+          method: "GET",
+          connections: connections.protectedRoute,
+          headers: server.ready.authHeaders,
+        })),
+        adminList: throughputCase(
+          `user list, first page, ${label}`,
+          () => ({ url: server.url(adminUsersPath), method: "GET", connections: perRun, headers: server.ready.authHeaders }),
+          () => expectStatus("user list", server.url(adminUsersPath), { headers: server.ready.authHeaders }, 200),
+        ),
+      });
+      const few = cases(onSmall, `${defaultPageSize} users`);
+      const large = cases(atScale, `${formatNumber(scaleUsers, 0)} users`);
+      const samples = await roundRobin(`Figure 10: four flows on a schema of ${defaultPageSize} users and at scale (${filled})`, {
+        loginSmall: few.login,
+        loginLarge: large.login,
+        refreshSmall: few.refresh,
+        refreshLarge: large.refresh,
+        protectedSmall: few.protectedRoute,
+        protectedLarge: large.protectedRoute,
+        listSmall: few.adminList,
+        listLarge: large.adminList,
+      });
+      const baseline = `same, ${defaultPageSize} users`;
+      const rates = [
+        rowOf(
+          `${figure}: login (${formatNumber(scaleUsers, 0)} users)`,
+          baseline,
+          samples.loginLarge,
+          samples.loginSmall,
+          "req/s",
+        ),
+        rowOf(`${figure}: refresh`, baseline, samples.refreshLarge, samples.refreshSmall, "req/s"),
+        rowOf(`${figure}: protected route`, baseline, samples.protectedLarge, samples.protectedSmall, "req/s"),
+        rowOf(`${figure}: admin user list, first page`, baseline, samples.listLarge, samples.listSmall, "req/s"),
+      ];
+      return [...rates, sweepRow];
+    });
+    await reportPlans(big.url);
+    return rows;
+  } finally {
+    await Promise.all([small.drop(), big.drop()]);
+  }
+}
+
+/**
+ * The protected route's p99 at figure 5's modest load while this process sweeps the scale
+ * schema's expired rows with core's `sweepExpired` (the statements the server's timer runs),
+ * against its p99 with no sweep; prints the sweep's longest statement and the rows it deleted.
+ */
+async function sweepUnderLoad(server: RunningServer, url: string): Promise<Row> {
+  const { storage, sent } = recordingStorage(url);
+  const route = server.url(protectedPath);
+  const modest: Omit<LoadSpec, "seconds"> = { url: route, method: "GET", ...modestLoad, headers: server.ready.authHeaders };
+  let deleted = 0;
+  const idle: Case = {
+    name: "no sweep",
+    unit: "ms",
+    measure: async (_run, seconds) => checked("p99 without a sweep", await runLoad(pinning, { ...modest, seconds })).p99Ms,
+  };
+  const sweeping: Case = {
+    name: "sweeping",
+    unit: "ms",
+    measure: async (_run, seconds) => {
+      let stop = false;
+      const sweeper = (async () => {
+        while (!stop) {
+          const result = await sweepExpired({ storage, now: () => Date.now() });
+          deleted += result.deleted;
+          if (result.deleted === 0) await sleep(100);
+        }
+      })();
+      try {
+        return checked("p99 while sweeping", await runLoad(pinning, { ...modest, seconds })).p99Ms;
+      } finally {
+        stop = true;
+        await sweeper;
+      }
+    },
+  };
+  try {
+    const samples = await roundRobin(
+      `Figure 10: protected route p99 at ${modestLoad.overallRate} req/s, with and without the sweep`,
+      {
+        idle,
+        sweeping,
+      },
+    );
+    const deletes = sent.filter((statement) => /^delete from/i.test(statement.text.trim()));
+    const longest = Math.max(0, ...deletes.map((statement) => statement.ms));
+    const note = `sweep: ${formatNumber(deleted, 0)} rows in ${formatNumber(deletes.length, 0)} DELETE statements, longest ${formatNumber(longest, 1)} ms`;
+    console.log(`  ${note}`);
+    return rowOf(
+      "10 at scale: protected p99 while the sweep deletes",
+      "same, no sweep",
+      samples.sweeping,
+      samples.idle,
+      "ms",
+      note,
+    );
+  } finally {
+    await storage.close();
+  }
+}
+
+/** Sweeps what is left of the scale schema's expired rows, to the end, and prints how long that took. */
+async function drainExpired(url: string): Promise<void> {
+  const { storage } = recordingStorage(url);
+  try {
+    const started = performance.now();
+    let deleted = 0;
+    for (;;) {
+      const result = await sweepExpired({ storage, now: () => Date.now() });
+      deleted += result.deleted;
+      if (result.complete) break;
+    }
+    console.log(
+      `  swept the rest: ${formatNumber(deleted, 0)} rows in ${formatNumber((performance.now() - started) / 1000, 1)} s`,
+    );
+  } finally {
+    await storage.close();
+  }
+}
+
+/**
+ * Runs login, refresh, the protected route's check and the user list's first page once on the
+ * scale schema through a storage that explains each statement before it runs, prints the plans'
+ * lines that read or write a table, and fails on a sequential scan of a table at full size.
+ */
+async function reportPlans(url: string): Promise<void> {
+  const { storage, sent } = recordingStorage(url, { explain: true });
+  try {
+    const auth = createAuth({
+      storage,
+      issuer,
+      audience,
+      secrets: { signing: secrets.BENCH_SIGNING_SECRET, encryption: randomBytes(32).toString("base64url") },
+      sweepInterval: false,
+    });
+    const signedIn = await login(auth, { username, password: secrets.BENCH_PASSWORD });
+    if (signedIn.status !== "authenticated") throw new Error(`login answered ${signedIn.status}`);
+    const refreshed = await refresh(auth, { refreshToken: signedIn.tokens.refreshToken });
+    await verifyAccessToken(auth, { token: refreshed.accessToken });
+    await listUsers(auth, {});
+    const explained = [...new Map(sent.filter((entry) => entry.plan).map((entry) => [entry.text, entry.plan as string[]]))];
+    console.log(
+      `\nFigure 10: the plan of each statement of login, refresh, the protected route and the user list (${explained.length} statements)`,
+    );
+    for (const [text, plan] of explained) {
+      const statement = text.replace(/\s+/g, " ").trim();
+      console.log(`  ${statement.length > 160 ? `${statement.slice(0, 157)}...` : statement}`);
+      for (const line of plan.filter((line) => /Scan|Insert on|Update on|Delete on/.test(line)))
+        console.log(`      ${line.trim()}`);
+    }
+    const scans = explained.flatMap(([text, plan]) =>
+      sequentialScansIn(plan).map((line) => `${line.trim()} in: ${text.slice(0, 120)}`),
+    );
+    console.log(`  sequential scans of a table: ${scans.length === 0 ? "none" : scans.join("; ")}`);
+    if (scans.length > 0 && !quick) throw new Error(`sequential scans at scale:\n${scans.join("\n")}`);
+  } finally {
+    await storage.close();
+  }
+}
+
 /** One fresh `node` process timing `await import(specifier)` from the bench package, in milliseconds. */
 function importCase(name: string, specifier: string): Case {
   const timing =
@@ -523,11 +744,14 @@ const figureGroups: [number[], () => Promise<Row[]>][] = [
   [[7], postgresFigure],
   [[8], coldImportFigure],
   [[9], postgresLoginFigure],
+  [[10], scaleFigure],
 ];
 
 /** `BENCH_FIGURES=3,6` measures only the groups that print those figures; by default, all of them. */
 const selectedFigures = new Set(
-  (process.env.BENCH_FIGURES ?? "1,2,3,4,5,6,7,8,9").split(",").map((number) => Number(number.trim())),
+  (process.env.BENCH_FIGURES ?? (quick ? "1,2,3,4,5,6,7,8,9,10" : "1,2,3,4,5,6,7,8,9"))
+    .split(",")
+    .map((number) => Number(number.trim())),
 );
 
 async function main(): Promise<void> {

@@ -78,8 +78,10 @@ export async function startPortcullis(
     audience,
     secrets: { signing: secrets.BENCH_SIGNING_SECRET, encryption: randomBytes(32).toString("base64url") },
     ...(options.generousThrottle ? { throttle: generousThrottle } : {}),
+    ...(options.sweep === false ? { sweepInterval: false as const } : {}),
   });
-  const user = await createUser(auth, { username, password: secrets.BENCH_PASSWORD, roles: ["user"] });
+  const roles = options.admin ? ["admin"] : ["user"];
+  const user = await createUser(auth, { username, password: secrets.BENCH_PASSWORD, roles });
   const storedHash = (await auth.storage.users.findById(user.id))?.passwordHash;
   const [session] = await signInMany(auth, secrets.BENCH_PASSWORD, 1);
   const accessTokens = await mintAccessTokens(auth, secrets.BENCH_PASSWORD, options.accessTokens ?? 0);
