@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { type StoreContext, num } from "./context.js";
 
 /**
@@ -5,24 +6,30 @@ import { type StoreContext, num } from "./context.js";
  * challenges, ended throttling windows, refresh tokens past their idle expiry (spent ones too:
  * reuse of one is then "unknown", and it was refused anyway) and sessions past their absolute
  * expiry. Each is one statement over the index on its expiry column, so it holds only the rows
- * it deletes, briefly. Returns how many rows it deleted in all. `challenges.deleteExpired` runs it
+ * it deletes, briefly; on PostgreSQL it deletes them by their physical address, found by that
+ * index, so a batch reads the large tables' key indexes not at all. Returns how many rows it deleted in all. `challenges.deleteExpired` runs it
  * (core's sweep calls that).
  */
 export async function deleteExpiredRows({ db, postgres, tables: t }: StoreContext, now: number, limit: number): Promise<number> {
   const kinds = [
-    [t.challenges, "id", "expires_at"],
-    [t.counters, "counter_key", "reset_at"],
-    [t.refreshTokens, "hash", "expires_at"],
-    [t.sessions, "id", "expires_at"],
+    [t.challenges, "expires_at"],
+    [t.counters, "reset_at"],
+    [t.refreshTokens, "expires_at"],
+    [t.sessions, "expires_at"],
   ] as const;
   let deleted = 0;
-  for (const [table, key, end] of kinds) {
-    // PostgreSQL has no DELETE … LIMIT: the keys of a bounded select name the rows. MySQL has
-    // it, and refuses a subquery on the table it deletes from.
-    const expired = postgres
-      ? db.deleteFrom(table).where(key, "in", db.selectFrom(table).select(key).where(end, "<=", now).limit(limit))
-      : db.deleteFrom(table).where(end, "<=", now).limit(limit);
-    deleted += num((await expired.executeTakeFirst()).numDeletedRows);
+  for (const [table, end] of kinds) {
+    if (postgres) {
+      // PostgreSQL has no DELETE … LIMIT: a bounded select names the rows by their physical
+      // address (a TID scan), so no row is looked up again through its key; a row updated
+      // meanwhile has moved and is left alone (a throttling window just restarted stays).
+      const expired = sql`delete from ${sql.table(table)} where ctid = any(array(
+        select ctid from ${sql.table(table)} where ${sql.ref(end)} <= ${now} limit ${limit}))`;
+      deleted += num((await expired.execute(db)).numAffectedRows ?? 0);
+    } else {
+      // MySQL has DELETE … LIMIT, and refuses a subquery on the table it deletes from.
+      deleted += num((await db.deleteFrom(table).where(end, "<=", now).limit(limit).executeTakeFirst()).numDeletedRows);
+    }
   }
   return deleted;
 }
