@@ -549,7 +549,8 @@ async function scaleFigure(): Promise<Row[]> {
 
 /**
  * The protected route's p99 at figure 5's modest load while this process sweeps the scale
- * schema's expired rows with core's `sweepExpired` (the statements the server's timer runs),
+ * schema's expired rows with core's `sweepExpired` (the batches, statements and pauses of the
+ * server's timer),
  * against its p99 with no sweep; prints the sweep's longest statement and the rows it deleted.
  */
 async function sweepUnderLoad(server: RunningServer, url: string): Promise<Row> {
@@ -566,20 +567,19 @@ async function sweepUnderLoad(server: RunningServer, url: string): Promise<Row> 
     name: "sweeping",
     unit: "ms",
     measure: async (_run, seconds) => {
-      let stop = false;
-      // One batch at a time, as sweepExpired runs them (1000 rows of each kind a call), so the
-      // sweep stops with the load instead of finishing a sweep of up to a million rows a kind.
+      // Core's sweep, as the server's timer runs it, stopped with the load between two batches.
+      const stop = new AbortController();
       const sweeper = (async () => {
-        while (!stop) {
-          const batch = await storage.challenges.deleteExpired(Date.now(), 1000);
-          deleted += batch;
-          if (batch === 0) await sleep(100);
+        while (!stop.signal.aborted) {
+          const result = await sweepExpired({ storage, now: () => Date.now() }, { signal: stop.signal });
+          deleted += result.deleted;
+          if (result.complete) await sleep(100);
         }
       })();
       try {
         return checked("p99 while sweeping", await runLoad(pinning, { ...modest, seconds })).p99Ms;
       } finally {
-        stop = true;
+        stop.abort();
         await sweeper;
       }
     },
@@ -633,8 +633,9 @@ async function drainExpired(url: string): Promise<void> {
 }
 
 /**
- * Vacuums the tables the sweep emptied, as autovacuum would soon after, so that it does not run
- * during the measured rates and they are those of a database in its steady state.
+ * Vacuums the tables the sweep emptied, as autovacuum would soon after, and flushes what that
+ * wrote, so that neither runs during the measured rates: they are those of a database in its
+ * steady state.
  */
 async function vacuumed(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
@@ -642,6 +643,7 @@ async function vacuumed(url: string): Promise<void> {
   try {
     const started = performance.now();
     await client.query("vacuum (analyze) refresh_tokens, sessions");
+    await client.query("checkpoint");
     console.log(`  vacuum (analyze) refresh_tokens, sessions: ${formatNumber((performance.now() - started) / 1000, 1)} s`);
   } finally {
     await client.end();

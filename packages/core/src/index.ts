@@ -129,7 +129,7 @@ export type { ClaimMapping, ExternalProfile, OAuthConfig, OAuthProviderConfig } 
 export { compareCodePoints, prefixUpperBound } from "./storage/code-point-order.js";
 export { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./storage/memory.js";
 export { mayRotate, replacementToken } from "./storage/refresh-rotation.js";
-export { type SweepResult, sweepExpired } from "./storage/sweep.js";
+export { type SweepOptions, type SweepResult, sweepExpired } from "./storage/sweep.js";
 export type * from "./storage/types.js";
 export type { ThrottleConfig, ThrottleTier } from "./throttle/throttle-config.js";
 export type { AccessContext, AccessTokenClaims } from "./tokens/access-token.js";

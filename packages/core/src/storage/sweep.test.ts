@@ -69,6 +69,38 @@ describe("sweepExpired", () => {
     expect(calls).toHaveLength(maxBatchesPerSweep);
   });
 
+  it("pauses after each full batch as long as the batch took, so a sweep keeps the database busy at most half the time", async () => {
+    const spans: [number, number][] = [];
+    const returns = [sweepBatchSize, sweepBatchSize, 0];
+    const { storage } = withDeleteExpired(memoryStorage(), async () => {
+      const started = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      spans.push([started, performance.now()]);
+      return returns.shift() ?? 0;
+    });
+    expect(await sweepExpired({ storage, now: () => 42 })).toMatchObject({ batches: 3, complete: true });
+    for (const index of [1, 2]) {
+      const [startedBefore, endedBefore] = spans[index - 1] as [number, number];
+      const [started] = spans[index] as [number, number];
+      // Timers may fire up to a millisecond early; the pause is the batch's own duration.
+      expect(started - endedBefore).toBeGreaterThanOrEqual(endedBefore - startedBefore - 2);
+    }
+  });
+
+  it("stops between batches once its signal is aborted, answering complete: false", async () => {
+    const controller = new AbortController();
+    const { storage, calls } = withDeleteExpired(memoryStorage(), async (_now, limit) => {
+      if (calls.length === 3) controller.abort();
+      return limit;
+    });
+    expect(await sweepExpired({ storage, now: () => 42 }, { signal: controller.signal })).toEqual({
+      deleted: 3 * sweepBatchSize,
+      batches: 3,
+      complete: false,
+    });
+    expect(calls).toHaveLength(3);
+  });
+
   it("deletes from memory storage the expired challenges, throttling windows, sessions and refresh tokens, and nothing live", async () => {
     const storage = memoryStorage();
     const now = 1_000_000;

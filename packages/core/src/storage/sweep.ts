@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { type Duration, durationSeconds, fail } from "../config-values.js";
 import type { Storage } from "./types.js";
 
@@ -39,29 +40,41 @@ export function resolveSweepInterval(value: Duration | false | undefined): numbe
   return seconds * 1000;
 }
 
+/** Options of {@link sweepExpired}. */
+export interface SweepOptions {
+  /** Stops the sweep between two batches once aborted (it then answers `complete: false`). */
+  signal?: AbortSignal;
+}
+
 /**
  * Deletes what has expired by the instance's clock, now: expired challenges, and in SQL storage
  * also ended throttling windows, refresh tokens past their expiry and sessions past theirs
  * (`challenges.deleteExpired`). Each call deletes at most {@link sweepBatchSize} rows of each
  * kind, so no statement holds a big table for long; calls repeat while a batch comes back full,
- * up to {@link maxBatchesPerSweep}. It takes no lease: the timer of `createAuth` does that; call
- * this from a job of your own (with `sweepInterval: false`) or a test.
+ * up to {@link maxBatchesPerSweep}, each after a pause as long as the one before took, so a
+ * sweep never keeps the database busy more than half the time while it serves requests. It
+ * takes no lease: the timer of `createAuth` does that; call this from a job of your own (with
+ * `sweepInterval: false`) or a test.
  *
  * @example
  * ```ts
  * const { deleted } = await sweepExpired(auth);
  * ```
  */
-export function sweepExpired(auth: Pick<SweepTarget, "storage" | "now">): Promise<SweepResult> {
-  return sweepAt(auth.storage, auth.now());
+export function sweepExpired(auth: Pick<SweepTarget, "storage" | "now">, options: SweepOptions = {}): Promise<SweepResult> {
+  return sweepAt(auth.storage, auth.now(), options.signal);
 }
 
-async function sweepAt(storage: Storage, now: number): Promise<SweepResult> {
+async function sweepAt(storage: Storage, now: number, signal?: AbortSignal): Promise<SweepResult> {
   let deleted = 0;
   for (let batches = 1; batches <= maxBatchesPerSweep; batches += 1) {
+    const started = performance.now();
     const batch = await storage.challenges.deleteExpired(now, sweepBatchSize);
     deleted += batch;
     if (batch < sweepBatchSize) return { deleted, batches, complete: true };
+    const took = performance.now() - started;
+    if (took >= 1) await sleep(took);
+    if (signal?.aborted) return { deleted, batches, complete: false };
   }
   return { deleted, batches: maxBatchesPerSweep, complete: false };
 }
