@@ -613,22 +613,25 @@ async function sweepUnderLoad(server: RunningServer, url: string): Promise<Row> 
   }
 }
 
-/** Sweeps what is left of the scale schema's expired rows, to the end, and prints how long that took. */
+/**
+ * Deletes what is left of the scale schema's expired rows in one statement per table (quicker
+ * than the sweep's paced batches, and not what is measured): the state a database reaches once its
+ * sweeps have kept up.
+ */
 async function drainExpired(url: string): Promise<void> {
-  const { storage } = recordingStorage(url);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
   try {
     const started = performance.now();
     let deleted = 0;
-    for (;;) {
-      const result = await sweepExpired({ storage, now: () => Date.now() });
-      deleted += result.deleted;
-      if (result.complete) break;
+    for (const table of ["refresh_tokens", "sessions", "challenges"]) {
+      deleted += (await client.query(`delete from ${table} where expires_at <= $1`, [Date.now()])).rowCount ?? 0;
     }
     console.log(
-      `  swept the rest: ${formatNumber(deleted, 0)} rows in ${formatNumber((performance.now() - started) / 1000, 1)} s`,
+      `  deleted the rest: ${formatNumber(deleted, 0)} rows in ${formatNumber((performance.now() - started) / 1000, 1)} s`,
     );
   } finally {
-    await storage.close();
+    await client.end();
   }
 }
 
