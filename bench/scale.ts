@@ -23,8 +23,9 @@ export interface ScaleCounts {
 /**
  * Fills the migrated schema `schema` with `users` users (`scale-user-0000001`…, all with the
  * password hash `passwordHash`), one live session each, one expired session per five users, and
- * ten refresh-token rows per live session: one live, six spent but not yet expired (a session
- * refreshed through the idle lifetime keeps those), three spent and expired (the sweep's backlog);
+ * ten refresh-token rows per live session: one live, three spent but not yet expired (a session
+ * refreshed through the idle lifetime keeps those), six spent and expired (the sweep's backlog,
+ * big enough to last through the sweep's samples);
  * TOTP enabled for one user in ten, and a live throttling window for as many. Plain SQL over
  * `generate_series`, then `ANALYZE` and a `CHECKPOINT`.
  */
@@ -61,7 +62,7 @@ export async function fillAtScale(
       `insert into refresh_tokens (hash, session_id, user_id, created_at, expires_at, spent_at)
        select md5(n || '-' || k) || md5(k || '/' || n), 'scale-session-' || n, 'scale-user-' || lpad(n::text, 7, '0'),
               $1::bigint - ${hour} * (k + 1),
-              case when k = 0 then $1::bigint + ${7 * day} when k < 7 then $1::bigint + ${hour} * k else $1::bigint - ${hour} * k end,
+              case when k = 0 then $1::bigint + ${7 * day} when k < 4 then $1::bigint + ${hour} * k else $1::bigint - ${hour} * k end,
               case when k = 0 then null else $1::bigint - ${hour} * k end
        from generate_series(1, $2::int) n, generate_series(0, 9) k`,
       [now, users],
@@ -88,7 +89,7 @@ export async function fillAtScale(
       liveSessions: users,
       expiredSessions: Math.floor(users / 5),
       refreshTokens: users * 10,
-      expiredRefreshTokens: users * 3,
+      expiredRefreshTokens: users * 6,
     };
   } finally {
     await client.end();
