@@ -26,6 +26,11 @@ async function answerOf(promise: Promise<unknown>): Promise<{ code: number; mess
   return { code, message };
 }
 
+/** The session id an access token names, read without verifying it (it may have expired). */
+function sessionIdOf(accessToken: string): string {
+  return JSON.parse(Buffer.from(accessToken.split(".")[1] as string, "base64url").toString()).sid as string;
+}
+
 /** The session of a token set, as storage holds it. */
 async function sessionOf(harness: Harness, accessToken: string) {
   const { sessionId } = await verifyAccessToken(harness.auth, { token: accessToken });
@@ -177,7 +182,11 @@ describe.each(stores)("refresh, through %s", (_, makeStorage) => {
     own.clock.advance(7 * day - 1000);
     const renewed = await refresh(own.auth, { refreshToken: kept.refreshToken });
     own.clock.advance(1000);
+    own.events.length = 0;
     expect(await outcome(refresh(own.auth, { refreshToken: dropped.refreshToken }))).toBe(40101);
+    // Refused for the token itself: its session is left as it is, not ended.
+    expect(own.events.filter((event) => event.type === "session.revoked")).toEqual([]);
+    expect((await own.storage.sessions.findSession(sessionIdOf(dropped.accessToken)))?.revokedAt).toBeNull();
     own.clock.advance(7 * day - 2000);
     await refresh(own.auth, { refreshToken: renewed.refreshToken });
   });
@@ -218,8 +227,24 @@ describe.each(stores)("refresh, through %s", (_, makeStorage) => {
     own.clock.now = endsAt - 1;
     await refresh(own.auth, { refreshToken: early.refreshToken });
     own.clock.now = endsAt;
+    own.events.length = 0;
     expect(await outcome(refresh(own.auth, { refreshToken: onTime.refreshToken }))).toBe(ErrorCode.InvalidToken);
-    expect(own.events.filter((event) => event.type === "token.refreshed")).toHaveLength(1);
+    expect(own.events.map((event) => event.type)).toEqual([]);
+    expect((await own.storage.sessions.findSession(sessionIdOf(onTime.accessToken)))?.revokedAt).toBeNull();
+  });
+
+  it("RT-4: a session past its absolute expiry is refused without being reported as ended, even when its user is disabled too", async () => {
+    const own = makeAuth({ storage: makeStorage() });
+    const id = await addUser(own.auth, "expired-and-disabled");
+    const tokens = await signIn(own, "expired-and-disabled");
+    const session = await sessionOf(own, tokens.accessToken);
+    await own.storage.sessions.createSession({ ...session, expiresAt: own.clock.now + 1000 });
+    await own.storage.users.update(id, { disabled: true }, own.clock.now);
+    own.clock.advance(1000);
+    own.events.length = 0;
+    expect(await outcome(refresh(own.auth, { refreshToken: tokens.refreshToken }))).toBe(ErrorCode.InvalidToken);
+    expect(own.events).toEqual([]);
+    expect((await own.storage.sessions.findSession(session.id))?.revokedAt).toBeNull();
   });
 
   it("ST-2: a refresh token whose record names another user than its session is refused", async () => {
@@ -237,9 +262,28 @@ describe.each(stores)("refresh, through %s", (_, makeStorage) => {
       expiresAt: own.clock.now + day,
       spentAt: null,
     });
+    // The intruder's own sessions would end (another token version): the owner's must not.
+    await own.storage.users.incrementTokenVersion(intruderId, own.clock.now);
     expect(await outcome(refresh(own.auth, { refreshToken: forged }))).toBe(ErrorCode.InvalidToken);
-    expect(own.events.filter((event) => event.type === "token.refreshed")).toEqual([]);
+    expect(own.events.filter((event) => event.type === "token.refreshed" || event.type === "session.revoked")).toEqual([]);
     await refresh(own.auth, { refreshToken: owner.refreshToken });
+  });
+
+  it("RT-2: a spent token presented again and again ends its session once: one session.revoked, a refresh_token.reused each time", async () => {
+    const own = makeAuth({ storage: makeStorage() });
+    await addUser(own.auth, "reused");
+    const tokens = await signIn(own, "reused");
+    await refresh(own.auth, { refreshToken: tokens.refreshToken });
+    own.events.length = 0;
+    for (const _ of [1, 2, 3]) {
+      expect(await outcome(refresh(own.auth, { refreshToken: tokens.refreshToken }))).toBe(ErrorCode.InvalidToken);
+    }
+    expect(own.events.map((event) => event.type)).toEqual([
+      "refresh_token.reused",
+      "session.revoked",
+      "refresh_token.reused",
+      "refresh_token.reused",
+    ]);
   });
 
   it("RT-4: a user disabled in storage without a token version change is refused at refresh, its session revoked as user_disabled", async () => {

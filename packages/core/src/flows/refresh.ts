@@ -94,11 +94,11 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
 
 /**
  * Ends the session of a refresh refused because of its user (gone, disabled, or at another token
- * version: TV-2). A refusal for the token itself (expired) or its session (gone, revoked, expired)
- * leaves the session as it is.
+ * version: TV-2). A refusal for the token itself (expired) or its session (gone, expired, another
+ * user's) leaves the session as it is; one already revoked stays revoked, reported once.
  */
 async function endRefusedSession(auth: Auth, { token, session, user }: RefusedRotation, now: number): Promise<void> {
-  if (session === null || session.revokedAt !== null || session.expiresAt <= now || session.userId !== token.userId) return;
+  if (session === null || session.expiresAt <= now || session.userId !== token.userId) return;
   if (user !== null && !user.disabled && user.tokenVersion === session.tokenVersion) return;
   await revokeSession(auth, token.userId, session.id, user?.disabled ? "user_disabled" : "token_version_changed");
 }

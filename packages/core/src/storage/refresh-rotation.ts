@@ -54,13 +54,12 @@ export async function rotateRefreshToken(storage: Storage, rotation: RefreshRota
   if (spend.outcome !== "spent") return spend;
   const { token } = spend;
   const user = await storage.users.findById(token.userId);
-  const known = session?.id === token.sessionId ? session : null;
-  if (known === null || user === null || !mayRotate(token, known, user, rotation.now)) {
-    return { outcome: "refused", token, session: known, user };
+  if (session === null || user === null || !mayRotate(token, session, user, rotation.now)) {
+    return { outcome: "refused", token, session, user };
   }
-  const next = replacementToken(rotation, token, known);
+  const next = replacementToken(rotation, token, session);
   await sessions.insertRefreshToken(next);
-  await sessions.recordUse(known.id, rotation.now, rotation.use);
+  await sessions.recordUse(session.id, rotation.now, rotation.use);
   const totp = await storage.totp.get(user.id);
-  return { outcome: "rotated", token, session: known, user, totpEnabled: totp?.enabled === true, next };
+  return { outcome: "rotated", token, session, user, totpEnabled: totp?.enabled === true, next };
 }
