@@ -152,6 +152,17 @@ describe("createAuth configuration", () => {
     expect(configError({ ttl: { access: "25h" } }).message).toMatch(/ttl\.access must be at most 24h/);
   });
 
+  it("the lifetimes' bounds are inclusive: an access token of 24h and a temporary token of 1h are accepted, a second more refused; the session lives 30 days by default", () => {
+    expect(createAuth({ ...valid(), ttl: { access: "24h" } }).config.ttl).toMatchObject({ access: 86_400, refresh: 2_592_000 });
+    expect(configError({ ttl: { access: "86401s" } }).message).toBe(
+      "Portcullis configuration: ttl.access must be at most 24h; got 86401 seconds",
+    );
+    expect(createAuth({ ...valid(), ttl: { temporary: "1h" } }).config.ttl.temporary).toBe(3600);
+    expect(configError({ ttl: { temporary: "3601s" } }).message).toBe(
+      "Portcullis configuration: ttl.temporary must be at most 1h; got 3601 seconds",
+    );
+  });
+
   it("TV-2: a token-state cache not shorter than the access lifetime is refused", () => {
     expect(configError({ tokenStateCacheSeconds: 900 }).message).toMatch(
       /tokenStateCacheSeconds must be shorter than ttl\.access/,
