@@ -549,8 +549,8 @@ async function scaleFigure(): Promise<Row[]> {
 
 /**
  * The protected route's p99 at figure 5's modest load while this process sweeps the scale
- * schema's expired rows with core's `sweepExpired` (the batches, statements and pauses of the
- * server's timer),
+ * schema's expired rows with core's `sweepExpired` (the batches and statements of the server's
+ * timer),
  * against its p99 with no sweep; prints the sweep's longest statement and the rows it deleted.
  */
 async function sweepUnderLoad(server: RunningServer, url: string): Promise<Row> {

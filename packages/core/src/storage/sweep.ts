@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { type Duration, durationSeconds, fail } from "../config-values.js";
 import type { Storage } from "./types.js";
 
@@ -51,9 +50,7 @@ export interface SweepOptions {
  * also ended throttling windows, refresh tokens past their expiry and sessions past theirs
  * (`challenges.deleteExpired`). Each call deletes at most {@link sweepBatchSize} rows of each
  * kind, so no statement holds a big table for long; calls repeat while a batch comes back full,
- * up to {@link maxBatchesPerSweep}, each after a pause as long as the one before took, so a
- * sweep never keeps the database busy more than half the time while it serves requests. It
- * takes no lease: the timer of `createAuth` does that; call this from a job of your own (with
+ * up to {@link maxBatchesPerSweep}. It takes no lease: the timer of `createAuth` does that; call this from a job of your own (with
  * `sweepInterval: false`) or a test.
  *
  * @example
@@ -68,12 +65,9 @@ export function sweepExpired(auth: Pick<SweepTarget, "storage" | "now">, options
 async function sweepAt(storage: Storage, now: number, signal?: AbortSignal): Promise<SweepResult> {
   let deleted = 0;
   for (let batches = 1; batches <= maxBatchesPerSweep; batches += 1) {
-    const started = performance.now();
     const batch = await storage.challenges.deleteExpired(now, sweepBatchSize);
     deleted += batch;
     if (batch < sweepBatchSize) return { deleted, batches, complete: true };
-    const took = performance.now() - started;
-    if (took >= 1) await sleep(took);
     if (signal?.aborted) return { deleted, batches, complete: false };
   }
   return { deleted, batches: maxBatchesPerSweep, complete: false };
