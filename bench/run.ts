@@ -9,7 +9,6 @@ import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createAuth, defaultPageSize, listUsers, login, refresh, sweepExpired, verifyAccessToken } from "@portcullis/core";
-import pg from "pg";
 import {
   type BenchSecrets,
   type ServerMode,
@@ -36,7 +35,7 @@ import {
   startServer,
   stopLoadProcesses,
 } from "./processes.js";
-import { fillAtScale, migrateSchema, recordingStorage, sequentialScansIn } from "./scale.js";
+import { fillAtScale, migrateSchema, recordingStorage, sequentialScansIn, withClient } from "./scale.js";
 import { type Row, type Spread, formatNumber, formatTable, ratiosByRound, spreadOf } from "./stats.js";
 
 /** The password hash of figure 10's generated users: a string in the stored argon2id format (none of them signs in). */
@@ -614,13 +613,11 @@ async function sweepUnderLoad(server: RunningServer, url: string): Promise<Row> 
 
 /**
  * Deletes what is left of the scale schema's expired rows in one statement per table (quicker
- * than the sweep's paced batches, and not what is measured): the state a database reaches once its
+ * than the sweep's batches, and not what is measured): the state a database reaches once its
  * sweeps have kept up.
  */
-async function drainExpired(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
+function drainExpired(url: string): Promise<void> {
+  return withClient(url, async (client) => {
     const started = performance.now();
     let deleted = 0;
     for (const table of ["refresh_tokens", "sessions", "challenges"]) {
@@ -629,9 +626,7 @@ async function drainExpired(url: string): Promise<void> {
     console.log(
       `  what the sweep had not reached by its last sample, deleted: ${formatNumber(deleted, 0)} rows in ${formatNumber((performance.now() - started) / 1000, 1)} s${deleted === 0 ? " (none: the backlog ran out, so the later sweeping samples measured a sweep with nothing to do)" : ""}`,
     );
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /**
@@ -639,17 +634,13 @@ async function drainExpired(url: string): Promise<void> {
  * wrote, so that neither runs during the measured rates: they are those of a database in its
  * steady state.
  */
-async function vacuumed(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
+function vacuumed(url: string): Promise<void> {
+  return withClient(url, async (client) => {
     const started = performance.now();
     await client.query("vacuum (analyze) refresh_tokens, sessions");
     await client.query("checkpoint");
     console.log(`  vacuum (analyze) refresh_tokens, sessions: ${formatNumber((performance.now() - started) / 1000, 1)} s`);
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /**

@@ -29,16 +29,14 @@ export interface ScaleCounts {
  * TOTP enabled for one user in ten, and a live throttling window for as many. Plain SQL over
  * `generate_series`, then `ANALYZE` and a `CHECKPOINT`.
  */
-export async function fillAtScale(
+export function fillAtScale(
   url: string,
   schema: string,
   users: number,
   passwordHash: string,
   now: number,
 ): Promise<ScaleCounts> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
+  return withClient(url, async (client) => {
     await client.query(`set search_path = ${schema}`);
     await client.query(
       `insert into users (id, username, username_key, password_hash, roles, disabled, token_version, source, created_at, updated_at)
@@ -91,6 +89,15 @@ export async function fillAtScale(
       refreshTokens: users * 10,
       expiredRefreshTokens: users * 6,
     };
+  });
+}
+
+/** Runs `work` on a connection of its own to `url`, closed afterwards whatever happens. */
+export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
   } finally {
     await client.end();
   }
