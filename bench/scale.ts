@@ -29,13 +29,7 @@ export interface ScaleCounts {
  * TOTP enabled for one user in ten, and a live throttling window for as many. Plain SQL over
  * `generate_series`, then `ANALYZE` and a `CHECKPOINT`.
  */
-export function fillAtScale(
-  url: string,
-  schema: string,
-  users: number,
-  passwordHash: string,
-  now: number,
-): Promise<ScaleCounts> {
+export function fillAtScale(url: string, schema: string, users: number, passwordHash: string, now: number): Promise<ScaleCounts> {
   return withClient(url, async (client) => {
     await client.query(`set search_path = ${schema}`);
     await client.query(
