@@ -36,7 +36,9 @@ export type UserPatch = Partial<Pick<UserRecord, "username" | "usernameKey" | "p
 export interface UserStore {
   /** Inserts a user; returns false, storing nothing, when `usernameKey` or `id` is taken. */
   create(user: UserRecord): Promise<boolean>;
+  /** The user with this id, or null. */
   findById(id: string): Promise<UserRecord | null>;
+  /** The user whose `usernameKey` equals this one exactly, or null: callers pass a key already normalised. */
   findByUsernameKey(usernameKey: string): Promise<UserRecord | null>;
   /** Applies `patch` and sets `updatedAt`; returns the updated user, or null if none. */
   update(id: string, patch: UserPatch, now: number): Promise<UserRecord | null>;
@@ -86,6 +88,7 @@ export interface TotpRecord {
 
 /** TOTP factors. */
 export interface TotpStore {
+  /** The user's factor, pending or enabled, or null. */
   get(userId: string): Promise<TotpRecord | null>;
   /** Stores a pending factor, replacing a pending one; returns false if one is enabled. */
   putPending(record: TotpRecord): Promise<boolean>;
@@ -110,6 +113,7 @@ export interface RecoveryCodeStore {
   consume(userId: string, hash: string): Promise<boolean>;
   /** How many unused codes the user has. */
   count(userId: string): Promise<number>;
+  /** Deletes every code of the user, as turning the second factor off does. */
   removeAll(userId: string): Promise<void>;
 }
 
@@ -194,7 +198,9 @@ export type RotationResult =
 
 /** Sessions and their refresh tokens. */
 export interface SessionStore {
+  /** Inserts a new session; its id is random, so it never meets an existing one. */
   createSession(session: SessionRecord): Promise<void>;
+  /** The session with this id, revoked or expired ones included (callers check both), or null. */
   findSession(id: string): Promise<SessionRecord | null>;
   /** Marks a session revoked; returns false if it was unknown or already revoked. */
   revokeSession(id: string, now: number): Promise<boolean>;
@@ -222,6 +228,7 @@ export interface SessionStore {
    * per request.
    */
   recordUse(id: string, now: number, use: SessionUse): Promise<void>;
+  /** Inserts a new, unspent refresh token of a session: at sign-in, and at each refresh without {@link rotateRefreshToken}. */
   insertRefreshToken(token: RefreshTokenRecord): Promise<void>;
   /** The token with this hash, spent or not, changing nothing: read before spending, so a check that fails leaves it usable. */
   findRefreshToken(hash: string): Promise<RefreshTokenRecord | null>;
@@ -263,6 +270,7 @@ export interface ChallengeRecord {
 
 /** Single-use challenges (ST-1). */
 export interface ChallengeStore {
+  /** Stores a challenge, replacing one with the same id. */
   put(challenge: ChallengeRecord): Promise<void>;
   /** The live challenge with this id and kind (both must match; ST-2), or null. */
   find(id: string, kind: ChallengeKind, now: number): Promise<ChallengeRecord | null>;
@@ -310,6 +318,7 @@ export interface CounterStore {
   hit(key: string, limit: number, windowMs: number, now: number): Promise<CounterHit>;
   /** The hits counted in the live window, 0 if none. */
   peek(key: string, now: number): Promise<number>;
+  /** Deletes the counter, so its next hit starts a new window: a success clears its failures. */
   reset(key: string): Promise<void>;
 }
 
@@ -333,13 +342,16 @@ export interface PasskeyRecord {
 export interface PasskeyStore {
   /** Inserts; false, storing nothing, when the credential id is registered to anyone (WA-6). */
   create(passkey: PasskeyRecord): Promise<boolean>;
+  /** The passkey with this credential id, whoever it belongs to, or null. */
   findById(id: string): Promise<PasskeyRecord | null>;
+  /** Every passkey of the user, in no particular order. */
   listByUser(userId: string): Promise<PasskeyRecord[]>;
   /**
    * Atomically sets the counter and use time if the stored counter still equals
    * `expectedCounter` (WA-5); returns whether it did.
    */
   updateCounter(id: string, expectedCounter: number, counter: number, backupState: boolean, now: number): Promise<boolean>;
+  /** Sets the label of the user's passkey with this id (both must match); returns whether it did. */
   rename(userId: string, id: string, label: string): Promise<boolean>;
   /** Deletes the user's passkey with this id (both must match); returns whether it did. */
   delete(userId: string, id: string): Promise<boolean>;
@@ -368,7 +380,9 @@ export interface IdentityRecord {
 export interface IdentityStore {
   /** Inserts; false, storing nothing, when (provider, subject) is already linked. */
   link(identity: IdentityRecord): Promise<boolean>;
+  /** The link of this provider's subject, or null: how a returning provider sign-in finds its account. */
   find(provider: string, subject: string): Promise<IdentityRecord | null>;
+  /** Every identity linked to the user, in no particular order. */
   listByUser(userId: string): Promise<IdentityRecord[]>;
   /**
    * The identities whose `emailVerified` is true and whose `email` equals `email` exactly, code
@@ -376,12 +390,15 @@ export interface IdentityStore {
    * addresses). For linking by verified email, where a provider is set to (OA-7).
    */
   findByVerifiedEmail(email: string): Promise<IdentityRecord[]>;
+  /** Deletes the link of (provider, subject) if it is this user's; returns whether it did. */
   unlink(userId: string, provider: string, subject: string): Promise<boolean>;
 }
 
 /** Saved configuration that operators change at run time (the directory policy). */
 export interface SettingsStore {
+  /** The value saved under this key, as JSON gives it back, or undefined when none is. */
   get(key: string): Promise<unknown>;
+  /** Saves a JSON-serialisable value under this key, replacing the one before. */
   set(key: string, value: unknown, now: number): Promise<void>;
 }
 
