@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { type KeyObject, createPrivateKey, generateKeyPairSync, randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { type IncomingMessage, type RequestListener, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,8 +16,11 @@ import { createDemoApp, startDemoProvider } from "./app.js";
  * The page must be opened at http://localhost:$PORT: passkeys are bound to a domain name
  * (rpId "localhost") and WebAuthn refuses IP addresses such as 127.0.0.1. The server listens
  * first, so that the passkey origin names the actual port even with PORT=0.
+ *
+ * Ctrl-C (SIGINT) or SIGTERM closes what it opened, the last first ({@link stopOnSignals}).
  */
 async function main(): Promise<void> {
+  stopOnSignals();
   const port = Number(process.env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number; got ${process.env.PORT}`);
 
@@ -25,6 +28,7 @@ async function main(): Promise<void> {
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const secrets = await demoSecrets(dataDir);
   const storage = await pgliteStorage({ dataDir: join(dataDir, "pglite") });
+  closeAtStop(() => storage.close());
 
   // Until the app exists (a few milliseconds after listening), requests get a 503.
   let app: RequestListener | undefined;
@@ -38,9 +42,17 @@ async function main(): Promise<void> {
   }).catch((error: Error) => {
     throw new Error(`Cannot listen on 127.0.0.1:${port}: ${error.message}`);
   });
+  closeAtStop(
+    () =>
+      new Promise<void>((closed) => {
+        server.close(() => closed());
+        server.closeAllConnections();
+      }),
+  );
 
   const origin = `http://localhost:${(server.address() as AddressInfo).port}`;
-  const local = await startDemoProvider({ origin });
+  const local = await startDemoProvider({ origin, signingKey: await providerSigningKey(dataDir) });
+  closeAtStop(() => local.provider.close());
   const demo = await createDemoApp({ ...secrets, origin, oauthProvider: local.registration, storage });
   app = demo.app;
   console.log(`Portcullis demo listening on ${origin}/`);
@@ -74,6 +86,56 @@ async function demoSecrets(dataDir: string): Promise<{ signingSecret: string; en
     await writeFile(file, JSON.stringify(made), { mode: 0o600 });
     console.log(`Notice: AUTH_SIGNING_SECRET and AUTH_ENCRYPTION_KEY are not set; made new ones and kept them in ${file}.`);
     return made;
+  }
+}
+
+/** What a stop closes: the storage, the server, the provider, in the order they were opened. */
+const openedResources: (() => Promise<void>)[] = [];
+
+/** Registers `close` to run when the demo stops. */
+function closeAtStop(close: () => Promise<void>): void {
+  openedResources.push(close);
+}
+
+/**
+ * On the first SIGINT (Ctrl-C) or SIGTERM: closes what was opened, the last first (the provider,
+ * the server and its connections, then the storage, which flushes PGlite and releases the data
+ * directory's lock), prints one line and exits 0. A second signal while that runs exits at once,
+ * with 1.
+ */
+function stopOnSignals(): void {
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    const failures: string[] = [];
+    for (const close of openedResources.reverse()) {
+      await close().catch((error: unknown) => failures.push(error instanceof Error ? error.message : String(error)));
+    }
+    if (failures.length > 0) {
+      console.error(`Portcullis demo stopped (${signal}); closing failed: ${failures.join("; ")}`);
+      process.exit(1);
+    }
+    console.log(`Portcullis demo stopped (${signal}).`);
+    process.exit(0);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
+
+/**
+ * The local provider's RSA signing key, made once and kept in the data directory (readable by
+ * this user only): with the account's fixed `sub`, the same keys at every start keep the
+ * provider's tokens and the Portcullis account linked to it valid across restarts.
+ */
+async function providerSigningKey(dataDir: string): Promise<KeyObject> {
+  const file = join(dataDir, "provider-signing-key.pem");
+  try {
+    return createPrivateKey(await readFile(file, "utf8"));
+  } catch {
+    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    await writeFile(file, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+    return privateKey;
   }
 }
 

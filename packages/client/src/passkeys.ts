@@ -21,10 +21,12 @@ const ceremonyHeader = "x-webauthn-ceremony";
  * own to drive another authenticator, such as a software authenticator in Node tests.
  */
 export interface PasskeyCeremonies {
+  /** Asks an authenticator to sign the server's challenge with one of its passkeys for the site: a sign-in. */
   startAuthentication(options: {
     optionsJSON: PublicKeyCredentialRequestOptionsJSON;
     useBrowserAutofill?: boolean;
   }): Promise<AuthenticationResponseJSON>;
+  /** Asks an authenticator to create a passkey for the server's options: a registration. */
   startRegistration(options: { optionsJSON: PublicKeyCredentialCreationOptionsJSON }): Promise<RegistrationResponseJSON>;
 }
 

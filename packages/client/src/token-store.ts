@@ -30,9 +30,11 @@ export interface StoredTokens {
  * ```
  */
 export interface TokenStore {
+  /** The tokens kept, or null when the client is signed out. */
   load(): StoredTokens | null | Promise<StoredTokens | null>;
   /** Keeps `tokens`, or forgets them on `null`. */
   save(tokens: StoredTokens | null): void | Promise<void>;
+  /** Runs `task` while no other client of the store runs one, and returns what it returns. */
   runExclusive?<T>(task: () => Promise<T>): Promise<T>;
   /**
    * Reads the tokens as the last `save` of any client left it, for the read under `runExclusive`.
@@ -70,13 +72,17 @@ export function memoryTokenStore(): TokenStore {
 
 /** The part of the Web Storage API (`sessionStorage`, `localStorage`) a store uses. */
 export interface KeyValueStorage {
+  /** The value under `key`, or null when there is none. */
   getItem(key: string): string | null;
+  /** Keeps `value` under `key`, replacing the value before. */
   setItem(key: string, value: string): void;
+  /** Forgets the value under `key`. */
   removeItem(key: string): void;
 }
 
 /** The part of the Web Locks API (`navigator.locks`) a store uses. */
 export interface LockManagerLike {
+  /** Runs `callback` once it holds the exclusive lock `name`, releases it when the promise settles, and returns its result. */
   request<T>(name: string, callback: () => Promise<T>): Promise<T>;
 }
 

@@ -110,5 +110,6 @@ export interface Route {
   /** The body limit in bytes. Default 64 KiB. */
   bodyLimit?: number;
   doc: RouteDoc;
+  /** Serves the request once its access is checked; an `AuthError` it throws becomes the error envelope. */
   handle(context: RouteContext): Promise<RouteResult>;
 }

@@ -23,7 +23,7 @@ export interface SweepResult {
   deleted: number;
   /** Calls of `challenges.deleteExpired` it made. */
   batches: number;
-  /** False when it stopped at {@link maxBatchesPerSweep} with batches still coming back full. */
+  /** False when it stopped at its limit of 1,000 batches with batches still coming back full. */
   complete: boolean;
 }
 
@@ -48,9 +48,9 @@ export interface SweepOptions {
 /**
  * Deletes what has expired by the instance's clock, now: expired challenges, and in SQL storage
  * also ended throttling windows, refresh tokens past their expiry and sessions past theirs
- * (`challenges.deleteExpired`). Each call deletes at most {@link sweepBatchSize} rows of each
- * kind, so no statement holds a big table for long; calls repeat while a batch comes back full,
- * up to {@link maxBatchesPerSweep}. It takes no lease: the timer of `createAuth` does that; call this from a job of your own (with
+ * (`challenges.deleteExpired`). Each call deletes at most 1,000 rows of each kind, so no statement
+ * holds a big table for long; calls repeat while a batch comes back full, up to 1,000 calls. It
+ * takes no lease: the timer of `createAuth` does that; call this from a job of your own (with
  * `sweepInterval: false`) or a test.
  *
  * @example

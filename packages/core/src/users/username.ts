@@ -31,11 +31,10 @@ const noFixedShape = /[\p{Co}\u2800]/u;
  * when it is one. The rule is RFC 8265's UsernameCaseMapped profile with its §3.1 allowance for
  * names of several parts separated by single spaces: no white space but single U+0020 between
  * parts and none at either end; no control, format, invisible, text-direction, unassigned or
- * private-use code point ({@link invisibleCharacterIn}, the rule passkey labels follow too). So a
- * name that a directory (which ignores spaces at the ends, folds runs of them and drops invisible
- * characters, RFC 4518 §2) or a reader would take for `alice` is either `alice` itself or
- * refused (RL-1). Accounts made before the rule may break it: docs/security.md ("Usernames")
- * shows how to find them with this function.
+ * private-use code point (the rule passkey labels follow too). So a name that a directory (which
+ * ignores spaces at the ends, folds runs of them and drops invisible characters, RFC 4518 §2) or a
+ * reader would take for `alice` is either `alice` itself or refused (RL-1). Accounts made before
+ * the rule may break it: docs/security.md ("Usernames") shows how to find them with this function.
  *
  * @example
  * ```ts

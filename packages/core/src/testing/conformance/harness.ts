@@ -1,10 +1,6 @@
 import type { Storage } from "../../storage/types.js";
 
 /**
- * The assertions the conformance suite uses: a structural subset of vitest's and Jest's
- * `expect(value)`, so either can be passed in without this package depending on them.
- */
-/**
  * Tries to change a record a storage returned. A storage may hand out copies (the change is
  * made, to the copy) or frozen records (the change throws a TypeError); either way the test
  * then checks that nothing stored changed.
@@ -17,12 +13,22 @@ export function tryToMutate(change: () => void): void {
   }
 }
 
+/**
+ * The assertions the conformance suite uses: a structural subset of vitest's and Jest's
+ * `expect(value)`, so either can be passed in without this package depending on them.
+ */
 export interface ConformanceAssertion {
+  /** Passes when the value is `expected` by `Object.is`. */
   toBe(expected: unknown): void;
+  /** Passes when the value equals `expected` deeply, property by property. */
   toEqual(expected: unknown): void;
+  /** Passes when the value is `null`. */
   toBeNull(): void;
+  /** Passes when the value is `undefined`. */
   toBeUndefined(): void;
+  /** Passes when the value's `length` is `length`. */
   toHaveLength(length: number): void;
+  /** The same assertions, negated. */
   readonly not: ConformanceAssertion;
 }
 
@@ -37,8 +43,11 @@ export interface ConformanceAssertion {
  * ```
  */
 export interface ConformanceTestFunctions {
+  /** Groups the tests that `body` registers under `name`. */
   describe(name: string, body: () => void): void;
+  /** Registers one test; `body` may be async. */
   it(name: string, body: () => Promise<void> | void): void;
+  /** Starts an assertion on `actual`. */
   expect(actual: unknown): ConformanceAssertion;
 }
 
