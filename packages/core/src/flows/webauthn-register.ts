@@ -108,8 +108,9 @@ const registrationRefused = (cause?: unknown) =>
  * WA-3); attestation statements are checked when present, but any authenticator is accepted.
  * The public key must be one that can verify (its curve, length and exponent are checked; WA-2)
  * and the signature counter at most 2^32 - 1 - 2^16, so it can still grow 2^16 times (WA-5). A
- * credential id registered to anyone is refused (WA-6). Every other session of the user ends, `sessionId` going on (SE-2; every
- * session when none is given); the next sign-in may use the new passkey.
+ * credential id registered to anyone is refused (WA-6). Every other session of the user ends,
+ * `sessionId` going on (SE-2; every session when none is given); the next sign-in may use the new
+ * passkey.
  *
  * @throws {AuthError} 40002 malformed response or no ceremony id, 40100 refused, 40101 user gone or disabled, 40400 not configured, 40900 already registered.
  */
