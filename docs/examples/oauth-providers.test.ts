@@ -5,9 +5,10 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { AddressInfo } from "node:net";
 import { type Auth, createAuth, memoryStorage } from "@portcullis/core";
 import { authRouter } from "@portcullis/express";
+import { driveAuthorization } from "@portcullis/testing";
 import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OidcTestProvider, driveAuthorization, startOidcProvider } from "../../test/fixtures/oidc-provider.js";
+import { type OidcTestProvider, startOidcProvider } from "../../test/fixtures/oidc-provider.js";
 import { forgeProfile, oauthProviders } from "./oauth-providers.js";
 
 const forgeUser = { id: 583231, login: "octo-cat", name: "Octo Cat", email: "octo@example.com" };

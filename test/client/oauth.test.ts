@@ -1,14 +1,10 @@
 import type { FetchFunction } from "@portcullis/client";
 import type { AuthConfig } from "@portcullis/core";
+import { driveAuthorization } from "@portcullis/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { storeCookies } from "../../packages/testing/src/local-provider/drive-authorization.js";
 import { base32Decode, nextTotpCode } from "../fixtures/auth.js";
-import {
-  type OidcTestProvider,
-  corpOAuthConfig,
-  driveAuthorization,
-  startOidcProvider,
-  storeCookies,
-} from "../fixtures/oidc-provider.js";
+import { type OidcTestProvider, corpOAuthConfig, startOidcProvider } from "../fixtures/oidc-provider.js";
 import { mapStorage } from "./browser-storage.js";
 import { clientTargets, recordEvents, rejection, servedPerTest, statusIn } from "./client-servers.js";
 

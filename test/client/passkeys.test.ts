@@ -1,4 +1,5 @@
 import type { PasskeyCeremonies } from "@portcullis/client";
+import type { SoftwareAuthenticator } from "@portcullis/testing";
 import { describe, expect, it } from "vitest";
 import {
   createTestUser,
@@ -8,7 +9,6 @@ import {
   removePassword,
   testPassword,
 } from "../fixtures/auth.js";
-import type { SoftwareAuthenticator } from "../fixtures/software-authenticator.js";
 import {
   clientTargets,
   reauthenticateWith,

@@ -9,6 +9,7 @@ import {
   routes,
   signOutEverywhere,
 } from "@portcullis/core";
+import type { SoftwareAuthenticator } from "@portcullis/testing";
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,7 +32,6 @@ import {
   testRpId,
   totpCodeAt,
 } from "../fixtures/auth.js";
-import type { SoftwareAuthenticator } from "../fixtures/software-authenticator.js";
 import { type CallOptions, type CallResult, call, post, postWithContentLength } from "./client.js";
 import { malformedCases } from "./malformed-cases.js";
 import type { RunningServer, StartServer } from "./servers.js";

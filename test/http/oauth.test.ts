@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
+import { driveAuthorization } from "@portcullis/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTestAuth } from "../fixtures/auth.js";
-import { type OidcTestProvider, corpOAuthConfig, driveAuthorization, startOidcProvider } from "../fixtures/oidc-provider.js";
+import { type OidcTestProvider, corpOAuthConfig, startOidcProvider } from "../fixtures/oidc-provider.js";
 import { call } from "./client.js";
 import { describeOpenApiDrift } from "./openapi-drift.js";
 import { type RunningServer, adapters } from "./servers.js";

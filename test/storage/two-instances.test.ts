@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { type Auth, type TokenSet, createAuth } from "@portcullis/core";
 import { type KyselyStorage, connectStorage, migrate } from "@portcullis/kysely";
+import { driveAuthorization } from "@portcullis/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { postgresUrl, serverMissing } from "../../packages/kysely/src/databases.test-support.js";
 import {
@@ -20,7 +21,7 @@ import {
   testPassword,
   totpCodeAt,
 } from "../fixtures/auth.js";
-import { type OidcTestProvider, corpOAuthConfig, driveAuthorization, startOidcProvider } from "../fixtures/oidc-provider.js";
+import { type OidcTestProvider, corpOAuthConfig, startOidcProvider } from "../fixtures/oidc-provider.js";
 import { describeNeedingService } from "../fixtures/required-service.js";
 import { type CallResult, call, post } from "../http/client.js";
 import { expectEnvelope } from "../http/contract-suite.js";

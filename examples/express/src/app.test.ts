@@ -1,9 +1,9 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createUser } from "@portcullis/core";
+import { driveAuthorization } from "@portcullis/testing";
 import * as OTPAuth from "otpauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { driveAuthorization } from "../../../test/fixtures/oidc-provider.js";
 import {
   type DemoApp,
   type DemoProvider,

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { type KeyObject, randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import {
   type Auth,
@@ -11,9 +11,10 @@ import {
   setPassword,
 } from "@portcullis/core";
 import { authRouter, requireAuth } from "@portcullis/express";
+import { type LocalProvider, localProviderAccounts, startLocalProvider } from "@portcullis/testing";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import QRCode from "qrcode";
-import { type LocalProvider, startLocalProvider } from "./local-provider.js";
+import { apiReferenceRoutes } from "./api-reference.js";
 import { bundlePageClient, pageClientPath } from "./page-client-bundle.js";
 
 /** Options of {@link createDemoApp}. Every one has a default that suits a local demo. */
@@ -169,8 +170,9 @@ function sendEnvelope(res: Response, status: number, code: number, message: stri
  */
 export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoApp> {
   const origin = options.origin ?? "http://localhost:3000";
+  const storage = options.storage ?? memoryStorage();
   const auth = createAuth({
-    storage: options.storage ?? memoryStorage(),
+    storage,
     issuer: options.issuer ?? origin,
     audience: "portcullis-demo",
     secrets: {
@@ -179,6 +181,11 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
     },
     // Passkeys are bound to the name "localhost", so the page must be opened at that name.
     passkeys: { rpId: "localhost", rpName: "Portcullis demo", origins: [origin] },
+    // The API reference page reads the OpenAPI document at /api/v1/auth/openapi.json.
+    http: { openApi: true },
+    // The page offers password fields only to an account that has a password (one made by a
+    // provider sign-in has none): the user object says so through the documented hook.
+    publicUser: async (user) => ({ hasPassword: (await storage.users.findById(user.id))?.passwordHash != null }),
     ...(options.oauthProvider ? { oauth: demoOAuthConfig(options.oauthProvider, origin) } : {}),
     onInternalError: (error, requestId) => console.error(`internal error, request ${requestId}:`, error),
     now: options.now,
@@ -226,6 +233,9 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
     const svg = await QRCode.toString(text, { type: "svg", errorCorrectionLevel: "M", margin: 2 });
     res.status(200).set({ "content-type": "image/svg+xml; charset=utf-8", "cache-control": "no-store" }).send(svg);
   });
+
+  // The API reference: Swagger UI, from the swagger-ui-dist package, on the auth's OpenAPI document.
+  app.use(apiReferenceRoutes());
 
   // The page's client, bundled from the workspace's source once per process.
   const pageClient = await bundlePageClient();
@@ -286,13 +296,19 @@ export interface DemoProvider {
 export interface DemoProviderOptions {
   /** The demo's origin, as given to {@link createDemoApp}: the redirect URI is {@link oauthCallbackUri} of it. */
   origin: string;
+  /**
+   * The provider's RSA signing key. Default: a fresh one. `server.ts` keeps one in the data
+   * directory, so the provider's keys, like its account's `sub`, survive a restart.
+   */
+  signingKey?: KeyObject;
 }
 
 /**
- * Starts the demo's own OpenID provider on a free port of 127.0.0.1 ({@link startLocalProvider}):
- * one account, `ada` (email `ada@example.com`, verified) with a password of 24 random base64url
- * characters (144 bits), and the demo registered as a confidential client whose only redirect URI
- * is {@link oauthCallbackUri} of `origin`.
+ * Starts the demo's own OpenID provider on a free port of 127.0.0.1 (`startLocalProvider` of
+ * `@portcullis/testing`): its account `ada` (email `ada@example.com`, verified, the same `sub` at
+ * every start, so the Portcullis account linked to it is found again after a restart) with a
+ * password of 24 random base64url characters (144 bits), and the demo registered as a
+ * confidential client whose only redirect URI is {@link oauthCallbackUri} of `origin`.
  *
  * @example
  * ```ts
@@ -306,16 +322,9 @@ export async function startDemoProvider(options: DemoProviderOptions): Promise<D
   const clientId = "portcullis-demo";
   const clientSecret = randomSecret();
   const provider = await startLocalProvider({
-    accounts: {
-      [account.username]: {
-        sub: randomUUID(),
-        email: "ada@example.com",
-        email_verified: true,
-        name: "Ada Example",
-        password: account.password,
-      },
-    },
+    accounts: { [account.username]: { ...localProviderAccounts.ada, password: account.password } },
     clients: [{ clientId, clientSecret, redirectUris: [oauthCallbackUri(options.origin)] }],
+    signingKey: options.signingKey,
   });
   return { provider, account, registration: { issuer: provider.issuer, clientId, clientSecret } };
 }

@@ -20,6 +20,7 @@ import {
   webauthnRegisterBegin,
   webauthnRegisterFinish,
 } from "@portcullis/core";
+import type { SoftwareAuthenticator } from "@portcullis/testing";
 import { sql } from "kysely";
 import {
   type TestAuth,
@@ -31,7 +32,6 @@ import {
   makeTestAuthenticator,
   testPassword,
 } from "../../../test/fixtures/auth.js";
-import type { SoftwareAuthenticator } from "../../../test/fixtures/software-authenticator.js";
 import { sha256 } from "../../core/src/crypto/random.js";
 import { hashRecoveryCode, normalizeRecoveryCode } from "../../core/src/totp/recovery-codes.js";
 import type { KyselyStorage } from "./kysely-storage.js";

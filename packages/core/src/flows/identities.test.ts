@@ -1,5 +1,6 @@
+import { driveAuthorization } from "@portcullis/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OidcTestProvider, driveAuthorization, startOidcProvider } from "../../../../test/fixtures/oidc-provider.js";
+import { type OidcTestProvider, startOidcProvider } from "../../../../test/fixtures/oidc-provider.js";
 import { authWithProviders, discoveredProvider } from "../oauth/oauth.test-support.js";
 import { createUser } from "./create-user.js";
 import { addUser, authError, goodPassword, outcome } from "./fixtures.test-support.js";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
+import type { SoftwareAuthenticator } from "@portcullis/testing";
 import { describe, expect, it, vi } from "vitest";
-import type { SoftwareAuthenticator } from "../../../../test/fixtures/software-authenticator.js";
 import { ErrorCode } from "../errors/codes.js";
 import { memoryStorage } from "../storage/memory.js";
 import type { PasskeyRecord, UserRecord } from "../storage/types.js";

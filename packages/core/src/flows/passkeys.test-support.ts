@@ -3,11 +3,7 @@
  * `https://app.example.com`, and the software authenticator of `test/fixtures` driving the
  * real flows. Not a test file itself.
  */
-import {
-  type SoftwareAuthenticator,
-  type SoftwareAuthenticatorOptions,
-  createSoftwareAuthenticator,
-} from "../../../../test/fixtures/software-authenticator.js";
+import { type SoftwareAuthenticator, type SoftwareAuthenticatorOptions, createSoftwareAuthenticator } from "@portcullis/testing";
 import type { Auth } from "../auth.js";
 import type { PasskeyConfig } from "../webauthn/passkey-config.js";
 import type { PasskeyInfo } from "../webauthn/passkey-info.js";

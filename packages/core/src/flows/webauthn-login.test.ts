@@ -1,11 +1,7 @@
 import { createHmac, hkdfSync, randomBytes } from "node:crypto";
+import type { AuthenticationOverrides, RegistrationOverrides, SoftwareAuthenticator } from "@portcullis/testing";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import { describe, expect, it, vi } from "vitest";
-import type {
-  AuthenticationOverrides,
-  RegistrationOverrides,
-  SoftwareAuthenticator,
-} from "../../../../test/fixtures/software-authenticator.js";
 import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";

@@ -1,13 +1,13 @@
 import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
-import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
-import { describe, expect, it, vi } from "vitest";
 import {
   type CborValue,
   type CoseKeyParts,
   type RegistrationOverrides,
   type SoftwareAuthenticator,
   encodeCbor,
-} from "../../../../test/fixtures/software-authenticator.js";
+} from "@portcullis/testing";
+import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
+import { describe, expect, it, vi } from "vitest";
 import { sha256 as sha256Hex } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";

@@ -1,11 +1,7 @@
+import { driveAuthorization } from "@portcullis/testing";
 import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import {
-  type OidcTestProvider,
-  defaultOidcRedirectUri,
-  driveAuthorization,
-  startOidcProvider,
-} from "../../../../test/fixtures/oidc-provider.js";
+import { type OidcTestProvider, defaultOidcRedirectUri, startOidcProvider } from "../../../../test/fixtures/oidc-provider.js";
 import { sha256 } from "../crypto/random.js";
 import { authError } from "../flows/fixtures.test-support.js";
 import { oauthAuthorize } from "../flows/oauth-sign-in.js";

@@ -1,10 +1,6 @@
+import { driveAuthorization } from "@portcullis/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type OidcProviderOptions,
-  type OidcTestProvider,
-  driveAuthorization,
-  startOidcProvider,
-} from "../../../../test/fixtures/oidc-provider.js";
+import { type OidcProviderOptions, type OidcTestProvider, startOidcProvider } from "../../../../test/fixtures/oidc-provider.js";
 import { authError, makeClock } from "../flows/fixtures.test-support.js";
 import { beginOAuthSignIn } from "./authorize.js";
 import { verifyOAuthCallback } from "./callback.js";

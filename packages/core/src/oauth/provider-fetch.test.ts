@@ -2,12 +2,12 @@
 // within a time, against a real OpenID provider made to flood or trickle one endpoint.
 import { createServer as createHttpServer } from "node:http";
 import { type AddressInfo, type Server, type Socket, createServer } from "node:net";
+import { driveAuthorization } from "@portcullis/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   type OidcProviderOptions,
   type OidcRoute,
   type OidcTestProvider,
-  driveAuthorization,
   startOidcProvider,
 } from "../../../../test/fixtures/oidc-provider.js";
 import { authError, makeAuth, makeClock } from "../flows/fixtures.test-support.js";

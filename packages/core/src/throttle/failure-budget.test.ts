@@ -1,5 +1,5 @@
+import type { SoftwareAuthenticator } from "@portcullis/testing";
 import { describe, expect, it } from "vitest";
-import type { SoftwareAuthenticator } from "../../../../test/fixtures/software-authenticator.js";
 import { type Harness, enrolTotp, nextCode, outcome, wrongCodeAt } from "../flows/fixtures.test-support.js";
 import { makeAuthenticator, makePasskeyAuth, userWithPasskey } from "../flows/passkeys.test-support.js";
 import { verifyTotp } from "../flows/verify-totp.js";

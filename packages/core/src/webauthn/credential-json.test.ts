@@ -1,6 +1,6 @@
+import { createSoftwareAuthenticator } from "@portcullis/testing";
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
 import { describe, expect, it } from "vitest";
-import { createSoftwareAuthenticator } from "../../../../test/fixtures/software-authenticator.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { isCredentialId, readAuthenticationResponse, readRegistrationResponse } from "./credential-json.js";

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from "node:crypto";
+import { type CoseKeyParts, encodeCbor, encodeCoseKey } from "@portcullis/testing";
 import { describe, expect, it } from "vitest";
-import { type CoseKeyParts, encodeCbor, encodeCoseKey } from "../../../../test/fixtures/software-authenticator.js";
 import { maxRsaModulusBits, minRsaModulusBits, publicKeyProblem } from "./public-key.js";
 
 const offered = [-7, -8, -257];

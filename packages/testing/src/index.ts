@@ -1,0 +1,39 @@
+// @portcullis/testing: helpers for the test suites of services built on Portcullis.
+export { type CborValue, encodeCbor } from "./cbor.js";
+export {
+  type LocalProviderAccount,
+  localProviderAccounts,
+  localProviderPassword,
+} from "./local-provider/accounts.js";
+export { type DriveAuthorizationOptions, driveAuthorization } from "./local-provider/drive-authorization.js";
+export {
+  type LocalProvider,
+  type LocalProviderClient,
+  type LocalProviderMiddleware,
+  type LocalProviderOptions,
+  startLocalProvider,
+} from "./local-provider/provider.js";
+export {
+  type AuthenticationOverrides,
+  type AuthenticatorFlags,
+  type CeremonyOverrides,
+  type CoseKeyParts,
+  type CounterMode,
+  type RegistrationOverrides,
+  type SoftwareAuthenticator,
+  type SoftwareAuthenticatorAlgorithm,
+  type SoftwareAuthenticatorOptions,
+  type SoftwareCredential,
+  coseKeyAlgorithm,
+  createSoftwareAuthenticator,
+  encodeCoseKey,
+} from "./software-authenticator.js";
+export {
+  type ConformanceAssertion,
+  type ConformanceTestFunctions,
+  type StorageConformanceOptions,
+  type StorageConformanceSuite,
+  runStorageConformance,
+  storageConformanceSuites,
+} from "./storage-conformance.js";
+export { type TotpAlgorithm, type TotpCodeOptions, totpCode } from "./totp.js";
