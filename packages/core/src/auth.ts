@@ -10,6 +10,8 @@ import type { AuthEvent } from "./events/types.js";
 import { type ProxyTrust, createProxyTrust } from "./http/client-address.js";
 import { startSweeping } from "./storage/sweep.js";
 import type { Storage } from "./storage/types.js";
+import { startTelemetry, telemetryOff, telemetryOptionOf } from "./telemetry/telemetry.js";
+import type { TelemetryOption, TelemetrySwitch } from "./telemetry/types.js";
 import type { AccessContext } from "./tokens/access-token.js";
 import { type TokenKeys, loadTokenKeys } from "./tokens/keys.js";
 import { type VerifiedTokenCache, createVerifiedTokenCache } from "./tokens/verified-tokens.js";
@@ -58,6 +60,8 @@ export interface Auth {
   readonly verifiedTokens: VerifiedTokenCache<AccessContext>;
   /** @internal The `publicUser` option: extra fields of the user object. */
   readonly publicUserHook: PublicUserHook | undefined;
+  /** @internal Whether spans and metrics are on (see the `telemetry` option). */
+  readonly telemetry: TelemetrySwitch;
 }
 
 /** Options of {@link createAuth} that are not configuration. */
@@ -84,6 +88,18 @@ export interface CreateAuthOptions {
    * ```
    */
   publicUser?: PublicUserHook;
+  /**
+   * OpenTelemetry spans and metrics (`docs/observability.md`). Left out, they go to the providers
+   * an OpenTelemetry SDK registered globally, when `@opentelemetry/api` is installed and an SDK is
+   * registered; otherwise nothing is recorded. `false` turns them off without loading the API;
+   * providers (`{ tracerProvider, meterProvider }`) receive them instead of the global ones.
+   *
+   * @example
+   * ```ts
+   * createAuth({ ...config, telemetry: { tracerProvider, meterProvider } });
+   * ```
+   */
+  telemetry?: TelemetryOption;
 }
 
 /**
@@ -105,6 +121,7 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
   if (config.publicUser !== undefined && typeof config.publicUser !== "function") {
     throw new TypeError("publicUser must be a function answering the extra fields of the user object");
   }
+  const telemetry = telemetryOptionOf(config.telemetry);
   const randomBytes = config.randomBytes ?? pooledRandomBytes();
   const now = config.now ?? Date.now;
   const keys = loadTokenKeys(config.secrets);
@@ -128,7 +145,9 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
     tokenStateCache: new Map(),
     verifiedTokens: createVerifiedTokenCache(resolved.verifiedTokenCacheSize),
     publicUserHook: config.publicUser,
+    telemetry: telemetryOff(),
   };
+  startTelemetry(auth, telemetry);
   startSweeping(auth, resolved.sweepIntervalMs);
   return auth;
 }

@@ -27,3 +27,9 @@ export const jose = onFirstUse(() => import("jose"));
 
 /** `oauth4webapi`, loaded by the first OAuth or OpenID Connect sign-in. */
 export const oauth4webapi = onFirstUse(() => import("oauth4webapi"));
+
+/**
+ * `@opentelemetry/api`, an optional peer: loaded by `createAuth` in the background unless
+ * `telemetry: false`; when it is not installed the load fails and telemetry stays off.
+ */
+export const openTelemetry = onFirstUse(() => import("@opentelemetry/api"));

@@ -131,6 +131,12 @@ export { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./st
 export { mayRotate, replacementToken } from "./storage/refresh-rotation.js";
 export { type SweepOptions, type SweepResult, sweepExpired } from "./storage/sweep.js";
 export type * from "./storage/types.js";
+export type {
+  TelemetryMeterProvider,
+  TelemetryOption,
+  TelemetryProviders,
+  TelemetryTracerProvider,
+} from "./telemetry/types.js";
 export type { ThrottleConfig, ThrottleTier } from "./throttle/throttle-config.js";
 export type { AccessContext, AccessTokenClaims } from "./tokens/access-token.js";
 export type { PublicUser, TokenSet } from "./tokens/issue-tokens.js";

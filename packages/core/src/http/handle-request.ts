@@ -3,6 +3,8 @@ import { base64url } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode, defaultMessages } from "../errors/codes.js";
 import { type AccessContext, verifyAccessToken } from "../flows/verify-access-token.js";
+import { telemetryOf } from "../telemetry/telemetry.js";
+import type { RequestObserver } from "../telemetry/types.js";
 import { readJsonBody } from "./body.js";
 import { clientAddressOf } from "./client-address.js";
 import { envelopeResponse, responseHeaders } from "./envelope.js";
@@ -200,6 +202,13 @@ export async function authorizeRequest(
   request: Pick<HttpRequest, "header" | "peerAddress" | "secure">,
   options: { roles?: readonly string[] } = {},
 ): Promise<AccessContext> {
+  const telemetry = telemetryOf(auth);
+  if (telemetry !== null) {
+    return await telemetry.traceAuthorize(async () => {
+      requireTls(auth, request);
+      return await verifyBearer(auth, request.header("authorization"), options.roles);
+    });
+  }
   requireTls(auth, request);
   return await verifyBearer(auth, request.header("authorization"), options.roles);
 }
@@ -219,6 +228,25 @@ export async function handleRequest(auth: Auth, request: HttpRequest): Promise<H
   const method = request.method.toUpperCase();
   const matched = findRoute(auth, method, normalizePath(request.url));
   if (matched === null) return null;
+  const telemetry = telemetryOf(auth);
+  if (telemetry === null) return await serve(auth, request, method, matched);
+  const route = matched === "not_found" ? null : matched.route;
+  return await telemetry.traceRoute(
+    route?.doc.operationId ?? null,
+    method,
+    route && (route.atRoot ? route.path : `${auth.config.basePath}${route.path}`),
+    (observer) => serve(auth, request, method, matched, observer),
+  );
+}
+
+/** Serves a request of a matched route (or of no route under the base path), telling `observer` how it ended. */
+async function serve(
+  auth: Auth,
+  request: HttpRequest,
+  method: string,
+  matched: MatchedRoute | "not_found",
+  observer?: RequestObserver,
+): Promise<HttpResponse> {
   try {
     if (!request.peerAddress) {
       throw new TypeError("Portcullis could not read the client address of this request; pass getPeerAddress to the adapter");
@@ -228,6 +256,7 @@ export async function handleRequest(auth: Auth, request: HttpRequest): Promise<H
     const { route, params } = matched;
     const roles = route.access === "admin" ? [auth.config.adminRole] : undefined;
     const access = route.access === "public" ? undefined : await verifyBearer(auth, request.header("authorization"), roles);
+    if (access !== undefined) observer?.user(access.userId);
     const body = readsBody(method, request) ? await readJsonBody(request, route.bodyLimit ?? defaultBodyLimit) : {};
     const ip = clientAddressOf(auth, request);
     const result = await route.handle({
@@ -240,8 +269,10 @@ export async function handleRequest(auth: Auth, request: HttpRequest): Promise<H
       ip,
       access,
     });
+    observer?.answered(result.code ?? 0);
     return successResponse(auth, result);
   } catch (error) {
+    observer?.failed(error);
     return errorResponse(auth, error);
   }
 }
