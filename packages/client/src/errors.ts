@@ -55,6 +55,7 @@ export class AuthClientError extends Error {
   /** Seconds to wait before trying again, from a 42900's `Retry-After` header. */
   readonly retryAfter: number | undefined;
 
+  /** Made by the client for each failure; a test may make one to stand in for a server's refusal. */
   constructor(message: string, details: AuthClientErrorDetails) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.kind = details.kind;

@@ -1,3 +1,11 @@
+/**
+ * The typed client of the auth routes, for browsers and Node: {@link createAuthClient} signs in
+ * step by step, keeps the tokens in a {@link TokenStore}, refreshes them once however many
+ * requests meet an expired one, and drives passkeys and the OAuth relay.
+ *
+ * @packageDocumentation
+ * @module @portcullis/client
+ */
 export type { AccountClient, ChangePasswordInput } from "./account.js";
 export type { StatusMode } from "./app-fetch.js";
 export { type AuthClient, type AuthClientOptions, type LoginInput, type RegisterInput, createAuthClient } from "./client.js";

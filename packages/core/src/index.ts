@@ -1,3 +1,13 @@
+/**
+ * Embeddable authentication for Node.js services. {@link createAuth} makes the one auth instance
+ * of a service from its storage and secrets; each flow (password login, TOTP, passkeys, OAuth and
+ * OpenID Connect, directory sign-in, refresh, the account and its administration) is a function
+ * that takes it. The route table and {@link handleRequest} are what the Express and Hono adapters
+ * mount; {@link Storage} is the contract a storage adapter implements.
+ *
+ * @packageDocumentation
+ * @module @portcullis/core
+ */
 export { type Auth, type CreateAuthOptions, createAuth } from "./auth.js";
 export type { AuthConfig, ResolvedConfig } from "./config.js";
 export type { Duration } from "./config-values.js";

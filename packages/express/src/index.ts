@@ -1,3 +1,10 @@
+/**
+ * The Express adapter (Express 4 and 5): {@link authRouter} mounts the auth routes, and
+ * {@link requireAuth} protects a route of your own, setting `req.auth`.
+ *
+ * @packageDocumentation
+ * @module @portcullis/express
+ */
 import type { TLSSocket } from "node:tls";
 import {
   type AccessContext,

@@ -1,3 +1,10 @@
+/**
+ * The Hono adapter: {@link authApp} and {@link authRoutes} serve the auth routes, and
+ * {@link requireAuth} protects a route of your own, setting `c.get("auth")`.
+ *
+ * @packageDocumentation
+ * @module @portcullis/hono
+ */
 import {
   type AccessContext,
   type Auth,

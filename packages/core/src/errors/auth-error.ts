@@ -21,9 +21,12 @@ export interface AuthErrorOptions {
  */
 export class AuthError extends Error {
   override readonly name = "AuthError";
+  /** The business code of the contract: what the client receives as the envelope's `code`. */
   readonly code: ErrorCode;
+  /** Seconds until the caller may try again, for 42900; undefined otherwise. */
   readonly retryAfterSeconds: number | undefined;
 
+  /** An error with `code`, and that code's default message unless `message` gives a safe one of its own. */
   constructor(code: ErrorCode, message: string = defaultMessages[code], options: AuthErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;

@@ -1,3 +1,11 @@
+/**
+ * The storage conformance suite: {@link runStorageConformance} registers, with your test runner,
+ * the tests every storage adapter passes, so a storage of your own can prove it meets the
+ * contract of `Storage`.
+ *
+ * @packageDocumentation
+ * @module @portcullis/core/testing
+ */
 import type { Storage } from "../storage/types.js";
 import { challengesSuite } from "./conformance/challenges.js";
 import { countersSuite } from "./conformance/counters.js";
