@@ -2,8 +2,9 @@
 # Packaging check: packs every package in packages/* with pnpm (which rewrites workspace:^ to real
 # versions), lints each tarball with publint, installs all tarballs at once into an empty npm project
 # together with the peer dependencies, runs scripts/package-smoke.mjs there, measures the client's
-# browser bundle (scripts/client-bundle-size.mjs), and type-checks
-# scripts/package-consumer.ts against the packed type declarations.
+# browser bundle (scripts/client-bundle-size.mjs), type-checks
+# scripts/package-consumer.ts against the packed type declarations, and runs the example tests of
+# docs/testing-kit.md there with vitest, so @portcullis/testing is proven as a user installs it.
 # Needs `pnpm build` to have run first (the tarballs ship dist/).
 set -euo pipefail
 
@@ -59,7 +60,7 @@ cd "$work/project"
 npm init -y >/dev/null
 npm pkg set type=module
 npm install --no-audit --no-fund --loglevel=error "${tarballs[@]}" express hono @electric-sql/pglite
-for adapter in express hono ldap kysely; do
+for adapter in express hono ldap kysely testing; do
   # The adapters must use the packed core, not a second copy fetched from the registry.
   if [[ -e "node_modules/@portcullis/$adapter/node_modules/@portcullis/core" ]]; then
     echo "check-packages: @portcullis/$adapter installed its own @portcullis/core instead of the packed one" >&2
@@ -78,5 +79,14 @@ npm install --no-audit --no-fund --loglevel=error typescript@~5.9.3 @types/expre
 cp "$root/scripts/package-consumer.ts" ./consumer.ts
 npx tsc --noEmit --strict --skipLibCheck false --target es2022 --module nodenext --moduleResolution nodenext \
   --types node consumer.ts || status=1
+
+echo "--- @portcullis/testing: the example tests of docs/testing-kit.md, type-checked and run with vitest"
+npm install --no-audit --no-fund --loglevel=error "vitest@$(node -p "require('$root/package.json').devDependencies.vitest")"
+mkdir -p kit
+kit_examples=(testing-passkeys.test.ts testing-oauth.test.ts testing-totp.test.ts storage-conformance.test.ts)
+for example in "${kit_examples[@]}"; do cp "$root/docs/examples/$example" "kit/$example"; done
+npx tsc --noEmit --strict --skipLibCheck --target es2022 --module nodenext --moduleResolution nodenext \
+  --types node kit/*.test.ts || status=1
+npx vitest run --root . kit || status=1
 
 exit "$status"

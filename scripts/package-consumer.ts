@@ -20,6 +20,14 @@ import { authRouter, requireAuth } from "@portcullis/express";
 import { type AuthVariables, authApp, requireAuth as requireHonoAuth } from "@portcullis/hono";
 import { type KyselyStorage, kyselyStorage, migrate, pgliteStorage } from "@portcullis/kysely";
 import { ldapDirectory } from "@portcullis/ldap";
+import {
+  type LocalProvider,
+  type SoftwareAuthenticator,
+  createSoftwareAuthenticator,
+  runStorageConformance as runKitConformance,
+  startLocalProvider,
+  totpCode,
+} from "@portcullis/testing";
 import express from "express";
 import { Hono } from "hono";
 import type { Kysely } from "kysely";
@@ -81,3 +89,11 @@ export async function signInFromAClient(code: () => Promise<string>): Promise<nu
     throw error;
   }
 }
+
+export async function kit(): Promise<{ authenticator: SoftwareAuthenticator; code: string; provider: LocalProvider }> {
+  const authenticator = createSoftwareAuthenticator({ origin: "https://app.example.com", algorithm: "EdDSA" });
+  const code: string = totpCode({ secret: "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", at: new Date() });
+  const provider = await startLocalProvider({ clients: [{ clientId: "app", redirectUris: ["https://app.example.com/cb"] }] });
+  return { authenticator, code, provider };
+}
+export const sameConformance: typeof runStorageConformance = runKitConformance;

@@ -23,6 +23,14 @@ const expected = {
   "@portcullis/ldap": ["ldapDirectory"],
   "@portcullis/kysely": ["kyselyStorage", "pgliteStorage", "connectStorage", "migrate", "checkSchema"],
   "@portcullis/client": ["createAuthClient", "memoryTokenStore", "webStorageTokenStore", "AuthClientError"],
+  "@portcullis/testing": [
+    "createSoftwareAuthenticator",
+    "startLocalProvider",
+    "driveAuthorization",
+    "totpCode",
+    "runStorageConformance",
+    "encodeCbor",
+  ],
 };
 
 const modules = {};

@@ -240,7 +240,7 @@ describe("docs/examples", () => {
     );
   });
 
-  it("README.md, getting-started.md, client.md, flows/oauth.md and flows/directory.md show the examples exactly as they are in docs/examples", () => {
+  it("README.md, getting-started.md, client.md, flows/oauth.md, flows/directory.md and testing-kit.md show the examples exactly as they are in docs/examples", () => {
     const read = (path: string) => readFileSync(new URL(path, import.meta.url), "utf8");
     const shown = {
       "../../README.md": ["express-quick-start.ts", "hono-quick-start.ts", "start-express.ts", "client-quick-start.ts"],
@@ -248,6 +248,12 @@ describe("docs/examples", () => {
       "../client.md": ["client-quick-start.ts"],
       "../flows/oauth.md": ["oauth-providers.ts"],
       "../flows/directory.md": ["directory-policies.ts"],
+      "../testing-kit.md": [
+        "testing-passkeys.test.ts",
+        "testing-oauth.test.ts",
+        "testing-totp.test.ts",
+        "storage-conformance.test.ts",
+      ],
     };
     for (const [page, files] of Object.entries(shown)) {
       for (const file of files) expect(read(page)).toContain(`\`\`\`ts\n${read(`./${file}`)}\`\`\``);
