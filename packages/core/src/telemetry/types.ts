@@ -6,11 +6,13 @@
 
 /** The part of an OpenTelemetry `TracerProvider` Portcullis calls: `getTracer`. */
 export interface TelemetryTracerProvider {
+  /** The tracer of the instrumentation scope `name` at `version`: core asks for `"@portcullis/core"` and its own version. */
   getTracer(name: string, version?: string): unknown;
 }
 
 /** The part of an OpenTelemetry `MeterProvider` Portcullis calls: `getMeter`. */
 export interface TelemetryMeterProvider {
+  /** The meter of the instrumentation scope `name` at `version`: core asks for `"@portcullis/core"` and its own version. */
   getMeter(name: string, version?: string): unknown;
 }
 
