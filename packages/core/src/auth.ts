@@ -1,8 +1,10 @@
 import { createHmac } from "node:crypto";
 import { type AuthConfig, type ResolvedConfig, resolveConfig } from "./config.js";
+import { type OptionNames, refuseUnknownOptions } from "./config-values.js";
 import { type PasswordHasher, createPasswordHasher } from "./crypto/password-hasher.js";
 import { pooledRandomBytes } from "./crypto/random.js";
 import { type SecretBox, createSecretBox } from "./crypto/secret-box.js";
+import { printInternalError } from "./diagnostics/operator-lines.js";
 import { boundedDirectory } from "./directory/bounded-directory.js";
 import type { Directory } from "./directory/directory.js";
 import { type EventHub, createEventHub } from "./events/event-hub.js";
@@ -70,7 +72,10 @@ export interface CreateAuthOptions {
   onListenerError?: (error: unknown, event: AuthEvent) => void;
   /**
    * Receives unexpected errors of HTTP requests (storage down, a bug) with the request id the
-   * client was given, for your logs; the client sees only code 50000 and the id.
+   * client was given, for your logs; the client sees only code 50000 (or 50300) and the id. The
+   * background sweep's errors come with the id `"sweep"`. By default each is one line on stderr:
+   * the request id, the error's class, message and stack, and its causes' (never a request body,
+   * token, password or code). Pass your logger's function to replace it, `() => {}` to silence it.
    */
   onInternalError?: (error: unknown, requestId: string) => void;
   /**
@@ -102,6 +107,37 @@ export interface CreateAuthOptions {
   telemetry?: TelemetryOption;
 }
 
+const createAuthOptions = {
+  storage: true,
+  issuer: true,
+  audience: true,
+  secrets: true,
+  password: true,
+  totp: true,
+  passkeys: true,
+  oauth: true,
+  directory: true,
+  directoryLimits: true,
+  adminRole: true,
+  reauthentication: true,
+  signUp: true,
+  throttle: true,
+  http: true,
+  sessions: true,
+  sweepInterval: true,
+  debug: true,
+  now: true,
+  randomBytes: true,
+  ttl: true,
+  clockToleranceSeconds: true,
+  tokenStateCacheSeconds: true,
+  verifiedTokenCacheSize: true,
+  onListenerError: true,
+  onInternalError: true,
+  publicUser: true,
+  telemetry: true,
+} satisfies OptionNames<AuthConfig & CreateAuthOptions>;
+
 /**
  * Makes an auth instance from a configuration, checking all of it now: a short signing
  * secret, a missing issuer or a malformed lifetime throws a `TypeError` that says what to fix.
@@ -117,7 +153,11 @@ export interface CreateAuthOptions {
  * ```
  */
 export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
+  refuseUnknownOptions(config, createAuthOptions, "");
   const resolved = resolveConfig(config);
+  if (config.onInternalError !== undefined && typeof config.onInternalError !== "function") {
+    throw new TypeError("onInternalError must be a function (error, requestId) => void; pass () => {} to silence it");
+  }
   if (config.publicUser !== undefined && typeof config.publicUser !== "function") {
     throw new TypeError("publicUser must be a function answering the extra fields of the user object");
   }
@@ -141,7 +181,7 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
     secretBox,
     pseudonym: (usernameKey) => createHmac("sha256", pseudonymKey).update(usernameKey, "utf8").digest("base64url"),
     proxyTrust: createProxyTrust(resolved.trustedProxies),
-    onInternalError: config.onInternalError ?? (() => {}),
+    onInternalError: config.onInternalError ?? printInternalError,
     tokenStateCache: new Map(),
     verifiedTokens: createVerifiedTokenCache(resolved.verifiedTokenCacheSize),
     publicUserHook: config.publicUser,

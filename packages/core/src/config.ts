@@ -1,4 +1,4 @@
-import { type Duration, fail } from "./config-values.js";
+import { type Duration, type OptionNames, fail, lacksScheme, refuseUnknownOptions } from "./config-values.js";
 import { type PasswordConfig, type ResolvedPasswordConfig, resolvePasswordConfig } from "./crypto/password-config.js";
 import type { EncryptionKeyring } from "./crypto/secret-box.js";
 import type { Directory } from "./directory/directory.js";
@@ -18,7 +18,13 @@ import { type OAuthConfig, type ResolvedOAuthProvider, resolveOAuthConfig } from
 import { resolveSweepInterval } from "./storage/sweep.js";
 import type { Storage } from "./storage/types.js";
 import { type ResolvedThrottleConfig, type ThrottleConfig, resolveThrottleConfig } from "./throttle/throttle-config.js";
-import { type ResolvedTokenConfig, type SigningSecrets, type TokenConfig, resolveTokenConfig } from "./tokens/token-config.js";
+import {
+  type AsymmetricSigningKey,
+  type ResolvedTokenConfig,
+  type SigningSecrets,
+  type TokenConfig,
+  resolveTokenConfig,
+} from "./tokens/token-config.js";
 import { type ResolvedTotpConfig, type TotpConfig, resolveTotpConfig } from "./totp/totp-config.js";
 import { type ResolvedSessionConfig, type SessionConfig, resolveSessionConfig } from "./users/session-config.js";
 import { type PasskeyConfig, type ResolvedPasskeyConfig, resolvePasskeyConfig } from "./webauthn/passkey-config.js";
@@ -68,6 +74,13 @@ export interface AuthConfig extends TokenConfig {
    * (`sweepExpired(auth)` from a job).
    */
   sweepInterval?: Duration | false;
+  /**
+   * Explains refusals caused by configuration on stderr, one line each: a passkey ceremony from
+   * an origin or for a relying party not configured, a provider naming another issuer, an access
+   * token for another issuer or audience. The `check.failed` event is emitted either way. Lines
+   * name the values compared, never secret material. Default `false`.
+   */
+  debug?: boolean;
   /** The clock, in epoch milliseconds. Tests freeze it. */
   now?: () => number;
   /** The source of randomness. Default: the system's CSPRNG (`crypto.randomFillSync`), drawn 4 KiB at a time. */
@@ -93,6 +106,8 @@ export interface ResolvedConfig extends ResolvedHttpConfig, ResolvedTokenConfig 
   directoryLimits: ResolvedDirectoryLimits;
   /** Milliseconds between two sweeps of expired rows; null when the service sweeps itself. */
   sweepIntervalMs: number | null;
+  /** Whether refusals caused by configuration are explained on stderr. */
+  debug: boolean;
 }
 
 function adminRoleOf(value: unknown): string {
@@ -100,6 +115,44 @@ function adminRoleOf(value: unknown): string {
   if (typeof value !== "string" || value.length === 0 || value.length > 64) {
     fail(`adminRole must be a role name of 1 to 64 characters; got ${JSON.stringify(value)}`);
   }
+  return value;
+}
+
+const secretOptions = { signing: true, previousSigning: true, encryption: true } satisfies OptionNames<AuthSecrets>;
+const signingKeyOptions = { alg: true, privateKey: true, kid: true } satisfies OptionNames<AsymmetricSigningKey>;
+const keyringOptions = { current: true, keys: true } satisfies OptionNames<EncryptionKeyring>;
+
+/** The strings of a secrets setting that are keys of one purpose: the signing secrets, or the encryption keys. */
+function secretStrings(values: readonly unknown[]): string[] {
+  return values.filter((value): value is string => typeof value === "string" && value.length > 0);
+}
+
+/**
+ * Refuses unknown keys in `secrets` and one secret used for both purposes: a key that signs
+ * tokens must never also encrypt secrets at rest, or knowing one use gives the other.
+ */
+function checkSecrets(secrets: AuthSecrets): void {
+  refuseUnknownOptions(secrets, secretOptions, "secrets.");
+  // Without its privateKey, keys.ts says what a signing key needs; with it, a stray key is a typo.
+  if (typeof secrets.signing === "object" && secrets.signing?.privateKey !== undefined) {
+    refuseUnknownOptions(secrets.signing, signingKeyOptions, "secrets.signing.");
+  }
+  const { encryption } = secrets;
+  if (typeof encryption === "object") refuseUnknownOptions(encryption, keyringOptions, "secrets.encryption.");
+  const signing = secretStrings([secrets.signing, ...(Array.isArray(secrets.previousSigning) ? secrets.previousSigning : [])]);
+  const encrypting = secretStrings(
+    typeof encryption === "object" && encryption !== null ? Object.values(encryption.keys ?? {}) : [encryption],
+  );
+  if (signing.some((secret) => encrypting.includes(secret))) {
+    fail(
+      `secrets.signing and secrets.encryption must be different secrets: one value is used for both; generate another with: node -p "require('crypto').randomBytes(32).toString('base64url')"`,
+    );
+  }
+}
+
+function debugOf(value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== "boolean") fail(`debug must be true or false; got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -126,6 +179,9 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
   if (typeof config.issuer !== "string" || config.issuer.length === 0) {
     fail('issuer is required: the URL of this service, e.g. "https://api.example.com"');
   }
+  if (lacksScheme(config.issuer)) {
+    fail(`issuer must start with its scheme, such as "https://${config.issuer}"; got ${JSON.stringify(config.issuer)}`);
+  }
   let issuerUrl: URL;
   try {
     issuerUrl = new URL(config.issuer);
@@ -138,6 +194,7 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
   if (!config.secrets || typeof config.secrets !== "object") {
     fail("secrets is required: { signing, encryption }");
   }
+  checkSecrets(config.secrets);
 
   const tokens = resolveTokenConfig(config);
   const password = resolvePasswordConfig(config.password);
@@ -164,5 +221,6 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     sessions: resolveSessionConfig(config.sessions),
     directoryLimits: resolveDirectoryLimits(config.directoryLimits),
     sweepIntervalMs: resolveSweepInterval(config.sweepInterval),
+    debug: debugOf(config.debug),
   };
 }

@@ -38,6 +38,7 @@ export type {
   AuthEvent,
   AuthEventOf,
   AuthEventType,
+  CheckName,
   LoginFailureReason,
   RevocationReason,
   SecondFactorKind,

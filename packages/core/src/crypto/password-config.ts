@@ -1,5 +1,5 @@
 import { availableParallelism } from "node:os";
-import { fail, positiveInteger } from "../config-values.js";
+import { type OptionNames, fail, positiveInteger, refuseUnknownOptions } from "../config-values.js";
 
 /** The `password` options of `createAuth`: the policy, argon2id's cost and how many hashes run at once. */
 export interface PasswordConfig {
@@ -48,8 +48,23 @@ function defaultConcurrentHashes(): number {
   return Math.min(4, Math.max(1, availableParallelism() - 1));
 }
 
+const passwordOptions = {
+  minLength: true,
+  maxBytes: true,
+  hashing: true,
+  maxConcurrentHashes: true,
+  maxQueuedHashes: true,
+  blocklist: true,
+  isBreached: true,
+} satisfies OptionNames<PasswordConfig>;
+const hashingOptions = { memoryCost: true, timeCost: true, parallelism: true } satisfies OptionNames<
+  NonNullable<PasswordConfig["hashing"]>
+>;
+
 /** Checks the `password` options and fills in their defaults; throws a `TypeError` naming a bad one. */
 export function resolvePasswordConfig(config: PasswordConfig | undefined): ResolvedPasswordConfig {
+  refuseUnknownOptions(config, passwordOptions, "password.");
+  refuseUnknownOptions(config?.hashing, hashingOptions, "password.hashing.");
   const hashing = {
     memoryCost: config?.hashing?.memoryCost ?? defaultHashing.memoryCost,
     timeCost: config?.hashing?.timeCost ?? defaultHashing.timeCost,

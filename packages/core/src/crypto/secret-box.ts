@@ -27,13 +27,13 @@ export interface SecretBox {
  * Reads a configured key: exactly 64 hex characters, or exactly 43 base64 or base64url
  * characters (one `=` of padding allowed); either form is 32 bytes.
  */
-function decodeKey(value: unknown, keyId: string): Buffer {
+function decodeKey(value: unknown, setting: string): Buffer {
   if (typeof value === "string") {
     if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, "hex");
     if (/^[A-Za-z0-9+/_-]{43}=?$/.test(value)) return Buffer.from(value, "base64url");
   }
   throw new TypeError(
-    `Portcullis configuration: secrets.encryption key "${keyId}" must be 32 random bytes written as 64 hex characters or base64 (43 characters); generate one with: node -p "require('crypto').randomBytes(32).toString('base64url')"`,
+    `Portcullis configuration: ${setting} must be 32 random bytes written as 64 hex characters or base64 (43 characters), not a passphrase; generate one with: node -p "require('crypto').randomBytes(32).toString('base64url')"`,
   );
 }
 
@@ -48,7 +48,9 @@ export function createSecretBox(
       "Portcullis configuration: secrets.encryption is required: a 32-byte key (64 hex or 43 base64 characters), or { current, keys } naming one of its keys as current",
     );
   }
-  const keys = new Map(Object.entries(ring.keys).map(([id, value]) => [id, decodeKey(value, id)]));
+  const settingOf = (id: string) =>
+    typeof config === "string" ? "secrets.encryption" : `secrets.encryption.keys[${JSON.stringify(id)}]`;
+  const keys = new Map(Object.entries(ring.keys).map(([id, value]) => [id, decodeKey(value, settingOf(id))]));
   const broken = (cause?: unknown) => new AuthError(ErrorCode.Internal, "A stored secret could not be decrypted", { cause });
 
   return {

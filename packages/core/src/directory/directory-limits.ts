@@ -1,4 +1,11 @@
-import { type Duration, durationSeconds, fail, positiveInteger } from "../config-values.js";
+import {
+  type Duration,
+  type OptionNames,
+  durationSeconds,
+  fail,
+  positiveInteger,
+  refuseUnknownOptions,
+} from "../config-values.js";
 
 /**
  * The `directoryLimits` options of `createAuth`: how much of the directory one process uses at
@@ -28,6 +35,8 @@ export interface ResolvedDirectoryLimits {
 
 /** Checks the `directoryLimits` options and fills in their defaults; throws a `TypeError` naming a bad one. */
 export function resolveDirectoryLimits(config: DirectoryLimitsConfig | undefined): ResolvedDirectoryLimits {
+  const options = { maxConcurrent: true, maxQueued: true, deadline: true } satisfies OptionNames<DirectoryLimitsConfig>;
+  refuseUnknownOptions(config, options, "directoryLimits.");
   const deadlineSeconds = durationSeconds(config?.deadline ?? "10s", "directoryLimits.deadline");
   if (deadlineSeconds > 120) fail(`directoryLimits.deadline must be at most 120 seconds; got ${deadlineSeconds}`);
   return {

@@ -34,6 +34,13 @@ export type SessionsEndedReason =
  */
 export type UserCreator = "sign_up" | "admin" | "directory" | "provider" | "service";
 
+/**
+ * A check that compares what a request, token or provider carries with the configuration
+ * (`check.failed`): the passkey ceremony's origin and relying party, the provider's issuer, the
+ * access token's issuer and audience.
+ */
+export type CheckName = "passkey_origin" | "passkey_rp_id" | "oauth_issuer" | "token_issuer" | "token_audience";
+
 /** What a change to an account changed (`user.updated`). */
 export type UserChange = "roles" | "disabled" | "totp_removed";
 
@@ -92,7 +99,13 @@ export type AuthEvent =
   | (EventBase & { type: "identity.linked"; userId: string; provider: string })
   | (EventBase & { type: "identity.unlinked"; userId: string; provider: string })
   /** `directoryUsers`: how many directory users' token versions the save raised. */
-  | (EventBase & { type: "directory_policy.saved"; enabled: boolean; directoryUsers: number });
+  | (EventBase & { type: "directory_policy.saved"; enabled: boolean; directoryUsers: number })
+  /**
+   * A refusal explained: what the configuration accepts and what came (an origin, issuer or
+   * audience, cut at 200 characters; never secret material). With `debug: true` it is also a
+   * line on stderr.
+   */
+  | (EventBase & { type: "check.failed"; check: CheckName; expected: string[]; received: string | null });
 
 /** The name of an event. */
 export type AuthEventType = AuthEvent["type"];

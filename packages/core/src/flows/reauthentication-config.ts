@@ -1,4 +1,4 @@
-import { type Duration, durationSeconds, fail } from "../config-values.js";
+import { type Duration, type OptionNames, durationSeconds, fail, refuseUnknownOptions } from "../config-values.js";
 
 /** The `reauthentication` options of `createAuth`. */
 export interface ReauthenticationConfig {
@@ -17,6 +17,7 @@ export interface ResolvedReauthenticationConfig {
 
 /** Checks the `reauthentication` options and fills in their default; throws a `TypeError` naming a bad one. */
 export function resolveReauthenticationConfig(config: ReauthenticationConfig | undefined): ResolvedReauthenticationConfig {
+  refuseUnknownOptions(config, { recentSignIn: true } satisfies OptionNames<ReauthenticationConfig>, "reauthentication.");
   const recentSignIn = config?.recentSignIn ?? "5m";
   const recentSignInSeconds = recentSignIn === false ? 0 : durationSeconds(recentSignIn, "reauthentication.recentSignIn");
   if (recentSignInSeconds > 3600) fail(`reauthentication.recentSignIn must be at most 1h; got ${recentSignInSeconds} seconds`);

@@ -1,4 +1,4 @@
-import { fail } from "../config-values.js";
+import { type OptionNames, fail, refuseUnknownOptions } from "../config-values.js";
 
 /** The `signUp` options of `createAuth`: accounts people make for themselves (`POST /auth/register`). */
 export interface SignUpConfig {
@@ -28,6 +28,7 @@ export function resolveSignUpConfig(config: SignUpConfig | undefined, adminRole:
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
     fail(`signUp must be an object such as { enabled: true }; got ${JSON.stringify(options)}`);
   }
+  refuseUnknownOptions(options, { enabled: true, defaultRoles: true } satisfies OptionNames<SignUpConfig>, "signUp.");
   const { enabled = false, defaultRoles = [] } = options;
   if (typeof enabled !== "boolean") fail(`signUp.enabled must be true or false; got ${JSON.stringify(enabled)}`);
   if (!Array.isArray(defaultRoles) || !defaultRoles.every(isRoleName)) {

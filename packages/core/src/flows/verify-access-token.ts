@@ -1,8 +1,9 @@
 import type { Auth } from "../auth.js";
 import { setBounded } from "../bounded-cache.js";
+import { reportCheckFailure } from "../diagnostics/check-failures.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import { type AccessContext, type AccessTokenClaims, verifyAccessTokenClaims } from "../tokens/access-token.js";
+import { type AccessContext, type AccessTokenClaims, ClaimMismatch, verifyAccessTokenClaims } from "../tokens/access-token.js";
 import { requiredString } from "./input.js";
 
 export type { AccessContext } from "../tokens/access-token.js";
@@ -40,13 +41,22 @@ export async function verifyAccessToken(auth: Auth, input: VerifyAccessTokenInpu
 }
 
 async function verifyAndRemember(auth: Auth, token: string, now: number): Promise<AccessContext> {
-  const claims = await verifyAccessTokenClaims(token, {
-    keys: auth.keys,
-    issuer: auth.config.issuer,
-    audience: auth.config.audience,
-    now,
-    clockToleranceSeconds: auth.config.clockToleranceSeconds,
-  });
+  let claims: AccessTokenClaims;
+  try {
+    claims = await verifyAccessTokenClaims(token, {
+      keys: auth.keys,
+      issuer: auth.config.issuer,
+      audience: auth.config.audience,
+      now,
+      clockToleranceSeconds: auth.config.clockToleranceSeconds,
+    });
+  } catch (error) {
+    const mismatch = (error as { cause?: unknown }).cause;
+    if (mismatch instanceof ClaimMismatch) {
+      reportCheckFailure(auth, { check: mismatch.check, expected: [mismatch.expected], received: mismatch.received });
+    }
+    throw error;
+  }
   Object.freeze(claims.roles);
   Object.freeze(claims.amr);
   Object.freeze(claims);

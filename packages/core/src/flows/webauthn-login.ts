@@ -22,6 +22,7 @@ import {
   userHandleOf,
 } from "../webauthn/ceremony.js";
 import { readAuthenticationResponse } from "../webauthn/credential-json.js";
+import { explainPasskeyRefusal } from "../webauthn/passkey-refusal.js";
 import { optionalString } from "./input.js";
 import type { LoginResult } from "./login-result.js";
 import { completeFirstFactor } from "./pending-login.js";
@@ -167,6 +168,7 @@ export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Pr
       requireUserVerification: config.userVerification === "required",
     });
   } catch (error) {
+    await explainPasskeyRefusal(auth, config, response, input.ip);
     return refuse(auth, user, input.ip, error);
   }
   const { verified, authenticationInfo } = verification;

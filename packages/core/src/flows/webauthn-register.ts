@@ -17,6 +17,7 @@ import {
 } from "../webauthn/ceremony.js";
 import { readRegistrationResponse } from "../webauthn/credential-json.js";
 import { type PasskeyInfo, readLabel, toPasskeyInfo } from "../webauthn/passkey-info.js";
+import { explainPasskeyRefusal } from "../webauthn/passkey-refusal.js";
 import { publicKeyProblem } from "../webauthn/public-key.js";
 import { type ReauthenticationProof, requireRecentAuthentication } from "./reauthenticate.js";
 
@@ -133,6 +134,7 @@ export async function webauthnRegisterFinish(auth: Auth, input: WebauthnRegister
       supportedAlgorithmIDs: passkeyAlgorithms,
     });
   } catch (error) {
+    await explainPasskeyRefusal(auth, config, response, undefined);
     throw registrationRefused(error);
   }
   if (!verification.verified || verification.registrationInfo.credential.id !== response.id) throw registrationRefused();

@@ -1,4 +1,4 @@
-import { fail } from "../config-values.js";
+import { type OptionNames, fail, refuseUnknownOptions } from "../config-values.js";
 
 /** The `http` options of `createAuth`: where the routes live and how they answer. */
 export interface HttpConfig {
@@ -37,6 +37,14 @@ export interface ResolvedHttpConfig {
 
 /** Checks the `http` options and fills in their defaults; throws a `TypeError` naming a bad one. */
 export function resolveHttpConfig(config: HttpConfig | undefined): ResolvedHttpConfig {
+  const options = {
+    basePath: true,
+    statusMode: true,
+    trustedProxies: true,
+    unsafeAllowPlainHttp: true,
+    openApi: true,
+  } satisfies OptionNames<HttpConfig>;
+  refuseUnknownOptions(config, options, "http.");
   const basePath = config?.basePath ?? "/api/v1";
   if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) {
     fail(`http.basePath must look like "/api/v1" (or "" for the root); got ${JSON.stringify(basePath)}`);

@@ -1,6 +1,7 @@
 import type * as OAuth from "oauth4webapi";
 import type { Auth } from "../auth.js";
 import { oauth4webapi } from "../dependencies.js";
+import { reportCheckFailure } from "../diagnostics/check-failures.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { ResolvedOAuthProvider } from "./provider-config.js";
@@ -20,6 +21,21 @@ export function requestOptions(oauth: typeof OAuth, provider: ResolvedOAuthProvi
     [oauth.allowInsecureRequests]: provider.allowHttpLoopback,
     [oauth.customFetch]: (url: string, init: RequestInit) => boundedFetch(url, init, provider.answerLimits),
   };
+}
+
+/** The issuer a discovery document named when oauth4webapi refused it for naming another than the one asked for. */
+function issuerNamedInstead(oauth: typeof OAuth, error: unknown): string | undefined {
+  if (!(error instanceof oauth.OperationProcessingError) || error.code !== oauth.JSON_ATTRIBUTE_COMPARISON) return undefined;
+  const detail = error.cause as { attribute?: unknown; body?: { issuer?: unknown } } | undefined;
+  return detail?.attribute === "issuer" && typeof detail.body?.issuer === "string" ? detail.body.issuer : undefined;
+}
+
+/** OA-4's refusal of a discovery document naming another issuer: 50300, explained to the operator. */
+function issuerMismatch(auth: Auth, provider: ResolvedOAuthProvider, named: string, cause?: unknown): AuthError {
+  reportCheckFailure(auth, { check: "oauth_issuer", expected: [String(provider.issuerIdentifier)], received: named });
+  return new AuthError(ErrorCode.Unavailable, "The provider's discovery document names another issuer than the configured one", {
+    cause,
+  });
 }
 
 /**
@@ -45,17 +61,16 @@ export async function authorizationServerOf(auth: Auth, provider: ResolvedOAuthP
   const now = auth.now();
   if (cached && now - cached.fetchedAt >= 0 && now - cached.fetchedAt < discoveryCacheMs) return cached.server;
   const issuer = provider.issuer as URL;
+  const oauth = await oauth4webapi();
   let server: OAuth.AuthorizationServer;
   try {
-    const oauth = await oauth4webapi();
     const response = await oauth.discoveryRequest(issuer, { ...requestOptions(oauth, provider), algorithm: "oidc" });
     server = await oauth.processDiscoveryResponse(issuer, response);
   } catch (cause) {
-    throw providerUnreachable(cause);
+    const named = issuerNamedInstead(oauth, cause);
+    throw named === undefined ? providerUnreachable(cause) : issuerMismatch(auth, provider, named, cause);
   }
-  if (server.issuer !== provider.issuerIdentifier) {
-    throw new AuthError(ErrorCode.Unavailable, "The provider's discovery document names another issuer than the configured one");
-  }
+  if (server.issuer !== provider.issuerIdentifier) throw issuerMismatch(auth, provider, server.issuer);
   cache.set(provider.name, { server, fetchedAt: now });
   return server;
 }

@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { type Duration, durationSeconds, positiveInteger } from "../config-values.js";
+import { type Duration, type OptionNames, durationSeconds, positiveInteger, refuseUnknownOptions } from "../config-values.js";
 import type { AnswerLimits } from "./provider-fetch.js";
 
 /** What a provider says about the person, mapped onto Portcullis's account fields. */
@@ -189,6 +189,37 @@ function answerLimitsOf(config: OAuthConfig): AnswerLimits {
   return { maxBytes, timeoutMs: timeoutSeconds * 1000 };
 }
 
+const oauthOptions = {
+  providers: true,
+  unsafeAllowHttpLoopbackProviders: true,
+  maxProviderAnswerBytes: true,
+  providerTimeout: true,
+} satisfies OptionNames<OAuthConfig>;
+const providerOptions = {
+  issuer: true,
+  authorizationUrl: true,
+  tokenUrl: true,
+  userInfoUrl: true,
+  clientId: true,
+  clientSecret: true,
+  redirectUri: true,
+  scopes: true,
+  displayName: true,
+  claims: true,
+  profile: true,
+  provisioning: true,
+  linkByVerifiedEmail: true,
+  trustedForSecondFactor: true,
+} satisfies OptionNames<OAuthProviderConfig>;
+const claimOptions = {
+  subject: true,
+  username: true,
+  email: true,
+  emailVerified: true,
+  displayName: true,
+  roles: true,
+} satisfies OptionNames<ClaimMapping>;
+
 function resolveProvider(
   name: string,
   config: OAuthProviderConfig,
@@ -197,6 +228,11 @@ function resolveProvider(
 ): ResolvedOAuthProvider {
   const at = `providers.${name}`;
   if (config === null || typeof config !== "object") fail(`${at} must be an object`);
+  refuseUnknownOptions(config, providerOptions, `oauth.${at}.`);
+  if (typeof config.provisioning === "object") {
+    refuseUnknownOptions(config.provisioning, { defaultRoles: true }, `oauth.${at}.provisioning.`);
+  }
+  refuseUnknownOptions(config.claims, claimOptions, `oauth.${at}.claims.`);
   const plainUrls = [config.authorizationUrl, config.tokenUrl, config.userInfoUrl];
   const kind = config.issuer !== undefined ? "oidc" : "oauth2";
   if (kind === "oidc" && plainUrls.some((url) => url !== undefined)) {
@@ -276,6 +312,7 @@ export function resolveOAuthConfig(config: OAuthConfig | undefined): Map<string,
   if (typeof listed !== "object" || listed === null || Array.isArray(listed)) {
     fail("providers must be an object of providers keyed by their name, e.g. { corp: { issuer, clientId, … } }");
   }
+  refuseUnknownOptions(config, oauthOptions, "oauth.");
   const allowHttpLoopback = config.unsafeAllowHttpLoopbackProviders ?? false;
   if (typeof allowHttpLoopback !== "boolean") fail("unsafeAllowHttpLoopbackProviders must be true or false");
   const answerLimits = answerLimitsOf(config);

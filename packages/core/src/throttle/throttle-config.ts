@@ -1,4 +1,11 @@
-import { type Duration, durationSeconds, fail, positiveInteger } from "../config-values.js";
+import {
+  type Duration,
+  type OptionNames,
+  durationSeconds,
+  fail,
+  positiveInteger,
+  refuseUnknownOptions,
+} from "../config-values.js";
 
 /**
  * What a throttle counts: failures of one account (`account`), or of one device token
@@ -68,6 +75,7 @@ function tiers(value: ThrottleTier[] | undefined, what: string, fallback: Thrott
   return list.map((tier, index) => {
     // No default limit: a tier without one would count for ever and refuse nothing.
     if (tier?.limit === undefined) fail(`${what}[${index}].limit is required: a whole number of at least 1`);
+    refuseUnknownOptions(tier, { limit: true, window: true } satisfies OptionNames<ThrottleTier>, `${what}[${index}].`);
     return {
       limit: positiveInteger(tier.limit, `${what}[${index}].limit`, Number.NaN),
       windowMs: durationSeconds(tier.window, `${what}[${index}].window`) * 1000,
@@ -77,6 +85,14 @@ function tiers(value: ThrottleTier[] | undefined, what: string, fallback: Thrott
 
 /** Checks the `throttle` options and fills in their defaults; throws a `TypeError` naming a bad one. */
 export function resolveThrottleConfig(config: ThrottleConfig | undefined): ResolvedThrottleConfig {
+  const options = {
+    account: true,
+    device: true,
+    deviceTokenLifetime: true,
+    ip: true,
+    unauthenticatedWrites: true,
+  } satisfies OptionNames<ThrottleConfig>;
+  refuseUnknownOptions(config, options, "throttle.");
   return {
     account: tiers(config?.account, "throttle.account", defaultAccountTiers),
     device: tiers(config?.device, "throttle.device", defaultAccountTiers),

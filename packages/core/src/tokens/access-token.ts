@@ -77,16 +77,30 @@ export async function verifyAccessTokenClaims(token: string, expected: VerifyExp
     throw error instanceof AuthError ? error : invalidToken(error);
   }
   const { header, payload } = verified;
-  if (
-    header.typ !== "at+jwt" ||
-    !isAccessTokenClaims(payload) ||
-    payload.iss !== expected.issuer ||
-    payload.aud !== expected.audience ||
-    !isCurrent(payload, expected.now, expected.clockToleranceSeconds)
-  ) {
-    throw invalidToken();
-  }
+  if (header.typ !== "at+jwt" || !isAccessTokenClaims(payload)) throw invalidToken();
+  if (payload.iss !== expected.issuer) throw invalidToken(new ClaimMismatch("token_issuer", expected.issuer, payload.iss));
+  if (payload.aud !== expected.audience) throw invalidToken(new ClaimMismatch("token_audience", expected.audience, payload.aud));
+  if (!isCurrent(payload, expected.now, expected.clockToleranceSeconds)) throw invalidToken();
   return payload;
+}
+
+/**
+ * The cause of a 40101 for a token signed with a configured key whose `iss` or `aud` is not
+ * this service's: what the operator is told (`check.failed`), since it usually means two
+ * services share a key but not their settings.
+ */
+export class ClaimMismatch extends Error {
+  override readonly name = "ClaimMismatch";
+  readonly check: "token_issuer" | "token_audience";
+  readonly expected: string;
+  readonly received: string | null;
+
+  constructor(check: "token_issuer" | "token_audience", expected: string, received: unknown) {
+    super(`The token's ${check === "token_issuer" ? "iss" : "aud"} is not the configured one`);
+    this.check = check;
+    this.expected = expected;
+    this.received = typeof received === "string" ? received : received === undefined ? null : JSON.stringify(received);
+  }
 }
 
 /** `exp` not yet passed and `nbf`, if any, reached, both within the tolerance, in whole seconds as RFC 7519 counts them (AT-3). */

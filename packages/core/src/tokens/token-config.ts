@@ -1,5 +1,12 @@
 import type { JsonWebKey } from "node:crypto";
-import { type Duration, durationSeconds, fail, positiveInteger } from "../config-values.js";
+import {
+  type Duration,
+  type OptionNames,
+  durationSeconds,
+  fail,
+  positiveInteger,
+  refuseUnknownOptions,
+} from "../config-values.js";
 
 /** A JSON Web Key (RFC 7517): what `node:crypto` reads, with the members a key set publishes. */
 export type JWK = JsonWebKey & { kid?: string; alg?: string; use?: string };
@@ -55,8 +62,13 @@ export interface ResolvedTokenConfig {
   verifiedTokenCacheSize: number;
 }
 
+const ttlOptions = { access: true, refresh: true, refreshIdle: true, temporary: true } satisfies OptionNames<
+  NonNullable<TokenConfig["ttl"]>
+>;
+
 /** Checks the token options and fills in their defaults; throws a `TypeError` naming a bad one. */
 export function resolveTokenConfig(config: TokenConfig): ResolvedTokenConfig {
+  refuseUnknownOptions(config.ttl, ttlOptions, "ttl.");
   const ttl = {
     access: durationSeconds(config.ttl?.access ?? "15m", "ttl.access"),
     refresh: durationSeconds(config.ttl?.refresh ?? "30d", "ttl.refresh"),

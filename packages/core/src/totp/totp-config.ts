@@ -1,4 +1,4 @@
-import { fail } from "../config-values.js";
+import { type OptionNames, fail, refuseUnknownOptions } from "../config-values.js";
 
 /** The `totp` options of `createAuth`. */
 export interface TotpConfig {
@@ -21,6 +21,7 @@ export interface ResolvedTotpConfig {
  * of the configured `issuer`); throws a `TypeError` naming a bad one.
  */
 export function resolveTotpConfig(config: TotpConfig | undefined, issuerHost: string): ResolvedTotpConfig {
+  refuseUnknownOptions(config, { window: true, label: true } satisfies OptionNames<TotpConfig>, "totp.");
   const window = config?.window ?? 1;
   if (window !== 0 && window !== 1) fail("totp.window must be 0 or 1");
   return { window, label: config?.label ?? issuerHost, maxAttemptsPerToken: 5 };

@@ -1,4 +1,4 @@
-import { fail } from "../config-values.js";
+import { type OptionNames, fail, refuseUnknownOptions } from "../config-values.js";
 
 /** The `sessions` options of `createAuth`: what a session records of where it is used from. */
 export interface SessionConfig {
@@ -21,6 +21,7 @@ export function resolveSessionConfig(config: SessionConfig | undefined): Resolve
   if (config === null || typeof config !== "object" || Array.isArray(config)) {
     fail(`sessions must be an object such as { keepFullAddress: true }; got ${JSON.stringify(config)}`);
   }
+  refuseUnknownOptions(config, { keepFullAddress: true } satisfies OptionNames<SessionConfig>, "sessions.");
   const keepFullAddress = config.keepFullAddress ?? false;
   if (typeof keepFullAddress !== "boolean") {
     fail(`sessions.keepFullAddress must be true or false; got ${JSON.stringify(keepFullAddress)}`);

@@ -1,5 +1,12 @@
 import { isIP } from "node:net";
-import { type Duration, durationSeconds, positiveInteger } from "../config-values.js";
+import {
+  type Duration,
+  type OptionNames,
+  durationSeconds,
+  lacksScheme,
+  positiveInteger,
+  refuseUnknownOptions,
+} from "../config-values.js";
 
 /** Passkeys and security keys (WebAuthn). Absent: the public-key routes answer 40400. */
 export interface PasskeyConfig {
@@ -62,8 +69,24 @@ function fail(message: string): never {
 /** A DNS name of letters, digits and hyphens, lower case, with no trailing dot. */
 const hostName = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
+const passkeyOptions = {
+  rpId: true,
+  rpName: true,
+  origins: true,
+  userVerification: true,
+  counterPolicy: true,
+  ceremonyTtl: true,
+  registrationCeremonyLimit: true,
+  reauthenticationWindow: true,
+} satisfies OptionNames<PasskeyConfig>;
+
 function checkOrigin(value: unknown, index: number, rpId: string): string {
   const what = `origins[${index}]`;
+  if (lacksScheme(value)) {
+    fail(
+      `${what} must start with its scheme, "https://" (or "http://" for localhost): "https://${value}"; got ${JSON.stringify(value)}`,
+    );
+  }
   let url: URL;
   try {
     url = new URL(value as string);
@@ -95,6 +118,7 @@ export function resolvePasskeyConfig(config: PasskeyConfig | undefined): Resolve
   if (config === null || typeof config !== "object") {
     throw new TypeError("Portcullis configuration: passkeys must be { rpId, rpName, origins }");
   }
+  refuseUnknownOptions(config, passkeyOptions, "passkeys.");
   const { rpId, rpName, origins } = config;
   if (typeof rpId !== "string" || !hostName.test(rpId) || isIP(rpId) !== 0 || (!rpId.includes(".") && rpId !== "localhost")) {
     fail(

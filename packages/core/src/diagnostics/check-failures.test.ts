@@ -1,0 +1,136 @@
+import { type Server, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { addUser, authError, makeAuth, signIn } from "../flows/fixtures.test-support.js";
+import { verifyAccessToken } from "../flows/verify-access-token.js";
+import { authorizationServerOf } from "../oauth/authorization-server.js";
+import { authWithProviders } from "../oauth/oauth.test-support.js";
+
+/** Everything written to stderr while `run` runs. */
+async function stderrOf(run: () => Promise<unknown>): Promise<string> {
+  const chunks: string[] = [];
+  const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+    chunks.push(String(chunk));
+    return true;
+  });
+  try {
+    await run();
+  } finally {
+    spy.mockRestore();
+  }
+  return chunks.join("");
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("a token refused for its issuer or audience", () => {
+  it("is a check.failed event naming both values, and with debug a line on stderr; the answer stays 40101", async () => {
+    const signer = makeAuth({ issuer: "https://auth.example.com" });
+    await addUser(signer.auth, "alice");
+    const { accessToken } = await signIn(signer, "alice");
+    const quiet = makeAuth({ storage: signer.storage, clock: signer.clock });
+    const verbose = makeAuth({ storage: signer.storage, clock: signer.clock, debug: true });
+
+    const quietOutput = await stderrOf(async () => {
+      expect((await authError(verifyAccessToken(quiet.auth, { token: accessToken }))).code).toBe(40101);
+    });
+    expect(quietOutput).toBe("");
+    expect(quiet.events.filter((event) => event.type === "check.failed")).toEqual([
+      expect.objectContaining({
+        check: "token_issuer",
+        expected: ["https://api.example.com"],
+        received: "https://auth.example.com",
+      }),
+    ]);
+
+    const verboseOutput = await stderrOf(async () => {
+      expect((await authError(verifyAccessToken(verbose.auth, { token: accessToken }))).code).toBe(40101);
+    });
+    expect(verboseOutput).toBe(
+      '[portcullis] refused: an access token signed with a configured key names another issuer than the issuer setting (expected "https://api.example.com"; got "https://auth.example.com")\n',
+    );
+    expect(verboseOutput).not.toContain(accessToken);
+  });
+
+  it("names the audience when only the audience differs", async () => {
+    const signer = makeAuth({ audience: "other-api" });
+    await addUser(signer.auth, "alice");
+    const { accessToken } = await signIn(signer, "alice");
+    const verifier = makeAuth({ storage: signer.storage, clock: signer.clock });
+    await authError(verifyAccessToken(verifier.auth, { token: accessToken }));
+    expect(verifier.events.filter((event) => event.type === "check.failed")).toEqual([
+      expect.objectContaining({ check: "token_audience", expected: ["example-api"], received: "other-api" }),
+    ]);
+  });
+
+  it("is not reported for a token that is merely invalid", async () => {
+    const { auth, events } = makeAuth({ debug: true });
+    const output = await stderrOf(() => authError(verifyAccessToken(auth, { token: "a.b.c" })));
+    expect(output).toBe("");
+    expect(events.some((event) => event.type === "check.failed")).toBe(false);
+  });
+});
+
+describe("a provider whose discovery document names another issuer", () => {
+  let server: Server | undefined;
+  afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+  /** A discovery document on loopback naming `named` as its issuer. */
+  async function discoveryNaming(named: (base: string) => string): Promise<string> {
+    const listening = createServer((_request, response) => {
+      const base = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
+      response.setHeader("content-type", "application/json");
+      response.end(
+        JSON.stringify({
+          issuer: named(base),
+          authorization_endpoint: `${base}/authorize`,
+          token_endpoint: `${base}/token`,
+          jwks_uri: `${base}/jwks`,
+          response_types_supported: ["code"],
+          subject_types_supported: ["public"],
+          id_token_signing_alg_values_supported: ["RS256"],
+        }),
+      );
+    });
+    server = listening;
+    await new Promise<void>((resolve) => listening.listen(0, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
+  }
+
+  it("OA-4: answers 50300 that says so (not 'could not be reached'), with a check.failed event and a debug line", async () => {
+    const base = await discoveryNaming((url) => `${url}/realms/other`);
+    const { auth, events } = authWithProviders(
+      { corp: { issuer: base, clientId: "c", clientSecret: "s", redirectUri: "https://app.example.com/cb" } },
+      { debug: true },
+    );
+    const provider = auth.config.oauthProviders.get("corp");
+    if (!provider) throw new Error("no provider");
+    let code: number | undefined;
+    let message: string | undefined;
+    const output = await stderrOf(async () => {
+      const error = await authError(authorizationServerOf(auth, provider));
+      code = error.code;
+      message = error.message;
+    });
+    expect(code).toBe(50300);
+    expect(message).toBe("The provider's discovery document names another issuer than the configured one");
+    expect(events.filter((event) => event.type === "check.failed")).toEqual([
+      expect.objectContaining({ check: "oauth_issuer", expected: [base], received: `${base}/realms/other` }),
+    ]);
+    expect(output).toContain(`(expected "${base}"; got "${base}/realms/other")`);
+  });
+
+  it("a provider that cannot be reached is still reported as such, with no check.failed", async () => {
+    const base = await discoveryNaming((url) => url);
+    await new Promise<void>((resolve) => server?.close(() => resolve()));
+    server = undefined;
+    const { auth, events } = authWithProviders({
+      corp: { issuer: base, clientId: "c", clientSecret: "s", redirectUri: "https://app.example.com/cb" },
+    });
+    const provider = auth.config.oauthProviders.get("corp");
+    if (!provider) throw new Error("no provider");
+    const error = await authError(authorizationServerOf(auth, provider));
+    expect([error.code, error.message]).toEqual([50300, "The sign-in provider could not be reached"]);
+    expect(events.some((event) => event.type === "check.failed")).toBe(false);
+  });
+});
