@@ -1,4 +1,12 @@
-// @portcullis/testing: helpers for the test suites of services built on Portcullis.
+/**
+ * Helpers for the test suites of services built on Portcullis: a software passkey authenticator
+ * ({@link createSoftwareAuthenticator}), a local OpenID provider with fixed accounts
+ * ({@link startLocalProvider}), TOTP codes ({@link totpCode}), and the storage conformance kit
+ * ({@link runStorageConformance}).
+ *
+ * @packageDocumentation
+ * @module @portcullis/testing
+ */
 export { type CborValue, encodeCbor } from "./cbor.js";
 export {
   type LocalProviderAccount,
