@@ -2,7 +2,10 @@ import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { addUser, authError, makeAuth, signIn } from "../flows/fixtures.test-support.js";
+import { makeAuthenticator, makePasskeyAuth, origin, userWithPasskey } from "../flows/passkeys.test-support.js";
 import { verifyAccessToken } from "../flows/verify-access-token.js";
+import { webauthnBegin, webauthnFinish } from "../flows/webauthn-login.js";
+import { webauthnRegisterBegin, webauthnRegisterFinish } from "../flows/webauthn-register.js";
 import { authorizationServerOf } from "../oauth/authorization-server.js";
 import { authWithProviders } from "../oauth/oauth.test-support.js";
 
@@ -22,6 +25,58 @@ async function stderrOf(run: () => Promise<unknown>): Promise<string> {
 }
 
 afterEach(() => vi.restoreAllMocks());
+
+describe("a passkey ceremony refused for its origin or relying party", () => {
+  it("WA-2: an origin passkeys.origins does not list is a check.failed event and, with debug, a line; the answer stays 40100", async () => {
+    const harness = makePasskeyAuth({ debug: true });
+    const { authenticator } = await userWithPasskey(harness);
+    const { ceremonyId, options } = await webauthnBegin(harness.auth, {});
+    const response = authenticator.authenticate(options, { origin: "http://localhost:5173" });
+    let code: number | undefined;
+    const output = await stderrOf(async () => {
+      code = (await authError(webauthnFinish(harness.auth, { ceremonyId, response, ip: "192.0.2.7" }))).code;
+    });
+    expect(code).toBe(40100);
+    expect(harness.events.filter((event) => event.type === "check.failed")).toEqual([
+      expect.objectContaining({
+        check: "passkey_origin",
+        expected: [origin],
+        received: "http://localhost:5173",
+        ip: "192.0.2.7",
+      }),
+    ]);
+    expect(output).toBe(
+      '[portcullis] refused: a passkey ceremony came from an origin that passkeys.origins does not list (expected "https://app.example.com"; got "http://localhost:5173")\n',
+    );
+  });
+
+  it("WA-2: a relying party other than passkeys.rpId is named when it is the origin's host or a parent of it", async () => {
+    const harness = makePasskeyAuth();
+    const { authenticator } = await userWithPasskey(harness);
+    const { ceremonyId, options } = await webauthnBegin(harness.auth, {});
+    const response = authenticator.authenticate(options, { rpId: "app.example.com" });
+    await authError(webauthnFinish(harness.auth, { ceremonyId, response }));
+    expect(harness.events.filter((event) => event.type === "check.failed")).toEqual([
+      expect.objectContaining({ check: "passkey_rp_id", expected: ["example.com"], received: "app.example.com" }),
+    ]);
+  });
+
+  it("WA-2: a registration from another origin is explained too; a refusal for another reason is not", async () => {
+    const harness = makePasskeyAuth();
+    const { userId } = await userWithPasskey(harness);
+    const authenticator = makeAuthenticator();
+    const begin = () => webauthnRegisterBegin(harness.auth, { userId, label: "Key", password: "correct horse battery staple" });
+    const first = await begin();
+    const fromElsewhere = authenticator.register(first.options, { origin: "https://evil.example.net" });
+    await authError(webauthnRegisterFinish(harness.auth, { userId, ceremonyId: first.ceremonyId, response: fromElsewhere }));
+    const second = await begin();
+    const wrongChallenge = authenticator.register(second.options, { challenge: "AAAA" });
+    await authError(webauthnRegisterFinish(harness.auth, { userId, ceremonyId: second.ceremonyId, response: wrongChallenge }));
+    expect(harness.events.filter((event) => event.type === "check.failed")).toEqual([
+      expect.objectContaining({ check: "passkey_origin", received: "https://evil.example.net" }),
+    ]);
+  });
+});
 
 describe("a token refused for its issuer or audience", () => {
   it("is a check.failed event naming both values, and with debug a line on stderr; the answer stays 40101", async () => {
