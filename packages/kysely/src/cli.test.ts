@@ -52,6 +52,21 @@ describe("issue 20 item 12 (HTTP-6): a malformed database URL", () => {
   }
 });
 
+describe("issue 23 item 3: an empty database URL", () => {
+  it('portcullis migrate with --url "", or DATABASE_URL set empty, exits 2 saying the url is empty', async () => {
+    for (const [argv, env] of [
+      [["migrate", "--url", ""], {}],
+      [["migrate"], { DATABASE_URL: "" }],
+    ] as const) {
+      const { lines, output } = captured();
+      expect(await main([...argv], env, output)).toBe(2);
+      expect(lines.join("\n")).toMatch(
+        /^@portcullis\/kysely: url is empty; give connectStorage the database's URL, postgres:\/\//,
+      );
+    }
+  });
+});
+
 for (const [name, url] of [
   ["PostgreSQL", postgresUrl],
   ["MariaDB", mariadbUrl],

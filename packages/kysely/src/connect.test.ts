@@ -1,13 +1,14 @@
 // connectStorage: a pool made from a URL, for PostgreSQL and MariaDB.
 
 import { sql } from "kysely";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
 import { startTcpForwarder } from "../../../test/fixtures/tcp-forwarder.js";
 import { BASE_TIME, createUser, sampleRefreshToken, sampleSession } from "../../core/src/testing/conformance/samples.js";
-import { connectStorage } from "./connect.js";
+import { type DriverImports, connectStorage, connectStorageWith } from "./connect.js";
 import { mariadbUrl, postgresScratch, postgresUrl, scratchName, serverMissing } from "./databases.test-support.js";
 import { migrate } from "./migrate.js";
+import { pgliteStorageWith } from "./pglite.js";
 import { isConnectionFailure } from "./unavailable.js";
 
 it("a URL of another kind is refused without repeating it, password and all", async () => {
@@ -16,6 +17,82 @@ it("a URL of another kind is refused without repeating it, password and all", as
   expect((error as Error).message).toBe(
     "@portcullis/kysely: url must start with postgres://, postgresql://, mysql:// or mariadb://; got redis://…",
   );
+});
+
+describe("issue 23 item 3: a URL that is missing, empty or malformed", () => {
+  const expected =
+    "give connectStorage the database's URL, postgres://user:password@host:5432/database or mysql://user:password@host:3306/database (is DATABASE_URL set where the service runs?)";
+
+  it("no URL at all (DATABASE_URL unset) says the url is missing and what one looks like", async () => {
+    const error = await connectStorage({ url: process.env.PORTCULLIS_TEST_UNSET_VARIABLE as string }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toBe(`@portcullis/kysely: url is missing; ${expected}`);
+  });
+
+  it("an empty URL, or one of spaces, says the url is empty and what one looks like", async () => {
+    for (const url of ["", "  "]) {
+      const error = await connectStorage({ url }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toBe(`@portcullis/kysely: url is empty; ${expected}`);
+    }
+  });
+
+  it("a URL that is not a string is refused with its type", async () => {
+    const error = await connectStorage({ url: 5432 as unknown as string }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toBe("@portcullis/kysely: url must be a string; got number");
+  });
+
+  it("a password holding # breaks the URL: the message says to percent-encode it, and repeats none of it", async () => {
+    const error = await connectStorage({ url: "postgres://app:pa#ss@db.internal:5432/app" }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toBe(
+      "@portcullis/kysely: url is not a valid URL; expected postgres://user:password@host:5432/database or mysql://user:password@host:3306/database, with any of @ : / ? # % in the user name or password percent-encoded (encodeURIComponent)",
+    );
+  });
+});
+
+/** Imports a package no machine has, as `import("pg")` does where pg is not installed: the real ERR_MODULE_NOT_FOUND. */
+const notInstalled = () => import(/* @vite-ignore */ ["portcullis", "test", "absent", "driver"].join("-")) as Promise<never>;
+const installed: DriverImports = { pg: () => import("pg"), mysql2: () => import("mysql2") };
+
+describe("issue 23 item 3: a driver that is not installed", () => {
+  for (const [url, driver] of [
+    ["postgres://app@db.internal:5432/app", "pg"],
+    ["postgresql://app@db.internal:5432/app", "pg"],
+    ["mysql://app@db.internal:3306/app", "mysql2"],
+    ["mariadb://app@db.internal:3306/app", "mysql2"],
+  ] as const) {
+    it(`${url.split(":")[0]}:// without ${driver} says to run npm i ${driver}, and keeps the import's error as cause`, async () => {
+      const error = await connectStorageWith({ url }, { ...installed, [driver]: notInstalled }).catch(
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toBe(
+        `@portcullis/kysely: a ${url.split(":")[0]}:// URL needs the ${driver} package, which is not installed; install it beside @portcullis/kysely: npm i ${driver}`,
+      );
+      expect((error as Error).cause).toMatchObject({ code: "ERR_MODULE_NOT_FOUND" });
+    });
+  }
+
+  it("pgliteStorage without @electric-sql/pglite says to run npm i @electric-sql/pglite", async () => {
+    const error = await pgliteStorageWith({ dataDir: "memory://" }, notInstalled).catch((caught: unknown) => caught);
+    expect((error as Error).message).toBe(
+      "@portcullis/kysely: pgliteStorage needs the @electric-sql/pglite package, which is not installed; install it beside @portcullis/kysely: npm i @electric-sql/pglite",
+    );
+    expect((error as Error).cause).toMatchObject({ code: "ERR_MODULE_NOT_FOUND" });
+  });
+
+  it("a driver that is installed but fails as it loads is thrown as it is, not as a missing one", async () => {
+    const broken = new SyntaxError("Unexpected token in pg/lib/index.js");
+    const error = await connectStorageWith(
+      { url: "postgres://app@db.internal:5432/app" },
+      { ...installed, pg: () => Promise.reject(broken) },
+    ).catch((caught: unknown) => caught);
+    expect(error).toBe(broken);
+  });
 });
 
 for (const [name, url] of [

@@ -9,6 +9,7 @@ import {
   type PostgresPoolClient,
 } from "kysely";
 import { type KyselyStorage, kyselyStorage } from "./kysely-storage.js";
+import { loadDriver } from "./load-driver.js";
 import { isConnectionFailure } from "./unavailable.js";
 
 const preparedNames = new Map<string, string>();
@@ -142,13 +143,19 @@ interface DatabaseUrl {
  * TypeError of `new URL` keeps the whole text as `input`, password and all, and a `URIError`
  * of a broken escape says nothing useful; neither may reach a log or a terminal.
  */
-function parseDatabaseUrl(text: string): DatabaseUrl {
+function parseDatabaseUrl(text: unknown): DatabaseUrl {
+  if (text === undefined || text === null || text === "" || (typeof text === "string" && text.trim() === "")) {
+    throw new TypeError(
+      `@portcullis/kysely: url is ${text === undefined || text === null ? "missing" : "empty"}; give connectStorage the database's URL, postgres://user:password@host:5432/database or mysql://user:password@host:3306/database (is DATABASE_URL set where the service runs?)`,
+    );
+  }
+  if (typeof text !== "string") throw new TypeError(`@portcullis/kysely: url must be a string; got ${typeof text}`);
   let url: URL;
   try {
     url = new URL(text);
   } catch {
     throw new TypeError(
-      "@portcullis/kysely: url is not a valid URL; expected postgres://user:password@host:5432/database or mysql://user:password@host:3306/database",
+      "@portcullis/kysely: url is not a valid URL; expected postgres://user:password@host:5432/database or mysql://user:password@host:3306/database, with any of @ : / ? # % in the user name or password percent-encoded (encodeURIComponent)",
     );
   }
   try {
@@ -189,12 +196,24 @@ export interface ConnectStorageOptions {
   onPoolError?: (error: unknown) => void;
 }
 
+/** How connectStorage loads each driver; a test passes its own to play a driver that is not installed. */
+export interface DriverImports {
+  pg: () => Promise<typeof import("pg")>;
+  mysql2: () => Promise<typeof import("mysql2")>;
+}
+
+const installedDrivers: DriverImports = { pg: () => import("pg"), mysql2: () => import("mysql2") };
+
 /**
  * Storage on a PostgreSQL or MySQL/MariaDB server named by a URL, with a pool this package makes
  * and looks after: every pooled connection has an `error` handler, so one that the server cuts
  * while idle is dropped and replaced instead of crashing the process; waiting for a connection
  * and running a statement are bounded, so an unreachable database answers 50300 in bounded
  * time. MySQL connections report matched rows (`FOUND_ROWS`). Needs `pg` or `mysql2` installed.
+ *
+ * @throws {TypeError} for a URL that is missing, empty, malformed or of another database, saying
+ * which, never repeating it.
+ * @throws {Error} when the URL's driver (`pg`, `mysql2`) is not installed, saying `npm i pg` or `npm i mysql2`.
  *
  * @example
  * ```ts
@@ -203,13 +222,18 @@ export interface ConnectStorageOptions {
  * ```
  */
 export async function connectStorage(options: ConnectStorageOptions): Promise<KyselyStorage> {
+  return connectStorageWith(options, installedDrivers);
+}
+
+/** {@link connectStorage} with the drivers `drivers` loads. */
+export async function connectStorageWith(options: ConnectStorageOptions, drivers: DriverImports): Promise<KyselyStorage> {
   const url = parseDatabaseUrl(options.url);
   const max = options.maxConnections ?? 10;
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
   const queryTimeoutMs = options.queryTimeoutMs ?? 10_000;
   const onPoolError = options.onPoolError ?? (() => {});
   if (url.protocol === "postgres:" || url.protocol === "postgresql:") {
-    const { default: pg } = await import("pg");
+    const { default: pg } = await loadDriver(drivers.pg, "pg", `a ${url.protocol}// URL`);
     const pool = new pg.Pool({
       connectionString: options.url,
       max,
@@ -229,7 +253,7 @@ export async function connectStorage(options: ConnectStorageOptions): Promise<Ky
     });
   }
   if (url.protocol === "mysql:" || url.protocol === "mariadb:") {
-    const { createPool } = await import("mysql2");
+    const { createPool } = await loadDriver(drivers.mysql2, "mysql2", `a ${url.protocol}// URL`);
     const pool = createPool({
       host: url.hostname,
       port: url.port === "" ? 3306 : Number(url.port),

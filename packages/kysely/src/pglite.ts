@@ -1,6 +1,7 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { Kysely, PostgresDialect } from "kysely";
 import { type KyselyStorage, kyselyStorage } from "./kysely-storage.js";
+import { loadDriver } from "./load-driver.js";
 import { migrate } from "./migrate.js";
 import { lockDataDirectory } from "./pglite-lock.js";
 
@@ -61,7 +62,8 @@ export interface PgliteStorageOptions {
  * process that died is taken over (see docs/storage.md). Needs `@electric-sql/pglite` installed
  * beside this package.
  *
- * @throws Error when another process has the data directory open.
+ * @throws Error when another process has the data directory open, and when `@electric-sql/pglite`
+ * is not installed, saying `npm i @electric-sql/pglite`.
  *
  * @example
  * ```ts
@@ -70,11 +72,15 @@ export interface PgliteStorageOptions {
  * ```
  */
 export async function pgliteStorage(options: PgliteStorageOptions): Promise<KyselyStorage> {
-  const { PGlite } = await import("@electric-sql/pglite").catch((error: unknown) => {
-    throw new Error("@portcullis/kysely: pgliteStorage needs @electric-sql/pglite; install it beside @portcullis/kysely", {
-      cause: error,
-    });
-  });
+  return pgliteStorageWith(options, () => import("@electric-sql/pglite"));
+}
+
+/** {@link pgliteStorage} with PGlite as `load` imports it; a test passes its own to play a PGlite that is not installed. */
+export async function pgliteStorageWith(
+  options: PgliteStorageOptions,
+  load: () => Promise<typeof import("@electric-sql/pglite")>,
+): Promise<KyselyStorage> {
+  const { PGlite } = await loadDriver(load, "@electric-sql/pglite", "pgliteStorage");
   const directory = fileSystemDirectory(options.dataDir);
   const lock = directory === null ? null : lockDataDirectory(directory);
   let storage: KyselyStorage | undefined;
