@@ -1,6 +1,6 @@
 import type { Storage } from "@portcullis/core";
 import type { Kysely } from "kysely";
-import { assertSchemaCurrent } from "./migrations.js";
+import { assertSchemaCurrent, schemaProblem } from "./migrations.js";
 import type { AnyDatabase, SqlDialect, Tables } from "./schema.js";
 import { tablesWithPrefix } from "./schema.js";
 import { challengeStore } from "./stores/challenges.js";
@@ -13,7 +13,7 @@ import { sessionStore } from "./stores/sessions.js";
 import { settingsStore } from "./stores/settings.js";
 import { totpStore } from "./stores/totp.js";
 import { userStore } from "./stores/users.js";
-import { withUnavailableAsAuthError } from "./unavailable.js";
+import { type SchemaGuard, withUnavailableAsAuthError } from "./unavailable.js";
 
 /** Options of {@link kyselyStorage}. */
 export interface KyselyStorageOptions {
@@ -58,6 +58,20 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
   }
   const db = options.db as Kysely<AnyDatabase>;
   const t = tablesWithPrefix(options.prefix);
+  const schema = schemaGuard(db, dialect, t);
+  const stores = storesOver(storeContext(db, dialect, t));
+  const storage = Object.fromEntries(
+    Object.entries(stores).map(([name, store]) => [name, withUnavailableAsAuthError(store, schema)]),
+  ) as unknown as Storage;
+  return { ...storage, db, dialect, tables: t, close: () => db.destroy() };
+}
+
+/**
+ * The schema check of one storage: made before its first operation and kept once it passed; made
+ * again when a statement finds a table missing (the tables dropped, or the database replaced,
+ * since), so that request's error says to run migrate rather than "relation does not exist".
+ */
+function schemaGuard(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables): SchemaGuard {
   let schemaChecked: Promise<void> | null = null;
   const ready = () => {
     schemaChecked ??= assertSchemaCurrent(db, dialect, t).catch((error: unknown) => {
@@ -66,11 +80,18 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
     });
     return schemaChecked;
   };
-  const stores = storesOver(storeContext(db, dialect, t));
-  const storage = Object.fromEntries(
-    Object.entries(stores).map(([name, store]) => [name, withUnavailableAsAuthError(store, ready)]),
-  ) as unknown as Storage;
-  return { ...storage, db, dialect, tables: t, close: () => db.destroy() };
+  return {
+    ready,
+    async missingTable(cause) {
+      schemaChecked = null;
+      const problem = await schemaProblem(db, dialect, t);
+      return new Error(
+        problem ??
+          `@portcullis/kysely: a Portcullis table is missing though ${t.schema} says the schema is current (${(cause as Error).message}); restore the table, or the database, from a backup`,
+        { cause },
+      );
+    },
+  };
 }
 
 function storesOver(context: StoreContext): Storage {

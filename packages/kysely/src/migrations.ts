@@ -1,5 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import type { AnyDatabase, SqlDialect, Tables } from "./schema.js";
+import { existingTables, migrateCommands, noSchemaMessage, tablesTakenMessage } from "./schema-hints.js";
 
 /**
  * How text compares in MySQL columns: byte for byte, with no padding (a trailing space is a
@@ -193,7 +194,9 @@ export async function schemaVersionOf(db: Kysely<AnyDatabase>, dialect: SqlDiale
  * before running it again. Returns the versions before and after. `to` stops at an older version: the
  * migration tests build a database as an older release made it.
  *
- * @throws {Error} when the database is newer than this code: it never migrates down.
+ * @throws {Error} when the database is newer than this code: it never migrates down; and when a
+ * table the first migration would create exists without the schema-version table beside it
+ * (another application's `users`): the message names the prefix option of the CLI and of the storage.
  */
 export async function migrateSchema(
   db: Kysely<AnyDatabase>,
@@ -205,7 +208,7 @@ export async function migrateSchema(
   return withMigrationLock(db, dialect, t, async (locked) => {
     const from = await schemaVersionOf(locked, dialect, t);
     if (from > latestSchemaVersion) throw newerThanCode(from);
-    if (from === 0) await createSchemaTable(locked, dialect, t);
+    if (from === 0) await startSchema(locked, dialect, t);
     const collations = dialect === "mysql" ? mysqlCollationsFor(await serverVersion(locked)) : null;
     for (const migration of migrations.filter((step) => step.version > from && step.version <= to)) {
       for (const statement of migration.statements(dialect, t, collations)) await sql.raw(statement).execute(locked);
@@ -218,6 +221,19 @@ export async function migrateSchema(
 async function serverVersion(db: Kysely<AnyDatabase>): Promise<string> {
   const { rows } = await sql<{ version: string }>`select version() as version`.execute(db);
   return String(rows[0]?.version ?? "");
+}
+
+/**
+ * Creates the schema-version table of a database at version 0, after checking that none of the
+ * tables to come is there already. When the schema-version table itself is there (at version 0:
+ * a first migration on MySQL cut off half-way, whose DDL committed as it went) the run goes on as
+ * docs/storage.md says.
+ */
+async function startSchema(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables): Promise<void> {
+  const present = await existingTables(db, dialect, Object.values(t));
+  if (present.includes(t.schema)) return;
+  if (present.length > 0) throw new Error(await tablesTakenMessage(db, dialect, t, present));
+  await createSchemaTable(db, dialect, t);
 }
 
 async function createSchemaTable(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables): Promise<void> {
@@ -260,16 +276,27 @@ function newerThanCode(version: number): Error {
 }
 
 /**
+ * What is wrong with the database schema for this code, as a message that says what to run; null
+ * when it is the version this code was written for.
+ */
+export async function schemaProblem(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables): Promise<string | null> {
+  const version = await schemaVersionOf(db, dialect, t);
+  if (version > latestSchemaVersion) return newerThanCode(version).message;
+  if (version === 0 && (await existingTables(db, dialect, [t.schema])).length === 0) return noSchemaMessage(db, dialect, t);
+  if (version < latestSchemaVersion) {
+    return `@portcullis/kysely: the database schema is at version ${version}, older than this code (${latestSchemaVersion}); run ${migrateCommands(t)}`;
+  }
+  return null;
+}
+
+/**
  * Checks that the database schema is the one this code was written for.
  *
- * @throws {Error} saying what to run: `migrate` for an older database, an upgrade for a newer one.
+ * @throws {Error} saying what to run: `migrate` (with the command and its `--prefix`) for a
+ * database without the tables or older, naming the prefix the tables have when they are under
+ * another one; an upgrade for a newer database.
  */
 export async function assertSchemaCurrent(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables): Promise<void> {
-  const version = await schemaVersionOf(db, dialect, t);
-  if (version > latestSchemaVersion) throw newerThanCode(version);
-  if (version < latestSchemaVersion) {
-    throw new Error(
-      `@portcullis/kysely: the database schema is at version ${version}, older than this code (${latestSchemaVersion}); run \`await migrate(storage)\` or \`npx portcullis migrate --url <database URL>\``,
-    );
-  }
+  const problem = await schemaProblem(db, dialect, t);
+  if (problem !== null) throw new Error(problem);
 }

@@ -1,4 +1,5 @@
 import { storageUnavailable } from "@portcullis/core";
+import { isMissingTable } from "./schema-hints.js";
 
 /** Error codes of a connection that failed or was cut, from Node's sockets, `pg` and `mysql2`. */
 const connectionCodes = new Set([
@@ -35,19 +36,30 @@ export function isConnectionFailure(error: unknown): boolean {
   return typeof message === "string" && connectionMessages.test(message);
 }
 
+/** The schema check a storage makes before its stores' operations. */
+export interface SchemaGuard {
+  /** Resolves once the schema is known to be current; rejects with an error that says what to run. */
+  ready(): Promise<void>;
+  /** The error to throw for a driver's "no such table" met after `ready`: the check made again, saying what to run. */
+  missingTable(cause: unknown): Promise<Error>;
+}
+
 /**
- * Wraps each method of a store: it first awaits `ready` (the schema check), and a connection
- * failure it meets is thrown as `storageUnavailable` (50300 to the client) instead of the driver's error.
+ * Wraps each method of a store: it first awaits `schema.ready()` (the schema check), a connection
+ * failure it meets is thrown as `storageUnavailable` (50300 to the client) instead of the
+ * driver's error, and a table found missing (the tables dropped since the check) as the check's
+ * error, which says to run migrate.
  */
-export function withUnavailableAsAuthError<T extends object>(store: T, ready: () => Promise<void>): T {
+export function withUnavailableAsAuthError<T extends object>(store: T, schema: SchemaGuard): T {
   const wrapped: Record<string, unknown> = {};
   for (const [name, method] of Object.entries(store)) {
     wrapped[name] = async (...args: unknown[]) => {
       try {
-        await ready();
+        await schema.ready();
         return await (method as (...args: unknown[]) => Promise<unknown>)(...args);
       } catch (error) {
-        throw isConnectionFailure(error) ? storageUnavailable(error) : error;
+        const failure = isMissingTable(error) ? await schema.missingTable(error).catch((caught: unknown) => caught) : error;
+        throw isConnectionFailure(failure) ? storageUnavailable(failure) : failure;
       }
     };
   }
