@@ -7,6 +7,17 @@
  * @packageDocumentation
  * @module @portcullis/testing
  */
+
+// The storage conformance kit: the same module as `@portcullis/core/testing`, which keeps working
+// for existing suites; users are told to import it from here, beside the other helpers.
+export {
+  type ConformanceAssertion,
+  type ConformanceTestFunctions,
+  type StorageConformanceOptions,
+  type StorageConformanceSuite,
+  runStorageConformance,
+  storageConformanceSuites,
+} from "@portcullis/core/testing";
 export { type CborValue, encodeCbor } from "./cbor.js";
 export {
   type LocalProviderAccount,
@@ -36,12 +47,4 @@ export {
   createSoftwareAuthenticator,
   encodeCoseKey,
 } from "./software-authenticator.js";
-export {
-  type ConformanceAssertion,
-  type ConformanceTestFunctions,
-  type StorageConformanceOptions,
-  type StorageConformanceSuite,
-  runStorageConformance,
-  storageConformanceSuites,
-} from "./storage-conformance.js";
 export { type TotpAlgorithm, type TotpCodeOptions, totpCode } from "./totp.js";

@@ -2,8 +2,11 @@
 export interface LocalProviderAccount {
   /** The subject: the provider's stable identifier of the person, `sub` of its ID tokens. */
   sub: string;
+  /** The `email` claim (scope `email`). */
   email: string;
+  /** The `email_verified` claim (scope `email`): whether the provider vouches for the address. */
   email_verified: boolean;
+  /** The `name` claim (scope `profile`). */
   name: string;
   /** What the login page checks (in constant time); never a claim. */
   password: string;

@@ -2,6 +2,7 @@ import { localProviderPassword } from "./accounts.js";
 
 /** How {@link driveAuthorization} answers the provider's pages. */
 export interface DriveAuthorizationOptions {
+  /** The account to sign in as, by its username at the provider. */
   username: string;
   /** {@link localProviderPassword} unless given. */
   password?: string;

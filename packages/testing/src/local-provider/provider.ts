@@ -18,6 +18,7 @@ import { consentPage, escapeHtml, loginPage, page, pageContentSecurityPolicy, se
  * public without one (PKCE alone). Only the authorization-code grant.
  */
 export interface LocalProviderClient {
+  /** The `client_id` the client sends. */
   clientId: string;
   /** Absent for a public client. */
   clientSecret?: string;
@@ -56,6 +57,7 @@ export interface LocalProviderOptions {
 export interface LocalProvider {
   /** `http://127.0.0.1:<port>`, exactly as the discovery document and ID tokens state it. */
   issuer: string;
+  /** The port it listens on. */
   port: number;
   /** The accounts that can sign in, by username. */
   accounts: Readonly<Record<string, LocalProviderAccount>>;
