@@ -19,7 +19,7 @@ import { type OidcTestProvider, corpOAuthConfig, startOidcProvider } from "../fi
 import { call } from "../http/client.js";
 import type { RunningServer } from "../http/servers.js";
 import { collectPageErrors } from "./chromium.js";
-import { type Envelope, describeInBrowser, expectStatus, shownUserField, useChromium } from "./page.js";
+import { type Envelope, describeInBrowser, expectError, expectStatus, shownUserField, useChromium } from "./page.js";
 
 const tls = {
   key: readFileSync(new URL("../fixtures/tls/key.pem", import.meta.url), "utf8"),
@@ -161,7 +161,7 @@ describeInBrowser("OA-10: cookie tossing from a sibling subdomain, in Chromium o
         ".example.test/api/v1/auth/oauth/corp portcullis_oauth",
       ]);
       expect(answer).toEqual({ code: 40100, message: "The sign-in state is missing, unknown, expired or already used" });
-      await expectStatus(page, /\(code 40100\)$/, "error");
+      await expectError(page, "#provider-sign-in", /\(code 40100\)$/);
       expect(errors).toEqual([]);
     } finally {
       await context.close();

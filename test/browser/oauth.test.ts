@@ -7,7 +7,15 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { base32Decode, totpCodeAt } from "../fixtures/auth.js";
 import { type ExpressDemo, startExpressDemo } from "./apps.js";
 import { collectPageErrors } from "./chromium.js";
-import { type Envelope, describeInBrowser, expectStatus, shownSection, shownUserField, useChromium } from "./page.js";
+import {
+  type Envelope,
+  describeInBrowser,
+  expectError,
+  expectStatus,
+  shownSection,
+  shownUserField,
+  useChromium,
+} from "./page.js";
 
 const newContext = useChromium();
 
@@ -96,7 +104,7 @@ describeInBrowser("sign-in with the local provider in Chromium, on the Express d
     try {
       const answer = await signInAtProvider(app, page, "Deny");
       expect(answer).toEqual({ code: 40100, message: "The provider did not sign you in" });
-      await expectStatus(page, /^The provider did not sign you in \(code 40100\)$/, "error");
+      await expectError(page, "#provider-sign-in", /^The provider did not sign you in \(code 40100\)$/);
       expect(await shownSection(page)).toBe("sign-in");
       expectNoSecretInUrls(app, page, requestedUrls, answer);
       expect(errors).toEqual([]);
@@ -142,7 +150,7 @@ describeInBrowser("sign-in with the local provider in Chromium, on the Express d
       await page.click('#second-factor-form button[type="submit"]');
       await expectStatus(page, /^Signed in with two factors\.$/);
       expect(await shownUserField(page, "username")).toBe("ada");
-      expect(await shownUserField(page, "totpEnabled")).toBe("true");
+      expect(await shownUserField(page, "totpEnabled")).toBe("on");
       expect(errors).toEqual([]);
     } finally {
       await context.close();

@@ -80,17 +80,35 @@ export async function expectStatus(page: Page, pattern: RegExp, kind: "ok" | "er
   expect(await status.getAttribute("class")).toBe(kind);
 }
 
+/**
+ * Waits until an error matching `pattern` is shown inside `within` (a selector: the section or
+ * card of the control that caused it; the page shows errors beside their controls), and fails
+ * with what the page shows otherwise.
+ */
+export async function expectError(page: Page, within: string, pattern: RegExp): Promise<void> {
+  const error = page.locator(`${within} .error`);
+  try {
+    await error.filter({ hasText: pattern }).waitFor();
+  } catch {
+    const shown = await error.allTextContents();
+    const status = await page.locator("#status").textContent();
+    throw new Error(
+      `the errors in ${within} are ${JSON.stringify(shown)}, the status line ${JSON.stringify(status)}; expected ${pattern}`,
+    );
+  }
+}
+
 /** Which of the page's sections is shown. */
 export async function shownSection(page: Page): Promise<string> {
   return page.locator("main > section:not([hidden])").getAttribute("id") as Promise<string>;
 }
 
-/** The value shown for `name` in the signed-in user's details. */
+/**
+ * The value shown for the user object's field `name` in the signed-in user's details (the row's
+ * `data-field`; its label is in plain words): `username`, `roles`, `totpEnabled` ("on" or "off").
+ */
 export async function shownUserField(page: Page, name: string): Promise<string | null> {
-  return page
-    .locator("#me dt", { hasText: new RegExp(`^${name}$`) })
-    .locator("xpath=following-sibling::dd[1]")
-    .textContent();
+  return page.locator(`#me dt[data-field="${name}"]`).locator("xpath=following-sibling::dd[1]").textContent();
 }
 
 /**

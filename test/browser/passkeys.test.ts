@@ -16,6 +16,7 @@ import { collectPageErrors, platformAuthenticator } from "./chromium.js";
 import {
   type Envelope,
   describeInBrowser,
+  expectError,
   expectStatus,
   openPage,
   registerPasskey,
@@ -124,7 +125,7 @@ async function passkeyLifeCycle(app: PageApp, user: { id: string; username: stri
     expect((await authenticator.credentials()).map((held) => held.id)).toEqual([credential.id]);
     const refused = await signInWithPasskey(page);
     expect(refused.code).toBe(40100);
-    await expectStatus(page, /^The passkey was not accepted \(code 40100\)$/, "error");
+    await expectError(page, "#passkey-sign-in", /^The passkey was not accepted \(code 40100\)$/);
     expect(await shownSection(page)).toBe("sign-in");
 
     // 7. The password still signs in, and the list is empty.

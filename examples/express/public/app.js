@@ -48,14 +48,55 @@ function element(tag, properties = {}, ...children) {
   return made;
 }
 
+/** The status line at the top: what just happened (kind "ok" or "info"), or an error no control caused ("error"). */
 function setStatus(text, kind = "info") {
   const status = $("status");
   status.textContent = text;
   status.className = kind;
 }
 
+/** Removes every error shown beside a control. */
+function clearErrors(within = document) {
+  for (const slot of within.querySelectorAll(".error")) slot.remove();
+}
+
 function show(sectionId) {
   for (const id of ["sign-in", "second-factor", "account", "recovery-codes"]) $(id).hidden = id !== sectionId;
+  clearErrors();
+}
+
+/**
+ * Where the error of `control` is shown: at the end of its row (a session, a passkey, a user), or
+ * right under its form or its line of buttons. Made on first use, and found again after.
+ */
+function errorSlotFor(control) {
+  const row = control.closest("li");
+  if (row) {
+    return row.querySelector(":scope > .error") ?? row.appendChild(element("p", { className: "error", role: "alert" }));
+  }
+  const anchor = control.closest("form, .actions, p") ?? control;
+  if (anchor.nextElementSibling?.classList.contains("error")) return anchor.nextElementSibling;
+  const slot = element("p", { className: "error", role: "alert" });
+  anchor.after(slot);
+  return slot;
+}
+
+/** Shows `message` beside `control`, or on the status line when the control is not on screen. */
+function showMessageAt(control, message) {
+  if (!control.checkVisibility()) {
+    setStatus(message, "error");
+    return;
+  }
+  errorSlotFor(control).textContent = message;
+  // The status line's last news is not the news any more.
+  setStatus("");
+}
+
+/** Removes the error shown beside `control`, if any. */
+function clearErrorAt(control) {
+  const row = control.closest("li");
+  const slot = row ? row.querySelector(":scope > .error") : (control.closest("form, .actions, p") ?? control).nextElementSibling;
+  if (slot?.classList.contains("error")) slot.remove();
 }
 
 function formValues(form) {
@@ -84,25 +125,43 @@ function describe(error) {
   return error?.message ?? String(error);
 }
 
-/** Shows an error, unless it is the end of the session, which the signedOut listener has announced already. */
-function showError(error) {
+/**
+ * Shows an error beside `control` (on the status line without one), unless it is the end of the
+ * session, which the signedOut listener has announced already.
+ */
+function showError(error, control) {
   if (error?.code === 40101 && !signedIn) return;
-  setStatus(describe(error), "error");
+  if (control) showMessageAt(control, describe(error));
+  else setStatus(describe(error), "error");
 }
 
 /**
  * Runs `action` on each `type` event of `target` (an element or its id), keeps a form from
- * submitting, and shows what the action throws.
+ * submitting, and shows what the action throws beside the control (the form, the button).
  */
 function listen(target, type, action) {
-  (typeof target === "string" ? $(target) : target).addEventListener(type, async (event) => {
+  const control = typeof target === "string" ? $(target) : target;
+  control.addEventListener(type, async (event) => {
     if (type === "submit") event.preventDefault();
+    clearErrorAt(control);
     try {
       await action(event);
     } catch (error) {
-      showError(error);
+      showError(error, control);
     }
   });
+}
+
+/**
+ * For a button that ends or removes something: the first click arms it (it asks to be clicked
+ * again, `confirmText`), the second goes ahead. Returns whether to go ahead.
+ */
+function confirmedByASecondClick(button, confirmText) {
+  if (button.dataset.armed === "true") return true;
+  button.dataset.armed = "true";
+  button.dataset.label = button.textContent;
+  button.textContent = confirmText;
+  return false;
 }
 
 client.on("signedIn", ({ user }) => {
@@ -110,9 +169,9 @@ client.on("signedIn", ({ user }) => {
   pendingStep = null;
   renderAccount(user);
   show("account");
-  loadPasskeys().catch(showError);
-  loadSessions().catch(showError);
-  if (isAdmin(user)) loadUsers().catch(showError);
+  loadPasskeys().catch((error) => showError(error, $("passkey-list")));
+  loadSessions().catch((error) => showError(error, $("reload-sessions")));
+  if (isAdmin(user)) loadUsers().catch((error) => showError(error, $("user-list")));
 });
 
 // Every way out: logout, signing out this session or every one, or a refresh the server refused
@@ -137,23 +196,45 @@ const othersSignedOut = "Your other sessions were signed out; this one goes on."
 
 /** The signed-in user's id: the admin list offers no button for one's own account. */
 let currentUserId = null;
+/** Whether the signed-in user is an administrator: only then are the admin-only controls shown. */
+let currentUserIsAdmin = false;
+
+/**
+ * Whether the account has a password. The demo's server adds `hasPassword` to the user object
+ * (the `publicUser` hook); a server that does not is taken to have one, as most accounts do.
+ */
+const hasPassword = (user) => user.hasPassword !== false;
+
+/** "12 March 2026": a date in the reader's own words. */
+const formatDate = (epochMs) => new Date(epochMs).toLocaleDateString(undefined, { dateStyle: "long" });
 
 function renderAccount(user) {
   currentUserId = user.id;
+  currentUserIsAdmin = isAdmin(user);
+  // [field, label, value]: the field names the row for scripts and tests, the label for people.
   const rows = [
-    ["id", user.id],
-    ["username", user.username],
-    ["roles", user.roles.length ? user.roles.join(", ") : "(none)"],
-    ["totpEnabled", String(user.totpEnabled)],
+    ["username", "Username", user.username],
+    ["roles", "Roles", user.roles.length ? user.roles.join(", ") : "none"],
+    ["totpEnabled", "Two-factor sign-in", user.totpEnabled ? "on" : "off"],
+    ["hasPassword", "Password", hasPassword(user) ? "set" : "none: you sign in with a provider or a passkey"],
+    ["createdAt", "Member since", typeof user.createdAt === "number" ? formatDate(user.createdAt) : "unknown"],
+    ["id", "User id", user.id],
   ];
   $("me").replaceChildren(
-    ...rows.flatMap(([name, value]) => [element("dt", { textContent: name }), element("dd", { textContent: value })]),
+    ...rows.flatMap(([field, label, value]) => {
+      const term = element("dt", { textContent: label });
+      term.dataset.field = field;
+      return [term, element("dd", { textContent: value, className: field === "id" ? "mono" : "" })];
+    }),
   );
+  // No password fields for an account without a password: they could only fail.
+  document.body.classList.toggle("no-password", !hasPassword(user));
+  $("password").hidden = !hasPassword(user);
   $("totp-off").hidden = user.totpEnabled;
   $("totp-on").hidden = !user.totpEnabled;
   $("totp-setup").hidden = true;
   $("passkeys").hidden = !passkeysAvailable;
-  $("admin").hidden = !isAdmin(user);
+  $("admin").hidden = !currentUserIsAdmin;
 }
 
 /** Shows the user as the client last saw it (after a change the client noted, such as TOTP on or off). */
@@ -200,11 +281,12 @@ function setRecoveryMode(recovery) {
   input.focus();
 }
 
-/** Drops a sign-in that awaits its second factor, and shows the sign-in form with `message`. */
+/** Drops a sign-in that awaits its second factor, and shows the sign-in form with `message` (an error: under the form). */
 function backToSignIn(message, kind = "info") {
   pendingStep = null;
   show("sign-in");
-  setStatus(message, kind);
+  if (kind === "error") showMessageAt($("sign-in-form"), message);
+  else setStatus(message, kind);
 }
 
 $("toggle-recovery").addEventListener("click", () => setRecoveryMode(!useRecovery));
@@ -261,10 +343,14 @@ listen("load-things", "click", async () => {
   setStatus(`GET /api/v1/things answered with ${things.length} things.`, "ok");
 });
 
+/** One thing: its name, and for an administrator a "Delete" button that asks to be clicked twice. */
 function thingItem(thing) {
-  const remove = element("button", { type: "button", textContent: "Delete (admin only)" });
-  const item = element("li", {}, element("span", { textContent: thing.name }), " ", remove);
+  const item = element("li", {}, element("span", { className: "row-main", textContent: thing.name }));
+  if (!currentUserIsAdmin) return item;
+  const remove = element("button", { type: "button", className: "thing-delete danger", textContent: "Delete" });
+  item.append(remove);
   listen(remove, "click", async () => {
+    if (!confirmedByASecondClick(remove, "Click again to delete")) return;
     await appRoute("DELETE", `/api/v1/things/${encodeURIComponent(thing.id)}`);
     item.remove();
     setStatus(`Deleted "${thing.name}".`, "ok");
@@ -294,7 +380,7 @@ async function showQrCode(otpauthUrl) {
     body: JSON.stringify({ text: otpauthUrl }),
   });
   if (!response.ok) {
-    setStatus("The QR code could not be drawn; type the secret into the app instead.", "error");
+    showMessageAt($("qr"), "The QR code could not be drawn; type the secret into the app instead.");
     return;
   }
   qrUrl = URL.createObjectURL(new Blob([await response.text()], { type: "image/svg+xml" }));
@@ -354,19 +440,38 @@ listen("reload-sessions", "click", async () => {
 /** The re-authentication proof typed in the sessions form: the password, when one was typed. */
 const sessionsProof = () => typedPassword($("end-others-form").elements.password.value);
 
+/** How a session signed in, in plain words, from its `amr` ("pwd", "otp"…): "with a password and an app code". */
+function signInMethods(amr) {
+  const words = {
+    pwd: "a password",
+    otp: "an app code",
+    rc: "a recovery code",
+    hwk: "a passkey",
+    fed: "a provider",
+    ldap: "the directory",
+  };
+  // "user" says the passkey verified the person (a PIN, a fingerprint): part of "a passkey".
+  const methods = amr.filter((method) => method !== "user").map((method) => words[method] ?? method);
+  if (methods.length === 0) return "";
+  return `with ${methods.length === 1 ? methods[0] : `${methods.slice(0, -1).join(", ")} and ${methods.at(-1)}`}`;
+}
+
 /** One session: which device, from where, since when, and its "Sign out" button. */
 function sessionItem(session) {
   const device = session.userAgent ?? "an unknown browser";
   const where = session.address ? ` from ${session.address}` : "";
-  const details = ` signed in ${formatTime(session.createdAt)} (${session.amr.join(", ")}), last used ${formatTime(session.lastUsedAt)}${where}`;
-  const end = element("button", { type: "button", className: "session-end", textContent: "Sign out" });
+  const details = `Signed in ${formatTime(session.createdAt)} ${signInMethods(session.amr)}, last used ${formatTime(session.lastUsedAt)}${where}`;
+  const end = element("button", { type: "button", className: "session-end danger", textContent: "Sign out" });
   const item = element(
     "li",
     {},
-    session.current ? element("strong", { className: "session-current", textContent: "This device: " }) : "",
-    element("span", { className: "session-device", textContent: device }),
-    element("span", { className: "hint", textContent: details }),
-    " ",
+    element(
+      "span",
+      { className: "row-main" },
+      session.current ? element("strong", { className: "session-current", textContent: "This device: " }) : "",
+      element("span", { className: "session-device", textContent: device }),
+      element("span", { className: "hint", textContent: details }),
+    ),
     end,
   );
   item.dataset.sessionId = session.id;
@@ -391,6 +496,7 @@ listen("end-others-form", "submit", async (event) => {
 });
 
 listen("end-all", "click", async () => {
+  if (!confirmedByASecondClick($("end-all"), "Click again to sign out everywhere")) return;
   const { ended } = await client.sessions.endAll();
   setStatus(`Signed out everywhere: ${counted(ended, "session")} ended, this one too.`, "ok");
 });
@@ -408,17 +514,21 @@ function userItem(user) {
   const item = element(
     "li",
     {},
-    element("span", { className: "user-name", textContent: user.username }),
-    element("span", { className: "hint", textContent: ` ${state}` }),
+    element(
+      "span",
+      { className: "row-main" },
+      element("span", { className: "user-name", textContent: user.username }),
+      element("span", { className: "hint", textContent: ` ${state}${user.id === currentUserId ? " (you)" : ""}` }),
+    ),
   );
   item.dataset.userId = user.id;
   if (user.id === currentUserId) return item;
   const toggle = element("button", {
     type: "button",
-    className: "user-toggle",
+    className: user.disabled ? "user-toggle" : "user-toggle danger",
     textContent: user.disabled ? "Enable" : "Disable",
   });
-  item.append(" ", toggle);
+  item.append(toggle);
   listen(toggle, "click", async () => {
     const disabled = !user.disabled;
     const path = `/api/v1/auth/admin/users/${encodeURIComponent(user.id)}`;
@@ -491,7 +601,7 @@ function passkeyItem(passkey) {
   const synced = passkey.backupEligible ? "synced passkey" : "device-bound";
   const dates = ` added ${formatTime(passkey.createdAt)}, last used ${formatTime(passkey.lastUsedAt)}, ${synced}`;
   const input = element("input", { name: "label", maxLength: 64, required: true, value: passkey.label });
-  const revoke = element("button", { type: "button", className: "passkey-revoke", textContent: "Revoke" });
+  const revoke = element("button", { type: "button", className: "passkey-revoke danger", textContent: "Revoke" });
   const form = element(
     "form",
     { className: "passkey-rename" },
@@ -508,7 +618,7 @@ function passkeyItem(passkey) {
   listen(revoke, "click", () => armOrRevoke(revoke, passkey));
   const item = element(
     "li",
-    {},
+    { className: "stacked" },
     element("strong", { className: "passkey-label", textContent: passkey.label }),
     element("span", { className: "hint", textContent: dates }),
     form,
@@ -522,11 +632,7 @@ function passkeyItem(passkey) {
 // delete it and stop offering it. Only after a revocation the server confirmed: a failed sign-in
 // (40100) says nothing about whether the passkey is known, and must not delete it.
 async function armOrRevoke(button, passkey) {
-  if (button.dataset.armed !== "true") {
-    button.dataset.armed = "true";
-    button.textContent = "Click again to revoke";
-    return;
-  }
+  if (!confirmedByASecondClick(button, "Click again to revoke")) return;
   await client.passkeys.revoke(passkey.id);
   // The demo's rpId is the host it is opened at, "localhost".
   const signal = { signalName: "unknownCredential", rpID: location.hostname, credentialID: passkey.id };
@@ -596,7 +702,8 @@ async function finishProviderSignIn(name, providers) {
     afterFirstFactor(await client.oauth.finish({ provider: name }), providerFactor(displayName));
   } catch (error) {
     history.replaceState(null, "", "/");
-    throw error;
+    // Shown under the provider buttons: the control this sign-in began at.
+    showError(error, $("provider-buttons"));
   }
 }
 
