@@ -231,5 +231,24 @@ describe("portcullis migrate", () => {
         await scratch.drop();
       }
     });
+
+    it("issue 23 item 4: beside another application's users table it exits 1 naming --prefix and connectStorage's prefix; with --prefix it migrates", async () => {
+      const { output, out, err } = captured();
+      const scratch = await postgresScratch();
+      try {
+        await sql.raw("create table users (id integer primary key)").execute(scratch.storage.db);
+        const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(scratch.storage.db);
+        const url = new URL(postgresUrl);
+        url.searchParams.set("options", `-c search_path=${rows[0]?.schema}`);
+        expect(await main(["migrate", "--url", url.href], {}, output)).toBe(1);
+        expect(err).toEqual([
+          `migration failed: @portcullis/kysely: cannot create the Portcullis tables in the schema "${rows[0]?.schema}": the table users already exists there and is not Portcullis's (there is no table portcullis_schema beside it). Give Portcullis's tables a prefix of their own so they live beside it: \`npx portcullis migrate --prefix auth_\` (with your --url or --pglite), or \`migrate(storage)\` on a storage made with that prefix, and the same prefix wherever the service makes its storage: \`connectStorage({ url, prefix: "auth_" })\` (kyselyStorage and pgliteStorage take prefix too)`,
+        ]);
+        expect(await main(["migrate", "--url", url.href, "--prefix", "auth_"], {}, output)).toBe(0);
+        expect(out.at(-1)).toBe(`schema migrated from version 0 to ${latestSchemaVersion}`);
+      } finally {
+        await scratch.drop();
+      }
+    });
   });
 });
