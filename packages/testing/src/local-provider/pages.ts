@@ -1,23 +1,36 @@
 import { createHash } from "node:crypto";
 import type { ServerResponse } from "node:http";
 
-// The look of the Express demo's page (examples/express/public/style.css): system fonts, light or
-// dark as the browser prefers, thin grey rules, a red-tinted alert; here as one card.
+// The look of the Express demo's page (examples/express/public/style.css): its palette, light or
+// dark as the browser prefers, a card on a grey page, a blue primary button, and errors in red
+// beside the fields they are about.
 const style = [
-  ":root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.45}",
-  "body{margin:0;padding:2rem 1rem}",
-  "main{max-width:24rem;margin:0 auto;border:1px solid #8884;border-radius:8px;padding:1.25rem 1.5rem}",
-  ".brand{margin:0;font-size:.85rem;opacity:.75}",
-  "h1{margin:.25rem 0 1rem;font-size:1.5rem}",
-  "form{display:flex;flex-direction:column;gap:.75rem}",
-  "label{display:flex;flex-direction:column;gap:.2rem;font-size:.9rem}",
-  "input{font:inherit;padding:.35rem .5rem}",
-  "input[aria-invalid=true]{outline:2px solid #c33a}",
-  "button{font:inherit;padding:.35rem .8rem;cursor:pointer}",
+  ":root{color-scheme:light dark;--bg:#f4f5f8;--card:#fff;--text:#1d2330;--muted:#5b6474;--line:#dde1e8;",
+  "--accent:#3550c8;--accent-text:#fff;--danger:#b42318;--danger-bg:#fdecea;--field:#fff;",
+  "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;line-height:1.45;color:var(--text);background:var(--bg)}",
+  "@media (prefers-color-scheme:dark){:root{--bg:#14171d;--card:#1d2129;--text:#e6e8ee;--muted:#a0a7b4;--line:#323845;",
+  "--accent:#7d93ff;--accent-text:#0d1020;--danger:#ff8a80;--danger-bg:#3a1d1b;--field:#14171d}}",
+  "*{box-sizing:border-box}",
+  "body{margin:0;padding:2.5rem 1rem}",
+  "main{max-width:26rem;margin:0 auto;background:var(--card);border:1px solid var(--line);border-radius:10px;",
+  "padding:1.25rem 1.4rem;box-shadow:0 1px 2px #0000000d}",
+  ".brand{margin:0;font-size:.85rem;font-weight:600;color:var(--muted)}",
+  "h1{margin:.25rem 0 1rem;font-size:1.4rem}",
+  "form{display:flex;flex-direction:column;gap:.75rem;margin-top:1rem}",
+  "label{display:flex;flex-direction:column;gap:.25rem;font-size:.9rem;font-weight:500}",
+  "input{font:inherit;font-weight:400;padding:.45rem .6rem;border:1px solid var(--line);border-radius:6px;",
+  "background:var(--field);color:var(--text)}",
+  "input[aria-invalid=true]{border-color:var(--danger)}",
+  "input:focus-visible,button:focus-visible{outline:2px solid var(--accent);outline-offset:1px}",
+  "button{font:inherit;font-weight:500;padding:.45rem .9rem;border-radius:6px;border:1px solid var(--line);",
+  "background:var(--card);color:var(--text);cursor:pointer}",
+  "button:hover{border-color:var(--muted)}",
+  "button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-text)}",
   ".actions{display:flex;flex-wrap:wrap;gap:.5rem}",
   ".actions button{flex:1}",
-  ".error{margin:0;padding:.4rem .6rem;border-radius:4px;background:#c334;font-size:.9rem}",
-  ".hint{font-size:.85rem;opacity:.75}",
+  ".error{margin:0;padding:.45rem .7rem;border-left:3px solid var(--danger);background:var(--danger-bg);",
+  "color:var(--danger);font-size:.9rem;border-radius:0 6px 6px 0}",
+  ".hint{font-size:.85rem;color:var(--muted)}",
   "ul{padding-left:1.2rem}",
   "code{font-family:ui-monospace,monospace;word-break:break-all}",
 ].join("");
@@ -61,7 +74,7 @@ export function loginPage(uid: string, failed?: { username: string }): string {
       `${failed ? ` value="${escapeHtml(failed.username)}"` : " autofocus"}${invalid}></label>` +
       `<label>Password <input type="password" name="password" autocomplete="current-password" required` +
       `${failed ? " autofocus" : ""}${invalid}></label>` +
-      `${alert}<button type="submit">Sign in</button></form>`,
+      `${alert}<button type="submit" class="primary">Sign in</button></form>`,
   );
 }
 
@@ -84,7 +97,7 @@ export function consentPage(uid: string, clientId: string, scopes: string[], acc
       `<form method="post" action="/interaction/${escapeHtml(uid)}">` +
       `<input type="hidden" name="prompt" value="consent">` +
       `<div class="actions"><button type="submit" name="decision" value="deny">Deny</button>` +
-      `<button type="submit" name="decision" value="allow" autofocus>Allow</button></div></form>`,
+      `<button type="submit" name="decision" value="allow" class="primary" autofocus>Allow</button></div></form>`,
   );
 }
 

@@ -153,9 +153,10 @@ describe("startLocalProvider", () => {
     );
     expect(response.headers.get("cache-control")).toBe("no-store");
     expect(style).toContain("color-scheme:light dark");
+    expect(style).toContain("prefers-color-scheme:dark");
     expect(html).toMatch(/<label>Username <input type="text" name="username"[^>]*><\/label>/);
     expect(html).toMatch(/<label>Password <input type="password" name="password"[^>]*><\/label>/);
-    expect(html).toContain('<button type="submit">Sign in</button>');
+    expect(html).toContain('<button type="submit" class="primary">Sign in</button>');
 
     const error = await fetch(new URL("/auth?client_id=nobody", provider.issuer));
     expect(error.headers.get("content-security-policy")).toBe(response.headers.get("content-security-policy"));

@@ -300,7 +300,7 @@ export async function startLocalProvider(options: LocalProviderOptions): Promise
             ctx,
             "Sign out?",
             `${form}<div class="actions"><button type="submit" form="op.logoutForm">Stay signed in</button>` +
-              `<button type="submit" form="op.logoutForm" name="logout" value="yes" autofocus>Sign out</button></div>`,
+              `<button type="submit" form="op.logoutForm" name="logout" value="yes" class="primary" autofocus>Sign out</button></div>`,
           ),
         postLogoutSuccessSource: async (ctx: PageContext) =>
           renderPage(ctx, "Signed out", "<p>You are signed out of the local provider.</p>"),
