@@ -131,6 +131,7 @@ export {
 } from "./flows/webauthn-register.js";
 export type { OpenApiDocument, OpenApiOptions } from "./http/describe-routes.js";
 export { authorizeRequest, errorResponse, handleRequest, servesPath } from "./http/handle-request.js";
+export { assertAuthArgument, explainMountPath } from "./http/mount-checks.js";
 export { openApiDocument } from "./http/openapi.js";
 export type { JsonSchema } from "./http/openapi-schemas.js";
 export type { ParameterDoc, Route, RouteContext, RouteDoc, RouteResult, RouteTag } from "./http/route-types.js";

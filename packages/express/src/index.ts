@@ -11,8 +11,10 @@ import {
   type Auth,
   type HttpRequest,
   type HttpResponse,
+  assertAuthArgument,
   authorizeRequest,
   errorResponse,
+  explainMountPath,
   handleRequest,
   servesPath,
 } from "@portcullis/core";
@@ -116,7 +118,9 @@ function bodyParserRefusal(error: unknown): HttpRequest["bodyRefusal"] {
  * a TLS-terminating proxy, list the proxy in `http.trustedProxies` (HTTP-7).
  *
  * Mounted under a path (`app.use("/x", authRouter(auth))`), the routes are matched against
- * the path below it, so set `http.basePath` to match.
+ * the path below it, so set `http.basePath` to match; a request that names a route under another
+ * base path is explained once on stderr. `app.use(authRouter)`, without the call, throws a
+ * `TypeError` saying what to write at its first request.
  *
  * @example
  * ```ts
@@ -130,8 +134,10 @@ function bodyParserRefusal(error: unknown): HttpRequest["bodyRefusal"] {
  * ```
  */
 export function authRouter(auth: Auth, options: AuthRouterOptions = {}): AuthRouter {
+  assertAuthArgument(auth, "authRouter", "app.use(authRouter(auth))");
   const routesHandler: RequestHandler = (req, res, next) => {
     if (!servesPath(auth, req.url)) {
+      if (req.baseUrl !== "") explainMountPath(auth, req.baseUrl, req.url);
       next();
       return;
     }
@@ -170,6 +176,7 @@ export function authRouter(auth: Auth, options: AuthRouterOptions = {}): AuthRou
  * ```
  */
 export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): RequestHandler {
+  assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
   return (req, res, next) => {
     authorizeRequest(auth, connectionOf(req, options.getPeerAddress), options).then(
       (access) => {

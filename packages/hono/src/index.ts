@@ -10,6 +10,7 @@ import {
   type Auth,
   type HttpRequest,
   type HttpResponse,
+  assertAuthArgument,
   authorizeRequest,
   errorResponse,
   handleRequest,
@@ -165,6 +166,7 @@ function toResponse(response: HttpResponse): Response {
  * ```
  */
 export function authRoutes(auth: Auth, options: AuthRoutesOptions = {}): MiddlewareHandler {
+  assertAuthArgument(auth, "authRoutes", "app.use(authRoutes(auth))");
   const serve: MiddlewareHandler = async (c, next) => {
     const response = await handleRequest(auth, await toHttpRequest(c, options));
     if (response === null) {
@@ -193,6 +195,7 @@ export function authRoutes(auth: Auth, options: AuthRoutesOptions = {}): Middlew
  * ```
  */
 export function authApp(auth: Auth, options: AuthRoutesOptions = {}): Hono {
+  assertAuthArgument(auth, "authApp", 'app.route("/", authApp(auth))');
   const app = new Hono();
   app.use(authRoutes(auth, options));
   return app;
@@ -216,6 +219,7 @@ export function authApp(auth: Auth, options: AuthRoutesOptions = {}): Hono {
  * ```
  */
 export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): MiddlewareHandler<{ Variables: AuthVariables }> {
+  assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
   return async (c, next) => {
     let access: AccessContext;
     try {

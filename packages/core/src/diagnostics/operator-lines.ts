@@ -55,17 +55,3 @@ export function describeInternalError(error: unknown, requestId: string): string
 export function printInternalError(error: unknown, requestId: string): void {
   writeOperatorLine(describeInternalError(error, requestId));
 }
-
-const shownOnce = new WeakMap<object, Set<string>>();
-
-/** Writes `text` unless a line with the same `key` was written for `owner` before. */
-export function writeOperatorLineOnce(owner: object, key: string, text: string): void {
-  let keys = shownOnce.get(owner);
-  if (!keys) {
-    keys = new Set();
-    shownOnce.set(owner, keys);
-  }
-  if (keys.has(key)) return;
-  keys.add(key);
-  writeOperatorLine(text);
-}

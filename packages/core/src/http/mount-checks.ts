@@ -1,0 +1,75 @@
+import type { Auth } from "../auth.js";
+import { writeOperatorLine } from "../diagnostics/operator-lines.js";
+import { normalizePath } from "./handle-request.js";
+import { routes } from "./routes/index.js";
+
+/** True for what `createAuth` returns (checked by shape, so two copies of core still agree). */
+function isAuthInstance(value: unknown): value is Auth {
+  const candidate = value as Partial<Record<keyof Auth, unknown>> | null;
+  return (
+    typeof candidate === "object" &&
+    candidate !== null &&
+    typeof candidate.config === "object" &&
+    typeof candidate.storage === "object" &&
+    typeof candidate.emit === "function" &&
+    typeof candidate.keys === "object"
+  );
+}
+
+/** What a value passed instead of an auth instance looks like, for the message. */
+function described(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  const shape = value as { method?: unknown; req?: unknown; headers?: unknown };
+  if (typeof value === "object" && (typeof shape.method === "string" || typeof shape.req === "object")) {
+    return "a request, so the function itself was mounted without being called";
+  }
+  if (typeof value === "object" && "issuer" in value && "secrets" in value)
+    return "a configuration; pass it to createAuth() first";
+  return `a ${typeof value}`;
+}
+
+/**
+ * Checks, where an adapter's function is called (at mount time), that it was given the auth
+ * instance, and throws a `TypeError` saying what to write: `app.use(authRouter)` without the
+ * call hands the function a request, `requireAuth()` hands it nothing.
+ *
+ * @param call what the adapter's user should write, such as `"app.use(authRouter(auth))"`.
+ */
+export function assertAuthArgument(value: unknown, name: string, call: string): asserts value is Auth {
+  if (isAuthInstance(value)) return;
+  throw new TypeError(`${name} needs the auth instance createAuth() returns, and got ${described(value)}. Write ${call}`);
+}
+
+const routeSegments = routes.filter((route) => !route.atRoot).map((route) => route.path.split("/").slice(1));
+
+/** The base path under which `path` would name one of the routes, or undefined when it names none. */
+function basePathNaming(path: string): string | undefined {
+  const segments = path.split("/").slice(1);
+  for (const expected of routeSegments) {
+    const start = segments.length - expected.length;
+    if (start < 0) continue;
+    const matches = expected.every((segment, index) => segment.startsWith(":") || segment === segments[start + index]);
+    if (matches) return start === 0 ? "" : `/${segments.slice(0, start).join("/")}`;
+  }
+  return undefined;
+}
+
+const explained = new WeakSet<Auth>();
+
+/**
+ * For an adapter mounted under a path (`app.use("/api", authRouter(auth))`), which matches its
+ * routes against the path below the mount point: when a request it does not serve would name a
+ * route under another base path, explains once on stderr how to mount it or which
+ * `http.basePath` to set. Nothing is said when the request names no route at all.
+ */
+export function explainMountPath(auth: Auth, mountPath: string, url: string): void {
+  if (explained.has(auth) || !url.includes("/auth")) return;
+  const path = normalizePath(url);
+  const base = basePathNaming(path);
+  if (base === undefined || base === auth.config.basePath) return;
+  explained.add(auth);
+  writeOperatorLine(
+    `authRouter(auth) is mounted under "${mountPath}", so it sees "${path}" for "${mountPath}${path}"; its routes are at "${auth.config.basePath}/auth/…" below where it is mounted. Mount it with app.use(authRouter(auth)) and no path, or set http.basePath to "${base}".`,
+  );
+}

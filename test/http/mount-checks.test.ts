@@ -1,0 +1,120 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import { authRouter, requireAuth as requireAuthExpress } from "@portcullis/express";
+import { authApp, authRoutes, requireAuth as requireAuthHono } from "@portcullis/hono";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { Hono } from "hono";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { makeTestAuth } from "../fixtures/auth.js";
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+
+async function listen(app: Parameters<typeof createServer>[1]): Promise<string> {
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(() => new Promise((resolve) => server.close(() => resolve()) && server.closeAllConnections()));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Captures what is written to stderr from now on. */
+function captureStderr(): string[] {
+  const written: string[] = [];
+  vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+    written.push(String(chunk));
+    return true;
+  });
+  return written;
+}
+
+const login = (base: string, path: string) =>
+  fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+
+describe("Express: the adapter checks what it is given", () => {
+  it("authRouter() and requireAuth() without an auth instance throw a TypeError that says what to write", () => {
+    const { auth } = makeTestAuth();
+    expect(() => authRouter(undefined as never)).toThrow(
+      new TypeError("authRouter needs the auth instance createAuth() returns, and got nothing. Write app.use(authRouter(auth))"),
+    );
+    expect(() => requireAuthExpress(undefined as never)).toThrow(
+      'requireAuth needs the auth instance createAuth() returns, and got nothing. Write requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })',
+    );
+    expect(() => authRouter({ issuer: "https://x", secrets: {} } as never)).toThrow(
+      "got a configuration; pass it to createAuth() first",
+    );
+    expect(() => authRouter(auth)).not.toThrow();
+    expect(() => requireAuthExpress(auth)).not.toThrow();
+  });
+
+  it("app.use(authRouter), without the call, fails its first request with that TypeError instead of hanging", async () => {
+    const errors: unknown[] = [];
+    const app = express();
+    app.use(authRouter as never);
+    app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+      errors.push(error);
+      res.status(500).end();
+    });
+    const response = await login(await listen(app), "/api/v1/auth/login");
+    expect(response.status).toBe(500);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(TypeError);
+    expect((errors[0] as TypeError).message).toBe(
+      "authRouter needs the auth instance createAuth() returns, and got a request, so the function itself was mounted without being called. Write app.use(authRouter(auth))",
+    );
+  });
+
+  it("mounted under a path that swallows part of basePath, it explains once on stderr which basePath or mount to use", async () => {
+    const { auth } = makeTestAuth();
+    const app = express();
+    app.use("/api/v1", authRouter(auth));
+    const base = await listen(app);
+    const written = captureStderr();
+    expect((await login(base, "/api/v1/auth/login")).status).toBe(404);
+    expect((await login(base, "/api/v1/auth/logout")).status).toBe(404);
+    expect((await login(base, "/api/v1/things")).status).toBe(404);
+    expect(written).toEqual([
+      '[portcullis] authRouter(auth) is mounted under "/api/v1", so it sees "/auth/login" for "/api/v1/auth/login"; its routes are at "/api/v1/auth/…" below where it is mounted. Mount it with app.use(authRouter(auth)) and no path, or set http.basePath to "".\n',
+    ]);
+  });
+
+  it("says nothing when the mount and basePath agree, or for paths that name no route", async () => {
+    const { auth } = makeTestAuth({ http: { basePath: "" } });
+    const app = express();
+    app.use("/api/v1", authRouter(auth));
+    const base = await listen(app);
+    const written = captureStderr();
+    expect((await login(base, "/api/v1/auth/login")).status).toBe(400);
+    expect((await login(base, "/api/v1/elsewhere/auth")).status).toBe(404);
+    expect(written).toEqual([]);
+  });
+});
+
+describe("Hono: the adapter checks what it is given", () => {
+  it("authRoutes(), authApp() and requireAuth() without an auth instance throw a TypeError that says what to write", () => {
+    expect(() => authRoutes(undefined as never)).toThrow("Write app.use(authRoutes(auth))");
+    expect(() => authApp(null as never)).toThrow(
+      'authApp needs the auth instance createAuth() returns, and got null. Write app.route("/", authApp(auth))',
+    );
+    expect(() => requireAuthHono(undefined as never)).toThrow("Write requireAuth(auth)");
+  });
+
+  it("app.use(authRoutes), without the call, fails its first request with that TypeError", async () => {
+    const errors: unknown[] = [];
+    const app = new Hono();
+    app.use(authRoutes as never);
+    app.onError((error, c) => {
+      errors.push(error);
+      return c.text("error", 500);
+    });
+    const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" });
+    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+    closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const response = await login(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, "/api/v1/auth/login");
+    expect(response.status).toBe(500);
+    expect((errors[0] as TypeError).message).toContain("got a request, so the function itself was mounted without being called");
+  });
+});
