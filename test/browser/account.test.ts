@@ -128,12 +128,18 @@ describeInBrowser("the account page in Chromium, on the Express demo", () => {
       await signInWithPassword(user.page, viewer.username, browserTestPassword);
       await expectStatus(user.page, /^Signed in\.$/);
       expect(await user.page.locator("#admin").isHidden()).toBe(true);
+      // The things list offers Delete (an admin-only route) to administrators only.
+      await user.page.click("#load-things");
+      await user.page.locator("#things li").first().waitFor();
+      expect(await user.page.locator("#things .thing-delete").count()).toBe(0);
 
       await signInWithPassword(admin.page, administrator.username, browserTestPassword);
       await expectStatus(admin.page, /^Signed in\.$/);
       const row = admin.page.locator(`#user-list li[data-user-id="${viewer.id}"]`);
       await row.waitFor();
       expect(await admin.page.locator(`#user-list li[data-user-id="${administrator.id}"] .user-toggle`).count()).toBe(0);
+      await admin.page.click("#load-things");
+      await admin.page.locator("#things .thing-delete").first().waitFor();
 
       await row.locator(".user-toggle", { hasText: /^Disable$/ }).click();
       await expectStatus(admin.page, /^viewer is disabled; their sessions have ended\.$/);

@@ -82,6 +82,10 @@ describeInBrowser("sign-in with the local provider in Chromium, on the Express d
       await expectStatus(page, /^Signed in with the local provider\.$/);
       expect(await shownSection(page)).toBe("account");
       expect(await shownUserField(page, "username")).toBe("ada");
+      // The provider made the account without a password: the page shows no password field.
+      expect(await shownUserField(page, "hasPassword")).toMatch(/^none/);
+      expect(await page.locator('#account input[type="password"]:visible').count()).toBe(0);
+      expect(await page.locator("#password").isHidden()).toBe(true);
 
       // The provider sent the browser to the exact redirect URI with the code; the page relayed it.
       const redirected = requestedUrls.find((url) => url.startsWith(`${app.origin}/oauth/local/callback?`));

@@ -1,9 +1,12 @@
+import { readFile } from "node:fs/promises";
 import type { Server } from "node:http";
+import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { createUser } from "@portcullis/core";
 import { driveAuthorization } from "@portcullis/testing";
 import * as OTPAuth from "otpauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiReferenceContentSecurityPolicy } from "./api-reference.js";
 import {
   type DemoApp,
   type DemoProvider,
@@ -333,7 +336,8 @@ describe("the Express demo's sign-in with its local provider", () => {
     expect(signedIn.envelope.code).toBe(0);
     expect(signedIn.envelope.data).toMatchObject({ returnPath: "/", user: { username: "ada", totpEnabled: false } });
     const me = await call("GET", "/api/v1/auth/me", undefined, signedIn.envelope.data.accessToken);
-    expect(me.envelope.data).toMatchObject({ id: signedIn.envelope.data.user.id, username: "ada" });
+    // An account the provider made has no password: the user object says so, and the page shows no password field.
+    expect(me.envelope.data).toMatchObject({ id: signedIn.envelope.data.user.id, username: "ada", hasPassword: false });
 
     expect((await call("GET", relayed, undefined, undefined, { cookie })).envelope.code).toBe(40100);
   });
@@ -348,5 +352,59 @@ describe("the Express demo's sign-in with its local provider", () => {
     } finally {
       await close(plainServer);
     }
+  });
+});
+
+describe("the Express demo's API reference", () => {
+  it("serves the viewer page, and Swagger UI's files from the installed swagger-ui-dist package, with no third-party address", async () => {
+    const page = await fetch(`${base}/api-docs/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toBe(apiReferenceContentSecurityPolicy);
+    expect(await page.text()).not.toMatch(/https?:\/\//);
+    const swaggerUi = createRequire(import.meta.url)
+      .resolve("swagger-ui-dist/package.json")
+      .replace(/package\.json$/, "");
+    for (const file of ["swagger-ui-bundle.js", "swagger-ui.css"]) {
+      const served = await fetch(`${base}/api-docs/${file}`);
+      expect(served.status).toBe(200);
+      expect(Buffer.from(await served.arrayBuffer()).equals(await readFile(`${swaggerUi}${file}`))).toBe(true);
+    }
+    const viewer = await (await fetch(`${base}/api-docs/viewer.js`)).text();
+    expect(viewer).toContain('url: "/api/v1/auth/openapi.json"');
+    // Swagger UI's validator badge would send the document to a third party.
+    expect(viewer).toContain("validatorUrl: null");
+  });
+
+  it("its document lists the routes of the features the demo turns on: passkeys, the provider's when it has one, no sign-up", async () => {
+    const pathsOf = async (at: string) =>
+      Object.keys(((await (await fetch(`${at}/api/v1/auth/openapi.json`)).json()) as { paths: object }).paths);
+    const paths = await pathsOf(base);
+    expect(paths).toContain("/api/v1/auth/login");
+    expect(paths).toContain("/api/v1/auth/public-key/login/begin");
+    expect(paths).toContain("/api/v1/auth/oauth/{provider}/authorize");
+    expect(paths).not.toContain("/api/v1/auth/register");
+
+    const plain = await createDemoApp({ origin });
+    const { server: plainServer, base: plainBase } = await listen(plain.app);
+    try {
+      const withoutProvider = await pathsOf(plainBase);
+      expect(withoutProvider).not.toContain("/api/v1/auth/oauth/{provider}/authorize");
+      expect(withoutProvider).not.toContain("/api/v1/auth/oauth/{provider}/callback");
+      expect(paths.filter((path) => !withoutProvider.includes(path)).sort()).toEqual([
+        "/api/v1/auth/oauth/{provider}/authorize",
+        "/api/v1/auth/oauth/{provider}/callback",
+      ]);
+    } finally {
+      await close(plainServer);
+    }
+  });
+
+  it("the user object says whether the account has a password (the demo's publicUser hook)", async () => {
+    const [username, password] = ["with-password", randomSecret(18)];
+    await createUser(demo.auth, { username, password });
+    const signedIn = await call("POST", "/api/v1/auth/login", { username, password });
+    expect(signedIn.envelope.data.user).toMatchObject({ username, hasPassword: true });
+    const me = await call("GET", "/api/v1/auth/me", undefined, signedIn.envelope.data.accessToken);
+    expect(me.envelope.data).toMatchObject({ username, hasPassword: true });
   });
 });
