@@ -1,4 +1,4 @@
-import { context, trace } from "@opentelemetry/api";
+import { context, metrics, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import {
   AggregationTemporality,
@@ -145,6 +145,22 @@ describe("spans", () => {
     expect(spansOf("unknownRoute")[0]?.attributes).not.toHaveProperty("http.route");
   });
 
+  it("an administrator's request is the administrator's: the account it makes is not its user", async () => {
+    const harness = await telemetryHarness();
+    const adminId = await addUser(harness.auth, username, goodPassword, ["admin"]);
+    const signedIn = await send(harness, "POST", "/auth/login", { username, password: goodPassword });
+    const { accessToken } = signedIn.data as unknown as { accessToken: string };
+    const made = await send(
+      harness,
+      "POST",
+      "/auth/admin/users",
+      { username: "made-by-admin" },
+      { authorization: `Bearer ${accessToken}` },
+    );
+    expect(made.code).toBe(0);
+    expect(spansOf("adminCreateUser")[0]?.attributes).toMatchObject({ "enduser.id": adminId, "portcullis.code": 0 });
+  });
+
   it("HTTP-6: no span, attribute or span event holds the username, the password, a token or a code", async () => {
     const harness = await telemetryHarness();
     const userId = await addUser(harness.auth, username);
@@ -166,9 +182,11 @@ describe("spans", () => {
     }
   });
 
-  it("a route's span is a child of the span around the request (the HTTP server's), and an internal error is an ERROR with its class, never its message", async () => {
+  it("a route's span is a child of the span around the request (the HTTP server's) and the parent of the storage's, and an internal error is an ERROR with its class, never its message", async () => {
     const storage = memoryStorage();
+    let activeInStorage: string | undefined;
     storage.users.findByUsernameKey = async () => {
+      activeInStorage = trace.getActiveSpan()?.spanContext().spanId;
       throw new TypeError(`connection to db failed for ${username} with password ${goodPassword}`);
     };
     const harness = await telemetryHarness({ storage, onInternalError: () => {} });
@@ -181,6 +199,8 @@ describe("spans", () => {
     expect(answer.code).toBe(50000);
     const [span] = spansOf("login");
     expect(span?.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+    // The route's span is the active one inside it: a storage's own spans are its children.
+    expect(activeInStorage).toBe(span?.spanContext().spanId);
     expect(span?.status).toEqual({ code: 2 });
     expect(span?.attributes).toMatchObject({
       "portcullis.outcome": "error",
@@ -290,12 +310,17 @@ describe("metrics", () => {
 });
 
 describe("off", () => {
-  it("telemetry: false records nothing and leaves the storage as given", async () => {
+  it("telemetry: false records nothing, even with an SDK registered, and leaves the storage as given", async () => {
     const storage = memoryStorage();
+    trace.setGlobalTracerProvider(tracerProvider);
     const harness = makeAuth({ storage, telemetry: false });
     await new Promise((resolve) => setImmediate(resolve));
     await addUser(harness.auth, username);
-    expect((await send(harness, "POST", "/auth/login", { username, password: goodPassword })).code).toBe(0);
+    try {
+      expect((await send(harness, "POST", "/auth/login", { username, password: goodPassword })).code).toBe(0);
+    } finally {
+      trace.disable();
+    }
     expect(harness.auth.telemetry).toMatchObject({ active: null, undecided: false });
     expect(harness.auth.storage).toBe(storage);
     expect(spans.getFinishedSpans()).toEqual([]);
@@ -314,14 +339,18 @@ describe("off", () => {
     expect(spans.getFinishedSpans()).toEqual([]);
 
     trace.setGlobalTracerProvider(tracerProvider);
+    metrics.setGlobalMeterProvider(meterProvider);
     try {
       const registered = makeAuth();
       await new Promise((resolve) => setImmediate(resolve));
       await addUser(registered.auth, username);
       await send(registered, "POST", "/auth/login", { username, password: goodPassword });
       expect(spansOf("login")).toHaveLength(1);
+      const points = await collectMetrics();
+      expect(countOf(points, "portcullis.sign_in.attempts", { "portcullis.sign_in.outcome": "success" })).toBe(1);
     } finally {
       trace.disable();
+      metrics.disable();
     }
   });
 

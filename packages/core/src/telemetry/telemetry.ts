@@ -119,7 +119,6 @@ function createInstruments(meter: OpenTelemetryApi.Meter): Instruments {
 /** One request of a route, as its span and the metrics see it. */
 class RouteRequest implements RequestObserver {
   readonly signInMethod: string | undefined;
-  private userId: string | undefined;
 
   constructor(
     private readonly api: Api,
@@ -131,8 +130,6 @@ class RouteRequest implements RequestObserver {
   }
 
   user(userId: string): void {
-    if (this.userId !== undefined) return;
-    this.userId = userId;
     this.span?.setAttribute("enduser.id", userId);
   }
 
@@ -200,7 +197,8 @@ function activeTelemetry(
     const request = requests.getStore();
     if (instruments !== null) countEvent(instruments, event, request);
     if (request === undefined) return;
-    if (eventsOfTheUser.has(event.type)) request.user((event as { userId: string }).userId);
+    const { userId } = event as { userId?: string | null };
+    if (typeof userId === "string" && eventsOfTheUser.has(event.type)) request.user(userId);
     request.span?.addEvent(event.type, eventAttributes(event));
   };
   return { telemetry, onEvent };
