@@ -166,7 +166,7 @@ describe("errorResponse", () => {
   });
 
   it("RL-4: 42900 carries Retry-After with the throttle's seconds, or 1 when none is known; no other answer carries it", () => {
-    const { auth } = makeAuth();
+    const { auth } = makeAuth({ onInternalError: () => {} });
     const throttled = errorResponse(auth, new AuthError(ErrorCode.TooManyAttempts, undefined, { retryAfterSeconds: 120 }));
     expect(throttled.status).toBe(429);
     expect(throttled.headers["retry-after"]).toBe("120");
