@@ -172,6 +172,7 @@ describe("spans", () => {
     const { accessToken, refreshToken } = signedIn.data as unknown as { accessToken: string; refreshToken: string };
     await send(harness, "POST", "/auth/refresh", { refreshToken });
     await send(harness, "POST", "/auth/login", { username, password: "hunter2-typed-into-the-wrong-field" });
+    await send(harness, "POST", "/auth/login", { username: "hunter2-typed-as-a-username", password: goodPassword });
 
     const recorded = JSON.stringify(
       spans.getFinishedSpans().map((span) => ({ name: span.name, attributes: span.attributes, events: span.events })),

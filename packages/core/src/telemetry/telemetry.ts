@@ -87,27 +87,25 @@ interface Instruments {
 }
 
 function createInstruments(meter: OpenTelemetryApi.Meter): Instruments {
+  const counter = (name: string, unit: string, description: string) => meter.createCounter(name, { unit, description });
   return {
-    signIns: meter.createCounter("portcullis.sign_in.attempts", {
-      description: "Sign-in steps, by method and outcome (a password, a passkey, a provider, a second factor).",
-      unit: "{attempt}",
-    }),
-    failures: meter.createCounter("portcullis.failures", {
-      description: "Requests answered with a failure code, by operation and code; requireAuth's refusals as authorizeRequest.",
-      unit: "{failure}",
-    }),
-    throttles: meter.createCounter("portcullis.throttles", {
-      description: "Requests refused by a throttling budget, by scope.",
-      unit: "{throttle}",
-    }),
-    refreshes: meter.createCounter("portcullis.token.refreshes", {
-      description: "Refresh tokens exchanged for a new token set.",
-      unit: "{refresh}",
-    }),
-    reuses: meter.createCounter("portcullis.refresh_token.reuses", {
-      description: "Spent refresh tokens presented again: each ended its session (RT-2).",
-      unit: "{reuse}",
-    }),
+    signIns: counter(
+      "portcullis.sign_in.attempts",
+      "{attempt}",
+      "Sign-in steps, by method and outcome (a password, a passkey, a provider, a second factor).",
+    ),
+    failures: counter(
+      "portcullis.failures",
+      "{failure}",
+      "Requests answered with a failure code, by operation and code; requireAuth's refusals as authorizeRequest.",
+    ),
+    throttles: counter("portcullis.throttles", "{throttle}", "Requests refused by a throttling budget, by scope."),
+    refreshes: counter("portcullis.token.refreshes", "{refresh}", "Refresh tokens exchanged for a new token set."),
+    reuses: counter(
+      "portcullis.refresh_token.reuses",
+      "{reuse}",
+      "Spent refresh tokens presented again: each ended its session (RT-2).",
+    ),
     storageDuration: meter.createHistogram("portcullis.storage.operation.duration", {
       description: "Duration of storage operations, by store and operation.",
       unit: "s",
