@@ -153,6 +153,21 @@ function listen(target, type, action) {
 }
 
 /**
+ * Wraps a form's action whose 40100 can only mean that the password typed was not right (the
+ * server's words, "Invalid username or password", are for a sign-in), and says so plainly.
+ */
+function checkingPassword(action) {
+  return async (event) => {
+    try {
+      return await action(event);
+    } catch (error) {
+      if (error?.code !== 40100) throw error;
+      throw new AuthClientError("The password is not right", { kind: "server", code: 40100, status: 401 });
+    }
+  };
+}
+
+/**
  * For a button that ends or removes something: the first click arms it (it asks to be clicked
  * again, `confirmText`), the second goes ahead. Returns whether to go ahead.
  */
@@ -360,16 +375,20 @@ function thingItem(thing) {
 
 // TOTP enrolment: setup → QR code and secret → first code → enable → recovery codes, shown once.
 // Both steps need the current password unless the sign-in is under 5 minutes old (40001 otherwise).
-listen("setup-form", "submit", async (event) => {
-  const { password } = formValues(event.target);
-  event.target.reset();
-  const { secret, otpauthUrl } = await client.totp.setup(typedPassword(password));
-  $("secret").textContent = secret;
-  $("totp-off").hidden = true;
-  $("totp-setup").hidden = false;
-  setStatus("Scan the QR code, then enter the code the app shows.");
-  await showQrCode(otpauthUrl);
-});
+listen(
+  "setup-form",
+  "submit",
+  checkingPassword(async (event) => {
+    const { password } = formValues(event.target);
+    event.target.reset();
+    const { secret, otpauthUrl } = await client.totp.setup(typedPassword(password));
+    $("secret").textContent = secret;
+    $("totp-off").hidden = true;
+    $("totp-setup").hidden = false;
+    setStatus("Scan the QR code, then enter the code the app shows.");
+    await showQrCode(otpauthUrl);
+  }),
+);
 
 /** Draws the otpauth:// URL, sent in a POST body (never in a URL), and shows the SVG through a blob URL. */
 async function showQrCode(otpauthUrl) {
@@ -388,16 +407,20 @@ async function showQrCode(otpauthUrl) {
 }
 
 // Enabling ends the user's other sessions and keeps this one; the codes are shown once.
-listen("enable-form", "submit", async (event) => {
-  const { code, password } = formValues(event.target);
-  event.target.reset();
-  const { recoveryCodes } = await client.totp.enable({ code: code.trim(), ...typedPassword(password) });
-  releaseQr();
-  $("secret").textContent = "";
-  $("recovery-code-list").replaceChildren(...recoveryCodes.map((recoveryCode) => element("li", { textContent: recoveryCode })));
-  show("recovery-codes");
-  setStatus(`Two-factor sign-in is on. ${othersSignedOut}`, "ok");
-});
+listen(
+  "enable-form",
+  "submit",
+  checkingPassword(async (event) => {
+    const { code, password } = formValues(event.target);
+    event.target.reset();
+    const { recoveryCodes } = await client.totp.enable({ code: code.trim(), ...typedPassword(password) });
+    releaseQr();
+    $("secret").textContent = "";
+    $("recovery-code-list").replaceChildren(...recoveryCodes.map((recoveryCode) => element("li", { textContent: recoveryCode })));
+    show("recovery-codes");
+    setStatus(`Two-factor sign-in is on. ${othersSignedOut}`, "ok");
+  }),
+);
 
 listen("recovery-codes-done", "click", async () => {
   $("recovery-code-list").replaceChildren();
@@ -406,23 +429,31 @@ listen("recovery-codes-done", "click", async () => {
   await loadSessions();
 });
 
-listen("disable-form", "submit", async (event) => {
-  const { code, password } = formValues(event.target);
-  event.target.reset();
-  await client.totp.disable(code.trim() ? { code: code.trim() } : { password });
-  await renderCurrentUser();
-  setStatus(`Two-factor sign-in is off. ${othersSignedOut}`, "ok");
-  await loadSessions();
-});
+listen(
+  "disable-form",
+  "submit",
+  checkingPassword(async (event) => {
+    const { code, password } = formValues(event.target);
+    event.target.reset();
+    await client.totp.disable(code.trim() ? { code: code.trim() } : { password });
+    await renderCurrentUser();
+    setStatus(`Two-factor sign-in is off. ${othersSignedOut}`, "ok");
+    await loadSessions();
+  }),
+);
 
 // The password: the current one proves it is the user; the server ends the other sessions.
-listen("password-form", "submit", async (event) => {
-  const { currentPassword, newPassword } = formValues(event.target);
-  event.target.reset();
-  const { sessionsEnded } = await client.account.changePassword({ currentPassword, newPassword });
-  setStatus(`Password changed. ${counted(sessionsEnded, "other session")} signed out; this one goes on.`, "ok");
-  await loadSessions();
-});
+listen(
+  "password-form",
+  "submit",
+  checkingPassword(async (event) => {
+    const { currentPassword, newPassword } = formValues(event.target);
+    event.target.reset();
+    const { sessionsEnded } = await client.account.changePassword({ currentPassword, newPassword });
+    setStatus(`Password changed. ${counted(sessionsEnded, "other session")} signed out; this one goes on.`, "ok");
+    await loadSessions();
+  }),
+);
 
 /** Lists the user's sessions, this one marked "this device", each with a "Sign out" button. */
 async function loadSessions() {
@@ -488,12 +519,16 @@ function sessionItem(session) {
   return item;
 }
 
-listen("end-others-form", "submit", async (event) => {
-  const { ended } = await client.sessions.endOthers(sessionsProof());
-  event.target.reset();
-  setStatus(`${counted(ended, "other session")} signed out; this one goes on.`, "ok");
-  await loadSessions();
-});
+listen(
+  "end-others-form",
+  "submit",
+  checkingPassword(async (event) => {
+    const { ended } = await client.sessions.endOthers(sessionsProof());
+    event.target.reset();
+    setStatus(`${counted(ended, "other session")} signed out; this one goes on.`, "ok");
+    await loadSessions();
+  }),
+);
 
 listen("end-all", "click", async () => {
   if (!confirmedByASecondClick($("end-all"), "Click again to sign out everywhere")) return;
