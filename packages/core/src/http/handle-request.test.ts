@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { fakeDirectory } from "../directory/directory.test-support.js";
 import { AuthError, storageUnavailable } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { addUser, authError, encryptionKey, enrolTotp, makeAuth, signIn } from "../flows/fixtures.test-support.js";
@@ -285,7 +286,7 @@ describe("admin routes", () => {
   ] as const;
 
   it("the directory policy routes need a token whose roles hold the configured admin role: 40101 without one, 40300 without the role", async () => {
-    const harness = makeAuth({ adminRole: "operator" });
+    const harness = makeAuth({ adminRole: "operator", directory: fakeDirectory() });
     await addUser(harness.auth, "plain", undefined, ["admin", "user"]);
     await addUser(harness.auth, "operator", undefined, ["operator"]);
     const plain = (await signIn(harness, "plain")).accessToken;
@@ -307,8 +308,22 @@ describe("admin routes", () => {
     });
   });
 
-  it("the policy body may carry a CA bundle of 256 KiB", async () => {
+  it("without a directory given to createAuth, the directory policy routes are 40400, even for an administrator", async () => {
     const harness = makeAuth();
+    await addUser(harness.auth, "root", undefined, ["admin"]);
+    const { accessToken } = await signIn(harness, "root");
+    for (const [method, path] of adminPaths) {
+      const request = recordingRequest(method, path, {
+        secure: true,
+        body: method === "GET" ? undefined : "{}",
+        headers: { authorization: `Bearer ${accessToken}` },
+      }).request;
+      expect((await envelopeOf(harness.auth, request)).envelope.code, path).toBe(ErrorCode.NotFound);
+    }
+  });
+
+  it("the policy body may carry a CA bundle of 256 KiB", async () => {
+    const harness = makeAuth({ directory: fakeDirectory() });
     await addUser(harness.auth, "root", undefined, ["admin"]);
     const { accessToken } = await signIn(harness, "root");
     const pem = `-----BEGIN CERTIFICATE-----\n${"A".repeat(256 * 1024 - 60)}\n-----END CERTIFICATE-----`;

@@ -78,15 +78,19 @@ describe("openApiDocument", () => {
     expect(absent.sort()).toEqual([
       "DELETE /api/v1/auth/public-key/credentials/{id}",
       "GET /.well-known/jwks.json",
+      "GET /api/v1/auth/directory/policy",
       "GET /api/v1/auth/oauth/{provider}/authorize",
       "GET /api/v1/auth/oauth/{provider}/callback",
       "GET /api/v1/auth/openapi.json",
       "GET /api/v1/auth/public-key/credentials",
+      "POST /api/v1/auth/directory/policy/preview",
+      "POST /api/v1/auth/directory/policy/test",
       "POST /api/v1/auth/public-key/login/begin",
       "POST /api/v1/auth/public-key/login/finish",
       "POST /api/v1/auth/public-key/register/begin",
       "POST /api/v1/auth/public-key/register/finish",
       "POST /api/v1/auth/register",
+      "PUT /api/v1/auth/directory/policy",
       "PUT /api/v1/auth/public-key/credentials/{id}",
     ]);
     expect(all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, signUp: undefined })).includes(entry))).toEqual([

@@ -1,3 +1,4 @@
+import type { Auth } from "../../auth.js";
 import {
   getDirectoryPolicy,
   previewDirectoryUser,
@@ -10,12 +11,20 @@ import type { Route } from "../route-types.js";
 /** The body limit of a directory policy: room for a `caBundle` of up to 256 KiB. */
 const directoryPolicyBodyLimit = 512 * 1024;
 
+/**
+ * Whether the directory routes are served: only when `createAuth` was given a directory. Without
+ * one a policy could be saved but never used, so the routes answer 40400 and the OpenAPI
+ * document leaves them out, as it does the routes of passkeys or OAuth when those are off.
+ */
+const directoryConfigured = (auth: Auth) => auth.directory !== null;
+
 /** The directory (LDAP) policy, for the admin role. */
 export const directoryRoutes: readonly Route[] = [
   {
     method: "GET",
     path: "/auth/directory/policy",
     access: "admin",
+    enabled: directoryConfigured,
     doc: {
       operationId: "getDirectoryPolicy",
       tag: "Directory",
@@ -32,6 +41,7 @@ export const directoryRoutes: readonly Route[] = [
     method: "PUT",
     path: "/auth/directory/policy",
     access: "admin",
+    enabled: directoryConfigured,
     bodyLimit: directoryPolicyBodyLimit,
     doc: {
       operationId: "saveDirectoryPolicy",
@@ -50,6 +60,7 @@ export const directoryRoutes: readonly Route[] = [
     method: "POST",
     path: "/auth/directory/policy/test",
     access: "admin",
+    enabled: directoryConfigured,
     bodyLimit: directoryPolicyBodyLimit,
     doc: {
       operationId: "testDirectoryPolicy",
@@ -68,6 +79,7 @@ export const directoryRoutes: readonly Route[] = [
     method: "POST",
     path: "/auth/directory/policy/preview",
     access: "admin",
+    enabled: directoryConfigured,
     doc: {
       operationId: "previewDirectoryUser",
       tag: "Directory",
