@@ -67,7 +67,9 @@ export interface ActiveTelemetry {
  * registered SDK after it, or the API could not be loaded, or telemetry is off.
  */
 export interface TelemetrySwitch {
+  /** The spans and metrics of the instance, or null while telemetry is off or undecided. */
   active: ActiveTelemetry | null;
+  /** True while {@link TelemetrySwitch.decide} may still turn telemetry on. */
   undecided: boolean;
   /** Looks once more, now that the API may have loaded or an SDK been registered since `createAuth`. */
   decide(): void;
