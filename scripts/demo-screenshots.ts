@@ -61,9 +61,7 @@ async function shoot(browser: Browser, width: number): Promise<void> {
     {
       const { page, close } = await openDemo(browser, demo, width);
       await capture(page, width, "01-signed-out");
-      await page.fill('#sign-in-form input[name="username"]', user.username);
-      await page.fill('#sign-in-form input[name="password"]', "not the password");
-      await page.click('#sign-in-form button[type="submit"]');
+      await submitSignIn(page, user.username, "not the password");
       await page.locator("#sign-in .error").waitFor();
       await capture(page, width, "02-sign-in-error");
       await close();
