@@ -9,7 +9,7 @@ import {
   webauthnRegisterBegin,
   webauthnRegisterFinish,
 } from "@portcullis/core";
-import { createSoftwareAuthenticator } from "@portcullis/testing";
+import { type SoftwareAuthenticator, createSoftwareAuthenticator } from "@portcullis/testing";
 import { expect, it } from "vitest";
 
 const origin = "https://app.example.com";
@@ -22,14 +22,18 @@ const auth = createAuth({
 });
 const password = "correct horse battery staple";
 
-it("a user registers a passkey, then signs in with it without a username", async () => {
-  const user = await createUser(auth, { username: "alice", password });
+/** Creates `username` and registers a passkey of a new software authenticator for it, as the browser would. */
+async function userWithPasskey(username: string): Promise<SoftwareAuthenticator> {
+  const user = await createUser(auth, { username, password });
   const authenticator = createSoftwareAuthenticator({ origin });
-
   const registration = await webauthnRegisterBegin(auth, { userId: user.id, password, label: "Laptop" });
   const created = authenticator.register(registration.options);
   await webauthnRegisterFinish(auth, { userId: user.id, ceremonyId: registration.ceremonyId, response: created });
+  return authenticator;
+}
 
+it("a user registers a passkey, then signs in with it without a username", async () => {
+  const authenticator = await userWithPasskey("alice");
   const ceremony = await webauthnBegin(auth, {});
   const result = await webauthnFinish(auth, {
     ceremonyId: ceremony.ceremonyId,
@@ -39,12 +43,7 @@ it("a user registers a passkey, then signs in with it without a username", async
 });
 
 it("refuses an assertion signed for a page of another origin", async () => {
-  const user = await createUser(auth, { username: "bob", password });
-  const authenticator = createSoftwareAuthenticator({ origin });
-  const registration = await webauthnRegisterBegin(auth, { userId: user.id, password, label: "Phone" });
-  const created = authenticator.register(registration.options);
-  await webauthnRegisterFinish(auth, { userId: user.id, ceremonyId: registration.ceremonyId, response: created });
-
+  const authenticator = await userWithPasskey("bob");
   const ceremony = await webauthnBegin(auth, { username: "bob" });
   const phished = authenticator.authenticate(ceremony.options, { origin: "https://app.example.com.evil.example" });
   await expect(webauthnFinish(auth, { ceremonyId: ceremony.ceremonyId, response: phished })).rejects.toMatchObject({
