@@ -145,7 +145,10 @@ describe("OAuth routes against a real OpenID provider", () => {
           redirectUris: [redirectUri],
           floodAnswer: { route: "token", bytes: 64 * 1024 * 1024 },
         });
-        const server = await start(makeTestAuth({ oauth: corpOAuthConfig(flooding, redirectUri) }).auth);
+        const reported: unknown[] = [];
+        const server = await start(
+          makeTestAuth({ oauth: corpOAuthConfig(flooding, redirectUri), onInternalError: (error) => reported.push(error) }).auth,
+        );
         try {
           const begun = await call(server, "GET", "/api/v1/auth/oauth/corp/authorize");
           const callback = await driveAuthorization(begun.body.data.authUrl, { username: "alice" });
@@ -156,6 +159,7 @@ describe("OAuth routes against a real OpenID provider", () => {
           expect(answer.body).toMatchObject({ code: 50300, message: "The sign-in provider could not be reached" });
           expect(answer.headers.get("set-cookie")).toBeNull();
           expect(flooding.floodSent()).toBeLessThan(16 * 1024 * 1024);
+          expect(reported.map((error) => String(error))).toEqual(["AuthError: The sign-in provider could not be reached"]);
         } finally {
           await server.close();
           await flooding.close();

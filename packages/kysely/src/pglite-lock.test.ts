@@ -3,6 +3,7 @@
 // error that names the directory and the holder, the first keeps its data, and a lock whose
 // holder is gone is taken over.
 import { type ChildProcess, fork } from "node:child_process";
+import { utimesSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pgliteStorage } from "./pglite.js";
 import type { HolderMessage } from "./pglite-holder.test-support.js";
-import { lockFileName, lockStaleAfterMs } from "./pglite-lock.js";
+import { lockDataDirectory, lockFileName, lockStaleAfterMs } from "./pglite-lock.js";
 
 const repositoryRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const program = fileURLToPath(new URL("./pglite-holder.test-support.ts", import.meta.url));
@@ -147,4 +148,16 @@ describe("issue 20 item 6: one process per PGlite data directory", () => {
     const again = await pgliteStorage({ dataDir });
     await again.close();
   }, 60_000);
+
+  it("ST-1: a lock this process holds is never stale, however late its refresh ran on a busy machine", () => {
+    const held = lockDataDirectory(dataDir);
+    try {
+      const late = new Date(Date.now() - 2 * lockStaleAfterMs);
+      utimesSync(join(dataDir, lockFileName), late, late);
+      expect(() => lockDataDirectory(dataDir)).toThrow(`is open in process ${process.pid} (this one)`);
+    } finally {
+      held.release();
+    }
+    lockDataDirectory(dataDir).release();
+  });
 });

@@ -92,10 +92,15 @@ function processExists(pid: number): boolean {
  * held here, by another storage on the same directory.
  */
 function isStale({ owner, ageMs }: { owner: Partial<LockOwner>; ageMs: number }, self: LockOwner): boolean {
+  // Held by a storage of this process: live however late its refresh timer runs on a busy machine.
+  if (typeof owner.nonce === "string" && heldHere.has(owner.nonce)) return false;
   if (ageMs > lockStaleAfterMs) return true;
   if (!sameNamespace(owner, self) || typeof owner.pid !== "number") return false;
   return owner.pid !== self.pid && !processExists(owner.pid);
 }
+
+/** The nonces of the locks this process holds and has not released. */
+const heldHere = new Set<string>();
 
 /** Whether `owner` ran on this machine, since its last boot, in this PID namespace: where its pid can be asked about. */
 const sameNamespace = (owner: Partial<LockOwner>, self: LockOwner) =>
@@ -186,6 +191,7 @@ export function lockDataDirectory(dataDir: string): DataDirectoryLock {
   const path = join(directory, lockFileName);
   const owner = currentOwner();
   acquire(directory, path, owner);
+  heldHere.add(owner.nonce);
   const refresh = setInterval(() => {
     const now = new Date();
     try {
@@ -199,6 +205,7 @@ export function lockDataDirectory(dataDir: string): DataDirectoryLock {
   process.once("exit", releaseAtExit);
   function release(): void {
     clearInterval(refresh);
+    heldHere.delete(owner.nonce);
     process.off("exit", releaseAtExit);
     if (readLock(path)?.owner.nonce === owner.nonce) unlinkQuietly(path);
   }
