@@ -196,10 +196,14 @@ export interface ConnectStorageOptions {
   onPoolError?: (error: unknown) => void;
 }
 
-/** How connectStorage loads each driver; a test passes its own to play a driver that is not installed. */
+/**
+ * How connectStorage loads each driver; a test passes its own to play a driver that is not
+ * installed. Typed loosely so that this package's declarations never name a driver's types,
+ * which a project without that driver could not resolve.
+ */
 export interface DriverImports {
-  pg: () => Promise<typeof import("pg")>;
-  mysql2: () => Promise<typeof import("mysql2")>;
+  pg: () => Promise<unknown>;
+  mysql2: () => Promise<unknown>;
 }
 
 const installedDrivers: DriverImports = { pg: () => import("pg"), mysql2: () => import("mysql2") };
@@ -233,7 +237,7 @@ export async function connectStorageWith(options: ConnectStorageOptions, drivers
   const queryTimeoutMs = options.queryTimeoutMs ?? 10_000;
   const onPoolError = options.onPoolError ?? (() => {});
   if (url.protocol === "postgres:" || url.protocol === "postgresql:") {
-    const { default: pg } = await loadDriver(drivers.pg, "pg", `a ${url.protocol}// URL`);
+    const { default: pg } = (await loadDriver(drivers.pg, "pg", `a ${url.protocol}// URL`)) as typeof import("pg");
     const pool = new pg.Pool({
       connectionString: options.url,
       max,
@@ -253,7 +257,7 @@ export async function connectStorageWith(options: ConnectStorageOptions, drivers
     });
   }
   if (url.protocol === "mysql:" || url.protocol === "mariadb:") {
-    const { createPool } = await loadDriver(drivers.mysql2, "mysql2", `a ${url.protocol}// URL`);
+    const { createPool } = (await loadDriver(drivers.mysql2, "mysql2", `a ${url.protocol}// URL`)) as typeof import("mysql2");
     const pool = createPool({
       host: url.hostname,
       port: url.port === "" ? 3306 : Number(url.port),

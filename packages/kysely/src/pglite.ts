@@ -75,12 +75,12 @@ export async function pgliteStorage(options: PgliteStorageOptions): Promise<Kyse
   return pgliteStorageWith(options, () => import("@electric-sql/pglite"));
 }
 
-/** {@link pgliteStorage} with PGlite as `load` imports it; a test passes its own to play a PGlite that is not installed. */
-export async function pgliteStorageWith(
-  options: PgliteStorageOptions,
-  load: () => Promise<typeof import("@electric-sql/pglite")>,
-): Promise<KyselyStorage> {
-  const { PGlite } = await loadDriver(load, "@electric-sql/pglite", "pgliteStorage");
+/**
+ * {@link pgliteStorage} with PGlite as `load` imports it; a test passes its own to play a PGlite
+ * that is not installed. `load` is typed loosely so that the declarations never name PGlite's types.
+ */
+export async function pgliteStorageWith(options: PgliteStorageOptions, load: () => Promise<unknown>): Promise<KyselyStorage> {
+  const { PGlite } = (await loadDriver(load, "@electric-sql/pglite", "pgliteStorage")) as typeof import("@electric-sql/pglite");
   const directory = fileSystemDirectory(options.dataDir);
   const lock = directory === null ? null : lockDataDirectory(directory);
   let storage: KyselyStorage | undefined;
