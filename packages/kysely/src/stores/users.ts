@@ -81,10 +81,16 @@ export function userStore(context: StoreContext): UserStore {
       });
     },
     async incrementTokenVersionsBySource(source, now) {
+      // Two of these at once must lock the rows in one order, or each holds a row the other
+      // waits for: PostgreSQL updates rows in the order it finds them, which earlier updates
+      // change, so the rows are locked by id first; InnoDB walks them in primary-key order.
+      const ofSource = context.postgres
+        ? db.selectFrom(t.users).select("id").where("source", "=", source).orderBy("id").forUpdate()
+        : undefined;
       const result = await db
         .updateTable(t.users)
         .set({ token_version: sql`token_version + 1`, updated_at: now })
-        .where("source", "=", source)
+        .where((eb) => (ofSource ? eb("id", "in", ofSource) : eb("source", "=", source)))
         .executeTakeFirst();
       return num(result.numUpdatedRows);
     },
