@@ -26,7 +26,15 @@ describe.each(clientTargets)("client.register against %s", (_name, start, status
     const signedUp = await client.register({ username: "newcomer", password: testPassword });
     expect(signedUp).toEqual({
       status: "authenticated",
-      user: { id: expect.any(String), username: "newcomer", roles: ["reader"], totpEnabled: false, createdAt: harness.clock.now },
+      user: {
+        id: expect.any(String),
+        username: "newcomer",
+        roles: ["reader"],
+        totpEnabled: false,
+        email: null,
+        emailVerified: false,
+        createdAt: harness.clock.now,
+      },
     });
     expect(events).toEqual([["signedIn", { user: signedUp.user }]]);
     expect(await client.me()).toEqual(signedUp.user);

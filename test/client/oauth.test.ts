@@ -59,7 +59,15 @@ describe.each(clientTargets)("client.oauth against %s and a real OpenID provider
     const step = await client.oauth.finish({ provider: "corp", url: callback });
     expect(step).toEqual({
       status: "authenticated",
-      user: { id: expect.any(String), username: "alice", roles: [], totpEnabled: false, createdAt: expect.any(Number) },
+      user: {
+        id: expect.any(String),
+        username: "alice",
+        roles: [],
+        totpEnabled: false,
+        email: "alice@example.com",
+        emailVerified: false,
+        createdAt: expect.any(Number),
+      },
       returnPath: "/account?tab=keys",
     });
     expect(harness.countSent("GET", callbackPath(callback))).toBe(1);

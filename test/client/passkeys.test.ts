@@ -73,7 +73,15 @@ describe.each(clientTargets)("client.passkeys against %s", (_name, start, status
 
     expect(await client.passkeys.signIn()).toEqual({
       status: "authenticated",
-      user: { id: user.id, username: "alice", roles: ["user"], totpEnabled: false, createdAt: user.createdAt },
+      user: {
+        id: user.id,
+        username: "alice",
+        roles: ["user"],
+        totpEnabled: false,
+        email: null,
+        emailVerified: false,
+        createdAt: user.createdAt,
+      },
     });
     expect(await client.passkeys.list()).toEqual([{ ...passkey, lastUsedAt: harness.clock.now }]);
     await client.passkeys.rename(passkey.id, "  Work laptop ");

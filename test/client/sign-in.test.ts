@@ -35,7 +35,15 @@ describe.each(clientTargets)("@portcullis/client against %s", (_name, start, sta
     const step = await client.login({ username: "alice", password: testPassword });
     expect(step).toEqual({
       status: "authenticated",
-      user: { id: alice.id, username: "alice", roles: ["admin"], totpEnabled: false, createdAt: alice.createdAt },
+      user: {
+        id: alice.id,
+        username: "alice",
+        roles: ["admin"],
+        totpEnabled: false,
+        email: null,
+        emailVerified: false,
+        createdAt: alice.createdAt,
+      },
     });
     expect(events).toEqual([["signedIn", { user: step.status === "authenticated" ? step.user : null }]]);
     expect(await client.me()).toMatchObject({ id: alice.id, username: "alice" });

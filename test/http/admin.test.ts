@@ -133,6 +133,8 @@ describe.each(adapters)("the admin routes on %s", (_name, start) => {
         username: "other-admin",
         roles: ["user"],
         totpEnabled: false,
+        email: null,
+        emailVerified: false,
         createdAt: other.createdAt,
         disabled: true,
       });
@@ -234,6 +236,8 @@ describe.each(adapters)("the admin routes on %s", (_name, start) => {
         username: "Newcomer",
         roles: ["editor"],
         totpEnabled: false,
+        email: "n@example.com",
+        emailVerified: false,
         createdAt: context.testAuth.clock.now,
         disabled: false,
       });
@@ -253,6 +257,36 @@ describe.each(adapters)("the admin routes on %s", (_name, start) => {
       const noPassword = await admin(context, "POST", users, { token, json: { username: "passwordless" } });
       expectEnvelope(noPassword, 0);
       expect((await context.testAuth.auth.storage.users.findById(noPassword.body.data.id))?.passwordHash).toBeNull();
+    });
+
+    it("EV-1: POST stores an address the administrator vouches for as verified; one another account holds verified is 40900, one that is no address 40002", async () => {
+      const token = await signIn(context.server, "root");
+      const vouched = await admin(context, "POST", users, {
+        token,
+        json: { username: "vouched", email: "Val@Example.com", emailVerified: true },
+      });
+      expectEnvelope(vouched, 0);
+      expect(vouched.body.data).toMatchObject({ username: "vouched", email: "Val@Example.com", emailVerified: true });
+      const twin = await admin(context, "POST", users, {
+        token,
+        json: { username: "twin", email: "val@EXAMPLE.com", emailVerified: true },
+      });
+      expectEnvelope(twin, 40900);
+      expect(await context.testAuth.auth.storage.users.findByUsernameKey("twin")).toBeNull();
+      const unverified = await admin(context, "POST", users, { token, json: { username: "twin", email: "val@example.com" } });
+      expectEnvelope(unverified, 0);
+      expect(unverified.body.data).toMatchObject({ email: "val@example.com", emailVerified: false });
+      for (const json of [
+        { username: "bad-1", email: "no-at-sign" },
+        { username: "bad-2", email: "a b@example.com" },
+        { username: "bad-3", email: "a@example.com", emailVerified: "true" },
+      ]) {
+        const refused = await admin(context, "POST", users, { token, json });
+        expectEnvelope(refused, 40002);
+        expect(refused.body.message, JSON.stringify(json)).toMatch(/^email/);
+      }
+      const details = await admin(context, "GET", `${users}/${vouched.body.data.id}`, { token });
+      expect(details.body.data).toMatchObject({ email: "Val@Example.com", emailVerified: true });
     });
 
     it("GET …/:id shows the live sessions, passkeys and linked providers; an unknown id is 40400", async () => {
@@ -287,6 +321,8 @@ describe.each(adapters)("the admin routes on %s", (_name, start) => {
         username: "alice",
         roles: ["user"],
         totpEnabled: false,
+        email: null,
+        emailVerified: false,
         createdAt: alice.createdAt,
         disabled: false,
         sessions: 1,

@@ -117,6 +117,8 @@ const shownUser = (user: TestUser, totpEnabled = false) => ({
   username: user.username,
   roles: user.roles,
   totpEnabled,
+  email: null,
+  emailVerified: false,
   createdAt: user.createdAt,
 });
 

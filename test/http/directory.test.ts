@@ -2,6 +2,7 @@ import {
   type AuthConfig,
   type CreateAuthOptions,
   type DirectorySettings,
+  type PublicUser,
   type RoleMapping,
   beginTotpSetup,
   enableTotp,
@@ -121,7 +122,7 @@ const localLogin = (server: RunningServer, username: string, password = testPass
 interface Tokens {
   accessToken: string;
   refreshToken: string;
-  user: { id: string; username: string; roles: string[]; totpEnabled: boolean; createdAt: number };
+  user: PublicUser;
 }
 
 /** Signs in through the directory and expects tokens. */
@@ -557,6 +558,8 @@ describeWithSlapd("Directory (LDAP) login over HTTP against slapd", () => {
           username: bob.uid,
           roles: ["user"],
           totpEnabled: false,
+          email: null,
+          emailVerified: false,
           createdAt: local.createdAt,
         });
       });

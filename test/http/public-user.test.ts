@@ -14,6 +14,8 @@ const aliceWith = (alice: TestUser, added: Record<string, unknown>) => ({
   username: "alice",
   roles: ["editor", "user"],
   totpEnabled: false,
+  email: null,
+  emailVerified: false,
   createdAt: alice.createdAt,
   ...added,
 });
@@ -66,6 +68,8 @@ describe.each(adapters)("the publicUser hook on %s", (_name, start) => {
       username: "root",
       roles: ["admin"],
       totpEnabled: true,
+      email: "root@evil.example",
+      emailVerified: true,
       createdAt: 0,
       role: "admin",
     }));

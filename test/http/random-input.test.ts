@@ -109,7 +109,7 @@ const fieldsByRoute: Record<string, string[]> = {
   "POST /auth/sessions/end-others": ["password", "totpCode"],
   "DELETE /auth/sessions/:id": ["password", "totpCode"],
   "POST /auth/register": ["username", "password", "email"],
-  "POST /auth/admin/users": ["username", "password", "email", "roles"],
+  "POST /auth/admin/users": ["username", "password", "email", "emailVerified", "roles"],
   "PATCH /auth/admin/users/:id": ["disabled", "roles", "password", "totpCode"],
   "DELETE /auth/admin/users/:id/totp": ["password", "totpCode"],
 };

@@ -49,6 +49,8 @@ describe.each(adapters)("POST /auth/register on %s", (_name, start) => {
         username: "Newcomer",
         roles: ["member"],
         totpEnabled: false,
+        email: "n@example.com",
+        emailVerified: false,
         createdAt: context.testAuth.clock.now,
       });
       expect(deviceToken).toEqual(expect.any(String));
@@ -59,7 +61,7 @@ describe.each(adapters)("POST /auth/register on %s", (_name, start) => {
       expectEnvelope(await post(context.server, `${base}/login`, { username: "newcomer", password: testPassword }), 0);
     });
 
-    it("SU-1: no role, id, token version or state is taken from the body", async () => {
+    it("SU-1, EV-1: no role, id, token version or state is taken from the body, nor an address's verification", async () => {
       const answer = await register(context.server, {
         username: "mallory",
         password: testPassword,
@@ -69,6 +71,8 @@ describe.each(adapters)("POST /auth/register on %s", (_name, start) => {
         disabled: true,
         totpEnabled: true,
         source: "directory",
+        email: "Mallory@Example.com",
+        emailVerified: true,
       });
       expectEnvelope(answer, 0);
       expect(answer.body.data.user).toMatchObject({ username: "mallory", roles: ["member"], totpEnabled: false });
@@ -80,7 +84,10 @@ describe.each(adapters)("POST /auth/register on %s", (_name, start) => {
         tokenVersion: 0,
         disabled: false,
         source: "local",
+        email: "Mallory@Example.com",
+        emailVerified: false,
       });
+      expect(answer.body.data.user).toMatchObject({ email: "Mallory@Example.com", emailVerified: false });
       expect(await context.testAuth.auth.storage.users.findById("chosen-id")).toBeNull();
     });
 

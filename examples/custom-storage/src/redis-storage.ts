@@ -21,6 +21,7 @@ import {
   type UserRecord,
   type UserStore,
   compareCodePoints,
+  emailKeyOf,
   prefixUpperBound,
   storageUnavailable,
 } from "@portcullis/core";
@@ -226,18 +227,46 @@ async function readAll<T>({ client, prefix }: Redis, type: string, refs: string[
 // whose members are `<usernameKey>\0<user ref>` (all with score 0, so Redis orders them by their
 // bytes, which is code point order): `list` reads a page of it with ZRANGEBYLEX. Usernames hold no
 // NUL (core refuses control characters), so the first NUL of a member ends its key.
+// A verified address (EV-1): `verified-emails:<emailKeyOf(email)>` holding the user's ref, and
+// `verified-email-of:<user ref>` naming that key, so a change of address frees the old one.
 
 /** The member of `username-order` for a user. */
 const orderMember = (usernameKey: string, userRef: string) => `${usernameKey}\0${userRef}`;
 
 const createUserScript = `
--- KEYS: the user, its username index, its source index, username-order.
+-- KEYS: the user, its username index, its source index, username-order, its verified-address
+-- record, and its address's index when the address is verified.
 -- ARGV: the user's ref, its username-order member, then field, value pairs.
 if redis.call('EXISTS', KEYS[1], KEYS[2]) > 0 then return 0 end
+if KEYS[6] and redis.call('EXISTS', KEYS[6]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 redis.call('SET', KEYS[2], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[1])
 redis.call('ZADD', KEYS[4], 0, ARGV[2])
+if KEYS[6] then
+  redis.call('SET', KEYS[6], ARGV[1])
+  redis.call('SET', KEYS[5], KEYS[6])
+end
+return 1`;
+
+const setEmailScript = `
+-- KEYS: the user, its verified-address record, and the new address's index when it is verified.
+-- ARGV: the user's ref, then field, value pairs (email, emailVerified, updatedAt).
+-- Returns 1 set, 0 no such user, -1 another user holds the address verified.
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if KEYS[3] then
+  local holder = redis.call('GET', KEYS[3])
+  if holder and holder ~= ARGV[1] then return -1 end
+end
+local old = redis.call('GET', KEYS[2])
+if old then redis.call('DEL', old) end
+if KEYS[3] then
+  redis.call('SET', KEYS[3], ARGV[1])
+  redis.call('SET', KEYS[2], KEYS[3])
+else
+  redis.call('DEL', KEYS[2])
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1`;
 
 const updateUserScript = `
@@ -311,6 +340,10 @@ return raised`;
 
 const patchableUserFields = ["username", "usernameKey", "passwordHash", "roles", "disabled"] as const;
 
+/** A stored user as core reads it: users stored before addresses existed have none. */
+const withAddress = (user: UserRecord | null): UserRecord | null =>
+  user ? { ...user, email: user.email ?? null, emailVerified: user.emailVerified === true } : null;
+
 const pick = <T extends object, K extends keyof T>(record: T, fields: readonly K[]) =>
   Object.fromEntries(fields.filter((field) => record[field] !== undefined).map((field) => [field, record[field]]));
 
@@ -320,18 +353,48 @@ function redisUsers(redis: Redis): UserStore {
   const usernameKey = (key: string) => `${prefix}:usernames:${ref(key)}`;
   const sourceKey = (source: string) => `${prefix}:users-by-source:${ref(source)}`;
   const orderKey = `${prefix}:username-order`;
-  const findById = async (id: string) => fromFields<UserRecord>(await client.hGetAll(userKey(id)));
+  const addressOfKey = (id: string) => `${prefix}:verified-email-of:${ref(id)}`;
+  const verifiedEmailKey = (emailKey: string) => `${prefix}:verified-emails:${ref(emailKey)}`;
+  /** The index key of an address when it is verified (EV-1), else none. */
+  const verifiedIndex = (email: string | null, verified: boolean) =>
+    verified && email !== null ? [verifiedEmailKey(emailKeyOf(email))] : [];
+  const findById = async (id: string) => withAddress(fromFields<UserRecord>(await client.hGetAll(userKey(id))));
   return {
     async create(user) {
-      const keys = [userKey(user.id), usernameKey(user.usernameKey), sourceKey(user.source), orderKey];
-      const args = [ref(user.id), orderMember(user.usernameKey, ref(user.id)), ...toArgs(user)];
+      const index = verifiedIndex(user.email, user.emailVerified);
+      const keys = [
+        userKey(user.id),
+        usernameKey(user.usernameKey),
+        sourceKey(user.source),
+        orderKey,
+        addressOfKey(user.id),
+        ...index,
+      ];
+      const stored = { ...user, emailVerified: index.length > 0 };
+      const args = [ref(user.id), orderMember(user.usernameKey, ref(user.id)), ...toArgs(stored)];
       return (await run<number>(createUserScript, keys, args)) === 1;
     },
     findById,
+    async findByVerifiedEmail(emailKey) {
+      const userRef = await client.get(verifiedEmailKey(emailKey));
+      if (userRef === null) return null;
+      const user = withAddress(fromFields<UserRecord>(await client.hGetAll(`${prefix}:users:${userRef}`)));
+      // A change of address may have come between the two reads: match the key asked for.
+      return user?.emailVerified && user.email !== null && emailKeyOf(user.email) === emailKey ? user : null;
+    },
+    async setEmail(id, setting, now) {
+      const email = setting?.email ?? null;
+      const index = verifiedIndex(email, setting?.verified === true);
+      const fields = { email, emailVerified: index.length > 0, updatedAt: now };
+      const outcome = await run<number>(setEmailScript, [userKey(id), addressOfKey(id), ...index], [ref(id), ...toArgs(fields)]);
+      if (outcome === -1) return { outcome: "taken" };
+      const user = outcome === 1 ? await findById(id) : null;
+      return user ? { outcome: "set", user } : { outcome: "unknown" };
+    },
     async findByUsernameKey(key) {
       const userRef = await client.get(usernameKey(key));
       if (userRef === null) return null;
-      const user = fromFields<UserRecord>(await client.hGetAll(`${prefix}:users:${userRef}`));
+      const user = withAddress(fromFields<UserRecord>(await client.hGetAll(`${prefix}:users:${userRef}`)));
       // A rename may have come between the two reads: match the key asked for (ST-2).
       return user?.usernameKey === key ? user : null;
     },
@@ -341,7 +404,7 @@ function redisUsers(redis: Redis): UserStore {
       const renamed = patch.usernameKey !== undefined;
       const keys = [userKey(id), orderKey, ...(renamed ? [usernameKey(patch.usernameKey as string)] : [])];
       const member = renamed ? orderMember(patch.usernameKey as string, ref(id)) : "";
-      return fromPairs<UserRecord>(await run(updateUserScript, keys, [prefix, ref(id), member, ...toArgs(changes)]));
+      return withAddress(fromPairs<UserRecord>(await run(updateUserScript, keys, [prefix, ref(id), member, ...toArgs(changes)])));
     },
     async incrementTokenVersion(id, now) {
       const version = await run<number>(incrementTokenVersionScript, [userKey(id)], [json(now)]);
@@ -352,7 +415,7 @@ function redisUsers(redis: Redis): UserStore {
     async list(query) {
       const [min, max] = usernameOrderRange(query);
       const pages = await run<string[][]>(listUsersScript, [orderKey], [prefix, min, max, query.limit]);
-      return pages.map((pairs) => fromPairs<UserRecord>(pairs) as UserRecord);
+      return pages.map((pairs) => withAddress(fromPairs<UserRecord>(pairs)) as UserRecord);
     },
   };
 }

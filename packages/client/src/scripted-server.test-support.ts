@@ -22,7 +22,15 @@ export type ScriptedAnswer = { code: number; message?: string; data?: unknown; s
 /** The base URL a scripted server is reached at. */
 export const scriptedBaseUrl = "https://api.example.com/api/v1";
 
-export const scriptedUser: AuthUser = { id: "user-1", username: "alice", roles: ["user"], totpEnabled: false, createdAt: 0 };
+export const scriptedUser: AuthUser = {
+  id: "user-1",
+  username: "alice",
+  roles: ["user"],
+  totpEnabled: false,
+  email: null,
+  emailVerified: false,
+  createdAt: 0,
+};
 
 /** The data of a completed sign-in, numbered so each one's tokens differ. */
 export function tokenSet(n: number, expiresIn = 900) {

@@ -4,6 +4,10 @@ export interface AuthUser {
   username: string;
   roles: string[];
   totpEnabled: boolean;
+  /** The account's email address, or null. */
+  email: string | null;
+  /** Whether `email` is proven to be the user's. */
+  emailVerified: boolean;
   /** When the account was created, epoch milliseconds. */
   createdAt: number;
 }

@@ -153,6 +153,7 @@ export type { ThrottleConfig, ThrottleTier } from "./throttle/throttle-config.js
 export type { AccessContext, AccessTokenClaims } from "./tokens/access-token.js";
 export type { PublicUser, TokenSet } from "./tokens/issue-tokens.js";
 export type { AsymmetricSigningKey, JWK, VerificationKey } from "./tokens/token-config.js";
+export { emailKeyOf, maxEmailLength, normalizeEmail } from "./users/email.js";
 export type { PublicUserHook } from "./users/public-user.js";
 export type { SessionConfig } from "./users/session-config.js";
 export { usernameProblem } from "./users/username.js";

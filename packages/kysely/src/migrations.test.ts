@@ -31,7 +31,7 @@ import type { KyselyStorage } from "./kysely-storage.js";
 import { checkSchema, latestSchemaVersion, migrate } from "./migrate.js";
 import { pgliteStorage } from "./pglite.js";
 import { tablesWithPrefix } from "./schema.js";
-import { makeOldAccounts, rowCounts, writeVersionOne } from "./schema-v1.test-support.js";
+import { makeOldAccounts, rowCounts, writeOldVersion } from "./schema-v1.test-support.js";
 
 /** The checks every database gets, on a storage whose database has no Portcullis tables yet. */
 function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselyStorage; drop(): Promise<void> }>) {
@@ -91,7 +91,7 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
   it("SE-1, AD-1 (issue 21): a database made and filled by schema version 1 keeps every row through migration 2, and serves them", async () => {
     const accounts = await makeOldAccounts();
     const storage = await open("app_");
-    await writeVersionOne(storage, accounts);
+    await writeOldVersion(storage, accounts, 1);
     const before = await rowCounts(storage);
     expect(Object.values(before).every((count) => count > 0)).toBe(true);
     await expect(storage.users.findById(accounts.bob.id)).rejects.toThrow("at version 1, older than this code");
@@ -147,6 +147,40 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
       code: await totpCodeAt(auth, accounts.alice.secret),
     });
     expect(aliceIn.user).toMatchObject({ id: accounts.alice.id, totpEnabled: true });
+  });
+
+  it("EV-1 (issue 24): a database made and filled by schema version 2 keeps every row through migration 3; its users have no address, and a verified one is then unique", async () => {
+    const accounts = await makeOldAccounts();
+    const storage = await open("app_");
+    await writeOldVersion(storage, accounts, 2);
+    const before = await rowCounts(storage);
+    expect(Object.values(before).every((count) => count > 0)).toBe(true);
+    await expect(storage.users.findById(accounts.bob.id)).rejects.toThrow("at version 2, older than this code");
+
+    expect(await migrate(storage)).toEqual({ from: 2, to: latestSchemaVersion });
+    expect(await rowCounts(storage)).toEqual(before);
+    for (const user of accounts.users) {
+      expect(await storage.users.findById(user.id)).toEqual({ ...user, email: null, emailVerified: false });
+    }
+    for (const session of accounts.sessions) expect(await storage.sessions.findSession(session.id)).toEqual(session);
+    for (const token of accounts.refreshTokens) expect(await storage.sessions.findRefreshToken(token.hash)).toEqual(token);
+    expect(await storage.totp.get(accounts.alice.id)).toEqual(accounts.totp[0]);
+    expect(await storage.passkeys.listByUser(accounts.bob.id)).toEqual(accounts.passkeys);
+    expect(await storage.identities.listByUser(accounts.bob.id)).toEqual(accounts.identities);
+
+    // The new unique key is in force on the migrated table: one verified holder, unverified copies allowed.
+    const address = { email: "Bob@Example.com", verified: true };
+    expect((await storage.users.setEmail(accounts.bob.id, address, 2)).outcome).toBe("set");
+    expect(await storage.users.setEmail(accounts.carol.id, { ...address, email: "bob@example.COM" }, 2)).toEqual({
+      outcome: "taken",
+    });
+    expect((await storage.users.setEmail(accounts.carol.id, { ...address, verified: false }, 2)).outcome).toBe("set");
+    expect((await storage.users.findByVerifiedEmail("bob@example.com"))?.id).toBe(accounts.bob.id);
+
+    const { clock } = accounts.testAuth;
+    const { auth } = makeTestAuth({ secrets: accounts.secrets, storage, throttle: generousThrottle, now: () => clock.now });
+    const refreshed = await refresh(auth, { refreshToken: accounts.bobSignIns[0]?.refreshToken as string });
+    expect(refreshed.user).toMatchObject({ id: accounts.bob.id, email: "Bob@Example.com", emailVerified: true });
   });
 }
 

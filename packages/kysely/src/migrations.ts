@@ -169,6 +169,19 @@ const migrations: readonly Migration[] = [
       ];
     },
   },
+  {
+    // Issue 24: an address on each account, and the key of a verified one, unique (EV-1). Null
+    // keys never collide, so unverified addresses repeat. Existing users: no address, not verified.
+    version: 3,
+    statements(dialect, t, collations) {
+      const c = columnTypes(dialect, collations);
+      const key = dialect === "mysql" ? c.text(512) : `${c.text(512)} collate "C"`;
+      return [
+        `alter table ${t.users} add column email ${c.text(512)}, add column email_verified ${c.flag} not null default false, add column verified_email_key ${key}`,
+        `alter table ${t.users} add constraint ${t.users}_verified_email_key unique (verified_email_key)`,
+      ];
+    },
+  },
 ];
 
 /** The schema version this code reads and writes. */

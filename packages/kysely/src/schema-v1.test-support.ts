@@ -1,6 +1,6 @@
 /**
- * A database as release 0.1 (schema version 1, before issue 21) made and filled it, for the
- * migration tests: accounts made by the real flows on memory storage (an argon2id password, a
+ * A database as release 0.1 (schema version 1, before issue 21) or the release before issue 24
+ * (schema version 2) made and filled it, for the migration tests: accounts made by the real flows on memory storage (an argon2id password, a
  * sealed TOTP secret and recovery codes, a passkey of a software authenticator, sessions with
  * live and spent refresh tokens, a linked identity, a setting), written into the version 1 tables
  * with the columns that schema has. Not a test file; excluded from the build.
@@ -42,10 +42,10 @@ import { counterStore } from "./stores/counters.js";
 import { identityStore } from "./stores/identities.js";
 import { passkeyStore } from "./stores/passkeys.js";
 import { recoveryCodeStore } from "./stores/recovery-codes.js";
-import { sessionStore } from "./stores/sessions.js";
+import { sessionStore, toSessionRow } from "./stores/sessions.js";
 import { settingsStore } from "./stores/settings.js";
 import { totpStore } from "./stores/totp.js";
-import { userStore } from "./stores/users.js";
+import { toUserRow } from "./stores/users.js";
 
 /** What an old database holds, as records, and what its users hold to sign in with. */
 export interface OldAccounts {
@@ -141,34 +141,36 @@ export async function makeOldAccounts(): Promise<OldAccounts> {
 }
 
 /**
- * Brings an empty database to schema version 1 and writes `accounts` into it as release 0.1's
- * storage did: the sessions with the columns version 1 has, by SQL; the tables migration 2 leaves
- * as they were through their stores, whose statements are still version 1's (a store that one
- * day writes a column version 1 lacks fails here, and this file then writes that table by SQL
- * too). A throttling window and a pending challenge as well, which the upgrade must keep.
+ * Brings an empty database to schema version `version` (1, release 0.1's; or 2, the release before
+ * issue 24's) and writes `accounts` into it as that release's storage did: the users, and at
+ * version 1 the sessions, by SQL with the columns that schema has; the tables later migrations
+ * leave as they were through their stores, whose statements are still those versions' (a store
+ * that one day writes a column the old version lacks fails here, and this file then writes that
+ * table by SQL too). A throttling window and a pending challenge as well, which the upgrade must keep.
  */
-export async function writeVersionOne(storage: KyselyStorage, accounts: OldAccounts): Promise<void> {
+export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccounts, version: 1 | 2): Promise<void> {
   const { db, dialect, tables: t } = storage;
-  const { to } = await migrateSchema(db, dialect, t, 1, 1);
-  if (to !== 1) throw new Error(`setup: the schema went to version ${to}, not 1`);
+  const { to } = await migrateSchema(db, dialect, t, 1, version);
+  if (to !== version) throw new Error(`setup: the schema went to version ${to}, not ${version}`);
   const context = storeContext(db, dialect, t);
-  for (const user of accounts.users) await userStore(context).create(user);
+  // Versions 1 and 2 have no address columns (migration 3 adds them).
+  const oldUsers = accounts.users.map((user) => {
+    const { email: _, email_verified: __, verified_email_key: ___, ...row } = toUserRow(user);
+    return row;
+  });
+  await db.insertInto(t.users).values(oldUsers).execute();
   for (const totp of accounts.totp) {
     await totpStore(context).putPending(totp);
     if (totp.enabled) await totpStore(context).enable(totp.userId);
   }
   const { alice } = accounts;
   await recoveryCodeStore(context).replace(alice.id, accounts.recoveryCodeHashes, 1);
-  const versionOneSessions = accounts.sessions.map((session) => ({
-    id: session.id,
-    user_id: session.userId,
-    token_version: session.tokenVersion,
-    amr: JSON.stringify(session.amr),
-    created_at: session.createdAt,
-    expires_at: session.expiresAt,
-    revoked_at: session.revokedAt,
-  }));
-  await db.insertInto(t.sessions).values(versionOneSessions).execute();
+  // Version 1's sessions have no last_used_at, user_agent or address (migration 2 adds them).
+  const sessionRows = accounts.sessions.map((session) => {
+    const { last_used_at: _, user_agent: __, address: ___, ...versionOne } = toSessionRow(session);
+    return version === 1 ? versionOne : toSessionRow(session);
+  });
+  await db.insertInto(t.sessions).values(sessionRows).execute();
   for (const token of accounts.refreshTokens) await sessionStore(context).insertRefreshToken(token);
   for (const passkey of accounts.passkeys) await passkeyStore(context).create(passkey);
   for (const identity of accounts.identities) await identityStore(context).link(identity);

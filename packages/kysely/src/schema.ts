@@ -55,6 +55,10 @@ export interface UserRow {
   disabled: boolean | number;
   token_version: number | string;
   source: string;
+  email: string | null;
+  email_verified: boolean | number;
+  /** `emailKeyOf(email)` while the address is verified, else null; unique (EV-1). */
+  verified_email_key: string | null;
   created_at: number | string;
   updated_at: number | string;
 }

@@ -55,6 +55,8 @@ async function rowsOfEveryKind(storage: KyselyStorage, tag: string, now: number,
     disabled: false,
     tokenVersion: 0,
     source: "local",
+    email: null,
+    emailVerified: false,
     createdAt: 1,
     updatedAt: 1,
   });

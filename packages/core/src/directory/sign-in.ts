@@ -92,6 +92,8 @@ export async function directoryAccount(auth: Auth, entry: DirectoryEntry, roles:
     disabled: false,
     tokenVersion: 0,
     source: "directory",
+    email: null,
+    emailVerified: false,
     createdAt: now,
     updatedAt: now,
   };

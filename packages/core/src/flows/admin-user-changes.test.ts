@@ -43,6 +43,8 @@ describe("updateUser", () => {
       username: "alice",
       roles: ["editor"],
       totpEnabled: false,
+      email: null,
+      emailVerified: false,
       createdAt: harness.clock.now - 1000,
       disabled: true,
     });
@@ -131,6 +133,8 @@ describe("updateUser", () => {
       disabled: false,
       tokenVersion: 0,
       source: "directory",
+      email: null,
+      emailVerified: false,
       createdAt: now,
       updatedAt: now,
     };

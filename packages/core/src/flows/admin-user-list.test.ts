@@ -73,7 +73,16 @@ describe("listUsers", () => {
     await createUser(harness.auth, { username: "switched-off", disabled: true });
     const page = await listUsers(harness.auth);
     expect(page.users).toEqual([
-      { id: user.id, username: "shown", roles: ["r"], totpEnabled: false, createdAt: harness.clock.now, disabled: false },
+      {
+        id: user.id,
+        username: "shown",
+        roles: ["r"],
+        totpEnabled: false,
+        email: null,
+        emailVerified: false,
+        createdAt: harness.clock.now,
+        disabled: false,
+      },
       expect.objectContaining({ username: "switched-off", disabled: true }),
     ]);
     expect(JSON.stringify(page)).not.toMatch(/passwordHash|tokenVersion|usernameKey|argon2/);

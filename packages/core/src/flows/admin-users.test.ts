@@ -40,6 +40,8 @@ describe("admin views of users", () => {
       username: "counted",
       roles: ["s"],
       totpEnabled: false,
+      email: null,
+      emailVerified: false,
       createdAt: harness.clock.now,
       disabled: false,
       sessions: 2,
@@ -63,6 +65,8 @@ describe("admin views of users", () => {
       username: "hooked",
       roles: [],
       totpEnabled: false,
+      email: null,
+      emailVerified: false,
       createdAt: harness.clock.now,
       disabled: true,
       team: "blue",
@@ -87,12 +91,14 @@ describe("adminCreateUser", () => {
       username: "Made",
       roles: ["b", "a"],
       totpEnabled: false,
+      email: "made@example.com",
+      emailVerified: false,
       createdAt: harness.clock.now,
       disabled: false,
     });
     expect(harness.events).toEqual([{ type: "user.created", userId: user.id, by: "admin", adminUserId, at: harness.clock.now }]);
     expect(await harness.storage.sessions.listByUser(user.id, harness.clock.now, 10)).toEqual([]);
-    expect(JSON.stringify(await harness.storage.users.findById(user.id))).not.toContain("example.com");
+    expect(await harness.storage.users.findById(user.id)).toMatchObject({ email: "made@example.com", emailVerified: false });
     await signIn(harness, "made");
     const bare = await adminCreateUser(harness.auth, { adminUserId, username: "bare" });
     expect((await harness.storage.users.findById(bare.id))?.passwordHash).toBeNull();

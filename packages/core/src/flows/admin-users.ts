@@ -4,7 +4,7 @@ import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
 import { type PublicUser, publicUser } from "../tokens/issue-tokens.js";
 import { checkRoles, createUserRecord } from "./create-user.js";
-import { optionalString, requiredString } from "./input.js";
+import { requiredString } from "./input.js";
 import { existingUser } from "./manage-users.js";
 
 /**
@@ -61,8 +61,10 @@ export interface AdminCreateUserInput {
   username: string;
   /** The new account's first password, checked against the policy (PW-3); without one it cannot sign in with a password. */
   password?: string;
-  /** Checked to be a string and not stored: addresses come with email verification. */
+  /** The account's email address (`normalizeEmail`). */
   email?: string;
+  /** True when the administrator vouches for `email`: stored verified, which no other account may be (EV-1). Default false. */
+  emailVerified?: boolean;
   /** Role names; never the admin role, which `updateUser` grants after re-authentication. */
   roles?: string[];
 }
@@ -73,13 +75,13 @@ export interface AdminCreateUserInput {
  * re-authenticates, so that a stolen access token cannot mint an administrator of its own.
  * Emits `user.created` with `by: "admin"` and the administrator's id.
  *
- * @throws {AuthError} 40001/40002 bad fields, 40900 the username is taken, 42200 the username,
+ * @throws {AuthError} 40001/40002 bad fields (an `email` that is not an address, an `emailVerified` that is not a
+ *   boolean), 40900 the username is taken or another account holds `email` verified (EV-1), 42200 the username,
  *   password or roles are refused (with the reason), 50300 the hashing queue is full or
  *   `password.isBreached` failed.
  */
 export async function adminCreateUser(auth: Auth, input: AdminCreateUserInput): Promise<AdminUser> {
   const adminUserId = requiredString(input.adminUserId, "adminUserId");
-  optionalString(input.email, "email");
   const roles = checkRoles(input.roles ?? []);
   if (roles.includes(auth.config.adminRole)) {
     throw new AuthError(
@@ -89,7 +91,7 @@ export async function adminCreateUser(auth: Auth, input: AdminCreateUserInput): 
   }
   const user = await createUserRecord(
     auth,
-    { username: input.username, password: input.password, roles },
+    { username: input.username, password: input.password, roles, email: input.email, emailVerified: input.emailVerified },
     { by: "admin", adminUserId },
   );
   return adminUserView(auth, user);

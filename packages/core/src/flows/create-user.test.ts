@@ -107,4 +107,40 @@ describe("createUser", () => {
     });
     expect(storage.sizes().users).toBe(1);
   });
+
+  it("an address is stored unverified by default, verified when the service vouches; not an address is 40002 naming email", async () => {
+    const harness = makeAuth();
+    const plain = await createUser(harness.auth, { username: "plain" });
+    expect(plain).toMatchObject({ email: null, emailVerified: false });
+    const pending = await createUser(harness.auth, { username: "pending", email: "Pat@Example.com" });
+    expect(pending).toMatchObject({ email: "Pat@Example.com", emailVerified: false });
+    const vouched = await createUser(harness.auth, { username: "vouched", email: "\uFF36ic@example.com", emailVerified: true });
+    expect(vouched).toMatchObject({ email: "Vic@example.com", emailVerified: true });
+    expect((await harness.storage.users.findByVerifiedEmail("vic@example.com"))?.id).toBe(vouched.id);
+    const refused = [
+      [{ email: "no-at-sign" }, "email must be an address with one @ between a name and a domain"],
+      [{ email: "two words@example.com" }, "email must not hold spaces, control or invisible characters"],
+      [{ email: 42 }, "email must be a string"],
+      [{ email: "a@example.com", emailVerified: "yes" }, "emailVerified must be a boolean"],
+      [{ emailVerified: true }, "emailVerified needs an email"],
+    ] as const;
+    for (const [fields, message] of refused) {
+      const attempt = createUser(harness.auth, { username: "refused", ...fields } as unknown as CreateUserInput);
+      expect(await answerOf(attempt), message).toEqual({ code: ErrorCode.MalformedParameter, message });
+    }
+    expect(await harness.storage.users.findByUsernameKey("refused")).toBeNull();
+  });
+
+  it("EV-1: an address another account holds verified is 40900 when vouched for, compared lower-cased after NFKC; unverified it repeats", async () => {
+    const storage = memoryStorage();
+    const harness = makeAuth({ storage });
+    await createUser(harness.auth, { username: "holder", email: "Ann@Example.com", emailVerified: true });
+    expect(
+      await answerOf(createUser(harness.auth, { username: "second", email: "\uFF41nn@EXAMPLE.com", emailVerified: true })),
+    ).toEqual({ code: ErrorCode.Conflict, message: "The email address is verified on another account" });
+    expect(await storage.users.findByUsernameKey("second")).toBeNull();
+    const copy = await createUser(harness.auth, { username: "copy", email: "ann@example.com" });
+    expect(copy).toMatchObject({ email: "ann@example.com", emailVerified: false });
+    expect(storage.sizes().users).toBe(2);
+  });
 });

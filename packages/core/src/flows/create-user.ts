@@ -5,6 +5,7 @@ import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserCreator } from "../events/types.js";
 import type { UserRecord } from "../storage/types.js";
+import { emailKeyOf, normalizeEmail } from "../users/email.js";
 import { normalizeUsername } from "../users/username.js";
 import { optionalString, requiredString } from "./input.js";
 
@@ -15,6 +16,13 @@ export interface CreateUserInput {
   password?: string;
   roles?: string[];
   disabled?: boolean;
+  /** The account's email address, checked and NFKC-normalised (`normalizeEmail`: 40002 naming `email`). */
+  email?: string;
+  /**
+   * True when the caller vouches that `email` is the user's (the service, or an administrator):
+   * stored verified, which no other account may be (EV-1: 40900). Default false; true needs `email`.
+   */
+  emailVerified?: boolean;
 }
 
 /** Who asks for an account, as the `user.created` event tells it. */
@@ -45,8 +53,12 @@ export function checkRoles(roles: unknown): string[] {
  * Creates a local user. The password is checked against the policy and stored as argon2id
  * (PW-1, PW-3); the username is normalised (NFKC) and must be unique regardless of case.
  *
- * @throws {AuthError} 42200 when the username or password is refused (with the reason), 40900 when the username is taken,
- *   50300 when the hashing queue is full or `password.isBreached` failed.
+ * `email` is stored unverified unless `emailVerified` is true: the service vouches for it, and no
+ * other account may hold it verified (EV-1).
+ *
+ * @throws {AuthError} 40002 when `email` is not an address or `emailVerified` not a boolean (naming the field),
+ *   42200 when the username or password is refused (with the reason), 40900 when the username is taken or
+ *   another account holds `email` verified, 50300 when the hashing queue is full or `password.isBreached` failed.
  * @example
  * ```ts
  * await createUser(auth, { username: "alice", password: "a long passphrase", roles: ["admin"] });
@@ -64,6 +76,7 @@ export async function createUserRecord(auth: Auth, input: CreateUserInput, origi
   const { username, usernameKey } = normalizeUsername(requiredString(input.username, "username"));
   const password = optionalString(input.password, "password");
   const roles = checkRoles(input.roles ?? []);
+  const address = emailOf(input);
   if (password !== undefined) await assertAcceptablePassword(auth.config.password, password, username);
   const now = auth.now();
   const record: UserRecord = {
@@ -75,10 +88,31 @@ export async function createUserRecord(auth: Auth, input: CreateUserInput, origi
     disabled: input.disabled === true,
     tokenVersion: 0,
     source: "local",
+    email: address?.email ?? null,
+    emailVerified: address?.verified === true,
     createdAt: now,
     updatedAt: now,
   };
-  if (!(await auth.storage.users.create(record))) throw new AuthError(ErrorCode.Conflict, "The username is taken");
+  if (!(await auth.storage.users.create(record))) {
+    // The store refuses a taken username key or id, or a verified address another account holds (EV-1).
+    const holder = address?.verified ? await auth.storage.users.findByVerifiedEmail(emailKeyOf(address.email)) : null;
+    throw new AuthError(
+      ErrorCode.Conflict,
+      holder ? "The email address is verified on another account" : "The username is taken",
+    );
+  }
   auth.emit({ type: "user.created", userId: record.id, ...origin, at: now });
   return record;
+}
+
+/** The checked address of a {@link CreateUserInput} and whether it is vouched for, or null without one. */
+function emailOf(input: CreateUserInput): { email: string; verified: boolean } | null {
+  const raw = optionalString(input.email, "email");
+  const verified = input.emailVerified ?? false;
+  if (typeof verified !== "boolean") throw new AuthError(ErrorCode.MalformedParameter, "emailVerified must be a boolean");
+  if (raw === undefined) {
+    if (verified) throw new AuthError(ErrorCode.MalformedParameter, "emailVerified needs an email");
+    return null;
+  }
+  return { email: normalizeEmail(raw, "email"), verified };
 }

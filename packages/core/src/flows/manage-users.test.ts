@@ -112,6 +112,8 @@ describe("managing users", () => {
       disabled: false,
       tokenVersion: 0,
       source: "local",
+      email: null,
+      emailVerified: false,
       createdAt: harness.clock.now,
       updatedAt: harness.clock.now,
       hasPassword: true,
@@ -125,6 +127,8 @@ describe("managing users", () => {
       username: "Zoë",
       roles: ["a"],
       totpEnabled: false,
+      email: null,
+      emailVerified: false,
       createdAt: harness.clock.now,
     });
     await signIn(harness, "zoë");

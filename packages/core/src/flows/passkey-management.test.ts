@@ -68,6 +68,8 @@ async function directoryUser(harness: Harness, username: string): Promise<string
     disabled: false,
     tokenVersion: 0,
     source: "directory",
+    email: null,
+    emailVerified: false,
     createdAt: now,
     updatedAt: now,
   };

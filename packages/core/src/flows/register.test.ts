@@ -3,6 +3,7 @@ import { createAuth } from "../auth.js";
 import { ErrorCode } from "../errors/codes.js";
 import { memoryStorage } from "../storage/memory.js";
 import { deviceIdOf } from "../throttle/device-token.js";
+import { createUser } from "./create-user.js";
 import { type AuthOverrides, authError, encryptionKey, goodPassword, makeAuth, signingSecret } from "./fixtures.test-support.js";
 import { login } from "./login.js";
 import { refresh } from "./refresh.js";
@@ -42,6 +43,8 @@ describe("register (sign-up)", () => {
       username: "Newcomer",
       roles: ["member", "reader"],
       totpEnabled: false,
+      email: null,
+      emailVerified: false,
       createdAt: harness.clock.now,
     });
     const access = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
@@ -125,7 +128,7 @@ describe("register (sign-up)", () => {
     expect(await harness.storage.users.findById(first.user.id)).toEqual(before);
   });
 
-  it("PW-5: a missing username or password is 40001, a non-string field 40002; email is checked and not stored", async () => {
+  it("PW-5: a missing username or password is 40001, a non-string field 40002; email is checked and stored unverified", async () => {
     const harness = signUpAuth();
     const answer = async (input: Record<string, unknown>) => {
       const error = await authError(register(harness.auth, input as never));
@@ -147,7 +150,10 @@ describe("register (sign-up)", () => {
     ]);
     expect(harness.events).toEqual([]);
     const tokens = await register(harness.auth, { username: "mailer", password: goodPassword, email: "mailer@example.com" });
-    expect(JSON.stringify(await harness.storage.users.findById(tokens.user.id))).not.toContain("example.com");
+    expect(await harness.storage.users.findById(tokens.user.id)).toMatchObject({
+      email: "mailer@example.com",
+      emailVerified: false,
+    });
   });
 
   it("signUp options: defaultRoles are role names, never the admin role; enabled is a boolean", () => {
@@ -178,5 +184,26 @@ describe("register (sign-up)", () => {
     for (const signUp of [true, "on", null, []]) {
       expect(make(signUp), String(signUp)).toThrow(/^Portcullis configuration: signUp must be an object/);
     }
+  });
+
+  it("EV-1: an email given at sign-up is stored unverified, even one another account holds verified; not an address is 40002 before any attempt is counted", async () => {
+    const harness = signUpAuth({ throttle: { unauthenticatedWrites: [{ limit: 1, window: "1m" }] } });
+    const holder = await createUser(harness.auth, { username: "holder", email: "Owner@Example.com", emailVerified: true });
+    const refused = await authError(
+      register(harness.auth, { username: "x", password: goodPassword, email: "nope", ip: address }),
+    );
+    expect([refused.code, refused.message]).toEqual([
+      ErrorCode.MalformedParameter,
+      "email must be an address with one @ between a name and a domain",
+    ]);
+    const tokens = await register(harness.auth, {
+      username: "copycat",
+      password: goodPassword,
+      email: "owner@example.com",
+      ip: address,
+    });
+    expect(tokens.user).toMatchObject({ email: "owner@example.com", emailVerified: false });
+    expect((await harness.storage.users.findById(tokens.user.id))?.emailVerified).toBe(false);
+    expect((await harness.storage.users.findByVerifiedEmail("owner@example.com"))?.id).toBe(holder.id);
   });
 });

@@ -3,6 +3,7 @@ import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { takeAttempt } from "../throttle/throttle.js";
 import type { TokenSet } from "../tokens/issue-tokens.js";
+import { normalizeEmail } from "../users/email.js";
 import { createUserRecord } from "./create-user.js";
 import { optionalString, requiredString } from "./input.js";
 import type { LoginResult } from "./login-result.js";
@@ -12,7 +13,7 @@ import { completeFirstFactor } from "./pending-login.js";
 export interface RegisterInput {
   username: string;
   password: string;
-  /** Checked to be a string and not stored: addresses come with email verification. */
+  /** The account's email address (`normalizeEmail`), always stored unverified: only its own token proves it (EV-1). */
   email?: string;
   /** The client address: each may sign up `throttle.unauthenticatedWrites` times (RL-7, SU-1). */
   ip?: string;
@@ -28,9 +29,10 @@ export interface RegisterInput {
  * username rule and the password the policy and the breached-password check (PW-3). With `ip`,
  * the fields are checked and then one attempt is taken from the address's
  * `throttle.unauthenticatedWrites` before anything else, refusals included, so that a stream of
- * sign-ups or of probes for taken names is held back per address (RL-7).
+ * sign-ups or of probes for taken names is held back per address (RL-7). An `email` is stored
+ * unverified, whoever else has it (EV-1: only the address's own token verifies it).
  *
- * @throws {AuthError} 40001/40002 a missing or non-string field, 40400 sign-up is off, 40900 the
+ * @throws {AuthError} 40001/40002 a missing or non-string field, 40002 an `email` that is not an address, 40400 sign-up is off, 40900 the
  *   username is taken, 42200 the username or password is refused (with the reason), 42900 too many
  *   from `ip`, 50300 the hashing queue is full or `password.isBreached` failed.
  * @example
@@ -42,9 +44,12 @@ export async function register(auth: Auth, input: RegisterInput): Promise<TokenS
   if (!auth.config.signUp.enabled) throw new AuthError(ErrorCode.NotFound, "Sign-up is not enabled");
   const username = requiredString(input.username, "username");
   const password = requiredString(input.password, "password");
-  optionalString(input.email, "email");
+  const rawEmail = optionalString(input.email, "email");
+  const email = rawEmail === undefined ? undefined : normalizeEmail(rawEmail, "email");
   if (input.ip !== undefined) await takeAttempt(auth, "unauthenticatedWrites", input.ip, input.ip);
-  const user = await createUserRecord(auth, { username, password, roles: auth.config.signUp.defaultRoles }, { by: "sign_up" });
+  // Never verified, so never 40900 for an address: sign-up neither proves an address nor tells whose it is (EV-1).
+  const roles = auth.config.signUp.defaultRoles;
+  const user = await createUserRecord(auth, { username, password, roles, email, emailVerified: false }, { by: "sign_up" });
   // A new account has no second factor: its password completes the sign-in.
   const signedIn = (await completeFirstFactor(auth, user, ["pwd"], input.ip, { userAgent: input.userAgent })) as Extract<
     LoginResult,

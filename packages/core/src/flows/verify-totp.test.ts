@@ -57,7 +57,15 @@ describe("verifyTotp", () => {
       code: codeAt(secret, harness.clock.now),
     });
     const { createdAt } = (await harness.storage.users.findById(userId)) as { createdAt: number };
-    expect(tokens.user).toEqual({ id: userId, username: "amr", roles: [], totpEnabled: true, createdAt });
+    expect(tokens.user).toEqual({
+      id: userId,
+      username: "amr",
+      roles: [],
+      totpEnabled: true,
+      email: null,
+      emailVerified: false,
+      createdAt,
+    });
     expect((await claimsOf(harness, tokens.accessToken)).amr).toEqual(["pwd", "otp"]);
   });
 

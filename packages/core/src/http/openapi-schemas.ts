@@ -136,7 +136,15 @@ export const componentSchemas: Record<ComponentName, JsonSchema> = {
     ...answerObject({ code: { type: "integer" }, message: text, requestId: text }, ["requestId"]),
   },
   PublicUser: {
-    ...answerObject({ id: text, username: text, roles: texts, totpEnabled: flag, createdAt: instant }),
+    ...answerObject({
+      id: text,
+      username: text,
+      roles: texts,
+      totpEnabled: flag,
+      email: { type: ["string", "null"], description: "The account's email address, or null" },
+      emailVerified: { type: "boolean", description: "Whether the address is proven; a verified one is on no other account" },
+      createdAt: instant,
+    }),
     description: "The user: these fields always, and any the service's `publicUser` hook adds.",
     additionalProperties: true,
   },

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { fakeDirectory, groupsDn, person, workingPolicy } from "../directory/directory.test-support.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import { createUser } from "../flows/create-user.js";
 import { saveDirectoryPolicy } from "../flows/directory-policy.js";
 import { addUser, authError, enrolTotp, makeAuth, slowStorage } from "../flows/fixtures.test-support.js";
 import { login } from "../flows/login.js";
@@ -180,6 +181,40 @@ describe("signInWithIdentity", () => {
       40300,
     );
     expect(await single.storage.identities.find("partner", "p3")).toBeNull();
+  });
+
+  it("OA-7, EV-1: a provider's verified email joins the account holding that address verified (lower-cased after NFKC), only where the provider links by email", async () => {
+    const h = emailLinking();
+    const holder = await createUser(h.auth, { username: "holder", email: "\uFF21lice@Example.COM", emailVerified: true });
+    expect(await h.signedInAs("corp", alice)).toBe(holder.id);
+    expect(await h.storage.identities.find("corp", alice.subject)).toMatchObject({ userId: holder.id });
+    expect(await h.signedInAs("loose", { ...alice, subject: "l1" })).not.toBe(holder.id);
+    expect(await h.signedInAs("partner", { ...alice, subject: "p1", emailVerified: false })).not.toBe(holder.id);
+  });
+
+  it("OA-7, EV-1: an account holding the address unverified is never joined, so typing someone's address at sign-up takes over nothing", async () => {
+    const h = emailLinking();
+    const squatter = await createUser(h.auth, { username: "squatter", email: "alice@example.com" });
+    const signedIn = await h.signedInAs("corp", alice);
+    expect(signedIn).not.toBe(squatter.id);
+    expect(await h.storage.identities.find("corp", alice.subject)).toMatchObject({ userId: signedIn });
+  });
+
+  it("OA-7, EV-1: an address verified on one account and linked from a provider on another joins neither", async () => {
+    const h = emailLinking();
+    const atCorp = await h.signedInAs("corp", alice);
+    const holder = await createUser(h.auth, { username: "holder", email: "alice@example.com", emailVerified: true });
+    const third = await h.signedInAs("partner", { ...alice, subject: "p1" });
+    expect([atCorp, holder.id]).not.toContain(third);
+  });
+
+  it("EV-1: an account made from a provider keeps its email unverified, even one the provider verified; an email that is no address is not kept", async () => {
+    const h = emailLinking();
+    const userId = await h.signedInAs("corp", { ...alice, email: " Alice@Example.com " });
+    expect(await h.storage.users.findById(userId)).toMatchObject({ email: "Alice@Example.com", emailVerified: false });
+    expect(await h.storage.users.findByVerifiedEmail("alice@example.com")).toBeNull();
+    const odd = await h.signedInAs("loose", { ...alice, subject: "l2", username: "odd", email: "not an address" });
+    expect(await h.storage.users.findById(odd)).toMatchObject({ email: null, emailVerified: false });
   });
 
   it("OA-7: a provider that does not link by email never joins an account, even one whose provider does; a link of a provider no longer configured is passed over", async () => {

@@ -7,6 +7,7 @@ import { createUserRecord } from "../flows/create-user.js";
 import type { LoginResult } from "../flows/login-result.js";
 import { completeFirstFactor } from "../flows/pending-login.js";
 import type { UserRecord } from "../storage/types.js";
+import { emailKeyOf, normalizeEmail } from "../users/email.js";
 import type { SessionClient } from "../users/session-use.js";
 import { endOtherSessions } from "../users/sessions.js";
 import { normalizeUsername } from "../users/username.js";
@@ -39,15 +40,29 @@ function usernameCandidates(auth: Auth, provider: ResolvedOAuthProvider, profile
   return [base, `${base}-${suffix()}`, `${base}-${suffix()}`];
 }
 
+/** The provider's email as an account's address (`normalizeEmail`), or null when it gives none or one that is not an address. */
+function addressOf(profile: ExternalProfile): string | null {
+  const offered = profile.email?.trim();
+  if (!offered) return null;
+  try {
+    return normalizeEmail(offered);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Creates the account of a first sign-in (provisioning): no password, the configured default
- * roles and any the provider mapped. A username that is taken gets a random suffix.
+ * roles and any the provider mapped, and the provider's email as its address, unverified whatever
+ * the provider says (EV-1: an address counts as verified only through its own token). A username
+ * that is taken gets a random suffix.
  */
 async function provisionUser(auth: Auth, provider: ResolvedOAuthProvider, profile: ExternalProfile): Promise<string> {
   const roles = [...new Set([...provider.provisioning.defaultRoles, ...(profile.roles ?? [])])];
+  const email = addressOf(profile) ?? undefined;
   for (const username of usernameCandidates(auth, provider, profile)) {
     try {
-      return (await createUserRecord(auth, { username, roles }, { by: "provider" })).id;
+      return (await createUserRecord(auth, { username, roles, email, emailVerified: false }, { by: "provider" })).id;
     } catch (error) {
       if (!(error instanceof AuthError) || error.code !== ErrorCode.Conflict) throw error;
     }
@@ -94,9 +109,12 @@ async function storeLink(
 
 /**
  * The account a first sign-in joins by email (OA-7), only when this provider has
- * `linkByVerifiedEmail` on and says the email is verified: the one account holding an identity
- * with that verified email from another provider that also has `linkByVerifiedEmail` on. None
- * when no account or more than one does.
+ * `linkByVerifiedEmail` on and says the email is verified: the one account that either holds an
+ * identity with that verified email from another provider that also has `linkByVerifiedEmail` on,
+ * or holds the address verified itself (EV-1: the same key, NFKC and lower case). An account
+ * whose address is unverified is never joined: anyone may type any address at sign-up, and
+ * joining on it would hand the provider's user to whoever typed it first. None when no account
+ * or more than one does.
  */
 async function accountByVerifiedEmail(
   auth: Auth,
@@ -111,6 +129,9 @@ async function accountByVerifiedEmail(
       .filter((identity) => auth.config.oauthProviders.get(identity.provider)?.linkByVerifiedEmail === true)
       .map((identity) => identity.userId),
   );
+  const address = addressOf(profile);
+  const localHolder = address === null ? null : await auth.storage.users.findByVerifiedEmail(emailKeyOf(address));
+  if (localHolder) owners.add(localHolder.id);
   return owners.size === 1 ? auth.storage.users.findById([...owners][0] as string) : null;
 }
 

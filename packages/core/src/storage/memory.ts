@@ -1,3 +1,4 @@
+import { emailKeyOf } from "../users/email.js";
 import { compareCodePoints } from "./code-point-order.js";
 import { mayRotate, replacementToken } from "./refresh-rotation.js";
 import type {
@@ -146,15 +147,41 @@ const patchableUserFields = [
   "disabled",
 ] as const satisfies (keyof UserPatch)[];
 
+/** The key of a user's address when it is verified (EV-1's unique key), else null. */
+const verifiedEmailKeyOf = (user: Pick<UserRecord, "email" | "emailVerified">) =>
+  user.emailVerified && user.email !== null ? emailKeyOf(user.email) : null;
+
 function memoryUsers() {
   const byId = new Map<string, UserRecord>();
   const idByKey = new Map<string, string>();
+  const idByVerifiedEmail = new Map<string, string>();
   const store: UserStore = {
     async create(user) {
+      const emailKey = verifiedEmailKeyOf(user);
       if (byId.has(user.id) || idByKey.has(user.usernameKey)) return false;
-      byId.set(user.id, frozenCopy(user));
+      if (emailKey !== null && idByVerifiedEmail.has(emailKey)) return false;
+      byId.set(user.id, frozenCopy({ ...user, emailVerified: emailKey !== null }));
       idByKey.set(user.usernameKey, user.id);
+      if (emailKey !== null) idByVerifiedEmail.set(emailKey, user.id);
       return true;
+    },
+    async findByVerifiedEmail(emailKey) {
+      const id = idByVerifiedEmail.get(emailKey);
+      return (id === undefined ? undefined : byId.get(id)) ?? null;
+    },
+    async setEmail(id, setting, now) {
+      const user = byId.get(id);
+      if (!user) return { outcome: "unknown" };
+      const fields = { email: setting?.email ?? null, emailVerified: setting?.verified === true };
+      const emailKey = verifiedEmailKeyOf(fields);
+      const holder = emailKey === null ? undefined : idByVerifiedEmail.get(emailKey);
+      if (holder !== undefined && holder !== id) return { outcome: "taken" };
+      const previousKey = verifiedEmailKeyOf(user);
+      if (previousKey !== null) idByVerifiedEmail.delete(previousKey);
+      if (emailKey !== null) idByVerifiedEmail.set(emailKey, id);
+      const updated = frozenWith(user, { ...fields, updatedAt: now });
+      byId.set(id, updated);
+      return { outcome: "set", user: updated };
     },
     async findById(id) {
       return byId.get(id) ?? null;

@@ -25,21 +25,58 @@ export interface UserRecord {
   /** Grows by one whenever existing tokens must stop working (TV-1). */
   tokenVersion: number;
   source: UserSource;
+  /** The account's email address, NFKC-normalised (`normalizeEmail`), or null. Set with {@link UserStore.setEmail}. */
+  email: string | null;
+  /**
+   * Whether `email` is proven to be the user's (always false without one). Two accounts never hold
+   * the same verified address, compared by `emailKeyOf` (NFKC, lower case; EV-1); unverified ones
+   * may repeat.
+   */
+  emailVerified: boolean;
   createdAt: number;
   updatedAt: number;
 }
 
-/** The fields a caller may change with {@link UserStore.update}. */
+/** What {@link UserStore.setEmail} gives a user: an address and whether it is verified, or null for none. */
+export type EmailSetting = { email: string; verified: boolean } | null;
+
+/** What {@link UserStore.setEmail} did. */
+export type EmailChange =
+  /** Stored; `user` is the record after the write. */
+  | { outcome: "set"; user: UserRecord }
+  /** Nothing written: another account holds the address verified (EV-1). */
+  | { outcome: "taken" }
+  /** Nothing written: no user has this id. */
+  | { outcome: "unknown" };
+
+/** The fields a caller may change with {@link UserStore.update}; the address changes only through {@link UserStore.setEmail}. */
 export type UserPatch = Partial<Pick<UserRecord, "username" | "usernameKey" | "passwordHash" | "roles" | "disabled">>;
 
 /** Users. */
 export interface UserStore {
-  /** Inserts a user; returns false, storing nothing, when `usernameKey` or `id` is taken. */
+  /**
+   * Inserts a user; returns false, storing nothing, when `usernameKey` or `id` is taken, or when
+   * the user's `email` is verified and another account holds an address with the same
+   * `emailKeyOf` verified (EV-1). Atomically: of concurrent creates with one verified address, one
+   * stores (SQL: a unique index on the key of verified addresses, null for the others).
+   */
   create(user: UserRecord): Promise<boolean>;
   /** The user with this id, or null. */
   findById(id: string): Promise<UserRecord | null>;
   /** The user whose `usernameKey` equals this one exactly, or null: callers pass a key already normalised. */
   findByUsernameKey(usernameKey: string): Promise<UserRecord | null>;
+  /**
+   * The user whose verified address has this key (`emailKeyOf` of it, compared exactly), or null.
+   * Unverified addresses are never found: they prove nothing (EV-1).
+   */
+  findByVerifiedEmail(emailKey: string): Promise<UserRecord | null>;
+  /**
+   * Sets the user's address and whether it is verified (null: no address, not verified) and sets
+   * `updatedAt`, in one atomic write: when `verified` and another account holds an address with
+   * the same `emailKeyOf` verified, it writes nothing and answers `taken`, so of concurrent calls
+   * for one address on two accounts at most one holds it verified (EV-1). Never a read, then a write.
+   */
+  setEmail(id: string, setting: EmailSetting, now: number): Promise<EmailChange>;
   /** Applies `patch` and sets `updatedAt`; returns the updated user, or null if none. */
   update(id: string, patch: UserPatch, now: number): Promise<UserRecord | null>;
   /** Atomically adds one to the token version; returns the new value, or null if no user. */

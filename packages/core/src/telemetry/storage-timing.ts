@@ -18,6 +18,8 @@ const storeMethods = {
     create: true,
     findById: true,
     findByUsernameKey: true,
+    findByVerifiedEmail: true,
+    setEmail: true,
     update: true,
     incrementTokenVersion: true,
     incrementTokenVersionsBySource: true,

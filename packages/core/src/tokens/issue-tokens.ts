@@ -35,7 +35,15 @@ export async function publicUser(auth: Auth, user: UserRecord): Promise<PublicUs
 
 /** {@link publicUser} for a caller that already knows whether the user's TOTP is enabled. */
 function publicUserOf(auth: Auth, user: UserRecord, totpEnabled: boolean): Promise<PublicUser> {
-  const fields = { id: user.id, username: user.username, roles: [...user.roles], totpEnabled, createdAt: user.createdAt };
+  const fields = {
+    id: user.id,
+    username: user.username,
+    roles: [...user.roles],
+    totpEnabled,
+    email: user.email,
+    emailVerified: user.emailVerified,
+    createdAt: user.createdAt,
+  };
   return withHookFields(fields, auth.publicUserHook);
 }
 

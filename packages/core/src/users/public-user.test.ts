@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { type PublicUser, withHookFields } from "./public-user.js";
 
-const alice: PublicUser = { id: "u1", username: "alice", roles: ["editor"], totpEnabled: false, createdAt: 1_700_000_000_000 };
+const alice: PublicUser = {
+  id: "u1",
+  username: "alice",
+  roles: ["editor"],
+  totpEnabled: false,
+  email: null,
+  emailVerified: false,
+  createdAt: 1_700_000_000_000,
+};
 
 class Profile {
   role = "editor";

@@ -4,6 +4,10 @@ export interface PublicUser {
   username: string;
   roles: string[];
   totpEnabled: boolean;
+  /** The account's email address, or null. */
+  email: string | null;
+  /** Whether `email` is proven to be the user's; only a verified address is unique to one account (EV-1). */
+  emailVerified: boolean;
   /** When the account was created, epoch milliseconds. */
   createdAt: number;
 }

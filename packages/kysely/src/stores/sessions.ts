@@ -20,6 +20,22 @@ function toSession(row: SessionRow): SessionRecord {
   };
 }
 
+/** A session as the row `createSession` inserts. Exported for the migration tests, which write older versions' rows. */
+export function toSessionRow(session: SessionRecord): SessionRow {
+  return {
+    id: session.id,
+    user_id: session.userId,
+    token_version: session.tokenVersion,
+    amr: JSON.stringify(session.amr),
+    created_at: session.createdAt,
+    expires_at: session.expiresAt,
+    revoked_at: session.revokedAt,
+    last_used_at: session.lastUsedAt,
+    user_agent: session.userAgent,
+    address: session.address,
+  };
+}
+
 function toRefreshToken(row: RefreshTokenRow): RefreshTokenRecord {
   return {
     hash: row.hash,
@@ -69,6 +85,9 @@ const userColumns = [
   "disabled",
   "token_version",
   "source",
+  "email",
+  "email_verified",
+  "verified_email_key",
   "created_at",
   "updated_at",
 ] as const;
@@ -202,21 +221,7 @@ export function sessionStore(context: StoreContext): SessionStore {
     spent || read.token.spentAt !== null ? read : { ...read, token: (await findRefreshToken(read.token.hash)) ?? read.token };
   const store: SessionStore = {
     async createSession(session) {
-      await db
-        .insertInto(t.sessions)
-        .values({
-          id: session.id,
-          user_id: session.userId,
-          token_version: session.tokenVersion,
-          amr: JSON.stringify(session.amr),
-          created_at: session.createdAt,
-          expires_at: session.expiresAt,
-          revoked_at: session.revokedAt,
-          last_used_at: session.lastUsedAt,
-          user_agent: session.userAgent,
-          address: session.address,
-        })
-        .execute();
+      await db.insertInto(t.sessions).values(toSessionRow(session)).execute();
     },
     findSession,
     async revokeSession(id, now) {

@@ -1,4 +1,11 @@
-import { type UserListQuery, type UserPatch, type UserRecord, type UserStore, prefixUpperBound } from "@portcullis/core";
+import {
+  type UserListQuery,
+  type UserPatch,
+  type UserRecord,
+  type UserStore,
+  emailKeyOf,
+  prefixUpperBound,
+} from "@portcullis/core";
 import { sql } from "kysely";
 import type { UserRow } from "../schema.js";
 import { type StoreContext, findOne, flag, insertUnlessDuplicate, num, unlessDuplicate, updateCounting } from "./context.js";
@@ -14,6 +21,8 @@ export function toUser(row: UserRow): UserRecord {
     disabled: flag(row.disabled),
     tokenVersion: num(row.token_version),
     source: row.source as UserRecord["source"],
+    email: row.email,
+    emailVerified: flag(row.email_verified),
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
   };
@@ -38,27 +47,59 @@ export function listUsersQuery({ db, tables: t }: StoreContext, { limit, afterUs
     .limit(limit);
 }
 
-/** The users table as a {@link UserStore}: a taken username key or id is a duplicate key, so `create` is one insert. */
+/**
+ * The columns of a user's address: `verified_email_key` is `emailKeyOf` of a verified address and
+ * null otherwise, and unique (EV-1): the database refuses a second account holding one verified.
+ */
+function emailColumns(email: string | null, verified: boolean) {
+  const held = verified && email !== null;
+  return { email, email_verified: held, verified_email_key: held ? emailKeyOf(email) : null };
+}
+
+/** A user as the row `create` inserts. Exported for the migration tests, which write older versions' rows. */
+export function toUserRow(user: UserRecord): UserRow {
+  return {
+    id: user.id,
+    username: user.username,
+    username_key: user.usernameKey,
+    password_hash: user.passwordHash,
+    roles: JSON.stringify(user.roles),
+    disabled: user.disabled,
+    token_version: user.tokenVersion,
+    source: user.source,
+    ...emailColumns(user.email, user.emailVerified),
+    created_at: user.createdAt,
+    updated_at: user.updatedAt,
+  };
+}
+
+/**
+ * The users table as a {@link UserStore}: a taken username key, id or verified address is a
+ * duplicate key, so `create` and `setEmail` are one write each.
+ */
 export function userStore(context: StoreContext): UserStore {
   const { db, tables: t } = context;
   const findById = (id: string) => findOne(context, t.users, "id", id, toUser);
   return {
     async create(user) {
-      return insertUnlessDuplicate(context, t.users, {
-        id: user.id,
-        username: user.username,
-        username_key: user.usernameKey,
-        password_hash: user.passwordHash,
-        roles: JSON.stringify(user.roles),
-        disabled: user.disabled,
-        token_version: user.tokenVersion,
-        source: user.source,
-        created_at: user.createdAt,
-        updated_at: user.updatedAt,
-      });
+      return insertUnlessDuplicate(context, t.users, { ...toUserRow(user) });
     },
     findById,
     findByUsernameKey: (usernameKey) => findOne(context, t.users, "username_key", usernameKey, toUser),
+    findByVerifiedEmail: (emailKey) => findOne(context, t.users, "verified_email_key", emailKey, toUser),
+    async setEmail(id, setting, now) {
+      const columns = emailColumns(setting?.email ?? null, setting?.verified === true);
+      const written = await unlessDuplicate(() =>
+        db
+          .updateTable(t.users)
+          .set({ ...columns, updated_at: now })
+          .where("id", "=", id)
+          .execute(),
+      );
+      if (!written) return { outcome: "taken" };
+      const user = await findById(id);
+      return user ? { outcome: "set", user } : { outcome: "unknown" };
+    },
     async update(id, patch, now) {
       const set: Record<string, unknown> = { updated_at: now };
       const columns: Record<keyof UserPatch, string> = {

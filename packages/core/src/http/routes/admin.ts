@@ -83,7 +83,7 @@ export const adminRoutes: readonly Route[] = [
       tag: "Administration",
       summary: "Make a local account",
       description:
-        "No session is started. The admin role is not granted here (42200): grant it with `PATCH /auth/admin/users/{id}`, which re-authenticates. `email` is checked to be a string and not stored yet.",
+        "No session is started. The admin role is not granted here (42200): grant it with `PATCH /auth/admin/users/{id}`, which re-authenticates. `email` is stored unverified unless `emailVerified` is true (the administrator vouches for it); a verified address held by another account is 40900 (EV-1), one that is not an address 40002.",
       body: requestObject(
         {
           username: requiredText,
@@ -91,13 +91,18 @@ export const adminRoutes: readonly Route[] = [
             type: "string",
             description: "The new account's first password (PW-3); without one it cannot sign in with a password",
           },
-          email: { type: "string", description: "Accepted and not stored: email addresses are not kept yet" },
+          email: {
+            type: "string",
+            maxLength: 254,
+            description: "An address: at most 254 characters, one `@`, no spaces or control characters",
+          },
+          emailVerified: { type: "boolean", description: "True when the administrator vouches for `email`; default false" },
           roles: { type: "array", items: { type: "string" }, description: "Role names of 1 to 64 characters" },
         },
         ["username"],
       ),
       data: schemaRef("AdminUser"),
-      codes: [40001, 40900, 42200, 50300],
+      codes: [40001, 40002, 40900, 42200, 50300],
     },
     async handle(context) {
       const { auth, body } = context;
@@ -106,6 +111,7 @@ export const adminRoutes: readonly Route[] = [
         username: body.username as string,
         password: body.password as string | undefined,
         email: body.email as string | undefined,
+        emailVerified: body.emailVerified as boolean | undefined,
         roles: body.roles as string[] | undefined,
       });
       return { data: user };

@@ -113,18 +113,22 @@ export const signInRoutes: readonly Route[] = [
       tag: "Sign-in",
       summary: "Make an account and sign it in (sign-up)",
       description:
-        "Only with `signUp.enabled` (40400 otherwise). The account gets `signUp.defaultRoles`; no role, id or state is read from the body (SU-1). `email` is checked to be a string and not stored yet. Each client address may sign up `throttle.unauthenticatedWrites` times, refusals included (RL-7).",
+        "Only with `signUp.enabled` (40400 otherwise). The account gets `signUp.defaultRoles`; no role, id or state is read from the body (SU-1). `email` is stored unverified, whoever else has it (EV-1: only the address's own token verifies it); one that is not an address is 40002. Each client address may sign up `throttle.unauthenticatedWrites` times, refusals included (RL-7).",
       body: requestObject(
         {
           username: requiredText,
           password: { ...requiredText, description: "Checked against the password policy (PW-3)" },
-          email: { type: "string", description: "Accepted and not stored: email addresses are not kept yet" },
+          email: {
+            type: "string",
+            maxLength: 254,
+            description: "An address (at most 254 characters, one `@`, no spaces or control characters), stored unverified",
+          },
         },
         ["username", "password"],
       ),
       data: schemaRef("TokenSet"),
       setsCookie: setsDeviceCookie,
-      codes: [40001, 40400, 40900, 42200, 42900, 50300],
+      codes: [40001, 40002, 40400, 40900, 42200, 42900, 50300],
     },
     async handle(context) {
       const { auth, body, ip } = context;

@@ -37,6 +37,8 @@ export function sampleUser(overrides: Partial<UserRecord> = {}): UserRecord {
     disabled: false,
     tokenVersion: 0,
     source: "local",
+    email: null,
+    emailVerified: false,
     createdAt: BASE_TIME,
     updatedAt: BASE_TIME,
     ...overrides,

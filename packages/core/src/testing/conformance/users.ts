@@ -1,6 +1,7 @@
 import { type SuiteContext, concurrently, tryToMutate } from "./harness.js";
 import { BASE_TIME, createUser, sampleUser, uniqueId } from "./samples.js";
 import { userListingTests } from "./user-listing.js";
+import { verifiedEmailTests } from "./verified-emails.js";
 
 /** Registers the `users` suite: uniqueness, lookups, patches, the token version (TV-1) and the paged listing (AD-1). */
 export function usersSuite(context: SuiteContext): void {
@@ -10,6 +11,7 @@ export function usersSuite(context: SuiteContext): void {
   } = context;
   describe("users", () => {
     userListingTests(context);
+    verifiedEmailTests(context);
 
     it("create stores a user that findById and findByUsernameKey return", async () => {
       const storage = await makeStorage();
