@@ -45,6 +45,22 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     return database.storage;
   };
 
+  /**
+   * A database an older release made and filled (schema `version`), which every operation refuses
+   * until it is migrated; migrated, it holds as many rows of each table as before.
+   */
+  const migratedFrom = async (version: 1 | 2) => {
+    const accounts = await makeOldAccounts();
+    const storage = await open("app_");
+    await writeOldVersion(storage, accounts, version);
+    const before = await rowCounts(storage);
+    expect(Object.values(before).every((count) => count > 0)).toBe(true);
+    await expect(storage.users.findById(accounts.bob.id)).rejects.toThrow(`at version ${version}, older than this code`);
+    expect(await migrate(storage)).toEqual({ from: version, to: latestSchemaVersion });
+    expect(await rowCounts(storage)).toEqual(before);
+    return { accounts, storage };
+  };
+
   it("an empty database: every operation says to migrate; migrate brings it to the newest version, once", async () => {
     const storage = await open();
     await expect(storage.users.findById("anyone")).rejects.toThrow(
@@ -89,15 +105,7 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
   });
 
   it("SE-1, AD-1 (issue 21): a database made and filled by schema version 1 keeps every row through migration 2, and serves them", async () => {
-    const accounts = await makeOldAccounts();
-    const storage = await open("app_");
-    await writeOldVersion(storage, accounts, 1);
-    const before = await rowCounts(storage);
-    expect(Object.values(before).every((count) => count > 0)).toBe(true);
-    await expect(storage.users.findById(accounts.bob.id)).rejects.toThrow("at version 1, older than this code");
-
-    expect(await migrate(storage)).toEqual({ from: 1, to: latestSchemaVersion });
-    expect(await rowCounts(storage)).toEqual(before);
+    const { accounts, storage } = await migratedFrom(1);
     for (const user of accounts.users) expect(await storage.users.findById(user.id)).toEqual(user);
     for (const session of accounts.sessions) {
       // A session of before the upgrade was last used, as far as anyone knows, when it began.
@@ -150,15 +158,7 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
   });
 
   it("EV-1 (issue 24): a database made and filled by schema version 2 keeps every row through migration 3; its users have no address, and a verified one is then unique", async () => {
-    const accounts = await makeOldAccounts();
-    const storage = await open("app_");
-    await writeOldVersion(storage, accounts, 2);
-    const before = await rowCounts(storage);
-    expect(Object.values(before).every((count) => count > 0)).toBe(true);
-    await expect(storage.users.findById(accounts.bob.id)).rejects.toThrow("at version 2, older than this code");
-
-    expect(await migrate(storage)).toEqual({ from: 2, to: latestSchemaVersion });
-    expect(await rowCounts(storage)).toEqual(before);
+    const { accounts, storage } = await migratedFrom(2);
     for (const user of accounts.users) {
       expect(await storage.users.findById(user.id)).toEqual({ ...user, email: null, emailVerified: false });
     }

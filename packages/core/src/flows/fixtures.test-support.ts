@@ -11,7 +11,7 @@ import { AuthError } from "../errors/auth-error.js";
 import type { AuthEvent } from "../events/types.js";
 import { memoryStorage } from "../storage/memory.js";
 import type { Storage } from "../storage/types.js";
-import type { TokenSet } from "../tokens/issue-tokens.js";
+import type { PublicUser, TokenSet } from "../tokens/issue-tokens.js";
 import { type HotpAlgorithm, totpStep } from "../totp/totp.js";
 import { createUser } from "./create-user.js";
 import { login } from "./login.js";
@@ -97,6 +97,11 @@ export function stepwiseMemoryStorage(): Storage {
 }
 
 /** Creates a local user with {@link goodPassword} (or the given one) and returns its id. */
+/** The contract's user object of an account made by {@link addUser}: no roles, no TOTP and no address unless given. */
+export function shownUser(fields: Pick<PublicUser, "id" | "username" | "createdAt"> & Partial<PublicUser>): PublicUser {
+  return { roles: [], totpEnabled: false, email: null, emailVerified: false, ...fields };
+}
+
 export async function addUser(auth: Auth, username: string, password = goodPassword, roles: string[] = []): Promise<string> {
   return (await createUser(auth, { username, password, roles })).id;
 }
