@@ -315,6 +315,28 @@ describe("tabs sharing a store", () => {
     expect(signedOut).toEqual([]);
   });
 
+  it("RT-2: when the tokens another tab renewed are refused too (renewed before this expiry as well), the refresh goes from them, once", async () => {
+    const tab = tabStore();
+    const { client, server, signedOut, login } = clientOf(
+      (request) => {
+        if (request.path === "/auth/refresh") return { code: 0, data: tokenSet(3) };
+        return request.authorization === "Bearer access-3" ? { code: 0, data: scriptedUser } : expired;
+      },
+      { store: tab.store },
+    );
+    await login();
+    tab.savedElsewhere(storedTokens(2));
+
+    expect(await client.me()).toEqual(scriptedUser);
+    expect(server.sentTo("/auth/refresh").map((request) => request.body)).toEqual([{ refreshToken: "refresh-2" }]);
+    expect(server.sentTo("/auth/me").map((request) => request.authorization)).toEqual([
+      "Bearer access-1",
+      "Bearer access-2",
+      "Bearer access-3",
+    ]);
+    expect(signedOut).toEqual([]);
+  });
+
   it("logout runs under the lock and revokes the session with the latest refresh token, not this tab's copy of a spent one", async () => {
     const tab = tabStore();
     let exclusiveWhenSent: boolean | undefined;

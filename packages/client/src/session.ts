@@ -157,6 +157,9 @@ export function createSession(options: SessionOptions): Session {
     events.emit("signedOut", { reason });
   }
 
+  /** Tokens this client's own refresh answered, as opposed to tokens it found in the store. */
+  const exchangedHere = new WeakSet<StoredTokens>();
+
   async function exchange(current: StoredTokens): Promise<StoredTokens> {
     const answer = await transport.send({ method: "POST", path: "/auth/refresh", body: { refreshToken: current.refreshToken } });
     if (answer.code !== 0) {
@@ -165,6 +168,7 @@ export function createSession(options: SessionOptions): Session {
     }
     const renewed = stored(readTokenSet(answer));
     await store.save(renewed);
+    exchangedHere.add(renewed);
     return renewed;
   }
 
@@ -267,7 +271,13 @@ export function createSession(options: SessionOptions): Session {
       const failed = failureSince(endedBeforeSending, tokens.accessToken);
       if (failed) throw failed;
       const renewed = await refreshFrom(tokens.accessToken, refused);
-      return send(renewed.accessToken);
+      const second = await send(renewed.accessToken);
+      const refusedAgain = await refusal(second);
+      if (!refusedAgain || exchangedHere.has(renewed)) return second;
+      // The store held another token than the one refused and it was taken as renewed, but it
+      // may be older still (another tab's copy of the store was behind): refresh from it once.
+      const latest = await refreshFrom(renewed.accessToken, refusedAgain);
+      return latest.accessToken === renewed.accessToken ? second : send(latest.accessToken);
     },
     async call<T>(request: Omit<EnvelopeRequest, "accessToken">) {
       if ((await read()) === null) throw notSignedIn();
