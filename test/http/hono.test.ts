@@ -127,7 +127,8 @@ describe("@portcullis/hono", () => {
   });
 
   it("outside @hono/node-server (app.request), getPeerAddress names the peer and the URL's scheme says whether it is TLS", async () => {
-    const { auth } = makeTestAuth({ throttle: generousThrottle });
+    const reported: unknown[] = [];
+    const { auth } = makeTestAuth({ throttle: generousThrottle, onInternalError: (error) => reported.push(error) });
     const addresses = recordFailedLogins(auth);
     const user = await createTestUser(auth, "hana");
     const credentials = { method: "POST", headers: { "content-type": "application/json", "x-forwarded-for": "203.0.113.1" } };
@@ -135,6 +136,9 @@ describe("@portcullis/hono", () => {
     const withoutPeer = await fromResponse(await honoApp(auth).request("/api/v1/auth/login", { ...credentials, body }));
     expect(withoutPeer.status).toBe(500);
     expect(withoutPeer.body).toEqual({ code: 50000, message: "Internal error", requestId: expect.any(String) });
+    expect(reported.map(String)).toEqual([
+      "TypeError: Portcullis could not read the client address of this request; pass getPeerAddress to the adapter",
+    ]);
 
     const app = honoApp(auth, (root) => root.use(authRoutes(auth, { getPeerAddress: () => "198.51.100.4" })));
     expectEnvelope(

@@ -141,6 +141,9 @@ export function authRouter(auth: Auth, options: AuthRouterOptions = {}): AuthRou
       next();
       return;
     }
+    // The client is gone (Node's parser closed the socket on what followed the request): nothing
+    // can answer it, and its address, which the throttles need, can no longer be read.
+    if (req.socket.destroyed) return;
     handleRequest(auth, toHttpRequest(req, options)).then((response) => {
       if (response === null) next();
       else send(res, response);

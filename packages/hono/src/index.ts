@@ -46,7 +46,7 @@ export interface RequireAuthOptions extends AuthRoutesOptions {
   roles?: readonly string[];
 }
 
-type NodeSocket = { remoteAddress?: string; encrypted?: boolean };
+type NodeSocket = { remoteAddress?: string; encrypted?: boolean; destroyed?: boolean };
 type NodeIncoming = { socket?: NodeSocket; headers?: Record<string, string | string[] | undefined> };
 
 /** The Node request of a request served by `@hono/node-server`, or undefined on other runtimes. */
@@ -168,6 +168,9 @@ function toResponse(response: HttpResponse): Response {
 export function authRoutes(auth: Auth, options: AuthRoutesOptions = {}): MiddlewareHandler {
   assertAuthArgument(auth, "authRoutes", "app.use(authRoutes(auth))");
   const serve: MiddlewareHandler = async (c, next) => {
+    // The client is gone (Node's parser closed the socket on what followed the request): nothing
+    // can answer it, and its address, which the throttles need, can no longer be read.
+    if (nodeSocket(c)?.destroyed === true) return c.body(null, 400);
     const response = await handleRequest(auth, await toHttpRequest(c, options));
     if (response === null) {
       await next();
