@@ -120,6 +120,8 @@ describeWithPostgres("Many instances: two service processes on one PostgreSQL sh
       roles: ["user"],
       totpEnabled: true,
       createdAt: tina.createdAt,
+      email: null,
+      emailVerified: false,
     });
     for (const server of services()) expectEnvelope(await me(server, finished.body.data.accessToken), 0);
 
