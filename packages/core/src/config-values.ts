@@ -33,7 +33,7 @@ export function positiveInteger(value: unknown, what: string, fallback: number, 
 /** Every key of an options interface, each marked `true`: written with `satisfies` so the list cannot fall behind the type. */
 export type OptionNames<T> = Record<keyof T, true>;
 
-/** The edit distance of two names (insertions, deletions, substitutions, transpositions of neighbours). */
+/** The edit distance of two names: insertions, deletions and substitutions (a swap of neighbours counts two). */
 function editDistance(a: string, b: string): number {
   const rows = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
   for (let j = 1; j <= b.length; j++) (rows[0] as number[])[j] = j;
@@ -43,9 +43,6 @@ function editDistance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j++) {
       const substitution = (above[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
       row[j] = Math.min((above[j] as number) + 1, (row[j - 1] as number) + 1, substitution);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        row[j] = Math.min(row[j] as number, ((rows[i - 2] as number[])[j - 2] as number) + 1);
-      }
     }
   }
   return (rows[a.length] as number[])[b.length] as number;
