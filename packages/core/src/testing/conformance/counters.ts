@@ -32,6 +32,24 @@ export function countersSuite({ test: { describe, it, expect }, makeStorage }: S
       expect(await storage.counters.peek(key, BASE_TIME)).toBe(5);
     });
 
+    it("RL-4: a hit below the limit is allowed while successes reset the key at the same time", async () => {
+      const storage = await makeStorage();
+      const key = uniqueId("counter");
+      const results = await concurrently(200, async () => {
+        const hit = await storage.counters.hit(key, 1_000_000, windowMs, BASE_TIME);
+        await storage.counters.reset(key);
+        return hit;
+      });
+      expect(results.filter((result) => !result.allowed)).toEqual([]);
+    });
+
+    it("a limit of 0 refuses every hit and counts none", async () => {
+      const storage = await makeStorage();
+      const key = uniqueId("counter");
+      expect((await storage.counters.hit(key, 0, windowMs, BASE_TIME)).allowed).toBe(false);
+      expect(await storage.counters.peek(key, BASE_TIME)).toBe(0);
+    });
+
     it("an expired window resets: the next hit starts a new window", async () => {
       const storage = await makeStorage();
       const key = uniqueId("counter");
