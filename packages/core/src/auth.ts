@@ -7,6 +7,7 @@ import { type SecretBox, createSecretBox } from "./crypto/secret-box.js";
 import { printInternalError } from "./diagnostics/operator-lines.js";
 import { boundedDirectory } from "./directory/bounded-directory.js";
 import type { Directory } from "./directory/directory.js";
+import { sendSecurityNotices } from "./email/notices.js";
 import { type EventHub, createEventHub } from "./events/event-hub.js";
 import type { AuthEvent } from "./events/types.js";
 import { type ProxyTrust, createProxyTrust } from "./http/client-address.js";
@@ -136,6 +137,7 @@ const createAuthOptions = {
   onInternalError: true,
   publicUser: true,
   telemetry: true,
+  email: true,
 } satisfies OptionNames<AuthConfig & CreateAuthOptions>;
 
 /**
@@ -189,5 +191,6 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
   };
   startTelemetry(auth, telemetry);
   startSweeping(auth, resolved.sweepIntervalMs);
+  if (resolved.email !== null) sendSecurityNotices(auth);
   return auth;
 }

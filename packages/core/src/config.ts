@@ -7,6 +7,7 @@ import {
   type ResolvedDirectoryLimits,
   resolveDirectoryLimits,
 } from "./directory/directory-limits.js";
+import { type EmailConfig, type ResolvedEmailConfig, resolveEmailConfig } from "./email/email-config.js";
 import {
   type ReauthenticationConfig,
   type ResolvedReauthenticationConfig,
@@ -63,6 +64,11 @@ export interface AuthConfig extends TokenConfig {
   reauthentication?: ReauthenticationConfig;
   /** Accounts people make for themselves (`POST /auth/register`): off unless `enabled` (SU-1). */
   signUp?: SignUpConfig;
+  /**
+   * Password reset by email, verified addresses and security notices, delivered by your `send`;
+   * without it those routes answer 40400. See `EmailConfig`.
+   */
+  email?: EmailConfig;
   throttle?: ThrottleConfig;
   http?: HttpConfig;
   /** What each session records of where it is used from: see `SessionConfig`. */
@@ -101,6 +107,8 @@ export interface ResolvedConfig extends ResolvedHttpConfig, ResolvedTokenConfig 
   /** The role the admin routes require. */
   adminRole: string;
   signUp: ResolvedSignUpConfig;
+  /** Null when email is not configured. */
+  email: ResolvedEmailConfig | null;
   throttle: ResolvedThrottleConfig;
   sessions: ResolvedSessionConfig;
   directoryLimits: ResolvedDirectoryLimits;
@@ -217,6 +225,7 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     oauthProviders: resolveOAuthConfig(config.oauth),
     adminRole: adminRoleOf(config.adminRole),
     signUp: resolveSignUpConfig(config.signUp, adminRoleOf(config.adminRole)),
+    email: resolveEmailConfig(config.email, issuerUrl.host),
     throttle: resolveThrottleConfig(config.throttle),
     sessions: resolveSessionConfig(config.sessions),
     directoryLimits: resolveDirectoryLimits(config.directoryLimits),

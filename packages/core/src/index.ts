@@ -33,6 +33,18 @@ export type {
   RoleMapping,
 } from "./directory/policy.js";
 export type { DirectoryRoles } from "./directory/roles.js";
+export { emailDeliveriesSettled } from "./email/deliver.js";
+export type {
+  EmailConfig,
+  EmailContent,
+  EmailKind,
+  EmailMessage,
+  EmailTemplate,
+  EmailTemplateValues,
+  EmailTemplates,
+  NoticeReason,
+} from "./email/email-config.js";
+export { defaultTemplates, escapeHtml } from "./email/templates.js";
 export { AuthError, type AuthErrorOptions, ErrorCode, httpStatusFor, isAuthError, storageUnavailable } from "./errors/index.js";
 export type {
   AuthEvent,
@@ -62,6 +74,14 @@ export {
   sessionCountCap,
 } from "./flows/admin-users.js";
 export {
+  type ChangeEmailInput,
+  type EmailChangePending,
+  type EmailVerified,
+  type VerifyEmailInput,
+  changeEmail,
+  verifyEmail,
+} from "./flows/change-email.js";
+export {
   type ChangePasswordInput,
   type PasswordChanged,
   type SetPasswordInput,
@@ -76,6 +96,7 @@ export {
   saveDirectoryPolicy,
   testDirectoryPolicy,
 } from "./flows/directory-policy.js";
+export { type ForgotPasswordInput, forgotPassword } from "./flows/forgot-password.js";
 export {
   type LinkIdentityInput,
   type LinkedIdentity,
@@ -100,6 +121,7 @@ export {
 export { listPasskeys, renamePasskey, revokePasskey } from "./flows/passkey-management.js";
 export { type RefreshInput, refresh } from "./flows/refresh.js";
 export { type RegisterInput, register } from "./flows/register.js";
+export { type PasswordReset, type ResetPasswordInput, resetPassword } from "./flows/reset-password.js";
 export {
   type EndOtherSessionsInput,
   type EndSessionInput,

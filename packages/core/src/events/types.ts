@@ -1,3 +1,4 @@
+import type { EmailKind, NoticeReason } from "../email/email-config.js";
 import type { AuthMethod } from "../storage/types.js";
 import type { ThrottleScope } from "../throttle/throttle-config.js";
 
@@ -26,7 +27,8 @@ export type SessionsEndedReason =
   | "passkey_revoked"
   | "identity_linked"
   | "identity_unlinked"
-  | "ended_by_user";
+  | "ended_by_user"
+  | "password_reset";
 
 /**
  * Who made an account: the sign-up route, an administrator, the directory or a provider at a first
@@ -93,6 +95,15 @@ export type AuthEvent =
   | (EventBase & { type: "user.updated"; userId: string; changes: UserChange[]; by: string | null })
   /** `sessionsEnded`: how many other sessions a change made by the user ended (SE-2); absent after `setPassword`, which ends them all through the token version. */
   | (EventBase & { type: "password.changed"; userId: string; sessionsEnded?: number })
+  /** A password reset through an email link (PR-4): every session ended, `sessionsEnded` of them live. */
+  | (EventBase & { type: "password.reset"; userId: string; sessionsEnded: number })
+  /** A link to verify `email.change_requested`'s new address went out; the address itself is in no event. */
+  | (EventBase & { type: "email.change_requested"; userId: string })
+  | (EventBase & { type: "email.verified"; userId: string })
+  /** A message handed to `email.send` and delivered by it; `notice` says what a notice was about. */
+  | (EventBase & { type: "email.sent"; kind: EmailKind; notice?: NoticeReason; userId: string })
+  /** `email.send` threw (`failed`) or outlasted `email.sendTimeout` (`timed_out`); the message is lost, its token stays valid. */
+  | (EventBase & { type: "email.failed"; kind: EmailKind; notice?: NoticeReason; userId: string; reason: "failed" | "timed_out" })
   | (EventBase & { type: "passkey.registered"; userId: string; credentialId: string })
   | (EventBase & { type: "passkey.renamed"; userId: string; credentialId: string })
   | (EventBase & { type: "passkey.revoked"; userId: string; credentialId: string })

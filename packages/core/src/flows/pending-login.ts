@@ -1,6 +1,5 @@
 import type { Auth } from "../auth.js";
 import { opaqueToken } from "../crypto/ids.js";
-import { keyedTag } from "../crypto/keyed-tag.js";
 import { constantTimeEqual, sha256 } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
@@ -16,6 +15,7 @@ import {
 } from "../throttle/failure-budget.js";
 import { takeAttempt } from "../throttle/throttle.js";
 import { type TokenSet, startSession } from "../tokens/issue-tokens.js";
+import { passwordStamp } from "../users/password-stamp.js";
 import type { SessionClient } from "../users/session-use.js";
 import type { LoginResult } from "./login-result.js";
 
@@ -29,16 +29,6 @@ export interface PendingLogin {
   budget?: FailureBudget;
   /** The {@link passwordStamp} of the user's password when the first factor was proven (TMP-4); absent in logins stored before it. */
   passwordStamp?: string;
-}
-
-/**
- * A stamp of the user's password hash: its {@link keyedTag} (the first 16 bytes, base64url, of its
- * HMAC-SHA256 under a key derived from the encryption key), of the empty string when the account
- * has no password. A pending login keeps the stamp of the password it began under, so a password
- * change voids it without raising the token version (TMP-4, SE-4); the stamp tells nothing of the hash.
- */
-function passwordStamp(auth: Auth, user: UserRecord): string {
-  return keyedTag(auth.secretBox, "portcullis password stamp v1", user.passwordHash ?? "");
 }
 
 /** Whether a pending login was begun under the user's current password; one stored before stamps were kept is. */

@@ -4,6 +4,7 @@ import { ErrorCode } from "../errors/codes.js";
 import { takeAttempt } from "../throttle/throttle.js";
 import type { TokenSet } from "../tokens/issue-tokens.js";
 import { normalizeEmail } from "../users/email.js";
+import { sendVerificationLink } from "./change-email.js";
 import { createUserRecord } from "./create-user.js";
 import { optionalString, requiredString } from "./input.js";
 import type { LoginResult } from "./login-result.js";
@@ -19,6 +20,8 @@ export interface RegisterInput {
   ip?: string;
   /** The request's `User-Agent`, kept with the new session to show the user. */
   userAgent?: string;
+  /** The request's `Accept-Language`: the language of the verification link's message. */
+  acceptLanguage?: string | undefined;
 }
 
 /**
@@ -50,6 +53,7 @@ export async function register(auth: Auth, input: RegisterInput): Promise<TokenS
   // Never verified, so never 40900 for an address: sign-up neither proves an address nor tells whose it is (EV-1).
   const roles = auth.config.signUp.defaultRoles;
   const user = await createUserRecord(auth, { username, password, roles, email, emailVerified: false }, { by: "sign_up" });
+  if (email !== undefined && auth.config.email !== null) sendVerificationLink(auth, user, email, input.acceptLanguage);
   // A new account has no second factor: its password completes the sign-in.
   const signedIn = (await completeFirstFactor(auth, user, ["pwd"], input.ip, { userAgent: input.userAgent })) as Extract<
     LoginResult,

@@ -57,6 +57,7 @@ export type RouteTag =
   | "OAuth"
   | "Directory"
   | "Account"
+  | "Email"
   | "Administration"
   | "Metadata";
 

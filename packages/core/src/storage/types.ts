@@ -289,7 +289,17 @@ export interface SessionStore {
 }
 
 /** What a one-time challenge is for. */
-export type ChallengeKind = "totp_login" | "oauth_state" | "webauthn_login" | "webauthn_register";
+export type ChallengeKind =
+  | "totp_login"
+  | "oauth_state"
+  | "webauthn_login"
+  | "webauthn_register"
+  /** The token of a reset link, and the record naming each user's newest one. */
+  | "password_reset"
+  | "password_reset_newest"
+  /** The token of an address's verification link, and the record naming each user's newest one. */
+  | "email_verification"
+  | "email_verification_newest";
 
 /** A short-lived, single-use item: a temporary token, an OAuth state, a WebAuthn challenge. */
 export interface ChallengeRecord {

@@ -10,9 +10,18 @@ import {
 /**
  * What a throttle counts: failures of one account (`account`), or of one device token
  * (`device`, RL-5); attempts from one address at a secret (`ip`), or at routes that store
- * something for an unauthenticated caller (`unauthenticatedWrites`, RL-7).
+ * something for an unauthenticated caller (`unauthenticatedWrites`, RL-7); requests for a reset
+ * link per account and per address (`passwordResetRequests`, `passwordResetRequestsIp`, PR-1), and
+ * address changes per user (`emailChanges`): budgets of their own, so that none spends another.
  */
-export type ThrottleScope = "account" | "device" | "ip" | "unauthenticatedWrites";
+export type ThrottleScope =
+  | "account"
+  | "device"
+  | "ip"
+  | "unauthenticatedWrites"
+  | "passwordResetRequests"
+  | "passwordResetRequestsIp"
+  | "emailChanges";
 
 /** A throttling tier: at most `limit` attempts per `window`. */
 export interface ThrottleTier {
@@ -48,6 +57,16 @@ export interface ThrottleConfig {
    * in: OAuth authorize, passkey sign-in begin, sign-up (RL-7). Default 30 per minute and 300 per hour.
    */
   unauthenticatedWrites?: ThrottleTier[];
+  /**
+   * `POST /auth/password/forgot` per username or address asked for, known or not (PR-1): its own
+   * budget, so flooding it never spends the account's sign-in budget. Default 3 per 15 minutes and
+   * 10 per day.
+   */
+  passwordResetRequests?: ThrottleTier[];
+  /** `POST /auth/password/forgot` per client address (IPv6 per /64). Default 10 per 15 minutes. */
+  passwordResetRequestsIp?: ThrottleTier[];
+  /** `POST /auth/email` (a verification link to a new address) per user. Default 5 per hour and 20 per day. */
+  emailChanges?: ThrottleTier[];
 }
 
 /** {@link ThrottleConfig} with its defaults filled in. */
@@ -57,6 +76,9 @@ export interface ResolvedThrottleConfig {
   deviceTokenLifetimeSeconds: number;
   ip: ResolvedTier[];
   unauthenticatedWrites: ResolvedTier[];
+  passwordResetRequests: ResolvedTier[];
+  passwordResetRequestsIp: ResolvedTier[];
+  emailChanges: ResolvedTier[];
 }
 
 const defaultAccountTiers: ThrottleTier[] = [
@@ -67,6 +89,16 @@ const defaultIpTiers: ThrottleTier[] = [{ limit: 100, window: "15m" }];
 const defaultUnauthenticatedWriteTiers: ThrottleTier[] = [
   { limit: 30, window: "1m" },
   { limit: 300, window: "1h" },
+];
+
+const defaultPasswordResetRequestTiers: ThrottleTier[] = [
+  { limit: 3, window: "15m" },
+  { limit: 10, window: "24h" },
+];
+const defaultPasswordResetRequestIpTiers: ThrottleTier[] = [{ limit: 10, window: "15m" }];
+const defaultEmailChangeTiers: ThrottleTier[] = [
+  { limit: 5, window: "1h" },
+  { limit: 20, window: "24h" },
 ];
 
 function tiers(value: ThrottleTier[] | undefined, what: string, fallback: ThrottleTier[]): ResolvedTier[] {
@@ -91,6 +123,9 @@ export function resolveThrottleConfig(config: ThrottleConfig | undefined): Resol
     deviceTokenLifetime: true,
     ip: true,
     unauthenticatedWrites: true,
+    passwordResetRequests: true,
+    passwordResetRequestsIp: true,
+    emailChanges: true,
   } satisfies OptionNames<ThrottleConfig>;
   refuseUnknownOptions(config, options, "throttle.");
   return {
@@ -103,5 +138,16 @@ export function resolveThrottleConfig(config: ThrottleConfig | undefined): Resol
       "throttle.unauthenticatedWrites",
       defaultUnauthenticatedWriteTiers,
     ),
+    passwordResetRequests: tiers(
+      config?.passwordResetRequests,
+      "throttle.passwordResetRequests",
+      defaultPasswordResetRequestTiers,
+    ),
+    passwordResetRequestsIp: tiers(
+      config?.passwordResetRequestsIp,
+      "throttle.passwordResetRequestsIp",
+      defaultPasswordResetRequestIpTiers,
+    ),
+    emailChanges: tiers(config?.emailChanges, "throttle.emailChanges", defaultEmailChangeTiers),
   };
 }

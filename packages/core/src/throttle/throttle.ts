@@ -9,13 +9,17 @@ export type { ThrottleScope } from "./throttle-config.js";
 /**
  * The counter key of a subject, per scope: an account by the keyed pseudonym of its username key,
  * never the typed name (bounded in size, and no password typed as a username reaches storage); a
- * device by its token's random id; an address by its bucket (RL-3).
+ * device by its token's random id; an address by its bucket (RL-3); a reset request by the keyed
+ * pseudonym of the username or address key asked for; an address change by the user's id.
  */
 const counterKeys: Record<ThrottleScope, (auth: Auth, subject: string) => string> = {
   account: (auth, usernameKey) => `account:${auth.pseudonym(usernameKey)}`,
   device: (_, deviceId) => `device:${deviceId}`,
   ip: (_, address) => `ip:${addressBucket(address)}`,
   unauthenticatedWrites: (_, address) => `write:${addressBucket(address)}`,
+  passwordResetRequests: (auth, accountKey) => `reset:${auth.pseudonym(accountKey)}`,
+  passwordResetRequestsIp: (_, address) => `reset-ip:${addressBucket(address)}`,
+  emailChanges: (_, userId) => `email:${userId}`,
 };
 
 /**

@@ -2,6 +2,7 @@ import type { Route } from "../route-types.js";
 import { accountRoutes } from "./account.js";
 import { adminRoutes } from "./admin.js";
 import { directoryRoutes } from "./directory.js";
+import { emailRoutes } from "./email.js";
 import { metadataRoutes } from "./metadata.js";
 import { oauthRoutes } from "./oauth.js";
 import { passkeyRoutes } from "./passkeys.js";
@@ -23,6 +24,7 @@ export const routes: readonly Route[] = [
   ...oauthRoutes,
   ...directoryRoutes,
   ...accountRoutes,
+  ...emailRoutes,
   ...adminRoutes,
   ...metadataRoutes(() => routes),
 ];

@@ -138,6 +138,7 @@ export const signInRoutes: readonly Route[] = [
         email: body.email as string | undefined,
         ip,
         userAgent: context.header("user-agent"),
+        acceptLanguage: context.header("accept-language"),
       });
       return signedInResponse(context, tokens);
     },

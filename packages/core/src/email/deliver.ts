@@ -1,0 +1,117 @@
+import type { Auth } from "../auth.js";
+import { AuthError } from "../errors/auth-error.js";
+import { ErrorCode } from "../errors/codes.js";
+import type { EmailKind, EmailMessage, NoticeReason, ResolvedEmailConfig } from "./email-config.js";
+import { writeMessage } from "./templates.js";
+
+/** One message to send: to whom, of what kind, and for which account. */
+export interface Delivery {
+  kind: EmailKind;
+  notice?: NoticeReason;
+  to: string;
+  userId: string;
+  username: string;
+  /** The reset or verification link. */
+  link?: string;
+  /** The request's `Accept-Language`, which chooses a localized template. */
+  acceptLanguage?: string | undefined;
+}
+
+/** The email options of an auth whose `email` is configured; throws 40400 otherwise, as its routes answer. */
+export function emailConfigOf(auth: Auth): ResolvedEmailConfig {
+  const config = auth.config.email;
+  if (config === null) throw new AuthError(ErrorCode.NotFound, "Email is not configured");
+  return config;
+}
+
+class SendTimedOut extends Error {
+  constructor(ms: number) {
+    super(`email.send did not settle within ${ms} ms`);
+    this.name = "SendTimedOut";
+  }
+}
+
+/** `email.send` of one message, failing after `sendTimeoutMs`. */
+async function sendWithin(config: ResolvedEmailConfig, message: EmailMessage): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SendTimedOut(config.sendTimeoutMs)), config.sendTimeoutMs);
+  });
+  try {
+    await Promise.race([Promise.resolve().then(() => config.send(message)), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Writes and sends one message. A send that throws or outlasts `email.sendTimeout` is reported
+ * (the `email.failed` event; `onInternalError` with the request id `"email"`, the error naming the
+ * kind, never the address or link) and becomes {@link AuthError} 50300; a sent one emits `email.sent`.
+ *
+ * @throws {AuthError} 50300 when the message was not sent.
+ */
+export async function deliverEmail(auth: Auth, delivery: Delivery): Promise<void> {
+  const config = emailConfigOf(auth);
+  const { kind, notice, userId } = delivery;
+  const describe = notice ? { kind, notice, userId } : { kind, userId };
+  try {
+    const content = writeMessage(
+      config,
+      { kind, notice, username: delivery.username, link: delivery.link },
+      delivery.acceptLanguage,
+    );
+    const message: EmailMessage = {
+      kind,
+      ...(notice ? { notice } : {}),
+      to: delivery.to,
+      ...(config.from ? { from: config.from } : {}),
+      ...content,
+      ...(delivery.link ? { link: delivery.link } : {}),
+    };
+    await sendWithin(config, message);
+  } catch (error) {
+    const reason = error instanceof SendTimedOut ? "timed_out" : "failed";
+    auth.emit({ type: "email.failed", ...describe, reason, at: auth.now() });
+    auth.onInternalError(
+      new Error(
+        `a ${notice ?? kind} message was not sent: ${reason === "timed_out" ? "email.send timed out" : "email.send failed"}`,
+        { cause: error },
+      ),
+      "email",
+    );
+    throw new AuthError(ErrorCode.Unavailable, "The message could not be sent; try again later");
+  }
+  auth.emit({ type: "email.sent", ...describe, at: auth.now() });
+}
+
+const inFlight = new WeakMap<Auth, Set<Promise<void>>>();
+
+/**
+ * Runs `work` (building and sending a message) after the caller answers: failures are reported by
+ * {@link deliverEmail} and go no further. Used where the answer must not depend on whether a
+ * message was sent (PR-1), and for notices.
+ */
+export function deliverLater(auth: Auth, work: () => Promise<void>): void {
+  let pending = inFlight.get(auth);
+  if (!pending) {
+    pending = new Set();
+    inFlight.set(auth, pending);
+  }
+  const running: Promise<void> = Promise.resolve()
+    .then(work)
+    .catch((error: unknown) => {
+      if (!(error instanceof AuthError && error.code === ErrorCode.Unavailable)) auth.onInternalError(error, "email");
+    })
+    .finally(() => pending.delete(running));
+  pending.add(running);
+}
+
+/**
+ * Resolves once every message started by `deliverLater` before the call, and any they started,
+ * has been sent or reported: for tests, and for a service that waits for its mail on shutdown.
+ */
+export async function emailDeliveriesSettled(auth: Auth): Promise<void> {
+  const pending = inFlight.get(auth);
+  while (pending && pending.size > 0) await Promise.all([...pending]);
+}
