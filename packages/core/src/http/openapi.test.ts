@@ -30,6 +30,7 @@ const everythingOn: AuthOverrides = {
   directory: fakeDirectory(),
   http: { openApi: true },
   signUp: { enabled: true },
+  email: { send: () => {}, resetUrl: "https://example.com/reset-password", verifyUrl: "https://example.com/verify-email" },
 };
 
 const configurations: [string, AuthOverrides][] = [
@@ -85,6 +86,10 @@ describe("openApiDocument", () => {
       "GET /api/v1/auth/public-key/credentials",
       "POST /api/v1/auth/directory/policy/preview",
       "POST /api/v1/auth/directory/policy/test",
+      "POST /api/v1/auth/email",
+      "POST /api/v1/auth/email/verify",
+      "POST /api/v1/auth/password/forgot",
+      "POST /api/v1/auth/password/reset",
       "POST /api/v1/auth/public-key/login/begin",
       "POST /api/v1/auth/public-key/login/finish",
       "POST /api/v1/auth/public-key/register/begin",
@@ -95,6 +100,12 @@ describe("openApiDocument", () => {
     ]);
     expect(all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, signUp: undefined })).includes(entry))).toEqual([
       "POST /api/v1/auth/register",
+    ]);
+    expect(all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, email: undefined })).includes(entry))).toEqual([
+      "POST /api/v1/auth/password/forgot",
+      "POST /api/v1/auth/password/reset",
+      "POST /api/v1/auth/email",
+      "POST /api/v1/auth/email/verify",
     ]);
     // What a client asks to learn which features are on stays: public-key/config and oauth/providers.
     expect(off).toContain("GET /api/v1/auth/public-key/config");
