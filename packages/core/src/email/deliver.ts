@@ -75,7 +75,7 @@ export async function deliverEmail(auth: Auth, delivery: Delivery): Promise<void
     auth.emit({ type: "email.failed", ...describe, reason, at: auth.now() });
     auth.onInternalError(
       new Error(
-        `a ${notice ?? kind} message was not sent: ${reason === "timed_out" ? "email.send timed out" : "email.send failed"}`,
+        `a ${kind}${notice ? ` (${notice})` : ""} message was not sent: ${reason === "timed_out" ? "email.send timed out" : "email.send failed"}`,
         { cause: error },
       ),
       "email",
