@@ -1,0 +1,297 @@
+// Issue 24 over HTTP on every adapter: the email routes off without `email` (40400), forgot's
+// one answer for every account (PR-1, bytes and time), links built from configuration only
+// (PR-5), one reset per token under concurrency (PR-2), no reset past the second factor (PR-3),
+// and an address change that needs re-authentication and its own link (EV-1).
+import { type AuthConfig, type EmailMessage, createUser, emailDeliveriesSettled } from "@portcullis/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type TestAuth,
+  createTestUser,
+  createTotpUser,
+  generousThrottle,
+  makeTestAuth,
+  nextTotpCode,
+  testPassword,
+} from "../fixtures/auth.js";
+import { type CallResult, call, post, rawExchange } from "./client.js";
+import { expectEnvelope } from "./contract-suite.js";
+import { describeOpenApiDrift } from "./openapi-drift.js";
+import { type RunningServer, adapters } from "./servers.js";
+
+const base = "/api/v1/auth";
+const resetUrl = "https://app.example.com/reset-password";
+const verifyUrl = "https://app.example.com/verify-email";
+const newPassword = "a brand new passphrase for the test";
+const minutes = (count: number) => count * 60_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Budgets high enough that only a test meant to be throttled is, the forgot budgets included. */
+const throttle = {
+  ...generousThrottle,
+  passwordResetRequests: [{ limit: 100_000, window: "15m" as const }],
+  passwordResetRequestsIp: [{ limit: 100_000, window: "15m" as const }],
+};
+
+/** A test auth whose `email.send` puts each message in `outbox`, after `sendDelayMs` (a mail server's round trip). */
+function makeEmailAuth(
+  options: { sendDelayMs?: number; config?: Partial<AuthConfig> } = {},
+): TestAuth & { outbox: EmailMessage[] } {
+  const outbox: EmailMessage[] = [];
+  const send = async (message: EmailMessage) => {
+    if (options.sendDelayMs) await sleep(options.sendDelayMs);
+    outbox.push(message);
+  };
+  return { ...makeTestAuth({ throttle, email: { send, resetUrl, verifyUrl }, ...options.config }), outbox };
+}
+
+/** The token of a message's link: what follows `#token=`. */
+function tokenOf(message: EmailMessage | undefined): string {
+  const match = /#token=([A-Za-z0-9_-]+)$/.exec(message?.link ?? "");
+  if (!match) throw new Error(`no link with a token in ${JSON.stringify(message)}`);
+  return match[1] as string;
+}
+
+/** What of an answer must not tell accounts apart: status, every header but `date`, and the raw body. */
+function answerOf(result: CallResult) {
+  const headers = [...result.headers.entries()].filter(([name]) => name !== "date");
+  return { status: result.status, headers, body: result.text };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+const emailRoutes = [
+  ["/password/forgot", { username: "alice" }],
+  ["/password/reset", { token: "x".repeat(43), newPassword }],
+  ["/email", { email: "alice@example.com" }],
+  ["/email/verify", { token: "x".repeat(43) }],
+] as const;
+
+describe.each(adapters)("email routes over HTTP on %s", (_name, start) => {
+  describe("without email configured", () => {
+    let testAuth: TestAuth;
+    let server: RunningServer;
+    beforeAll(async () => {
+      testAuth = makeTestAuth({ throttle });
+      server = await start(testAuth.auth);
+    });
+    afterAll(async () => {
+      await server.close();
+    });
+
+    it("the four email routes answer 40400, signed in or not", async () => {
+      await createTestUser(testAuth.auth, "alice");
+      const signedIn = await post(server, `${base}/login`, { username: "alice", password: testPassword });
+      expectEnvelope(signedIn, 0);
+      for (const [path, body] of emailRoutes) {
+        expectEnvelope(await post(server, `${base}${path}`, body), 40400);
+        expectEnvelope(await post(server, `${base}${path}`, body, { token: signedIn.body.data.accessToken }), 40400);
+      }
+    });
+  });
+
+  describe("with email configured", () => {
+    let testAuth: TestAuth & { outbox: EmailMessage[] };
+    let server: RunningServer;
+    beforeAll(async () => {
+      testAuth = makeEmailAuth({ config: { http: { trustedProxies: ["127.0.0.1", "::1"] } } });
+      server = await start(testAuth.auth);
+    });
+    afterAll(async () => {
+      await server.close();
+    });
+
+    /** Asks for a reset link for `username` and returns the token the message holds. */
+    async function resetTokenFor(username: string): Promise<string> {
+      testAuth.outbox.length = 0;
+      expectEnvelope(await post(server, `${base}/password/forgot`, { username }), 0);
+      await emailDeliveriesSettled(testAuth.auth);
+      expect(testAuth.outbox.map((message) => message.kind)).toEqual(["password_reset"]);
+      return tokenOf(testAuth.outbox[0]);
+    }
+
+    it("PR-1: forgot gives byte-identical answers for a known, an unknown, a disabled and an address-less account; only the known one is sent a link", async () => {
+      const { auth, outbox } = testAuth;
+      await createUser(auth, { username: "known", password: testPassword, email: "known@example.com", emailVerified: true });
+      await createUser(auth, {
+        username: "disabled",
+        password: testPassword,
+        email: "disabled@example.com",
+        emailVerified: true,
+        disabled: true,
+      });
+      await createUser(auth, { username: "unverified", password: testPassword, email: "unverified@example.com" });
+      await createTestUser(auth, "addressless");
+      outbox.length = 0;
+      const asked = [
+        { username: "known" },
+        { username: "nobody" },
+        { username: "disabled" },
+        { username: "addressless" },
+        { username: "unverified" },
+        { email: "KNOWN@example.com" },
+        { email: "nobody@example.com" },
+        { email: "disabled@example.com" },
+        { email: "unverified@example.com" },
+      ];
+      const answers = [];
+      for (const body of asked) answers.push(answerOf(await post(server, `${base}/password/forgot`, body)));
+      const [first, ...others] = answers;
+      expect(JSON.parse(first?.body ?? "")).toEqual({ code: 0, message: "OK", data: {} });
+      for (const other of others) expect(other).toEqual(first);
+      await emailDeliveriesSettled(auth);
+      expect(outbox.map(({ kind, to }) => ({ kind, to }))).toEqual([
+        { kind: "password_reset", to: "known@example.com" },
+        { kind: "password_reset", to: "known@example.com" },
+      ]);
+    });
+
+    it("PR-5: a forgot request with Host, X-Forwarded-Host and Forwarded naming evil.example gets a link to the configured resetUrl only", async () => {
+      const { auth, outbox } = testAuth;
+      await createUser(auth, {
+        username: "host-victim",
+        password: testPassword,
+        email: "victim@example.com",
+        emailVerified: true,
+      });
+      const body = JSON.stringify({ username: "host-victim" });
+      const forged = [
+        ["x-forwarded-host: evil.example", "x-forwarded-proto: https"],
+        ["forwarded: for=127.0.0.1;host=evil.example;proto=https"],
+        ["x-forwarded-host: evil.example", "forwarded: host=evil.example", "x-forwarded-server: evil.example"],
+      ];
+      for (const extra of forged) {
+        outbox.length = 0;
+        const head = [
+          `POST ${base}/password/forgot HTTP/1.1`,
+          "host: evil.example",
+          ...extra,
+          "content-type: application/json",
+          `content-length: ${Buffer.byteLength(body)}`,
+          "connection: close",
+        ];
+        const answer = await rawExchange(server, [`${head.join("\r\n")}\r\n\r\n${body}`]);
+        expect(answer.body).toEqual({ code: 0, message: "OK", data: {} });
+        await emailDeliveriesSettled(auth);
+        expect(outbox).toHaveLength(1);
+        const [message] = outbox as [EmailMessage];
+        expect(message.link?.startsWith(`${resetUrl}#token=`)).toBe(true);
+        expect(JSON.stringify(message)).not.toContain("evil.example");
+      }
+    });
+
+    it("PR-2: 20 concurrent resets with one token give exactly one 200 {reset: true}; the others 40101", async () => {
+      await createUser(testAuth.auth, {
+        username: "racer",
+        password: testPassword,
+        email: "racer@example.com",
+        emailVerified: true,
+      });
+      const token = await resetTokenFor("racer");
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () => post(server, `${base}/password/reset`, { token, newPassword })),
+      );
+      const winners = results.filter((result) => result.status === 200);
+      expect(winners).toHaveLength(1);
+      expectEnvelope(winners[0] as CallResult, 0);
+      expect(winners[0]?.body.data).toEqual({ reset: true });
+      for (const result of results) if (result !== winners[0]) expectEnvelope(result, 40101);
+      expectEnvelope(await post(server, `${base}/login`, { username: "racer", password: newPassword }), 0);
+      expectEnvelope(await post(server, `${base}/login`, { username: "racer", password: testPassword }), 40100);
+    });
+
+    it("PR-3: a TOTP user's reset without a code is 40103 and the old password still signs in; with a code it resets", async () => {
+      const { auth } = testAuth;
+      const user = await createTotpUser(auth, "two-step");
+      await auth.storage.users.setEmail(user.id, { email: "two-step@example.com", verified: true }, auth.now());
+      const token = await resetTokenFor("two-step");
+      const refused = await post(server, `${base}/password/reset`, { token, newPassword });
+      expectEnvelope(refused, 40103);
+      expectEnvelope(await post(server, `${base}/password/reset`, { token, newPassword, totpCode: "000000" }), 40103);
+      expectEnvelope(await post(server, `${base}/login`, { username: "two-step", password: newPassword }), 40100);
+      expectEnvelope(await post(server, `${base}/login`, { username: "two-step", password: testPassword }), 40102);
+      const totpCode = await nextTotpCode(testAuth, user.secret);
+      const reset = await post(server, `${base}/password/reset`, { token, newPassword, totpCode });
+      expectEnvelope(reset, 0);
+      expectEnvelope(await post(server, `${base}/login`, { username: "two-step", password: testPassword }), 40100);
+      expectEnvelope(await post(server, `${base}/login`, { username: "two-step", password: newPassword }), 40102);
+    });
+
+    it("EV-1: POST /auth/email needs re-authentication; the address counts only after its own link; then /auth/me shows it verified", async () => {
+      const { auth, outbox, clock } = testAuth;
+      await createTestUser(auth, "mover");
+      const signedIn = await post(server, `${base}/login`, { username: "mover", password: testPassword });
+      expectEnvelope(signedIn, 0);
+      const token = signedIn.body.data.accessToken as string;
+      clock.advance(minutes(6));
+      outbox.length = 0;
+      const withoutProof = await post(server, `${base}/email`, { email: "Mover@Example.com" }, { token });
+      expectEnvelope(withoutProof, 40001);
+      expectEnvelope(
+        await post(server, `${base}/email`, { email: "Mover@Example.com", password: "not the password" }, { token }),
+        40100,
+      );
+      await emailDeliveriesSettled(auth);
+      expect(outbox).toEqual([]);
+
+      const pending = await post(server, `${base}/email`, { email: "Mover@Example.com", password: testPassword }, { token });
+      expectEnvelope(pending, 0);
+      expect(pending.body.data).toEqual({ pending: true });
+      await emailDeliveriesSettled(auth);
+      expect(outbox.map(({ kind, to }) => ({ kind, to }))).toEqual([{ kind: "email_verification", to: "Mover@Example.com" }]);
+      expect(outbox[0]?.link?.startsWith(`${verifyUrl}#token=`)).toBe(true);
+      const before = await call(server, "GET", `${base}/me`, { token });
+      expectEnvelope(before, 0);
+      expect(before.body.data).toMatchObject({ email: null, emailVerified: false });
+
+      const link = tokenOf(outbox[0]);
+      const verified = await post(server, `${base}/email/verify`, { token: link });
+      expectEnvelope(verified, 0);
+      expect(verified.body.data).toEqual({ verified: true });
+      expectEnvelope(await post(server, `${base}/email/verify`, { token: link }), 40101);
+      const after = await call(server, "GET", `${base}/me`, { token });
+      expectEnvelope(after, 0);
+      expect(after.body.data).toMatchObject({ username: "mover", email: "Mover@Example.com", emailVerified: true });
+    });
+  });
+
+  describe("PR-1 timing", () => {
+    let testAuth: TestAuth & { outbox: EmailMessage[] };
+    let server: RunningServer;
+    beforeAll(async () => {
+      // A send that takes 25 ms, as a mail server's round trip does: an answer that waited for it would show.
+      testAuth = makeEmailAuth({ sendDelayMs: 25 });
+      server = await start(testAuth.auth);
+    });
+    afterAll(async () => {
+      await emailDeliveriesSettled(testAuth.auth);
+      await server.close();
+    });
+
+    it("PR-1: forgot answers a known account in the time it answers an unknown one (EN-2's method: median ratio within 0.5 to 2, 41 samples)", async () => {
+      const { auth, outbox } = testAuth;
+      await createUser(auth, { username: "timed", password: testPassword, email: "timed@example.com", emailVerified: true });
+      const time = async (username: string) => {
+        const started = performance.now();
+        const answer = await post(server, `${base}/password/forgot`, { username });
+        const elapsed = performance.now() - started;
+        expectEnvelope(answer, 0);
+        return elapsed;
+      };
+      await time("warm-up");
+      await time("timed");
+      const known: number[] = [];
+      const unknown: number[] = [];
+      for (let sample = 0; sample < 41; sample += 1) {
+        unknown.push(await time(`nobody-${sample}`));
+        known.push(await time("timed"));
+      }
+      await emailDeliveriesSettled(auth);
+      expect(outbox.length).toBe(42);
+      const ratio = median(known) / median(unknown);
+      expect(ratio, `known ${median(known).toFixed(2)} ms, unknown ${median(unknown).toFixed(2)} ms`).toBeGreaterThan(0.5);
+      expect(ratio, `known ${median(known).toFixed(2)} ms, unknown ${median(unknown).toFixed(2)} ms`).toBeLessThan(2);
+    });
+  });
+});
+
+describeOpenApiDrift({ exercises: ["forgotPassword", "resetPassword", "changeEmail", "verifyEmail", "login", "getPublicUser"] });
