@@ -1,0 +1,197 @@
+import { describe, expect, it } from "vitest";
+import {
+  type EmailConfig,
+  type EmailTemplate,
+  type EmailTemplateValues,
+  type NoticeReason,
+  type ResolvedEmailConfig,
+  resolveEmailConfig,
+} from "./email-config.js";
+import { defaultTemplates, escapeHtml, requestedLocales, writeMessage } from "./templates.js";
+
+const configOf = (options: Partial<EmailConfig> = {}): ResolvedEmailConfig =>
+  resolveEmailConfig(
+    {
+      send: () => {},
+      resetUrl: "https://app.example.com/reset",
+      verifyUrl: "https://app.example.com/verify",
+      ...options,
+    },
+    "api.example.com",
+  ) as ResolvedEmailConfig;
+
+/** A link whose query needs escaping in HTML. */
+const link = "https://app.example.com/reset?from=mail&lang=en#token=abc_DEF-123";
+
+/** A template that says which one it is, and records what it was given. */
+function marked(name: string, seen: EmailTemplateValues[] = []): EmailTemplate {
+  return (values) => {
+    seen.push(values);
+    return { subject: `${name} subject`, text: `${name} text ${values.link ?? ""}`, html: `<p>${name}</p>` };
+  };
+}
+
+describe("escapeHtml", () => {
+  it("escapes the five characters that matter in element content and quoted attributes", () => {
+    expect(escapeHtml(`<a href="x" title='y'>Tom & Jerry</a>`)).toBe(
+      "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;Tom &amp; Jerry&lt;/a&gt;",
+    );
+    expect(escapeHtml("&amp;")).toBe("&amp;amp;");
+    expect(escapeHtml("plain text, ünïcode")).toBe("plain text, ünïcode");
+  });
+});
+
+describe("default templates", () => {
+  const base = { appName: "Example", username: "<b>alice</b>", expiresInMinutes: 30, locale: "en" };
+
+  for (const kind of ["password_reset", "email_verification"] as const) {
+    it(`${kind}: the link in the text as it is and in the HTML escaped, with the minutes; names escaped in HTML`, () => {
+      const content = defaultTemplates[kind]({ ...base, kind, link });
+      expect(content.text).toContain(link);
+      expect(content.text).toContain("30 minutes");
+      expect(content.html).toContain(`href="${escapeHtml(link)}"`);
+      expect(content.html.split(escapeHtml(link)).length - 1).toBe(2);
+      expect(content.html).not.toContain("from=mail&lang");
+      expect(content.html).toContain("&lt;b&gt;alice&lt;/b&gt;");
+      expect(content.html).not.toContain("<b>alice");
+      expect(content.subject).toContain("Example");
+      expect(content.subject).not.toMatch(/[\r\n]/);
+    });
+  }
+
+  it("the reset and verification messages say different things", () => {
+    const reset = defaultTemplates.password_reset({ ...base, kind: "password_reset", link });
+    const verification = defaultTemplates.email_verification({ ...base, kind: "email_verification", link });
+    expect(reset.subject).toMatch(/Reset your Example password/);
+    expect(verification.subject).toMatch(/Confirm your email address for Example/);
+  });
+
+  it("a notice holds no link and says what happened, for each reason", () => {
+    const reasons: NoticeReason[] = [
+      "password_changed",
+      "password_reset",
+      "second_factor_disabled",
+      "passkey_added",
+      "email_changed",
+    ];
+    const texts = reasons.map((notice) => defaultTemplates.notice({ ...base, kind: "notice", notice }));
+    expect(new Set(texts.map((content) => content.text)).size).toBe(reasons.length);
+    for (const content of texts) {
+      expect(content.subject).toBe("Security notice for your Example account");
+      expect(content.text).not.toContain("http");
+      expect(content.html).not.toContain("<a ");
+      expect(content.html).toContain("&lt;b&gt;alice&lt;/b&gt;");
+    }
+    expect(texts[3]?.text).toMatch(/a passkey was added/);
+  });
+});
+
+describe("requestedLocales", () => {
+  it("nothing without a header", () => {
+    expect(requestedLocales(undefined)).toEqual([]);
+    expect(requestedLocales("")).toEqual([]);
+    expect(requestedLocales("*")).toEqual([]);
+  });
+
+  it("each tag lower-cased, then its language alone, in the order asked", () => {
+    expect(requestedLocales("de-AT, fr")).toEqual(["de-at", "de", "fr"]);
+    expect(requestedLocales("pt-BR,pt;q=0.9")).toEqual(["pt-br", "pt"]);
+  });
+
+  it("by weight, highest first; equal weights keep their order", () => {
+    expect(requestedLocales("fr;q=0.5, de;q=0.8, it")).toEqual(["it", "de", "fr"]);
+    expect(requestedLocales("es;q=0.7, nl;q=0.7")).toEqual(["es", "nl"]);
+  });
+
+  it("q=0 means not this one", () => {
+    expect(requestedLocales("de;q=0, fr")).toEqual(["fr"]);
+    expect(requestedLocales("de;q=0.0")).toEqual([]);
+  });
+});
+
+describe("writeMessage", () => {
+  it("the built-in English templates by default, with appName and the lifetime's minutes", () => {
+    const seen: EmailTemplateValues[] = [];
+    const config = configOf({ appName: "Example", tokenLifetime: "45m", templates: { notice: marked("mine", seen) } });
+    const reset = writeMessage(config, { kind: "password_reset", username: "alice", link }, undefined);
+    expect(reset.locale).toBe("en");
+    expect(reset.subject).toBe("Reset your Example password");
+    expect(reset.text).toContain("45 minutes");
+    writeMessage(config, { kind: "notice", notice: "passkey_added", username: "alice" }, "de");
+    expect(seen).toEqual([
+      {
+        kind: "notice",
+        notice: "passkey_added",
+        username: "alice",
+        link: undefined,
+        appName: "Example",
+        expiresInMinutes: 45,
+        locale: "en",
+      },
+    ]);
+  });
+
+  it("a template of email.templates replaces the built-in one of its kind only", () => {
+    const config = configOf({ templates: { password_reset: marked("own reset") } });
+    expect(writeMessage(config, { kind: "password_reset", username: "a", link }, undefined).subject).toBe("own reset subject");
+    expect(writeMessage(config, { kind: "email_verification", username: "a", link }, undefined).subject).toMatch(/Confirm/);
+  });
+
+  it("a localized template by the exact tag first, then by the language, then email.templates, then built-in", () => {
+    const config = configOf({
+      templates: { password_reset: marked("default") },
+      localizedTemplates: {
+        "de-AT": { password_reset: marked("austrian") },
+        de: { password_reset: marked("german"), notice: marked("german notice") },
+        fr: { password_reset: marked("french") },
+      },
+    });
+    const reset = (acceptLanguage: string | undefined) =>
+      writeMessage(config, { kind: "password_reset", username: "a", link }, acceptLanguage);
+    expect(reset("de-AT")).toMatchObject({ subject: "austrian subject", locale: "de-at" });
+    expect(reset("de-CH")).toMatchObject({ subject: "german subject", locale: "de" });
+    expect(reset("it, fr;q=0.3")).toMatchObject({ subject: "french subject", locale: "fr" });
+    expect(reset("fr;q=0.5, de;q=0.8")).toMatchObject({ subject: "german subject", locale: "de" });
+    expect(reset("fr;q=0, it")).toMatchObject({ subject: "default subject", locale: "en" });
+    expect(reset(undefined)).toMatchObject({ subject: "default subject", locale: "en" });
+    const verification = writeMessage(config, { kind: "email_verification", username: "a", link }, "fr");
+    expect(verification).toMatchObject({ locale: "en" });
+    expect(verification.subject).toMatch(/Confirm your email address/);
+    const notice = writeMessage(config, { kind: "notice", notice: "password_changed", username: "a" }, "de-AT");
+    expect(notice).toMatchObject({ subject: "german notice subject", locale: "de" });
+  });
+
+  it("a localized template is given its locale", () => {
+    const seen: EmailTemplateValues[] = [];
+    const config = configOf({ localizedTemplates: { "pt-BR": { email_verification: marked("pt", seen) } } });
+    writeMessage(config, { kind: "email_verification", username: "a", link }, "pt-br;q=0.9");
+    expect(seen[0]?.locale).toBe("pt-br");
+  });
+
+  it("a template that returns something other than { subject, text, html } strings throws", () => {
+    const shapes: unknown[] = [null, "text", { subject: "s", text: "t" }, { subject: "s", text: "t", html: 1 }];
+    for (const shape of shapes) {
+      const config = configOf({ templates: { notice: () => shape as never } });
+      expect(() => writeMessage(config, { kind: "notice", notice: "password_changed", username: "a" }, undefined)).toThrow(
+        new TypeError("the email template for notice must return { subject, text, html }, all strings"),
+      );
+    }
+  });
+
+  it("a subject with a line break throws: no header can be smuggled in", () => {
+    for (const subject of ["Hi\r\nBcc: victim@example.com", "Hi\nthere", "Hi\r"]) {
+      const config = configOf({ localizedTemplates: { de: { password_reset: () => ({ subject, text: "t", html: "h" }) } } });
+      expect(() => writeMessage(config, { kind: "password_reset", username: "a", link }, "de")).toThrow(
+        new TypeError("the email template for password_reset returned a subject with a line break"),
+      );
+    }
+  });
+
+  it("only subject, text and html of a template's answer are kept", () => {
+    const config = configOf({
+      templates: { notice: () => ({ subject: "s", text: "t", html: "h", to: "attacker@example.com" }) as never },
+    });
+    const message = writeMessage(config, { kind: "notice", notice: "password_changed", username: "a" }, undefined);
+    expect(message).toEqual({ subject: "s", text: "t", html: "h", locale: "en" });
+  });
+});
