@@ -98,7 +98,8 @@ export function deliverLater(auth: Auth, work: () => Promise<void>): void {
     pending = new Set();
     inFlight.set(auth, pending);
   }
-  const running: Promise<void> = Promise.resolve()
+  // setImmediate: the work starts once the answer being written has been handed to the socket.
+  const running: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
     .then(work)
     .catch((error: unknown) => {
       if (!(error instanceof AuthError && error.code === ErrorCode.Unavailable)) auth.onInternalError(error, "email");
