@@ -169,5 +169,9 @@ describeOpenApiDrift({
     updateUser: "test/http/admin.test.ts",
     endUserSessions: "test/http/admin.test.ts",
     removeTotp: "test/http/admin.test.ts",
+    forgotPassword: "test/http/email.test.ts, with email configured",
+    resetPassword: "test/http/email.test.ts, with email configured",
+    changeEmail: "test/http/email.test.ts, with email configured",
+    verifyEmail: "test/http/email.test.ts, with email configured",
   },
 });
