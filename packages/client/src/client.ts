@@ -1,5 +1,6 @@
 import { type AccountClient, createAccountClient } from "./account.js";
 import { type StatusMode, createAppFetch } from "./app-fetch.js";
+import { type EmailClient, createEmailClient } from "./email.js";
 import { type AuthClientEventMap, type AuthClientEventName, createClientEvents } from "./events.js";
 import { type OAuthClient, createOAuthClient } from "./oauth.js";
 import { type PasskeyCeremonies, type PasskeyClient, browserPasskeyCeremonies, createPasskeyClient } from "./passkeys.js";
@@ -37,7 +38,7 @@ export interface AuthClientOptions {
   refreshAheadSeconds?: number;
   /**
    * Asked for the password (or a TOTP code) when the server wants proof that it is still the user
-   * (40001 on TOTP setup and enable, passkey registration, or ending sessions, after a sign-in
+   * (40001 on TOTP setup and enable, passkey registration, ending sessions, or changing the address, after a sign-in
    * older than the server's `reauthentication.recentSignIn`); the call is then made once more with it.
    * Default: none, and those calls reject with the 40001.
    */
@@ -177,6 +178,8 @@ export interface AuthClient {
   passkeys: PasskeyClient;
   /** Sign-in with OAuth 2.0 / OpenID Connect providers. */
   oauth: OAuthClient;
+  /** Password reset by email, and the account's address: change it, verify it with its link. */
+  email: EmailClient;
 }
 
 /**
@@ -249,5 +252,6 @@ export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
       options.reauthenticate,
     ),
     oauth: createOAuthClient(transport, session),
+    email: createEmailClient(transport, session, options.reauthenticate),
   };
 }

@@ -9,6 +9,13 @@
 export type { AccountClient, ChangePasswordInput } from "./account.js";
 export type { StatusMode } from "./app-fetch.js";
 export { type AuthClient, type AuthClientOptions, type LoginInput, type RegisterInput, createAuthClient } from "./client.js";
+export {
+  type ChangeEmailInput,
+  type EmailClient,
+  type ForgotPasswordInput,
+  type ResetPasswordInput,
+  tokenFromLink,
+} from "./email.js";
 export { AuthClientError, type AuthClientErrorDetails, type AuthClientErrorKind } from "./errors.js";
 export type { AuthClientEventMap, AuthClientEventName, SignOutReason } from "./events.js";
 export type { OAuthClient, OAuthFinishOptions, OAuthSignInStep, OAuthStartOptions } from "./oauth.js";

@@ -4,12 +4,18 @@ import type { ReauthenticationProof } from "./types.js";
 const missingParameterCode = 40001;
 
 /** The operations the server may ask a signed-in user to re-authenticate for. */
-export type ReauthenticatedOperation = "totp.setup" | "totp.enable" | "passkeys.register" | "sessions.end" | "sessions.endOthers";
+export type ReauthenticatedOperation =
+  | "totp.setup"
+  | "totp.enable"
+  | "passkeys.register"
+  | "sessions.end"
+  | "sessions.endOthers"
+  | "email.change";
 
 /** What the client asks the app for when the server wants proof that it is still the user. */
 export interface ReauthenticationRequest {
   operation: ReauthenticatedOperation;
-  /** The proofs the operation takes: the password, and for a passkey or a session also a TOTP code when TOTP is on. */
+  /** The proofs the operation takes: the password, and for a passkey, a session or an address also a TOTP code when TOTP is on. */
   accepts: readonly (keyof ReauthenticationProof)[];
 }
 

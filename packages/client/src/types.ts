@@ -91,6 +91,6 @@ export interface TotpSetup {
 export interface ReauthenticationProof {
   /** The current password. */
   password?: string;
-  /** A current TOTP code, when TOTP is on (registering a passkey only). */
+  /** A current TOTP code, when TOTP is on (registering a passkey, ending sessions, changing the address). */
   totpCode?: string;
 }
