@@ -94,7 +94,7 @@ describe("resetPassword", () => {
       resetPassword(harness.auth, { token, newPassword: `${newPassword} number ${index}` }),
     );
     expect(await tally(attempts)).toEqual(
-      new Map([
+      new Map<number | "fulfilled", number>([
         ["fulfilled", 1],
         [ErrorCode.InvalidToken, 19],
       ]),
