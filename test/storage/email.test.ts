@@ -81,7 +81,9 @@ for (const store of stores) {
         },
       });
       for (const type of ["email.sent", "email.failed", "email.verified", "password.reset"] as const) {
-        auth.events.on(type, (event) => events.push(event));
+        auth.events.on(type, (event) => {
+          events.push(event);
+        });
       }
     }, 60_000);
 
@@ -153,7 +155,7 @@ for (const store of stores) {
         });
         const upper = await verificationToken(first.id, `Shared-${round}@Example.COM`);
         const lower = await verificationToken(second.id, `shared-${round}@example.com`);
-        const codes = await Promise.all([upper, lower].map((token, index) => codeOf(verifyEmail(auth, { token }))));
+        const codes = await Promise.all([upper, lower].map((token) => codeOf(verifyEmail(auth, { token }))));
         expect([...codes].sort()).toEqual([0, 40900]);
         const winner = codes[0] === 0 ? first : second;
         const holder = await auth.storage.users.findByVerifiedEmail(`shared-${round}@example.com`);
