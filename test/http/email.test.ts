@@ -179,6 +179,32 @@ describe.each(adapters)("email routes over HTTP on %s", (_name, start) => {
       }
     });
 
+    it("PR-5: an address change asked with Host and X-Forwarded-Host naming evil.example gets a link to the configured verifyUrl only", async () => {
+      const { auth, outbox } = testAuth;
+      await createTestUser(auth, "host-mover");
+      const signedIn = await post(server, `${base}/login`, { username: "host-mover", password: testPassword });
+      expectEnvelope(signedIn, 0);
+      outbox.length = 0;
+      const body = JSON.stringify({ email: "host-mover@example.com" });
+      const head = [
+        `POST ${base}/email HTTP/1.1`,
+        "host: evil.example",
+        "x-forwarded-host: evil.example",
+        "x-forwarded-proto: https",
+        "forwarded: host=evil.example",
+        `authorization: Bearer ${signedIn.body.data.accessToken}`,
+        "content-type: application/json",
+        `content-length: ${Buffer.byteLength(body)}`,
+        "connection: close",
+      ];
+      const answer = await rawExchange(server, [`${head.join("\r\n")}\r\n\r\n${body}`]);
+      expect(answer.body).toEqual({ code: 0, message: "OK", data: { pending: true } });
+      await emailDeliveriesSettled(auth);
+      expect(outbox).toHaveLength(1);
+      expect(outbox[0]?.link?.startsWith(`${verifyUrl}#token=`)).toBe(true);
+      expect(JSON.stringify(outbox)).not.toContain("evil.example");
+    });
+
     it("PR-2: 20 concurrent resets with one token give exactly one 200 {reset: true}; the others 40101", async () => {
       await createUser(testAuth.auth, {
         username: "racer",

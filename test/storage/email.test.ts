@@ -144,6 +144,17 @@ for (const store of stores) {
       expect(await signsIn("changer", newPassword)).toBe(0);
     });
 
+    it("PR-2: a link expires after email.tokenLifetime (30 minutes by default)", async () => {
+      await addUser("late");
+      const token = await resetToken("late");
+      clock.now += 30 * 60_000 + 1;
+      expect(await codeOf(resetPassword(auth, { token, newPassword }))).toBe(40101);
+      expect(await signsIn("late", testPassword)).toBe(0);
+      const fresh = await resetToken("late");
+      clock.now += 29 * 60_000;
+      expect(await codeOf(resetPassword(auth, { token: fresh, newPassword }))).toBe(0);
+    });
+
     it("EV-1: two accounts verifying one address (case-different) at once: exactly one holds it, the other keeps what it had", async () => {
       for (let round = 0; round < 5; round += 1) {
         const first = await createUser(auth, { username: `first-${round}`, password: testPassword });
