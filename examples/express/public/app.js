@@ -5,7 +5,13 @@
 // server is shown with textContent. The client is `window.portcullis`, for the browser tests and
 // the devtools console: `await portcullis.me()`, `await portcullis.fetch("/api/v1/things")`.
 
-import { AuthClientError, browserSupportsWebAuthn, createAuthClient, sendSignal } from "./vendor/portcullis-client.js";
+import {
+  AuthClientError,
+  browserSupportsWebAuthn,
+  createAuthClient,
+  sendSignal,
+  tokenFromLink,
+} from "./vendor/portcullis-client.js";
 
 const client = createAuthClient({ baseUrl: "/api/v1" });
 window.portcullis = client;
@@ -61,7 +67,8 @@ function clearErrors(within = document) {
 }
 
 function show(sectionId) {
-  for (const id of ["sign-in", "second-factor", "account", "recovery-codes"]) $(id).hidden = id !== sectionId;
+  const sections = ["sign-in", "forgot-password", "reset-password", "verify-email", "second-factor", "account", "recovery-codes"];
+  for (const id of sections) $(id).hidden = id !== sectionId;
   clearErrors();
 }
 
@@ -231,6 +238,7 @@ function renderAccount(user) {
     ["username", "Username", user.username],
     ["roles", "Roles", user.roles.length ? user.roles.join(", ") : "none"],
     ["totpEnabled", "Two-factor sign-in", user.totpEnabled ? "on" : "off"],
+    ["email", "Email address", describeAddress(user)],
     ["hasPassword", "Password", hasPassword(user) ? "set" : "none: you sign in with a provider or a passkey"],
     ["createdAt", "Member since", typeof user.createdAt === "number" ? formatDate(user.createdAt) : "unknown"],
     ["id", "User id", user.id],
@@ -245,11 +253,20 @@ function renderAccount(user) {
   // No password fields for an account without a password: they could only fail.
   document.body.classList.toggle("no-password", !hasPassword(user));
   $("password").hidden = !hasPassword(user);
+  $("email-state").textContent = user.email
+    ? `Your address is ${describeAddress(user)}.${user.emailVerified ? " Password reset links go to it." : " Confirm it to receive password reset links: send a link to it again below."}`
+    : "Your account has no address: add one to be able to reset a forgotten password.";
   $("totp-off").hidden = user.totpEnabled;
   $("totp-on").hidden = !user.totpEnabled;
   $("totp-setup").hidden = true;
   $("passkeys").hidden = !passkeysAvailable;
   $("admin").hidden = !currentUserIsAdmin;
+}
+
+/** The user's address and whether it is verified: "demo@example.test (verified)", or "none". */
+function describeAddress(user) {
+  if (!user.email) return "none";
+  return `${user.email} (${user.emailVerified ? "verified" : "not verified"})`;
 }
 
 /** Shows the user as the client last saw it (after a change the client noted, such as TOTP on or off). */
@@ -742,8 +759,144 @@ async function finishProviderSignIn(name, providers) {
   }
 }
 
-/** Sets up the sign-in choices, then finishes a provider's sign-in when the page is its callback. */
+// Password reset and the account's address, by email. The server sends the links (here through
+// the demo's SMTP server to its outbox, /outbox) to /reset-password#token=… and
+// /verify-email#token=…: this page, which reads the token from the fragment (never sent to a
+// server, so never in a log or a Referer) and takes it out of the address bar at once.
+
+/** The pages of the links, by path, and the section each shows. */
+const linkPages = { "/reset-password": "reset-password", "/verify-email": "verify-email" };
+
+/** The token of the link this page was opened from, read once at load; null on any other page. */
+let linkToken = null;
+
+/** Leaves a link's page for the plain address, `/`, and shows the account when signed in, else the sign-in form. */
+function leaveLinkPage() {
+  linkToken = null;
+  history.replaceState(null, "", "/");
+  show(signedIn ? "account" : "sign-in");
+}
+
+for (const back of document.querySelectorAll(".back-to-sign-in")) {
+  back.addEventListener("click", (event) => {
+    event.preventDefault();
+    leaveLinkPage();
+  });
+}
+
+$("forgot-link").addEventListener("click", (event) => {
+  event.preventDefault();
+  $("forgot-sent").hidden = true;
+  $("forgot-form").hidden = false;
+  show("forgot-password");
+  $("forgot-form").elements.account.value = $("sign-in-form").elements.username.value;
+  setStatus("");
+});
+
+// The server answers the same for every account (PR-1): the page can say no more than it does.
+listen("forgot-form", "submit", async (event) => {
+  const account = formValues(event.target).account.trim();
+  await client.email.forgotPassword(account.includes("@") ? { email: account } : { username: account });
+  event.target.reset();
+  event.target.hidden = true;
+  $("forgot-sent").hidden = false;
+  setStatus("Check the outbox for the link.", "ok");
+});
+
+/** Whether the reset form asks for the second factor: after the server answered 40103 without one. */
+let resetAsksForCode = false;
+
+function askForResetCode() {
+  resetAsksForCode = true;
+  $("reset-code").hidden = false;
+  $("reset-form").elements.code.required = true;
+}
+
+// A user with TOTP gives a code too (PR-3): the first try without one is 40103, and the form then
+// asks for it. A code of six digits goes as totpCode, anything else as a recovery code.
+listen("reset-form", "submit", async (event) => {
+  const form = event.target;
+  const { newPassword, code } = formValues(form);
+  const given = (code ?? "").trim();
+  const secondFactor = !resetAsksForCode || !given ? {} : /^\d{6}$/.test(given) ? { totpCode: given } : { recoveryCode: given };
+  try {
+    await client.email.resetPassword({ token: linkToken ?? "", newPassword, ...secondFactor });
+  } catch (error) {
+    if (error?.code === 40103 && !resetAsksForCode) {
+      askForResetCode();
+      form.elements.code.focus();
+      throw new AuthClientError(
+        "This account has two-step sign-in: enter a code from your authenticator app, or a recovery code",
+        {
+          kind: "server",
+          code: 40103,
+          status: 401,
+        },
+      );
+    }
+    if (error?.code === 40101) {
+      throw new AuthClientError("This link is invalid, expired or already used: ask for a new one from the sign-in page", {
+        kind: "server",
+        code: 40101,
+        status: 401,
+      });
+    }
+    throw error;
+  }
+  form.reset();
+  leaveLinkPage();
+  // The reset ended every session of the account, this page's too if it had one.
+  if (signedIn) await client.logout().catch(() => undefined);
+  setStatus("Your password is set, and every session of the account is signed out. Sign in with the new password.", "ok");
+  $("sign-in-form").elements.password.focus();
+});
+
+// Confirmed by a click, not on load: a mail scanner that opens links and runs their scripts must
+// not verify an address nobody confirmed.
+listen("verify-button", "click", async () => {
+  try {
+    await client.email.verifyEmail({ token: linkToken ?? "" });
+  } catch (error) {
+    if (error?.code !== 40101) throw error;
+    throw new AuthClientError("This link is invalid, expired or already used: send a new one from the account page", {
+      kind: "server",
+      code: 40101,
+      status: 401,
+    });
+  }
+  leaveLinkPage();
+  if (signedIn) renderAccount(await client.me());
+  setStatus("Your address is confirmed: it is now the account's verified address.", "ok");
+});
+
+// A new address: a link goes to it, and the account keeps its address until the link is used.
+listen(
+  "email-form",
+  "submit",
+  checkingPassword(async (event) => {
+    const { email, password } = formValues(event.target);
+    await client.email.changeEmail({ email: email.trim(), ...typedPassword(password) });
+    event.target.reset();
+    setStatus(
+      `A confirmation link is on its way to ${email.trim()}: open it from the outbox. Your address changes when it is used.`,
+      "ok",
+    );
+  }),
+);
+
+/** On a link's page: keeps the token from the fragment, takes it out of the address bar, and shows the page's form. */
+function openLinkPage() {
+  const section = linkPages[location.pathname];
+  if (!section) return;
+  linkToken = tokenFromLink(location.hash);
+  history.replaceState(null, "", location.pathname);
+  show(section);
+  if (!linkToken) setStatus("This page needs the link from the email, with its #token=…; open the link again.", "error");
+}
+
+/** Sets up the sign-in choices, then finishes a provider's sign-in when the page is its callback, or shows a link's page. */
 async function startPage() {
+  openLinkPage();
   const providers = await loadProviders();
   await loadPasskeyConfig(providers.length > 0);
   const returning = providerCallbackPath.exec(location.pathname);

@@ -16,6 +16,8 @@ import {
   randomSecret,
   startDemoProvider,
 } from "./app.js";
+import { type DemoMailServer, startDemoMailServer } from "./mail.js";
+import { messageHtmlContentSecurityPolicy } from "./outbox.js";
 import { bundlePageClient } from "./page-client-bundle.js";
 
 interface Envelope {
@@ -28,6 +30,7 @@ interface Envelope {
 /** The origin the page would be opened at; the tests reach the same server at 127.0.0.1. */
 const origin = "http://localhost:3000";
 let local: DemoProvider;
+let mail: DemoMailServer;
 let demo: DemoApp;
 let server: Server;
 let base: string;
@@ -45,15 +48,17 @@ function close(stopping: Server): Promise<void> {
 }
 
 beforeAll(async () => {
-  // As server.ts wires it: the demo with its local OpenID provider.
+  // As server.ts wires it: the demo with its local OpenID provider and its local SMTP server.
   local = await startDemoProvider({ origin });
-  demo = await createDemoApp({ origin, oauthProvider: local.registration });
+  mail = await startDemoMailServer();
+  demo = await createDemoApp({ origin, oauthProvider: local.registration, mailServer: mail });
   ({ server, base } = await listen(demo.app));
 });
 
 afterAll(async () => {
   await close(server);
   await local.provider.close();
+  await mail.close();
 });
 
 async function call(
@@ -304,6 +309,129 @@ describe("the Express demo's account page", () => {
   });
 });
 
+describe("the Express demo's email, through its own SMTP server and outbox", () => {
+  /** A user with a password and a verified address, signed in: its access token. */
+  async function userWithAddress(username: string) {
+    const password = randomSecret(18);
+    await createUser(demo.auth, { username, password, email: `${username}@example.test`, emailVerified: true });
+    const signedIn = await call("POST", "/api/v1/auth/login", { username, password });
+    return { password, token: signedIn.envelope.data.accessToken as string, email: `${username}@example.test` };
+  }
+
+  /** The token of a link in a message's text: what the page reads from `location.hash`. */
+  function tokenIn(text: string, page: string): string {
+    const link = new RegExp(`${origin}${page}#token=([\\w-]+)`).exec(text);
+    if (!link) throw new Error(`no link to ${page} in ${JSON.stringify(text)}`);
+    return link[1] as string;
+  }
+
+  it("the demo user holds a verified address, so a reset works out of the box", async () => {
+    expect(demo.demoUser.email).toBe("demo@example.test");
+    // The walk above turned TOTP on for the demo user: its record, not a sign-in, shows the address.
+    const stored = await demo.auth.storage.users.findById(demo.demoUser.id);
+    expect(stored).toMatchObject({ email: "demo@example.test", emailVerified: true });
+  });
+
+  it("PR-1, PR-2: Forgot password sends the link through nodemailer to the SMTP server; the outbox page shows it, newest first, its link clickable; the token resets the password", async () => {
+    const user = await userWithAddress("mail-reset");
+    const answered = await call("POST", "/api/v1/auth/password/forgot", { username: "mail-reset" });
+    expect(answered.envelope).toEqual({ code: 0, message: "OK", data: {} });
+    const message = await mail.waitFor((received) => received.to === user.email);
+    expect(message).toMatchObject({
+      from: "Portcullis demo <no-reply@example.test>",
+      subject: "Reset your Portcullis demo password",
+      envelopeTo: [user.email],
+    });
+    const token = tokenIn(message.text, "/reset-password");
+    expect(message.html).toContain(`${origin}/reset-password#token=${token}`);
+
+    await call("POST", "/api/v1/auth/password/forgot", { email: "nobody@example.test" });
+    await call("POST", "/api/v1/auth/email", { email: "mail-reset-new@example.test" }, user.token);
+    const newer = await mail.waitFor((received) => received.to === "mail-reset-new@example.test");
+
+    const page = await fetch(`${base}/outbox`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(page.headers.get("cache-control")).toBe("no-store");
+    expect(page.headers.get("content-security-policy")).toBe(contentSecurityPolicy);
+    const html = await page.text();
+    expect(html).toContain("demo only");
+    expect(html).toMatch(/A demo aid, not part of Portcullis/);
+    expect(html).toContain(`<a href="${origin}/reset-password#token=${token}">`);
+    expect(html).toContain('<span class="message-to">mail-reset@example.test</span>');
+    expect(html.indexOf(`id="message-${newer.id}"`)).toBeLessThan(html.indexOf(`id="message-${message.id}"`));
+    expect(html).not.toContain("nobody@example.test");
+    expect(html).not.toMatch(/<script/);
+
+    const htmlPart = await fetch(`${base}/outbox/${message.id}.html`);
+    expect(htmlPart.status).toBe(200);
+    expect(htmlPart.headers.get("content-security-policy")).toBe(messageHtmlContentSecurityPolicy);
+    expect(await htmlPart.text()).toBe(message.html);
+    expect((await fetch(`${base}/outbox/999999.html`)).status).toBe(404);
+
+    const newPassword = randomSecret(18);
+    const reset = await call("POST", "/api/v1/auth/password/reset", { token, newPassword });
+    expect(reset.envelope).toEqual({ code: 0, message: "OK", data: { reset: true } });
+    expect((await call("POST", "/api/v1/auth/login", { username: "mail-reset", password: newPassword })).envelope.code).toBe(0);
+    expect((await call("POST", "/api/v1/auth/password/reset", { token, newPassword })).envelope.code).toBe(40101);
+  });
+
+  it("EV-1: a new address gets a link to the verify page; its token verifies the address", async () => {
+    const user = await userWithAddress("mail-change");
+    const changed = await call(
+      "POST",
+      "/api/v1/auth/email",
+      { email: "mail-changed@example.test", password: user.password },
+      user.token,
+    );
+    expect(changed.envelope).toEqual({ code: 0, message: "OK", data: { pending: true } });
+    const link = await mail.waitFor((received) => received.to === "mail-changed@example.test");
+    const token = tokenIn(link.text, "/verify-email");
+    const notice = await mail.waitFor((received) => received.to === user.email);
+    expect(notice.text).not.toContain("#token=");
+
+    expect((await call("POST", "/api/v1/auth/email/verify", { token })).envelope.data).toEqual({ verified: true });
+    const me = await call("GET", "/api/v1/auth/me", undefined, user.token);
+    expect(me.envelope.data).toMatchObject({ email: "mail-changed@example.test", emailVerified: true });
+  });
+
+  it("serves the page at the links' paths, never cached; the page has the forgot, reset and verify parts and the address form", async () => {
+    const home = await (await fetch(`${base}/`)).text();
+    for (const path of ["/reset-password", "/verify-email"]) {
+      const page = await fetch(`${base}${path}`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("cache-control")).toBe("no-store");
+      expect(page.headers.get("content-security-policy")).toBe(contentSecurityPolicy);
+      expect(await page.text()).toBe(home);
+    }
+    for (const part of [
+      'id="forgot-link"',
+      '<form id="forgot-form">',
+      '<form id="reset-form">',
+      'id="verify-button"',
+      '<form id="email-form">',
+    ]) {
+      expect(home).toContain(part);
+    }
+  });
+
+  it("without a mail server, the email routes are 40400 and there is no outbox", async () => {
+    const plain = await createDemoApp({ origin });
+    const { server: plainServer, base: plainBase } = await listen(plain.app);
+    try {
+      const forgot = await fetch(`${plainBase}/api/v1/auth/password/forgot`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: "demo" }),
+      });
+      expect(((await forgot.json()) as Envelope).code).toBe(40400);
+      expect((await fetch(`${plainBase}/outbox`)).status).toBe(404);
+    } finally {
+      await close(plainServer);
+    }
+  });
+});
+
 describe("the Express demo's sign-in with its local provider", () => {
   it("OA-1, OA-5: lists the local provider, sends the person to it, and signs them in from the callback page's query with the binding cookie, once", async () => {
     const listed = await call("GET", "/api/v1/auth/oauth/providers");
@@ -384,7 +512,8 @@ describe("the Express demo's API reference", () => {
     expect(paths).toContain("/api/v1/auth/oauth/{provider}/authorize");
     expect(paths).not.toContain("/api/v1/auth/register");
 
-    const plain = await createDemoApp({ origin });
+    expect(paths).toContain("/api/v1/auth/password/forgot");
+    const plain = await createDemoApp({ origin, mailServer: mail });
     const { server: plainServer, base: plainBase } = await listen(plain.app);
     try {
       const withoutProvider = await pathsOf(plainBase);

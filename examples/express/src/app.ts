@@ -15,6 +15,8 @@ import { type LocalProvider, localProviderAccounts, startLocalProvider } from "@
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import QRCode from "qrcode";
 import { apiReferenceRoutes } from "./api-reference.js";
+import { type DemoMailServer, sendThroughSmtp } from "./mail.js";
+import { outboxRoutes } from "./outbox.js";
 import { bundlePageClient, pageClientPath } from "./page-client-bundle.js";
 
 /** Options of {@link createDemoApp}. Every one has a default that suits a local demo. */
@@ -37,6 +39,19 @@ export interface DemoAppOptions {
   demoPassword?: string;
   /** The demo user's roles. Default `["admin"]`, so the admin-only route can be tried. */
   demoRoles?: string[];
+  /**
+   * The demo user's address, stored verified so that "Forgot password?" sends it a link. Default
+   * `demo@example.test` (a reserved name: no real mailbox). A stored demo user that has an
+   * address keeps its own.
+   */
+  demoEmail?: string;
+  /**
+   * The demo's local SMTP server (`startDemoMailServer` of `mail.ts`): with it, email is on
+   * (password reset, address verification and notices, sent through nodemailer to that server),
+   * and the outbox page `/outbox` shows what it received. Default: none, and the email routes
+   * answer 40400.
+   */
+  mailServer?: DemoMailServer;
   /**
    * Where users, TOTP enrolments, passkeys and sessions are kept. Default: memory, gone with the
    * process; `server.ts` passes embedded PGlite in a data directory, so they survive a restart.
@@ -69,6 +84,8 @@ export interface DemoUser {
   username: string;
   password: string;
   roles: string[];
+  /** Its address, verified (unless it was changed and not verified since). */
+  email: string | null;
 }
 
 /** What {@link createDemoApp} returns: an app that is not listening yet. */
@@ -129,17 +146,37 @@ function securityHeaders(_req: Request, res: Response, next: NextFunction): void
   next();
 }
 
-/** Creates the demo user, or, in storage that outlived a restart, gives the stored one this password. */
-async function ensureDemoUser(auth: Auth, username: string, password: string, roles: string[]): Promise<DemoUser> {
+/** The demo user's account as {@link ensureDemoUser} wants it. */
+interface DemoAccount {
+  username: string;
+  password: string;
+  roles: string[];
+  email: string;
+}
+
+/**
+ * Creates the demo user with a verified address, or, in storage that outlived a restart, gives
+ * the stored one this password (and the address, verified, when it has none).
+ */
+async function ensureDemoUser(auth: Auth, { username, password, roles, email }: DemoAccount): Promise<DemoUser> {
   const stored = await auth.storage.users.findByUsernameKey(username.normalize("NFKC").toLowerCase());
   if (!stored) {
-    const created = await createUser(auth, { username, password, roles });
-    return { id: created.id, username: created.username, password, roles: created.roles };
+    const created = await createUser(auth, { username, password, roles, email, emailVerified: true });
+    return { id: created.id, username: created.username, password, roles: created.roles, email: created.email ?? null };
   }
   await setPassword(auth, { userId: stored.id, newPassword: password });
+  if (stored.email === null) await auth.storage.users.setEmail(stored.id, { email, verified: true }, auth.now());
   const user = await getPublicUser(auth, { userId: stored.id });
-  return { id: user.id, username: user.username, password, roles: user.roles };
+  return { id: user.id, username: user.username, password, roles: user.roles, email: user.email ?? null };
 }
+
+/** The page of the demo that reads a reset link's token: `resetUrl`. */
+export const resetPasswordPath = "/reset-password";
+/** The page of the demo that reads a verification link's token: `verifyUrl`. */
+export const verifyEmailPath = "/verify-email";
+
+/** The sender of the demo's mail. */
+const demoSender = "Portcullis demo <no-reply@example.test>";
 
 /** Sends an envelope like the auth routes do, so the page reads every answer the same way. */
 function sendEnvelope(res: Response, status: number, code: number, message: string, data?: unknown): void {
@@ -155,7 +192,10 @@ function sendEnvelope(res: Response, status: number, code: number, message: stri
  * (deleting one needs the `admin` role); the demo-only QR code route `POST /demo/qr`; and the
  * static sign-in page with its client (`@portcullis/client`, bundled for it). With `options.oauthProvider`, sign-in with
  * that provider too: the page offers it, and serves itself at {@link oauthCallbackUri} for the
- * provider to send the browser back to. It creates one demo user. It does not listen: the origin
+ * provider to send the browser back to. With `options.mailServer`, email: the reset and
+ * verification links lead to the page at `/reset-password` and `/verify-email`, and the outbox
+ * page `/outbox` (demo only) shows the mail sent. It creates one demo user, with a verified
+ * address. It does not listen: the origin
  * must name the port, so listen first and hand the app to the server then (as `server.ts` and the
  * tests do).
  *
@@ -187,13 +227,31 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
     // provider sign-in has none): the user object says so through the documented hook.
     publicUser: async (user) => ({ hasPassword: (await storage.users.findById(user.id))?.passwordHash != null }),
     ...(options.oauthProvider ? { oauth: demoOAuthConfig(options.oauthProvider, origin) } : {}),
+    // Mail through nodemailer to the demo's own SMTP server; the links lead to this page, which
+    // reads the token from the fragment (`#token=…`).
+    ...(options.mailServer
+      ? {
+          email: {
+            send: sendThroughSmtp(options.mailServer, demoSender),
+            resetUrl: new URL(resetPasswordPath, origin).href,
+            verifyUrl: new URL(verifyEmailPath, origin).href,
+            from: demoSender,
+            appName: "Portcullis demo",
+          },
+        }
+      : {}),
     onInternalError: (error, requestId) => console.error(`internal error, request ${requestId}:`, error),
     now: options.now,
   });
 
   const username = options.demoUsername ?? "demo";
   const password = options.demoPassword ?? randomSecret(18);
-  const demoUser = await ensureDemoUser(auth, username, password, options.demoRoles ?? ["admin"]);
+  const demoUser = await ensureDemoUser(auth, {
+    username,
+    password,
+    roles: options.demoRoles ?? ["admin"],
+    email: options.demoEmail ?? "demo@example.test",
+  });
 
   const things: Thing[] = [
     { id: "1", name: "portcullis" },
@@ -242,6 +300,15 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
   app.get(pageClientPath, (_req, res) => {
     res.type("text/javascript").set("cache-control", "no-cache").send(pageClient.javascript);
   });
+
+  // The pages of the reset and verification links: the sign-in page, which reads the token from
+  // the fragment. Demo only: the outbox, where the demo's own SMTP server shows what it received.
+  for (const path of [resetPasswordPath, verifyEmailPath]) {
+    app.get(path, (_req, res) => {
+      res.set("cache-control", "no-store").sendFile("index.html", { root: publicDirectory });
+    });
+  }
+  if (options.mailServer) app.use(outboxRoutes(options.mailServer));
 
   // The page a provider sends the browser back to: the sign-in page, which relays the query.
   if (options.oauthProvider) {

@@ -19,6 +19,12 @@ it("is one ES module that exports what the page imports, and builds once per pro
     string,
     unknown
   >;
-  expect(Object.keys(module).sort()).toEqual(["AuthClientError", "browserSupportsWebAuthn", "createAuthClient", "sendSignal"]);
+  expect(Object.keys(module).sort()).toEqual([
+    "AuthClientError",
+    "browserSupportsWebAuthn",
+    "createAuthClient",
+    "sendSignal",
+    "tokenFromLink",
+  ]);
   expect(typeof module.createAuthClient).toBe("function");
 });

@@ -47,7 +47,7 @@ async function printed(read: () => string, pattern: RegExp, exited: Promise<numb
 }
 
 // SIGTERM takes the same path (stopOnSignals); one start is enough for the test's time.
-it("Ctrl-C (SIGINT) closes the server, the provider and PGlite, prints one line and exits 0", async () => {
+it("prints the outbox's address, which shows the mail sent; Ctrl-C (SIGINT) closes the server, the provider, the mail server and PGlite, prints one line and exits 0", async () => {
   for (const signal of ["SIGINT"] as const) {
     const demo = startDemo();
     const [, origin] = await printed(demo.stdout, /listening on (http:\/\/localhost:\d+)\//, demo.exited);
@@ -59,6 +59,24 @@ it("Ctrl-C (SIGINT) closes the server, the provider and PGlite, prints one line 
       before = demo.stdout();
       await new Promise((resolve) => setTimeout(resolve, 300));
     }
+
+    // The outbox: printed beside the rest, and a reset link sent through the demo's SMTP server lands there.
+    const [, outbox] = await printed(demo.stdout, /^Outbox: (http:\/\/localhost:\d+\/outbox) /m, demo.exited);
+    expect(demo.stdout()).toMatch(/^Email: {5}demo@example\.test \(verified/m);
+    const local = (origin as string).replace("localhost", "127.0.0.1");
+    const forgot = await fetch(`${local}/api/v1/auth/password/forgot`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "demo" }),
+    });
+    expect(forgot.status).toBe(200);
+    let listed = "";
+    for (let attempt = 0; attempt < 50 && !listed.includes("#token="); attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      listed = await (await fetch((outbox as string).replace("localhost", "127.0.0.1"))).text();
+    }
+    expect(listed).toContain(`${origin}/reset-password#token=`);
+    expect(listed).toContain("demo@example.test");
 
     const stderrBefore = demo.stderr();
 

@@ -5,12 +5,15 @@ import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { pgliteStorage } from "@portcullis/kysely";
 import { createDemoApp, startDemoProvider } from "./app.js";
+import { startDemoMailServer } from "./mail.js";
+import { outboxPath } from "./outbox.js";
 
 /**
  * Starts the demo on 127.0.0.1:$PORT (default 3000), its storage embedded PGlite in
- * $PORTCULLIS_DATA_DIR (default `.portcullis-data`), and its local OpenID provider on a free port
- * of 127.0.0.1, and prints the address to open, the demo user's name and password, and those of
- * the provider's account. This is a demo: printing the DEMO accounts' passwords is its purpose.
+ * $PORTCULLIS_DATA_DIR (default `.portcullis-data`), its local OpenID provider on a free port
+ * of 127.0.0.1, and its local SMTP server on another (the mail it receives is shown at /outbox),
+ * and prints the address to open, the demo user's name and password, those of the provider's
+ * account, and the outbox's address. This is a demo: printing the DEMO accounts' passwords is its purpose.
  * Never print a real user's password.
  *
  * The page must be opened at http://localhost:$PORT: passkeys are bound to a domain name
@@ -18,6 +21,7 @@ import { createDemoApp, startDemoProvider } from "./app.js";
  * first, so that the passkey origin names the actual port even with PORT=0.
  *
  * Ctrl-C (SIGINT) or SIGTERM closes what it opened, the last first ({@link stopOnSignals}).
+ * $SMTP_PORT chooses the SMTP server's port (default: a free one).
  */
 async function main(): Promise<void> {
   stopOnSignals();
@@ -53,7 +57,13 @@ async function main(): Promise<void> {
   const origin = `http://localhost:${(server.address() as AddressInfo).port}`;
   const local = await startDemoProvider({ origin, signingKey: await providerSigningKey(dataDir) });
   closeAtStop(() => local.provider.close());
-  const demo = await createDemoApp({ ...secrets, origin, oauthProvider: local.registration, storage });
+  const smtpPort = Number(process.env.SMTP_PORT ?? 0);
+  if (!Number.isInteger(smtpPort) || smtpPort < 0 || smtpPort > 65535) {
+    throw new Error(`SMTP_PORT must be a port number; got ${process.env.SMTP_PORT}`);
+  }
+  const mailServer = await startDemoMailServer(smtpPort);
+  closeAtStop(() => mailServer.close());
+  const demo = await createDemoApp({ ...secrets, origin, oauthProvider: local.registration, storage, mailServer });
   app = demo.app;
   console.log(`Portcullis demo listening on ${origin}/`);
   console.log(
@@ -62,9 +72,13 @@ async function main(): Promise<void> {
   console.log(`Open ${origin}/ by that name, not 127.0.0.1: passkeys work only on a domain name, here "localhost".`);
   console.log(`Demo user: ${demo.demoUser.username}`);
   console.log(`Password:  ${demo.demoUser.password}`);
+  if (demo.demoUser.email) console.log(`Email:     ${demo.demoUser.email} (verified: "Forgot password?" sends it a link)`);
   console.log(`Local OpenID provider on ${local.provider.issuer}, for "Sign in with the local provider":`);
   console.log(`Provider user: ${local.account.username}`);
   console.log(`Password:      ${local.account.password}`);
+  console.log(
+    `Outbox: ${origin}${outboxPath} shows the mail the demo sent (its own SMTP server on ${mailServer.host}:${mailServer.port}; nothing leaves this machine).`,
+  );
 }
 
 /**
@@ -89,7 +103,7 @@ async function demoSecrets(dataDir: string): Promise<{ signingSecret: string; en
   }
 }
 
-/** What a stop closes: the storage, the server, the provider, in the order they were opened. */
+/** What a stop closes: the storage, the server, the provider, the mail server, in the order they were opened. */
 const openedResources: (() => Promise<void>)[] = [];
 
 /** Registers `close` to run when the demo stops. */
@@ -98,7 +112,7 @@ function closeAtStop(close: () => Promise<void>): void {
 }
 
 /**
- * On the first SIGINT (Ctrl-C) or SIGTERM: closes what was opened, the last first (the provider,
+ * On the first SIGINT (Ctrl-C) or SIGTERM: closes what was opened, the last first (the mail server, the provider,
  * the server and its connections, then the storage, which flushes PGlite and releases the data
  * directory's lock), prints one line and exits 0. A second signal while that runs exits at once,
  * with 1.
