@@ -225,7 +225,7 @@ describe.each(adapters)("email routes over HTTP on %s", (_name, start) => {
       expectEnvelope(await post(server, `${base}/login`, { username: "racer", password: testPassword }), 40100);
     });
 
-    it("PR-3: a TOTP user's reset without a code is 40103 and the old password still signs in; with a code it resets", async () => {
+    it("PR-3: a TOTP user's reset without a code is 40103 and the old password still signs in; with a code it resets and voids the pending sign-in (PR-4)", async () => {
       const { auth } = testAuth;
       const user = await createTotpUser(auth, "two-step");
       await auth.storage.users.setEmail(user.id, { email: "two-step@example.com", verified: true }, auth.now());
@@ -234,10 +234,15 @@ describe.each(adapters)("email routes over HTTP on %s", (_name, start) => {
       expectEnvelope(refused, 40103);
       expectEnvelope(await post(server, `${base}/password/reset`, { token, newPassword, totpCode: "000000" }), 40103);
       expectEnvelope(await post(server, `${base}/login`, { username: "two-step", password: newPassword }), 40100);
-      expectEnvelope(await post(server, `${base}/login`, { username: "two-step", password: testPassword }), 40102);
+      const pendingSignIn = await post(server, `${base}/login`, { username: "two-step", password: testPassword });
+      expectEnvelope(pendingSignIn, 40102);
       const totpCode = await nextTotpCode(testAuth, user.secret);
       const reset = await post(server, `${base}/password/reset`, { token, newPassword, totpCode });
       expectEnvelope(reset, 0);
+      // PR-4: the sign-in the old password began is void.
+      const laterCode = await nextTotpCode(testAuth, user.secret);
+      const tempToken = pendingSignIn.body.data.tempToken as string;
+      expectEnvelope(await post(server, `${base}/2fa/verify`, { tempToken, code: laterCode }), 40100);
       expectEnvelope(await post(server, `${base}/login`, { username: "two-step", password: testPassword }), 40100);
       expectEnvelope(await post(server, `${base}/login`, { username: "two-step", password: newPassword }), 40102);
     });
@@ -320,4 +325,6 @@ describe.each(adapters)("email routes over HTTP on %s", (_name, start) => {
   });
 });
 
-describeOpenApiDrift({ exercises: ["forgotPassword", "resetPassword", "changeEmail", "verifyEmail", "login", "getPublicUser"] });
+describeOpenApiDrift({
+  exercises: ["forgotPassword", "resetPassword", "changeEmail", "verifyEmail", "login", "getPublicUser", "verifyTotp"],
+});
