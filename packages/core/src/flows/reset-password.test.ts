@@ -215,6 +215,9 @@ describe("resetPassword", () => {
       reset: true,
     });
     expect((await harness.storage.users.findById(userId))?.tokenVersion).toBeGreaterThan(version);
+    for (const { sessionId } of sessions) {
+      expect((await harness.storage.sessions.findSession(sessionId))?.revokedAt).toBe(harness.clock.now);
+    }
     for (const { tokens } of sessions) {
       expect(await outcome(refresh(harness.auth, { refreshToken: tokens.refreshToken }))).toBe(ErrorCode.InvalidToken);
       expect(await outcome(verifyAccessToken(harness.auth, { token: tokens.accessToken }))).toBe(ErrorCode.InvalidToken);
