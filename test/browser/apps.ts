@@ -13,6 +13,7 @@ import {
   randomSecret,
   startDemoProvider,
 } from "../../examples/express/src/app.js";
+import { type DemoMailServer, startDemoMailServer } from "../../examples/express/src/mail.js";
 
 /** An app serving the demo page and the Portcullis routes, running on loopback. */
 export interface PageApp {
@@ -75,23 +76,32 @@ async function listenFirst(): Promise<{
   };
 }
 
-/** The Express demo as {@link startExpressDemo} runs it: its demo user, and its local provider with that provider's account. */
+/**
+ * The Express demo as {@link startExpressDemo} runs it: its demo user, its local provider with that
+ * provider's account, and its local SMTP server, whose messages the outbox page shows.
+ */
 export interface ExpressDemo extends PageApp {
   username: string;
   password: string;
   userId: string;
   localProvider: DemoProvider;
+  mail: DemoMailServer;
 }
 
-/** The Express demo (examples/express) as it is, in process, with its local OpenID provider as `pnpm demo` starts it. */
+/**
+ * The Express demo (examples/express) as it is, in process, with its local OpenID provider and
+ * its local SMTP server as `pnpm demo` starts them.
+ */
 export async function startExpressDemo(): Promise<ExpressDemo> {
   const listening = await listenFirst();
   const clock = movableClock();
   const localProvider = await startDemoProvider({ origin: listening.origin });
+  const mail = await startDemoMailServer();
   const demo = await createDemoApp({
     origin: listening.origin,
     demoPassword: browserTestPassword,
     oauthProvider: localProvider.registration,
+    mailServer: mail,
     now: clock.now,
   });
   listening.use(demo.app as unknown as RequestListener);
@@ -104,9 +114,11 @@ export async function startExpressDemo(): Promise<ExpressDemo> {
     password: demo.demoUser.password,
     userId: demo.demoUser.id,
     localProvider,
+    mail,
     close: async () => {
       await listening.close();
       await localProvider.provider.close();
+      await mail.close();
     },
   };
 }
