@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestAuth, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
 import { call, post } from "./client.js";
 import { expectEnvelope } from "./contract-suite.js";
+import { describeOpenApiDrift } from "./openapi-drift.js";
 import { type RunningServer, adapters } from "./servers.js";
 
 const base = "/api/v1/auth";
@@ -276,3 +277,5 @@ describe.each(adapters)("email through a real SMTP server on loopback, over HTTP
     });
   });
 });
+
+describeOpenApiDrift({ exercises: ["forgotPassword", "resetPassword", "changeEmail", "login", "getPublicUser"] });
