@@ -138,6 +138,21 @@ describe.each(clientTargets)("client.email against %s", (_name, start, statusMod
     expect(await client.accessToken()).not.toBeNull();
   });
 
+  it("EV-1: a sign-up with an address stores it unverified and sends it a link, which verifies it", async () => {
+    const outbox: EmailMessage[] = [];
+    const harness = await serve({
+      signUp: { enabled: true },
+      email: { send: (message) => void outbox.push(message), resetUrl, verifyUrl },
+    });
+    const client = harness.client();
+    const { user } = await client.register({ username: "erin", password: testPassword, email: "erin@example.com" });
+    expect(user).toMatchObject({ email: "erin@example.com", emailVerified: false });
+    await emailDeliveriesSettled(harness.auth);
+    const token = await linkToken({ delivered: async () => outbox }, "erin@example.com", "email_verification");
+    await client.email.verifyEmail({ token });
+    expect(await client.me()).toMatchObject({ email: "erin@example.com", emailVerified: true });
+  });
+
   it("without email configured the routes are 40400", async () => {
     const harness = await serve();
     const client = harness.client();

@@ -61,10 +61,15 @@ export interface LoginInput {
   provider?: "local" | "directory";
 }
 
-/** What a sign-up sends: the new account's name and password. */
+/** What a sign-up sends: the new account's name and password, and its address when the user gives one. */
 export interface RegisterInput {
   username: string;
   password: string;
+  /**
+   * The account's address, stored unverified; where the server has `email` configured, a
+   * verification link goes to it ({@link EmailClient.verifyEmail} completes it).
+   */
+  email?: string;
 }
 
 /** A client of the Portcullis routes, from {@link createAuthClient}. */
@@ -85,10 +90,12 @@ export interface AuthClient {
   /**
    * Creates an account and signs in to it (`POST /auth/register`), where the server has sign-up
    * on (`signUp.enabled`): the tokens are stored and `signedIn` emitted. The account gets the
-   * server's default roles, never roles of the client's choosing (SU-1).
+   * server's default roles, never roles of the client's choosing (SU-1). An `email` is stored
+   * unverified, and a verification link goes to it when the server has email configured.
    *
-   * @throws {AuthClientError} 40400 sign-up is off, 40900 the username is taken, 42200 the username
-   * or the password is refused (policy, breached), 42900 too many sign-ups from this address.
+   * @throws {AuthClientError} 40002 an `email` that is no address, 40400 sign-up is off, 40900 the
+   * username is taken, 42200 the username or the password is refused (policy, breached), 42900 too
+   * many sign-ups from this address.
    * @example
    * ```ts
    * const { user } = await client.register({ username, password });
@@ -217,10 +224,11 @@ export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
       const body = { username, password, provider, deviceToken: session.deviceToken() };
       return signInStep(transport, session, await transport.send({ method: "POST", path: "/auth/login", body }));
     },
-    async register({ username, password }) {
+    async register({ username, password, email }) {
+      // JSON leaves an undefined email out.
       return completeSignIn(
         session,
-        await transport.send({ method: "POST", path: "/auth/register", body: { username, password } }),
+        await transport.send({ method: "POST", path: "/auth/register", body: { username, password, email } }),
       );
     },
     refresh: async () => (await session.refresh()).user,

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { createAuthClient } from "./client.js";
 import { tokenFromLink } from "./email.js";
-import { type ScriptedAnswer, scriptedBaseUrl, scriptedServer, signedInScriptedClient } from "./scripted-server.test-support.js";
+import {
+  type ScriptedAnswer,
+  scriptedBaseUrl,
+  scriptedServer,
+  signedInScriptedClient,
+  tokenSet,
+} from "./scripted-server.test-support.js";
 
 const invalidLink: ScriptedAnswer = { code: 40101, message: "The link is invalid, expired or already used", status: 401 };
 
@@ -127,17 +133,7 @@ describe("client.email.changeEmail", () => {
   it("a 40101 of the bearer route is about the session: one refresh, then the call again", async () => {
     let refused = false;
     const { client, server } = await signedInScriptedClient((request) => {
-      if (request.path === "/auth/refresh")
-        return {
-          code: 0,
-          data: {
-            accessToken: "access-2",
-            refreshToken: "refresh-2",
-            tokenType: "Bearer",
-            expiresIn: 900,
-            user: { id: "user-1" },
-          },
-        };
+      if (request.path === "/auth/refresh") return { code: 0, data: tokenSet(2) };
       if (request.path === "/auth/email" && !refused) {
         refused = true;
         return { code: 40101, message: "Invalid or expired token", status: 401 };
@@ -147,6 +143,19 @@ describe("client.email.changeEmail", () => {
     await client.email.changeEmail({ email: "new@example.com", password: "pw" });
     expect(server.sentTo("/auth/refresh")).toHaveLength(1);
     expect(server.sentTo("/auth/email").map((request) => request.authorization)).toEqual(["Bearer access-1", "Bearer access-2"]);
+  });
+});
+
+describe("client.register with an address", () => {
+  it("sends the email beside the username and password, and nothing when none is given", async () => {
+    const server = scriptedServer(() => ({ code: 0, data: tokenSet(1) }));
+    const client = createAuthClient({ baseUrl: scriptedBaseUrl, fetch: server.fetch });
+    await client.register({ username: "newcomer", password: "pw", email: "newcomer@example.com" });
+    await client.register({ username: "other", password: "pw" });
+    expect(server.sentTo("/auth/register").map((request) => request.body)).toEqual([
+      { username: "newcomer", password: "pw", email: "newcomer@example.com" },
+      { username: "other", password: "pw" },
+    ]);
   });
 });
 
