@@ -153,3 +153,27 @@ describe("deliverLater", () => {
     expect(onInternalError).toHaveBeenLastCalledWith(bug, "email");
   });
 });
+
+describe("a reporter that throws", () => {
+  it("changes no answer: deliverEmail still throws 50300, and deliverLater's failure goes no further", async () => {
+    const throwingReporter = vi.fn(() => {
+      throw new Error("the reporter is broken");
+    });
+    const { auth } = makeAuth({
+      onInternalError: throwingReporter,
+      email: {
+        send: async () => {
+          throw new Error("smtp down");
+        },
+        resetUrl,
+        verifyUrl,
+      },
+    });
+    expect((await authError(deliverEmail(auth, delivery))).code).toBe(ErrorCode.Unavailable);
+    deliverLater(auth, async () => {
+      throw new Error("not a delivery failure");
+    });
+    await emailDeliveriesSettled(auth);
+    expect(throwingReporter).toHaveBeenCalledTimes(2);
+  });
+});

@@ -73,16 +73,23 @@ export async function deliverEmail(auth: Auth, delivery: Delivery): Promise<void
   } catch (error) {
     const reason = error instanceof SendTimedOut ? "timed_out" : "failed";
     auth.emit({ type: "email.failed", ...describe, reason, at: auth.now() });
-    auth.onInternalError(
-      new Error(
-        `a ${kind}${notice ? ` (${notice})` : ""} message was not sent: ${reason === "timed_out" ? "email.send timed out" : "email.send failed"}`,
-        { cause: error },
-      ),
-      "email",
+    const what = `a ${kind}${notice ? ` (${notice})` : ""} message was not sent`;
+    report(
+      auth,
+      new Error(`${what}: ${reason === "timed_out" ? "email.send timed out" : "email.send failed"}`, { cause: error }),
     );
     throw new AuthError(ErrorCode.Unavailable, "The message could not be sent; try again later");
   }
   auth.emit({ type: "email.sent", ...describe, at: auth.now() });
+}
+
+/** `onInternalError` with the request id `"email"`; a reporter that throws has nobody left to tell. */
+function report(auth: Auth, error: unknown): void {
+  try {
+    auth.onInternalError(error, "email");
+  } catch {
+    // The message is lost either way; the caller's answer must not change for it.
+  }
 }
 
 const inFlight = new WeakMap<Auth, Set<Promise<void>>>();
@@ -102,7 +109,8 @@ export function deliverLater(auth: Auth, work: () => Promise<void>): void {
   const running: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
     .then(work)
     .catch((error: unknown) => {
-      if (!(error instanceof AuthError && error.code === ErrorCode.Unavailable)) auth.onInternalError(error, "email");
+      if (error instanceof AuthError && error.code === ErrorCode.Unavailable) return;
+      report(auth, error);
     })
     .finally(() => pending.delete(running));
   pending.add(running);

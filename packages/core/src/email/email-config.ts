@@ -4,7 +4,14 @@ import { type Duration, type OptionNames, durationSeconds, fail, lacksScheme, re
 export type EmailKind = "password_reset" | "email_verification" | "notice";
 
 /** What a notice tells the user happened to the account. */
-export type NoticeReason = "password_changed" | "password_reset" | "second_factor_disabled" | "passkey_added" | "email_changed";
+export type NoticeReason =
+  | "password_changed"
+  | "password_reset"
+  | "second_factor_disabled"
+  | "passkey_added"
+  | "email_changed"
+  /** Sent to an address another account asked for while this account holds it verified: it stays here. */
+  | "address_in_use";
 
 /**
  * The message Portcullis hands to `email.send`: built by the library, delivered by the service

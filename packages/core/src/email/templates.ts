@@ -57,6 +57,8 @@ const noticeWords: Record<NoticeReason, string> = {
   second_factor_disabled: "two-step sign-in (the authenticator app code) was turned off",
   passkey_added: "a passkey was added",
   email_changed: "a change of the account's email address away from this one was asked for",
+  address_in_use:
+    "someone signed in to another account asked to use this email address; it stays with this account, and the other account did not get it",
 };
 
 const notice: EmailTemplate = ({ appName, username, notice: reason = "password_changed" }) => {

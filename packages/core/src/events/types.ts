@@ -28,7 +28,8 @@ export type SessionsEndedReason =
   | "identity_linked"
   | "identity_unlinked"
   | "ended_by_user"
-  | "password_reset";
+  | "password_reset"
+  | "email_changed";
 
 /**
  * Who made an account: the sign-up route, an administrator, the directory or a provider at a first

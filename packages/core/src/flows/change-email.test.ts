@@ -7,7 +7,7 @@ import { addUser, goodPassword, makeAuth, outcome } from "./fixtures.test-suppor
 import { forgotPassword } from "./forgot-password.js";
 import { signOutEverywhere } from "./manage-users.js";
 import { register } from "./register.js";
-import { signedInSession } from "./sessions.test-support.js";
+import { expectOnlyCurrentSessionLives, signedInSession, twoSessions } from "./sessions.test-support.js";
 
 /** The user's stored address and whether it is verified. */
 async function addressOf(harness: EmailHarness, userId: string) {
@@ -113,15 +113,29 @@ describe("changeEmail", () => {
     expect(await addressOf(harness, userId)).toEqual({ email: "alice@example.com", verified: true });
   });
 
-  it("EV-1: an address another account holds verified gets no link, and the answer is the same", async () => {
+  it("EV-1: an address another account holds verified gets no link but a notice that it stays, and the answer is the same", async () => {
     const harness = makeEmailAuth();
     await addUserWithEmail(harness.auth, "bob", "bob@example.com");
     const userId = await addUserWithEmail(harness.auth, "alice", "alice@example.com");
     const taken = await askFor(harness, userId, "bob@example.com");
     const free = await askFor(harness, userId, "free@example.com");
     expect(taken).toEqual(free);
-    expect(sentTo(harness, "bob@example.com")).toEqual([]);
+    expect(sentTo(harness, "bob@example.com", "email_verification")).toEqual([]);
+    expect(sentTo(harness, "bob@example.com", "notice").map((message) => message.notice)).toEqual(["address_in_use"]);
     expect(sentTo(harness, "free@example.com", "email_verification")).toHaveLength(1);
+  });
+
+  it("SE-2: asking for a new address ends the user's other sessions and keeps this one; the same address again ends none", async () => {
+    const harness = makeEmailAuth();
+    const userId = await addUserWithEmail(harness.auth, "mover", "mover@example.com");
+    const before = await twoSessions(harness, userId, "mover");
+    const sessionId = before.current.sessionId;
+    await changeEmail(harness.auth, { userId, sessionId, email: "moved@example.com", password: goodPassword });
+    await expectOnlyCurrentSessionLives(harness, before, "email_changed");
+    const third = await signedInSession(harness, "mover");
+    await changeEmail(harness.auth, { userId, sessionId, email: "MOVER@example.com", password: goodPassword });
+    expect(harness.events.filter((event) => event.type === "sessions.ended")).toHaveLength(1);
+    expect((await harness.storage.sessions.findSession(third.sessionId))?.revokedAt).toBeNull();
   });
 
   it("EV-1: an address equal after NFKC and lower-casing counts as the same address", async () => {
@@ -132,10 +146,11 @@ describe("changeEmail", () => {
       expect(await askFor(harness, userId, variant)).toEqual({ pending: true });
     }
     expect(harness.outbox.filter((message) => message.kind === "email_verification")).toEqual([]);
+    expect(harness.outbox.filter((message) => message.notice === "address_in_use")).toHaveLength(3);
     // The user's own address in another case is no change: a new link, no notice.
     await askFor(harness, userId, "ALICE@example.com");
     expect(sentTo(harness, "ALICE@example.com", "email_verification")).toHaveLength(1);
-    expect(harness.outbox.filter((message) => message.kind === "notice")).toHaveLength(3);
+    expect(harness.outbox.filter((message) => message.notice === "email_changed")).toHaveLength(3);
   });
 
   it("EV-1: verifying an address another account verified meanwhile is 40900, and changes nothing", async () => {

@@ -7,6 +7,7 @@ import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
 import { takeAttempt } from "../throttle/throttle.js";
 import { emailKeyOf, normalizeEmail } from "../users/email.js";
+import { endOtherSessions } from "../users/sessions.js";
 import { requiredString } from "./input.js";
 import { type ReauthenticationProof, requireRecentAuthentication } from "./reauthenticate.js";
 
@@ -29,8 +30,10 @@ export interface EmailChangePending {
  * `email.verifyUrl` goes to the new address; the account keeps its current address, verified or
  * not, until the link is used (`verifyEmail`). The same address again sends a new link (how a
  * user verifies the address they signed up with). A notice goes to the current verified address
- * when the new one differs. An address another account holds verified gets no link, and the
- * answer is the same: whether an address has an account is not told here.
+ * when the new one differs, and every other session of the user ends, the one of `sessionId` going on
+ * (SE-2): the request is the change made from a session; the link may be opened anywhere. An address another account holds verified gets a notice that it stays
+ * with that account instead of a link, with the same answer after the same work: whether an
+ * address has an account is not told here.
  *
  * @throws {AuthError} 40001 no `email` or no proof, 40002 not an address, 40100/40103 a wrong proof,
  *   40400 unknown user or email not configured, 42900 throttled, 50300 the link could not be sent.
@@ -47,22 +50,32 @@ export async function changeEmail(auth: Auth, input: ChangeEmailInput): Promise<
   await requireRecentAuthentication(auth, user, input);
   await takeAttempt(auth, "emailChanges", user.id);
   const key = emailKeyOf(email);
-  const holder = await auth.storage.users.findByVerifiedEmail(key);
-  if (holder === null || holder.id === user.id) await deliverVerificationLink(auth, user, email, input.acceptLanguage);
+  await deliverAddressMessage(auth, user, email, input.acceptLanguage);
   auth.emit({ type: "email.change_requested", userId: user.id, at: auth.now() });
-  if (user.email !== null && user.emailVerified && emailKeyOf(user.email) !== key) {
-    sendNotice(auth, user.id, "email_changed", input.acceptLanguage);
-  }
+  const changes = user.email === null || emailKeyOf(user.email) !== key;
+  if (changes) await endOtherSessions(auth, { userId: user.id, keepSessionId: input.sessionId, reason: "email_changed" });
+  if (changes && user.email !== null && user.emailVerified) sendNotice(auth, user.id, "email_changed", input.acceptLanguage);
   return { pending: true };
 }
 
-/** Issues a verification link for `email` (the user's newest, voiding older ones) and sends it there. */
-async function deliverVerificationLink(
+/**
+ * Sends `email` the message a user's request for it calls for: a verification link (the user's
+ * newest, voiding older ones), or, when another account holds the address verified, a notice to
+ * that address that it stays where it is (`address_in_use`). Either way one message is sent, so
+ * neither the answer nor its time tells the requester whether the address has an account.
+ */
+async function deliverAddressMessage(
   auth: Auth,
   user: UserRecord,
   email: string,
   acceptLanguage: string | undefined,
 ): Promise<void> {
+  const holder = await auth.storage.users.findByVerifiedEmail(emailKeyOf(email));
+  if (holder !== null && holder.id !== user.id) {
+    const notice = { kind: "notice", notice: "address_in_use", to: email } as const;
+    await deliverEmail(auth, { ...notice, userId: holder.id, username: holder.username, acceptLanguage });
+    return;
+  }
   const token = await issueEmailToken(auth, "email_verification", user, email);
   await deliverEmail(auth, {
     kind: "email_verification",
@@ -79,7 +92,7 @@ async function deliverVerificationLink(
  * answers; a failed send is reported, and `POST /auth/email` with the same address sends another.
  */
 export function sendVerificationLink(auth: Auth, user: UserRecord, email: string, acceptLanguage?: string): void {
-  deliverLater(auth, () => deliverVerificationLink(auth, user, email, acceptLanguage));
+  deliverLater(auth, () => deliverAddressMessage(auth, user, email, acceptLanguage));
 }
 
 /** The input of {@link verifyEmail} (`POST /auth/email/verify`). */
