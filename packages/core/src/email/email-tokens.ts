@@ -78,16 +78,11 @@ export async function openEmailToken(auth: Auth, kind: EmailTokenKind, token: st
   if (!record?.userId) throw invalidLink();
   const data = record.data as Partial<EmailTokenData>;
   const newest = await auth.storage.challenges.find(newestTokenId(auth, kind, record.userId), newestKind[kind], now);
-  if (typeof newest?.data.newest !== "string" || !constantTimeEqual(newest.data.newest, hash)) throw invalidLink();
+  if (!constantTimeEqual(String(newest?.data.newest), hash)) throw invalidLink();
   const user = await auth.storage.users.findById(record.userId);
   if (!user || user.disabled || user.tokenVersion !== data.tokenVersion) throw invalidLink();
-  if (
-    kind === "password_reset" &&
-    !(typeof data.passwordStamp === "string" && constantTimeEqual(data.passwordStamp, passwordStamp(auth, user)))
-  ) {
-    throw invalidLink();
-  }
-  return { hash, user, email: typeof data.email === "string" ? data.email : undefined };
+  if (kind === "password_reset" && !constantTimeEqual(String(data.passwordStamp), passwordStamp(auth, user))) throw invalidLink();
+  return { hash, user, email: data.email };
 }
 
 /**

@@ -245,3 +245,57 @@ describe("sign-up with an address", () => {
     expect((await harness.storage.users.findByVerifiedEmail("held@example.com"))?.username).toBe("holder");
   });
 });
+
+describe("changeEmail's and verifyEmail's refusals", () => {
+  const answerOf = async (promise: Promise<unknown>) => {
+    try {
+      await promise;
+    } catch (error) {
+      const { code, message } = error as { code: number; message: string };
+      return { code, message };
+    }
+    throw new Error("expected a refusal");
+  };
+
+  it("name the field they refuse and the account they cannot find", async () => {
+    const harness = makeEmailAuth();
+    const userId = await addUser(harness.auth, "alice");
+    expect(await answerOf(changeEmail(harness.auth, { userId, password: goodPassword } as never))).toEqual({
+      code: 40001,
+      message: "email is required",
+    });
+    expect(await answerOf(changeEmail(harness.auth, { email: "a@example.com", password: goodPassword } as never))).toEqual({
+      code: 40001,
+      message: "userId is required",
+    });
+    expect(
+      await answerOf(changeEmail(harness.auth, { userId: "nobody", email: "a@example.com", password: goodPassword })),
+    ).toEqual({
+      code: 40400,
+      message: "No such user",
+    });
+    expect(await answerOf(verifyEmail(harness.auth, {} as never))).toEqual({ code: 40001, message: "token is required" });
+  });
+
+  it("EV-1: verifying an address taken meanwhile says so; an account gone meanwhile is an invalid link", async () => {
+    const harness = makeEmailAuth();
+    const aliceId = await addUserWithEmail(harness.auth, "alice", "alice@example.com");
+    await askFor(harness, aliceId, "shared@example.com");
+    await addUserWithEmail(harness.auth, "bob", "shared@example.com");
+    expect(await answerOf(verifyEmail(harness.auth, { token: newestLink(harness, "shared@example.com") }))).toEqual({
+      code: 40900,
+      message: "Another account holds this address",
+    });
+
+    const storage = harness.storage;
+    const vanishing = makeEmailAuth({
+      storage: { ...storage, users: { ...storage.users, setEmail: async () => ({ outcome: "unknown" as const }) } },
+    });
+    const carolId = await addUserWithEmail(vanishing.auth, "carol", "carol@example.com");
+    await askFor(vanishing, carolId, "carol@new.example");
+    expect(await answerOf(verifyEmail(vanishing.auth, { token: newestLink(vanishing, "carol@new.example") }))).toEqual({
+      code: 40101,
+      message: "The link is invalid, expired or already used",
+    });
+  });
+});

@@ -54,7 +54,7 @@ export async function changeEmail(auth: Auth, input: ChangeEmailInput): Promise<
   auth.emit({ type: "email.change_requested", userId: user.id, at: auth.now() });
   const changes = user.email === null || emailKeyOf(user.email) !== key;
   if (changes) await endOtherSessions(auth, { userId: user.id, keepSessionId: input.sessionId, reason: "email_changed" });
-  if (changes && user.email !== null && user.emailVerified) sendNotice(auth, user.id, "email_changed", input.acceptLanguage);
+  if (changes && user.emailVerified) sendNotice(auth, user.id, "email_changed", input.acceptLanguage);
   return { pending: true };
 }
 

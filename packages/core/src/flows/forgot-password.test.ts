@@ -5,7 +5,7 @@ import { type EmailHarness, addUserWithEmail, makeEmailAuth, resetUrl, sentTo, t
 import { ErrorCode } from "../errors/codes.js";
 import { createUser } from "./create-user.js";
 import { saveDirectoryPolicy } from "./directory-policy.js";
-import { addUser, goodPassword, makeAuth, outcome } from "./fixtures.test-support.js";
+import { addUser, authError, goodPassword, makeAuth, outcome } from "./fixtures.test-support.js";
 import { forgotPassword } from "./forgot-password.js";
 import { login } from "./login.js";
 import { resetPassword } from "./reset-password.js";
@@ -181,5 +181,26 @@ describe("forgotPassword", () => {
     await forgot(harness, { username: "alice", acceptLanguage: "de" });
     const token = tokenOf(harness.outbox[0]);
     expect(await resetPassword(harness.auth, { token, newPassword: "a brand new passphrase" })).toEqual({ reset: true });
+  });
+});
+
+describe("forgotPassword's refusals", () => {
+  it("names the field it refuses, and a username that can be nobody's answers {} without a budget of its own", async () => {
+    const harness = makeEmailAuth();
+    const refusal = async (input: object) => {
+      const error = await authError(forgotPassword(harness.auth, input as never));
+      return { code: error.code, message: error.message };
+    };
+    expect(await refusal({})).toEqual({ code: 40001, message: "username or email is required" });
+    expect(await refusal({ username: "alice", email: "alice@example.com" })).toEqual({
+      code: 40002,
+      message: "Send the username or the email address, not both",
+    });
+    expect(await refusal({ username: 5 })).toEqual({ code: 40002, message: "username must be a string" });
+    expect(await refusal({ email: 5 })).toEqual({ code: 40002, message: "email must be a string" });
+    for (let attempt = 0; attempt < 5; attempt++) {
+      expect(await forgot(harness, { username: ` spaced ${attempt} ` })).toEqual({});
+    }
+    expect(harness.outbox).toEqual([]);
   });
 });

@@ -46,8 +46,8 @@ export async function forgotPassword(auth: Auth, input: ForgotPasswordInput): Pr
   if (!username && !rawEmail) throw new AuthError(ErrorCode.MissingParameter, "username or email is required");
   const accountKey = rawEmail ? `email:${emailKeyOf(normalizeEmail(rawEmail))}` : usernameAccountKey(username as string);
   if (input.ip !== undefined) await takeAttempt(auth, "passwordResetRequestsIp", input.ip, input.ip);
-  if (accountKey !== null) await takeAttempt(auth, "passwordResetRequests", accountKey, input.ip);
   if (accountKey === null) return {};
+  await takeAttempt(auth, "passwordResetRequests", accountKey, input.ip);
   deliverLater(auth, async () => {
     const user = await accountOf(auth, accountKey);
     if (!user || !canReset(user)) return;
@@ -77,7 +77,7 @@ async function accountOf(auth: Auth, accountKey: string): Promise<UserRecord | n
     : auth.storage.users.findByUsernameKey(key);
 }
 
-/** Whether a reset link may go to the account: local, with a password, enabled, and a verified address to send it to. */
+/** Whether a reset link may go to the account: local, with a password, enabled, and a verified address (never without one) to send it to. */
 function canReset(user: UserRecord): boolean {
-  return user.source === "local" && user.passwordHash !== null && !user.disabled && user.email !== null && user.emailVerified;
+  return user.source === "local" && user.passwordHash !== null && !user.disabled && user.emailVerified;
 }

@@ -268,3 +268,46 @@ describe("resetPassword", () => {
     expect(await outcome(resetPassword(makeAuth().auth, { token, newPassword }))).toBe(ErrorCode.NotFound);
   });
 });
+
+describe("resetPassword's refusals and events", () => {
+  it("names the field it refuses, and asks a TOTP user for a code in words", async () => {
+    const harness = makeEmailAuth();
+    const { token, userId } = await userWithLink(harness);
+    const refusal = async (input: object) => {
+      try {
+        await resetPassword(harness.auth, input as never);
+      } catch (error) {
+        const { code, message } = error as { code: number; message: string };
+        return { code, message };
+      }
+      throw new Error("expected a refusal");
+    };
+    expect(await refusal({ newPassword })).toEqual({ code: 40001, message: "token is required" });
+    expect(await refusal({ token })).toEqual({ code: 40001, message: "newPassword is required" });
+    expect(await refusal({ token, newPassword, totpCode: 5 })).toEqual({ code: 40002, message: "totpCode must be a string" });
+    expect(await refusal({ token, newPassword, recoveryCode: 5 })).toEqual({
+      code: 40002,
+      message: "recoveryCode must be a string",
+    });
+    await enrolTotp(harness.auth, userId);
+    const fresh = await requestReset(harness, "alice");
+    expect(await refusal({ token: fresh, newPassword })).toEqual({
+      code: 40103,
+      message: "This account has two-step sign-in: send totpCode or recoveryCode",
+    });
+  });
+
+  it("PR-4: the token version rises and the sessions end with the reason password_reset", async () => {
+    const harness = makeEmailAuth();
+    const { token } = await userWithLink(harness);
+    await signedInSession(harness, "alice");
+    await resetPassword(harness.auth, { token, newPassword });
+    const reasons = harness.events
+      .filter((event) => event.type === "token_version.raised" || event.type === "sessions.ended")
+      .map((event) => [event.type, (event as { reason: string }).reason]);
+    expect(reasons).toEqual([
+      ["token_version.raised", "password_reset"],
+      ["sessions.ended", "password_reset"],
+    ]);
+  });
+});
