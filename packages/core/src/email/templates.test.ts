@@ -59,6 +59,45 @@ describe("default templates", () => {
     });
   }
 
+  it("the HTML is one document: doctype, charset, the escaped subject as title, the paragraphs back to back", () => {
+    const content = defaultTemplates.notice({ ...base, appName: "A&B", kind: "notice", notice: "passkey_added" });
+    expect(content.subject).toBe("Security notice for your A&B account");
+    expect(content.html).toBe(
+      '<!doctype html><html><head><meta charset="utf-8"><title>Security notice for your A&amp;B account</title></head>' +
+        '<body style="font-family:system-ui,sans-serif;line-height:1.5;color:#111">' +
+        "<p>On the account &lt;b&gt;alice&lt;/b&gt; at A&amp;B, a passkey was added.</p>" +
+        "<p>If this was you, there is nothing to do. If it was not, reset your password now and review the account&#39;s sessions.</p>" +
+        "</body></html>",
+    );
+  });
+
+  it("the link is a button labelled for what it does, between the intro and the advice, then the address in words", () => {
+    const labels = { password_reset: "Choose a new password", email_verification: "Confirm this address" } as const;
+    for (const kind of ["password_reset", "email_verification"] as const) {
+      const { html } = defaultTemplates[kind]({ ...base, kind, link });
+      const href = escapeHtml(link);
+      expect(html).toMatch(/^<!doctype html><html><head><meta charset="utf-8"><title>[^<]+<\/title><\/head><body [^>]+><p>/);
+      expect(html).toContain(
+        `</p><p><a href="${href}" style="display:inline-block;padding:10px 16px;background:#1f4fd1;color:#fff;text-decoration:none;border-radius:4px">${labels[kind]}</a></p>` +
+          `<p style="font-size:13px;color:#555">Or open this address: <span style="word-break:break-all">${href}</span></p>` +
+          "<p>If you did not ask for this, ignore this message: nothing changes until the link is used.</p></body></html>",
+      );
+    }
+  });
+
+  it("called without a link, a link template leaves the link out rather than writing something else", () => {
+    for (const kind of ["password_reset", "email_verification"] as const) {
+      const content = defaultTemplates[kind]({ ...base, kind });
+      const [intro, where, advice, ...rest] = content.text.split("\n\n");
+      expect(intro).toMatch(/30 minutes:$/);
+      expect(where).toBe("");
+      expect(advice).toBe("If you did not ask for this, ignore this message: nothing changes until the link is used.\n");
+      expect(rest).toEqual([]);
+      expect(content.html).toContain('<a href="" ');
+      expect(content.html).toContain('<span style="word-break:break-all"></span>');
+    }
+  });
+
   it("the reset and verification messages say different things", () => {
     const reset = defaultTemplates.password_reset({ ...base, kind: "password_reset", link });
     const verification = defaultTemplates.email_verification({ ...base, kind: "email_verification", link });
@@ -73,6 +112,7 @@ describe("default templates", () => {
       "second_factor_disabled",
       "passkey_added",
       "email_changed",
+      "address_in_use",
     ];
     const texts = reasons.map((notice) => defaultTemplates.notice({ ...base, kind: "notice", notice }));
     expect(new Set(texts.map((content) => content.text)).size).toBe(reasons.length);
@@ -82,7 +122,16 @@ describe("default templates", () => {
       expect(content.html).not.toContain("<a ");
       expect(content.html).toContain("&lt;b&gt;alice&lt;/b&gt;");
     }
-    expect(texts[3]?.text).toMatch(/a passkey was added/);
+    expect(texts[3]?.text).toBe(
+      "On the account <b>alice</b> at Example, a passkey was added.\n\n" +
+        "If this was you, there is nothing to do. If it was not, reset your password now and review the account's sessions.\n",
+    );
+  });
+
+  it("a notice without a reason reads as password_changed", () => {
+    const unnamed = defaultTemplates.notice({ ...base, kind: "notice" });
+    expect(unnamed).toEqual(defaultTemplates.notice({ ...base, kind: "notice", notice: "password_changed" }));
+    expect(unnamed.text).toMatch(/^On the account <b>alice<\/b> at Example, the password was changed\.\n/);
   });
 });
 
@@ -101,6 +150,39 @@ describe("requestedLocales", () => {
   it("by weight, highest first; equal weights keep their order", () => {
     expect(requestedLocales("fr;q=0.5, de;q=0.8, it")).toEqual(["it", "de", "fr"]);
     expect(requestedLocales("es;q=0.7, nl;q=0.7")).toEqual(["es", "nl"]);
+  });
+
+  it("equal weights keep the header's order, however many", () => {
+    expect(requestedLocales("es;q=0.7, nl;q=0.7, it;q=0.7, fr;q=0.9, da;q=0.7")).toEqual(["fr", "es", "nl", "it", "da"]);
+    expect(requestedLocales("sv, fi, nb, da;q=0.1, is")).toEqual(["sv", "fi", "nb", "is", "da"]);
+  });
+
+  it("spaces around a tag or a parameter do not matter", () => {
+    expect(requestedLocales(" de ;q=0.5, fr ")).toEqual(["fr", "de"]);
+    expect(requestedLocales("de; q=0.5 , fr;q=0.9")).toEqual(["fr", "de"]);
+    expect(requestedLocales("de;q=0.5\t, fr;\tq=0.9")).toEqual(["fr", "de"]);
+  });
+
+  it("the weight is the q parameter among others; a parameter that is not exactly q=<number> is no weight", () => {
+    expect(requestedLocales("de;level=1;q=0.2, fr;q=0.5")).toEqual(["fr", "de"]);
+    expect(requestedLocales("de;level=1, fr;q=0.5")).toEqual(["de", "fr"]);
+    expect(requestedLocales("fr;q=0.9, de;xq=0.5")).toEqual(["de", "fr"]);
+    expect(requestedLocales("fr;q=0.9, de;q=0.5x")).toEqual(["de", "fr"]);
+  });
+
+  it("empty items and the wildcard are skipped", () => {
+    expect(requestedLocales("de,,fr")).toEqual(["de", "fr"]);
+    expect(requestedLocales(", de, ;q=0.5,")).toEqual(["de"]);
+    expect(requestedLocales("*, de;q=0.5")).toEqual(["de"]);
+  });
+
+  it("only the first 512 characters of the header are read", () => {
+    const header = `${"en;q=0.5,".repeat(60)}de`;
+    expect(header.indexOf("de")).toBeGreaterThan(512);
+    expect(requestedLocales(header)).toEqual(["en"]);
+    const atTheEdge = `${"en;q=0.5,".repeat(56)}de;q=.4,fr`;
+    expect(atTheEdge.indexOf("fr")).toBe(512);
+    expect(requestedLocales(atTheEdge)).toEqual(["en", "de"]);
   });
 
   it("q=0 means not this one", () => {
@@ -169,11 +251,23 @@ describe("writeMessage", () => {
   });
 
   it("a template that returns something other than { subject, text, html } strings throws", () => {
-    const shapes: unknown[] = [null, "text", { subject: "s", text: "t" }, { subject: "s", text: "t", html: 1 }];
+    const shapes: unknown[] = [
+      null,
+      undefined,
+      "text",
+      7,
+      Object.assign(() => {}, { subject: "s", text: "t", html: "h" }),
+      { subject: "s", text: "t" },
+      { subject: "s", text: "t", html: 1 },
+    ];
     for (const shape of shapes) {
       const config = configOf({ templates: { notice: () => shape as never } });
       expect(() => writeMessage(config, { kind: "notice", notice: "password_changed", username: "a" }, undefined)).toThrow(
         new TypeError("the email template for notice must return { subject, text, html }, all strings"),
+      );
+      const localized = configOf({ localizedTemplates: { de: { password_reset: () => shape as never } } });
+      expect(() => writeMessage(localized, { kind: "password_reset", username: "a", link }, "de")).toThrow(
+        new TypeError("the email template for password_reset must return { subject, text, html }, all strings"),
       );
     }
   });

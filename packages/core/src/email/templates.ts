@@ -85,13 +85,15 @@ export function requestedLocales(acceptLanguage: string | undefined): string[] {
   const weighted = acceptLanguage
     .slice(0, 512)
     .split(",")
-    .map((part, index) => {
-      const [tag = "", ...parameters] = part.trim().split(";");
+    .map((part) => {
+      // split always gives at least one item; the tag's spaces go with its trim, a parameter's with the \s* of the q pattern.
+      const [tag, ...parameters] = part.split(";") as [string, ...string[]];
       const q = parameters.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
-      return { tag: tag.trim().toLowerCase(), weight: q === undefined ? 1 : Number(q), index };
+      return { tag: tag.trim().toLowerCase(), weight: q === undefined ? 1 : Number(q) };
     })
     .filter(({ tag, weight }) => tag !== "" && tag !== "*" && weight > 0)
-    .sort((a, b) => b.weight - a.weight || a.index - b.index);
+    // Array.prototype.sort is stable: equal weights keep the header's order.
+    .sort((a, b) => b.weight - a.weight);
   return [...new Set(weighted.flatMap(({ tag }) => [tag, tag.split("-")[0] as string]))];
 }
 
