@@ -73,10 +73,13 @@ describe("resolveEmailConfig", () => {
     }
   });
 
-  it("PR-5: refuses a missing resetUrl or verifyUrl, naming it", () => {
+  it("PR-5: refuses a missing resetUrl or verifyUrl, naming it and the page it should be", () => {
+    const examples = { resetUrl: "reset-password", verifyUrl: "verify-email" } as const;
     for (const what of ["resetUrl", "verifyUrl"] as const) {
       for (const bad of [undefined, "", 42]) {
-        expect(refusal({ ...valid, [what]: bad })).toMatch(new RegExp(`email\\.${what} is required`));
+        expect(refusal({ ...valid, [what]: bad })).toBe(
+          `Portcullis configuration: email.${what} is required: the page of your front end that reads the token, e.g. "https://app.example.com/${examples[what]}"`,
+        );
       }
     }
   });
@@ -96,6 +99,38 @@ describe("resolveEmailConfig", () => {
     for (const loopback of ["http://localhost:5173/reset", "http://127.0.0.1/reset", "http://[::1]:8080/reset"]) {
       expect(resolved({ resetUrl: loopback, verifyUrl: loopback })?.resetUrl).toBe(loopback);
     }
+    expect(resolved({ resetUrl: "https://app.example.com:8443/reset" })?.resetUrl).toBe("https://app.example.com:8443/reset");
+  });
+
+  it("PR-5: loopback is localhost, [::1] and 127.0.0.0/8 as an address, never a name that starts or ends like one", () => {
+    for (const loopback of [
+      "http://127.0.0.1:3000/reset",
+      "http://127.0.0.10/reset",
+      "http://127.1.22.233/reset",
+      "http://127.1/r",
+    ]) {
+      expect(resolved({ resetUrl: loopback })?.resetUrl).toBe(loopback);
+    }
+    for (const bad of [
+      "http://127.0.0.1.evil.example/reset",
+      "http://127.0.0.10.example.com/reset",
+      "http://127.evil./reset",
+      "http://evil.example.127.0.0.1.nip.io/reset",
+      "http://128.0.0.1/reset",
+    ]) {
+      expect(refusal({ ...valid, resetUrl: bad })).toBe(
+        `Portcullis configuration: email.resetUrl must be an https: URL (http: only on loopback): a link over plain HTTP shows its token to the network; got ${JSON.stringify(bad)}`,
+      );
+    }
+    for (const bad of ["http://x127.0.0.1/reset", "http://127.1.22.333/reset"]) {
+      expect(refusal({ ...valid, resetUrl: bad })).toMatch(/email\.resetUrl must be an absolute URL/);
+    }
+  });
+
+  it("PR-5: a scheme other than https: or http: is refused on loopback too", () => {
+    for (const bad of ["ftp://localhost/reset", "ws://127.0.0.1/reset", "file://localhost/reset"]) {
+      expect(refusal({ ...valid, resetUrl: bad })).toMatch(/email\.resetUrl must be an https: URL \(http: only on loopback\)/);
+    }
   });
 
   it("PR-5: refuses a link base holding a fragment (the token goes there) or a user name and password", () => {
@@ -106,6 +141,9 @@ describe("resolveEmailConfig", () => {
       /email\.verifyUrl must not hold a user name or password/,
     );
     expect(refusal({ ...valid, verifyUrl: "https://user@app.example.com/verify" })).toMatch(/must not hold a user name/);
+    expect(refusal({ ...valid, resetUrl: "https://:secret@app.example.com/reset" })).toBe(
+      "Portcullis configuration: email.resetUrl must not hold a user name or password",
+    );
   });
 
   it("tokenLifetime: from 5 minutes to 24 hours", () => {

@@ -187,8 +187,9 @@ export function resolveEmailConfig(config: EmailConfig | undefined, issuerHost: 
   if (config.appName !== undefined && (typeof config.appName !== "string" || config.appName.trim().length === 0)) {
     fail(`email.appName must be a non-empty string; got ${JSON.stringify(config.appName)}`);
   }
+  // `??` has made null the empty object already.
   const localized = config.localizedTemplates ?? {};
-  if (typeof localized !== "object" || localized === null || Array.isArray(localized)) {
+  if (typeof localized !== "object" || Array.isArray(localized)) {
     fail("email.localizedTemplates must be an object of templates by locale, such as { de: { password_reset } }");
   }
   const localizedTemplates = new Map<string, EmailTemplates>();
