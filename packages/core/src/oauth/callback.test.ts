@@ -1,6 +1,11 @@
 import { driveAuthorization } from "@portcullis/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OidcProviderOptions, type OidcTestProvider, startOidcProvider } from "../../../../test/fixtures/oidc-provider.js";
+import {
+  type OidcProviderOptions,
+  type OidcTestProvider,
+  defaultOidcRedirectUri,
+  startOidcProvider,
+} from "../../../../test/fixtures/oidc-provider.js";
 import { authError, makeClock } from "../flows/fixtures.test-support.js";
 import { beginOAuthSignIn } from "./authorize.js";
 import { verifyOAuthCallback } from "./callback.js";
@@ -154,6 +159,53 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
       );
       expect(error, String(iss)).toMatchObject({ code: 40100, message: "The provider's answer was not valid" });
     }
+  });
+
+  it("OA-12: with unsafeAllowMissingIss a callback without iss signs in; a wrong or empty iss is still 40100", async () => {
+    const harness = authWithProviders({ corp: discoveredProvider(honest, { unsafeAllowMissingIss: true }) });
+    const dropped = await throughProvider(harness);
+    const withoutIss = new URLSearchParams(dropped.query);
+    expect(withoutIss.get("iss"), "the provider sends iss").toBe(honest.issuer);
+    withoutIss.delete("iss");
+    const verified = await verifyOAuthCallback(harness.auth, {
+      provider: "corp",
+      query: withoutIss.toString(),
+      browserBinding: dropped.browserBinding,
+    });
+    expect(verified.profile.subject).toBe(honest.accounts.alice?.sub);
+    for (const iss of ["https://evil.example", ""]) {
+      const { query, browserBinding } = await throughProvider(harness);
+      const changed = new URLSearchParams(query);
+      changed.set("iss", iss);
+      const error = await authError(
+        verifyOAuthCallback(harness.auth, { provider: "corp", query: changed.toString(), browserBinding }),
+      );
+      expect(error, JSON.stringify(iss)).toMatchObject({ code: 40100, message: "The provider's answer was not valid" });
+    }
+  });
+
+  it("OA-12: the option relaxes only its own provider: another provider's callback without iss is still 40100", async () => {
+    const harness = authWithProviders({
+      lax: discoveredProvider(honest, { unsafeAllowMissingIss: true, redirectUri: "https://app.example.com/oauth/lax" }),
+      corp: discoveredProvider(honest),
+    });
+    const { query, browserBinding } = await throughProvider(harness);
+    const withoutIss = new URLSearchParams(query);
+    withoutIss.delete("iss");
+    const error = await authError(
+      verifyOAuthCallback(harness.auth, { provider: "corp", query: withoutIss.toString(), browserBinding }),
+    );
+    expect(error).toMatchObject({ code: 40100, message: "The provider's answer was not valid" });
+  });
+
+  it("OA-12: createAuth refuses unsafeAllowMissingIss on a provider whose redirectUri another provider shares, naming both", () => {
+    expect(() =>
+      authWithProviders({ corp: discoveredProvider(honest, { unsafeAllowMissingIss: true }), twin: discoveredProvider(honest) }),
+    ).toThrow(
+      new TypeError(
+        `Portcullis configuration: oauth.providers.corp.unsafeAllowMissingIss needs a redirectUri no other provider uses, but providers.twin uses the same "${defaultOidcRedirectUri}"`,
+      ),
+    );
   });
 
   it("OA-9: the provider's error is answered with a fixed message, never its text", async () => {

@@ -54,7 +54,7 @@ function profileOf(provider: ResolvedOAuthProvider, claims: Record<string, unkno
  * spent once (OA-1); an `error` from the
  * provider is answered with a fixed message, never its text (OA-9); the `iss` parameter must
  * name the expected issuer, and must be present when the provider advertises it (OA-3, RFC
- * 9207); the code is exchanged with the PKCE verifier and the exact redirect URI (OA-2, OA-5);
+ * 9207) unless the provider's `unsafeAllowMissingIss` is set (OA-12); the code is exchanged with the PKCE verifier and the exact redirect URI (OA-2, OA-5);
  * the ID token's algorithm, signature (against the provider's published keys, although it came
  * straight from the token endpoint), `iss`, `aud`, `exp`, `iat` (not more than 30 seconds ahead),
  * `sub` and `nonce` are checked, and the user-info `sub` must equal the ID token's (OA-6).
@@ -85,7 +85,13 @@ export async function verifyOAuthCallback(
   const client: OAuth.Client = { client_id: provider.clientId };
   let validated: URLSearchParams;
   try {
-    validated = oauth.validateAuthResponse(server, client, params, state);
+    // OA-12: with the provider's unsafe option, an absent `iss` is let through as if the provider
+    // did not advertise it (its redirect URI being its own); one that is present is still checked.
+    const expected =
+      provider.allowMissingIss && !params.has("iss")
+        ? { ...server, authorization_response_iss_parameter_supported: false }
+        : server;
+    validated = oauth.validateAuthResponse(expected, client, params, state);
   } catch (cause) {
     throw refused("The provider's answer was not valid", cause);
   }

@@ -207,6 +207,35 @@ describe("resolveOAuthConfig", () => {
     expect(resolveOAuthConfig({ providers: { corp: oidc }, providerTimeout: 1 }).get("corp")?.answerLimits.timeoutMs).toBe(1000);
   });
 
+  it("OA-12: unsafeAllowMissingIss is off by default and accepted for a provider whose redirectUri no other provider uses", () => {
+    const providers = resolveOAuthConfig({
+      providers: {
+        corp: { ...oidc, unsafeAllowMissingIss: true },
+        forge: plain,
+        other: { ...oidc, redirectUri: "https://app.example.com/auth/oauth/other/callback", unsafeAllowMissingIss: false },
+      },
+    });
+    expect(providers.get("corp")?.allowMissingIss).toBe(true);
+    expect(providers.get("forge")?.allowMissingIss).toBe(false);
+    expect(providers.get("other")?.allowMissingIss).toBe(false);
+  });
+
+  it("OA-12: unsafeAllowMissingIss with a redirectUri another provider shares (compared as URLs) is refused, naming both providers", () => {
+    const shared = { ...plain, redirectUri: "HTTPS://APP.example.com:443/auth/oauth/corp/callback" };
+    for (const providers of [
+      { corp: { ...oidc, unsafeAllowMissingIss: true }, forge: shared },
+      { forge: shared, corp: { ...oidc, unsafeAllowMissingIss: true } },
+      { corp: { ...oidc, unsafeAllowMissingIss: true }, forge: { ...shared, unsafeAllowMissingIss: true } },
+    ]) {
+      expect(refusal({ providers })).toMatch(
+        /^Portcullis configuration: oauth\.providers\.(corp|forge)\.unsafeAllowMissingIss needs a redirectUri no other provider uses, but providers\.(forge|corp) uses the same "https:\/\/app\.example\.com\/auth\/oauth\/corp\/callback"$/,
+      );
+    }
+    expect(refusal({ providers: { corp: { ...oidc, unsafeAllowMissingIss: "yes" } } })).toMatch(
+      /providers\.corp\.unsafeAllowMissingIss must be true or false/,
+    );
+  });
+
   it("OA-11: a cap under 1024 bytes, not a whole number, or a timeout over 60 s or not a duration is refused, naming the option", () => {
     for (const maxProviderAnswerBytes of [1023, 0, -1, 1.5, "1048576", Number.POSITIVE_INFINITY]) {
       expect(refusal({ providers: { corp: oidc }, maxProviderAnswerBytes }), String(maxProviderAnswerBytes)).toMatch(

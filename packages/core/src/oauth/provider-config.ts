@@ -60,6 +60,14 @@ export interface OAuthProviderConfig {
   linkByVerifiedEmail?: boolean;
   /** Let this provider's sign-in stand for the second factor. Default off: a TOTP user gets 40102. */
   trustedForSecondFactor?: boolean;
+  /**
+   * UNSAFE: accept this provider's callback without the `iss` parameter even when the provider
+   * advertises it (RFC 9207), for a client whose callback page drops it. An `iss` that is present
+   * must still name the provider's issuer. Allowed only when no other provider shares this
+   * provider's `redirectUri`, the alternative mix-up defence of RFC 9700 §4.4.2: `createAuth`
+   * refuses the configuration otherwise (OA-12). Default false.
+   */
+  unsafeAllowMissingIss?: boolean;
 }
 
 /** The `oauth` setting of `createAuth`. */
@@ -103,6 +111,8 @@ export interface ResolvedOAuthProvider {
   provisioning: { enabled: boolean; defaultRoles: string[] };
   linkByVerifiedEmail: boolean;
   trustedForSecondFactor: boolean;
+  /** `unsafeAllowMissingIss`: a callback without `iss` is accepted (OA-12). */
+  allowMissingIss: boolean;
   allowHttpLoopback: boolean;
   /** `maxProviderAnswerBytes` and `providerTimeout`, shared by every provider (OA-11). */
   answerLimits: AnswerLimits;
@@ -210,6 +220,7 @@ const providerOptions = {
   provisioning: true,
   linkByVerifiedEmail: true,
   trustedForSecondFactor: true,
+  unsafeAllowMissingIss: true,
 } satisfies OptionNames<OAuthProviderConfig>;
 const claimOptions = {
   subject: true,
@@ -264,7 +275,7 @@ function resolveProvider(
     typeof provisioning === "object" && provisioning.defaultRoles !== undefined
       ? stringList(provisioning.defaultRoles, `${at}.provisioning.defaultRoles`, /^.{1,64}$/u)
       : [];
-  for (const flag of ["linkByVerifiedEmail", "trustedForSecondFactor"] as const) {
+  for (const flag of ["linkByVerifiedEmail", "trustedForSecondFactor", "unsafeAllowMissingIss"] as const) {
     if (config[flag] !== undefined && typeof config[flag] !== "boolean") fail(`${at}.${flag} must be true or false`);
   }
   const claims = config.claims ?? {};
@@ -294,6 +305,7 @@ function resolveProvider(
     provisioning: { enabled: provisioning !== false, defaultRoles },
     linkByVerifiedEmail: config.linkByVerifiedEmail ?? false,
     trustedForSecondFactor: config.trustedForSecondFactor ?? false,
+    allowMissingIss: config.unsafeAllowMissingIss ?? false,
     allowHttpLoopback,
     answerLimits,
   };
@@ -324,5 +336,24 @@ export function resolveOAuthConfig(config: OAuthConfig | undefined): Map<string,
       fail(`providers: a provider must not be named "${directoryProvider}", which is kept for directory (LDAP) accounts`);
     providers.set(name, resolveProvider(name, provider, allowHttpLoopback, answerLimits));
   }
+  refuseSharedRedirectWithoutIss(providers);
   return providers;
+}
+
+/**
+ * OA-12: a provider whose callbacks may come without `iss` must have a redirect URI of its own,
+ * so the callback's path alone tells which provider answered (RFC 9700 §4.4.2, the mix-up
+ * defence without RFC 9207).
+ */
+function refuseSharedRedirectWithoutIss(providers: Map<string, ResolvedOAuthProvider>): void {
+  for (const lax of providers.values()) {
+    if (!lax.allowMissingIss) continue;
+    for (const other of providers.values()) {
+      if (other !== lax && other.redirectUri === lax.redirectUri) {
+        fail(
+          `providers.${lax.name}.unsafeAllowMissingIss needs a redirectUri no other provider uses, but providers.${other.name} uses the same ${shown(lax.redirectUri)}`,
+        );
+      }
+    }
+  }
 }
