@@ -101,6 +101,23 @@ describe("deliverEmail", () => {
     expect(requestId).toBe("email");
     expect(reported.message).toBe("a notice (password_reset) message was not sent: email.send timed out");
     expect((reported.cause as Error).message).toBe("email.send did not settle within 1000 ms");
+    expect((reported.cause as Error).name).toBe("SendTimedOut");
+  });
+
+  it("a send that settles, or fails, leaves no timer behind", async () => {
+    const { auth } = deliveryAuth(async () => {});
+    const failing = deliveryAuth(async () => {
+      throw new Error("down");
+    });
+    vi.useFakeTimers();
+    try {
+      await deliverEmail(auth, delivery);
+      expect(vi.getTimerCount()).toBe(0);
+      expect((await authError(deliverEmail(failing.auth, delivery))).code).toBe(ErrorCode.Unavailable);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("a template that throws is reported as failed, never sent", async () => {
@@ -117,7 +134,8 @@ describe("deliverEmail", () => {
   it("without email configured: 40400, as its routes", async () => {
     const { auth } = makeAuth();
     expect(() => emailConfigOf(auth)).toThrow(AuthError);
-    expect((await authError(deliverEmail(auth, delivery))).code).toBe(ErrorCode.NotFound);
+    const error = await authError(deliverEmail(auth, delivery));
+    expect([error.code, error.message]).toEqual([ErrorCode.NotFound, "Email is not configured"]);
   });
 });
 
@@ -151,6 +169,25 @@ describe("deliverLater", () => {
     await emailDeliveriesSettled(auth);
     expect(onInternalError).toHaveBeenCalledTimes(2);
     expect(onInternalError).toHaveBeenLastCalledWith(bug, "email");
+  });
+
+  it("only an AuthError 50300 counts as reported already: another AuthError, or another error with its code, is reported", async () => {
+    const { auth, onInternalError } = deliveryAuth(async () => {});
+    const thrown = [
+      new AuthError(ErrorCode.NotFound, "Email is not configured"),
+      Object.assign(new Error("looks like 50300"), { code: ErrorCode.Unavailable }),
+      new AuthError(ErrorCode.Unavailable, "already reported"),
+    ];
+    for (const error of thrown) {
+      deliverLater(auth, async () => {
+        throw error;
+      });
+    }
+    await emailDeliveriesSettled(auth);
+    expect(onInternalError.mock.calls).toEqual([
+      [thrown[0], "email"],
+      [thrown[1], "email"],
+    ]);
   });
 });
 
