@@ -1,9 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { removeTotp } from "../flows/admin-user-changes.js";
 import { changePassword, setPassword } from "../flows/change-password.js";
 import { createUser } from "../flows/create-user.js";
 import { addUser, enrolTotp, goodPassword, nextCode, signIn } from "../flows/fixtures.test-support.js";
 import { forgotPassword } from "../flows/forgot-password.js";
+import { setUserDisabled, setUserRoles } from "../flows/manage-users.js";
 import { makeAuthenticator, passkeys, registerPasskey } from "../flows/passkeys.test-support.js";
 import { resetPassword } from "../flows/reset-password.js";
 import { disableTotp } from "../flows/totp-enrolment.js";
@@ -11,6 +12,7 @@ import { verifyAccessToken } from "../flows/verify-access-token.js";
 import { emailDeliveriesSettled } from "./deliver.js";
 import { type EmailHarness, addUserWithEmail, makeEmailAuth, tokenOf } from "./email.test-support.js";
 import type { EmailMessage } from "./email-config.js";
+import { sendNotice } from "./notices.js";
 
 const newPassword = "a brand new passphrase";
 
@@ -88,6 +90,32 @@ describe("security notices", () => {
     await emailDeliveriesSettled(harness.auth);
     expect(harness.outbox).toEqual([]);
     expect(harness.events.filter((event) => event.type.startsWith("email."))).toEqual([]);
+  });
+
+  it("an account gone by the time the notice is sent gets none, and nothing is reported", async () => {
+    const onInternalError = vi.fn();
+    const harness = makeEmailAuth({ onInternalError });
+    sendNotice(harness.auth, "no-such-user", "password_changed");
+    await emailDeliveriesSettled(harness.auth);
+    expect(harness.outbox).toEqual([]);
+    expect(onInternalError).not.toHaveBeenCalled();
+    expect(harness.events.filter((event) => event.type.startsWith("email."))).toEqual([]);
+  });
+
+  it("a change of roles or of the disabled flag sends no notice: only totp_removed among user.updated does", async () => {
+    const harness = makeEmailAuth();
+    const userId = await addUserWithEmail(harness.auth, "alice", "alice@example.com");
+    await enrolTotp(harness.auth, userId);
+    await setUserRoles(harness.auth, { userId, roles: ["editor"] });
+    await setUserDisabled(harness.auth, { userId, disabled: true });
+    await setUserDisabled(harness.auth, { userId, disabled: false });
+    const updates = harness.events.filter((event) => event.type === "user.updated");
+    expect(updates.map((event) => (event.type === "user.updated" ? event.changes : []))).toEqual([
+      ["roles"],
+      ["disabled"],
+      ["disabled"],
+    ]);
+    expect(await notices(harness)).toEqual([]);
   });
 
   it("the notice goes to the address the account holds when it is sent", async () => {
