@@ -240,13 +240,14 @@ describe("docs/examples", () => {
     );
   });
 
-  it("README.md, getting-started.md, client.md, flows/oauth.md, flows/directory.md and testing-kit.md show the examples exactly as they are in docs/examples", () => {
+  it("README.md, getting-started.md, client.md, flows/oauth.md, compatibility.md, flows/directory.md and testing-kit.md show the examples exactly as they are in docs/examples", () => {
     const read = (path: string) => readFileSync(new URL(path, import.meta.url), "utf8");
     const shown = {
       "../../README.md": ["express-quick-start.ts", "hono-quick-start.ts", "start-express.ts", "client-quick-start.ts"],
       "../getting-started.md": ["express-quick-start.ts", "start-express.ts"],
       "../client.md": ["client-quick-start.ts"],
       "../flows/oauth.md": ["oauth-providers.ts"],
+      "../compatibility.md": ["original-client.ts"],
       "../flows/directory.md": ["directory-policies.ts"],
       "../testing-kit.md": [
         "testing-passkeys.test.ts",

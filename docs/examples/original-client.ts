@@ -1,0 +1,41 @@
+import type { AuthConfig, CreateAuthOptions, OAuthProviderConfig, PublicUser } from "@portcullis/core";
+
+/**
+ * The single `role` a client built for the original service reads from `user.role`: the user's
+ * first role, or `"user"` for an account without roles (a first provider sign-in creates one
+ * with none unless `provisioning.defaultRoles` says otherwise). Keep the roles you list first
+ * the ones that client should see.
+ */
+export function singleRole(user: PublicUser): { role: string } {
+  return { role: user.roles[0] ?? "user" };
+}
+
+/**
+ * What Portcullis needs to serve a client built for the original service unchanged
+ * (`docs/compatibility.md`): every answer with HTTP 200 and the outcome in `code` (the client
+ * reads nothing else), a single `user.role` in every token set, and each provider's callback
+ * accepted without `iss`, which that client's callback page drops (OA-12). Each provider must
+ * then have a `redirectUri` of its own: `createAuth` refuses the configuration otherwise.
+ *
+ * @example
+ * ```ts
+ * const auth = createAuth({
+ *   ...config,
+ *   ...originalClientSettings({
+ *     corp: { issuer: "https://id.example.com", clientId, clientSecret, redirectUri: "https://app.example.com/oauth/corp" },
+ *   }),
+ * });
+ * ```
+ */
+export function originalClientSettings(
+  providers: Record<string, OAuthProviderConfig>,
+  oauth: Omit<NonNullable<AuthConfig["oauth"]>, "providers"> = {},
+): Pick<AuthConfig, "http" | "oauth"> & Pick<CreateAuthOptions, "publicUser"> {
+  const lenient: Record<string, OAuthProviderConfig> = {};
+  for (const [name, provider] of Object.entries(providers)) lenient[name] = { ...provider, unsafeAllowMissingIss: true };
+  return {
+    http: { statusMode: "always-200" },
+    publicUser: singleRole,
+    oauth: { ...oauth, providers: lenient },
+  };
+}
