@@ -51,10 +51,10 @@ function profileOf(provider: ResolvedOAuthProvider, claims: Record<string, unkno
 /**
  * Verifies a provider's callback, the protocol half of a provider sign-in: the state must have
  * been begun for this provider in this browser, checked before it is spent (OA-10), and is
- * spent once (OA-1); an `error` from the
- * provider is answered with a fixed message, never its text (OA-9); the `iss` parameter must
- * name the expected issuer, and must be present when the provider advertises it (OA-3, RFC
- * 9207) unless the provider's `unsafeAllowMissingIss` is set (OA-12); the code is exchanged with the PKCE verifier and the exact redirect URI (OA-2, OA-5);
+ * spent once (OA-1); an `error` from the provider is answered with a fixed message, never its
+ * text (OA-9); the `iss` parameter must name the expected issuer, and must be present when the
+ * provider advertises it (OA-3, RFC 9207) unless the provider's `unsafeAllowMissingIss` is set
+ * (OA-12); the code is exchanged with the PKCE verifier and the exact redirect URI (OA-2, OA-5);
  * the ID token's algorithm, signature (against the provider's published keys, although it came
  * straight from the token endpoint), `iss`, `aud`, `exp`, `iat` (not more than 30 seconds ahead),
  * `sub` and `nonce` are checked, and the user-info `sub` must equal the ID token's (OA-6).
