@@ -10,6 +10,7 @@ export default defineConfig({
       { find: /^@portcullis\/core$/, replacement: source("./packages/core/src/index.ts") },
       { find: /^@portcullis\/express$/, replacement: source("./packages/express/src/index.ts") },
       { find: /^@portcullis\/hono$/, replacement: source("./packages/hono/src/index.ts") },
+      { find: /^@portcullis\/fastify$/, replacement: source("./packages/fastify/src/index.ts") },
       { find: /^@portcullis\/ldap$/, replacement: source("./packages/ldap/src/index.ts") },
       { find: /^@portcullis\/kysely$/, replacement: source("./packages/kysely/src/index.ts") },
       { find: /^@portcullis\/client$/, replacement: source("./packages/client/src/index.ts") },

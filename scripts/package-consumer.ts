@@ -17,6 +17,7 @@ import {
 } from "@portcullis/core";
 import { runStorageConformance } from "@portcullis/core/testing";
 import { authRouter, requireAuth } from "@portcullis/express";
+import { portcullis, requireAuth as requireFastifyAuth } from "@portcullis/fastify";
 import { type AuthVariables, authApp, requireAuth as requireHonoAuth } from "@portcullis/hono";
 import { type KyselyStorage, kyselyStorage, migrate, pgliteStorage } from "@portcullis/kysely";
 import { ldapDirectory } from "@portcullis/ldap";
@@ -29,6 +30,7 @@ import {
   totpCode,
 } from "@portcullis/testing";
 import express from "express";
+import Fastify from "fastify";
 import { Hono } from "hono";
 import type { Kysely } from "kysely";
 
@@ -55,6 +57,13 @@ app.get("/api/v1/things", requireAuth(auth, { roles: ["admin"] }), (req, res) =>
 const hono = new Hono<{ Variables: AuthVariables }>();
 hono.route("/", authApp(auth));
 hono.get("/api/v1/things", requireHonoAuth(auth), (c) => c.json({ owner: c.get("auth").userId }));
+
+const fastify = Fastify();
+void fastify.register(portcullis, { auth, prefix: "/api" });
+fastify.get("/api/v1/things", { preHandler: requireFastifyAuth(auth, { roles: ["admin"] }) }, async (request) => {
+  const access: AccessContext | undefined = request.auth;
+  return { owner: access?.userId };
+});
 
 export async function signInOnce(): Promise<string> {
   const result: LoginResult = await login(auth, { username: "alice", password: "a long passphrase" });

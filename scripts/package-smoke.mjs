@@ -20,6 +20,7 @@ const expected = {
   "@portcullis/core/testing": ["runStorageConformance"],
   "@portcullis/express": ["authRouter", "requireAuth"],
   "@portcullis/hono": ["authApp", "requireAuth"],
+  "@portcullis/fastify": ["portcullis", "requireAuth", "default"],
   "@portcullis/ldap": ["ldapDirectory"],
   "@portcullis/kysely": ["kyselyStorage", "pgliteStorage", "connectStorage", "migrate", "checkSchema"],
   "@portcullis/client": ["createAuthClient", "memoryTokenStore", "webStorageTokenStore", "AuthClientError"],
@@ -109,5 +110,26 @@ try {
   }
 } finally {
   server.close();
+}
+
+// The packed Fastify adapter: the plugin's routes and a route behind requireAuth, on loopback.
+const { default: Fastify } = await import("fastify");
+const { portcullis, requireAuth: requireFastifyAuth } = modules["@portcullis/fastify"];
+const fastify = Fastify();
+await fastify.register(portcullis, { auth });
+fastify.get("/api/v1/things", { preHandler: requireFastifyAuth(auth) }, async (request) => ({ userId: request.auth.userId }));
+await fastify.listen({ port: 0, host: "127.0.0.1" });
+try {
+  const origin = `http://127.0.0.1:${fastify.server.address().port}`;
+  const client = createAuthClient({ baseUrl: `${origin}/api/v1` });
+  const step = await client.login({ username: "client-user", password });
+  const things = await (await client.fetch(`${origin}/api/v1/things`)).json();
+  const refused = await fetch(`${origin}/api/v1/things`);
+  if (step.status !== "authenticated" || typeof things.userId !== "string" || (await refused.json()).code !== 40101) {
+    console.error("package smoke: the client did not sign in through the Fastify plugin:", { step, things });
+    process.exit(1);
+  }
+} finally {
+  await fastify.close();
 }
 console.log("packages ok");

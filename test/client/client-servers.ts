@@ -11,18 +11,20 @@ import {
 import type { Auth, AuthConfig, AuthEventOf, AuthEventType, CreateAuthOptions } from "@portcullis/core";
 import { afterEach, expect } from "vitest";
 import { type TestAuth, type TestUser, createTestUser, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
-import { type RunningServer, type StartServer, startExpress5, startHono } from "../http/servers.js";
+import { type RunningServer, type StartServer, startExpress5, startFastify, startHono } from "../http/servers.js";
 
 /** The server's `http.statusMode`s the client must work in. */
 export const statusModes = ["standard", "always-200"] as const;
 export type StatusModeName = (typeof statusModes)[number];
 
-/** Every adapter and status mode the client tests run against: Express 5 and Hono, each in both modes. */
+/** Every adapter and status mode the client tests run against: Express 5, Hono and Fastify, each in both modes. */
 export const clientTargets = [
   ["Express 5, standard", startExpress5, "standard"],
   ["Express 5, always-200", startExpress5, "always-200"],
   ["Hono, standard", startHono, "standard"],
   ["Hono, always-200", startHono, "always-200"],
+  ["Fastify, standard", startFastify, "standard"],
+  ["Fastify, always-200", startFastify, "always-200"],
 ] as const satisfies readonly (readonly [name: string, start: StartServer, statusMode: StatusModeName])[];
 
 /** One request as the client sent it. */

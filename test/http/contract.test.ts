@@ -14,6 +14,8 @@ import {
   startExpress4ParsingJson,
   startExpress5,
   startExpress5ParsingJson,
+  startFastify,
+  startFastifyWithJsonParser,
   startHono,
   startHonoReadingJsonFirst,
 } from "./servers.js";
@@ -27,6 +29,8 @@ describeContract("Hono on @hono/node-server", startHono);
 describeContract("Express 5 behind express.json()", startExpress5ParsingJson, expressJsonFirst);
 describeContract("Express 4 behind express.json()", startExpress4ParsingJson, expressJsonFirst);
 describeContract("Hono behind a middleware that reads c.req.json()", startHonoReadingJsonFirst, { bodyParsedEarlier: true });
+describeContract("Fastify", startFastify, { frameworkAnswersClientErrors: true });
+describeContract("Fastify with the app's own JSON parser", startFastifyWithJsonParser, { frameworkAnswersClientErrors: true });
 
 describe("HTTP-5: the malformed table gets identical answers from every adapter", () => {
   const testAuth = makeTestAuth({ throttle: generousThrottle });

@@ -58,6 +58,9 @@ type Verdict =
 const errorsOf = (validate: ValidateFunction) =>
   (validate.errors ?? []).map((error) => `${error.instancePath || "/"} ${error.message}`).join("; ");
 
+/** What Fastify's default `clientErrorHandler` writes for a request Node's HTTP parser refused. */
+const fastifyClientErrorBody = '{"error":"Bad Request","message":"Client Error","statusCode":400}';
+
 /** The codes handleRequest answers before it looks for a route, and for a path no route has. */
 const beforeAnyRoute = new Set([40300, 40400, 50000]);
 
@@ -71,8 +74,10 @@ function verdictOf(exchange: RecordedExchange): Verdict {
   const auth = server.auth;
   if (!auth) return { kind: "problem", problem: "the server was not started by test/http/servers.ts: its auth is unknown" };
   if (!servesPath(auth, target)) return { kind: "not ours", why: "the app's own route" };
-  if (result.status === 400 && result.text === "" && !result.headers.has("x-content-type-options")) {
-    // Node's HTTP parser (and @hono/node-server) refuse some malformed requests before any adapter runs.
+  const refusedByServer = result.text === "" || result.text === fastifyClientErrorBody;
+  if (result.status === 400 && refusedByServer && !result.headers.has("x-content-type-options")) {
+    // Node's HTTP parser (and @hono/node-server, and Fastify's default clientErrorHandler, which
+    // answers in its own JSON) refuse some malformed requests before any adapter runs.
     return { kind: "not ours", why: "refused by the HTTP server before the adapter" };
   }
   const check = checkFor(auth);

@@ -4,9 +4,11 @@ import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import type { Auth } from "@portcullis/core";
 import { authRouter, requireAuth as requireAuthExpress } from "@portcullis/express";
+import { portcullis, requireAuth as requireAuthFastify } from "@portcullis/fastify";
 import { type AuthVariables, authApp, requireAuth as requireAuthHono } from "@portcullis/hono";
 import express5, { type Request, type Response } from "express";
 import express4 from "express4";
+import Fastify, { type FastifyInstance } from "fastify";
 import { Hono } from "hono";
 
 /** A real HTTP server, by default on a loopback address. */
@@ -158,9 +160,91 @@ export const startHonoReadingJsonFirst: StartServer = (auth, options = {}) =>
     options,
   );
 
-/** The three adapters, each mounted directly: what a test that compares adapters starts. */
+/** How the Fastify test app registers the plugin. */
+type FastifyMount = (app: FastifyInstance, auth: Auth) => Promise<void>;
+
+/**
+ * The Fastify test app, with Fastify's own JSON parser on (its default) and `trustProxy` set
+ * (which the plugin must ignore: RL-3): the plugin as `mount` registers it, then the same app
+ * routes as Express, protected with `requireAuth` as their `preHandler`.
+ */
+async function fastifyApp(auth: Auth, options: ServerOptions, mount: FastifyMount): Promise<FastifyInstance> {
+  // Typed as the plain HTTP instance: the routes are the same over TLS.
+  const app = (
+    options.tls ? Fastify({ https: options.tls, trustProxy: true }) : Fastify({ trustProxy: true })
+  ) as FastifyInstance;
+  await mount(app, auth);
+  app.get("/api/v1/things", { preHandler: requireAuthFastify(auth) }, async (request) => ({
+    code: 0,
+    message: "OK",
+    data: { userId: request.auth?.userId, roles: request.auth?.roles },
+  }));
+  app.delete<{ Params: { id: string } }>(
+    "/api/v1/things/:id",
+    { preHandler: requireAuthFastify(auth, { roles: ["admin"] }) },
+    async (request) => ({ code: 0, message: "OK", data: { deleted: request.params.id, userId: request.auth?.userId } }),
+  );
+  app.get("/api/v1/health", async () => ({ app: "health" }));
+  app.post("/api/v1/echo", async (request) => ({ app: "echo", body: request.body }));
+  app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ app: "not found" }));
+  await app.ready();
+  return app;
+}
+
+/** Serves a Fastify test app on its own Node server, over TLS when `options.tls` is given. */
+async function serveFastify(auth: Auth, options: ServerOptions, mount: FastifyMount): Promise<RunningServer> {
+  const app = await fastifyApp(auth, options, mount);
+  const running = await listen(app.server, auth, options);
+  return {
+    ...running,
+    close: async () => {
+      await running.close();
+      await app.close();
+    },
+  };
+}
+
+/** Fastify 5, as `app.register(portcullis, { auth })`. */
+export const startFastify: StartServer = (auth, options = {}) =>
+  serveFastify(auth, options, async (app) => {
+    await app.register(portcullis, { auth });
+  });
+
+/**
+ * Fastify with the app's own JSON parser (`parseAs: "string"`, as users replace Fastify's) and a
+ * hook that reads every request's body, registered before the plugin: core still gets the raw bytes.
+ */
+export const startFastifyWithJsonParser: StartServer = (auth, options = {}) =>
+  serveFastify(auth, options, async (app) => {
+    app.removeContentTypeParser("application/json");
+    app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+      try {
+        done(null, body === "" ? undefined : JSON.parse(body as string));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    });
+    await app.register(portcullis, { auth });
+  });
+
+/**
+ * Fastify with the plugin registered inside an encapsulated plugin of the app, under the
+ * prefix `/api` (the base path `/api/v1` starts with it).
+ */
+export const startFastifyUnderPrefix: StartServer = (auth, options = {}) =>
+  serveFastify(auth, options, async (app) => {
+    await app.register(
+      async (child) => {
+        await child.register(portcullis, { auth, prefix: "/v1" });
+      },
+      { prefix: "/api" },
+    );
+  });
+
+/** The four adapters, each mounted directly: what a test that compares adapters starts. */
 export const adapters: readonly (readonly [name: string, start: StartServer])[] = [
   ["Express 5", startExpress5],
   ["Express 4", startExpress4],
   ["Hono", startHono],
+  ["Fastify", startFastify],
 ];

@@ -22,6 +22,8 @@ import {
   startExpress4ParsingJson,
   startExpress5,
   startExpress5ParsingJson,
+  startFastify,
+  startFastifyWithJsonParser,
   startHono,
   startHonoReadingJsonFirst,
 } from "./servers.js";
@@ -60,6 +62,8 @@ const adapters: [string, StartServer][] = [
   ["Express 5 behind express.json()", startExpress5ParsingJson],
   ["Express 4 behind express.json()", startExpress4ParsingJson],
   ["Hono behind a middleware that reads c.req.json()", startHonoReadingJsonFirst],
+  ["Fastify, with its trustProxy on", startFastify],
+  ["Fastify with the app's own JSON parser", startFastifyWithJsonParser],
 ];
 
 /** An auth with an EdDSA key, so that the JWKS route has a key set to serve. */

@@ -1,0 +1,278 @@
+/**
+ * The Fastify 5 adapter: the {@link portcullis} plugin serves the auth routes, and
+ * {@link requireAuth} protects a route of your own as its `preHandler`, setting `request.auth`.
+ *
+ * @packageDocumentation
+ * @module @portcullis/fastify
+ */
+import type { TLSSocket } from "node:tls";
+import {
+  type AccessContext,
+  type Auth,
+  type HttpRequest,
+  type HttpResponse,
+  assertAuthArgument,
+  authorizeRequest,
+  errorResponse,
+  handleRequest,
+  routes,
+  servesPath,
+} from "@portcullis/core";
+import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from "fastify";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Who the bearer token speaks for; set by {@link requireAuth} before your handler runs. */
+    auth?: AccessContext;
+  }
+}
+
+/** Options of the {@link portcullis} plugin, given to `app.register` (beside Fastify's own, such as `prefix`). */
+export interface PortcullisOptions {
+  /** The auth instance `createAuth()` returns. */
+  auth: Auth;
+  /**
+   * Fastify's own option, honoured by the plugin for its routes: they are registered under it,
+   * and it must be `http.basePath` or a leading part of it.
+   */
+  prefix?: string;
+  /**
+   * The address of the peer that sent the request. Default: the socket's remote address
+   * (`request.raw.socket.remoteAddress`), whatever Fastify's `trustProxy` says. Do not return
+   * `request.ip` or another forwarded address here: Portcullis reads `X-Forwarded-For` itself,
+   * and only from the proxies listed in `http.trustedProxies` (RL-3). When it returns undefined,
+   * the routes answer 50000 rather than skip the per-address throttle.
+   */
+  getPeerAddress?: (request: FastifyRequest) => string | undefined;
+}
+
+/** Options of {@link requireAuth}. */
+export interface RequireAuthOptions {
+  /** The user must hold at least one of these roles, or the answer is 40300; an empty list lets no one through. */
+  roles?: readonly string[];
+  /** As for {@link portcullis}: the address of the peer, for the loopback exemption of HTTP-7. */
+  getPeerAddress?: (request: FastifyRequest) => string | undefined;
+}
+
+/** The body streams the plugin's content-type parser handed through unread, by request. */
+const unreadBodies = new WeakMap<FastifyRequest, NodeJS.ReadableStream>();
+
+/** The headers, peer address and TLS state of a request: what core checks before anything else. */
+function connectionOf(
+  request: FastifyRequest,
+  getPeerAddress: PortcullisOptions["getPeerAddress"],
+): Pick<HttpRequest, "header" | "peerAddress" | "secure"> {
+  const headers = request.raw.headers;
+  return {
+    header(name) {
+      const value = headers[name.toLowerCase()];
+      return Array.isArray(value) ? value.join(", ") : value;
+    },
+    // The socket's own address, never `request.ip`: with Fastify's `trustProxy` that is the
+    // forwarded one, and only core's `http.trustedProxies` decides whom to believe (RL-3).
+    peerAddress: getPeerAddress ? getPeerAddress(request) : request.raw.socket.remoteAddress,
+    secure: (request.raw.socket as TLSSocket).encrypted === true,
+  };
+}
+
+/** A stream as core reads it: iterated without destroying it on an early stop, so the refusal can still be sent (HTTP-1). */
+function bodyOf(stream: NodeJS.ReadableStream): AsyncIterable<Uint8Array> {
+  const readable = stream as NodeJS.ReadableStream & {
+    iterator?: (options: { destroyOnReturn: boolean }) => AsyncIterator<Uint8Array>;
+  };
+  return {
+    [Symbol.asyncIterator]: () =>
+      typeof readable.iterator === "function"
+        ? readable.iterator({ destroyOnReturn: false })
+        : (readable[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>),
+  };
+}
+
+function toHttpRequest(request: FastifyRequest, options: PortcullisOptions): HttpRequest {
+  const unread = unreadBodies.get(request);
+  // No parser ran (a method without a body, or no body at all): the socket's stream, empty or
+  // not read by anyone. A body some hook parsed on its own is taken as parsed, like Express's `req.body`.
+  const parsedEarlier = unread === undefined && request.body !== undefined;
+  return {
+    ...connectionOf(request, options.getPeerAddress),
+    method: request.raw.method ?? request.method,
+    // The URL as the client sent it, prefix included: core matches it against `http.basePath`.
+    url: request.raw.url ?? request.url,
+    body: parsedEarlier ? null : bodyOf(unread ?? request.raw),
+    parsedBody: parsedEarlier ? request.body : undefined,
+  };
+}
+
+function send(reply: FastifyReply, response: HttpResponse): FastifyReply {
+  reply.code(response.status);
+  reply.headers(response.headers);
+  if (response.cookies) reply.header("set-cookie", response.cookies);
+  return reply.send(response.body);
+}
+
+/** The Fastify errors raised about a body before the handler, which core answers in its own words instead (HTTP-5). */
+const bodyErrors = new Set(["FST_ERR_CTP_INVALID_MEDIA_TYPE", "FST_ERR_CTP_EMPTY_TYPE", "FST_ERR_CTP_INVALID_CONTENT_LENGTH"]);
+
+/** Removes a trailing slash from a Fastify prefix (`"/"` is the root, `""`). */
+const trimmedPrefix = (prefix: string): string => (prefix.endsWith("/") ? prefix.slice(0, -1) : prefix);
+
+/**
+ * The route paths, relative to the plugin's prefix, that reach `<basePath>/auth/*`: the
+ * prefix must be `http.basePath` or a leading part of it, since core matches the full path
+ * (and cookies and the OpenAPI document name it).
+ */
+function relativeAuthPath(auth: Auth, prefix: string): string {
+  const { basePath } = auth.config;
+  if (prefix === "" || basePath === prefix || basePath.startsWith(`${prefix}/`)) return `${basePath.slice(prefix.length)}/auth`;
+  throw new Error(
+    `portcullis is registered under the prefix "${prefix}", and http.basePath is "${basePath}": its routes are at "<http.basePath>/auth/…" as the client sees them. Set http.basePath to "${prefix}" (or one that starts with it), or register the plugin without a prefix.`,
+  );
+}
+
+/** Registers the routes in an encapsulated context of their own, under the plugin's `prefix`. */
+function routesPlugin(
+  auth: Auth,
+  serve: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>,
+): FastifyPluginCallback {
+  return (fastify, _options, done) => {
+    try {
+      registerRoutes(fastify, auth, serve);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done();
+  };
+}
+
+function registerRoutes(
+  fastify: FastifyInstance,
+  auth: Auth,
+  serve: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>,
+): void {
+  const prefix = trimmedPrefix(fastify.prefix);
+  const authPath = relativeAuthPath(auth, prefix);
+  // In this context only: every body reaches core unread, whatever parsers the app registered
+  // (its JSON parser included), so that core applies its own byte limit on the streamed bytes
+  // and its own content-type and JSON checks (HTTP-1, HTTP-2, HTTP-5).
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser("*", (request, payload, parsed) => {
+    unreadBodies.set(request, payload);
+    parsed(null, undefined);
+  });
+  // A content type Fastify cannot even read is refused by it before any parser; core decides instead.
+  fastify.setErrorHandler((error: { code?: string }, request, reply) => {
+    if (typeof error.code !== "string" || !bodyErrors.has(error.code) || reply.sent) throw error;
+    return serve(request, reply);
+  });
+  fastify.all(authPath, serve);
+  fastify.all(`${authPath}/*`, serve);
+  for (const route of routes.filter((route) => route.atRoot)) {
+    if (prefix === "") fastify.all(route.path, serve);
+    else if (!route.enabled || route.enabled(auth)) {
+      throw new Error(
+        `portcullis is registered under the prefix "${prefix}", so it cannot serve "${route.path}", which is at the root. Register it without a prefix (http.basePath already places the other routes).`,
+      );
+    }
+  }
+}
+
+const portcullisPlugin: FastifyPluginCallback<PortcullisOptions> = (fastify: FastifyInstance, options, done) => {
+  const { auth } = options ?? {};
+  try {
+    assertAuthArgument(auth, "portcullis", "app.register(portcullis, { auth })");
+  } catch (error) {
+    done(error as Error);
+    return;
+  }
+  const serve = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    // The client is gone: nothing can answer it, and its address can no longer be read.
+    if (request.raw.socket.destroyed) {
+      reply.hijack();
+      return reply;
+    }
+    const response = await handleRequest(auth, toHttpRequest(request, options));
+    if (response === null) return reply.callNotFound() ?? reply;
+    return send(reply, response);
+  };
+  // In the context the plugin is registered in (the plugin is not encapsulated, but its routes
+  // are): a request that core resolves to one of its paths but Fastify's router sent elsewhere
+  // or nowhere (`//api/v1/auth/login`, `/api/v1/things/../auth/me`) is answered by core too,
+  // as by the other adapters, so it never reaches an app route (RL-3). Its body is still unread.
+  fastify.addHook("onRequest", async (request, reply) => {
+    if (request.routeOptions.handler === serve || !servesPath(auth, request.url)) return;
+    return await serve(request, reply);
+  });
+  fastify.register(routesPlugin(auth, serve), { prefix: options.prefix ?? "" });
+  done();
+};
+
+/**
+ * The Fastify plugin that serves the Portcullis routes (`<basePath>/auth/*` and
+ * `/.well-known/jwks.json`): `app.register(portcullis, { auth })`. All auth rules (TLS,
+ * limits, JSON checks, tokens, status codes) are in `@portcullis/core`; this only translates
+ * the request and the response.
+ *
+ * The routes are in an encapsulated context of their own, where the content-type parsers are
+ * replaced by one that hands the body through unread, so core reads the raw bytes with the
+ * route's limit whatever parsers (Fastify's JSON parser included) the rest of the app uses. The
+ * plugin itself is not encapsulated (as with `fastify-plugin`): it adds an `onRequest` hook to the
+ * context it is registered in, which has core answer a request whose path core resolves to one
+ * of its routes but Fastify's router sent elsewhere or nowhere (`//api/v1/auth/login`), as the
+ * other adapters do (RL-3); every other request passes on at once. It may be
+ * registered inside another plugin and under a `prefix`; the prefix must be `http.basePath`
+ * or a leading part of it, because core matches the path as the client sent it
+ * (`register(portcullis, { auth, prefix: "/api" })` with the default base path `/api/v1`
+ * serves `/api/v1/auth/…`). `/.well-known/jwks.json` is at the root, so with an asymmetric
+ * signing key the plugin must be registered without a prefix.
+ *
+ * The client address is the socket's, whatever Fastify's `trustProxy` says: list your proxies
+ * in `http.trustedProxies` instead (RL-3). The connection is TLS when the socket is (Fastify's
+ * `https` option); behind a TLS-terminating proxy, list the proxy in `http.trustedProxies` (HTTP-7).
+ *
+ * @example
+ * ```ts
+ * import Fastify from "fastify";
+ * import { portcullis, requireAuth } from "@portcullis/fastify";
+ *
+ * const app = Fastify();
+ * await app.register(portcullis, { auth });
+ * app.get("/api/v1/things", { preHandler: requireAuth(auth) }, async (request) => ({ owner: request.auth?.userId }));
+ * await app.listen({ port: 3000 });
+ * ```
+ */
+export const portcullis: FastifyPluginCallback<PortcullisOptions> = Object.assign(portcullisPlugin, {
+  // Not encapsulated itself (fastify-plugin's flag), so that its hook covers the context it is
+  // registered in; its routes and their content-type parser are in a context of their own.
+  [Symbol.for("skip-override")]: true,
+  [Symbol.for("fastify.display-name")]: "@portcullis/fastify",
+  [Symbol.for("plugin-meta")]: { name: "@portcullis/fastify", fastify: "5.x" },
+});
+
+export default portcullis;
+
+/**
+ * A `preHandler` hook that lets a request through only over TLS (HTTP-7: loopback clients and
+ * `http.unsafeAllowPlainHttp` excepted) with a live access token in the
+ * `Authorization: Bearer` header (never the query string; AT-6), and, when `roles` is given,
+ * only for a user holding one of them. It sets `request.auth` to the token's
+ * {@link AccessContext}. Otherwise it answers in the Portcullis envelope: 40300 for plain
+ * HTTP, before the token is read; 40101 for a missing, invalid, expired or revoked token;
+ * 40300 for a missing role.
+ *
+ * @example
+ * ```ts
+ * app.get("/api/v1/things", { preHandler: requireAuth(auth) }, async (request) => ({ owner: request.auth?.userId }));
+ * app.delete("/api/v1/things/:id", { preHandler: requireAuth(auth, { roles: ["admin"] }) }, deleteThing);
+ * ```
+ */
+export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): preHandlerAsyncHookHandler {
+  assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
+  return async function requirePortcullisAuth(request, reply) {
+    try {
+      request.auth = await authorizeRequest(auth, connectionOf(request, options.getPeerAddress), options);
+    } catch (error) {
+      return send(reply, errorResponse(auth, error));
+    }
+  };
+}

@@ -1,0 +1,155 @@
+import { generateKeyPairSync } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import type { AuthEvent } from "@portcullis/core";
+import { portcullis, requireAuth } from "@portcullis/fastify";
+import Fastify, { type FastifyInstance } from "fastify";
+import { afterEach, describe, expect, it } from "vitest";
+import { createTestUser, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
+import { call, post } from "./client.js";
+import { expectEnvelope } from "./contract-suite.js";
+import { type RunningServer, startFastifyUnderPrefix } from "./servers.js";
+
+const running: { close(): Promise<unknown> }[] = [];
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((server) => server.close()));
+});
+
+/** Listens on loopback with a ready Fastify app. */
+async function serve(app: FastifyInstance): Promise<RunningServer> {
+  await app.listen({ port: 0, host: "127.0.0.1" });
+  running.push(app);
+  const { port } = app.server.address() as AddressInfo;
+  return { baseUrl: `http://127.0.0.1:${port}`, host: "127.0.0.1", port, close: async () => {} };
+}
+
+const badJson = { body: '{"username":', headers: { "content-type": "application/json" } };
+
+describe("@portcullis/fastify", () => {
+  it("inside an encapsulated plugin and under a prefix: the routes at <basePath>/auth, the app's routes keep Fastify's parser", async () => {
+    const testAuth = makeTestAuth({ throttle: generousThrottle });
+    const user = await createTestUser(testAuth.auth, "prefixed");
+    const server = await startFastifyUnderPrefix(testAuth.auth);
+    running.push(server);
+    const signedIn = await post(server, "/api/v1/auth/login", { username: user.username, password: testPassword });
+    expectEnvelope(signedIn, 0);
+    const me = await call(server, "GET", "/api/v1/auth/me", { token: signedIn.body.data.accessToken });
+    expectEnvelope(me, 0);
+    expect(me.body.data.username).toBe("prefixed");
+    expectEnvelope(await call(server, "POST", "/api/v1/auth/login", badJson), 40002);
+    expectEnvelope(
+      await call(server, "POST", "/api/v1/auth/login", { body: "{}", headers: { "content-type": "text/plain" } }),
+      40002,
+    );
+    expectEnvelope(await call(server, "GET", "/api/v1/auth/nope"), 40400);
+    const refused = await call(server, "POST", "/api/v1/auth/login", {
+      body: JSON.stringify({ username: "a".repeat(70 * 1024) }),
+      headers: { "content-type": "application/json" },
+    });
+    expectEnvelope(refused, 40002);
+    expect(refused.body.message).toBe("The request body is too large");
+    const things = await call(server, "GET", "/api/v1/things", { token: signedIn.body.data.accessToken });
+    expect(things.body.data.userId).toBe(user.id);
+    expect((await post(server, "/api/v1/echo", { hello: "world" })).body).toEqual({ app: "echo", body: { hello: "world" } });
+  });
+
+  it("the app's own JSON parser and body limit apply to its routes, never to the plugin's", async () => {
+    const { auth } = makeTestAuth({ throttle: generousThrottle });
+    const app = Fastify({ bodyLimit: 16 });
+    await app.register(portcullis, { auth });
+    app.post("/api/v1/echo", async (request) => ({ app: "echo", body: request.body }));
+    const server = await serve(app);
+    // Over the app's 16 bytes, under core's 64 KiB: core reads it and answers.
+    expectEnvelope(await post(server, "/api/v1/auth/login", { username: "someone", password: "wrong password" }), 40100);
+    expect((await post(server, "/api/v1/echo", { hello: "world, longer than sixteen bytes" })).status).toBe(413);
+  });
+
+  it("a prefix that is not a leading part of http.basePath is refused at registration, saying what to set", async () => {
+    const { auth } = makeTestAuth();
+    const app = Fastify();
+    app.register(portcullis, { auth, prefix: "/identity" });
+    await expect(app.ready()).rejects.toThrow(
+      'portcullis is registered under the prefix "/identity", and http.basePath is "/api/v1": its routes are at "<http.basePath>/auth/…" as the client sees them. Set http.basePath to "/identity" (or one that starts with it), or register the plugin without a prefix.',
+    );
+    await app.close().catch(() => undefined);
+  });
+
+  it("with an asymmetric signing key, a prefix is refused: /.well-known/jwks.json is at the root", async () => {
+    const privateKey = generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }).toString();
+    const { auth } = makeTestAuth({ secrets: { signing: { alg: "EdDSA", privateKey }, encryption: "22".repeat(32) } });
+    const prefixed = Fastify();
+    prefixed.register(portcullis, { auth, prefix: "/api" });
+    await expect(prefixed.ready()).rejects.toThrow('so it cannot serve "/.well-known/jwks.json", which is at the root');
+    await prefixed.close().catch(() => undefined);
+    const atRoot = Fastify();
+    await atRoot.register(portcullis, { auth });
+    const server = await serve(atRoot);
+    const jwks = await call(server, "GET", "/.well-known/jwks.json");
+    expect(jwks.status).toBe(200);
+    expect(jwks.body.keys).toHaveLength(1);
+  });
+
+  it("registered without the auth instance, or as app.register(portcullis, auth), it throws saying what to write", async () => {
+    for (const options of [{}, makeTestAuth().auth]) {
+      const app = Fastify();
+      app.register(portcullis, options as never);
+      await expect(app.ready()).rejects.toThrow(
+        /^portcullis needs the auth instance createAuth\(\) returns, and got .*\. Write app\.register\(portcullis, \{ auth \}\)$/,
+      );
+      await app.close().catch(() => undefined);
+    }
+    expect(() => requireAuth(undefined as never)).toThrow(TypeError);
+  });
+
+  it("RL-3: the client address is the socket's even with Fastify's trustProxy on, or what getPeerAddress returns", async () => {
+    const events: AuthEvent[] = [];
+    const { auth } = makeTestAuth({ throttle: generousThrottle, http: { basePath: "/proxied/api/v1" } });
+    const other = makeTestAuth({ throttle: generousThrottle });
+    for (const each of [other.auth, auth]) {
+      each.events.on("login.failed", (event) => {
+        events.push(event);
+      });
+    }
+    const app = Fastify({ trustProxy: true });
+    await app.register(portcullis, { auth: other.auth });
+    // A loopback address, so that plain HTTP is allowed (HTTP-7), other than the socket's.
+    await app.register(portcullis, { auth, getPeerAddress: () => "127.0.0.7", prefix: "/proxied" });
+    app.get("/ip", async (request) => ({ ip: request.ip }));
+    const server = await serve(app);
+    const credentials = {
+      json: { username: "nobody", password: "wrong password" },
+      headers: { "x-forwarded-for": "203.0.113.1" },
+    };
+    expect((await call(server, "GET", "/ip", { headers: credentials.headers })).body).toEqual({ ip: "203.0.113.1" });
+    expectEnvelope(await call(server, "POST", "/api/v1/auth/login", credentials), 40100);
+    expectEnvelope(await call(server, "POST", "/proxied/api/v1/auth/login", credentials), 40100);
+    expect(events.map((event) => (event as { ip?: string }).ip)).toEqual(["127.0.0.1", "127.0.0.7"]);
+  });
+
+  it("requireAuth as a preHandler: request.auth set, the envelope on refusal, roles checked", async () => {
+    const testAuth = makeTestAuth({ throttle: generousThrottle });
+    const user = await createTestUser(testAuth.auth, "plain");
+    const app = Fastify();
+    await app.register(portcullis, { auth: testAuth.auth });
+    app.get("/mine", { preHandler: requireAuth(testAuth.auth) }, async (request) => ({ userId: request.auth?.userId }));
+    app.get("/admin", { preHandler: requireAuth(testAuth.auth, { roles: ["admin"] }) }, async () => ({ reached: true }));
+    const server = await serve(app);
+    const token = (await post(server, "/api/v1/auth/login", { username: user.username, password: testPassword })).body.data
+      .accessToken as string;
+    expect((await call(server, "GET", "/mine", { token })).body).toEqual({ userId: user.id });
+    expectEnvelope(await call(server, "GET", "/mine"), 40101);
+    expectEnvelope(await call(server, "GET", "/mine", { token: "abc.def.ghi" }), 40101);
+    expectEnvelope(await call(server, "GET", "/admin", { token }), 40300);
+  });
+
+  it("RL-3: a path the router does not send to the plugin but core resolves to its routes is answered by core, not the app", async () => {
+    const { auth } = makeTestAuth({ throttle: generousThrottle });
+    const app = Fastify();
+    await app.register(portcullis, { auth });
+    app.get("/api/v1/:section/*", async () => ({ app: "wildcard" }));
+    const server = await serve(app);
+    expectEnvelope(await call(server, "GET", "/api/v1/things/../auth/me"), 40101);
+    expectEnvelope(await call(server, "POST", "//api/v1//auth//login/", badJson), 40002);
+    expect((await call(server, "GET", "/api/v1/things/x")).body).toEqual({ app: "wildcard" });
+  });
+});
