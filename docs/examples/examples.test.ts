@@ -12,6 +12,7 @@ import { accountRoutes } from "./account-routes.js";
 import { createAuthWithEdDSA, verifyWithJwks } from "./asymmetric-keys.js";
 import { alertOnRefreshTokenReuse, countFailures, subscribeAuditLog } from "./events.js";
 import { createApp as createExpressApp } from "./express-quick-start.js";
+import { createApp as createFastifyApp } from "./fastify-quick-start.js";
 import { createApp as createHonoApp } from "./hono-quick-start.js";
 
 interface Envelope {
@@ -115,6 +116,13 @@ describe("docs/examples", () => {
   it("the Hono quick start signs in and protects its routes", async () => {
     const { app, auth } = createHonoApp();
     await walkQuickStart(auth, await listenHono(app.fetch));
+  });
+
+  it("the Fastify quick start signs in and protects its routes", async () => {
+    const { app, auth } = await createFastifyApp();
+    await app.listen({ port: 0, host: "127.0.0.1" });
+    servers.push({ close: (callback) => app.close().then(callback) });
+    await walkQuickStart(auth, `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
   });
 
   it("the account routes change a password and let an administrator disable a user", async () => {
@@ -240,7 +248,7 @@ describe("docs/examples", () => {
     );
   });
 
-  it("README.md, getting-started.md, client.md, flows/oauth.md, compatibility.md, flows/directory.md and testing-kit.md show the examples exactly as they are in docs/examples", () => {
+  it("README.md, getting-started.md, client.md, flows/oauth.md, compatibility.md, flows/directory.md, adapters/fastify.md and testing-kit.md show the examples exactly as they are in docs/examples", () => {
     const read = (path: string) => readFileSync(new URL(path, import.meta.url), "utf8");
     const shown = {
       "../../README.md": ["express-quick-start.ts", "hono-quick-start.ts", "start-express.ts", "client-quick-start.ts"],
@@ -249,6 +257,7 @@ describe("docs/examples", () => {
       "../flows/oauth.md": ["oauth-providers.ts"],
       "../compatibility.md": ["original-client.ts"],
       "../flows/directory.md": ["directory-policies.ts"],
+      "../adapters/fastify.md": ["fastify-quick-start.ts"],
       "../testing-kit.md": [
         "testing-passkeys.test.ts",
         "testing-oauth.test.ts",
