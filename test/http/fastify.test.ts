@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createTestUser, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
 import { call, post } from "./client.js";
 import { expectEnvelope } from "./contract-suite.js";
-import { type RunningServer, startFastifyUnderPrefix } from "./servers.js";
+import { type RunningServer, startExpress5, startFastify, startFastifyUnderPrefix } from "./servers.js";
 
 const running: { close(): Promise<unknown> }[] = [];
 
@@ -151,5 +151,37 @@ describe("@portcullis/fastify", () => {
     expectEnvelope(await call(server, "GET", "/api/v1/things/../auth/me"), 40101);
     expectEnvelope(await call(server, "POST", "//api/v1//auth//login/", badJson), 40002);
     expect((await call(server, "GET", "/api/v1/things/x")).body).toEqual({ app: "wildcard" });
+  });
+
+  it("HTTP-2/HTTP-5: a content type Fastify cannot parse gets core's answer, the same as on Express", async () => {
+    const { auth } = makeTestAuth({ throttle: generousThrottle });
+    const servers = [await startExpress5(auth), await startFastify(auth)];
+    running.push(...servers);
+    for (const contentType of ["json", "application/json; charset", "application /json", "", "*/*"]) {
+      const [onExpress, onFastify] = await Promise.all(
+        servers.map((server) =>
+          call(server, "POST", "/api/v1/auth/login", { body: "{}", headers: { "content-type": contentType } }),
+        ),
+      );
+      expect(onExpress?.body.code).toBeTypeOf("number");
+      expect({ status: onFastify?.status, text: onFastify?.text }).toEqual({ status: onExpress?.status, text: onExpress?.text });
+    }
+  });
+
+  it("errors of the app's own hooks on the plugin's routes go to the app's error handler", async () => {
+    const { auth } = makeTestAuth({ throttle: generousThrottle });
+    const app = Fastify();
+    app.setErrorHandler(async (error: Error, _request, reply) => reply.code(418).send({ app: "error", message: error.message }));
+    app.addHook("preHandler", async (request) => {
+      if (request.headers["x-fail"] === "yes") throw new Error("the app's hook failed");
+    });
+    await app.register(portcullis, { auth });
+    const server = await serve(app);
+    const failed = await call(server, "GET", "/api/v1/auth/public-key/config", { headers: { "x-fail": "yes" } });
+    expect({ status: failed.status, body: failed.body }).toEqual({
+      status: 418,
+      body: { app: "error", message: "the app's hook failed" },
+    });
+    expectEnvelope(await call(server, "GET", "/api/v1/auth/public-key/config"), 0);
   });
 });

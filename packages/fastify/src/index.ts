@@ -113,6 +113,13 @@ function send(reply: FastifyReply, response: HttpResponse): FastifyReply {
 /** The Fastify errors raised about a body before the handler, which core answers in its own words instead (HTTP-5). */
 const bodyErrors = new Set(["FST_ERR_CTP_INVALID_MEDIA_TYPE", "FST_ERR_CTP_EMPTY_TYPE", "FST_ERR_CTP_INVALID_CONTENT_LENGTH"]);
 
+/** The key of the plugin's routes' `config` holding their handler (Fastify keeps only a bound copy in `routeOptions.handler`). */
+const routeMark = "portcullisHandler";
+
+/** The `config` of the route a request was routed to (the 404 handler's when none). */
+const routeConfig = (request: FastifyRequest): Record<string, unknown> =>
+  (request.routeOptions.config ?? {}) as unknown as Record<string, unknown>;
+
 /** Removes a trailing slash from a Fastify prefix (`"/"` is the root, `""`). */
 const trimmedPrefix = (prefix: string): string => (prefix.endsWith("/") ? prefix.slice(0, -1) : prefix);
 
@@ -165,10 +172,12 @@ function registerRoutes(
     if (typeof error.code !== "string" || !bodyErrors.has(error.code) || reply.sent) throw error;
     return serve(request, reply);
   });
-  fastify.all(authPath, serve);
-  fastify.all(`${authPath}/*`, serve);
+  // Marked, so that the hook of the registering context leaves what they serve to them.
+  const options = { config: { [routeMark]: serve } };
+  fastify.all(authPath, options, serve);
+  fastify.all(`${authPath}/*`, options, serve);
   for (const route of routes.filter((route) => route.atRoot)) {
-    if (prefix === "") fastify.all(route.path, serve);
+    if (prefix === "") fastify.all(route.path, options, serve);
     else if (!route.enabled || route.enabled(auth)) {
       throw new Error(
         `portcullis is registered under the prefix "${prefix}", so it cannot serve "${route.path}", which is at the root. Register it without a prefix (http.basePath already places the other routes).`,
@@ -200,7 +209,7 @@ const portcullisPlugin: FastifyPluginCallback<PortcullisOptions> = (fastify: Fas
   // or nowhere (`//api/v1/auth/login`, `/api/v1/things/../auth/me`) is answered by core too,
   // as by the other adapters, so it never reaches an app route (RL-3). Its body is still unread.
   fastify.addHook("onRequest", async (request, reply) => {
-    if (request.routeOptions.handler === serve || !servesPath(auth, request.url)) return;
+    if (routeConfig(request)[routeMark] === serve || !servesPath(auth, request.url)) return;
     return await serve(request, reply);
   });
   fastify.register(routesPlugin(auth, serve), { prefix: options.prefix ?? "" });
