@@ -109,6 +109,10 @@ const fieldsByRoute: Record<string, string[]> = {
   "POST /auth/sessions/end-others": ["password", "totpCode"],
   "DELETE /auth/sessions/:id": ["password", "totpCode"],
   "POST /auth/register": ["username", "password", "email"],
+  "POST /auth/password/forgot": ["username", "email"],
+  "POST /auth/password/reset": ["token", "newPassword", "totpCode", "recoveryCode"],
+  "POST /auth/email": ["email", "password", "totpCode"],
+  "POST /auth/email/verify": ["token"],
   "POST /auth/admin/users": ["username", "password", "email", "emailVerified", "roles"],
   "PATCH /auth/admin/users/:id": ["disabled", "roles", "password", "totpCode"],
   "DELETE /auth/admin/users/:id/totp": ["password", "totpCode"],
@@ -189,6 +193,12 @@ describe("random input on every route with a body", () => {
     directory: ldapDirectory(),
     // Sign-up on, so that its random bodies reach the checks rather than 40400 (SU-1).
     signUp: { enabled: true },
+    // Email on, so that the reset and address routes' random bodies reach their checks (PR-1..PR-5, EV-1).
+    email: {
+      send: () => {},
+      resetUrl: "https://app.example.com/reset-password",
+      verifyUrl: "https://app.example.com/verify-email",
+    },
   });
   const authenticator = makeTestAuthenticator();
   const session = { userId: "", accessToken: "", sessionId: "", passkeyId: "", otherSessionId: "", victimId: "" };
