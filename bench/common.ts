@@ -1,6 +1,6 @@
 // What the orchestrator (run.ts) and the server processes (server.ts) agree on.
 
-/** The protected GET route every server of figures 1–3 and 5 answers `{"ok":true}` on. */
+/** The protected GET route every server of figures 1–3, 5 and 11 answers `{"ok":true}` on. */
 export const protectedPath = "/api/v1/things";
 /** Portcullis' default `http.basePath` is `/api/v1`. */
 export const loginPath = "/api/v1/auth/login";
@@ -21,6 +21,8 @@ export const serverModes = [
   "bare-hono",
   "portcullis-express",
   "portcullis-hono",
+  "bare-fastify",
+  "portcullis-fastify",
   "express-jwt-keyobject",
   "express-jwt-string",
   "passport-jwt-keyobject",

@@ -269,6 +269,34 @@ function protectedRouteFigures(): Promise<Row[]> {
   });
 }
 
+/**
+ * Figure 11: Portcullis on Fastify against bare Fastify, measured as figures 1–3 are (same
+ * rounds, samples, re-warming and connections), in a comparison of its own so that it can be
+ * run alone (`BENCH_FIGURES=11`).
+ */
+function fastifyFigure(): Promise<Row[]> {
+  const start = (mode: ServerMode) => startServer(pinning, secrets, mode);
+  return withServers({ bareFastify: start("bare-fastify"), portcullisFastify: start("portcullis-fastify") }, async (s) => {
+    const samples = await roundRobin(
+      `Figure 11: protected GET ${protectedPath} on Fastify, autocannon -c ${connections.protectedRoute}`,
+      {
+        bareFastify: protectedRouteCase("bare Fastify", s.bareFastify, undefined),
+        portcullisFastify: protectedRouteCase("Portcullis Fastify", s.portcullisFastify, s.portcullisFastify.ready.authHeaders),
+      },
+      plan.protectedRoute,
+    );
+    return [
+      rowOf(
+        "11 Fastify: Portcullis requireAuth, one token",
+        "bare Fastify route",
+        samples.portcullisFastify,
+        samples.bareFastify,
+        "req/s",
+      ),
+    ];
+  });
+}
+
 /** A login request's body and headers for the bench user, with `password`. */
 function loginRequest(url: string, password: string): Omit<LoadSpec, "seconds"> {
   return {
@@ -727,7 +755,7 @@ function printMachine(): void {
   const warmup = plan.warmupSeconds > 0 ? `after a ${plan.warmupSeconds} s warm-up` : "no warm-up";
   const cpu = cpus()[0]?.model ?? "unknown CPU";
   console.log(
-    `Portcullis bench, ${quick ? "quick (BENCH_QUICK=1)" : "full"} run: ${plan.rounds} round(s) of ${plan.seconds} s per case (figures 1–3: ${plan.protectedRoute.rounds} of ${plan.protectedRoute.seconds} s), ${warmup}`,
+    `Portcullis bench, ${quick ? "quick (BENCH_QUICK=1)" : "full"} run: ${plan.rounds} round(s) of ${plan.seconds} s per case (figures 1–3 and 11: ${plan.protectedRoute.rounds} of ${plan.protectedRoute.seconds} s), ${warmup}`,
   );
   console.log(
     `machine: ${cpu}, ${availableParallelism()} cores, ${formatNumber(totalmem() / 2 ** 30, 1)} GiB; node ${process.version}`,
@@ -738,6 +766,7 @@ function printMachine(): void {
     "express",
     "hono",
     "@hono/node-server",
+    "fastify",
     "express-jwt",
     "passport-jwt",
     "better-auth",
@@ -764,11 +793,12 @@ const figureGroups: [number[], () => Promise<Row[]>][] = [
   [[8], coldImportFigure],
   [[9], postgresLoginFigure],
   [[10], scaleFigure],
+  [[11], fastifyFigure],
 ];
 
 /** `BENCH_FIGURES=3,6` measures only the groups that print those figures; by default, all of them. */
 const selectedFigures = new Set(
-  (process.env.BENCH_FIGURES ?? (quick ? "1,2,3,4,5,6,7,8,9,10" : "1,2,3,4,5,6,7,8,9"))
+  (process.env.BENCH_FIGURES ?? (quick ? "1,2,3,4,5,6,7,8,9,10,11" : "1,2,3,4,5,6,7,8,9,11"))
     .split(",")
     .map((number) => Number(number.trim())),
 );

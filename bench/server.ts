@@ -19,6 +19,10 @@ async function start(mode: ServerMode, secrets: BenchSecrets, options: ServerOpt
       return (await import("./servers/portcullis.js")).startPortcullis("express", secrets, options);
     case "portcullis-hono":
       return (await import("./servers/portcullis.js")).startPortcullis("hono", secrets, options);
+    case "bare-fastify":
+      return (await import("./servers/fastify.js")).startBareFastify();
+    case "portcullis-fastify":
+      return (await import("./servers/fastify.js")).startPortcullisFastify(secrets, options);
     case "express-jwt-keyobject":
       return (await import("./servers/jwt-peers.js")).startExpressJwt("keyobject", secrets);
     case "express-jwt-string":

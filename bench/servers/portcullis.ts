@@ -72,21 +72,7 @@ export async function startPortcullis(
   secrets: BenchSecrets,
   options: ServerOptions,
 ): Promise<ServerReady> {
-  const auth = createAuth({
-    storage: await storageFor(options),
-    issuer,
-    audience,
-    secrets: { signing: secrets.BENCH_SIGNING_SECRET, encryption: randomBytes(32).toString("base64url") },
-    ...(options.generousThrottle ? { throttle: generousThrottle } : {}),
-    ...(options.sweep === false ? { sweepInterval: false as const } : {}),
-  });
-  const roles = options.admin ? ["admin"] : ["user"];
-  const user = await createUser(auth, { username, password: secrets.BENCH_PASSWORD, roles });
-  const storedHash = (await auth.storage.users.findById(user.id))?.passwordHash;
-  const [session] = await signInMany(auth, secrets.BENCH_PASSWORD, 1);
-  const accessTokens = await mintAccessTokens(auth, secrets.BENCH_PASSWORD, options.accessTokens ?? 0);
-  const refreshTokens = (await signInMany(auth, secrets.BENCH_PASSWORD, options.refreshTokens ?? 0)).map((s) => s.refreshToken);
-
+  const { auth, ready } = await portcullisInstance(secrets, options);
   let port: number;
   if (framework === "express") {
     const app = express();
@@ -101,11 +87,38 @@ export async function startPortcullis(
     app.get(protectedPath, requireAuthHono(auth), (c) => c.json(ok));
     port = await listenHono(app);
   }
+  return { port, ...ready };
+}
+
+/**
+ * The auth instance every Portcullis server uses, with the bench user and the credentials the
+ * options ask for: everything but the framework and the port.
+ */
+export async function portcullisInstance(
+  secrets: BenchSecrets,
+  options: ServerOptions,
+): Promise<{ auth: Auth; ready: Omit<ServerReady, "port"> }> {
+  const auth = createAuth({
+    storage: await storageFor(options),
+    issuer,
+    audience,
+    secrets: { signing: secrets.BENCH_SIGNING_SECRET, encryption: randomBytes(32).toString("base64url") },
+    ...(options.generousThrottle ? { throttle: generousThrottle } : {}),
+    ...(options.sweep === false ? { sweepInterval: false as const } : {}),
+  });
+  const roles = options.admin ? ["admin"] : ["user"];
+  const user = await createUser(auth, { username, password: secrets.BENCH_PASSWORD, roles });
+  const storedHash = (await auth.storage.users.findById(user.id))?.passwordHash;
+  const [session] = await signInMany(auth, secrets.BENCH_PASSWORD, 1);
+  const accessTokens = await mintAccessTokens(auth, secrets.BENCH_PASSWORD, options.accessTokens ?? 0);
+  const refreshTokens = (await signInMany(auth, secrets.BENCH_PASSWORD, options.refreshTokens ?? 0)).map((s) => s.refreshToken);
   return {
-    port,
-    authHeaders: { authorization: `Bearer ${session?.accessToken}` },
-    accessTokens,
-    refreshTokens,
-    passwordHashParameters: storedHash ? hashParameters(storedHash) : undefined,
+    auth,
+    ready: {
+      authHeaders: { authorization: `Bearer ${session?.accessToken}` },
+      accessTokens,
+      refreshTokens,
+      passwordHashParameters: storedHash ? hashParameters(storedHash) : undefined,
+    },
   };
 }
