@@ -200,7 +200,7 @@ describe("resolveEmailConfig", () => {
   });
 
   it("refuses localized templates that are not by language tag, or whose templates are bad", () => {
-    for (const bad of [[], "de", 7]) {
+    for (const bad of [[], "de", 7, null]) {
       expect(refusal({ ...valid, localizedTemplates: bad })).toMatch(
         /email\.localizedTemplates must be an object of templates by locale/,
       );

@@ -188,8 +188,8 @@ export function resolveEmailConfig(config: EmailConfig | undefined, issuerHost: 
     fail(`email.appName must be a non-empty string; got ${JSON.stringify(config.appName)}`);
   }
   // `??` has made null the empty object already.
-  const localized = config.localizedTemplates ?? {};
-  if (typeof localized !== "object" || Array.isArray(localized)) {
+  const localized = config.localizedTemplates === undefined ? {} : config.localizedTemplates;
+  if (typeof localized !== "object" || localized === null || Array.isArray(localized)) {
     fail("email.localizedTemplates must be an object of templates by locale, such as { de: { password_reset } }");
   }
   const localizedTemplates = new Map<string, EmailTemplates>();
