@@ -174,10 +174,14 @@ describeInBrowser("OA-10: cookie tossing from a sibling subdomain, in Chromium o
       const page = await context.newPage();
       const errors = collectPageErrors(page);
       await page.goto(`${sites.app}/`);
-      // The victim's own flow: the page begins it and the browser is sent to the provider, where it pauses.
+      // The victim's own flow: the page begins it and the browser is sent to the provider, where it
+      // pauses on the login page. That navigation is let finish before the next goto, which it
+      // would otherwise interrupt.
       const ownAuthUrl = page.waitForRequest((request) => request.url().startsWith(`${sites.idp.issuer}/`));
+      const atProvider = page.waitForURL((url) => url.href.startsWith(`${sites.idp.issuer}/interaction/`));
       await page.getByRole("button", { name: "Sign in with Corp ID" }).click();
       const ownCallback = await driveAuthorization((await ownAuthUrl).url(), { username: "alice" });
+      await atProvider;
 
       const attacker = await attackersFlow(sites);
       const tossed = await followTossingLink(sites, page, attacker);
