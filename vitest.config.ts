@@ -13,6 +13,7 @@ export default defineConfig({
       { find: /^@portcullis\/fastify$/, replacement: source("./packages/fastify/src/index.ts") },
       { find: /^@portcullis\/ldap$/, replacement: source("./packages/ldap/src/index.ts") },
       { find: /^@portcullis\/kysely$/, replacement: source("./packages/kysely/src/index.ts") },
+      { find: /^@portcullis\/redis$/, replacement: source("./packages/redis/src/index.ts") },
       { find: /^@portcullis\/client$/, replacement: source("./packages/client/src/index.ts") },
       { find: /^@portcullis\/testing$/, replacement: source("./packages/testing/src/index.ts") },
     ],

@@ -59,8 +59,8 @@ echo "--- npm install into an empty project"
 cd "$work/project"
 npm init -y >/dev/null
 npm pkg set type=module
-npm install --no-audit --no-fund --loglevel=error "${tarballs[@]}" express hono fastify @electric-sql/pglite
-for adapter in express hono fastify ldap kysely testing; do
+npm install --no-audit --no-fund --loglevel=error "${tarballs[@]}" express hono fastify @electric-sql/pglite redis
+for adapter in express hono fastify ldap kysely redis testing; do
   # The adapters must use the packed core, not a second copy fetched from the registry.
   if [[ -e "node_modules/@portcullis/$adapter/node_modules/@portcullis/core" ]]; then
     echo "check-packages: @portcullis/$adapter installed its own @portcullis/core instead of the packed one" >&2
