@@ -1,9 +1,31 @@
-import type { Auth, OAuthConfig } from "@portcullis/core";
-import { driveAuthorization } from "@portcullis/testing";
+import {
+  type Auth,
+  type AuthConfig,
+  type CreateAuthOptions,
+  type DirectorySettings,
+  type OAuthConfig,
+  saveDirectoryPolicy,
+  webauthnRegisterBegin,
+  webauthnRegisterFinish,
+} from "@portcullis/core";
+import { ldapDirectory } from "@portcullis/ldap";
+import { type SoftwareAuthenticator, driveAuthorization } from "@portcullis/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { originalClientSettings } from "../../docs/examples/original-client.js";
-import { type TestAuth, createTestUser, createTotpUser, generousThrottle, makeTestAuth, nextTotpCode } from "../fixtures/auth.js";
+import {
+  type TestAuth,
+  createTestUser,
+  createTotpUser,
+  generousThrottle,
+  makeTestAuth,
+  makeTestAuthenticator,
+  nextTotpCode,
+  testPassword,
+} from "../fixtures/auth.js";
+import { directorySettingsFor } from "../fixtures/directory-settings.js";
 import { type OidcTestProvider, startOidcProvider } from "../fixtures/oidc-provider.js";
+import { describeNeedingService } from "../fixtures/required-service.js";
+import { type SlapdServer, ldapGroups, ldapPeople, slapdMissing, startSlapd } from "../fixtures/slapd.js";
 import { call } from "./client.js";
 import { type RunningServer, adapters } from "./servers.js";
 
@@ -28,9 +50,13 @@ afterAll(async () => {
 /**
  * The configuration `docs/compatibility.md` gives for such a client (its example,
  * `docs/examples/original-client.ts`), on the test provider; `unsafeAllowMissingIss: false`
- * takes the provider option back to show what it is for.
+ * takes the provider option back to show what it is for; `config` adds top-level entries (a
+ * directory).
  */
-function compatibleAuth(changes: { unsafeAllowMissingIss?: false } = {}): TestAuth {
+function compatibleAuth(
+  changes: { unsafeAllowMissingIss?: false } = {},
+  config: Partial<AuthConfig & CreateAuthOptions> = {},
+): TestAuth {
   const corp = {
     issuer: idp.issuer,
     clientId: idp.clients.confidential.clientId,
@@ -44,7 +70,16 @@ function compatibleAuth(changes: { unsafeAllowMissingIss?: false } = {}): TestAu
     ...settings,
     oauth: { ...oauth, providers: { corp: { ...oauth.providers.corp, ...corp, ...changes } } },
     throttle: generousThrottle,
+    ...config,
   });
+}
+
+/** Registers a passkey for a user through core, as the account page (not part of the original interface) would. */
+async function registerPasskey(auth: Auth, userId: string): Promise<SoftwareAuthenticator> {
+  const authenticator = makeTestAuthenticator();
+  const { ceremonyId, options } = await webauthnRegisterBegin(auth, { userId, label: "Laptop", password: testPassword });
+  await webauthnRegisterFinish(auth, { userId, ceremonyId, response: authenticator.register(options) });
+  return authenticator;
 }
 
 /** What the original client keeps of a token set. */
@@ -66,8 +101,14 @@ class OriginalClient {
     private cookie = "",
   ) {}
 
-  private async send(method: string, path: string, json?: unknown, token?: string): Promise<Answer> {
-    const headers: Record<string, string> = this.cookie ? { cookie: this.cookie } : {};
+  private async send(
+    method: string,
+    path: string,
+    json?: unknown,
+    token?: string,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<Answer> {
+    const headers: Record<string, string> = { ...extraHeaders, ...(this.cookie ? { cookie: this.cookie } : {}) };
     const result = await call(this.server, method, path, { json, token, headers });
     // It knows nothing of semantic statuses: anything but a 200 would be a broken page.
     expect(result.status, `${method} ${path}`).toBe(200);
@@ -116,6 +157,39 @@ class OriginalClient {
 
   async me(accessToken: string): Promise<Answer> {
     return this.send("GET", "/api/v1/auth/me", undefined, accessToken);
+  }
+
+  /** GET /api/v1/auth/public-key/config: whether its page offers a passkey button. */
+  async passkeysEnabled(): Promise<boolean> {
+    const answer = await this.send("GET", "/api/v1/auth/public-key/config");
+    expect(answer.code).toBe(0);
+    return answer.data.enabled;
+  }
+
+  /**
+   * Passkey sign-in: `public-key/login/begin` (with the username when the page has one, else a
+   * discoverable ceremony), the browser's assertion for its options, then `login/finish` with
+   * that assertion as the body and the begin step's `ceremonyId` in `X-WebAuthn-Ceremony`.
+   * `replay` keeps what was sent, to send it again.
+   */
+  async passkeySignIn(
+    authenticator: SoftwareAuthenticator,
+    username?: string,
+    replay?: { ceremonyId?: string; assertion?: unknown },
+  ): Promise<Session | { code: number }> {
+    const begun = await this.send("POST", "/api/v1/auth/public-key/login/begin", username === undefined ? {} : { username });
+    expect(begun.code).toBe(0);
+    const { ceremonyId, options } = begun.data;
+    const assertion = authenticator.authenticate(options);
+    if (replay) Object.assign(replay, { ceremonyId, assertion });
+    return this.passkeyFinish(ceremonyId, assertion);
+  }
+
+  async passkeyFinish(ceremonyId: string, assertion: unknown): Promise<Session | { code: number }> {
+    const answer = await this.send("POST", "/api/v1/auth/public-key/login/finish", assertion, undefined, {
+      "x-webauthn-ceremony": ceremonyId,
+    });
+    return answer.code === 0 ? this.session(answer) : { code: answer.code };
   }
 
   async providers(): Promise<string[]> {
@@ -213,6 +287,35 @@ describe("a client built for the original service, unchanged, against Portcullis
         });
       });
 
+      it("passkey sign-in: public-key/config, then login/begin and login/finish, discoverable and by username, give a token set with user.role; a replayed assertion is 40100", async () => {
+        const testAuth = compatibleAuth();
+        const user = await createTestUser(testAuth.auth, "fern", ["editor", "user"]);
+        const authenticator = await registerPasskey(testAuth.auth, user.id);
+        await withServer(start, testAuth.auth, async (client) => {
+          expect(await client.passkeysEnabled()).toBe(true);
+          const sent: { ceremonyId?: string; assertion?: unknown } = {};
+          const discovered = await client.passkeySignIn(authenticator, undefined, sent);
+          if (!isSession(discovered)) throw new Error(`passkey: ${JSON.stringify(discovered)}`);
+          expect(discovered).toMatchObject({ username: "fern", role: "editor" });
+          expect((await client.me(discovered.accessToken)).data).toMatchObject({ username: "fern", role: "editor" });
+          expect(await client.passkeyFinish(sent.ceremonyId as string, sent.assertion), "a spent ceremony").toEqual({
+            code: 40100,
+          });
+
+          const named = await client.passkeySignIn(authenticator, "fern");
+          if (!isSession(named)) throw new Error(`passkey by username: ${JSON.stringify(named)}`);
+          expect(named.role).toBe("editor");
+          const refreshed = await client.refresh(named.refreshToken);
+          if (!isSession(refreshed)) throw new Error("refresh");
+          expect(refreshed.role).toBe("editor");
+          expect(await client.logout(refreshed.refreshToken)).toBe(0);
+
+          const elsewhere = compatibleAuth();
+          const stranger = await registerPasskey(elsewhere.auth, (await createTestUser(elsewhere.auth, "fern")).id);
+          expect(await client.passkeySignIn(stranger), "a passkey registered with another service").toEqual({ code: 40100 });
+        });
+      });
+
       it("OA-12: provider sign-in against a real OpenID provider with iss dropped by the callback page gives a token set with user.role, refreshes and logs out; a wrong iss is 40100", async () => {
         const testAuth = compatibleAuth();
         await withServer(start, testAuth.auth, async (client) => {
@@ -238,6 +341,78 @@ describe("a client built for the original service, unchanged, against Portcullis
         const testAuth = compatibleAuth({ unsafeAllowMissingIss: false });
         await withServer(start, testAuth.auth, async (client) => {
           expect(await client.oauthSignIn("corp", "alice")).toEqual({ code: 40100 });
+        });
+      });
+    });
+  }
+});
+
+const describeWithSlapd = describeNeedingService("test/http/original-client.test.ts", slapdMissing());
+const { alice, bob, johnSmith } = ldapPeople;
+let slapd: SlapdServer;
+
+/**
+ * The saved directory policy such a client needs (`docs/compatibility.md`): it sends
+ * `{username, password}` without `provider`, so `loginOrder: "directory-first"`; admins → admin,
+ * engineers → engineer; then `changes`.
+ */
+const originalClientDirectory = (changes: Partial<DirectorySettings> = {}): DirectorySettings =>
+  directorySettingsFor(slapd, {
+    loginOrder: "directory-first",
+    mappings: [
+      { group: ldapGroups.admins.dn, role: "admin", priority: 1 },
+      { group: ldapGroups.engineers.dn, role: "engineer", priority: 5 },
+    ],
+    ...changes,
+  });
+
+/** {@link compatibleAuth} with `ldapDirectory()` and `policy` saved through core. */
+async function compatibleAuthWithDirectory(policy: DirectorySettings): Promise<TestAuth> {
+  const testAuth = compatibleAuth({}, { directory: ldapDirectory() });
+  await saveDirectoryPolicy(testAuth.auth, policy);
+  return testAuth;
+}
+
+describeWithSlapd("a client built for the original service, with directory accounts at login, against slapd", () => {
+  beforeAll(async () => {
+    slapd = await startSlapd();
+  });
+  afterAll(async () => {
+    await slapd?.stop();
+  });
+
+  for (const [name, start] of adapters) {
+    describe(name, () => {
+      it('under loginOrder "directory-first", {username, password} signs a directory account in with user.role from its groups; refresh and logout; a local account still signs in', async () => {
+        const testAuth = await compatibleAuthWithDirectory(originalClientDirectory());
+        await createTestUser(testAuth.auth, "dana", ["admin"]);
+        await withServer(start, testAuth.auth, async (client) => {
+          const admin = await client.login(alice.uid, alice.password);
+          if (!isSession(admin)) throw new Error(`directory login: ${JSON.stringify(admin)}`);
+          expect(admin).toMatchObject({ username: alice.uid, role: "admin" });
+          expect((await client.me(admin.accessToken)).data).toMatchObject({ username: alice.uid, role: "admin" });
+          const refreshed = await client.refresh(admin.refreshToken);
+          if (!isSession(refreshed)) throw new Error(`refresh: ${JSON.stringify(refreshed)}`);
+          expect(refreshed.role, "groups re-read at refresh").toBe("admin");
+          expect(await client.logout(refreshed.refreshToken)).toBe(0);
+          expect(await client.refresh(refreshed.refreshToken), "after logout").toEqual({ code: 40101 });
+
+          expect(await client.login(johnSmith.uid, johnSmith.password)).toMatchObject({ role: "engineer" });
+          expect(await client.login(alice.uid, "not alice's password")).toEqual({ code: 40100 });
+          expect(await client.login(bob.uid, bob.password), "in no mapped group, without a fallback role").toEqual({
+            code: 40300,
+          });
+          expect(await client.login("dana", testPassword), "no directory entry: the local account").toMatchObject({
+            username: "dana",
+            role: "admin",
+          });
+        });
+      });
+
+      it('under the default loginOrder "explicit" the same login of a directory account is 40100: the client sends no provider', async () => {
+        const testAuth = await compatibleAuthWithDirectory(originalClientDirectory({ loginOrder: "explicit" }));
+        await withServer(start, testAuth.auth, async (client) => {
+          expect(await client.login(alice.uid, alice.password)).toEqual({ code: 40100 });
         });
       });
     });
