@@ -3,7 +3,9 @@ import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { serveStatic } from "@hono/node-server/serve-static";
 import { type Auth, type PasskeyConfig, createAuth, createUser, memoryStorage } from "@portcullis/core";
+import { portcullis, requireAuth as requireAuthFastify } from "@portcullis/fastify";
 import { authApp, requireAuth } from "@portcullis/hono";
+import Fastify from "fastify";
 import { Hono } from "hono";
 import {
   type DemoProvider,
@@ -77,8 +79,9 @@ async function listenFirst(): Promise<{
 }
 
 /**
- * The Express demo as {@link startExpressDemo} runs it: its demo user, its local provider with that
- * provider's account, and its local SMTP server, whose messages the outbox page shows.
+ * The Express demo as {@link startExpressDemo} (or, with its API on Fastify, {@link startFastifyDemo})
+ * runs it: its demo user, its local provider with that provider's account, and its local SMTP
+ * server, whose messages the outbox page shows.
  */
 export interface ExpressDemo extends PageApp {
   username: string;
@@ -92,7 +95,23 @@ export interface ExpressDemo extends PageApp {
  * The Express demo (examples/express) as it is, in process, with its local OpenID provider and
  * its local SMTP server as `pnpm demo` starts them.
  */
-export async function startExpressDemo(): Promise<ExpressDemo> {
+export function startExpressDemo(): Promise<ExpressDemo> {
+  return startDemo(false);
+}
+
+/**
+ * The same demo (its auth, demo user, local provider and SMTP server) with its API on Fastify:
+ * every request under `/api/` goes to a Fastify app that registers `@portcullis/fastify`
+ * (`app.register(portcullis, { auth })`, Fastify's own JSON parser on) and serves the demo's
+ * protected list behind `requireAuth` as its `preHandler`. The page, its script, the provider's
+ * callback page and the demo's own routes (`/demo/qr`, the outbox) stay on the demo's Express
+ * app: they are not the adapter's.
+ */
+export function startFastifyDemo(): Promise<ExpressDemo> {
+  return startDemo(true);
+}
+
+async function startDemo(apiOnFastify: boolean): Promise<ExpressDemo> {
   const listening = await listenFirst();
   const clock = movableClock();
   const localProvider = await startDemoProvider({ origin: listening.origin });
@@ -104,7 +123,9 @@ export async function startExpressDemo(): Promise<ExpressDemo> {
     mailServer: mail,
     now: clock.now,
   });
-  listening.use(demo.app as unknown as RequestListener);
+  const page = demo.app as unknown as RequestListener;
+  const api = apiOnFastify ? await fastifyApi(demo.auth) : null;
+  listening.use(api ? (req, res) => (req.url?.startsWith("/api/") ? api.listener : page)(req, res) : page);
   return {
     origin: listening.origin,
     apiBase: listening.apiBase,
@@ -117,10 +138,55 @@ export async function startExpressDemo(): Promise<ExpressDemo> {
     mail,
     close: async () => {
       await listening.close();
+      await api?.close();
       await localProvider.provider.close();
       await mail.close();
     },
   };
+}
+
+/** A Fastify app that a server already listening hands requests to. */
+export interface FastifyApi {
+  /** Fastify's request listener, from `serverFactory`: the server calls it for the requests the app serves. */
+  listener: RequestListener;
+  close(): Promise<void>;
+}
+
+/**
+ * A Fastify app with the Portcullis plugin (Fastify's own JSON parser on) and the demo's
+ * protected list (`GET /api/v1/things`; `DELETE /api/v1/things/:id` for the `admin` role), for a
+ * server that already listens (over TLS or not) to hand requests to.
+ */
+export async function fastifyApi(auth: Auth): Promise<FastifyApi> {
+  let listener: RequestListener | undefined;
+  const app = Fastify({
+    serverFactory: (handler) => {
+      listener = handler;
+      return createServer();
+    },
+  });
+  await app.register(portcullis, { auth });
+  const things = [
+    { id: "1", name: "portcullis" },
+    { id: "2", name: "drawbridge" },
+    { id: "3", name: "moat" },
+  ];
+  app.get("/api/v1/things", { preHandler: requireAuthFastify(auth) }, async (_request, reply) =>
+    reply.header("cache-control", "no-store").send({ code: 0, message: "OK", data: things }),
+  );
+  app.delete<{ Params: { id: string } }>(
+    "/api/v1/things/:id",
+    { preHandler: requireAuthFastify(auth, { roles: ["admin"] }) },
+    async (request, reply) => {
+      const index = things.findIndex((thing) => thing.id === request.params.id);
+      if (index === -1) return reply.code(404).send({ code: 40400, message: "No such thing" });
+      things.splice(index, 1);
+      return reply.header("cache-control", "no-store").send({ code: 0, message: "OK", data: { deleted: true } });
+    },
+  );
+  await app.ready();
+  if (!listener) throw new Error("Fastify did not hand over its request listener");
+  return { listener, close: () => app.close() };
 }
 
 /**

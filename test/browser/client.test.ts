@@ -7,7 +7,7 @@ import type { AuthClient } from "@portcullis/client";
 import type { Request } from "playwright-core";
 import { expect, it } from "vitest";
 import { createTotpUser, totpCodeAt } from "../fixtures/auth.js";
-import { type PageApp, startExpressDemo, startHonoPageApp } from "./apps.js";
+import { type PageApp, startExpressDemo, startFastifyDemo, startHonoPageApp } from "./apps.js";
 import {
   type Envelope,
   describeInBrowser,
@@ -117,6 +117,7 @@ async function clientLifeCycle(app: PageApp, username: string): Promise<void> {
 const apps: [string, () => Promise<PageApp>][] = [
   ["the Express demo", startExpressDemo],
   ["a Hono app serving the demo page", () => startHonoPageApp()],
+  ["the demo with its API on Fastify", startFastifyDemo],
 ];
 
 for (const [name, startApp] of apps) {

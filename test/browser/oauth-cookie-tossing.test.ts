@@ -4,7 +4,8 @@
 // The sibling sets its own binding cookie for the parent domain and sends the victim to the app's
 // callback page with the attacker's code and state; the demo page relays them through
 // client.oauth.finish(). The test certificate names localhost only: the contexts ignore
-// certificate errors, which Chromium still treats as TLS for Secure and __Host- cookies.
+// certificate errors, which Chromium still treats as TLS for Secure and __Host- cookies. The app's
+// API runs on Express, then on Fastify: each adapter tells core the request came over TLS.
 import { readFileSync } from "node:fs";
 import { type Server, createServer } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -18,6 +19,7 @@ import { contentSecurityPolicy, demoPageFiles, randomSecret } from "../../exampl
 import { type OidcTestProvider, corpOAuthConfig, startOidcProvider } from "../fixtures/oidc-provider.js";
 import { call } from "../http/client.js";
 import type { RunningServer } from "../http/servers.js";
+import { type FastifyApi, fastifyApi } from "./apps.js";
 import { collectPageErrors } from "./chromium.js";
 import { type Envelope, describeInBrowser, expectError, expectStatus, shownUserField, useChromium } from "./page.js";
 
@@ -58,9 +60,17 @@ interface Sites {
   close(): Promise<void>;
 }
 
-async function startSites(): Promise<Sites> {
+/** The adapter the app's API (`/api/…`) runs on; the pages are Express's either way. */
+type Api = "Express" | "Fastify";
+
+async function startSites(api: Api): Promise<Sites> {
   let handler: express.Express | undefined;
-  const server: Server = createServer(tls, (req, res) => (handler ? handler(req, res) : res.writeHead(503).end()));
+  let fastify: FastifyApi | undefined;
+  const server: Server = createServer(tls, (req, res) => {
+    if (fastify && req.url?.startsWith("/api/") && !req.headers.host?.startsWith("evil.")) fastify.listener(req, res);
+    else if (handler) handler(req, res);
+    else res.writeHead(503).end();
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   const app = `https://app.example.test:${port}`;
@@ -84,7 +94,8 @@ async function startSites(): Promise<Sites> {
     }
     res.type("html").send(tossingPage);
   });
-  handler.use(authRouter(auth));
+  if (api === "Fastify") fastify = await fastifyApi(auth);
+  else handler.use(authRouter(auth));
   handler.get(pageClientPath, (_req, res) => {
     res.type("text/javascript").send(javascript);
   });
@@ -103,6 +114,7 @@ async function startSites(): Promise<Sites> {
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await fastify?.close();
       await idp.close();
     },
   };
@@ -138,11 +150,11 @@ async function bindingCookies(context: BrowserContext): Promise<string[]> {
     .sort();
 }
 
-describeInBrowser("OA-10: cookie tossing from a sibling subdomain, in Chromium over TLS", () => {
+const cookieTossing = (api: Api) => () => {
   let sites: Sites;
 
   beforeAll(async () => {
-    sites = await startSites();
+    sites = await startSites(api);
   });
 
   afterAll(async () => {
@@ -209,4 +221,11 @@ describeInBrowser("OA-10: cookie tossing from a sibling subdomain, in Chromium o
       await context.close();
     }
   });
-});
+};
+
+for (const api of ["Express", "Fastify"] as const) {
+  describeInBrowser(
+    `OA-10: cookie tossing from a sibling subdomain, in Chromium over TLS, the API on ${api}`,
+    cookieTossing(api),
+  );
+}

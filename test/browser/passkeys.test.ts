@@ -1,6 +1,6 @@
 // Passkeys end to end in a real browser: Debian's Chromium, driven by playwright-core, with the
-// CDP WebAuthn virtual authenticator, against the demo page served by the Express example and by
-// a Hono app. Everything the user does goes through the page's UI; the test then checks the
+// CDP WebAuthn virtual authenticator, against the demo page served by the Express example, by
+// a Hono app, and by the demo with its API on Fastify. Everything the user does goes through the page's UI; the test then checks the
 // authenticator (WebAuthn.getCredentials), the server's storage and the tokens.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createTotpUser, totpCodeAt } from "../fixtures/auth.js";
@@ -10,6 +10,7 @@ import {
   browserTestPassword,
   createBrowserTestUser,
   startExpressDemo,
+  startFastifyDemo,
   startHonoPageApp,
 } from "./apps.js";
 import { collectPageErrors, platformAuthenticator } from "./chromium.js";
@@ -196,6 +197,22 @@ describeInBrowser("passkeys in Chromium, on a Hono app serving the demo page", (
   it("signs in with a password, registers a passkey, signs in with it, renames and revokes it", async () => {
     const user = await createBrowserTestUser(app.auth, "hono-user");
     await passkeyLifeCycle(app, { ...user, password: browserTestPassword });
+  });
+});
+
+describeInBrowser("passkeys in Chromium, on the demo with its API on Fastify", () => {
+  let app: ExpressDemo;
+
+  beforeAll(async () => {
+    app = await startFastifyDemo();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it("signs in with a password, registers a passkey, signs in with it, renames and revokes it", async () => {
+    await passkeyLifeCycle(app, { id: app.userId, username: app.username, password: app.password });
   });
 });
 
