@@ -23,6 +23,7 @@ const expected = {
   "@portcullis/fastify": ["portcullis", "requireAuth", "default"],
   "@portcullis/ldap": ["ldapDirectory"],
   "@portcullis/kysely": ["kyselyStorage", "pgliteStorage", "connectStorage", "migrate", "checkSchema"],
+  "@portcullis/redis": ["redisStores", "isRedisUnreachable"],
   "@portcullis/client": ["createAuthClient", "memoryTokenStore", "webStorageTokenStore", "AuthClientError"],
   "@portcullis/testing": [
     "createSoftwareAuthenticator",

@@ -1,8 +1,24 @@
 /**
- * Redis stores for Portcullis: the short-lived, write-heavy state (challenges and throttle
- * counters) on Redis or Redis Cluster through node-redis, beside any durable storage.
+ * Redis stores for Portcullis: the short-lived, write-heavy state (single-use challenges and
+ * throttle counters) on Redis or Redis Cluster through node-redis, beside any durable storage:
+ * {@link redisStores}.
  *
  * @packageDocumentation
  * @module @portcullis/redis
  */
-export {};
+export {
+  type RedisClusterConnection,
+  type RedisConnection,
+  type RedisServerConnection,
+  type RedisStores,
+  type RedisStoresOptions,
+  redisStores,
+} from "./redis-stores.js";
+export {
+  type RedisClusterPubSub,
+  type RedisRevocationChannel,
+  type RedisRevocationChannelOptions,
+  type RedisServerPubSub,
+  redisRevocationChannel,
+} from "./revocation-channel.js";
+export { isRedisUnreachable } from "./unavailable.js";
