@@ -16,6 +16,9 @@ export function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
 /** `@node-rs/argon2`, loaded by the first password hash or verification. */
 export const argon2 = onFirstUse(() => import("@node-rs/argon2"));
 
+/** `@node-rs/bcrypt`, loaded by the first sign-in against an imported bcrypt hash (IM-1). */
+export const bcrypt = onFirstUse(() => import("@node-rs/bcrypt"));
+
 /** `otpauth`, loaded by the first TOTP enrolment or code check. */
 export const otpauth = onFirstUse(() => import("otpauth"));
 

@@ -1,16 +1,24 @@
-import { randomBytes as nodeRandomBytes } from "node:crypto";
+import { randomBytes as nodeRandomBytes, pbkdf2Sync } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { hash as argon2Hash, verify as argon2Verify } from "@node-rs/argon2";
+import { hash as bcryptHash } from "@node-rs/bcrypt";
+import bcryptjs from "bcryptjs";
 import { describe, expect, it, vi } from "vitest";
 import { type AuthConfig, resolveConfig } from "../config.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { memoryStorage } from "../storage/memory.js";
+import { parseImportedPasswordHash } from "./imported-password-hash.js";
 import { createPasswordHasher, phcParameters } from "./password-hasher.js";
 
 vi.mock("@node-rs/argon2", async (importOriginal) => {
   const argon2 = await importOriginal<typeof import("@node-rs/argon2")>();
   return { ...argon2, hash: vi.fn(argon2.hash), verify: vi.fn(argon2.verify) };
+});
+
+vi.mock("@node-rs/bcrypt", async (importOriginal) => {
+  const bcrypt = await importOriginal<typeof import("@node-rs/bcrypt")>();
+  return { ...bcrypt, hash: vi.fn(bcrypt.hash) };
 });
 
 // The EN-2 padding sleeps through this; a test can swap in a recorder for the real wait.
@@ -83,7 +91,7 @@ describe("password hasher", () => {
     expect(stronger.needsRehash(await hasher.hash("pw"))).toBe(true);
   });
 
-  it("PW-1: anything but an argon2id PHC string is refused, not verified", async () => {
+  it("PW-1: anything but an argon2id PHC string or a hash an import marked (IM-1) is refused, not verified", async () => {
     const argon2i = await argon2Hash("pw", { algorithm: 1, memoryCost: 19456, timeCost: 2, parallelism: 1 });
     expect(phcParameters(argon2i)).toBeNull();
     expect(await hasher.verify(argon2i, "pw")).toBe(false);
@@ -91,6 +99,36 @@ describe("password hasher", () => {
     expect(await hasher.verify("", "pw")).toBe(false);
     expect(await hasher.verify("pw", "pw")).toBe(false);
     expect(await hasher.verify("$argon2id$v=19$m=19456,t=2,p=1$broken", "pw")).toBe(false);
+    expect(await hasher.verify("imported:$2b$05$broken", "pw")).toBe(false);
+    expect(await hasher.verify("imported:pw", "pw")).toBe(false);
+  });
+
+  it("IM-1: a hash an import marked is verified with its own library and always needs re-hashing to argon2id", async () => {
+    const argon2i = await argon2Hash("pw", { algorithm: 1, memoryCost: 4096, timeCost: 3, parallelism: 1 });
+    const parsed = parseImportedPasswordHash(argon2i);
+    if (!parsed.ok) throw new Error(parsed.reason);
+    expect(parsed.stored).toBe(`imported:${argon2i}`);
+    expect(await hasher.verify(parsed.stored, "pw")).toBe(true);
+    expect(await hasher.verify(parsed.stored, "pW")).toBe(false);
+    expect(hasher.needsRehash(parsed.stored)).toBe(true);
+    const bcrypt = parseImportedPasswordHash(await bcryptjs.hash("\ufb01ve", 4));
+    if (!bcrypt.ok) throw new Error(bcrypt.reason);
+    expect(await hasher.verify(bcrypt.stored, "\ufb01ve")).toBe(false); // bcryptjs hashed the ligature; sign-in checks NFKC (PW-2)
+    const nfkc = parseImportedPasswordHash(await bcryptjs.hash("five", 4));
+    if (!nfkc.ok) throw new Error(nfkc.reason);
+    expect(await hasher.verify(nfkc.stored, "\ufb01ve")).toBe(true);
+  });
+
+  it("IM-1, PW-4: a password over the byte cap costs no work against an imported hash either", async () => {
+    const parsed = parseImportedPasswordHash(await bcryptjs.hash("pw", 4));
+    if (!parsed.ok) throw new Error(parsed.reason);
+    const bcryptRuns = vi.mocked(bcryptHash).mock.calls.length;
+    const before = argon2Runs();
+    expect(await hasher.verify(parsed.stored, "a".repeat(1025))).toBe(false);
+    expect(argon2Runs()).toBe(before);
+    expect(vi.mocked(bcryptHash).mock.calls.length).toBe(bcryptRuns);
+    expect(await hasher.verify(parsed.stored, "pw")).toBe(true);
+    expect(vi.mocked(bcryptHash).mock.calls.length).toBe(bcryptRuns + 1);
   });
 
   it("PW-1: needsRehash compares every parameter, each read whole: p=2 needs re-hashing; t=10 and p=10 do not where they are configured", async () => {
@@ -235,6 +273,67 @@ describe("password hasher", () => {
     expect(median(atFormerOwasp) / median(atNearlyFree)).toBeLessThan(1.4);
   });
 
+  it("EN-2, IM-1: an imported hash cheaper than the configured argon2id (PBKDF2, 1,000 iterations) is padded to an unknown user's time; a right and a wrong password take the same (median ratios, 7 samples)", async () => {
+    const salt = nodeRandomBytes(16);
+    const key = pbkdf2Sync("pw", salt, 1000, 32, "sha256").toString("base64");
+    const parsed = parseImportedPasswordHash(`pbkdf2_sha256$1000$${salt.toString("hex")}$${key}`);
+    if (!parsed.ok) throw new Error(parsed.reason);
+    await hasher.verify(null, "warm up the dummy hash");
+    const unknown: number[] = [];
+    const wrong: number[] = [];
+    const right: number[] = [];
+    for (let sample = 0; sample < 7; sample += 1) {
+      unknown.push(await elapsedMs(() => hasher.verify(null, "pw")));
+      wrong.push(await elapsedMs(() => hasher.verify(parsed.stored, "wrong")));
+      right.push(await elapsedMs(() => hasher.verify(parsed.stored, "pw")));
+    }
+    // Unpadded, 1,000 PBKDF2 iterations answer in well under a tenth of an argon2id verification.
+    expect(median(wrong) / median(unknown)).toBeGreaterThan(0.5);
+    expect(median(right) / median(wrong)).toBeGreaterThan(0.7);
+    expect(median(right) / median(wrong)).toBeLessThan(1.4);
+  });
+
+  it("EN-2, IM-1: an imported hash that takes longer than the target is not padded further; the padding is asked for only when it answers sooner (injected clock)", async () => {
+    const argon2 = await vi.importActual<typeof import("@node-rs/argon2")>("@node-rs/argon2");
+    const realSleep = await vi.importActual<typeof import("node:timers/promises")>("node:timers/promises");
+    const fresh = hasherWith({ hashing: { memoryCost: 19496 } });
+    const parsed = parseImportedPasswordHash(
+      await argon2Hash("pw", { algorithm: 1, memoryCost: 1024, timeCost: 2, parallelism: 1 }),
+    );
+    if (!parsed.ok) throw new Error(parsed.reason);
+    let clock = 0;
+    const padding = async (ms: number) => {
+      vi.mocked(argon2Verify).mockImplementationOnce(async (...args) => {
+        try {
+          return await argon2.verify(...args);
+        } finally {
+          clock += ms;
+        }
+      });
+      const before = vi.mocked(sleep).mock.calls.length;
+      await fresh.verify(parsed.stored, "wrong");
+      return vi
+        .mocked(sleep)
+        .mock.calls.slice(before)
+        .map(([delay]) => delay);
+    };
+    const now = vi.spyOn(performance, "now").mockImplementation(() => clock);
+    vi.mocked(sleep).mockImplementation(async () => undefined);
+    try {
+      vi.mocked(argon2Hash).mockImplementationOnce(async (...args) => {
+        const phc = await argon2.hash(...args);
+        clock += 100;
+        return phc;
+      });
+      expect(await padding(10)).toEqual([90]);
+      expect(await padding(250)).toEqual([]);
+      expect(await padding(40)).toEqual([60]); // an imported hash does not move the target
+    } finally {
+      now.mockRestore();
+      vi.mocked(sleep).mockImplementation(realSleep.setTimeout);
+    }
+  });
+
   it("EN-2: before any verification at the configured cost, an older hash is padded to the time the dummy hash took to make", async () => {
     const fresh = hasherWith({ hashing: { memoryCost: 19472 } });
     const older = await argon2Hash("pw", { algorithm: 2, memoryCost: 1024, timeCost: 2, parallelism: 1 });
@@ -256,7 +355,7 @@ describe("password hasher", () => {
     }
   });
 
-  it("EN-2: a stored hash that is not argon2id costs the same dummy verification as no hash at all", async () => {
+  it("EN-2: a stored hash that is neither argon2id nor marked by an import costs the same dummy verification as no hash at all", async () => {
     await hasher.verify(null, "warm up the dummy hash");
     const bcrypt = "$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW";
     const before = vi.mocked(argon2Verify).mock.calls.length;

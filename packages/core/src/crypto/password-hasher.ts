@@ -3,8 +3,10 @@ import type { Algorithm } from "@node-rs/argon2";
 import { argon2 } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import { type ImportedPasswordHash, readStoredImportedHash, verifyImportedPasswordHash } from "./imported-password-hash.js";
 import { createLimiter } from "./limiter.js";
 import type { ResolvedPasswordConfig } from "./password-config.js";
+import { phcParameters } from "./password-phc.js";
 import { preparePassword } from "./password-policy.js";
 
 /**
@@ -21,14 +23,18 @@ export interface PasswordHasher {
    */
   hash(password: string): Promise<string>;
   /**
-   * Checks a password, as typed, against a stored PHC string: true only for a match.
+   * Checks a password, as typed, against a stored hash: an argon2id PHC string, or a hash an
+   * import marked as imported (IM-1: bcrypt, scrypt, PBKDF2, argon2i/d, verified with their
+   * own libraries through the same hashing slots). True only for a match.
    *
-   * Every outcome costs about one argon2id verification at the configured parameters (EN-2):
-   * with no stored hash (`null`: unknown user, no local password) or one that is not
-   * argon2id, a dummy hash is verified instead; a hash with other parameters that finishes
-   * sooner than verifications at the configured ones take in this process waits the
-   * difference, outside the hashing slot. A password that can never be a stored one (a lone
-   * surrogate, over the byte cap) answers false at once, with no hashing, whatever `phc` is.
+   * Every outcome costs at least about one argon2id verification at the configured parameters
+   * (EN-2): with no stored hash (`null`: unknown user, no local password) or one that is
+   * neither argon2id nor imported, a dummy hash is verified instead; a hash with other
+   * parameters, or an imported one, that finishes sooner than verifications at the configured
+   * ones take in this process waits the difference, outside the hashing slot. One that takes
+   * longer (bcrypt at cost 12, Django's PBKDF2) is not shortened: docs/migrating.md says what
+   * that tells. A password that can never be a stored one (a lone surrogate, over the byte
+   * cap) answers false at once, with no hashing, whatever `phc` is.
    *
    * @throws {AuthError} 50300 when the hashing queue is full.
    * @example
@@ -37,16 +43,11 @@ export interface PasswordHasher {
    * ```
    */
   verify(phc: string | null, password: string): Promise<boolean>;
-  /** True when `phc` was made with other parameters than the configured ones (PW-1). */
+  /** True when `phc` is not argon2id made with the configured parameters: another cost, or an imported hash (PW-1, IM-1). */
   needsRehash(phc: string): boolean;
 }
 
-/** Reads m, t and p from an argon2id PHC string; null for anything else. */
-export function phcParameters(phc: string): { memoryCost: number; timeCost: number; parallelism: number } | null {
-  const match = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$/.exec(phc);
-  if (!match) return null;
-  return { memoryCost: Number(match[1]), timeCost: Number(match[2]), parallelism: Number(match[3]) };
-}
+export { phcParameters } from "./password-phc.js";
 
 /** `Algorithm.Argon2id`: the package declares it as an ambient const enum, which isolated modules cannot read. */
 const argon2id = 2 as Algorithm.Argon2id;
@@ -90,6 +91,13 @@ export function createPasswordHasher(config: ResolvedPasswordConfig, randomBytes
       return { ...outcome, elapsedMs: performance.now() - started };
     });
 
+  const verifyImportedInSlot = (imported: ImportedPasswordHash, normalized: string) =>
+    limiter.run(async () => {
+      const started = performance.now();
+      const matched = await verifyImportedPasswordHash(imported, normalized).catch(() => false);
+      return { matched, elapsedMs: performance.now() - started };
+    });
+
   const currentCost = (): CostReference => {
     const known = costReferences.get(costKey);
     if (known) return known;
@@ -126,6 +134,13 @@ export function createPasswordHasher(config: ResolvedPasswordConfig, randomBytes
       // A known user waits for the dummy hash too, so that the first sign-in of a process
       // does not tell unknown users apart (EN-2).
       const dummyPhc = await reference.dummyPhc;
+      const imported = phc === null ? null : readStoredImportedHash(phc);
+      if (imported) {
+        const result = await verifyImportedInSlot(imported, prepared.normalized);
+        // A cheaper imported hash answers no sooner than an unknown user (EN-2); a dearer one is not shortened.
+        if (result.elapsedMs < reference.averageMs) await sleep(reference.averageMs - result.elapsedMs);
+        return result.matched;
+      }
       const stored = phc !== null && phcParameters(phc) ? phc : null;
       const result = await verifyInSlot(stored ?? dummyPhc, prepared.normalized);
       const atCurrentCost = stored === null || !needsRehash(stored);

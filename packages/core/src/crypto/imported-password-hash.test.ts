@@ -1,0 +1,197 @@
+import { pbkdf2Sync, randomBytes, scryptSync } from "node:crypto";
+import { hash as argon2Hash } from "@node-rs/argon2";
+import bcryptjs from "bcryptjs";
+import { hashPassword as betterAuthHashPassword } from "better-auth/crypto";
+import { describe, expect, it } from "vitest";
+import {
+  IMPORTED_HASH_PREFIX,
+  parseImportedPasswordHash,
+  readStoredImportedHash,
+  verifyImportedPasswordHash,
+} from "./imported-password-hash.js";
+
+/** Parses at import, reads back what an import stored, and verifies as sign-in does. */
+async function verifies(text: string, password: string): Promise<boolean> {
+  const parsed = parseImportedPasswordHash(text);
+  if (!parsed.ok) throw new Error(parsed.reason);
+  const read = parsed.stored.startsWith(IMPORTED_HASH_PREFIX) ? readStoredImportedHash(parsed.stored) : parsed.hash;
+  if (!read) throw new Error("the stored form does not read back");
+  return verifyImportedPasswordHash(read, password.normalize("NFKC"));
+}
+
+const refusal = (text: string) => {
+  const parsed = parseImportedPasswordHash(text);
+  return parsed.ok ? null : parsed.reason;
+};
+
+/** passlib's base64 (unpadded, `.` for `+`). */
+const ab64 = (bytes: Buffer) => bytes.toString("base64").replace(/=+$/, "").replaceAll("+", ".");
+const b64 = (bytes: Buffer) => bytes.toString("base64").replace(/=+$/, "");
+
+describe("imported password hashes", () => {
+  it("IM-1: bcrypt $2b$ made by bcryptjs at cost 12 verifies the password and nothing else", async () => {
+    const text = await bcryptjs.hash("correct horse battery staple", 12);
+    expect(text.startsWith("$2b$12$")).toBe(true);
+    expect(parseImportedPasswordHash(text)).toMatchObject({ ok: true, hash: { format: "bcrypt", cost: 12 } });
+    expect(await verifies(text, "correct horse battery staple")).toBe(true);
+    expect(await verifies(text, "correct horse battery stapl")).toBe(false);
+  });
+
+  it("IM-1: bcrypt $2a$ and $2y$ reference vectors (OpenWall's crypt_blowfish, PHP's manual), as bcryptjs reads them", async () => {
+    const openwall = "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW";
+    const php = "$2y$10$.vGA1O9wmRjrwAVXD98HNOgsNpDczlqm3Jq7KnEd1rVAGv3Fykk1a";
+    expect(bcryptjs.compareSync("U*U", openwall)).toBe(true);
+    expect(bcryptjs.compareSync("rasmuslerdorf", php)).toBe(true);
+    expect(await verifies(openwall, "U*U")).toBe(true);
+    expect(await verifies(openwall, "U*V")).toBe(false);
+    expect(await verifies(php, "rasmuslerdorf")).toBe(true);
+    expect(await verifies(php, "rasmuslerdorF")).toBe(false);
+  });
+
+  it("IM-1, PW-2: a bcrypt hash never proves a password over 72 bytes, though bcrypt itself would accept its first 72", async () => {
+    const long = `${"a".repeat(72)}tail`;
+    const text = await bcryptjs.hash(long, 4);
+    expect(bcryptjs.compareSync(`${"a".repeat(72)}other`, text)).toBe(true);
+    expect(await verifies(text, long)).toBe(false);
+    expect(await verifies(text, `${"a".repeat(72)}other`)).toBe(false);
+    const exactly72 = await bcryptjs.hash("b".repeat(72), 4);
+    expect(await verifies(exactly72, "b".repeat(72))).toBe(true);
+  });
+
+  it("IM-1: scrypt as a PHC string, made by Node's crypto.scrypt (standard and passlib base64)", async () => {
+    const salt = randomBytes(16);
+    const key = scryptSync("pässwörd", salt, 32, { N: 2 ** 14, r: 8, p: 1 });
+    for (const encode of [b64, ab64]) {
+      const text = `$scrypt$ln=14,r=8,p=1$${encode(salt)}$${encode(key)}`;
+      expect(parseImportedPasswordHash(text)).toMatchObject({ ok: true, hash: { format: "scrypt", N: 16384, r: 8, p: 1 } });
+      expect(await verifies(text, "pässwörd")).toBe(true);
+      expect(await verifies(text, "passwörd")).toBe(false);
+    }
+  });
+
+  it("IM-1: scrypt in Better Auth's salt:key form, made by Better Auth's own hashPassword", async () => {
+    const text = await betterAuthHashPassword("pässwörd \ufb01sh");
+    expect(text).toMatch(/^[0-9a-f]{32}:[0-9a-f]{128}$/);
+    expect(parseImportedPasswordHash(text)).toMatchObject({
+      ok: true,
+      hash: { format: "scrypt", encoding: "better-auth", N: 16384, r: 16, p: 1 },
+    });
+    expect(await verifies(text, "pässwörd \ufb01sh")).toBe(true);
+    expect(await verifies(text, "pässwörd fish")).toBe(true); // both NFKC, as Better Auth hashes
+    expect(await verifies(text, "pässwörd fist")).toBe(false);
+  });
+
+  it("IM-1: PBKDF2 in Django's form, Django's own test vectors (pbkdf2_sha256 and pbkdf2_sha1)", async () => {
+    // tests/auth_tests/test_hashers.py: test_pbkdf2 and test_low_level_pbkdf2_sha1.
+    const sha256 = "pbkdf2_sha256$390000$seasalt$8xBlGd3jVgvJ+92hWPxi5ww0uuAuAnKgC45eudxro7c=";
+    const sha1 = "pbkdf2_sha1$600000$seasalt2$2CLsaL1MZhq6JOG6QOHtVbiopHE=";
+    expect(parseImportedPasswordHash(sha256)).toMatchObject({
+      ok: true,
+      hash: { format: "pbkdf2", encoding: "django", digest: "sha256", iterations: 390000 },
+    });
+    expect(await verifies(sha256, "lètmein")).toBe(true);
+    expect(await verifies(sha256, "lètmeinz")).toBe(false);
+    expect(await verifies(sha1, "lètmein")).toBe(true);
+    expect(await verifies(sha1, "letmein")).toBe(false);
+  });
+
+  it("IM-1: PBKDF2 as a PHC string, made by Node's crypto.pbkdf2 (passlib's $rounds$ and the PHC spec's $i=…,l=…$)", async () => {
+    const salt = randomBytes(16);
+    const sha256 = pbkdf2Sync("pässwörd", salt, 29000, 32, "sha256");
+    const sha512 = pbkdf2Sync("pässwörd", salt, 25000, 64, "sha512");
+    for (const text of [
+      `$pbkdf2-sha256$29000$${ab64(salt)}$${ab64(sha256)}`,
+      `$pbkdf2-sha256$i=29000,l=32$${b64(salt)}$${b64(sha256)}`,
+      `$pbkdf2-sha512$25000$${ab64(salt)}$${ab64(sha512)}`,
+    ]) {
+      expect(await verifies(text, "pässwörd"), text).toBe(true);
+      expect(await verifies(text, "pässwörd!"), text).toBe(false);
+    }
+  });
+
+  it("IM-1: argon2i, argon2d and argon2id PHC strings made by @node-rs/argon2", async () => {
+    for (const [algorithm, variant] of [
+      [0, "argon2d"],
+      [1, "argon2i"],
+      [2, "argon2id"],
+    ] as const) {
+      const text = await argon2Hash("pässwörd", { algorithm, memoryCost: 4096, timeCost: 3, parallelism: 1 });
+      expect(text.startsWith(`$${variant}$v=19$`)).toBe(true);
+      expect(parseImportedPasswordHash(text)).toMatchObject({ ok: true, hash: { format: "argon2", variant } });
+      expect(await verifies(text, "pässwörd")).toBe(true);
+      expect(await verifies(text, "passwörd")).toBe(false);
+    }
+  });
+
+  it("IM-1: an argon2id hash this library reads as its own is stored as it is; every other format is stored marked as imported", async () => {
+    const argon2id = await argon2Hash("pw", { algorithm: 2, memoryCost: 4096, timeCost: 3, parallelism: 1 });
+    const argon2i = await argon2Hash("pw", { algorithm: 1, memoryCost: 4096, timeCost: 3, parallelism: 1 });
+    expect(parseImportedPasswordHash(argon2id)).toMatchObject({ ok: true, stored: argon2id });
+    expect(parseImportedPasswordHash(argon2i)).toMatchObject({ ok: true, stored: `imported:${argon2i}` });
+    const bcrypt = "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW";
+    expect(parseImportedPasswordHash(bcrypt)).toMatchObject({ ok: true, stored: `imported:${bcrypt}` });
+    expect(readStoredImportedHash(bcrypt)).toBeNull();
+    expect(readStoredImportedHash(argon2i)).toBeNull();
+    expect(readStoredImportedHash(`imported:${bcrypt}`)).toMatchObject({ format: "bcrypt", cost: 5 });
+    expect(readStoredImportedHash("imported:$2b$05$short")).toBeNull();
+  });
+
+  it("IM-1: unknown and malformed hashes of each format are refused at import, each with its reason", () => {
+    const salt = b64(randomBytes(16));
+    const key = b64(randomBytes(32));
+    const cases: [string, RegExp][] = [
+      ["", /empty/],
+      ["x".repeat(513), /longer than 512/],
+      ["hunter2", /unknown password hash format/],
+      ["md5$seasalt$3f86d0d3d465b7b458c231bf3555c0e3", /unknown password hash format/],
+      ["imported:$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW", /unknown password hash format/],
+      // bcrypt
+      ["$2x$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW", /\$2x\$/],
+      ["$2b$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOe", /53 characters/],
+      ["$2b$5$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW", /two-digit cost/],
+      ["$2b$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOe!", /53 characters/],
+      ["$2b$03$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW", /cost must be 4 to 15, not 3/],
+      ["$2b$16$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW", /cost must be 4 to 15, not 16/],
+      // scrypt, PHC
+      [`$scrypt$ln=14,r=8$${salt}$${key}`, /expected \$scrypt\$ln=/],
+      [`$scrypt$ln=0,r=8,p=1$${salt}$${key}`, /power of two above 1/],
+      [`$scrypt$ln=22,r=8,p=1$${salt}$${key}`, /256 MiB/],
+      [`$scrypt$ln=14,r=8,p=17$${salt}$${key}`, /p 1 to 16/],
+      [`$scrypt$ln=14,r=8,p=1$${salt}!$${key}`, /salt is not valid base64/],
+      [`$scrypt$ln=14,r=8,p=1$${salt}$${key}AB`, /hash is not valid base64/],
+      [`$scrypt$ln=14,r=8,p=1$${salt}$${b64(randomBytes(8))}`, /16 to 128 bytes, not 8/],
+      // scrypt, Better Auth
+      [`${"a".repeat(32)}:${"b".repeat(126)}`, /must be 64 bytes/],
+      [`${"a".repeat(30)}:${"b".repeat(128)}`, /32 lower-case hex characters of salt/],
+      [`${"A".repeat(32)}:${"b".repeat(128)}`, /32 lower-case hex characters of salt/],
+      // PBKDF2, Django
+      ["pbkdf2_sha256$390000$seasalt$8xBlGd3jVgvJ+92hWPxi5ww0uuAuAnKgC45eudxro7c", /not valid base64/],
+      ["pbkdf2_sha256$0$seasalt$8xBlGd3jVgvJ+92hWPxi5ww0uuAuAnKgC45eudxro7c=", /iterations must be 1 to 5000000/],
+      ["pbkdf2_sha256$9000000$seasalt$8xBlGd3jVgvJ+92hWPxi5ww0uuAuAnKgC45eudxro7c=", /iterations must be 1 to 5000000/],
+      ["pbkdf2_sha256$390000$seasalt$2CLsaL1MZhq6JOG6QOHtVbiopHE=", /must be 32 bytes, not 20/],
+      ["pbkdf2_sha256$390000$$8xBlGd3jVgvJ+92hWPxi5ww0uuAuAnKgC45eudxro7c=", /expected pbkdf2_sha256\$iterations/],
+      ["pbkdf2_md5$10000$seasalt$3G81rAm/4ng0tCCPTrx2aWohq7ztDBfFYczGNoUtiKQ=", /expected pbkdf2_sha256\$iterations/],
+      // PBKDF2, PHC
+      [`$pbkdf2-sha1$29000$${salt}$${key}`, /expected \$pbkdf2-sha256\$/],
+      [`$pbkdf2-sha256$i=29000,l=64$${salt}$${key}`, /must be 64 bytes, not 32/],
+      [`$pbkdf2-sha256$29000$${salt}`, /expected \$pbkdf2-sha256\$/],
+      // argon2
+      [`$argon2id$v=19$m=19456,t=2$${salt}$${key}`, /expected \$argon2i\$/],
+      [`$argon2x$v=19$m=19456,t=2,p=1$${salt}$${key}`, /expected \$argon2i\$/],
+      [`$argon2i$v=19$m=524288,t=2,p=1$${salt}$${key}`, /256 MiB/],
+      [`$argon2i$v=19$m=19456,t=21,p=1$${salt}$${key}`, /t must be 1 to 20/],
+      [`$argon2d$v=19$m=64,t=2,p=16$${salt}$${key}`, /m at least 8·p/],
+      [`$argon2i$v=19$m=19456,t=2,p=1$${b64(randomBytes(4))}$${key}`, /salt must be base64 of at least 8 bytes/],
+      [`$argon2i$v=19$m=19456,t=2,p=1$${salt}$${key}=`, /hash is not valid base64/],
+    ];
+    const unrefused = cases.filter(([text]) => refusal(text) === null).map(([text]) => text);
+    expect(unrefused).toEqual([]);
+    for (const [text, reason] of cases) expect(refusal(text), text).toMatch(reason);
+  });
+
+  it("IM-1: a refusal's reason never repeats the hash", () => {
+    const secretish = "$2b$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOe";
+    expect(refusal(secretish)).not.toContain("CCCC");
+    expect(refusal("pbkdf2_sha256$390000$seasalt$8xBlGd3j")).not.toContain("seasalt");
+  });
+});
