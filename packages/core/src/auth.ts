@@ -19,6 +19,8 @@ import type { AccessContext } from "./tokens/access-token.js";
 import { type TokenKeys, loadTokenKeys } from "./tokens/keys.js";
 import { type VerifiedTokenCache, createVerifiedTokenCache } from "./tokens/verified-tokens.js";
 import type { PublicUserHook } from "./users/public-user.js";
+import type { RevocationChannel } from "./users/revocation-channel.js";
+import { type RevocationState, type TokenStateEntry, listenForRevocations, revocationState } from "./users/token-state.js";
 
 /**
  * An auth instance: checked configuration, storage, keys, clock and events. Every flow takes
@@ -58,7 +60,9 @@ export interface Auth {
   /** @internal Receives unexpected errors of HTTP requests with their request id. */
   readonly onInternalError: (error: unknown, requestId: string) => void;
   /** @internal Short-lived cache of token state checks, per session (see `tokenStateCacheSeconds`). */
-  readonly tokenStateCache: Map<string, { userId: string; tokenVersion: number; checkedAt: number }>;
+  readonly tokenStateCache: Map<string, TokenStateEntry>;
+  /** @internal The revocation channel, where it stands, and the generation of dropped cached state. */
+  readonly revocations: RevocationState;
   /** @internal Access tokens already verified, until their `exp` (see `verifiedTokenCacheSize`). */
   readonly verifiedTokens: VerifiedTokenCache<AccessContext>;
   /** @internal The `publicUser` option: extra fields of the user object. */
@@ -106,6 +110,20 @@ export interface CreateAuthOptions {
    * ```
    */
   telemetry?: TelemetryOption;
+  /**
+   * Tells every instance sharing the storage at once when a session ends or a token version
+   * rises, so each drops its cached token state (`tokenStateCacheSeconds`) then and there: an
+   * ended session is refused everywhere within the channel's latency, and a long cache (60 s)
+   * spares the protected route its storage read. While the channel is lost the delay falls back
+   * to `tokenStateCacheSeconds` (event `revocation_channel.lost`). See `docs/storage.md`.
+   *
+   * @example
+   * ```ts
+   * import { redisRevocationChannel } from "@portcullis/redis";
+   * createAuth({ ...config, tokenStateCacheSeconds: 60, revocationChannel: redisRevocationChannel({ client }) });
+   * ```
+   */
+  revocationChannel?: RevocationChannel;
 }
 
 const createAuthOptions = {
@@ -138,6 +156,7 @@ const createAuthOptions = {
   publicUser: true,
   telemetry: true,
   email: true,
+  revocationChannel: true,
 } satisfies OptionNames<AuthConfig & CreateAuthOptions>;
 
 /**
@@ -163,6 +182,7 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
   if (config.publicUser !== undefined && typeof config.publicUser !== "function") {
     throw new TypeError("publicUser must be a function answering the extra fields of the user object");
   }
+  const channel = revocationChannelOf(config.revocationChannel);
   const telemetry = telemetryOptionOf(config.telemetry);
   const randomBytes = config.randomBytes ?? pooledRandomBytes();
   const now = config.now ?? Date.now;
@@ -185,12 +205,25 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
     proxyTrust: createProxyTrust(resolved.trustedProxies),
     onInternalError: config.onInternalError ?? printInternalError,
     tokenStateCache: new Map(),
+    revocations: revocationState(channel),
     verifiedTokens: createVerifiedTokenCache(resolved.verifiedTokenCacheSize),
     publicUserHook: config.publicUser,
     telemetry: telemetryOff(),
   };
   startTelemetry(auth, telemetry);
   startSweeping(auth, resolved.sweepIntervalMs);
+  listenForRevocations(auth);
   if (resolved.email !== null) sendSecurityNotices(auth);
   return auth;
+}
+
+function revocationChannelOf(channel: unknown): RevocationChannel | null {
+  if (channel === undefined) return null;
+  const { publish, subscribe } = (channel ?? {}) as Partial<RevocationChannel>;
+  if (typeof publish !== "function" || typeof subscribe !== "function") {
+    throw new TypeError(
+      "revocationChannel must have publish(message) and subscribe(receiver), such as redisRevocationChannel({ client })",
+    );
+  }
+  return channel as RevocationChannel;
 }

@@ -113,6 +113,13 @@ export type AuthEvent =
   /** `directoryUsers`: how many directory users' token versions the save raised. */
   | (EventBase & { type: "directory_policy.saved"; enabled: boolean; directoryUsers: number })
   /**
+   * The revocation channel stopped delivering (or could not start): revocations made on other
+   * instances now reach this one within `maxRevocationDelaySeconds` (`tokenStateCacheSeconds`).
+   */
+  | (EventBase & { type: "revocation_channel.lost"; maxRevocationDelaySeconds: number })
+  /** The revocation channel delivers again after a loss; this instance's cached token state was dropped. */
+  | (EventBase & { type: "revocation_channel.restored" })
+  /**
    * A refusal explained: what the configuration accepts and what came (an origin, issuer or
    * audience, cut at 200 characters; never secret material). With `debug: true` it is also a
    * line on stderr.

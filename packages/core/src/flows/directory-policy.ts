@@ -5,6 +5,7 @@ import { readDirectorySettings, readPublicPolicy, settingsFrom, writeDirectorySe
 import { rolesForGroups } from "../directory/roles.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import { revoked } from "../users/token-state.js";
 import { requiredString } from "./input.js";
 
 /**
@@ -46,7 +47,7 @@ export async function saveDirectoryPolicy(auth: Auth, input: unknown): Promise<P
   await writeDirectorySettings(auth, settings);
   const now = auth.now();
   const directoryUsers = await auth.storage.users.incrementTokenVersionsBySource("directory", now);
-  auth.tokenStateCache.clear();
+  revoked(auth, { kind: "all" });
   auth.emit({ type: "directory_policy.saved", enabled: settings.enabled, directoryUsers, at: now });
   return readPublicPolicy(auth);
 }

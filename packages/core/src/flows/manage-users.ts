@@ -4,6 +4,7 @@ import { ErrorCode } from "../errors/codes.js";
 import type { UserChange } from "../events/types.js";
 import type { UserRecord } from "../storage/types.js";
 import { type PublicUser, publicUser } from "../tokens/issue-tokens.js";
+import { revoked } from "../users/token-state.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { type User, checkRoles, toUser } from "./create-user.js";
 import { requiredString } from "./input.js";
@@ -99,6 +100,7 @@ export async function endAllSessions(auth: Auth, userId: string, why: EndAll): P
 async function revokeAllSessions(auth: Auth, userId: string, why: EndAll): Promise<number> {
   const now = auth.now();
   const count = await auth.storage.sessions.revokeUserSessions(userId, now);
+  if (count > 0) revoked(auth, { kind: "user_sessions", userId, keptSessionId: null });
   auth.emit({ type: "sessions.revoked_all", userId, count, ...why, at: now });
   return count;
 }

@@ -9,6 +9,7 @@ import { rotateRefreshToken } from "../storage/refresh-rotation.js";
 import type { RotationResult, UserRecord } from "../storage/types.js";
 import { type TokenSet, rotatedTokenSet } from "../tokens/issue-tokens.js";
 import { sessionUseOf } from "../users/session-use.js";
+import { forgetTokenState, revoked } from "../users/token-state.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { requiredString } from "./input.js";
 
@@ -131,8 +132,12 @@ async function directoryRolesBeforeSpending(auth: Auth, hash: string, now: numbe
 /** Revokes one session and reports it; a session already revoked is left as it is. Returns whether this call revoked it. */
 export async function revokeSession(auth: Auth, userId: string, sessionId: string, reason: RevocationReason): Promise<boolean> {
   const now = auth.now();
-  auth.tokenStateCache.delete(sessionId);
-  const revoked = await auth.storage.sessions.revokeSession(sessionId, now);
-  if (revoked) auth.emit({ type: "session.revoked", userId, sessionId, reason, at: now });
-  return revoked;
+  const ended = await auth.storage.sessions.revokeSession(sessionId, now);
+  if (!ended) {
+    forgetTokenState(auth, { kind: "session", sessionId });
+    return false;
+  }
+  revoked(auth, { kind: "session", sessionId });
+  auth.emit({ type: "session.revoked", userId, sessionId, reason, at: now });
+  return true;
 }

@@ -259,7 +259,12 @@ describe("verifyAccessToken", () => {
       const [first, second] = [await signIn(harness, "cache-limit"), await signIn(harness, "cache-limit")];
       const cache = harness.auth.tokenStateCache;
       for (let index = 0; cache.size < 9_999; index += 1) {
-        cache.set(`filler-${index}`, { userId: "filler", tokenVersion: 0, checkedAt: harness.clock.now });
+        cache.set(`filler-${index}`, {
+          userId: "filler",
+          tokenVersion: 0,
+          checkedAt: harness.clock.now,
+          sessionExpiresAt: Number.POSITIVE_INFINITY,
+        });
       }
       const { sessionId: firstSession } = await verifyAccessToken(harness.auth, { token: first.accessToken });
       expect(cache.size).toBe(10_000);

@@ -20,7 +20,8 @@ const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
  * Verifies an access token: signature with a pinned algorithm and a configured `kid`, exact
  * `typ`, `iss` and `aud`, and `exp` (AT-1 … AT-4); then that the user's token version is still
  * the token's and its session is live (TV-2). That last check reads storage, or a per-session
- * cache for at most `tokenStateCacheSeconds` (default 0: every request).
+ * cache for at most `tokenStateCacheSeconds` (default 0: every request) and never past the
+ * session's end; a revocation made here, or heard on the `revocationChannel`, drops it at once.
  *
  * A token verified before and not yet at its `exp` skips the signature and claim checks: what
  * they found is kept by the exact token text (`verifiedTokenCacheSize`). The state check runs
@@ -78,21 +79,24 @@ async function tokenStateIsCurrent(auth: Auth, claims: Readonly<AccessTokenClaim
   const cacheMs = auth.config.tokenStateCacheSeconds * 1000;
   const cached = auth.tokenStateCache.get(claims.sid);
   const age = cached ? now - cached.checkedAt : Number.NaN;
-  if (cached && cached.userId === claims.sub && cached.tokenVersion === claims.tv && age >= 0 && age < cacheMs) return true;
+  if (cached && cached.userId === claims.sub && cached.tokenVersion === claims.tv && age >= 0 && age < cacheMs) {
+    if (now < cached.sessionExpiresAt) return true;
+  }
+  const generation = auth.revocations.generation;
   const [user, session] = await Promise.all([
     auth.storage.users.findById(claims.sub),
     auth.storage.sessions.findSession(claims.sid),
   ]);
+  if (session === null) return false;
   const current =
     user !== null &&
     !user.disabled &&
     user.tokenVersion === claims.tv &&
-    session !== null &&
     session.userId === claims.sub &&
     session.revokedAt === null &&
     session.expiresAt > now;
-  if (current && cacheMs > 0) {
-    const entry = { userId: claims.sub, tokenVersion: claims.tv, checkedAt: now };
+  if (current && cacheMs > 0 && auth.revocations.generation === generation) {
+    const entry = { userId: claims.sub, tokenVersion: claims.tv, checkedAt: now, sessionExpiresAt: session.expiresAt };
     setBounded(auth.tokenStateCache, claims.sid, entry, tokenStateCacheLimit);
   }
   return current;

@@ -1,5 +1,6 @@
 import type { Auth } from "../auth.js";
 import type { SessionsEndedReason } from "../events/types.js";
+import { forgetTokenState, revoked } from "./token-state.js";
 
 /** What {@link endOtherSessions} ends: the user's sessions, but the one to keep. */
 export interface EndOtherSessionsInput {
@@ -13,18 +14,19 @@ export interface EndOtherSessionsInput {
  * Ends every live session of a user but `keepSessionId` (SE-2), with one atomic storage call,
  * without raising the token version: the kept session's access and refresh tokens go on working.
  * The ended sessions' refresh tokens are refused at once, their access tokens at their next check
- * here (this process's cached checks of them are dropped) and within `tokenStateCacheSeconds` on
- * other instances (SE-3, TV-2). Emits `sessions.ended` when it ended any; returns how many.
+ * here (this process's cached checks of them are dropped) and on other instances as soon as the
+ * `revocationChannel` tells them, or within `tokenStateCacheSeconds` (SE-3, TV-2). Emits `sessions.ended` when it ended any; returns how many.
  */
 export async function endOtherSessions(auth: Auth, input: EndOtherSessionsInput): Promise<number> {
   const { userId, keepSessionId, reason } = input;
   const now = auth.now();
   const count = await auth.storage.sessions.revokeUserSessions(userId, now, keepSessionId);
-  for (const [sessionId, entry] of auth.tokenStateCache) {
-    if (entry.userId === userId && sessionId !== keepSessionId) auth.tokenStateCache.delete(sessionId);
+  const revocation = { kind: "user_sessions", userId, keptSessionId: keepSessionId ?? null } as const;
+  if (count === 0) {
+    forgetTokenState(auth, revocation);
+    return 0;
   }
-  if (count > 0) {
-    auth.emit({ type: "sessions.ended", userId, keptSessionId: keepSessionId ?? null, count, reason, at: now });
-  }
+  revoked(auth, revocation);
+  auth.emit({ type: "sessions.ended", userId, keptSessionId: keepSessionId ?? null, count, reason, at: now });
   return count;
 }
