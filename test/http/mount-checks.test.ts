@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
+import { explainMountPath } from "@portcullis/core";
 import { authRouter, requireAuth as requireAuthExpress } from "@portcullis/express";
 import { authApp, authRoutes, requireAuth as requireAuthHono } from "@portcullis/hono";
 import express, { type NextFunction, type Request, type Response } from "express";
@@ -50,6 +51,33 @@ describe("Express: the adapter checks what it is given", () => {
     expect(() => requireAuthExpress(auth)).not.toThrow();
   });
 
+  it("takes only an auth instance, each part of its shape checked, and names what it got instead", () => {
+    const { auth } = makeTestAuth();
+    const got = (value: unknown) => {
+      try {
+        authRouter(value as never);
+      } catch (error) {
+        expect(error).toBeInstanceOf(TypeError);
+        return (error as TypeError).message.replace(/^.*and got (.*)\. Write .*$/, "$1");
+      }
+      return "accepted";
+    };
+    const { config, storage, emit, keys } = auth;
+    expect(got({ config, storage, emit, keys })).toBe("accepted");
+    expect(got({ storage, emit, keys })).toBe("an object");
+    expect(got({ config, emit, keys })).toBe("an object");
+    expect(got({ config, storage, keys })).toBe("an object");
+    expect(got({ config, storage, emit })).toBe("an object");
+    expect(got({ config, storage, emit: {}, keys })).toBe("an object");
+    expect(got({ config: "x", storage, emit, keys })).toBe("an object");
+    expect(got("auth")).toBe("a string");
+    expect(got(() => auth)).toBe("a function");
+    expect(got({ issuer: "https://x" })).toBe("an object");
+    expect(got({ secrets: {} })).toBe("an object");
+    expect(got({ issuer: "https://x", secrets: {} })).toBe("a configuration; pass it to createAuth() first");
+    expect(got({ method: "GET" })).toBe("a request, so the function itself was mounted without being called");
+  });
+
   it("app.use(authRouter), without the call, fails its first request with that TypeError instead of hanging", async () => {
     const errors: unknown[] = [];
     const app = express();
@@ -90,6 +118,46 @@ describe("Express: the adapter checks what it is given", () => {
     expect((await login(base, "/api/v1/auth/login")).status).toBe(400);
     expect((await login(base, "/api/v1/elsewhere/auth")).status).toBe(404);
     expect(written).toEqual([]);
+  });
+});
+
+describe("Express: what a mount under a path is told", () => {
+  /** The lines written for one request to `path`, with authRouter mounted under `mount`. */
+  async function linesFor(mount: string, path: string, http?: { basePath: string }): Promise<string[]> {
+    const { auth } = makeTestAuth(http ? { http } : {});
+    const app = express();
+    app.use(mount, authRouter(auth));
+    const base = await listen(app);
+    const written = captureStderr();
+    await login(base, path);
+    return written;
+  }
+
+  it("a route with a parameter is recognised, and the base path to set is the part the mount swallowed too little of", async () => {
+    expect(await linesFor("/api/v1", "/api/v1/auth/sessions/abc")).toEqual([
+      expect.stringContaining('sees "/auth/sessions/abc" for "/api/v1/auth/sessions/abc"; its routes are at "/api/v1/auth/…"'),
+    ]);
+    expect(await linesFor("/api", "/api/v1/auth/login")).toEqual([
+      '[portcullis] authRouter(auth) is mounted under "/api", so it sees "/v1/auth/login" for "/api/v1/auth/login"; its routes are at "/api/v1/auth/…" below where it is mounted. Mount it with app.use(authRouter(auth)) and no path, or set http.basePath to "/v1".\n',
+    ]);
+    expect(await linesFor("/x", "/x/a/b/auth/admin/users/u1/totp", { basePath: "/a" })).toEqual([
+      expect.stringContaining('or set http.basePath to "/a/b".'),
+    ]);
+  });
+
+  it("says nothing for a path under /auth that names no route, or is shorter than every route", async () => {
+    expect(await linesFor("/api/v1", "/api/v1/auth/nothing-here")).toEqual([]);
+    expect(await linesFor("/api/v1", "/api/v1/auth")).toEqual([]);
+    expect(await linesFor("/api/v1", "/api/v1/auth/sessions/abc/more")).toEqual([]);
+  });
+
+  it("explainMountPath says nothing when the path names a route under the configured basePath", () => {
+    const { auth } = makeTestAuth();
+    const written = captureStderr();
+    explainMountPath(auth, "/api", "/api/v1/auth/login");
+    expect(written).toEqual([]);
+    explainMountPath(auth, "/api", "/v1/auth/login");
+    expect(written).toHaveLength(1);
   });
 });
 

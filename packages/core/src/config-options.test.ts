@@ -140,6 +140,12 @@ describe("createAuth refuses other mistakes a newcomer makes", () => {
     );
   });
 
+  it("an origin that is not a string is not taken for one without its scheme", () => {
+    expect(refusal({ passkeys: { ...passkeys, origins: [["app.example.com"]] } })).toBe(
+      'Portcullis configuration: passkeys.origins[0] must be an origin such as "https://example.com"; got ["app.example.com"]',
+    );
+  });
+
   it("debug must be a boolean", () => {
     expect(refusal({ debug: "yes" })).toBe('Portcullis configuration: debug must be true or false; got "yes"');
   });
@@ -151,5 +157,27 @@ describe("closestName", () => {
     expect(closestName("passkey", ["password", "passkeys"])).toBe("passkeys");
     expect(closestName("rpdI", ["rpId", "rpName"])).toBe("rpId");
     expect(closestName("zzz", ["keepFullAddress"])).toBeUndefined();
+  });
+
+  it("completes a beginning of four letters or more, whatever its case; a shorter one is too little to go on", () => {
+    expect(closestName("pass", ["rpId", "passkeys"])).toBe("passkeys");
+    expect(closestName("ONINTERNAL", ["issuer", "onInternalError"])).toBe("onInternalError");
+    expect(closestName("pas", ["passkeys"])).toBeUndefined();
+  });
+
+  it("prefers the name with the same letters over one it begins", () => {
+    expect(closestName("Password", ["passwordPolicy", "password"])).toBe("password");
+  });
+
+  it("takes the closest of the names within reach, and the first listed of two equally close", () => {
+    expect(closestName("mxLength", ["maxLength", "minLength"])).toBe("maxLength");
+    expect(closestName("mxLength", ["minLength", "maxLength"])).toBe("maxLength");
+    expect(closestName("mLength", ["minLength", "maxLength"])).toBe("minLength");
+    expect(closestName("mLength", ["maxLength", "minLength"])).toBe("maxLength");
+  });
+
+  it("reaches a third of a long name's letters, and no further", () => {
+    expect(closestName("inLeng", ["minLength"])).toBe("minLength");
+    expect(closestName("nLeng", ["minLength"])).toBeUndefined();
   });
 });

@@ -24,10 +24,10 @@ export function durationSeconds(value: Duration, what: string): number {
 /** A whole number of at least `minimum`, `fallback` when absent; otherwise throws naming `what`. */
 export function positiveInteger(value: unknown, what: string, fallback: number, minimum = 1): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < minimum) {
+  if (!Number.isInteger(value) || (value as number) < minimum) {
     fail(`${what} must be a whole number of at least ${minimum}; got ${JSON.stringify(value)}`);
   }
-  return value;
+  return value as number;
 }
 
 /** Every key of an options interface, each marked `true`: written with `satisfies` so the list cannot fall behind the type. */
@@ -35,7 +35,7 @@ export type OptionNames<T> = Record<keyof T, true>;
 
 /** The edit distance of two names: insertions, deletions and substitutions (a swap of neighbours counts two). */
 function editDistance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => [i]);
   for (let j = 1; j <= b.length; j++) (rows[0] as number[])[j] = j;
   for (let i = 1; i <= a.length; i++) {
     const row = rows[i] as number[];

@@ -129,7 +129,7 @@ describe("createAuth configuration", () => {
   });
 
   it("a malformed lifetime is refused, naming the setting and the accepted forms", () => {
-    for (const access of ["15 minutes", -1, 0, 1.5, "0m", "15M", "", "15"]) {
+    for (const access of ["15 minutes", -1, 0, 1.5, "0m", "15M", "", "15", "-15m", "x15m", "15m ", ["15m"]]) {
       const error = configError({ ttl: { access } });
       expect(error.message).toMatch(/ttl\.access must be a positive whole number of seconds or a string like "15m"/);
       expect(error.message).toContain(JSON.stringify(access));

@@ -1,7 +1,7 @@
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { addUser, authError, makeAuth, signIn } from "../flows/fixtures.test-support.js";
+import { addUser, authError, goodPassword, makeAuth, signIn } from "../flows/fixtures.test-support.js";
 import { makeAuthenticator, makePasskeyAuth, origin, userWithPasskey } from "../flows/passkeys.test-support.js";
 import { verifyAccessToken } from "../flows/verify-access-token.js";
 import { webauthnBegin, webauthnFinish } from "../flows/webauthn-login.js";
@@ -78,6 +78,72 @@ describe("a passkey ceremony refused for its origin or relying party", () => {
   });
 });
 
+describe("what a passkey refusal's explanation says", () => {
+  it("WA-2: every listed origin is named in the line, joined by 'or'", async () => {
+    const harness = makePasskeyAuth({ debug: true }, { origins: [origin, "https://admin.example.com"] });
+    const { authenticator } = await userWithPasskey(harness);
+    const { ceremonyId, options } = await webauthnBegin(harness.auth, {});
+    const response = authenticator.authenticate(options, { origin: "https://evil.example.net" });
+    const output = await stderrOf(() => authError(webauthnFinish(harness.auth, { ceremonyId, response })));
+    expect(output).toContain(
+      '(expected "https://app.example.com" or "https://admin.example.com"; got "https://evil.example.net")',
+    );
+  });
+
+  it("WA-2: a registration for a relying party that is neither the origin's host nor a parent of it is reported as none", async () => {
+    const harness = makePasskeyAuth({ debug: true });
+    const userId = await addUser(harness.auth, "alice");
+    const { ceremonyId, options } = await webauthnRegisterBegin(harness.auth, { userId, label: "Key", password: goodPassword });
+    const response = makeAuthenticator().register(options, { rpId: "other.example.org" });
+    let code: number | undefined;
+    const output = await stderrOf(async () => {
+      code = (await authError(webauthnRegisterFinish(harness.auth, { userId, ceremonyId, response }))).code;
+    });
+    expect(code).toBe(40100);
+    expect(harness.events.filter((event) => event.type === "check.failed")).toEqual([
+      expect.objectContaining({ check: "passkey_rp_id", expected: ["example.com"], received: null }),
+    ]);
+    expect(output).toBe(
+      '[portcullis] refused: a passkey answered for another relying party than passkeys.rpId (expected "example.com"; got none)\n',
+    );
+  });
+
+  it("WA-2: a registration for a parent domain of the origin's host names that parent", async () => {
+    const harness = makePasskeyAuth({}, { rpId: "app.example.com" });
+    const userId = await addUser(harness.auth, "alice");
+    const { ceremonyId, options } = await webauthnRegisterBegin(harness.auth, { userId, label: "Key", password: goodPassword });
+    const response = makeAuthenticator().register(options, { rpId: "example.com" });
+    await authError(webauthnRegisterFinish(harness.auth, { userId, ceremonyId, response }));
+    expect(harness.events.filter((event) => event.type === "check.failed")).toEqual([
+      expect.objectContaining({ check: "passkey_rp_id", expected: ["app.example.com"], received: "example.com" }),
+    ]);
+  });
+
+  it("an answer whose clientDataJSON is unreadable or names no origin string is refused as before, and explains nothing", async () => {
+    const harness = makePasskeyAuth({ debug: true });
+    const { authenticator } = await userWithPasskey(harness);
+    for (const clientData of [
+      "not json",
+      JSON.stringify({ type: "webauthn.get", challenge: "AAAA" }),
+      JSON.stringify({ type: "webauthn.get", challenge: "AAAA", origin: ["https://evil.example.net"] }),
+    ]) {
+      const { ceremonyId, options } = await webauthnBegin(harness.auth, {});
+      const signed = authenticator.authenticate(options);
+      const response = {
+        ...signed,
+        response: { ...signed.response, clientDataJSON: Buffer.from(clientData).toString("base64url") },
+      };
+      let code: number | undefined;
+      const output = await stderrOf(async () => {
+        code = (await authError(webauthnFinish(harness.auth, { ceremonyId, response }))).code;
+      });
+      expect(code).toBe(40100);
+      expect(output).toBe("");
+    }
+    expect(harness.events.some((event) => event.type === "check.failed")).toBe(false);
+  });
+});
+
 describe("a token refused for its issuer or audience", () => {
   it("is a check.failed event naming both values, and with debug a line on stderr; the answer stays 40101", async () => {
     const signer = makeAuth({ issuer: "https://auth.example.com" });
@@ -116,6 +182,23 @@ describe("a token refused for its issuer or audience", () => {
     expect(verifier.events.filter((event) => event.type === "check.failed")).toEqual([
       expect.objectContaining({ check: "token_audience", expected: ["example-api"], received: "other-api" }),
     ]);
+  });
+
+  it("holds a received value of up to 200 characters whole, and cuts a longer one to 200 and an ellipsis", async () => {
+    for (const [length, received] of [
+      [200, "a".repeat(200)],
+      [201, `${"a".repeat(200)}…`],
+    ] as const) {
+      const signer = makeAuth({ audience: "a".repeat(length) });
+      await addUser(signer.auth, "alice");
+      const { accessToken } = await signIn(signer, "alice");
+      const verifier = makeAuth({ storage: signer.storage, clock: signer.clock, debug: true });
+      const output = await stderrOf(() => authError(verifyAccessToken(verifier.auth, { token: accessToken })));
+      expect(verifier.events.filter((event) => event.type === "check.failed")).toEqual([
+        expect.objectContaining({ check: "token_audience", received }),
+      ]);
+      expect(output).toContain(`; got "${received}")`);
+    }
   });
 
   it("is not reported for a token that is merely invalid", async () => {

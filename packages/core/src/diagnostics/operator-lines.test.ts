@@ -5,7 +5,7 @@ import { handleRequest } from "../http/handle-request.js";
 import type { HttpRequest } from "../http/types.js";
 import { memoryStorage } from "../storage/memory.js";
 import type { Storage } from "../storage/types.js";
-import { describeInternalError } from "./operator-lines.js";
+import { describeInternalError, printInternalError } from "./operator-lines.js";
 
 const password = "Tr0ub4dor&3-never-logged";
 
@@ -120,5 +120,39 @@ describe("describeInternalError", () => {
     );
     expect(describeInternalError({ password }, "abc")).toBe("internal error, request abc: thrown object");
     expect(describeInternalError(password, "abc")).toBe("internal error, request abc: thrown string");
+  });
+
+  it("follows at most five errors of the cause chain, a cycle included", () => {
+    let chain = new Error("error 7");
+    for (let n = 6; n >= 1; n--) chain = new Error(`error ${n}`, { cause: chain });
+    const line = describeInternalError(chain, "abc");
+    expect(line.match(/Error: error \d/g)).toEqual([
+      "Error: error 1",
+      "Error: error 2",
+      "Error: error 3",
+      "Error: error 4",
+      "Error: error 5",
+    ]);
+    const cycle = new Error("again");
+    cycle.cause = cycle;
+    expect(describeInternalError(cycle, "abc").match(/Error: again/g)).toHaveLength(5);
+  });
+
+  it("takes stack frames only from an error's own string stack", () => {
+    expect(describeInternalError({ stack: "Error\n    at sent by the client" }, "abc")).toBe(
+      "internal error, request abc: thrown object",
+    );
+    const stackless = new Error("no stack");
+    stackless.stack = undefined;
+    expect(describeInternalError(stackless, "abc")).toBe("internal error, request abc: Error: no stack");
+  });
+});
+
+describe("printInternalError", () => {
+  it("writes one line, each run of line breaks and the spaces around them made one space", async () => {
+    const error = new Error("first line  \r\n\n  second line\nthird");
+    error.stack = undefined;
+    const printed = await stderrOf(async () => printInternalError(error, "abc"));
+    expect(printed).toBe("[portcullis] internal error, request abc: Error: first line second line third\n");
   });
 });

@@ -12,7 +12,7 @@ export function writeOperatorLine(text: string): void {
 }
 
 function oneLine(text: string): string {
-  return text.replace(/\s*[\r\n]+\s*/g, " ");
+  return text.replace(/\s*[\r\n]\s*/g, " ");
 }
 
 const maxCauses = 5;

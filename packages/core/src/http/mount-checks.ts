@@ -5,11 +5,9 @@ import { routes } from "./routes/index.js";
 
 /** True for what `createAuth` returns (checked by shape, so two copies of core still agree). */
 function isAuthInstance(value: unknown): value is Auth {
-  const candidate = value as Partial<Record<keyof Auth, unknown>> | null;
+  const candidate = value as Partial<Record<keyof Auth, unknown>> | null | undefined;
   return (
-    typeof candidate === "object" &&
-    candidate !== null &&
-    typeof candidate.config === "object" &&
+    typeof candidate?.config === "object" &&
     typeof candidate.storage === "object" &&
     typeof candidate.emit === "function" &&
     typeof candidate.keys === "object"
@@ -20,13 +18,13 @@ function isAuthInstance(value: unknown): value is Auth {
 function described(value: unknown): string {
   if (value === undefined) return "nothing";
   if (value === null) return "null";
-  const shape = value as { method?: unknown; req?: unknown; headers?: unknown };
-  if (typeof value === "object" && (typeof shape.method === "string" || typeof shape.req === "object")) {
+  if (typeof value !== "object") return `a ${typeof value}`;
+  const shape = value as { method?: unknown; req?: unknown };
+  if (typeof shape.method === "string" || typeof shape.req === "object") {
     return "a request, so the function itself was mounted without being called";
   }
-  if (typeof value === "object" && "issuer" in value && "secrets" in value)
-    return "a configuration; pass it to createAuth() first";
-  return `a ${typeof value}`;
+  if ("issuer" in value && "secrets" in value) return "a configuration; pass it to createAuth() first";
+  return "an object";
 }
 
 /**
@@ -43,12 +41,15 @@ export function assertAuthArgument(value: unknown, name: string, call: string): 
 
 const routeSegments = routes.filter((route) => !route.atRoot).map((route) => route.path.split("/").slice(1));
 
-/** The base path under which `path` would name one of the routes, or undefined when it names none. */
+/**
+ * The base path under which `path` would name one of the routes, or undefined when it names none.
+ * A path shorter than a route needs no test of its own: the route's first segment, `auth` (never a
+ * parameter), is compared with one before the path's first, which is undefined.
+ */
 function basePathNaming(path: string): string | undefined {
   const segments = path.split("/").slice(1);
   for (const expected of routeSegments) {
     const start = segments.length - expected.length;
-    if (start < 0) continue;
     const matches = expected.every((segment, index) => segment.startsWith(":") || segment === segments[start + index]);
     if (matches) return start === 0 ? "" : `/${segments.slice(0, start).join("/")}`;
   }
