@@ -13,16 +13,26 @@ interface Subscriber {
 
 /** What the channel uses of a node-redis client from `createClient()`: `PUBLISH`, and a duplicate for `SUBSCRIBE`. */
 export interface RedisServerPubSub {
+  /** `PUBLISH`: sends a message to the channel's subscribers. */
   publish(channel: string, message: string): Promise<unknown>;
-  duplicate(): Subscriber & { subscribe(channels: string[], listener: Listener): Promise<unknown> };
+  /** A new client with the same options, not yet connected: the channel's subscriber connection. */
+  duplicate(): Subscriber & {
+    /** `SUBSCRIBE`: `listener` receives every message of `channels`; node-redis resubscribes after a reconnection. */
+    subscribe(channels: string[], listener: Listener): Promise<unknown>;
+  };
 }
 
 /** What the channel uses of a node-redis cluster client from `createCluster()`: sharded pub/sub (`SPUBLISH`, `SSUBSCRIBE`). */
 export interface RedisClusterPubSub {
   /** The primaries (node-redis's `cluster.masters`): how a cluster client is told from a single server's. */
   readonly masters: readonly object[];
+  /** `SPUBLISH`: sends a message to the subscribers of the shard channel, on the shard that owns its slot. */
   sPublish(channel: string, message: string): Promise<unknown>;
-  duplicate(): Subscriber & { sSubscribe(channels: string[], listener: Listener): Promise<unknown> };
+  /** A new cluster client with the same options, not yet connected: the channel's subscriber. */
+  duplicate(): Subscriber & {
+    /** `SSUBSCRIBE`: `listener` receives every message of `channels` (one slot); node-redis follows the slot when it moves. */
+    sSubscribe(channels: string[], listener: Listener): Promise<unknown>;
+  };
 }
 
 /** Options of {@link redisRevocationChannel}. */
