@@ -165,18 +165,25 @@ export function bearerToken(authorization: string | undefined): string | undefin
   return match ? (match[1] as string) : undefined;
 }
 
-async function verifyBearer(
+/**
+ * The access of a request's bearer token, and the role check. A missing token throws at once;
+ * without roles the token check's own promise is handed back, with no further hop.
+ */
+function verifyBearer(
   auth: Auth,
   authorization: string | undefined,
   roles: readonly string[] | undefined,
 ): Promise<AccessContext> {
   const token = bearerToken(authorization);
   if (!token) throw new AuthError(ErrorCode.InvalidToken, "A bearer access token is required");
-  const access = await verifyAccessToken(auth, { token });
-  if (roles && !roles.some((role) => access.roles.includes(role))) {
-    throw new AuthError(ErrorCode.Forbidden, "A role this route requires is missing");
-  }
-  return access;
+  const verified = verifyAccessToken(auth, { token });
+  if (!roles) return verified;
+  return verified.then((access) => {
+    if (!roles.some((role) => access.roles.includes(role))) {
+      throw new AuthError(ErrorCode.Forbidden, "A role this route requires is missing");
+    }
+    return access;
+  });
 }
 
 /**
@@ -197,20 +204,24 @@ async function verifyBearer(
  * }, { roles: ["admin"] });
  * ```
  */
-export async function authorizeRequest(
+export function authorizeRequest(
   auth: Auth,
   request: Pick<HttpRequest, "header" | "peerAddress" | "secure">,
   options: { roles?: readonly string[] } = {},
 ): Promise<AccessContext> {
-  const telemetry = telemetryOf(auth);
-  if (telemetry !== null) {
-    return await telemetry.traceAuthorize(async () => {
-      requireTls(auth, request);
-      return await verifyBearer(auth, request.header("authorization"), options.roles);
-    });
+  try {
+    const telemetry = telemetryOf(auth);
+    if (telemetry !== null) {
+      return telemetry.traceAuthorize(() => {
+        requireTls(auth, request);
+        return verifyBearer(auth, request.header("authorization"), options.roles);
+      });
+    }
+    requireTls(auth, request);
+    return verifyBearer(auth, request.header("authorization"), options.roles);
+  } catch (error) {
+    return Promise.reject(error);
   }
-  requireTls(auth, request);
-  return await verifyBearer(auth, request.header("authorization"), options.roles);
 }
 
 /**
