@@ -319,6 +319,12 @@ function usernameOrderRange({ afterUsernameKey, usernameKeyPrefix }: UserListQue
   return [start === undefined ? "-" : `[${start}`, upper === null ? "+" : `(${upper}`];
 }
 
+const replacePasswordHashScript = `
+-- KEYS: the user. ARGV: the expected hash, the next hash, updatedAt (each as JSON text).
+if redis.call('HGET', KEYS[1], 'passwordHash') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'passwordHash', ARGV[2], 'updatedAt', ARGV[3])
+return 1`;
+
 const incrementTokenVersionScript = `
 -- KEYS: the user. ARGV: updatedAt.
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
@@ -405,6 +411,9 @@ function redisUsers(redis: Redis): UserStore {
       const keys = [userKey(id), orderKey, ...(renamed ? [usernameKey(patch.usernameKey as string)] : [])];
       const member = renamed ? orderMember(patch.usernameKey as string, ref(id)) : "";
       return withAddress(fromPairs<UserRecord>(await run(updateUserScript, keys, [prefix, ref(id), member, ...toArgs(changes)])));
+    },
+    async replacePasswordHash(id, expected, next, now) {
+      return (await run<number>(replacePasswordHashScript, [userKey(id)], [json(expected), json(next), json(now)])) === 1;
     },
     async incrementTokenVersion(id, now) {
       const version = await run<number>(incrementTokenVersionScript, [userKey(id)], [json(now)]);

@@ -205,6 +205,12 @@ function memoryUsers() {
       byId.set(id, updated);
       return updated;
     },
+    async replacePasswordHash(id, expected, next, now) {
+      const user = byId.get(id);
+      if (!user || user.passwordHash !== expected) return false;
+      byId.set(id, frozenWith(user, { passwordHash: next, updatedAt: now }));
+      return true;
+    },
     async incrementTokenVersion(id, now) {
       const user = byId.get(id);
       if (!user) return null;

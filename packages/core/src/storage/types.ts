@@ -79,6 +79,13 @@ export interface UserStore {
   setEmail(id: string, setting: EmailSetting, now: number): Promise<EmailChange>;
   /** Applies `patch` and sets `updatedAt`; returns the updated user, or null if none. */
   update(id: string, patch: UserPatch, now: number): Promise<UserRecord | null>;
+  /**
+   * Atomically sets the user's `passwordHash` to `next`, and `updatedAt`, only if it still equals
+   * `expected` (compare-and-set): a re-hash at sign-in (PW-1, IM-1) never overwrites a password
+   * changed since it was read. Returns whether it wrote. Of concurrent calls with one `expected`,
+   * at most one writes (SQL: `UPDATE … WHERE id = ? AND password_hash = ?`).
+   */
+  replacePasswordHash(id: string, expected: string, next: string, now: number): Promise<boolean>;
   /** Atomically adds one to the token version; returns the new value, or null if no user. */
   incrementTokenVersion(id: string, now: number): Promise<number | null>;
   /**

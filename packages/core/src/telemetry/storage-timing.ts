@@ -21,6 +21,7 @@ const storeMethods = {
     findByVerifiedEmail: true,
     setEmail: true,
     update: true,
+    replacePasswordHash: true,
     incrementTokenVersion: true,
     incrementTokenVersionsBySource: true,
     list: true,

@@ -116,6 +116,15 @@ export function userStore(context: StoreContext): UserStore {
       const updated = await unlessDuplicate(() => db.updateTable(t.users).set(set).where("id", "=", id).execute());
       return updated ? findById(id) : null;
     },
+    async replacePasswordHash(id, expected, next, now) {
+      const result = await db
+        .updateTable(t.users)
+        .set({ password_hash: next, updated_at: now })
+        .where("id", "=", id)
+        .where("password_hash", "=", expected)
+        .executeTakeFirst();
+      return num(result.numUpdatedRows) === 1;
+    },
     async incrementTokenVersion(id, now) {
       return updateCounting(context, t.users, "token_version", sql`token_version + 1`, (query) => query.where("id", "=", id), {
         updated_at: now,

@@ -92,6 +92,31 @@ export function usersSuite(context: SuiteContext): void {
       expect(await storage.users.update(uniqueId("user"), { disabled: true }, BASE_TIME)).toBeNull();
     });
 
+    it("PW-1, IM-1: replacePasswordHash writes only over the expected hash, and sets updatedAt", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage, { passwordHash: "imported:old" });
+      expect(await storage.users.replacePasswordHash(userId, "imported:other", "$argon2id$new", BASE_TIME + 5)).toBe(false);
+      expect((await storage.users.findById(userId))?.passwordHash).toBe("imported:old");
+      expect(await storage.users.replacePasswordHash(userId, "imported:old", "$argon2id$new", BASE_TIME + 5)).toBe(true);
+      const stored = await storage.users.findById(userId);
+      expect(stored?.passwordHash).toBe("$argon2id$new");
+      expect(stored?.updatedAt).toBe(BASE_TIME + 5);
+      expect(await storage.users.replacePasswordHash(uniqueId("user"), "imported:old", "$argon2id$new", BASE_TIME)).toBe(false);
+      const withoutPassword = await createUser(storage, { passwordHash: null });
+      expect(await storage.users.replacePasswordHash(withoutPassword, "", "$argon2id$new", BASE_TIME)).toBe(false);
+      expect((await storage.users.findById(withoutPassword))?.passwordHash).toBeNull();
+    });
+
+    it("PW-1, IM-1: of 20 concurrent replacePasswordHash calls over one expected hash, exactly one writes", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage, { passwordHash: "imported:old" });
+      const written = await concurrently(20, (index) =>
+        storage.users.replacePasswordHash(userId, "imported:old", `$argon2id$${index}`, BASE_TIME),
+      );
+      expect(written.filter(Boolean)).toHaveLength(1);
+      expect((await storage.users.findById(userId))?.passwordHash).toBe(`$argon2id$${written.indexOf(true)}`);
+    });
+
     it("TV-1: incrementTokenVersion only grows and sets updatedAt", async () => {
       const storage = await makeStorage();
       const userId = await createUser(storage, { tokenVersion: 7 });
