@@ -65,8 +65,9 @@ const explained = new WeakSet<Auth>();
  * `http.basePath` to set. Nothing is said when the request names no route at all.
  */
 export function explainMountPath(auth: Auth, mountPath: string, url: string): void {
-  if (explained.has(auth) || !url.includes("/auth")) return;
+  if (explained.has(auth)) return;
   const path = normalizePath(url);
+  if (!path.includes("/auth")) return;
   const base = basePathNaming(path);
   if (base === undefined || base === auth.config.basePath) return;
   explained.add(auth);
