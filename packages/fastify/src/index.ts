@@ -208,9 +208,14 @@ const portcullisPlugin: FastifyPluginCallback<PortcullisOptions> = (fastify: Fas
   // are): a request that core resolves to one of its paths but Fastify's router sent elsewhere
   // or nowhere (`//api/v1/auth/login`, `/api/v1/things/../auth/me`) is answered by core too,
   // as by the other adapters, so it never reaches an app route (RL-3). Its body is still unread.
-  fastify.addHook("onRequest", async (request, reply) => {
-    if (routeConfig(request)[routeMark] === serve || !servesPath(auth, request.url)) return;
-    return await serve(request, reply);
+  // A callback hook, so that the requests it passes on (all but a few) take no promise and no
+  // microtask; the path test comes first, so they do not build `request.routeOptions` either.
+  fastify.addHook("onRequest", (request, reply, done) => {
+    if (!servesPath(auth, request.url) || routeConfig(request)[routeMark] === serve) {
+      done();
+      return;
+    }
+    serve(request, reply).then(() => done(), done);
   });
   fastify.register(routesPlugin(auth, serve), { prefix: options.prefix ?? "" });
   done();
@@ -277,11 +282,19 @@ export default portcullis;
  */
 export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): preHandlerAsyncHookHandler {
   assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
-  return async function requirePortcullisAuth(request, reply) {
+  // Not an async function: the check's promise is handed to Fastify with one step chained, not awaited.
+  return function requirePortcullisAuth(request, reply) {
+    let authorized: Promise<AccessContext>;
     try {
-      request.auth = await authorizeRequest(auth, connectionOf(request, options.getPeerAddress), options);
+      authorized = authorizeRequest(auth, connectionOf(request, options.getPeerAddress), options);
     } catch (error) {
-      return send(reply, errorResponse(auth, error));
+      return Promise.resolve(send(reply, errorResponse(auth, error)));
     }
+    return authorized.then(
+      (access) => {
+        request.auth = access;
+      },
+      (error: unknown) => send(reply, errorResponse(auth, error)),
+    );
   };
 }
