@@ -46,6 +46,10 @@ export interface ServerOptions {
   admin?: boolean;
   /** Portcullis: false turns the sweep's timer off (`sweepInterval: false`), so only a figure's own sweep deletes rows. */
   sweep?: boolean;
+  /** Portcullis: `tokenStateCacheSeconds` (default 0: the token state read from storage on every request). */
+  tokenStateCacheSeconds?: number;
+  /** Portcullis: a revocation channel (`redisRevocationChannel`) on the Redis at this URL; the server waits until it is connected. */
+  revocationRedisUrl?: string;
 }
 
 /** The line a server prints on stdout once it listens: `BENCH_READY <json>`. */

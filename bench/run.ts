@@ -24,7 +24,7 @@ import {
   username,
 } from "./common.js";
 import type { LoadResult, LoadSpec } from "./load.js";
-import { createScratchSchema, postgresMissing, postgresUrl } from "./postgres.js";
+import { type ScratchSchema, createScratchSchema, postgresMissing, postgresUrl } from "./postgres.js";
 import {
   type Pinning,
   type RunningServer,
@@ -295,6 +295,78 @@ function fastifyFigure(): Promise<Row[]> {
       ),
     ];
   });
+}
+
+/** Where figure 12's revocation channel meets: `BENCH_REDIS_URL`, or the machine's Redis. */
+const redisUrl = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+/** Why no Redis answers at {@link redisUrl}, or null when one does. */
+async function redisMissing(): Promise<string | null> {
+  const { createClient } = await import("redis");
+  const probe = createClient({ url: redisUrl, socket: { connectTimeout: 1000, reconnectStrategy: false } });
+  probe.on("error", () => {});
+  try {
+    await probe.connect();
+    await probe.ping();
+    return null;
+  } catch (error) {
+    return `no Redis answers at ${redisUrl} (${(error as Error).message}); set BENCH_REDIS_URL`;
+  } finally {
+    if (probe.isOpen) probe.destroy();
+  }
+}
+
+/**
+ * Figure 12: the protected route on PostgreSQL storage against bare Express, measured as figures
+ * 1–3 are: without a revocation channel, as configured by default (the token state read from
+ * PostgreSQL on every request, so a revocation is seen at the next one), with a 60 s token-state
+ * cache alone (a revocation seen elsewhere within 60 s), and with the cache and a Redis revocation
+ * channel (seen everywhere within the channel's latency). Each server on a schema of its own.
+ */
+async function revocationChannelFigure(): Promise<Row[]> {
+  const figures = [
+    "12 PostgreSQL: Portcullis requireAuth, no cache, no channel",
+    "12 PostgreSQL: Portcullis requireAuth, 60 s cache, no channel",
+    "12 PostgreSQL: Portcullis requireAuth, 60 s cache, Redis revocation channel",
+  ];
+  const baseline = "bare Express route";
+  const missing = (await postgresMissing()) ?? (await redisMissing());
+  if (missing) {
+    console.log(`\nFigure 12 skipped: ${missing}`);
+    return figures.map((figure) => ({ figure, baseline, raw: "", skipped: `skipped: ${missing}` }));
+  }
+  const schemas = await Promise.all([createScratchSchema(), createScratchSchema(), createScratchSchema()]);
+  const [uncached, cached, channel] = schemas as [ScratchSchema, ScratchSchema, ScratchSchema];
+  const start = (mode: ServerMode, options?: ServerOptions) => startServer(pinning, secrets, mode, options);
+  try {
+    const servers = {
+      bareExpress: start("bare-express"),
+      uncached: start("portcullis-express", { postgresUrl: uncached.url }),
+      cached: start("portcullis-express", { postgresUrl: cached.url, tokenStateCacheSeconds: 60 }),
+      channel: start("portcullis-express", {
+        postgresUrl: channel.url,
+        tokenStateCacheSeconds: 60,
+        revocationRedisUrl: redisUrl,
+      }),
+    };
+    return await withServers(servers, async (s) => {
+      const samples = await roundRobin(
+        `Figure 12: protected GET ${protectedPath} on PostgreSQL storage, autocannon -c ${connections.protectedRoute}`,
+        {
+          bareExpress: protectedRouteCase("bare Express", s.bareExpress, undefined),
+          uncached: protectedRouteCase("Portcullis PostgreSQL, no cache", s.uncached, s.uncached.ready.authHeaders),
+          cached: protectedRouteCase("Portcullis PostgreSQL, 60 s cache", s.cached, s.cached.ready.authHeaders),
+          channel: protectedRouteCase("Portcullis PostgreSQL, 60 s cache + channel", s.channel, s.channel.ready.authHeaders),
+        },
+        plan.protectedRoute,
+      );
+      return [samples.uncached, samples.cached, samples.channel].map((values, index) =>
+        rowOf(figures[index] as string, baseline, values, samples.bareExpress, "req/s"),
+      );
+    });
+  } finally {
+    await Promise.all(schemas.map((schema) => schema.drop()));
+  }
 }
 
 /** A login request's body and headers for the bench user, with `password`. */
@@ -794,11 +866,12 @@ const figureGroups: [number[], () => Promise<Row[]>][] = [
   [[9], postgresLoginFigure],
   [[10], scaleFigure],
   [[11], fastifyFigure],
+  [[12], revocationChannelFigure],
 ];
 
 /** `BENCH_FIGURES=3,6` measures only the groups that print those figures; by default, all of them. */
 const selectedFigures = new Set(
-  (process.env.BENCH_FIGURES ?? (quick ? "1,2,3,4,5,6,7,8,9,10,11" : "1,2,3,4,5,6,7,8,9,11"))
+  (process.env.BENCH_FIGURES ?? (quick ? "1,2,3,4,5,6,7,8,9,10,11,12" : "1,2,3,4,5,6,7,8,9,11,12"))
     .split(",")
     .map((number) => Number(number.trim())),
 );

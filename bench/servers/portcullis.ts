@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import {
   type Auth,
   type AuthConfig,
+  type RevocationChannel,
   type Storage,
   type TokenSet,
   createAuth,
@@ -9,6 +10,7 @@ import {
   login,
   memoryStorage,
   refresh,
+  revocationChannelStatus,
 } from "@portcullis/core";
 import { authRouter, requireAuth as requireAuthExpress } from "@portcullis/express";
 import { authApp, requireAuth as requireAuthHono } from "@portcullis/hono";
@@ -29,6 +31,16 @@ async function storageFor(options: ServerOptions): Promise<Storage> {
   const storage = await connectStorage({ url: options.postgresUrl });
   await migrate(storage);
   return storage;
+}
+
+/** A Redis revocation channel on its own client, on a channel of this server's own. */
+async function revocationChannelFor(url: string): Promise<RevocationChannel> {
+  const { createClient } = await import("redis");
+  const { redisRevocationChannel } = await import("@portcullis/redis");
+  const client = createClient({ url });
+  client.on("error", (error) => console.error(`redis: ${(error as Error).message}`));
+  await client.connect();
+  return redisRevocationChannel({ client, channel: `{portcullis-bench-${randomBytes(6).toString("hex")}}:revocations` });
 }
 
 /** Signs the user in `count` times, four at once (the hasher's default concurrency): one session each. */
@@ -100,12 +112,17 @@ export async function portcullisInstance(
 ): Promise<{ auth: Auth; ready: Omit<ServerReady, "port"> }> {
   const auth = createAuth({
     storage: await storageFor(options),
+    ...(options.tokenStateCacheSeconds ? { tokenStateCacheSeconds: options.tokenStateCacheSeconds } : {}),
+    ...(options.revocationRedisUrl ? { revocationChannel: await revocationChannelFor(options.revocationRedisUrl) } : {}),
     issuer,
     audience,
     secrets: { signing: secrets.BENCH_SIGNING_SECRET, encryption: randomBytes(32).toString("base64url") },
     ...(options.generousThrottle ? { throttle: generousThrottle } : {}),
     ...(options.sweep === false ? { sweepInterval: false as const } : {}),
   });
+  if (options.revocationRedisUrl) {
+    while (revocationChannelStatus(auth) !== "connected") await new Promise((resolve) => setTimeout(resolve, 10));
+  }
   const roles = options.admin ? ["admin"] : ["user"];
   const user = await createUser(auth, { username, password: secrets.BENCH_PASSWORD, roles });
   const storedHash = (await auth.storage.users.findById(user.id))?.passwordHash;
