@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { hash as argon2Hash, verify as argon2Verify } from "@node-rs/argon2";
+import bcryptjs from "bcryptjs";
 import { describe, expect, it, vi } from "vitest";
+import { parseImportedPasswordHash } from "../crypto/imported-password-hash.js";
 import { phcParameters } from "../crypto/password-hasher.js";
 import { ErrorCode } from "../errors/codes.js";
 import { memoryStorage } from "../storage/memory.js";
@@ -199,6 +201,40 @@ describe("login", () => {
       expect(await auth.passwords.verify(rehashed, goodPassword)).toBe(true);
       await tokensOf(login(auth, { username: "old-hash", password: goodPassword }));
       expect((await storage.users.findById(userId))?.passwordHash).toBe(rehashed);
+    });
+
+    it("PW-1: the re-hash does not overwrite a password changed after it was read (compare-and-set)", async () => {
+      const { auth, storage } = makeAuth();
+      const userId = await addUser(auth, "racing");
+      const old = await argon2Hash(goodPassword, { algorithm: 2, memoryCost: 19456, timeCost: 3, parallelism: 1 });
+      await storage.users.update(userId, { passwordHash: old }, auth.now());
+      const changed = await auth.passwords.hash("a password set meanwhile");
+      const hash = auth.passwords.hash.bind(auth.passwords);
+      const during = vi.spyOn(auth.passwords, "hash").mockImplementationOnce(async (password) => {
+        await storage.users.update(userId, { passwordHash: changed }, auth.now());
+        return hash(password);
+      });
+      try {
+        await tokensOf(login(auth, { username: "racing", password: goodPassword }));
+      } finally {
+        during.mockRestore();
+      }
+      expect((await storage.users.findById(userId))?.passwordHash).toBe(changed);
+    });
+
+    it("PW-1, IM-1, TMP-4: a TOTP user whose hash is re-hashed at the password step finishes the login with the code", async () => {
+      const harness = makeAuth();
+      const { auth, storage } = harness;
+      const userId = await addUser(auth, "totp-rehash");
+      const { secret } = await enrolTotp(auth, userId);
+      const parsed = parseImportedPasswordHash(await bcryptjs.hash(goodPassword, 4));
+      if (!parsed.ok) throw new Error(parsed.reason);
+      await storage.users.update(userId, { passwordHash: parsed.stored }, auth.now());
+      const first = await login(auth, { username: "totp-rehash", password: goodPassword });
+      if (first.status !== "totp_required") throw new Error(`expected totp_required, got ${first.status}`);
+      expect(phcParameters((await storage.users.findById(userId))?.passwordHash as string)).not.toBeNull();
+      const done = await verifyTotp(auth, { tempToken: first.tempToken, code: nextCode(harness, secret) });
+      expect(done.user.id).toBe(userId);
     });
 
     it("PW-1: a weaker hash is re-hashed with the configured, higher cost", async () => {

@@ -63,7 +63,8 @@ async function directoryFor(auth: Auth, provider: string | undefined): Promise<E
  * password (EN-1), as do a directory's unknown user, wrong password and ambiguous username; a
  * disabled account, and a directory user in no mapped group, are told so only after the
  * password was proven. When TOTP is on, the result is a temporary token, never a session
- * (EN-3, TMP-1). A hash made with older parameters is re-hashed (PW-1).
+ * (EN-3, TMP-1). A hash made with older parameters, or imported from another system, is
+ * re-hashed to argon2id (PW-1, IM-1).
  *
  * @throws {AuthError} 40001/40002 bad input, 40100 bad credentials, 40300 disabled or no directory role,
  *   40400 directory login off or an unknown provider, 40900 a directory username held by another account,
@@ -118,7 +119,8 @@ export async function login(auth: Auth, input: LoginInput): Promise<LoginResult>
  * Looks the account up and checks the password as typed: `proven` only when this is its local
  * password. `auth.passwords.verify` makes every outcome cost one argon2id verification at the
  * configured parameters (a dummy one without a local password; EN-2), and none for a password
- * that can never match (PW-2, PW-4). Re-hashes an outdated hash (PW-1).
+ * that can never match (PW-2, PW-4). Re-hashes an outdated or imported hash (PW-1, IM-1) with a
+ * compare-and-set, so a password changed meanwhile stays; the user returned holds the hash stored.
  */
 export async function authenticatePassword(
   auth: Auth,
@@ -131,7 +133,9 @@ export async function authenticatePassword(
   if (!proven || !user || localHash === null) return { user, proven: false };
   if (auth.passwords.needsRehash(localHash)) {
     const passwordHash = await auth.passwords.hash(password);
-    await auth.storage.users.update(user.id, { passwordHash }, auth.now());
+    if (await auth.storage.users.replacePasswordHash(user.id, localHash, passwordHash, auth.now())) {
+      return { user: { ...user, passwordHash }, proven: true };
+    }
   }
   return { user, proven: true };
 }
