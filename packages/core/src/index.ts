@@ -11,6 +11,12 @@
 export { type Auth, type CreateAuthOptions, createAuth } from "./auth.js";
 export type { AuthConfig, ResolvedConfig } from "./config.js";
 export type { Duration } from "./config-values.js";
+export {
+  IMPORTED_HASH_LIMITS,
+  type ImportedPasswordHash,
+  type ImportedPasswordHashParse,
+  parseImportedPasswordHash,
+} from "./crypto/imported-password-hash.js";
 export type { EncryptionKeyring } from "./crypto/secret-box.js";
 export type {
   Directory,
@@ -105,6 +111,19 @@ export {
   listIdentities,
   unlinkIdentity,
 } from "./flows/identities.js";
+export {
+  type ImportRefusal,
+  type ImportSkip,
+  type ImportSummary,
+  type ImportUsersOptions,
+  type ImportedIdentity,
+  type ImportedPasskey,
+  type ImportedUser,
+  UnreadableRecord,
+  existsWithOtherData,
+  importListLimits,
+  importUsers,
+} from "./flows/import-users.js";
 export { type LoginInput, login } from "./flows/login.js";
 export type { LoginResult } from "./flows/login-result.js";
 export { type LogoutInput, logout } from "./flows/logout.js";

@@ -33,9 +33,9 @@ export type SessionsEndedReason =
 
 /**
  * Who made an account: the sign-up route, an administrator, the directory or a provider at a first
- * sign-in, or the service's own code (`createUser`).
+ * sign-in, the service's own code (`createUser`), or an import (`importUsers`).
  */
-export type UserCreator = "sign_up" | "admin" | "directory" | "provider" | "service";
+export type UserCreator = "sign_up" | "admin" | "directory" | "provider" | "service" | "import";
 
 /**
  * A check that compares what a request, token or provider carries with the configuration

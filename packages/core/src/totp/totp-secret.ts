@@ -9,6 +9,11 @@ export function sealTotpSecret(auth: Auth, userId: string, secret: Uint8Array): 
   return auth.secretBox.seal(secret, associatedData(userId));
 }
 
+/** Opens a stored TOTP secret with the key that sealed it; the caller zeroes the bytes after use. */
+export function openTotpSecret(auth: Auth, secret: EncryptedSecret, userId: string): Buffer {
+  return auth.secretBox.open(secret, associatedData(userId));
+}
+
 /**
  * The time step whose code `code` is, within the window (TOTP-3), if it is later than the last
  * step the factor accepted (TOTP-4); otherwise null. Spends nothing: the caller spends the step
