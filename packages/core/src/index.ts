@@ -111,6 +111,19 @@ export {
   listIdentities,
   unlinkIdentity,
 } from "./flows/identities.js";
+export {
+  type ImportRefusal,
+  type ImportSkip,
+  type ImportSummary,
+  type ImportUsersOptions,
+  type ImportedIdentity,
+  type ImportedPasskey,
+  type ImportedUser,
+  UnreadableRecord,
+  existsWithOtherData,
+  importListLimits,
+  importUsers,
+} from "./flows/import-users.js";
 export { type LoginInput, login } from "./flows/login.js";
 export type { LoginResult } from "./flows/login-result.js";
 export { type LogoutInput, logout } from "./flows/logout.js";
