@@ -2,10 +2,14 @@
 # Packaging check: packs every package in packages/* with pnpm (which rewrites workspace:^ to real
 # versions), lints each tarball with publint, installs all tarballs at once into an empty npm project
 # together with the peer dependencies, runs scripts/package-smoke.mjs there, measures the client's
-# browser bundle (scripts/client-bundle-size.mjs), type-checks
-# scripts/package-consumer.ts against the packed type declarations, and runs the example tests of
-# docs/testing-kit.md there with vitest, so @portcullis/testing is proven as a user installs it.
-# Needs `pnpm build` to have run first (the tarballs ship dist/).
+# browser bundle (scripts/client-bundle-size.mjs), type-checks scripts/package-consumer.ts, the
+# Express, Hono and Fastify quick starts of docs/examples and the NestJS example (examples/nestjs/src
+# without its test, with Nest 11 from the registry) against the packed type declarations in one tsc
+# program, runs the compiled NestJS example on Nest's Express and Fastify platforms
+# (scripts/package-nestjs.ts drives a sign-in and the guarded routes over HTTP), and runs the example
+# tests of docs/testing-kit.md there with vitest, so @portcullis/testing is proven as a user installs it.
+# Needs `pnpm build` to have run first (the tarballs ship dist/). One npm install fetches everything,
+# preferring npm's own cache (~/.npm) to the registry for what it already holds.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -59,7 +63,15 @@ echo "--- npm install into an empty project"
 cd "$work/project"
 npm init -y >/dev/null
 npm pkg set type=module
-npm install --no-audit --no-fund --loglevel=error "${tarballs[@]}" express hono fastify @electric-sql/pglite redis
+# Nest's packages at the ranges examples/nestjs/package.json asks for; the tools of the later steps.
+nest_packages=()
+while IFS= read -r spec; do nest_packages+=("$spec"); done < <(node -e '
+  const deps = require(process.argv[1]).dependencies;
+  for (const [name, range] of Object.entries(deps)) if (!name.startsWith("@portcullis/")) console.log(`${name}@${range}`);
+' "$root/examples/nestjs/package.json")
+npm install --prefer-offline --no-audit --no-fund --loglevel=error "${tarballs[@]}" express hono fastify @electric-sql/pglite redis \
+  typescript@~5.9.3 @types/express @types/node@20 "vitest@$(node -p "require('$root/package.json').devDependencies.vitest")" \
+  "${nest_packages[@]}"
 for adapter in express hono fastify ldap kysely redis testing; do
   # The adapters must use the packed core, not a second copy fetched from the registry.
   if [[ -e "node_modules/@portcullis/$adapter/node_modules/@portcullis/core" ]]; then
@@ -74,14 +86,40 @@ node smoke.mjs || status=1
 echo "--- the client's browser bundle"
 node "$root/scripts/client-bundle-size.mjs" "$work/project" || status=1
 
-echo "--- type-check a TypeScript consumer against the packed types"
-npm install --no-audit --no-fund --loglevel=error typescript@~5.9.3 @types/express @types/node@20
+echo "--- type-check against the packed types: a TypeScript consumer, the quick starts, examples/nestjs"
 cp "$root/scripts/package-consumer.ts" ./consumer.ts
-npx tsc --noEmit --strict --skipLibCheck false --target es2022 --module nodenext --moduleResolution nodenext \
-  --types node consumer.ts || status=1
+mkdir -p quick-start nest
+for adapter in express hono fastify; do cp "$root/docs/examples/$adapter-quick-start.ts" quick-start/; done
+cp -r "$root/examples/nestjs/src" nest/src
+rm -f nest/src/*.test.ts
+cp "$root/scripts/package-nestjs.ts" nest/src/check.ts
+# Nest's decorators are the legacy ones; emitDecoratorMetadata as Nest's own project template sets it.
+cat >tsconfig.json <<'JSON'
+{
+  "compilerOptions": {
+    "target": "ES2022",
+    "module": "NodeNext",
+    "moduleResolution": "NodeNext",
+    "strict": true,
+    "experimentalDecorators": true,
+    "emitDecoratorMetadata": true,
+    "skipLibCheck": false,
+    "types": ["node"],
+    "outDir": "dist"
+  },
+  "files": ["consumer.ts"],
+  "include": ["quick-start", "nest/src"]
+}
+JSON
+if npx tsc -p tsconfig.json; then
+  echo "--- examples/nestjs, compiled by tsc, on Nest's Express and Fastify platforms"
+  node dist/nest/src/check.js || status=1
+else
+  echo "check-packages: tsc failed (above); the NestJS example was not run" >&2
+  status=1
+fi
 
 echo "--- @portcullis/testing: the example tests of docs/testing-kit.md, type-checked and run with vitest"
-npm install --no-audit --no-fund --loglevel=error "vitest@$(node -p "require('$root/package.json').devDependencies.vitest")"
 mkdir -p kit
 kit_examples=(testing-passkeys.test.ts testing-oauth.test.ts testing-totp.test.ts storage-conformance.test.ts)
 for example in "${kit_examples[@]}"; do cp "$root/docs/examples/$example" "kit/$example"; done
