@@ -8,7 +8,9 @@ import type { AddressInfo } from "node:net";
 import { createAuth } from "@portcullis/core";
 import { authRouter } from "@portcullis/express";
 import { connectStorage } from "@portcullis/kysely";
+import { redisStores } from "@portcullis/redis";
 import express from "express";
+import { connectRedis } from "../../packages/redis/src/redis.test-support.js";
 import type { ServiceConfig, ServiceMessage } from "./service-processes.js";
 
 const send = (message: ServiceMessage) => process.send?.(message);
@@ -19,8 +21,9 @@ async function serve(config: ServiceConfig): Promise<() => Promise<void>> {
     prefix: config.prefix,
     onPoolError: (error) => console.error(`pool error: ${(error as Error).message}`),
   });
+  const redis = config.redis ? await connectRedis(config.redis.url) : undefined;
   const auth = createAuth({
-    storage,
+    storage: redis ? { ...storage, ...redisStores({ client: redis, prefix: config.redis!.prefix, durable: storage }) } : storage,
     issuer: config.issuer,
     audience: config.audience,
     secrets: config.secrets,
@@ -43,6 +46,7 @@ async function serve(config: ServiceConfig): Promise<() => Promise<void>> {
       server.close(() => resolve());
       server.closeAllConnections();
     });
+    redis?.destroy();
     await storage.close();
   };
 }

@@ -19,6 +19,8 @@ export interface ServiceConfig {
   throttle: AuthConfig["throttle"];
   /** How long a process may trust a checked token state (TV-2); 0, every request reads storage, when left out. */
   tokenStateCacheSeconds?: number;
+  /** When given, challenges and counters live in this Redis under this key prefix (`@portcullis/redis`), the rest in PostgreSQL. */
+  redis?: { url: string; prefix: string };
 }
 
 /** The messages between a test and a service process. */

@@ -3,12 +3,16 @@
 // OAuth configuration and storage from connectStorage on one scratch schema, so nothing can pass
 // between them but the database: every flow begun on one and finished on the other proves that
 // the state it needs lives in storage, and every single-use item and counter is shared.
+// The whole suite runs twice: on PostgreSQL alone, and with challenges and counters in the
+// machine's Redis (@portcullis/redis) and the rest in PostgreSQL, as a service with many
+// instances would split them.
 import { randomBytes } from "node:crypto";
 import { type Auth, type TokenSet, createAuth } from "@portcullis/core";
 import { type KyselyStorage, connectStorage, migrate } from "@portcullis/kysely";
 import { driveAuthorization } from "@portcullis/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { postgresUrl, serverMissing } from "../../packages/kysely/src/databases.test-support.js";
+import { connectRedis, deleteKeys, redisMissing, redisUrl, uniquePrefix } from "../../packages/redis/src/redis.test-support.js";
 import {
   type TotpTestUser,
   base32Decode,
@@ -40,7 +44,8 @@ const cacheSeconds = 2;
 
 const describeWithPostgres = describeNeedingService("test/storage/two-instances.test.ts", await serverMissing(postgresUrl));
 
-describeWithPostgres("Many instances: two service processes on one PostgreSQL share everything", () => {
+/** The suite, on PostgreSQL alone, or with challenges and counters in Redis under a key prefix of the run's own. */
+const manyInstances = (redis?: { url: string; prefix: string }) => () => {
   let schema: ScratchSchema | undefined;
   let storage: KyselyStorage | undefined;
   let provider: OidcTestProvider | undefined;
@@ -81,6 +86,7 @@ describeWithPostgres("Many instances: two service processes on one PostgreSQL sh
       passkeys: testPasskeys,
       oauth: corpOAuthConfig(provider, redirectUri),
       throttle,
+      redis,
     };
     const started = await Promise.allSettled([
       startServiceProcess(config),
@@ -280,4 +286,32 @@ describeWithPostgres("Many instances: two service processes on one PostgreSQL sh
     expect(Date.now() - endedAt, logs()).toBeLessThanOrEqual(cacheSeconds * 1000 + 1000);
     expectEnvelope(await me(third, here.accessToken), 0);
   });
-});
+  if (redis) {
+    it("the services keep their throttling counters in Redis, under the run's prefix", async () => {
+      const client = await connectRedis(redis.url);
+      try {
+        let counters = 0;
+        for await (const keys of client.scanIterator({ MATCH: `${redis.prefix}:counter:*`, COUNT: 1000 }))
+          counters += keys.length;
+        expect(counters).toBeGreaterThan(0);
+      } finally {
+        client.destroy();
+      }
+    });
+    afterAll(async () => {
+      const client = await connectRedis(redis.url);
+      await deleteKeys(client, redis.prefix);
+      client.destroy();
+    });
+  }
+};
+
+describeWithPostgres("Many instances: two service processes on one PostgreSQL share everything", manyInstances());
+
+describeNeedingService(
+  "test/storage/two-instances.test.ts (Redis)",
+  (await serverMissing(postgresUrl)) ?? (await redisMissing()),
+)(
+  "Many instances: two service processes on PostgreSQL for durable data and Redis (@portcullis/redis) for challenges and counters share everything",
+  manyInstances({ url: redisUrl, prefix: uniquePrefix("two-instances") }),
+);

@@ -121,3 +121,11 @@ export async function startConsumerProcess(target: Target, prefix: string): Prom
 
 /** Waits until wall-clock time `at`, so that two processes start their calls at the same moment. */
 export const until = (at: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
+
+/** A connected client of the single server at `url`, for code outside this package (which cannot import `redis` itself). */
+export async function connectRedis(url = redisUrl) {
+  const client = createClient({ url });
+  client.on("error", (error: Error) => console.error(`redis error: ${error.message}`));
+  await client.connect();
+  return client;
+}
