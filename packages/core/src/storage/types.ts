@@ -18,7 +18,7 @@ export interface UserRecord {
   username: string;
   /** `username` case-folded: unique, and what lookups match on. */
   usernameKey: string;
-  /** argon2id PHC string, or null for accounts that cannot sign in with a password. */
+  /** argon2id PHC string, an imported hash (`imported:…`, IM-1), or null for accounts that cannot sign in with a password. */
   passwordHash: string | null;
   roles: string[];
   disabled: boolean;
