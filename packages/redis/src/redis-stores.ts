@@ -32,8 +32,8 @@ export interface RedisClusterConnection {
 /**
  * A connected node-redis client: one from `createClient()` (a single server, or a primary with
  * replicas) or from `createCluster()` (Redis Cluster), whatever its modules, scripts, RESP
- * version or type mapping. Described by what the stores use of it, so any version of `redis`
- * from 5 on fits.
+ * version or type mapping (node-redis 6). Described by what the stores use of it, so the
+ * client's own generic types need not match.
  */
 export type RedisConnection = RedisServerConnection | RedisClusterConnection;
 
