@@ -224,9 +224,8 @@ function parseArgon2(text: string): ImportedPasswordHashParse {
  * hash costing more than {@link IMPORTED_HASH_LIMITS}, is refused here with the reason, so
  * that sign-in never meets one.
  *
- * The result's `stored` is what the import writes to `passwordHash`: the hash behind
- * {@link IMPORTED_HASH_PREFIX}, or an argon2id PHC string this library reads as its own, as it
- * is. Sign-in verifies it and re-hashes the password to argon2id at the first success (PW-1).
+ * The result's `stored` is what the import writes to `passwordHash`: the hash behind the
+ * `imported:` marker, or an argon2id PHC string this library reads as its own, as it is. Sign-in verifies it and re-hashes the password to argon2id at the first success (PW-1).
  *
  * @example
  * ```ts
