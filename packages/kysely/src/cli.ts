@@ -77,7 +77,7 @@ export async function main(
     storage =
       values.pglite !== undefined
         ? await pgliteStorage({ dataDir: values.pglite, prefix: values.prefix, migrate: false })
-        : await connectStorage({ url: url as string, prefix: values.prefix, maxConnections: 1 });
+        : await connectStorage({ url: url as string, prefix: values.prefix, maxConnections: command === "import" ? 8 : 1 });
   } catch (error) {
     // A TypeError is a malformed --url or --prefix: its message names the mistake and never holds the URL.
     if (error instanceof TypeError) {
