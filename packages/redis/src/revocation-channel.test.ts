@@ -32,7 +32,7 @@ import { type RedisRevocationChannel, redisRevocationChannel } from "./revocatio
 import type { InstanceConfig, InstanceMessage } from "./revocation-instance.test-support.js";
 
 const secrets = { signing: randomBytes(32).toString("base64url"), encryption: randomBytes(32).toString("hex") };
-const heartbeatMs = 200;
+const heartbeatMs = 1000;
 const refused = 40101;
 const redisPort = Number(new URL(redisUrl).port || 6379);
 const redisVia = (port: number) => {
@@ -46,10 +46,21 @@ const runChannel = () => `{portcullis-test-${randomBytes(6).toString("hex")}}:re
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, withinMs: number): Promise<number> {
+/**
+ * Asks `probe` until `done` holds, failing after `withinMs`; answers when the probe that held was
+ * asked, in milliseconds from the start: the moment a request was refused, not when its answer
+ * got back across a busy machine.
+ */
+async function until<T>(
+  what: string,
+  probe: () => Promise<T> | T,
+  done: (value: T) => boolean,
+  withinMs: number,
+): Promise<number> {
   const started = performance.now();
   for (;;) {
-    if (done(await probe())) return performance.now() - started;
+    const asked = performance.now() - started;
+    if (done(await probe())) return asked;
     if (performance.now() - started > withinMs) throw new Error(`${what} not within ${withinMs} ms`);
     await sleep(2);
   }
@@ -168,9 +179,8 @@ describeWithServices("the Redis revocation channel, two instances in one process
       (status) => status === "lost",
       3 * heartbeatMs + 500,
     );
-    expect(b.events.filter((event) => event.type === "revocation_channel.lost")).toEqual([
-      expect.objectContaining({ type: "revocation_channel.lost", maxRevocationDelaySeconds: 60 }),
-    ]);
+    expect(b.events.at(-1)).toMatchObject({ type: "revocation_channel.lost", maxRevocationDelaySeconds: 60 });
+    expect(await outcome(b.auth, tokens)).toBe("fulfilled");
     await logout(a.auth, { refreshToken: tokens.refreshToken });
     await sleep(50);
     expect(await outcome(b.auth, tokens)).toBe("fulfilled");
@@ -370,15 +380,10 @@ describeWithServices("the Redis revocation channel, two processes on one Postgre
     const tokens = await signIn(a, user.username);
     expect(await instance.verify(tokens)).toBe("fulfilled");
     forwarder.cut("reset");
-    await until(
-      "lost on B",
-      async () => instance.events.length,
-      (count) => count > 0,
-      3 * heartbeatMs + 1000,
-    );
-    expect(instance.events).toEqual([
-      expect.objectContaining({ type: "revocation_channel.lost", maxRevocationDelaySeconds: 60 }),
-    ]);
+    const last = () => instance.events.at(-1)?.type;
+    await until("lost on B", last, (type) => type === "revocation_channel.lost", 3 * heartbeatMs + 1000);
+    expect(instance.events.at(-1)).toMatchObject({ maxRevocationDelaySeconds: 60 });
+    expect(await instance.verify(tokens)).toBe("fulfilled");
     await logout(a, { refreshToken: tokens.refreshToken });
     await sleep(100);
     expect(await instance.verify(tokens)).toBe("fulfilled");
@@ -387,13 +392,7 @@ describeWithServices("the Redis revocation channel, two processes on one Postgre
     await instance.ask({ type: "advance", ms: 3_000 }, "advanced");
     expect(await instance.verify(tokens)).toBe(refused);
     forwarder.restore();
-    await until(
-      "restored on B",
-      async () => instance.events.length,
-      (count) => count > 1,
-      10_000,
-    );
-    expect(instance.events[1]).toMatchObject({ type: "revocation_channel.restored" });
+    await until("restored on B", last, (type) => type === "revocation_channel.restored", 10_000);
     const again = await signIn(a, user.username);
     expect(await instance.verify(again)).toBe("fulfilled");
     await signOutEverywhere(a, { userId: user.id });

@@ -115,6 +115,8 @@ export function redisRevocationChannel(options: RedisRevocationChannelOptions): 
   const lost = (error?: unknown) => {
     if (state === "lost" || state === "closed") return;
     state = "lost";
+    // Only a probe sent after the loss may restore: one already under way can still come back on a dying connection.
+    probe = null;
     for (const receiver of receivers) receiver.lost(error);
   };
   const connected = () => {
@@ -146,13 +148,13 @@ export function redisRevocationChannel(options: RedisRevocationChannelOptions): 
 
   const start = async () => {
     state = "connecting";
-    const duplicate = client.duplicate();
-    subscriber = duplicate;
-    for (const event of subscriberLost[cluster ? "cluster" : "server"]) duplicate.on(event, lost);
-    duplicate.on(cluster ? "node-ready" : "ready", sendProbe);
     timer = setInterval(beat, heartbeatMs);
     timer.unref();
     try {
+      const duplicate = client.duplicate();
+      subscriber = duplicate;
+      for (const event of subscriberLost[cluster ? "cluster" : "server"]) duplicate.on(event, lost);
+      duplicate.on(cluster ? "node-ready" : "ready", sendProbe);
       await duplicate.connect();
       const channels = [channel, probeChannel];
       if (cluster) await (duplicate as ReturnType<RedisClusterPubSub["duplicate"]>).sSubscribe(channels, onMessage);

@@ -267,6 +267,30 @@ describe("the revocation channel (revocationChannel)", () => {
       expect(b.auth.tokenStateCache.size).toBe(0);
     });
 
+    it("a channel whose subscribe throws is lost, and an onInternalError that throws reaches neither the channel nor the flow", async () => {
+      const broken = new Error("cannot subscribe");
+      const harness = makeAuth({
+        tokenStateCacheSeconds: 60,
+        revocationChannel: {
+          publish: () => Promise.reject(new Error("cannot publish")),
+          subscribe: () => {
+            throw broken;
+          },
+        },
+        onInternalError: () => {
+          throw new Error("the reporter fails too");
+        },
+      });
+      await subscribed();
+      expect(revocationChannelStatus(harness.auth)).toBe("lost");
+      expect(harness.events).toEqual([{ type: "revocation_channel.lost", maxRevocationDelaySeconds: 60, at: harness.clock.now }]);
+      await addUser(harness.auth, "reporter-fails");
+      const tokens = await signIn(harness, "reporter-fails");
+      await logout(harness.auth, { refreshToken: tokens.refreshToken });
+      await subscribed();
+      expect(await checkOn(harness, tokens)).toBe(refused);
+    });
+
     it("a publish that fails or throws fails no flow: the revocation holds, the error goes to onInternalError", async () => {
       const reported: [unknown, string][] = [];
       const failure = new Error("publish failed");

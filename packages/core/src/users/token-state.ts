@@ -1,5 +1,11 @@
 import type { Auth } from "../auth.js";
-import { type Revocation, type RevocationChannel, decodeRevocation, encodeRevocation } from "./revocation-channel.js";
+import {
+  type Revocation,
+  type RevocationChannel,
+  type RevocationReceiver,
+  decodeRevocation,
+  encodeRevocation,
+} from "./revocation-channel.js";
 
 /** One cached check of `verifyAccessToken`: this session was live, of this user, at this token version. */
 export interface TokenStateEntry {
@@ -66,7 +72,7 @@ export function revoked(auth: Auth, revocation: Revocation): void {
   forgetTokenState(auth, revocation);
   const channel = auth.revocations.channel;
   if (channel === null) return;
-  const report = (error: unknown) => auth.onInternalError(error, revocationChannelErrorId);
+  const report = (error: unknown) => reportChannelError(auth, error);
   try {
     channel.publish(encodeRevocation(revocation)).then(undefined, report);
   } catch (error) {
@@ -90,7 +96,16 @@ export function listenForRevocations(auth: Auth): void {
 }
 
 function subscribe(channel: RevocationChannel, instance: WeakRef<Auth>): void {
-  channel.subscribe({
+  const receiver = receiverFor(instance);
+  try {
+    channel.subscribe(receiver);
+  } catch (error) {
+    receiver.lost(error);
+  }
+}
+
+function receiverFor(instance: WeakRef<Auth>): RevocationReceiver {
+  return {
     message(text) {
       const target = instance.deref();
       const revocation = decodeRevocation(text);
@@ -113,9 +128,18 @@ function subscribe(channel: RevocationChannel, instance: WeakRef<Auth>): void {
         maxRevocationDelaySeconds: target.config.tokenStateCacheSeconds,
         at: target.now(),
       });
-      if (error !== undefined) target.onInternalError(error, revocationChannelErrorId);
+      if (error !== undefined) reportChannelError(target, error);
     },
-  });
+  };
+}
+
+/** Hands a channel's error to `onInternalError`; one that throws itself must not reach the channel's event handler. */
+function reportChannelError(auth: Auth, error: unknown): void {
+  try {
+    auth.onInternalError(error, revocationChannelErrorId);
+  } catch {
+    // The service's own reporter failed: nothing more can be done with the error here.
+  }
 }
 
 /**
