@@ -3,7 +3,15 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { onFirstUse } from "./dependencies.js";
 
-const heavy = ["@node-rs/argon2", "@node-rs/bcrypt", "otpauth", "@simplewebauthn/server", "oauth4webapi", "jose", "@opentelemetry/api"];
+const heavy = [
+  "@node-rs/argon2",
+  "@node-rs/bcrypt",
+  "otpauth",
+  "@simplewebauthn/server",
+  "oauth4webapi",
+  "jose",
+  "@opentelemetry/api",
+];
 const source = new URL(".", import.meta.url).pathname;
 
 async function libraryFiles(): Promise<string[]> {
