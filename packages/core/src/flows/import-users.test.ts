@@ -1,11 +1,13 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { hash as bcryptHash } from "@node-rs/bcrypt";
-import { totpCode } from "@portcullis/testing";
-import { describe, expect, it } from "vitest";
+import { driveAuthorization, totpCode } from "@portcullis/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type OidcTestProvider, startOidcProvider } from "../../../../test/fixtures/oidc-provider.js";
 import { type Auth, createAuth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import { authWithProviders, discoveredProvider } from "../oauth/oauth.test-support.js";
 import { memoryStorage } from "../storage/memory.js";
 import type { EncryptedSecret, Storage } from "../storage/types.js";
 import { hashRecoveryCode } from "../totp/recovery-codes.js";
@@ -20,6 +22,7 @@ import {
   importUsers,
 } from "./import-users.js";
 import { login } from "./login.js";
+import { oauthAuthorize, oauthCallback } from "./oauth-sign-in.js";
 import { makeAuthenticator, makePasskeyAuth, passkeySignIn, userWithPasskey } from "./passkeys.test-support.js";
 import { useRecoveryCode } from "./use-recovery-code.js";
 import { verifyTotp } from "./verify-totp.js";
@@ -53,6 +56,16 @@ const full: ImportedUser = {
   roles: ["admin", "billing"],
   passwordHash: bcryptOfGoodPassword,
 };
+
+let oidc: OidcTestProvider;
+
+beforeAll(async () => {
+  oidc = await startOidcProvider();
+});
+
+afterAll(async () => {
+  await oidc.close();
+});
 
 describe("importUsers: the fields", () => {
   it("IM-1: a user with email, verified flag, roles, disabled and a bcrypt hash is stored as given and signs in with the password", async () => {
@@ -151,6 +164,22 @@ describe("importUsers: the fields", () => {
       emailVerified: true,
       lastUsedAt: null,
     });
+  });
+
+  it("OA-7: an imported identity signs in through the provider to the imported account", async () => {
+    const h = authWithProviders({ corp: discoveredProvider(oidc) });
+    const account = oidc.accounts.alice;
+    await run(h.auth, [{ username: "zed", id: "zed-1", identities: [{ provider: "corp", subject: account?.sub as string }] }]);
+    const begun = await oauthAuthorize(h.auth, { provider: "corp" });
+    const callback = await driveAuthorization(begun.authUrl, { username: "alice" });
+    const signedIn = await oauthCallback(h.auth, {
+      provider: "corp",
+      query: callback.search,
+      browserBinding: begun.browserBinding,
+    });
+    if (signedIn.status !== "authenticated") throw new Error(signedIn.status);
+    expect(signedIn.tokens.user).toMatchObject({ id: "zed-1", username: "zed" });
+    expect((await h.storage.users.list({ limit: 10 })).length).toBe(1);
   });
 });
 
