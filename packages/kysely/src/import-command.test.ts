@@ -160,4 +160,12 @@ describe("portcullis import (PGlite)", () => {
     for await (const record of jsonLines(file)) read.push(record);
     expect(read).toHaveLength(6);
   });
+
+  it("jsonLines: a byte order mark and CRLF line ends are not part of the JSON", async () => {
+    const bom = join(directory, "bom.jsonl");
+    await writeFile(bom, '\uFEFF{"username":"a"}\r\n{"username":"b"}\r\n');
+    const read: unknown[] = [];
+    for await (const record of jsonLines(bom)) read.push(record);
+    expect(read).toEqual([{ username: "a" }, { username: "b" }]);
+  });
 });

@@ -24,7 +24,11 @@ const progressEvery = 1000;
 export async function* jsonLines(path: string): AsyncGenerator<unknown> {
   const lines = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Number.POSITIVE_INFINITY });
   let emptyLines = 0;
-  for await (const line of lines) {
+  let first = true;
+  for await (const read of lines) {
+    // A byte order mark, which some Windows tools write, is not part of the first line's JSON.
+    const line = first ? read.replace(/^\uFEFF/, "") : read;
+    first = false;
     if (line.trim() === "") {
       emptyLines += 1;
       continue;
