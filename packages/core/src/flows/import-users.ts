@@ -76,6 +76,7 @@ export interface ImportedUser {
 export class UnreadableRecord {
   /** Why the item is not a record; never the item's text. */
   readonly reason: string;
+  /** An item refused for `reason`, which must not repeat the item's text. */
   constructor(reason: string) {
     this.reason = reason;
   }
