@@ -3,63 +3,16 @@
 // 60 s token-state cache, each on its own cluster client. A session ended on A is refused on B
 // within 100 ms; the primary that owns the channel's slot killed, B says the channel is lost, and
 // once its replica is promoted B hears again.
-import { randomBytes } from "node:crypto";
-import {
-  type Auth,
-  type AuthEvent,
-  type TokenSet,
-  createAuth,
-  isAuthError,
-  login,
-  logout,
-  memoryStorage,
-  revocationChannelStatus,
-  verifyAccessToken,
-} from "@portcullis/core";
+import { type Auth, type AuthEvent, createAuth, logout, memoryStorage, revocationChannelStatus } from "@portcullis/core";
 import { createCluster } from "redis";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createTestUser, testAudience, testIssuer, testPassword } from "../../../test/fixtures/auth.js";
+import { createTestUser, testAudience, testIssuer } from "../../../test/fixtures/auth.js";
 import { type RedisCluster, redisClusterMissing, startRedisCluster } from "../../../test/fixtures/redis-cluster.js";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
+import { heartbeatMs, outcome, refused, secrets, signIn, until } from "./revocation.test-support.js";
 import { type RedisRevocationChannel, redisRevocationChannel } from "./revocation-channel.js";
 
-const secrets = { signing: randomBytes(32).toString("base64url"), encryption: randomBytes(32).toString("hex") };
-const heartbeatMs = 1000;
-const refused = 40101;
 const channel = "{portcullis-cluster-test}:revocations";
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Asks `probe` until `done` holds, failing after `withinMs`; answers when the probe that held was
- * asked, in milliseconds from the start: the moment a request was refused, not when its answer
- * got back across a busy machine.
- */
-async function until<T>(
-  what: string,
-  probe: () => Promise<T> | T,
-  done: (value: T) => boolean,
-  withinMs: number,
-): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    const asked = performance.now() - started;
-    if (done(await probe())) return asked;
-    if (performance.now() - started > withinMs) throw new Error(`${what} not within ${withinMs} ms`);
-    await sleep(2);
-  }
-}
-
-async function signIn(auth: Auth, username: string): Promise<TokenSet> {
-  const result = await login(auth, { username, password: testPassword });
-  if (result.status !== "authenticated") throw new Error(`expected a session, got ${result.status}`);
-  return result.tokens;
-}
-
-const outcome = (auth: Auth, tokens: TokenSet) =>
-  verifyAccessToken(auth, { token: tokens.accessToken }).then(
-    () => "fulfilled" as const,
-    (error: unknown) => (isAuthError(error) ? error.code : -1),
-  );
 
 const describeWithCluster = describeNeedingService(
   "packages/redis/src/revocation-channel-cluster.test.ts",

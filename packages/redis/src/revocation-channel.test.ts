@@ -11,8 +11,6 @@ import {
   type AuthEvent,
   type TokenSet,
   createAuth,
-  isAuthError,
-  login,
   logout,
   memoryStorage,
   revocationChannelStatus,
@@ -22,18 +20,16 @@ import {
 import { type KyselyStorage, connectStorage, migrate } from "@portcullis/kysely";
 import { createClient } from "redis";
 import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
-import { createTestUser, testAudience, testIssuer, testPassword } from "../../../test/fixtures/auth.js";
+import { createTestUser, testAudience, testIssuer } from "../../../test/fixtures/auth.js";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
 import { type TcpForwarder, startTcpForwarder } from "../../../test/fixtures/tcp-forwarder.js";
 import { type ScratchSchema, createScratchSchema } from "../../../test/storage/scratch-schema.js";
 import { postgresUrl, serverMissing } from "../../kysely/src/databases.test-support.js";
 import { redisMissing, redisUrl } from "./redis.test-support.js";
+import { heartbeatMs, outcome, refused, secrets, signIn, sleep, until } from "./revocation.test-support.js";
 import { type RedisRevocationChannel, redisRevocationChannel } from "./revocation-channel.js";
 import type { InstanceConfig, InstanceMessage } from "./revocation-instance.test-support.js";
 
-const secrets = { signing: randomBytes(32).toString("base64url"), encryption: randomBytes(32).toString("hex") };
-const heartbeatMs = 1000;
-const refused = 40101;
 const redisPort = Number(new URL(redisUrl).port || 6379);
 const redisVia = (port: number) => {
   const url = new URL(redisUrl);
@@ -43,40 +39,6 @@ const redisVia = (port: number) => {
 };
 /** A channel of the run's own, so that parallel runs on one Redis never hear each other. */
 const runChannel = () => `{portcullis-test-${randomBytes(6).toString("hex")}}:revocations`;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Asks `probe` until `done` holds, failing after `withinMs`; answers when the probe that held was
- * asked, in milliseconds from the start: the moment a request was refused, not when its answer
- * got back across a busy machine.
- */
-async function until<T>(
-  what: string,
-  probe: () => Promise<T> | T,
-  done: (value: T) => boolean,
-  withinMs: number,
-): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    const asked = performance.now() - started;
-    if (done(await probe())) return asked;
-    if (performance.now() - started > withinMs) throw new Error(`${what} not within ${withinMs} ms`);
-    await sleep(2);
-  }
-}
-
-async function signIn(auth: Auth, username: string): Promise<TokenSet> {
-  const result = await login(auth, { username, password: testPassword });
-  if (result.status !== "authenticated") throw new Error(`expected a session, got ${result.status}`);
-  return result.tokens;
-}
-
-const outcome = (auth: Auth, tokens: TokenSet) =>
-  verifyAccessToken(auth, { token: tokens.accessToken }).then(
-    () => "fulfilled" as const,
-    (error: unknown) => (isAuthError(error) ? error.code : -1),
-  );
 
 /** A node-redis client, connected, to `url`. */
 async function connectedClient(url: string) {
