@@ -217,6 +217,8 @@ const portcullisPlugin: FastifyPluginCallback<PortcullisOptions> = (fastify: Fas
     }
     serve(request, reply).then(() => done(), done);
   });
+  // Declared up front, so that requireAuth setting it keeps every request of the same shape.
+  if (!fastify.hasRequestDecorator("auth")) fastify.decorateRequest("auth", undefined);
   fastify.register(routesPlugin(auth, serve), { prefix: options.prefix ?? "" });
   done();
 };
