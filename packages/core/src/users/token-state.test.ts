@@ -44,9 +44,12 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 function twoInstances(channel: TestChannel | null = testChannel(), storage: Storage = memoryStorage()) {
   const clock = makeClock();
   const revocationChannel = channel ?? undefined;
-  const a = makeAuth({ storage, clock, tokenStateCacheSeconds: 60, revocationChannel });
-  const b = makeAuth({ storage, clock, tokenStateCacheSeconds: 60, revocationChannel });
-  return { a, b, clock, storage };
+  // What the channel reports (a cut's error) is kept here rather than printed by the default reporter.
+  const reported: unknown[] = [];
+  const onInternalError = (error: unknown) => reported.push(error);
+  const a = makeAuth({ storage, clock, tokenStateCacheSeconds: 60, revocationChannel, onInternalError });
+  const b = makeAuth({ storage, clock, tokenStateCacheSeconds: 60, revocationChannel, onInternalError });
+  return { a, b, clock, storage, reported };
 }
 
 /** A user signed in on A whose access token B has checked once, so B has its state cached. */
