@@ -75,9 +75,10 @@ export function decodeRevocation(text: unknown): Revocation | null {
   } catch {
     return null;
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
-  const fields = value as Record<string, unknown>;
-  if (fields.v !== messageVersion) return null;
+  // Of what JSON.parse gives, only an object can hold `v: 1`; a primitive or an array reads
+  // `v` as undefined, and only null must not be read.
+  const fields = value as Record<string, unknown> | null;
+  if (fields?.v !== messageVersion) return null;
   switch (fields.kind) {
     case "session":
       return isId(fields.sessionId) ? { kind: "session", sessionId: fields.sessionId } : null;
