@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it, vi } from "vitest";
 import { createAuth } from "../auth.js";
 import { workingPolicy } from "../directory/directory.test-support.js";
@@ -114,6 +116,18 @@ describe("the revocation channel (revocationChannel)", () => {
     expect(await checkOn(b, kept)).toBe("fulfilled");
   });
 
+  it("TV-1: a user's token version raised on A drops that user's states on B, and no other user's", async () => {
+    const { a, b } = twoInstances();
+    const first = await cachedOnB(a, b, "raised");
+    const second = await signIn(a, "raised");
+    await verifyAccessToken(b.auth, { token: second.accessToken });
+    const bystander = await cachedOnB(a, b, "bystander");
+    await setUserRoles(a.auth, { userId: first.userId, roles: ["editor"] });
+    expect([...b.auth.tokenStateCache.keys()]).toEqual([bystander.sessionId]);
+    expect(await checkOn(b, first.tokens)).toBe(refused);
+    expect(await checkOn(b, bystander.tokens)).toBe("fulfilled");
+  });
+
   it("TV-1: a saved directory policy (many token versions raised) empties B's cache", async () => {
     const { a, b } = twoInstances();
     await cachedOnB(a, b, "first");
@@ -226,6 +240,16 @@ describe("the revocation channel (revocationChannel)", () => {
       expect(b.events.filter((event) => event.type === "revocation_channel.lost")).toHaveLength(1);
     });
 
+    it("a loss the channel gives no error for is emitted but reports nothing to onInternalError", async () => {
+      const channel = testChannel();
+      const { b, reported } = twoInstances(channel);
+      await subscribed();
+      channel.cut();
+      expect(revocationChannelStatus(b.auth)).toBe("lost");
+      expect(b.events.filter((event) => event.type === "revocation_channel.lost")).toHaveLength(1);
+      expect(reported).toEqual([]);
+    });
+
     it("SE-3: falls back to the cache delay: a state cached while connected is dropped within tokenStateCacheSeconds of its check, not of the loss", async () => {
       const channel = testChannel();
       const { a, b, clock } = twoInstances(channel);
@@ -323,6 +347,44 @@ describe("the revocation channel (revocationChannel)", () => {
         [thrown, revocationChannelErrorId],
       ]);
     });
+  });
+
+  it("without a channel a revocation publishes nowhere and reports nothing to onInternalError", async () => {
+    const reported: unknown[] = [];
+    const harness = makeAuth({ tokenStateCacheSeconds: 60, onInternalError: (error) => reported.push(error) });
+    await addUser(harness.auth, "no-channel-reports");
+    const tokens = await signIn(harness, "no-channel-reports");
+    await logout(harness.auth, { refreshToken: tokens.refreshToken });
+    await subscribed();
+    expect(await checkOn(harness, tokens)).toBe(refused);
+    expect(reported).toEqual([]);
+  });
+
+  it("the channel holds an instance weakly: once collected, the channel's messages, connections and losses reach nothing and throw nothing", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const channel = testChannel();
+    const reported: unknown[] = [];
+    const made = () => {
+      const harness = makeAuth({
+        tokenStateCacheSeconds: 60,
+        revocationChannel: channel,
+        onInternalError: (error) => reported.push(error),
+      });
+      return new WeakRef(harness.auth);
+    };
+    const instance = made();
+    await subscribed();
+    expect(instance.deref()).toBeDefined();
+    for (let round = 0; round < 10 && instance.deref() !== undefined; round += 1) {
+      await subscribed();
+      gc();
+    }
+    expect(instance.deref()).toBeUndefined();
+    channel.deliver(encodeRevocation({ kind: "all" }));
+    channel.cut(new Error("after the instance went"));
+    channel.restore();
+    expect(reported).toEqual([]);
   });
 
   it("malformed messages are ignored: nothing dropped, nothing thrown", async () => {
