@@ -189,6 +189,130 @@ describe("imported password hashes", () => {
     for (const [text, reason] of cases) expect(refusal(text), text).toMatch(reason);
   });
 
+  it("IM-1, PW-4: each cost limit is accepted at its value and refused one step beyond", () => {
+    const salt = b64(randomBytes(16));
+    const key = b64(randomBytes(32));
+    const bcryptTail = "CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW";
+    const django = "8xBlGd3jVgvJ+92hWPxi5ww0uuAuAnKgC45eudxro7c=";
+    const accepted = [
+      `$2b$04$${bcryptTail}`,
+      `$2b$15$${bcryptTail}`,
+      // scrypt: N = 2, r = 1, p = 1; p = 16; 128·N·r exactly 256 MiB
+      `$scrypt$ln=1,r=1,p=1$${salt}$${key}`,
+      `$scrypt$ln=14,r=8,p=16$${salt}$${key}`,
+      `$scrypt$ln=17,r=16,p=1$${salt}$${key}`,
+      `pbkdf2_sha256$1$seasalt$${django}`,
+      `pbkdf2_sha256$5000000$seasalt$${django}`,
+      `$pbkdf2-sha256$1$${salt}$${key}`,
+      `$pbkdf2-sha256$5000000$${salt}$${key}`,
+      `$pbkdf2-sha256$i=29000$${salt}$${key}`,
+      // argon2: m exactly 256 MiB, t = 1 and t = 20, p = 16 with m = 8·p
+      `$argon2id$v=19$m=262144,t=1,p=1$${salt}$${key}`,
+      `$argon2i$v=19$m=19456,t=20,p=1$${salt}$${key}`,
+      `$argon2d$v=19$m=128,t=2,p=16$${salt}$${key}`,
+      `$argon2i$m=8,t=2,p=1$${salt}$${key}`,
+    ];
+    const refused: [string, RegExp][] = [
+      [`$scrypt$ln=14,r=0,p=1$${salt}$${key}`, /r must be at least 1/],
+      [`$scrypt$ln=14,r=8,p=0$${salt}$${key}`, /p 1 to 16/],
+      [`$scrypt$ln=17,r=17,p=1$${salt}$${key}`, /256 MiB/],
+      [`$pbkdf2-sha256$0$${salt}$${key}`, /iterations must be 1 to 5000000/],
+      [`$pbkdf2-sha256$5000001$${salt}$${key}`, /iterations must be 1 to 5000000/],
+      [`pbkdf2_sha256$5000001$seasalt$${django}`, /iterations must be 1 to 5000000/],
+      [`$argon2id$v=19$m=262145,t=1,p=1$${salt}$${key}`, /256 MiB/],
+      [`$argon2i$v=19$m=19456,t=0,p=1$${salt}$${key}`, /t must be 1 to 20/],
+      [`$argon2i$v=19$m=19456,t=2,p=0$${salt}$${key}`, /p must be 1 to 16/],
+      [`$argon2i$v=19$m=19456,t=2,p=17$${salt}$${key}`, /p must be 1 to 16/],
+      [`$argon2d$v=19$m=127,t=2,p=16$${salt}$${key}`, /m at least 8·p/],
+    ];
+    expect(accepted.filter((text) => refusal(text) !== null).map((text) => [text, refusal(text)])).toEqual([]);
+    for (const [text, reason] of refused) expect(refusal(text), text).toMatch(reason);
+  });
+
+  it("IM-1: a hash of 16 to 128 bytes, an argon2 salt of 8 bytes or more, and a text of up to 512 characters are read; one step beyond is refused", () => {
+    const salt = b64(randomBytes(16));
+    const scrypt = (bytes: number) => `$scrypt$ln=14,r=8,p=1$${salt}$${b64(randomBytes(bytes))}`;
+    const argon2 = (saltBytes: number) => `$argon2i$v=19$m=19456,t=2,p=1$${b64(randomBytes(saltBytes))}$${b64(randomBytes(32))}`;
+    for (const text of [scrypt(16), scrypt(128), argon2(8)]) expect(refusal(text), text).toBeNull();
+    expect(refusal(scrypt(15))).toBe("scrypt: the hash must be 16 to 128 bytes, not 15");
+    expect(refusal(scrypt(129))).toBe("scrypt: the hash must be 16 to 128 bytes, not 129");
+    expect(refusal(argon2(7))).toMatch(/salt must be base64 of at least 8 bytes/);
+    expect(refusal("x".repeat(512))).toMatch(/unknown password hash format/);
+    expect(refusal("x".repeat(513))).toMatch(/longer than 512/);
+  });
+
+  it("IM-1: each refusal names the format that read the hash", () => {
+    const salt = b64(randomBytes(16));
+    const key = b64(randomBytes(32));
+    const django = "8xBlGd3jVgvJ+92hWPxi5ww0uuAuAnKgC45eudxro7c=";
+    const reasons: [string, string][] = [
+      [`$scrypt$ln=0,r=8,p=1$${salt}$${key}`, "scrypt: N must be a power of two above 1"],
+      [`$pbkdf2-sha256$0$${salt}$${key}`, "pbkdf2: the iterations must be 1 to 5000000"],
+      [`$pbkdf2-sha256$29000$${salt}!$${key}`, "pbkdf2: the salt is not valid base64"],
+      [`$pbkdf2-sha256$29000$${salt}$${b64(randomBytes(8))}`, "pbkdf2: the hash must be 16 to 128 bytes, not 8"],
+      [`pbkdf2_sha256$0$seasalt$${django}`, "pbkdf2 (Django): the iterations must be 1 to 5000000"],
+      [
+        "pbkdf2_sha1$600000$seasalt$8xBlGd3jVgvJ+92hWPxi5ww0uuAuAnKgC45eudxro7c=",
+        "pbkdf2 (Django): the hash must be 20 bytes, not 32",
+      ],
+      [`$argon2i$v=19$m=19456,t=2,p=1$${salt}$${b64(randomBytes(8))}`, "argon2: the hash must be 16 to 128 bytes, not 8"],
+    ];
+    for (const [text, reason] of reasons) expect(refusal(text), text).toBe(reason);
+  });
+
+  it("IM-1: a hash of a known format with anything before or after it is malformed and refused", () => {
+    const salt = b64(randomBytes(16));
+    const key = b64(randomBytes(32));
+    const bcrypt = "$2b$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW";
+    const betterAuth = `${"a".repeat(32)}:${"b".repeat(128)}`;
+    const wellFormed = [
+      bcrypt,
+      `$scrypt$ln=14,r=8,p=1$${salt}$${key}`,
+      `$pbkdf2-sha256$29000$${salt}$${key}`,
+      `pbkdf2_sha256$390000$seasalt$8xBlGd3jVgvJ+92hWPxi5ww0uuAuAnKgC45eudxro7c=`,
+      `$argon2i$v=19$m=19456,t=2,p=1$${salt}$${key}`,
+      betterAuth,
+    ];
+    for (const text of wellFormed) expect(refusal(text), text).toBeNull();
+    const malformed = [
+      `$2b$05$x${bcrypt}`,
+      `${bcrypt}$x`,
+      `$scrypt$x$scrypt$ln=14,r=8,p=1$${salt}$${key}`,
+      `$scrypt$ln=14,r=8,p=1$${salt}$${key}$x`,
+      `$pbkdf2-sha256$x$pbkdf2-sha256$29000$${salt}$${key}`,
+      `$pbkdf2-sha256$29000$${salt}$${key}$x`,
+      `pbkdf2_sha256$x$pbkdf2_sha256$390000$seasalt$8xBlGd3jVgvJ+92hWPxi5ww0uuAuAnKgC45eudxro7c=`,
+      `pbkdf2_sha256$390000$seasalt$8xBlGd3jVgvJ+92hWPxi5ww0uuAuAnKgC45eudxro7c=$x`,
+      `$argon2i$x$argon2i$v=19$m=19456,t=2,p=1$${salt}$${key}`,
+      `$argon2i$v=19$m=19456,t=2,p=1$${salt}$${key}$x`,
+      `aa${betterAuth}`,
+      `${betterAuth}g`,
+    ];
+    expect(malformed.filter((text) => refusal(text) === null)).toEqual([]);
+    expect(refusal(`g${betterAuth}`)).toMatch(/^unknown password hash format/);
+  });
+
+  it("IM-1: bcrypt's other prefixes ($2$, $2x$) are refused as bcrypt variants, not as an unknown format", () => {
+    for (const prefix of ["$2$", "$2x$", "$2xy$"]) {
+      expect(refusal(`${prefix}05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW`)).toMatch(
+        /only \$2a\$, \$2b\$ and \$2y\$/,
+      );
+    }
+  });
+
+  it("PW-1: a stored hash is read as imported only behind the imported: marker, not behind any other nine characters", () => {
+    const bcrypt = "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW";
+    expect("unmarked:").toHaveLength(IMPORTED_HASH_PREFIX.length);
+    expect(readStoredImportedHash(`${IMPORTED_HASH_PREFIX}${bcrypt}`)).toMatchObject({ format: "bcrypt" });
+    expect(readStoredImportedHash(`unmarked:${bcrypt}`)).toBeNull();
+  });
+
+  it("IM-1: a value that is not a string is refused as no hash, not thrown on", () => {
+    for (const value of [undefined, null, 42, { $ne: "" }, ["$2b$"]]) {
+      expect(parseImportedPasswordHash(value as unknown as string)).toEqual({ ok: false, reason: "the password hash is empty" });
+    }
+  });
+
   it("IM-1: a refusal's reason never repeats the hash", () => {
     const secretish = "$2b$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOe";
     expect(refusal(secretish)).not.toContain("CCCC");

@@ -65,18 +65,18 @@ const refuse = (reason: string): ImportedPasswordHashParse => ({ ok: false, reas
 
 /**
  * Decodes unpadded base64 of the PHC string format, also passlib's variant (`.` for `+`);
- * null when the text is not exactly the encoding of its bytes.
+ * null when the text is not exactly the encoding of its bytes. Node's decoder skips what is
+ * not base64 and takes URL-safe characters, so the bytes are encoded again and compared: that
+ * refuses any other character, padding, a length no encoding has, and unused bits set.
  */
 function decodePhcBase64(text: string): Buffer | null {
   const standard = text.replaceAll(".", "+");
-  if (!/^[A-Za-z0-9+/]+$/.test(standard) || standard.length % 4 === 1) return null;
   const bytes = Buffer.from(standard, "base64");
   return bytes.toString("base64").replace(/=+$/, "") === standard ? bytes : null;
 }
 
-/** Decodes padded standard base64 (Django's); null when the text is not exactly the encoding of its bytes. */
+/** Decodes padded standard base64 (Django's); null when the text is not exactly the encoding of its bytes (see above). */
 function decodePaddedBase64(text: string): Buffer | null {
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text) || text.length % 4 !== 0) return null;
   const bytes = Buffer.from(text, "base64");
   return bytes.toString("base64") === text ? bytes : null;
 }
@@ -112,10 +112,11 @@ function parseBcrypt(text: string): ImportedPasswordHashParse {
   return { ok: true, hash, stored: IMPORTED_HASH_PREFIX + text };
 }
 
-function scryptBounds(name: string, N: number, r: number, p: number): string | null {
-  if (!Number.isSafeInteger(N) || N < 2 || (N & (N - 1)) !== 0) return `${name}: N must be a power of two above 1`;
-  if (r < 1 || p < 1 || p > IMPORTED_HASH_LIMITS.parallelism) return `${name}: r must be at least 1 and p 1 to 16`;
-  if (128 * N * r > IMPORTED_HASH_LIMITS.memoryBytes) return `${name}: 128·N·r is over the 256 MiB limit`;
+/** The cost bounds of scrypt's PHC string, whose N is 2^ln: a power of two, and too large for the memory bound from ln = 22 on. */
+function scryptBounds(N: number, r: number, p: number): string | null {
+  if (N < 2) return "scrypt: N must be a power of two above 1";
+  if (r < 1 || p < 1 || p > IMPORTED_HASH_LIMITS.parallelism) return "scrypt: r must be at least 1 and p 1 to 16";
+  if (128 * N * r > IMPORTED_HASH_LIMITS.memoryBytes) return "scrypt: 128·N·r is over the 256 MiB limit";
   return null;
 }
 
@@ -125,7 +126,7 @@ function parseScryptPhc(text: string): ImportedPasswordHashParse {
   const N = 2 ** Number(match[1]);
   const r = Number(match[2]);
   const p = Number(match[3]);
-  const bounds = scryptBounds("scrypt", N, r, p);
+  const bounds = scryptBounds(N, r, p);
   if (bounds) return refuse(bounds);
   const salt = decodePhcBase64(match[4] as string);
   if (!salt) return refuse("scrypt: the salt is not valid base64");
@@ -150,7 +151,7 @@ function parseBetterAuthScrypt(text: string): ImportedPasswordHashParse {
     N,
     r,
     p,
-    salt: Buffer.from(match[1] as string, "utf8"),
+    salt: Buffer.from(match[1] as string),
     key: Buffer.from(keyHex, "hex"),
   } as const;
   return { ok: true, hash, stored: IMPORTED_HASH_PREFIX + text };
@@ -191,7 +192,7 @@ function parseDjangoPbkdf2(text: string): ImportedPasswordHashParse {
   const key = decodePaddedBase64(match[4] as string);
   const keyProblem = checkKey("pbkdf2 (Django)", key, PBKDF2_KEY_BYTES[digest]);
   if (keyProblem) return refuse(keyProblem);
-  const salt = Buffer.from(match[3] as string, "utf8");
+  const salt = Buffer.from(match[3] as string);
   const hash = { format: "pbkdf2", encoding: "django", digest, iterations, salt, key: key as Buffer } as const;
   return { ok: true, hash, stored: IMPORTED_HASH_PREFIX + text };
 }
@@ -244,7 +245,7 @@ export function parseImportedPasswordHash(text: string): ImportedPasswordHashPar
   if (text.startsWith("$pbkdf2")) return parsePbkdf2Phc(text);
   if (text.startsWith("pbkdf2_")) return parseDjangoPbkdf2(text);
   if (text.startsWith("$argon2")) return parseArgon2(text);
-  if (/^[0-9a-fA-F]+:[0-9a-fA-F]+$/.test(text)) return parseBetterAuthScrypt(text);
+  if (/^[0-9a-fA-F]+:/.test(text)) return parseBetterAuthScrypt(text);
   return refuse(
     "unknown password hash format: accepted are bcrypt, scrypt (PHC or Better Auth), PBKDF2 (PHC or Django) and argon2",
   );
@@ -261,11 +262,9 @@ export function readStoredImportedHash(stored: string): ImportedPasswordHash | n
   return parsed.ok ? parsed.hash : null;
 }
 
-/** Equal lengths and bytes, compared in constant time. */
-const sameBytes = (a: Buffer, b: Buffer) => a.length === b.length && timingSafeEqual(a, b);
-
 function scryptKey(password: string, hash: { N: number; r: number; p: number; salt: Buffer; key: Buffer }): Promise<Buffer> {
-  const maxmem = 128 * hash.N * hash.r * 2 + 128 * hash.r * hash.p;
+  // Exactly what OpenSSL's scrypt allocates (its B and V arrays, 128·r·p + 128·r·(N + 2) bytes); the bounds checked at import keep it in reach.
+  const maxmem = 128 * hash.r * (hash.N + hash.p + 2);
   return new Promise((resolve, reject) =>
     scrypt(password, hash.salt, hash.key.length, { N: hash.N, r: hash.r, p: hash.p, maxmem }, (error, key) =>
       error ? reject(error) : resolve(key),
@@ -284,7 +283,8 @@ function pbkdf2Key(password: string, hash: { digest: string; iterations: number;
 /**
  * Checks a prepared password (NFKC, within the byte cap: `preparePassword`) against an imported
  * hash with the format's maintained implementation: `@node-rs/argon2`, `@node-rs/bcrypt`, Node's
- * `crypto.scrypt` and `crypto.pbkdf2`, the result compared in constant time. The whole
+ * `crypto.scrypt` and `crypto.pbkdf2`, the result compared in constant time (each is computed at
+ * the stored length: 31 characters of bcrypt's checksum, the key's length of scrypt and PBKDF2). The whole
  * computation runs for every password, also one bcrypt cannot take whole (over 72 bytes), which
  * then answers false (PW-2). Rejects only when the library fails.
  */
@@ -294,12 +294,12 @@ export async function verifyImportedPasswordHash(hash: ImportedPasswordHash, nor
       return (await argon2()).verify(hash.phc, normalized);
     case "bcrypt": {
       const computed = await (await bcrypt()).hash(normalized, hash.cost, hash.salt);
-      const matched = sameBytes(Buffer.from(computed.slice(-31)), Buffer.from(hash.checksum));
+      const matched = timingSafeEqual(Buffer.from(computed.slice(-31)), Buffer.from(hash.checksum));
       return matched && Buffer.byteLength(normalized) <= BCRYPT_MAX_PASSWORD_BYTES;
     }
     case "scrypt":
-      return sameBytes(await scryptKey(normalized, hash), hash.key);
+      return timingSafeEqual(await scryptKey(normalized, hash), hash.key);
     case "pbkdf2":
-      return sameBytes(await pbkdf2Key(normalized, hash), hash.key);
+      return timingSafeEqual(await pbkdf2Key(normalized, hash), hash.key);
   }
 }
