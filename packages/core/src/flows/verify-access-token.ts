@@ -3,6 +3,7 @@ import { setBounded } from "../bounded-cache.js";
 import { reportCheckFailure } from "../diagnostics/check-failures.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import type { SessionRecord, UserRecord } from "../storage/types.js";
 import { type AccessContext, type AccessTokenClaims, ClaimMismatch, verifyAccessTokenClaims } from "../tokens/access-token.js";
 import { requiredString } from "./input.js";
 
@@ -33,12 +34,30 @@ const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
  * const { userId, roles } = await verifyAccessToken(auth, { token });
  * ```
  */
-export async function verifyAccessToken(auth: Auth, input: VerifyAccessTokenInput): Promise<AccessContext> {
-  const token = requiredString(input.token, "token");
-  const now = auth.now();
-  const access = auth.verifiedTokens.get(token, now) ?? (await verifyAndRemember(auth, token, now));
-  if (!(await tokenStateIsCurrent(auth, access.claims, now))) throw invalidToken();
-  return access;
+export function verifyAccessToken(auth: Auth, input: VerifyAccessTokenInput): Promise<AccessContext> {
+  try {
+    const token = requiredString(input.token, "token");
+    const now = auth.now();
+    const known = auth.verifiedTokens.get(token, now);
+    if (known !== undefined) return withCurrentState(auth, known, now);
+    return verifyAndRemember(auth, token, now).then((access) => withCurrentState(auth, access, now));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * `access` (a verified token's) once its user's token version and its session are found current
+ * (TV-2), else 40101. A plain function over the state check's own promise, with no async layer
+ * of its own: it runs on every protected request. Not exported from the package.
+ */
+export function withCurrentState(auth: Auth, access: AccessContext, now: number): Promise<AccessContext> {
+  const current = tokenStateIsCurrent(auth, access.claims, now);
+  if (current === true) return Promise.resolve(access);
+  return current.then((isCurrent) => {
+    if (!isCurrent) throw invalidToken();
+    return access;
+  });
 }
 
 async function verifyAndRemember(auth: Auth, token: string, now: number): Promise<AccessContext> {
@@ -75,7 +94,8 @@ async function verifyAndRemember(auth: Auth, token: string, now: number): Promis
 
 const tokenStateCacheLimit = 10_000;
 
-async function tokenStateIsCurrent(auth: Auth, claims: Readonly<AccessTokenClaims>, now: number): Promise<boolean> {
+/** True at once from the token-state cache; otherwise what storage says, and the cache keeps it. */
+function tokenStateIsCurrent(auth: Auth, claims: Readonly<AccessTokenClaims>, now: number): true | Promise<boolean> {
   const cacheMs = auth.config.tokenStateCacheSeconds * 1000;
   const cached = auth.tokenStateCache.get(claims.sid);
   const age = cached ? now - cached.checkedAt : Number.NaN;
@@ -83,10 +103,19 @@ async function tokenStateIsCurrent(auth: Auth, claims: Readonly<AccessTokenClaim
     if (now < cached.sessionExpiresAt) return true;
   }
   const generation = auth.revocations.generation;
-  const [user, session] = await Promise.all([
-    auth.storage.users.findById(claims.sub),
-    auth.storage.sessions.findSession(claims.sid),
-  ]);
+  return Promise.all([auth.storage.users.findById(claims.sub), auth.storage.sessions.findSession(claims.sid)]).then(
+    ([user, session]) => stateIsCurrent(auth, claims, now, generation, user, session),
+  );
+}
+
+function stateIsCurrent(
+  auth: Auth,
+  claims: Readonly<AccessTokenClaims>,
+  now: number,
+  generation: number,
+  user: UserRecord | null,
+  session: SessionRecord | null,
+): boolean {
   if (session === null) return false;
   const current =
     user !== null &&
@@ -95,7 +124,7 @@ async function tokenStateIsCurrent(auth: Auth, claims: Readonly<AccessTokenClaim
     session.userId === claims.sub &&
     session.revokedAt === null &&
     session.expiresAt > now;
-  if (current && cacheMs > 0 && auth.revocations.generation === generation) {
+  if (current && auth.config.tokenStateCacheSeconds > 0 && auth.revocations.generation === generation) {
     const entry = { userId: claims.sub, tokenVersion: claims.tv, checkedAt: now, sessionExpiresAt: session.expiresAt };
     setBounded(auth.tokenStateCache, claims.sid, entry, tokenStateCacheLimit);
   }

@@ -2,7 +2,7 @@ import type { Auth } from "../auth.js";
 import { base64url } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode, defaultMessages } from "../errors/codes.js";
-import { type AccessContext, verifyAccessToken } from "../flows/verify-access-token.js";
+import { type AccessContext, verifyAccessToken, withCurrentState } from "../flows/verify-access-token.js";
 import { telemetryOf } from "../telemetry/telemetry.js";
 import type { RequestObserver } from "../telemetry/types.js";
 import { readJsonBody } from "./body.js";
@@ -174,9 +174,7 @@ function verifyBearer(
   authorization: string | undefined,
   roles: readonly string[] | undefined,
 ): Promise<AccessContext> {
-  const token = bearerToken(authorization);
-  if (!token) throw new AuthError(ErrorCode.InvalidToken, "A bearer access token is required");
-  const verified = verifyAccessToken(auth, { token });
+  const verified = verifyPresentedToken(auth, authorization);
   if (!roles) return verified;
   return verified.then((access) => {
     if (!roles.some((role) => access.roles.includes(role))) {
@@ -184,6 +182,25 @@ function verifyBearer(
     }
     return access;
   });
+}
+
+const bearerPrefix = "Bearer ";
+
+/**
+ * The token check of an `Authorization` header. A header of exactly `Bearer <token>` whose token
+ * the verified-token cache holds (by its whole text) goes straight to the state check: that text
+ * passed {@link bearerToken} when it was first verified, so its syntax check is not run again.
+ * Any other header is parsed by {@link bearerToken} first.
+ */
+function verifyPresentedToken(auth: Auth, authorization: string | undefined): Promise<AccessContext> {
+  if (authorization?.startsWith(bearerPrefix)) {
+    const now = auth.now();
+    const known = auth.verifiedTokens.get(authorization.slice(bearerPrefix.length), now);
+    if (known !== undefined) return withCurrentState(auth, known, now);
+  }
+  const token = bearerToken(authorization);
+  if (!token) throw new AuthError(ErrorCode.InvalidToken, "A bearer access token is required");
+  return verifyAccessToken(auth, { token });
 }
 
 /**
