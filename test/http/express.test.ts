@@ -1,6 +1,7 @@
-import { createServer } from "node:http";
+import { IncomingMessage, createServer } from "node:http";
 import type { AuthEvent } from "@portcullis/core";
-import { authRouter } from "@portcullis/express";
+import { createUser, login } from "@portcullis/core";
+import { authRouter, requireAuth } from "@portcullis/express";
 import express5, { type NextFunction, type Request, type Response } from "express";
 import express4 from "express4";
 import { afterEach, describe, expect, it } from "vitest";
@@ -84,6 +85,50 @@ describe.each([
     expect((await call(server, "POST", "/auth/login", badJson)).status).toBe(404);
   });
 
+  it("req.auth: each request its own, in a mounted sub-app too; set by other middleware, it reads back; absent where requireAuth did not run", async () => {
+    const { auth } = makeTestAuth({ throttle: generousThrottle });
+    const tokens: string[] = [];
+    for (const username of ["ada", "grace"]) {
+      await createUser(auth, { username, password: "correct horse battery staple" });
+      const result = await login(auth, { username, password: "correct horse battery staple" });
+      if (result.status !== "authenticated") throw new Error(result.status);
+      tokens.push(result.tokens.accessToken);
+    }
+    const sub = express();
+    sub.get("/who", (req: Request, res: Response) => {
+      res.json({ userId: req.auth?.userId ?? null, own: Object.hasOwn(req, "auth") });
+    });
+    const app = express();
+    app.use(authRouter(auth));
+    app.use("/api/v1/sub", requireAuth(auth), sub);
+    app.get("/api/v1/open", (req: Request, res: Response) => {
+      res.json({ userId: req.auth?.userId ?? null });
+    });
+    app.get(
+      "/api/v1/other",
+      (req: Request, _res: Response, next: NextFunction) => {
+        req.auth = { userId: "from-other-middleware" } as Request["auth"];
+        next();
+      },
+      (req: Request, res: Response) => {
+        res.json({ userId: req.auth?.userId ?? null });
+      },
+    );
+    const server = await serve(app);
+    const [ada, grace] = await Promise.all(
+      tokens.map((token) => call(server, "GET", "/api/v1/sub/who", { headers: { authorization: `Bearer ${token}` } })),
+    );
+    const users = await auth.storage.users.list({ limit: 10 });
+    const idOf = (username: string) => users.find((user) => user.username === username)?.id;
+    expect(ada?.body).toEqual({ userId: idOf("ada"), own: false });
+    expect(grace?.body).toEqual({ userId: idOf("grace"), own: false });
+    expectEnvelope(await call(server, "GET", "/api/v1/sub/who"), 40101);
+    expect((await call(server, "GET", "/api/v1/open", { headers: { authorization: `Bearer ${tokens[0]}` } })).body).toEqual({
+      userId: null,
+    });
+    expect((await call(server, "GET", "/api/v1/other")).body).toEqual({ userId: "from-other-middleware" });
+  });
+
   it("RL-3: the client address is the socket's, or what getPeerAddress returns", async () => {
     const events: AuthEvent[] = [];
     const { auth } = makeTestAuth({ throttle: generousThrottle });
@@ -102,5 +147,23 @@ describe.each([
     expectEnvelope(await call(server, "POST", "/api/v1/auth/login", credentials), 40100);
     expectEnvelope(await call(server, "POST", "/proxied/api/v1/auth/login", credentials), 40100);
     expect(events.map((event) => (event as { ip?: string }).ip)).toEqual(["127.0.0.1", "127.0.0.7"]);
+  });
+});
+
+describe("@portcullis/express requireAuth outside an Express app", () => {
+  it("req.auth on a plain Node request is its own property, and Node's IncomingMessage.prototype is left alone", async () => {
+    const { auth } = makeTestAuth();
+    await createUser(auth, { username: "ada", password: "correct horse battery staple" });
+    const result = await login(auth, { username: "ada", password: "correct horse battery staple" });
+    if (result.status !== "authenticated") throw new Error(result.status);
+    const guard = requireAuth(auth);
+    const server = await serve((req, res) => {
+      guard(req as Request, res as Response, () => {
+        res.end(JSON.stringify({ userId: (req as Request).auth?.userId ?? null, own: Object.hasOwn(req, "auth") }));
+      });
+    });
+    const answer = await call(server, "GET", "/", { headers: { authorization: `Bearer ${result.tokens.accessToken}` } });
+    expect(answer.body).toEqual({ userId: expect.any(String), own: true });
+    expect(Object.getOwnPropertyDescriptor(IncomingMessage.prototype, "auth")).toBeUndefined();
   });
 });

@@ -57,19 +57,52 @@ function bodyWasConsumed(req: Request): boolean {
   return (req as { _body?: unknown })._body === true || req.readableEnded;
 }
 
-/** The headers, peer address and TLS state of a request: what core checks before anything else. */
+/**
+ * The headers, peer address and TLS state of a request: what core checks before anything else.
+ * Core asks for headers by lower-case name, as Node keys them. Each property of `req` is read
+ * once: on Express every read of one is a slow lookup (see {@link declareRequestAuth}).
+ */
 function connectionOf(
   req: Request,
   getPeerAddress: AuthRouterOptions["getPeerAddress"],
 ): Pick<HttpRequest, "header" | "peerAddress" | "secure"> {
+  const headers = req.headers;
+  const socket = req.socket;
   return {
     header(name) {
-      const value = req.headers[name.toLowerCase()];
+      const value = headers[name];
       return Array.isArray(value) ? value.join(", ") : value;
     },
-    peerAddress: getPeerAddress ? getPeerAddress(req) : req.socket.remoteAddress,
-    secure: (req.socket as TLSSocket).encrypted === true,
+    peerAddress: getPeerAddress ? getPeerAddress(req) : socket.remoteAddress,
+    secure: (socket as TLSSocket).encrypted === true,
   };
+}
+
+const accessOfRequest = new WeakMap<object, AccessContext>();
+
+/** `req.auth` as an accessor over {@link accessOfRequest}: reading and setting it adds no property to the request. */
+const authAccessor: PropertyDescriptor = {
+  configurable: true,
+  get(this: object): AccessContext | undefined {
+    return accessOfRequest.get(this);
+  },
+  set(this: object, access: AccessContext) {
+    accessOfRequest.set(this, access);
+  },
+};
+
+/**
+ * Declares `auth` on the prototype Express gives the requests of an app (`app.request`, which a
+ * mounted app's inherits from), as Fastify's `decorateRequest` does, unless something declared
+ * it there first. Express gives every request an object shape of its own (it swaps the request's
+ * prototype), so adding a property to one builds a new shape each time: the costliest step of a
+ * protected request. With the accessor, `req.auth = access` adds none. A request whose prototype
+ * is not an app's (no own `app`) keeps `auth` as an own property.
+ */
+function declareRequestAuth(prototype: object | null): void {
+  if (prototype !== null && Object.hasOwn(prototype, "app") && !Object.hasOwn(prototype, "auth")) {
+    Object.defineProperty(prototype, "auth", authAccessor);
+  }
 }
 
 function toHttpRequest(req: Request, options: AuthRouterOptions): HttpRequest {
@@ -180,7 +213,13 @@ export function authRouter(auth: Auth, options: AuthRouterOptions = {}): AuthRou
  */
 export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): RequestHandler {
   assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
+  let declaredFor: object | null = null;
   return (req, res, next) => {
+    const prototype = Object.getPrototypeOf(req);
+    if (prototype !== declaredFor) {
+      declareRequestAuth(prototype);
+      declaredFor = prototype;
+    }
     authorizeRequest(auth, connectionOf(req, options.getPeerAddress), options).then(
       (access) => {
         req.auth = access;

@@ -62,16 +62,16 @@ function connectionOf(
   request: FastifyRequest,
   getPeerAddress: PortcullisOptions["getPeerAddress"],
 ): Pick<HttpRequest, "header" | "peerAddress" | "secure"> {
-  const headers = request.raw.headers;
+  const { headers, socket } = request.raw;
   return {
     header(name) {
-      const value = headers[name.toLowerCase()];
+      const value = headers[name];
       return Array.isArray(value) ? value.join(", ") : value;
     },
     // The socket's own address, never `request.ip`: with Fastify's `trustProxy` that is the
     // forwarded one, and only core's `http.trustedProxies` decides whom to believe (RL-3).
-    peerAddress: getPeerAddress ? getPeerAddress(request) : request.raw.socket.remoteAddress,
-    secure: (request.raw.socket as TLSSocket).encrypted === true,
+    peerAddress: getPeerAddress ? getPeerAddress(request) : socket.remoteAddress,
+    secure: (socket as TLSSocket).encrypted === true,
   };
 }
 

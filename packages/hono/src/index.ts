@@ -67,7 +67,7 @@ function headerReader(c: Context): HttpRequest["header"] {
   const headers = nodeIncoming(c)?.headers;
   if (!headers) return (name) => c.req.header(name);
   return (name) => {
-    const value = headers[name.toLowerCase()];
+    const value = headers[name];
     return Array.isArray(value) ? value.join(", ") : value;
   };
 }
