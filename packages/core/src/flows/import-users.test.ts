@@ -26,6 +26,7 @@ import { oauthAuthorize, oauthCallback } from "./oauth-sign-in.js";
 import { makeAuthenticator, makePasskeyAuth, passkeySignIn, userWithPasskey } from "./passkeys.test-support.js";
 import { useRecoveryCode } from "./use-recovery-code.js";
 import { verifyTotp } from "./verify-totp.js";
+import { maxRegistrationCounter } from "./webauthn-register.js";
 
 /** A TOTP secret of 20 bytes in base32, as an authenticator app is given it. */
 const totpSecret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
@@ -478,5 +479,332 @@ describe("importUsers: streaming", () => {
     expect(stored).toBe(total);
     const growth = Math.max(...samples.slice(2)) - (samples[1] as number);
     expect(growth).toBeLessThan(8 * 1024 * 1024);
+  });
+});
+
+/** A registered passkey's id and COSE public key, as another system would export them. */
+async function exportedPasskey(username = "carol"): Promise<{ id: string; publicKey: string }> {
+  const legacy = makePasskeyAuth();
+  const { userId } = await userWithPasskey(legacy, username);
+  const [old] = await legacy.storage.passkeys.listByUser(userId);
+  if (!old) throw new Error("no passkey registered");
+  return { id: old.id, publicKey: old.publicKey };
+}
+
+/** Twenty distinct recovery codes of this library's form. */
+const twentyCodes = Array.from({ length: 21 }, (_, index) => `ABCD-EFGH-JKMN-${String(index).padStart(4, "0")}`);
+
+describe("importUsers: each field's rule, named exactly", () => {
+  it("IM-1: a bad field is refused naming its exact place and reason; null stands for an absent field", async () => {
+    const passkey = await exportedPasskey();
+    const cases: [unknown, string, string][] = [
+      [{ username: 7 }, "username", "must be a string"],
+      [{ username: "" }, "username", "is required"],
+      [{ username: "erin", id: 7 }, "id", "must be a string"],
+      [{ username: "erin", email: 7 }, "email", "must be a string"],
+      [{ username: "erin", totpSecret: 7 }, "totpSecret", "must be a string"],
+      [{ username: "erin", totpSecret: "1JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP" }, "totpSecret", "must be base32 (A-Z, 2-7)"],
+      [{ username: "erin", totpSecret, recoveryCodes: "x" }, "recoveryCodes", "must be a list"],
+      [{ username: "erin", totpSecret, recoveryCodes: twentyCodes }, "recoveryCodes", "must hold at most 20"],
+      [{ username: "erin", passkeys: "x" }, "passkeys", "must be a list"],
+      [{ username: "erin", passkeys: [null] }, "passkeys[0]", "must be an object"],
+      [{ username: "erin", passkeys: ["x"] }, "passkeys[0]", "must be an object"],
+      [{ username: "erin", passkeys: [[]] }, "passkeys[0]", "must be an object"],
+      [
+        { username: "erin", passkeys: [{ ...passkey, extra: 1 }] },
+        "passkeys[0].extra",
+        "unknown field; accepted are id, publicKey, counter, transports, label, backupEligible, backupState",
+      ],
+      [{ username: "erin", passkeys: [{ ...passkey, id: "AQ=" }] }, "passkeys[0].id", "must be unpadded base64url"],
+      [{ username: "erin", passkeys: [{ ...passkey, id: "!AQID" }] }, "passkeys[0].id", "must be unpadded base64url"],
+      [{ username: "erin", passkeys: [{ ...passkey, id: "AQID!" }] }, "passkeys[0].id", "must be unpadded base64url"],
+      [{ username: "erin", passkeys: [{ ...passkey, id: "AR" }] }, "passkeys[0].id", "must be unpadded base64url"],
+      [{ username: "erin", passkeys: [{ ...passkey, id: "A" }] }, "passkeys[0].id", "must be unpadded base64url"],
+      [
+        { username: "erin", passkeys: [{ ...passkey, id: Buffer.alloc(1024, 1).toString("base64url") }] },
+        "passkeys[0].id",
+        "must be at most 1023 bytes",
+      ],
+      [{ username: "erin", passkeys: [{ ...passkey, publicKey: 7 }] }, "passkeys[0].publicKey", "must be a string"],
+      ...[-1, 1.5, "3", maxRegistrationCounter + 1].map((counter): [unknown, string, string] => [
+        { username: "erin", passkeys: [{ ...passkey, counter }] },
+        "passkeys[0].counter",
+        `must be a whole number from 0 to ${maxRegistrationCounter}`,
+      ]),
+      [{ username: "erin", passkeys: [{ ...passkey, transports: "usb" }] }, "passkeys[0].transports", "must be a list"],
+      [
+        { username: "erin", passkeys: [{ ...passkey, transports: ["usb", "USB"] }] },
+        "passkeys[0].transports[1]",
+        "must be a transport name such as usb, nfc, ble, internal or hybrid",
+      ],
+      [
+        { username: "erin", passkeys: [{ ...passkey, transports: ["xusb!"] }] },
+        "passkeys[0].transports[0]",
+        "must be a transport name such as usb, nfc, ble, internal or hybrid",
+      ],
+      [
+        { username: "erin", passkeys: [{ ...passkey, transports: ["!usb"] }] },
+        "passkeys[0].transports[0]",
+        "must be a transport name such as usb, nfc, ble, internal or hybrid",
+      ],
+      [
+        { username: "erin", passkeys: [{ ...passkey, label: " " }] },
+        "passkeys[0].label",
+        "label must be 1 to 64 characters of visible text",
+      ],
+      [
+        { username: "erin", passkeys: [{ ...passkey, backupEligible: "yes" }] },
+        "passkeys[0].backupEligible",
+        "must be true or false",
+      ],
+      [{ username: "erin", passkeys: [{ ...passkey, backupState: 1 }] }, "passkeys[0].backupState", "must be true or false"],
+      [{ username: "erin", passkeys: [passkey, passkey] }, "passkeys", "hold the same credential id twice"],
+      [{ username: "erin", identities: [null] }, "identities[0]", "must be an object"],
+      [
+        { username: "erin", identities: [{ provider: "github-", subject: "1", x: 1 }] },
+        "identities[0].x",
+        expect.stringMatching(/^unknown field/) as unknown as string,
+      ],
+      [
+        { username: "erin", identities: [{ provider: "github!", subject: "1" }] },
+        "identities[0].provider",
+        expect.stringMatching(/^must be a provider name/) as unknown as string,
+      ],
+      [
+        { username: "erin", identities: [{ provider: "github", subject: "s".repeat(256) }] },
+        "identities[0].subject",
+        "must be at most 255 characters",
+      ],
+      [
+        { username: "erin", identities: [{ provider: "github", subject: "1", email: 7 }] },
+        "identities[0].email",
+        "must be a string",
+      ],
+      [
+        { username: "erin", identities: [{ provider: "github", subject: "1", emailVerified: 1 }] },
+        "identities[0].emailVerified",
+        "must be true or false",
+      ],
+      [
+        { username: "erin", identities: [{ provider: "github", subject: "1", emailVerified: true }] },
+        "identities[0].emailVerified",
+        "needs an email",
+      ],
+      [
+        { username: "erin", identities: [{ provider: "github", subject: "1", email: " ", emailVerified: true }] },
+        "identities[0].emailVerified",
+        "needs an email",
+      ],
+      [
+        { username: "erin", identities: [{ provider: "github", subject: "1", email: "no-at-sign" }] },
+        "identities[0].email",
+        "email must be an address with one @ between a name and a domain",
+      ],
+      [{ username: "erin", email: "no-at-sign" }, "email", "email must be an address with one @ between a name and a domain"],
+      [
+        {
+          username: "erin",
+          identities: [
+            { provider: "github", subject: "1" },
+            { provider: "github", subject: "1" },
+          ],
+        },
+        "identities",
+        "hold the same provider and subject twice",
+      ],
+    ];
+    for (const [record, field, reason] of cases) {
+      const { auth } = makeAuth();
+      const { refusals } = await run(auth, [record]);
+      expect(refusals, JSON.stringify(record).slice(0, 120)).toEqual([{ position: 1, field, reason }]);
+    }
+  });
+
+  it("IM-1: null stands for an absent optional field, and each documented default and bound is taken as it is", async () => {
+    const passkey = await exportedPasskey();
+    const { auth, storage } = makeAuth();
+    const { refusals, summary } = await run(auth, [
+      {
+        username: "nulls",
+        id: null,
+        email: null,
+        emailVerified: null,
+        roles: null,
+        disabled: null,
+        passwordHash: null,
+        totpSecret: null,
+        recoveryCodes: null,
+        passkeys: null,
+        identities: null,
+      },
+      { username: "padded", totpSecret: `${totpSecret}====`, recoveryCodes: twentyCodes.slice(0, 20) },
+      {
+        username: "keys",
+        id: "keys-1",
+        passkeys: [
+          {
+            ...passkey,
+            counter: maxRegistrationCounter,
+            transports: ["usb", "usb", "nfc"],
+            label: null,
+            backupEligible: true,
+            backupState: true,
+          },
+        ],
+        identities: [
+          { provider: "github", subject: "😀".repeat(255), email: "  Dev@Example.com " },
+          { provider: "gitlab", subject: "1", email: null, emailVerified: null },
+        ],
+      },
+      { username: "one-id", passkeys: [{ id: Buffer.alloc(1023, 2).toString("base64url"), publicKey: passkey.publicKey }] },
+    ]);
+    expect(refusals).toEqual([]);
+    expect(summary).toMatchObject({ imported: 4, refused: 0 });
+    expect(await storage.users.findByUsernameKey("nulls")).toMatchObject({
+      email: null,
+      emailVerified: false,
+      roles: [],
+      disabled: false,
+      passwordHash: null,
+    });
+    const padded = (await storage.users.findByUsernameKey("padded"))?.id as string;
+    expect(await storage.totp.get(padded)).toMatchObject({ enabled: true });
+    expect(await storage.recoveryCodes.count(padded)).toBe(20);
+    expect(await storage.passkeys.findById(passkey.id)).toMatchObject({
+      userId: "keys-1",
+      counter: maxRegistrationCounter,
+      transports: ["usb", "nfc"],
+      label: "Passkey",
+      backupEligible: true,
+      backupState: true,
+    });
+    expect(await storage.identities.find("github", "😀".repeat(255))).toMatchObject({
+      email: "dev@example.com",
+      emailVerified: false,
+    });
+    expect(await storage.identities.find("gitlab", "1")).toMatchObject({ email: null, emailVerified: false });
+  });
+
+  it("IM-1: a passkey's flags and counter default to false and 0", async () => {
+    const passkey = await exportedPasskey();
+    const { auth, storage } = makeAuth();
+    await run(auth, [{ username: "defaults", passkeys: [passkey] }]);
+    expect(await storage.passkeys.findById(passkey.id)).toMatchObject({
+      counter: 0,
+      transports: [],
+      backupEligible: false,
+      backupState: false,
+    });
+  });
+
+  it("a refusal is counted under its field without list positions, also without onRefused", async () => {
+    const { auth } = makeAuth();
+    const summary = await importUsers(auth, [
+      { username: "a", passkeys: [null] },
+      { username: "b", passkeys: [null] },
+      { username: "c", identities: [{}, null] },
+    ]);
+    expect(summary.refusedByReason).toEqual({ "passkeys[]: must be an object": 2, "identities[].provider: is required": 1 });
+  });
+
+  it("importUsers refuses a concurrency that is not a whole number of at least 1; 1 imports one record at a time", async () => {
+    const { auth } = makeAuth();
+    for (const concurrency of [0, -1, 1.5, Number.NaN]) {
+      await expect(importUsers(auth, [{ username: "x" }], { concurrency })).rejects.toThrow(
+        new TypeError("importUsers: concurrency must be a whole number of at least 1"),
+      );
+    }
+    expect((await importUsers(auth, [{ username: "x" }, { username: "y" }], { concurrency: 1 })).imported).toBe(2);
+  });
+});
+
+describe("importUsers: other data, and records that share a key", () => {
+  it("IM-1: an existing account differing in any one thing an import writes is skipped, never changed", async () => {
+    const passkey = await exportedPasskey();
+    const second = await exportedPasskey("second");
+    const other = await exportedPasskey("other");
+    const base: ImportedUser = {
+      username: "Alice",
+      id: "alice-1",
+      email: "alice@example.com",
+      emailVerified: true,
+      roles: ["admin", "billing"],
+      passwordHash: bcryptOfGoodPassword,
+      totpSecret,
+      recoveryCodes,
+      passkeys: [passkey, second],
+      identities: [{ provider: "github", subject: "1" }],
+    };
+    const changes: Partial<ImportedUser>[] = [
+      { id: "alice-2" },
+      { username: "ALICE" },
+      { email: "Alice@example.com" },
+      { roles: ["admin", "ops"] },
+      { emailVerified: false },
+      { disabled: true },
+      { recoveryCodes: [recoveryCodes[0] as string] },
+      { recoveryCodes: [recoveryCodes[0] as string, "ZZZZ-ZZZZ-ZZZZ-ZZZZ"] },
+      { passkeys: [passkey] },
+      { passkeys: [passkey, other] },
+      { passkeys: [passkey, { id: second.id, publicKey: other.publicKey }] },
+      { identities: [] },
+      { identities: [{ provider: "github", subject: "2" }] },
+      { identities: [{ provider: "gitlab", subject: "1" }] },
+    ];
+    const { auth, storage } = makeAuth();
+    await run(auth, [base]);
+    const before = JSON.stringify(await storage.users.findByUsernameKey("alice"));
+    for (const change of changes) {
+      const { summary } = await run(auth, [{ ...base, ...change }]);
+      expect(summary, JSON.stringify(change)).toMatchObject({ skipped: 1, unchanged: 0, imported: 0 });
+    }
+    expect((await run(auth, [base])).summary).toMatchObject({ unchanged: 1 });
+    expect(JSON.stringify(await storage.users.findByUsernameKey("alice"))).toBe(before);
+  });
+
+  it("IM-1: an account whose TOTP is pending, or that is a directory account, is other data", async () => {
+    const { auth, storage } = makeAuth();
+    await run(auth, [{ username: "pending" }, { username: "ldap-user" }]);
+    const pending = (await storage.users.findByUsernameKey("pending"))?.id as string;
+    await storage.totp.putPending({
+      userId: pending,
+      secret: { sealed: "x", keyId: "k" } as never,
+      enabled: false,
+      lastUsedStep: -1,
+      createdAt: 0,
+    });
+    expect((await run(auth, [{ username: "pending" }])).summary.skipped).toBe(1);
+    const ldap = (await storage.users.findByUsernameKey("ldap-user")) as NonNullable<
+      Awaited<ReturnType<typeof storage.users.findByUsernameKey>>
+    >;
+    const directoryStorage = memoryStorage();
+    await directoryStorage.users.create({ ...ldap, source: "directory" });
+    const directoryAuth = makeAuth({ storage: directoryStorage }).auth;
+    expect((await run(directoryAuth, [{ username: "ldap-user", id: ldap.id }])).summary.skipped).toBe(1);
+  });
+
+  it("IM-1, EV-1, WA-6, OA-7: records of one input that share an id, verified address, credential id or link, handled concurrently, write the first only", async () => {
+    const passkey = await exportedPasskey();
+    const { auth, storage } = makeAuth();
+    const { refusals, summary } = await run(auth, [
+      { username: "i1", id: "shared-id" },
+      { username: "i2", id: "shared-id" },
+      { username: "e1", email: "shared@example.com", emailVerified: true },
+      { username: "e2", email: "SHARED@example.com", emailVerified: true },
+      { username: "p1", passkeys: [passkey] },
+      { username: "p2", passkeys: [passkey] },
+      { username: "l1", identities: [{ provider: "github", subject: "9" }] },
+      { username: "l2", identities: [{ provider: "github", subject: "9" }] },
+      { username: "u1", email: "unverified@example.com" },
+      { username: "u2", email: "unverified@example.com" },
+    ]);
+    expect(refusals.map(({ position, field, reason }) => [position, field, reason])).toEqual([
+      [2, "id", "is another user's id"],
+      [4, "email", "is verified on another account"],
+      [6, "passkeys[0].id", "is registered to another account"],
+      [8, "identities[0]", "is linked to another account"],
+    ]);
+    expect(summary).toMatchObject({ imported: 6, refused: 4 });
+    for (const username of ["i2", "e2", "p2", "l2"]) expect(await storage.users.findByUsernameKey(username)).toBeNull();
   });
 });
