@@ -12,7 +12,16 @@ import { memoryStorage } from "../storage/memory.js";
 import type { EncryptedSecret, Storage } from "../storage/types.js";
 import { hashRecoveryCode } from "../totp/recovery-codes.js";
 import { openTotpSecret } from "../totp/totp-secret.js";
-import { audience, decodeBase32, encryptionKey, goodPassword, issuer, makeAuth, signingSecret } from "./fixtures.test-support.js";
+import {
+  audience,
+  decodeBase32,
+  encryptionKey,
+  goodPassword,
+  issuer,
+  makeAuth,
+  makeClock,
+  signingSecret,
+} from "./fixtures.test-support.js";
 import {
   type ImportRefusal,
   type ImportSummary,
@@ -433,6 +442,25 @@ describe("importUsers: streaming", () => {
     expect(pulled).toBeLessThan(20);
   });
 
+  it("an error that is no refusal, thrown while a record is checked, stops the import and is thrown", async () => {
+    let failing = false;
+    const clock = makeClock();
+    const failingClock = {
+      get now() {
+        if (failing) throw new Error("the clock failed");
+        return clock.now;
+      },
+      advance: clock.advance,
+    };
+    const { auth } = makeAuth({ clock: failingClock });
+    failing = true;
+    const refusals: ImportRefusal[] = [];
+    await expect(importUsers(auth, [{ username: "x" }], { onRefused: (refusal) => refusals.push(refusal) })).rejects.toThrow(
+      "the clock failed",
+    );
+    expect(refusals).toEqual([]);
+  });
+
   it("100,000 records import with a flat heap: what is held does not grow with the count", { timeout: 60_000 }, async () => {
     setFlagsFromString("--expose-gc");
     const gc = runInNewContext("gc") as () => void;
@@ -507,6 +535,8 @@ describe("importUsers: each field's rule, named exactly", () => {
       [{ username: "erin", totpSecret, recoveryCodes: "x" }, "recoveryCodes", "must be a list"],
       [{ username: "erin", totpSecret, recoveryCodes: twentyCodes }, "recoveryCodes", "must hold at most 20"],
       [{ username: "erin", passkeys: "x" }, "passkeys", "must be a list"],
+      [{ username: "erin", identities: "x" }, "identities", "must be a list"],
+      [{ username: "erin", totpSecret: "JBSWY3DP==EHPK3PXPJBSWY3DPEHPK3PXP" }, "totpSecret", "must be base32 (A-Z, 2-7)"],
       [{ username: "erin", passkeys: [null] }, "passkeys[0]", "must be an object"],
       [{ username: "erin", passkeys: ["x"] }, "passkeys[0]", "must be an object"],
       [{ username: "erin", passkeys: [[]] }, "passkeys[0]", "must be an object"],
@@ -703,8 +733,16 @@ describe("importUsers: each field's rule, named exactly", () => {
       { username: "a", passkeys: [null] },
       { username: "b", passkeys: [null] },
       { username: "c", identities: [{}, null] },
+      {
+        username: "d",
+        identities: [...Array.from({ length: 10 }, (_, index) => ({ provider: "github", subject: `${index}` })), null],
+      },
     ]);
-    expect(summary.refusedByReason).toEqual({ "passkeys[]: must be an object": 2, "identities[].provider: is required": 1 });
+    expect(summary.refusedByReason).toEqual({
+      "passkeys[]: must be an object": 2,
+      "identities[].provider: is required": 1,
+      "identities[]: must be an object": 1,
+    });
   });
 
   it("importUsers refuses a concurrency that is not a whole number of at least 1; 1 imports one record at a time", async () => {
@@ -733,7 +771,10 @@ describe("importUsers: other data, and records that share a key", () => {
       totpSecret,
       recoveryCodes,
       passkeys: [passkey, second],
-      identities: [{ provider: "github", subject: "1" }],
+      identities: [
+        { provider: "github", subject: "1" },
+        { provider: "gitlab", subject: "1" },
+      ],
     };
     const changes: Partial<ImportedUser>[] = [
       { id: "alice-2" },
@@ -747,9 +788,19 @@ describe("importUsers: other data, and records that share a key", () => {
       { passkeys: [passkey] },
       { passkeys: [passkey, other] },
       { passkeys: [passkey, { id: second.id, publicKey: other.publicKey }] },
-      { identities: [] },
-      { identities: [{ provider: "github", subject: "2" }] },
-      { identities: [{ provider: "gitlab", subject: "1" }] },
+      { identities: [{ provider: "github", subject: "1" }] },
+      {
+        identities: [
+          { provider: "github", subject: "1" },
+          { provider: "gitlab", subject: "2" },
+        ],
+      },
+      {
+        identities: [
+          { provider: "github", subject: "1" },
+          { provider: "gitea", subject: "1" },
+        ],
+      },
     ];
     const { auth, storage } = makeAuth();
     await run(auth, [base]);
