@@ -6,10 +6,11 @@ import { createCipheriv, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ImportRefusal, importUsers, login, verifyTotp } from "@portcullis/core";
+import { login, verifyTotp } from "@portcullis/core";
 import bcryptjs from "bcryptjs";
 import { afterAll, expect, it } from "vitest";
-import { base32Decode, makeTestAuth, testPassword, totpCodeAt } from "../fixtures/auth.js";
+import { base32Decode, testPassword, totpCodeAt } from "../fixtures/auth.js";
+import { importExportedLines } from "../fixtures/import-lines.js";
 
 const page = readFileSync(new URL("../../docs/migrating.md", import.meta.url), "utf8");
 const directory = mkdtempSync(join(tmpdir(), "portcullis-migrating-"));
@@ -66,13 +67,7 @@ it("IM-1, TOTP-6: the documented export opens the old service's sealed TOTP secr
   expect(JSON.parse(lines[0] as string)).toMatchObject({ username: "alice", totpSecret });
   expect(JSON.parse(lines[1] as string)).toEqual({ id: "1002", username: "bob", passwordHash: rows[1]?.passwordHash });
 
-  const { auth } = makeTestAuth();
-  const refusals: ImportRefusal[] = [];
-  const summary = await importUsers(
-    auth,
-    lines.map((line) => JSON.parse(line)),
-    { onRefused: (refusal) => refusals.push(refusal) },
-  );
+  const { auth, summary, refusals } = await importExportedLines(lines);
   expect(refusals).toEqual([]);
   expect(summary).toMatchObject({ read: 2, imported: 2, refused: 0 });
   const stored = await auth.storage.totp.get("1001");

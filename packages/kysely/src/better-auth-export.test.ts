@@ -2,13 +2,14 @@
 // against tables that Better Auth's own migration created in PGlite, and its lines imported.
 import { readFileSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
-import { type ImportRefusal, importUsers, login } from "@portcullis/core";
+import { login } from "@portcullis/core";
 import { hashPassword } from "better-auth/crypto";
 import { getMigrations } from "better-auth/db/migration";
 import { twoFactor } from "better-auth/plugins/two-factor";
 import { Kysely, PostgresDialect } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { makeTestAuth, testPassword } from "../../../test/fixtures/auth.js";
+import { testPassword } from "../../../test/fixtures/auth.js";
+import { importExportedLines } from "../../../test/fixtures/import-lines.js";
 
 const page = readFileSync(new URL("../../../docs/migrating.md", import.meta.url), "utf8");
 
@@ -103,13 +104,7 @@ it("IM-1: the documented Better Auth export imports a user who signs in with the
   expect(lines).toHaveLength(2);
   for (const line of lines) expect(line).not.toContain("\n");
 
-  const { auth } = makeTestAuth();
-  const refusals: ImportRefusal[] = [];
-  const summary = await importUsers(
-    auth,
-    lines.map((line) => JSON.parse(line)),
-    { onRefused: (refusal) => refusals.push(refusal) },
-  );
+  const { auth, summary, refusals } = await importExportedLines(lines);
   expect(refusals).toEqual([]);
   expect(summary).toMatchObject({ read: 2, imported: 2, refused: 0 });
 
