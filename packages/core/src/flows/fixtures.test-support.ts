@@ -87,12 +87,13 @@ export function makeAuth(overrides: AuthOverrides = {}): Harness {
 }
 
 /**
- * Memory storage without `sessions.rotateRefreshToken`: refreshes go through its single
- * operations in turn, as on a store that does not have it (see `rotateRefreshToken`).
+ * Memory storage without the optional `sessions.rotateRefreshToken` and `sessions.findTokenState`:
+ * refreshes and token checks go through its single operations, as on a store that does not have
+ * them (see `rotateRefreshToken` and `findTokenState`).
  */
 export function stepwiseMemoryStorage(): Storage {
   const storage = memoryStorage();
-  const { rotateRefreshToken: _, ...sessions } = storage.sessions;
+  const { rotateRefreshToken: _, findTokenState: __, ...sessions } = storage.sessions;
   return { ...storage, sessions };
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../errors/codes.js";
+import { memoryStorage } from "../storage/memory.js";
 import { signAccessToken } from "../tokens/access-token.js";
 import { changePassword } from "./change-password.js";
 import {
@@ -12,6 +13,7 @@ import {
   makeAuth,
   outcome,
   signIn,
+  stepwiseMemoryStorage,
 } from "./fixtures.test-support.js";
 import { login } from "./login.js";
 import { logout } from "./logout.js";
@@ -32,10 +34,17 @@ async function answerOf(promise: Promise<unknown>): Promise<{ code: number; mess
   return { code, message };
 }
 
-/** Makes `storage.users.findById` answer null for one user, as after the row was deleted. */
+/** Makes storage answer as after one user's row was deleted: no such user, by id or as a session's. */
 function forgetUser(harness: Harness, userId: string): void {
-  const findById = harness.storage.users.findById.bind(harness.storage.users);
-  vi.spyOn(harness.storage.users, "findById").mockImplementation(async (id) => (id === userId ? null : findById(id)));
+  const { users, sessions } = harness.storage;
+  const findById = users.findById.bind(users);
+  vi.spyOn(users, "findById").mockImplementation(async (id) => (id === userId ? null : findById(id)));
+  const findTokenState = sessions.findTokenState?.bind(sessions);
+  if (findTokenState === undefined) return;
+  vi.spyOn(sessions, "findTokenState").mockImplementation(async (id) => {
+    const state = await findTokenState(id);
+    return state?.session.userId === userId ? { ...state, user: null } : state;
+  });
 }
 
 describe("verifyAccessToken", () => {
@@ -167,9 +176,12 @@ describe("verifyAccessToken", () => {
     });
   });
 
-  describe("TV-2: what the token state check compares", () => {
+  describe.each([
+    ["memory storage (findTokenState)", memoryStorage],
+    ["a store without findTokenState (its two reads)", stepwiseMemoryStorage],
+  ])("TV-2: what the token state check compares, on %s", (_name, makeStorage) => {
     it("TV-2: a user gone from storage, or disabled there without a token version change, ends the user's access tokens", async () => {
-      const harness = makeAuth();
+      const harness = makeAuth({ storage: makeStorage() });
       const goneId = await addUser(harness.auth, "gone");
       const disabledId = await addUser(harness.auth, "disabled-in-storage");
       const gone = await signIn(harness, "gone");
@@ -183,7 +195,7 @@ describe("verifyAccessToken", () => {
 
     it("TV-2: a signed token is live only with a session that exists and belongs to its user", async () => {
       // Tokens signed with the instance's own key: only the state check can refuse them.
-      const harness = makeAuth();
+      const harness = makeAuth({ storage: makeStorage() });
       const ownerId = await addUser(harness.auth, "owner");
       const otherId = await addUser(harness.auth, "other");
       const { claims } = await verifyAccessToken(harness.auth, { token: (await signIn(harness, "owner")).accessToken });
@@ -199,7 +211,7 @@ describe("verifyAccessToken", () => {
     });
 
     it("TV-2: a cached check answers only for the user and token version it checked", async () => {
-      const harness = makeAuth({ tokenStateCacheSeconds: 10 });
+      const harness = makeAuth({ tokenStateCacheSeconds: 10, storage: makeStorage() });
       await addUser(harness.auth, "cached-owner");
       const otherId = await addUser(harness.auth, "cached-other");
       const { claims } = await verifyAccessToken(harness.auth, {
@@ -234,12 +246,12 @@ describe("verifyAccessToken", () => {
       const harness = makeAuth({ tokenStateCacheSeconds: 10 });
       await addUser(harness.auth, "many-sessions");
       const sessions = [await signIn(harness, "many-sessions"), await signIn(harness, "many-sessions")];
-      const findSession = vi.spyOn(harness.storage.sessions, "findSession");
+      const findTokenState = vi.spyOn(harness.storage.sessions, "findTokenState");
       for (let round = 0; round < 3; round += 1) {
         for (const tokens of sessions) await verifyAccessToken(harness.auth, { token: tokens.accessToken });
         harness.clock.advance(1_000);
       }
-      expect(findSession).toHaveBeenCalledTimes(2);
+      expect(findTokenState).toHaveBeenCalledTimes(2);
       expect(harness.auth.tokenStateCache.size).toBe(2);
     });
 
@@ -247,10 +259,10 @@ describe("verifyAccessToken", () => {
       const harness = makeAuth({ tokenStateCacheSeconds: 10 });
       await addUser(harness.auth, "same-instant");
       const tokens = await signIn(harness, "same-instant");
-      const findSession = vi.spyOn(harness.storage.sessions, "findSession");
+      const findTokenState = vi.spyOn(harness.storage.sessions, "findTokenState");
       await verifyAccessToken(harness.auth, { token: tokens.accessToken });
       await verifyAccessToken(harness.auth, { token: tokens.accessToken });
-      expect(findSession).toHaveBeenCalledTimes(1);
+      expect(findTokenState).toHaveBeenCalledTimes(1);
     });
 
     it("TV-2: the cache holds at most 10,000 sessions; when it is full, the oldest check leaves first", async () => {

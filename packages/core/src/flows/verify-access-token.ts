@@ -3,7 +3,8 @@ import { setBounded } from "../bounded-cache.js";
 import { reportCheckFailure } from "../diagnostics/check-failures.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import type { SessionRecord, UserRecord } from "../storage/types.js";
+import { findTokenState } from "../storage/token-state.js";
+import type { TokenState } from "../storage/types.js";
 import { type AccessContext, type AccessTokenClaims, ClaimMismatch, verifyAccessTokenClaims } from "../tokens/access-token.js";
 import { requiredString } from "./input.js";
 
@@ -103,8 +104,8 @@ function tokenStateIsCurrent(auth: Auth, claims: Readonly<AccessTokenClaims>, no
     if (now < cached.sessionExpiresAt) return true;
   }
   const generation = auth.revocations.generation;
-  return Promise.all([auth.storage.users.findById(claims.sub), auth.storage.sessions.findSession(claims.sid)]).then(
-    ([user, session]) => stateIsCurrent(auth, claims, now, generation, user, session),
+  return findTokenState(auth.storage, claims.sid, claims.sub).then((state) =>
+    stateIsCurrent(auth, claims, now, generation, state),
   );
 }
 
@@ -113,10 +114,10 @@ function stateIsCurrent(
   claims: Readonly<AccessTokenClaims>,
   now: number,
   generation: number,
-  user: UserRecord | null,
-  session: SessionRecord | null,
+  state: TokenState | null,
 ): boolean {
-  if (session === null) return false;
+  if (state === null) return false;
+  const { session, user } = state;
   const current =
     user !== null &&
     !user.disabled &&

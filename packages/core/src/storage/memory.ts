@@ -292,7 +292,7 @@ function memoryRecoveryCodes(): RecoveryCodeStore {
   };
 }
 
-/** What the session store reads of the other tables to rotate a refresh token in one step. */
+/** What the session store reads of the other tables to rotate a refresh token, or find a token's state, in one step. */
 interface RotationReads {
   user(id: string): UserRecord | null;
   totpEnabled(userId: string): boolean;
@@ -323,6 +323,10 @@ function memorySessions(reads: RotationReads) {
     },
     async findSession(id) {
       return sessions.get(id) ?? null;
+    },
+    async findTokenState(id) {
+      const session = sessions.get(id);
+      return session === undefined ? null : { session, user: reads.user(session.userId) };
     },
     async revokeSession(id, now) {
       const session = sessions.get(id);

@@ -240,12 +240,29 @@ export type RotationResult =
       next: RefreshTokenRecord;
     };
 
+/**
+ * What {@link SessionStore.findTokenState} reads for the check of an access token (TV-2): a
+ * session, and the standing of the user it belongs to.
+ */
+export interface TokenState {
+  session: Pick<SessionRecord, "userId" | "revokedAt" | "expiresAt">;
+  /** The session's user (`session.userId`), or null when no user has that id any more. */
+  user: Pick<UserRecord, "tokenVersion" | "disabled"> | null;
+}
+
 /** Sessions and their refresh tokens. */
 export interface SessionStore {
   /** Inserts a new session; its id is random, so it never meets an existing one. */
   createSession(session: SessionRecord): Promise<void>;
   /** The session with this id, revoked or expired ones included (callers check both), or null. */
   findSession(id: string): Promise<SessionRecord | null>;
+  /**
+   * Optional: the session with this id (revoked or expired ones included) and its user's token
+   * version and disabled flag, in one read (one statement on SQL), or null for an unknown session.
+   * What every protected request asks when `tokenStateCacheSeconds` does not answer it. A store
+   * without it is served by {@link findSession} and {@link UserStore.findById}, sent together.
+   */
+  findTokenState?(sessionId: string): Promise<TokenState | null>;
   /** Marks a session revoked; returns false if it was unknown or already revoked. */
   revokeSession(id: string, now: number): Promise<boolean>;
   /**

@@ -11,7 +11,7 @@ export type StorageCallAttributes = {
 
 /**
  * Every method of every store, so that a method added to an interface must be added here too
- * (the type checker refuses a missing one). `rotateRefreshToken` is optional: timed when present.
+ * (the type checker refuses a missing one). `rotateRefreshToken` and `findTokenState` are optional: timed when present.
  */
 const storeMethods = {
   users: {
@@ -31,6 +31,7 @@ const storeMethods = {
   sessions: {
     createSession: true,
     findSession: true,
+    findTokenState: true,
     revokeSession: true,
     setTokenVersion: true,
     revokeUserSessions: true,

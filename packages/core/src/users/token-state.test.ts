@@ -84,9 +84,9 @@ describe("the revocation channel (revocationChannel)", () => {
     async (_name, end) => {
       const { a, b } = twoInstances();
       const user = await cachedOnB(a, b, "ended-on-a");
-      const findSession = vi.spyOn(b.storage.sessions, "findSession");
+      const findTokenState = vi.spyOn(b.storage.sessions, "findTokenState");
       expect(await checkOn(b, user.tokens)).toBe("fulfilled");
-      expect(findSession).not.toHaveBeenCalled();
+      expect(findTokenState).not.toHaveBeenCalled();
       await end(a, user);
       expect(b.auth.tokenStateCache.has(user.sessionId)).toBe(false);
       expect(await checkOn(b, user.tokens)).toBe(refused);
@@ -177,8 +177,8 @@ describe("the revocation channel (revocationChannel)", () => {
       ...shared,
       sessions: {
         ...shared.sessions,
-        async findSession(id) {
-          const found = await shared.sessions.findSession(id);
+        async findTokenState(id) {
+          const found = (await shared.sessions.findTokenState?.(id)) ?? null;
           if (gate) {
             gate = false;
             read.resolve();
@@ -211,10 +211,10 @@ describe("the revocation channel (revocationChannel)", () => {
     expect(await checkOn(harness, late)).toBe("fulfilled");
     clock.advance(29_999);
     expect(await checkOn(harness, late)).toBe("fulfilled");
-    const findSession = vi.spyOn(harness.storage.sessions, "findSession");
+    const findTokenState = vi.spyOn(harness.storage.sessions, "findTokenState");
     clock.advance(1);
     expect(await checkOn(harness, late)).toBe(refused);
-    expect(findSession).toHaveBeenCalledTimes(1);
+    expect(findTokenState).toHaveBeenCalledTimes(1);
   });
 
   describe("a lost channel", () => {

@@ -1,4 +1,11 @@
-import type { RefreshRotation, RefreshTokenRecord, RotationResult, SessionRecord, SessionStore } from "@portcullis/core";
+import type {
+  RefreshRotation,
+  RefreshTokenRecord,
+  RotationResult,
+  SessionRecord,
+  SessionStore,
+  TokenState,
+} from "@portcullis/core";
 import { mayRotate, replacementToken } from "@portcullis/core";
 import { type RawBuilder, sql } from "kysely";
 import type { RefreshTokenRow, SessionRow, UserRow } from "../schema.js";
@@ -195,6 +202,31 @@ function rotationResult(rotation: RefreshRotation, read: RotationRead, spent: bo
 }
 
 /**
+ * A session and its user's token version and disabled flag (see {@link SessionStore.findTokenState}):
+ * one SELECT through both primary keys, prepared on PostgreSQL (every protected request may send it).
+ */
+function tokenStateQuery({ tables: t }: StoreContext, sessionId: string) {
+  return sql<Record<string, unknown>>`/* prepared */
+    select s.user_id, s.revoked_at, s.expires_at, u.token_version, u.disabled
+    from ${sql.table(t.sessions)} s left join ${sql.table(t.users)} u on u.id = s.user_id
+    where s.id = ${sessionId}`;
+}
+
+function toTokenState(row: Record<string, unknown>): TokenState {
+  return {
+    session: {
+      userId: row.user_id as string,
+      revokedAt: numOrNull(row.revoked_at as string | number | null),
+      expiresAt: num(row.expires_at as string | number),
+    },
+    user:
+      row.token_version === null
+        ? null
+        : { tokenVersion: num(row.token_version as string | number), disabled: flag(row.disabled as boolean | number) },
+  };
+}
+
+/**
  * The sessions and refresh_tokens tables as a {@link SessionStore}: revoking is a conditional
  * UPDATE on `revoked_at IS NULL` (one statement for all of a user's sessions but the one kept,
  * SE-2), and spending a refresh token one on `spent_at IS NULL` (RT-3), with `RETURNING` on
@@ -224,6 +256,10 @@ export function sessionStore(context: StoreContext): SessionStore {
       await db.insertInto(t.sessions).values(toSessionRow(session)).execute();
     },
     findSession,
+    async findTokenState(id) {
+      const row = (await tokenStateQuery(context, id).execute(db)).rows[0];
+      return row === undefined ? null : toTokenState(row);
+    },
     async revokeSession(id, now) {
       return (await updateLive("id", id, { revoked_at: now })) === 1;
     },

@@ -1,3 +1,4 @@
+import { findTokenState } from "../../storage/token-state.js";
 import type { SpendResult } from "../../storage/types.js";
 import { type SuiteContext, concurrently, countWhere, tryToMutate } from "./harness.js";
 import { refreshRotationTests } from "./refresh-rotation.js";
@@ -23,6 +24,34 @@ export function sessionsSuite(context: SuiteContext): void {
       await storage.sessions.createSession(session);
       expect(await storage.sessions.findSession(session.id)).toEqual(session);
       expect(await storage.sessions.findSession(uniqueId("session"))).toBeNull();
+    });
+
+    it("TV-2: findTokenState (the store's, or its two reads) gives a session's end, revocation and user, and the user's token version and disabled flag as stored now", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage, { tokenVersion: 4 });
+      const session = sampleSession(userId, { tokenVersion: 4 });
+      const other = sampleSession(await createUser(storage));
+      for (const created of [session, other]) await storage.sessions.createSession(created);
+      const stateOf = async (id: string, ofUser = userId) => {
+        const state = await findTokenState(storage, id, ofUser);
+        return (
+          state && {
+            session: { userId: state.session.userId, revokedAt: state.session.revokedAt, expiresAt: state.session.expiresAt },
+            user: state.user && { tokenVersion: state.user.tokenVersion, disabled: state.user.disabled },
+          }
+        );
+      };
+      const live = { userId, revokedAt: null, expiresAt: session.expiresAt };
+      expect(await stateOf(session.id)).toEqual({ session: live, user: { tokenVersion: 4, disabled: false } });
+      expect(await stateOf(uniqueId("session"))).toBeNull();
+      await storage.users.incrementTokenVersion(userId, BASE_TIME + 10);
+      await storage.users.update(userId, { disabled: true }, BASE_TIME + 10);
+      await storage.sessions.revokeSession(session.id, BASE_TIME + 20);
+      expect(await stateOf(session.id)).toEqual({
+        session: { ...live, revokedAt: BASE_TIME + 20 },
+        user: { tokenVersion: 5, disabled: true },
+      });
+      expect((await stateOf(other.id, userId))?.session.userId).toBe(other.userId);
     });
 
     it("revokeSession is true once, then false; an unknown session is false", async () => {
