@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runStorageConformance } from "../testing/index.js";
-import { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./memory.js";
+import { type MemoryStorage, type MemoryStorageSizes, expiringMap, memoryStorage } from "./memory.js";
 
 runStorageConformance({ name: "memory", makeStorage: memoryStorage, test: { describe, it, expect } });
 
@@ -111,5 +111,44 @@ describe("memory storage prunes what has expired (bounded memory under a stream 
     expect(await storage.counters.peek("kept", 499_900)).toBe(1);
     expect(storage.sizes().refreshTokens).toBeLessThan(2100);
     expect(storage.sizes().counters).toBeLessThan(2100);
+  });
+});
+
+describe("expiringMap: a sweep reads only what has expired", () => {
+  it("deleteExpired drops the expired entries in expiry order, up to its limit, reading no live one", () => {
+    const reads: string[] = [];
+    const map = expiringMap<{ id: string; at: number }>((value) => {
+      reads.push(value.id);
+      return value.at;
+    });
+    for (let index = 0; index < 500; index += 1) map.set(`live-${index}`, { id: `live-${index}`, at: 1_000 + index }, 0);
+    for (const at of [30, 10, 20]) map.set(`due-${at}`, { id: `due-${at}`, at }, 0);
+    reads.length = 0;
+    expect(map.deleteExpired(30, 2)).toBe(2);
+    expect([...map.entries.keys()].filter((key) => key.startsWith("due-"))).toEqual(["due-30"]);
+    expect(map.deleteExpired(30, 10)).toBe(1);
+    expect(map.deleteExpired(999, 10)).toBe(0);
+    expect(reads).toEqual(["due-10", "due-20", "due-30"]);
+    expect(map.deleteExpired(1_001, 10)).toBe(2);
+    expect(map.entries.size).toBe(498);
+  });
+
+  it("a key stored again keeps its new expiry; a key deleted meanwhile is passed over", () => {
+    const dropped: string[] = [];
+    const map = expiringMap<number>(
+      (at) => at,
+      (key) => dropped.push(key),
+    );
+    map.set("renewed", 10, 0);
+    map.set("renewed", 50, 5);
+    map.set("gone", 10, 0);
+    map.entries.delete("gone");
+    map.set("due", 20, 0);
+    expect(map.deleteExpired(20, 10)).toBe(1);
+    expect(dropped).toEqual(["due"]);
+    expect(map.entries.get("renewed")).toBe(50);
+    expect(map.deleteExpired(50, 10)).toBe(1);
+    expect(dropped).toEqual(["due", "renewed"]);
+    expect(map.entries.size).toBe(0);
   });
 });

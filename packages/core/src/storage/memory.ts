@@ -103,38 +103,85 @@ const frozenWith = <T>(record: T, changes: Partial<T>): T => Object.freeze({ ...
 const minimumSweepSize = 1024;
 
 /**
- * A map whose expired entries are dropped whenever it has doubled since the last sweep: the
- * work is amortised O(1) per insert, and the map holds at most about twice its live entries.
+ * Keys by the expiry their value had when stored: a binary min-heap in two parallel arrays, so
+ * the expired ones are found without reading the live ones. A key stored again is pushed again;
+ * the record it leaves behind is recognised when it comes up (its key is gone, or its value
+ * expires later) and passed over.
+ */
+function expiryHeap() {
+  const times: number[] = [];
+  const keys: string[] = [];
+  const swap = (a: number, b: number) => {
+    [times[a], times[b]] = [times[b] as number, times[a] as number];
+    [keys[a], keys[b]] = [keys[b] as string, keys[a] as string];
+  };
+  return {
+    push(time: number, key: string): void {
+      let index = times.push(time) - 1;
+      keys.push(key);
+      while (index > 0) {
+        const parent = (index - 1) >> 1;
+        if ((times[parent] as number) <= time) return;
+        swap(index, parent);
+        index = parent;
+      }
+    },
+    /** The key of the earliest record if it is due by `now` (removed from the heap), else undefined. */
+    popDue(now: number): string | undefined {
+      if (times.length === 0 || (times[0] as number) > now) return undefined;
+      const key = keys[0];
+      const last = times.length - 1;
+      swap(0, last);
+      times.pop();
+      keys.pop();
+      for (let index = 0; ; ) {
+        const left = 2 * index + 1;
+        const smallest = left + 1 < last && (times[left + 1] as number) < (times[left] as number) ? left + 1 : left;
+        if (smallest >= last || (times[index] as number) <= (times[smallest] as number)) break;
+        swap(index, smallest);
+        index = smallest;
+      }
+      return key;
+    },
+  };
+}
+
+/**
+ * A map whose expired entries are dropped whenever it has doubled since the last sweep, and by
+ * `deleteExpired`: the work is amortised O(log n) per insert, the map holds at most about twice
+ * its live entries, and a sweep reads only what has expired. A value's expiry may change only
+ * through `set` (writes straight to `entries` replace a value with one of the same expiry).
  * `dropped` hears of each entry pruned, so an index over the map can forget it too.
  */
-function expiringMap<V>(expired: (value: V, now: number) => boolean, dropped: (key: string, value: V) => void = () => {}) {
+export function expiringMap<V>(expiresAt: (value: V) => number, dropped: (key: string, value: V) => void = () => {}) {
   const entries = new Map<string, V>();
+  const heap = expiryHeap();
   let sweepAtSize = minimumSweepSize;
-  const drop = (key: string, value: V) => {
-    entries.delete(key);
-    dropped(key, value);
+  /** Deletes at most `limit` entries expired by `now`; returns how many. */
+  const deleteExpired = (now: number, limit: number): number => {
+    let deleted = 0;
+    while (deleted < limit) {
+      const key = heap.popDue(now);
+      if (key === undefined) break;
+      const entry = entries.get(key);
+      if (entry === undefined || expiresAt(entry) > now) continue;
+      entries.delete(key);
+      dropped(key, entry);
+      deleted += 1;
+    }
+    return deleted;
   };
   return {
     entries,
-    /** Deletes at most `limit` expired entries; returns how many. */
-    deleteExpired(now: number, limit: number): number {
-      let deleted = 0;
-      for (const [key, entry] of entries) {
-        if (deleted >= limit) break;
-        if (expired(entry, now)) {
-          drop(key, entry);
-          deleted += 1;
-        }
-      }
-      return deleted;
-    },
+    deleteExpired,
     /** Stores an entry, first sweeping expired ones if the map has grown enough. */
     set(key: string, value: V, now: number): void {
       if (entries.size >= sweepAtSize) {
-        for (const [candidate, entry] of entries) if (expired(entry, now)) drop(candidate, entry);
+        deleteExpired(now, Number.POSITIVE_INFINITY);
         sweepAtSize = Math.max(minimumSweepSize, entries.size * 2);
       }
       entries.set(key, value);
+      heap.push(expiresAt(value), key);
     },
   };
 }
@@ -299,7 +346,7 @@ interface RotationReads {
 }
 
 function memorySessions(reads: RotationReads) {
-  const expired = (record: { expiresAt: number }, now: number) => record.expiresAt <= now;
+  const expiresAt = (record: { expiresAt: number }) => record.expiresAt;
   /** The ids of each user's sessions held in the session map: a session pruned from the map leaves it too. */
   const sessionIdsByUser = new Map<string, Set<string>>();
   const unindex = (id: string, session: SessionRecord) => {
@@ -307,8 +354,8 @@ function memorySessions(reads: RotationReads) {
     ids?.delete(id);
     if (ids?.size === 0) sessionIdsByUser.delete(session.userId);
   };
-  const sessionMap = expiringMap<SessionRecord>(expired, unindex);
-  const tokenMap = expiringMap<RefreshTokenRecord>(expired);
+  const sessionMap = expiringMap<SessionRecord>(expiresAt, unindex);
+  const tokenMap = expiringMap<RefreshTokenRecord>(expiresAt);
   const { entries: sessions, set: setSession } = sessionMap;
   const { entries: tokens, set: setToken } = tokenMap;
   const sessionsOf = (userId: string) => [...(sessionIdsByUser.get(userId) ?? [])].map((id) => sessions.get(id) as SessionRecord);
@@ -403,7 +450,7 @@ function memorySessions(reads: RotationReads) {
 
 /** Challenges; `deleteExpired` also prunes what `others` delete (sessions and tokens, counter windows), each as bounded. */
 function memoryChallenges(others: ((now: number, limit: number) => number)[]) {
-  const challengeMap = expiringMap<ChallengeRecord>((challenge, now) => challenge.expiresAt <= now);
+  const challengeMap = expiringMap<ChallengeRecord>((challenge) => challenge.expiresAt);
   const { entries: challenges, set } = challengeMap;
   const live = (id: string, kind: ChallengeKind, now: number) => {
     const challenge = challenges.get(id);
@@ -437,7 +484,7 @@ function memoryChallenges(others: ((now: number, limit: number) => number)[]) {
 }
 
 function memoryCounters() {
-  const windowMap = expiringMap<{ count: number; resetAt: number }>((window, now) => window.resetAt <= now);
+  const windowMap = expiringMap<{ count: number; resetAt: number }>((window) => window.resetAt);
   const { entries: windows, set } = windowMap;
   const store: CounterStore = {
     async hit(key, limit, windowMs, now) {
