@@ -1,4 +1,4 @@
-import { createHash, randomFillSync, timingSafeEqual } from "node:crypto";
+import { hash, randomFillSync, timingSafeEqual } from "node:crypto";
 
 /**
  * Random bytes from the system's CSPRNG, drawn `poolSize` bytes at a time, as Node's own
@@ -27,9 +27,12 @@ export function base64url(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url");
 }
 
-/** SHA-256 of a UTF-8 string, as base64url: how single-use values are stored (RT-1, RC-2). */
+/**
+ * SHA-256 of a UTF-8 string, as base64url: how single-use values are stored (RT-1, RC-2).
+ * Node's one-shot `hash` (20.12 on), about half the cost of a `createHash` object.
+ */
 export function sha256(value: string): string {
-  return createHash("sha256").update(value).digest("base64url");
+  return hash("sha256", value, "base64url");
 }
 
 /** Compares the UTF-8 bytes of two strings, in time that depends only on their lengths. */
