@@ -142,6 +142,49 @@ describe("@portcullis/fastify", () => {
     expectEnvelope(await call(server, "GET", "/admin", { token }), 40300);
   });
 
+  it("requireAuth called as its type says, with the request and reply only, returns the check's promise", async () => {
+    const testAuth = makeTestAuth({ throttle: generousThrottle });
+    const user = await createTestUser(testAuth.auth, "direct");
+    const check = requireAuth(testAuth.auth);
+    const app = Fastify();
+    await app.register(portcullis, { auth: testAuth.auth });
+    app.get("/direct", async function (request, reply) {
+      const checked = check.call(this, request, reply);
+      expect(checked).toBeInstanceOf(Promise);
+      await checked;
+      return reply.sent ? reply : { userId: request.auth?.userId };
+    });
+    const server = await serve(app);
+    const token = (await post(server, "/api/v1/auth/login", { username: user.username, password: testPassword })).body.data
+      .accessToken as string;
+    expect((await call(server, "GET", "/direct", { token })).body).toEqual({ userId: user.id });
+    expectEnvelope(await call(server, "GET", "/direct"), 40101);
+  });
+
+  it("HTTP-5: a getPeerAddress that throws gets the 50000 envelope from requireAuth, as a preHandler or called directly", async () => {
+    const reported: unknown[] = [];
+    const testAuth = makeTestAuth({ throttle: generousThrottle, onInternalError: (error) => reported.push(error) });
+    const failing = requireAuth(testAuth.auth, {
+      getPeerAddress: () => {
+        throw new Error("no address here");
+      },
+    });
+    const app = Fastify();
+    await app.register(portcullis, { auth: testAuth.auth });
+    app.get("/hook", { preHandler: failing }, async () => ({ reached: true }));
+    app.get("/direct", async function (request, reply) {
+      await failing.call(this, request, reply);
+      return reply.sent ? reply : { reached: true };
+    });
+    const server = await serve(app);
+    for (const path of ["/hook", "/direct"]) {
+      const answer = await call(server, "GET", path, { token: "abc.def.ghi" });
+      expectEnvelope(answer, 50000);
+      expect(JSON.stringify(answer.body)).not.toContain("no address here");
+    }
+    expect(reported.map((error) => (error as Error).message)).toEqual(["no address here", "no address here"]);
+  });
+
   it("RL-3: a path the router does not send to the plugin but core resolves to its routes is answered by core, not the app", async () => {
     const { auth } = makeTestAuth({ throttle: generousThrottle });
     const app = Fastify();

@@ -18,7 +18,14 @@ import {
   routes,
   servesPath,
 } from "@portcullis/core";
-import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from "fastify";
+import type {
+  FastifyInstance,
+  FastifyPluginCallback,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+  preHandlerAsyncHookHandler,
+} from "fastify";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -284,19 +291,44 @@ export default portcullis;
  */
 export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): preHandlerAsyncHookHandler {
   assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
-  // Not an async function: the check's promise is handed to Fastify with one step chained, not awaited.
-  return function requirePortcullisAuth(request, reply) {
+  const refuse = (reply: FastifyReply, error: unknown) => send(reply, errorResponse(auth, error));
+  // Fastify calls a hook with `done`: then this is a callback hook, and Fastify chains no promise
+  // of its own on each request. Called as its type says, with the request and reply only, it
+  // returns the promise of the check.
+  function requirePortcullisAuth(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done?: HookHandlerDoneFunction,
+  ): Promise<unknown> | undefined {
     let authorized: Promise<AccessContext>;
     try {
       authorized = authorizeRequest(auth, connectionOf(request, options.getPeerAddress), options);
     } catch (error) {
-      return Promise.resolve(send(reply, errorResponse(auth, error)));
+      const refused = refuse(reply, error);
+      return done === undefined ? Promise.resolve(refused) : undefined;
     }
-    return authorized.then(
+    if (done === undefined) {
+      return authorized.then(
+        (access) => {
+          request.auth = access;
+        },
+        (error: unknown) => refuse(reply, error),
+      );
+    }
+    authorized.then(
       (access) => {
         request.auth = access;
+        done();
       },
-      (error: unknown) => send(reply, errorResponse(auth, error)),
+      (error: unknown) => {
+        try {
+          refuse(reply, error);
+        } catch (failure) {
+          done(failure as Error);
+        }
+      },
     );
-  };
+    return undefined;
+  }
+  return requirePortcullisAuth as preHandlerAsyncHookHandler;
 }
