@@ -190,4 +190,31 @@ describe("@portcullis/hono", () => {
     // HTTP-7: plain HTTP from a peer that is not known to be loopback is refused before the token is read.
     expectEnvelope(await fromResponse(await app.request("http://portcullis.test/who", forged)), 40300);
   });
+
+  it("requireAuth: a live token reaches the handler, whose errors go to the app's onError, not into a 40101; a getPeerAddress that throws is 50000", async () => {
+    const reported: unknown[] = [];
+    const testAuth = makeTestAuth({ throttle: generousThrottle, onInternalError: (error) => reported.push(error) });
+    const user = await createTestUser(testAuth.auth, "hono-handler");
+    const app = new Hono<{ Variables: AuthVariables }>();
+    app.route("/", authApp(testAuth.auth));
+    app.get("/who", requireAuth(testAuth.auth), (c) => c.text(c.get("auth").userId));
+    app.get("/broken", requireAuth(testAuth.auth), () => {
+      throw new Error("the handler failed");
+    });
+    const throwing = () => {
+      throw new Error("no address here");
+    };
+    app.get("/no-address", requireAuth(testAuth.auth, { getPeerAddress: throwing }), (c) => c.text("reached"));
+    app.onError((error, c) => c.text(`app onError: ${error.message}`, 500));
+    const server = await serve(app);
+    const login = await call(server, "POST", "/api/v1/auth/login", { json: { username: user.username, password: testPassword } });
+    const token = login.body.data.accessToken as string;
+    expect((await call(server, "GET", "/who", { token })).text).toBe(user.id);
+    const broken = await call(server, "GET", "/broken", { token });
+    expect([broken.status, broken.text]).toEqual([500, "app onError: the handler failed"]);
+    const refused = await call(server, "GET", "/no-address", { token });
+    expectEnvelope(refused, 50000);
+    expect(refused.text).not.toContain("no address here");
+    expect(reported.map((error) => (error as Error).message)).toEqual(["no address here"]);
+  });
 });

@@ -223,14 +223,18 @@ export function authApp(auth: Auth, options: AuthRoutesOptions = {}): Hono {
  */
 export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): MiddlewareHandler<{ Variables: AuthVariables }> {
   assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
-  return async (c, next) => {
-    let access: AccessContext;
+  const refuse = (error: unknown) => toResponse(errorResponse(auth, error));
+  // Not an async function: the check's promise is handed to Hono with one step chained, not awaited.
+  return (c, next) => {
+    let authorized: Promise<AccessContext>;
     try {
-      access = await authorizeRequest(auth, connectionOf(c, options), options);
+      authorized = authorizeRequest(auth, connectionOf(c, options), options);
     } catch (error) {
-      return toResponse(errorResponse(auth, error));
+      return Promise.resolve(refuse(error));
     }
-    c.set("auth", access);
-    await next();
+    return authorized.then((access) => {
+      c.set("auth", access);
+      return next();
+    }, refuse);
   };
 }
