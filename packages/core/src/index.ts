@@ -173,6 +173,7 @@ export {
 export type { OpenApiDocument, OpenApiOptions } from "./http/describe-routes.js";
 export { authorizeRequest, errorResponse, handleRequest, servesPath } from "./http/handle-request.js";
 export { assertAuthArgument, explainMountPath } from "./http/mount-checks.js";
+export { nodeRequestBody } from "./http/node-body.js";
 export { openApiDocument } from "./http/openapi.js";
 export type { JsonSchema } from "./http/openapi-schemas.js";
 export type { ParameterDoc, Route, RouteContext, RouteDoc, RouteResult, RouteTag } from "./http/route-types.js";

@@ -16,6 +16,7 @@ import {
   errorResponse,
   explainMountPath,
   handleRequest,
+  nodeRequestBody,
   servesPath,
 } from "@portcullis/core";
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from "express";
@@ -111,9 +112,9 @@ function toHttpRequest(req: Request, options: AuthRouterOptions): HttpRequest {
     ...connectionOf(req, options.getPeerAddress),
     method: req.method,
     url: req.url,
-    // Iterating without destroying on an early stop: when core refuses an oversized body
+    // Read without destroying the stream on an early stop: when core refuses an oversized body
     // halfway, the socket must stay open for the 40002 answer (HTTP-1).
-    body: consumed ? null : { [Symbol.asyncIterator]: () => req.iterator({ destroyOnReturn: false }) },
+    body: consumed ? null : nodeRequestBody(req),
     parsedBody: consumed ? req.body : undefined,
   };
 }

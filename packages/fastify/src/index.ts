@@ -15,6 +15,7 @@ import {
   authorizeRequest,
   errorResponse,
   handleRequest,
+  nodeRequestBody,
   routes,
   servesPath,
 } from "@portcullis/core";
@@ -82,19 +83,6 @@ function connectionOf(
   };
 }
 
-/** A stream as core reads it: iterated without destroying it on an early stop, so the refusal can still be sent (HTTP-1). */
-function bodyOf(stream: NodeJS.ReadableStream): AsyncIterable<Uint8Array> {
-  const readable = stream as NodeJS.ReadableStream & {
-    iterator?: (options: { destroyOnReturn: boolean }) => AsyncIterator<Uint8Array>;
-  };
-  return {
-    [Symbol.asyncIterator]: () =>
-      typeof readable.iterator === "function"
-        ? readable.iterator({ destroyOnReturn: false })
-        : (readable[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>),
-  };
-}
-
 function toHttpRequest(request: FastifyRequest, options: PortcullisOptions): HttpRequest {
   const unread = unreadBodies.get(request);
   // No parser ran (a method without a body, or no body at all): the socket's stream, empty or
@@ -105,7 +93,7 @@ function toHttpRequest(request: FastifyRequest, options: PortcullisOptions): Htt
     method: request.raw.method ?? request.method,
     // The URL as the client sent it, prefix included: core matches it against `http.basePath`.
     url: request.raw.url ?? request.url,
-    body: parsedEarlier ? null : bodyOf(unread ?? request.raw),
+    body: parsedEarlier ? null : nodeRequestBody(unread ?? request.raw),
     parsedBody: parsedEarlier ? request.body : undefined,
   };
 }
