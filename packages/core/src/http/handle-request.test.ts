@@ -1,5 +1,7 @@
 import { generateKeyPairSync } from "node:crypto";
+import { INVALID_SPAN_CONTEXT, trace } from "@opentelemetry/api";
 import { describe, expect, it } from "vitest";
+import { openTelemetry } from "../dependencies.js";
 import { fakeDirectory } from "../directory/directory.test-support.js";
 import { AuthError, storageUnavailable } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
@@ -444,5 +446,28 @@ describe("redirects and cookies", () => {
     expect(overTls?.cookies).toEqual([expect.stringMatching(/; Secure$/)]);
     const onLoopback = await handleRequest(auth, recordingRequest("GET", url, { peerAddress: "127.0.0.1" }).request);
     expect(onLoopback?.cookies).toEqual([expect.not.stringMatching(/Secure/)]);
+  });
+});
+
+describe("with telemetry", () => {
+  it("an unknown route's span starts with its operation and method only: no http.route key, not even an undefined one", async () => {
+    await openTelemetry();
+    const started: Record<string, unknown>[] = [];
+    const tracer = {
+      startSpan(_name: string, options: { attributes: Record<string, unknown> }) {
+        started.push(options.attributes);
+        return trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+      },
+    };
+    const { auth } = makeAuth({ telemetry: { tracerProvider: { getTracer: () => tracer } } });
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const url of ["/api/v1/auth/no-such-route", "/api/v1/auth/me"]) {
+      await handleRequest(auth, recordingRequest("GET", url, { secure: true }).request);
+    }
+    expect(started.map((attributes) => Object.keys(attributes))).toEqual([
+      ["portcullis.operation", "http.request.method"],
+      ["portcullis.operation", "http.request.method", "http.route"],
+    ]);
+    expect(started[0]).toMatchObject({ "portcullis.operation": "unknownRoute", "http.request.method": "GET" });
   });
 });
