@@ -104,10 +104,10 @@ describeWithServices("the Redis revocation channel, two instances in one process
     expect(await outcome(b.auth, tokens)).toBe("fulfilled");
     const { sessionId } = await verifyAccessToken(b.auth, { token: tokens.accessToken });
     expect(b.auth.tokenStateCache.has(sessionId)).toBe(true);
-    const findSession = vi.spyOn(b.auth.storage.sessions, "findSession");
+    const findTokenState = vi.spyOn(b.auth.storage.sessions, "findTokenState");
     expect(await outcome(b.auth, tokens)).toBe("fulfilled");
-    expect(findSession).not.toHaveBeenCalled();
-    findSession.mockRestore();
+    expect(findTokenState).not.toHaveBeenCalled();
+    findTokenState.mockRestore();
     await logout(a.auth, { refreshToken: tokens.refreshToken });
     const took = await until(
       "refused on B",
