@@ -287,36 +287,28 @@ export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): preHa
     request: FastifyRequest,
     reply: FastifyReply,
     done?: HookHandlerDoneFunction,
-  ): Promise<unknown> | undefined {
+  ): Promise<void> | undefined {
     let authorized: Promise<AccessContext>;
     try {
       authorized = authorizeRequest(auth, connectionOf(request, options.getPeerAddress), options);
     } catch (error) {
-      const refused = refuse(reply, error);
-      return done === undefined ? Promise.resolve(refused) : undefined;
+      authorized = Promise.reject(error);
     }
-    if (done === undefined) {
-      return authorized.then(
-        (access) => {
-          request.auth = access;
-        },
-        (error: unknown) => refuse(reply, error),
-      );
-    }
-    authorized.then(
+    const checked = authorized.then(
       (access) => {
         request.auth = access;
-        done();
+        done?.();
       },
       (error: unknown) => {
         try {
           refuse(reply, error);
         } catch (failure) {
+          if (done === undefined) throw failure;
           done(failure as Error);
         }
       },
     );
-    return undefined;
+    return done === undefined ? checked : undefined;
   }
   return requirePortcullisAuth as preHandlerAsyncHookHandler;
 }

@@ -58,12 +58,10 @@ function readChunks(stream: NodeReadable): AsyncIterator<Uint8Array> {
     stream.removeListener("error", onError);
     stream.removeListener("close", onClose);
   };
-  if (failure === undefined && !ended) {
-    stream.on("end", onEnd);
-    stream.on("error", onError);
-    stream.on("close", onClose);
-    stream.on("data", onData);
-  }
+  stream.on("end", onEnd);
+  stream.on("error", onError);
+  stream.on("close", onClose);
+  stream.on("data", onData);
   return {
     async next() {
       for (;;) {

@@ -133,6 +133,16 @@ describe("expiringMap: a sweep reads only what has expired", () => {
     expect(map.entries.size).toBe(498);
   });
 
+  it("keys deleted before their expiry (consumed challenges) leave the heap once due, with no sweep called", () => {
+    const map = expiringMap<number>((at) => at);
+    for (let index = 0; index < 20_000; index += 1) {
+      map.set(`consumed-${index}`, index + 10, index);
+      map.entries.delete(`consumed-${index}`);
+    }
+    expect(map.entries.size).toBe(0);
+    expect(map.queued).toBeLessThan(2100);
+  });
+
   it("a key stored again keeps its new expiry; a key deleted meanwhile is passed over", () => {
     const dropped: string[] = [];
     const map = expiringMap<number>(

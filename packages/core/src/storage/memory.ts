@@ -116,6 +116,9 @@ function expiryHeap() {
     [keys[a], keys[b]] = [keys[b] as string, keys[a] as string];
   };
   return {
+    get size(): number {
+      return times.length;
+    },
     push(time: number, key: string): void {
       let index = times.push(time) - 1;
       keys.push(key);
@@ -147,8 +150,8 @@ function expiryHeap() {
 }
 
 /**
- * A map whose expired entries are dropped whenever it has doubled since the last sweep, and by
- * `deleteExpired`: the work is amortised O(log n) per insert, the map holds at most about twice
+ * A map whose expired entries are dropped whenever its heap of expiries has doubled since the
+ * last sweep, and by `deleteExpired`: the work is amortised O(log n) per insert, the map holds at most about twice
  * its live entries, and a sweep reads only what has expired. A value's expiry may change only
  * through `set` (writes straight to `entries` replace a value with one of the same expiry).
  * `dropped` hears of each entry pruned, so an index over the map can forget it too.
@@ -174,11 +177,18 @@ export function expiringMap<V>(expiresAt: (value: V) => number, dropped: (key: s
   return {
     entries,
     deleteExpired,
-    /** Stores an entry, first sweeping expired ones if the map has grown enough. */
+    /** Records in the heap: one per `set`, kept until due even when the key was deleted meanwhile. */
+    get queued(): number {
+      return heap.size;
+    },
+    /**
+     * Stores an entry, first sweeping expired ones if the heap (never smaller than the map) has
+     * grown enough: records of keys deleted early (a consumed challenge) leave with them.
+     */
     set(key: string, value: V, now: number): void {
-      if (entries.size >= sweepAtSize) {
+      if (heap.size >= sweepAtSize) {
         deleteExpired(now, Number.POSITIVE_INFINITY);
-        sweepAtSize = Math.max(minimumSweepSize, entries.size * 2);
+        sweepAtSize = Math.max(minimumSweepSize, heap.size * 2);
       }
       entries.set(key, value);
       heap.push(expiresAt(value), key);
