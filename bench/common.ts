@@ -34,8 +34,13 @@ export type ServerMode = (typeof serverModes)[number];
 
 /** Settings of one server process, passed as JSON on its command line. */
 export interface ServerOptions {
-  /** Portcullis storage: memory (default), or the URL of a PostgreSQL schema for `connectStorage`. */
+  /**
+   * Portcullis storage: memory (default), or the URL of a PostgreSQL schema for `connectStorage`.
+   * Bare Express: the schema whose `bench_rows` its JSON POST updates one row of (figure 7's ceiling).
+   */
   postgresUrl?: string;
+  /** Bare Express with `postgresUrl`: its pool's size (default 10). */
+  pool?: number;
   /** Portcullis: throttle limits no benchmark reaches (for the login figures) instead of the defaults. */
   generousThrottle?: boolean;
   /** Portcullis: distinct valid access tokens to mint before listening. */

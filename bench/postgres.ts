@@ -12,7 +12,7 @@ import { type Pinning, runToEnd } from "./processes.js";
 export const postgresUrl = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 /** Rows of the table pgbench updates: small, so every row stays in cache. */
-const benchRows = 100;
+export const benchRows = 100;
 
 /** A schema of one run's own on {@link postgresUrl}, dropped with everything in it at the end. */
 export interface ScratchSchema {

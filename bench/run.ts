@@ -504,7 +504,14 @@ function refreshFigure(): Promise<Row[]> {
   });
 }
 
-/** Figure 7: refreshes per second on PostgreSQL beside pgbench's TPS for a single-row UPDATE, same client count. */
+/** Figure 7's ceiling: bare Express answering the JSON POST of figure 6 after pgbench's one-row UPDATE. */
+const ceilingName = "bare Express JSON POST + pgbench's UPDATE";
+
+/**
+ * Figure 7: refreshes per second on PostgreSQL beside pgbench's TPS for a single-row UPDATE, same
+ * client count; and beside its ceiling, bare Express that makes pgbench's UPDATE and answers the
+ * JSON POST: one round trip to PostgreSQL per request and nothing else.
+ */
 async function postgresFigure(): Promise<Row[]> {
   const figure = "7 refresh, PostgreSQL (refreshes/s)";
   const baseline = "pgbench 1-row UPDATE (TPS)";
@@ -519,14 +526,20 @@ async function postgresFigure(): Promise<Row[]> {
   try {
     const servers = {
       portcullis: startServer(pinning, secrets, "portcullis-express", { postgresUrl: schema.url, refreshTokens }),
+      ceiling: startServer(pinning, secrets, "bare-express", { postgresUrl: schema.url, pool: clients }),
     };
-    return await withServers(servers, async ({ portcullis }) => {
+    return await withServers(servers, async ({ portcullis, ceiling }) => {
       const title = `Figure 7: refresh on PostgreSQL (schema ${schema.name}, pool of ${clients}), autocannon -c ${clients}; pgbench -c ${clients}`;
       const samples = await roundRobin(title, {
         refresh: refreshCase("Portcullis refresh", portcullis.url(refreshPath), portcullis.ready.refreshTokens ?? [], clients),
         pgbench: { name: "pgbench", unit: "TPS", measure: (_run, seconds) => schema.pgbenchTps(pinning, clients, seconds) },
+        ceiling: refreshCase(ceilingName, ceiling.url(jsonPostPath), placeholderTokens(refreshTokens), clients),
       });
-      return [rowOf(figure, baseline, samples.refresh, samples.pgbench, ["refreshes/s", "TPS"])];
+      return [
+        rowOf(figure, baseline, samples.refresh, samples.pgbench, ["refreshes/s", "TPS"]),
+        rowOf(`7 ${ceilingName} (req/s)`, baseline, samples.ceiling, samples.pgbench, ["req/s", "TPS"]),
+        rowOf("7 refresh, PostgreSQL", ceilingName, samples.refresh, samples.ceiling, "req/s"),
+      ];
     });
   } finally {
     await schema.drop();

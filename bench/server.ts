@@ -12,7 +12,7 @@ function secretsFromEnvironment(): BenchSecrets {
 async function start(mode: ServerMode, secrets: BenchSecrets, options: ServerOptions): Promise<ServerReady> {
   switch (mode) {
     case "bare-express":
-      return (await import("./servers/bare.js")).startBareExpress(secrets);
+      return (await import("./servers/bare.js")).startBareExpress(secrets, options);
     case "bare-hono":
       return (await import("./servers/bare.js")).startBareHono();
     case "portcullis-express":

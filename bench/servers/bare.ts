@@ -1,7 +1,14 @@
 import { type Algorithm, hash, verify } from "@node-rs/argon2";
 import express from "express";
 import { Hono } from "hono";
-import { type BenchSecrets, type ServerReady, argon2LoginPath, jsonPostPath, protectedPath } from "../common.js";
+import {
+  type BenchSecrets,
+  type ServerOptions,
+  type ServerReady,
+  argon2LoginPath,
+  jsonPostPath,
+  protectedPath,
+} from "../common.js";
 import { hashParameters, listenExpress, listenHono, ok, tokenShapedAnswer } from "./listen.js";
 
 /**
@@ -11,18 +18,39 @@ import { hashParameters, listenExpress, listenHono, ok, tokenShapedAnswer } from
 const argon2Options = { algorithm: 2 as Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1, outputLen: 32 };
 
 /**
- * Bare Express 5: the protected route with no check, a JSON POST that answers a token-shaped
- * body, and a login that is one raw argon2id `verify` of a stored hash.
+ * One row of pgbench's table updated per call, as pgbench's script does (figure 7's ceiling):
+ * the same prepared `UPDATE` by primary key of a random row, on a pool of `connections`.
  */
-export async function startBareExpress(secrets: BenchSecrets): Promise<ServerReady> {
+async function pgbenchUpdate(url: string, connections: number): Promise<() => Promise<void>> {
+  const { default: pg } = await import("pg");
+  const pool = new pg.Pool({ connectionString: url, max: connections });
+  const { benchRows } = await import("../postgres.js");
+  return async () => {
+    const id = 1 + Math.floor(Math.random() * benchRows);
+    await pool.query({ name: "bench_update", text: "UPDATE bench_rows SET n = n + 1 WHERE id = $1", values: [id] });
+  };
+}
+
+/**
+ * Bare Express 5: the protected route with no check, a JSON POST that answers a token-shaped
+ * body, and a login that is one raw argon2id `verify` of a stored hash. With `postgresUrl`, the
+ * JSON POST first runs pgbench's one-row `UPDATE` in that schema: one round trip to PostgreSQL
+ * and nothing else, the most a Node server that touches the database once per request can do.
+ */
+export async function startBareExpress(secrets: BenchSecrets, options: ServerOptions = {}): Promise<ServerReady> {
   const storedHash = await hash(secrets.BENCH_PASSWORD, argon2Options);
+  const update = options.postgresUrl === undefined ? null : await pgbenchUpdate(options.postgresUrl, options.pool ?? 10);
   const app = express();
   app.get(protectedPath, (_req, res) => {
     res.json(ok);
   });
-  app.post(jsonPostPath, express.json(), (req, res) => {
-    if (typeof req.body?.refreshToken === "string") res.json(tokenShapedAnswer());
-    else res.status(400).json({ code: 40002 });
+  app.post(jsonPostPath, express.json(), async (req, res) => {
+    if (typeof req.body?.refreshToken !== "string") {
+      res.status(400).json({ code: 40002 });
+      return;
+    }
+    await update?.();
+    res.json(tokenShapedAnswer());
   });
   app.post(argon2LoginPath, express.json(), async (req, res) => {
     const proven = typeof req.body?.password === "string" && (await verify(storedHash, req.body.password));
