@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { CompiledQuery, type Kysely, type QueryResult, type RawBuilder, sql } from "kysely";
 import type { AnyDatabase, SqlDialect, Tables } from "../schema.js";
 
 /** What every SQL store is built from: the database, its dialect and the prefixed table names. */
@@ -13,6 +13,36 @@ export interface StoreContext {
 /** The context the stores of one {@link StoreContext.db} share. */
 export function storeContext(db: Kysely<AnyDatabase>, dialect: SqlDialect, tables: Tables): StoreContext {
   return { db, dialect, postgres: dialect === "postgres", tables };
+}
+
+/**
+ * A store's hot statement (a refresh's rotation, the token-state check of every protected request),
+ * compiled by Kysely once, on its first call, and then sent with each call's values. Kysely would
+ * otherwise compile the template on every call, about 9 µs for the rotation. `template` takes
+ * placeholders instead of values (see {@link placeholders}) and must bind none of its own.
+ */
+export function compiledOnce<Row>(
+  { db }: StoreContext,
+  template: () => RawBuilder<Row>,
+): (values: readonly unknown[]) => Promise<QueryResult<Row>> {
+  let text: string | undefined;
+  return (values) => {
+    if (text === undefined) {
+      const compiled = template().compile(db);
+      if (compiled.parameters.length > 0) throw new TypeError("compiledOnce: the template binds values; use placeholders");
+      text = compiled.sql;
+    }
+    return db.executeQuery(CompiledQuery.raw(text, [...values])) as Promise<QueryResult<Row>>;
+  };
+}
+
+/**
+ * The `count` placeholders of a {@link compiledOnce} statement, for the values in the order its
+ * call gives them: `$1`, `$2`… on PostgreSQL, where each may appear more than once; `?` on MySQL,
+ * where each stands for the next value, so each must appear once, in that order.
+ */
+export function placeholders({ postgres }: StoreContext, count: number): RawBuilder<unknown>[] {
+  return Array.from({ length: count }, (_, index) => sql.raw(postgres ? `$${index + 1}` : "?"));
 }
 
 /** A BIGINT or INT column as a number: drivers return some as strings or bigints. */

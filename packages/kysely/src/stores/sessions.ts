@@ -9,7 +9,7 @@ import type {
 import { mayRotate, replacementToken } from "@portcullis/core";
 import { type RawBuilder, sql } from "kysely";
 import type { RefreshTokenRow, SessionRow, UserRow } from "../schema.js";
-import { type StoreContext, findOne, flag, num, numOrNull } from "./context.js";
+import { type StoreContext, compiledOnce, findOne, flag, num, numOrNull, placeholders } from "./context.js";
 import { toUser } from "./users.js";
 
 function toSession(row: SessionRow): SessionRecord {
@@ -136,17 +136,19 @@ function toRotationRead(joined: Record<string, unknown>): RotationRead {
  * lock makes wait and then skip (RT-3); and, only from a spend whose token, session and user pass
  * the rule of `mayRotate`, the insert of the replacement and the session's use. Returns the read
  * row with whether it spent the token and the replacement's expiry, or nothing for an unknown hash.
+ * Compiled once per store; its values are those of {@link rotationValues}, in that order.
  */
-function rotationStatement({ tables: t }: StoreContext, rotation: RefreshRotation) {
-  const { hash, now, nextHash, idleMs, use } = rotation;
+function rotationStatement(context: StoreContext) {
+  const t = context.tables;
   const [tokens, sessions, users, totp] = [t.refreshTokens, t.sessions, t.users, t.totp].map((name) => sql.table(name));
+  const [hash, now, nextHash, idleEnd, userAgent, address] = placeholders(context, 6);
   return sql<Record<string, unknown>>`/* prepared */
     with r as (select * from ${tokens} where hash = ${hash}),
     spent as (update ${tokens} set spent_at = ${now} where hash = ${hash} and spent_at is null returning hash),
     s as (select * from ${sessions} where id = (select session_id from r)),
     u as (select * from ${users} where id = (select user_id from r)),
     allowed as (
-      select s.id as session_id, r.user_id, least(${now + idleMs}::bigint, s.expires_at) as expires_at
+      select s.id as session_id, r.user_id, least(${idleEnd}::bigint, s.expires_at) as expires_at
       from spent, r, s, u
       where r.expires_at > ${now} and s.revoked_at is null and s.expires_at > ${now} and s.user_id = r.user_id
         and not u.disabled and u.token_version = s.token_version
@@ -157,7 +159,7 @@ function rotationStatement({ tables: t }: StoreContext, rotation: RefreshRotatio
       returning expires_at
     ),
     touched as (
-      update ${sessions} set last_used_at = ${now}, user_agent = ${use.userAgent}, address = ${use.address}
+      update ${sessions} set last_used_at = ${now}, user_agent = ${userAgent}, address = ${address}
       where id = (select session_id from allowed) and revoked_at is null
       returning id
     )
@@ -166,6 +168,11 @@ function rotationStatement({ tables: t }: StoreContext, rotation: RefreshRotatio
       exists (select 1 from spent) as spent,
       (select expires_at from inserted) as next_expires_at
     from r left join s on true left join u on true`;
+}
+
+/** The values of {@link rotationStatement}, in the order of its placeholders. */
+function rotationValues({ hash, now, nextHash, idleMs, use }: RefreshRotation): unknown[] {
+  return [hash, now, nextHash, now + idleMs, use.userAgent, use.address];
 }
 
 /**
@@ -203,9 +210,12 @@ function rotationResult(rotation: RefreshRotation, read: RotationRead, spent: bo
 
 /**
  * A session and its user's token version and disabled flag (see {@link SessionStore.findTokenState}):
- * one SELECT through both primary keys, prepared on PostgreSQL (every protected request may send it).
+ * one SELECT through both primary keys, prepared on PostgreSQL (every protected request may send
+ * it), compiled once per store; its one value is the session's id.
  */
-function tokenStateQuery({ tables: t }: StoreContext, sessionId: string) {
+function tokenStateQuery(context: StoreContext) {
+  const t = context.tables;
+  const [sessionId] = placeholders(context, 1);
   return sql<Record<string, unknown>>`/* prepared */
     select s.user_id, s.revoked_at, s.expires_at, u.token_version, u.disabled
     from ${sql.table(t.sessions)} s left join ${sql.table(t.users)} u on u.id = s.user_id
@@ -237,6 +247,8 @@ export function sessionStore(context: StoreContext): SessionStore {
   const { db, postgres, tables: t } = context;
   const findSession = (id: string) => findOne(context, t.sessions, "id", id, toSession);
   const findRefreshToken = (hash: string) => findOne(context, t.refreshTokens, "hash", hash, toRefreshToken);
+  const readTokenState = compiledOnce(context, () => tokenStateQuery(context));
+  const rotateInOneStatement = compiledOnce(context, () => rotationStatement(context));
   /** Sets `set` on the sessions, not yet revoked, whose `column` is `value`; returns how many it changed. */
   const updateLive = async (column: "id" | "user_id", value: string, set: Record<string, unknown>, exceptId?: string) => {
     const result = await db
@@ -257,7 +269,7 @@ export function sessionStore(context: StoreContext): SessionStore {
     },
     findSession,
     async findTokenState(id) {
-      const row = (await tokenStateQuery(context, id).execute(db)).rows[0];
+      const row = (await readTokenState([id])).rows[0];
       return row === undefined ? null : toTokenState(row);
     },
     async revokeSession(id, now) {
@@ -304,7 +316,7 @@ export function sessionStore(context: StoreContext): SessionStore {
     },
     async rotateRefreshToken(rotation) {
       if (postgres) {
-        const joined = (await rotationStatement(context, rotation).execute(db)).rows[0];
+        const joined = (await rotateInOneStatement(rotationValues(rotation))).rows[0];
         if (joined === undefined) return { outcome: "unknown" };
         const spent = flag(joined.spent as boolean);
         const read = await spentMeanwhile(toRotationRead(joined), spent);
