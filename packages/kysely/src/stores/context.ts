@@ -19,12 +19,13 @@ export function storeContext(db: Kysely<AnyDatabase>, dialect: SqlDialect, table
  * A store's hot statement (a refresh's rotation, the token-state check of every protected request),
  * compiled by Kysely once, on its first call, and then sent with each call's values. Kysely would
  * otherwise compile the template on every call, about 9 µs for the rotation. `template` takes
- * placeholders instead of values (see {@link placeholders}) and must bind none of its own.
+ * placeholders instead of values (see {@link placeholders}) and must bind none of its own; each
+ * call's array of values is handed to Kysely, which freezes it.
  */
 export function compiledOnce<Row>(
   { db }: StoreContext,
   template: () => RawBuilder<Row>,
-): (values: readonly unknown[]) => Promise<QueryResult<Row>> {
+): (values: unknown[]) => Promise<QueryResult<Row>> {
   let text: string | undefined;
   return (values) => {
     if (text === undefined) {
@@ -32,7 +33,7 @@ export function compiledOnce<Row>(
       if (compiled.parameters.length > 0) throw new TypeError("compiledOnce: the template binds values; use placeholders");
       text = compiled.sql;
     }
-    return db.executeQuery(CompiledQuery.raw(text, [...values])) as Promise<QueryResult<Row>>;
+    return db.executeQuery(CompiledQuery.raw(text, values)) as Promise<QueryResult<Row>>;
   };
 }
 
