@@ -123,7 +123,7 @@ export {
   existsWithOtherData,
   importListLimits,
   importUsers,
-} from "./flows/import-users.js";
+} from "./import/import-users.js";
 export { type LoginInput, login } from "./flows/login.js";
 export type { LoginResult } from "./flows/login-result.js";
 export { type LogoutInput, logout } from "./flows/logout.js";

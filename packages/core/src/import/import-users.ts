@@ -12,8 +12,8 @@ import { emailKeyOf, normalizeEmail } from "../users/email.js";
 import { normalizeUsername } from "../users/username.js";
 import { readLabel } from "../webauthn/passkey-info.js";
 import { publicKeyProblem } from "../webauthn/public-key.js";
-import { checkRoles } from "./create-user.js";
-import { maxRegistrationCounter, passkeyAlgorithms } from "./webauthn-register.js";
+import { checkRoles } from "../flows/create-user.js";
+import { maxRegistrationCounter, passkeyAlgorithms } from "../flows/webauthn-register.js";
 
 /** A passkey of an {@link ImportedUser}, as the system it comes from registered it. */
 export interface ImportedPasskey {

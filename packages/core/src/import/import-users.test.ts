@@ -21,7 +21,7 @@ import {
   makeAuth,
   makeClock,
   signingSecret,
-} from "./fixtures.test-support.js";
+} from "../flows/fixtures.test-support.js";
 import {
   type ImportRefusal,
   type ImportSummary,
@@ -30,12 +30,12 @@ import {
   existsWithOtherData,
   importUsers,
 } from "./import-users.js";
-import { login } from "./login.js";
-import { oauthAuthorize, oauthCallback } from "./oauth-sign-in.js";
-import { makeAuthenticator, makePasskeyAuth, passkeySignIn, userWithPasskey } from "./passkeys.test-support.js";
-import { useRecoveryCode } from "./use-recovery-code.js";
-import { verifyTotp } from "./verify-totp.js";
-import { maxRegistrationCounter } from "./webauthn-register.js";
+import { login } from "../flows/login.js";
+import { oauthAuthorize, oauthCallback } from "../flows/oauth-sign-in.js";
+import { makeAuthenticator, makePasskeyAuth, passkeySignIn, userWithPasskey } from "../flows/passkeys.test-support.js";
+import { useRecoveryCode } from "../flows/use-recovery-code.js";
+import { verifyTotp } from "../flows/verify-totp.js";
+import { maxRegistrationCounter } from "../flows/webauthn-register.js";
 
 /** A TOTP secret of 20 bytes in base32, as an authenticator app is given it. */
 const totpSecret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
