@@ -111,19 +111,6 @@ export {
   listIdentities,
   unlinkIdentity,
 } from "./flows/identities.js";
-export {
-  type ImportRefusal,
-  type ImportSkip,
-  type ImportSummary,
-  type ImportUsersOptions,
-  type ImportedIdentity,
-  type ImportedPasskey,
-  type ImportedUser,
-  UnreadableRecord,
-  existsWithOtherData,
-  importListLimits,
-  importUsers,
-} from "./import/import-users.js";
 export { type LoginInput, login } from "./flows/login.js";
 export type { LoginResult } from "./flows/login-result.js";
 export { type LogoutInput, logout } from "./flows/logout.js";
@@ -179,6 +166,19 @@ export type { JsonSchema } from "./http/openapi-schemas.js";
 export type { ParameterDoc, Route, RouteContext, RouteDoc, RouteResult, RouteTag } from "./http/route-types.js";
 export { routes } from "./http/routes/index.js";
 export type { Envelope, HttpRequest, HttpResponse } from "./http/types.js";
+export {
+  type ImportRefusal,
+  type ImportSkip,
+  type ImportSummary,
+  type ImportUsersOptions,
+  type ImportedIdentity,
+  type ImportedPasskey,
+  type ImportedUser,
+  UnreadableRecord,
+  existsWithOtherData,
+  importListLimits,
+  importUsers,
+} from "./import/import-users.js";
 export type { ClaimMapping, ExternalProfile, OAuthConfig, OAuthProviderConfig } from "./oauth/provider-config.js";
 export { compareCodePoints, prefixUpperBound } from "./storage/code-point-order.js";
 export { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./storage/memory.js";

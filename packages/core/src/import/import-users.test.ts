@@ -7,11 +7,6 @@ import { type OidcTestProvider, startOidcProvider } from "../../../../test/fixtu
 import { type Auth, createAuth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import { authWithProviders, discoveredProvider } from "../oauth/oauth.test-support.js";
-import { memoryStorage } from "../storage/memory.js";
-import type { EncryptedSecret, Storage } from "../storage/types.js";
-import { hashRecoveryCode } from "../totp/recovery-codes.js";
-import { openTotpSecret } from "../totp/totp-secret.js";
 import {
   audience,
   decodeBase32,
@@ -22,6 +17,17 @@ import {
   makeClock,
   signingSecret,
 } from "../flows/fixtures.test-support.js";
+import { login } from "../flows/login.js";
+import { oauthAuthorize, oauthCallback } from "../flows/oauth-sign-in.js";
+import { makeAuthenticator, makePasskeyAuth, passkeySignIn, userWithPasskey } from "../flows/passkeys.test-support.js";
+import { useRecoveryCode } from "../flows/use-recovery-code.js";
+import { verifyTotp } from "../flows/verify-totp.js";
+import { maxRegistrationCounter } from "../flows/webauthn-register.js";
+import { authWithProviders, discoveredProvider } from "../oauth/oauth.test-support.js";
+import { memoryStorage } from "../storage/memory.js";
+import type { EncryptedSecret, Storage } from "../storage/types.js";
+import { hashRecoveryCode } from "../totp/recovery-codes.js";
+import { openTotpSecret } from "../totp/totp-secret.js";
 import {
   type ImportRefusal,
   type ImportSummary,
@@ -30,12 +36,6 @@ import {
   existsWithOtherData,
   importUsers,
 } from "./import-users.js";
-import { login } from "../flows/login.js";
-import { oauthAuthorize, oauthCallback } from "../flows/oauth-sign-in.js";
-import { makeAuthenticator, makePasskeyAuth, passkeySignIn, userWithPasskey } from "../flows/passkeys.test-support.js";
-import { useRecoveryCode } from "../flows/use-recovery-code.js";
-import { verifyTotp } from "../flows/verify-totp.js";
-import { maxRegistrationCounter } from "../flows/webauthn-register.js";
 
 /** A TOTP secret of 20 bytes in base32, as an authenticator app is given it. */
 const totpSecret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";

@@ -4,6 +4,8 @@ import { parseImportedPasswordHash } from "../crypto/imported-password-hash.js";
 import { base64url } from "../crypto/random.js";
 import { otpauth } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
+import { checkRoles } from "../flows/create-user.js";
+import { maxRegistrationCounter, passkeyAlgorithms } from "../flows/webauthn-register.js";
 import type { IdentityRecord, PasskeyRecord, UserRecord } from "../storage/types.js";
 import { hashRecoveryCode, normalizeRecoveryCode } from "../totp/recovery-codes.js";
 import { totpSecretBytes } from "../totp/totp.js";
@@ -12,8 +14,6 @@ import { emailKeyOf, normalizeEmail } from "../users/email.js";
 import { normalizeUsername } from "../users/username.js";
 import { readLabel } from "../webauthn/passkey-info.js";
 import { publicKeyProblem } from "../webauthn/public-key.js";
-import { checkRoles } from "../flows/create-user.js";
-import { maxRegistrationCounter, passkeyAlgorithms } from "../flows/webauthn-register.js";
 
 /** A passkey of an {@link ImportedUser}, as the system it comes from registered it. */
 export interface ImportedPasskey {
