@@ -324,6 +324,23 @@ describe.each(adapters)("email routes over HTTP on %s", (_name, start) => {
       expectEnvelope(after, 0);
       expect(after.body.data).toMatchObject({ username: "mover", email: "Mover@Example.com", emailVerified: true });
     });
+
+    it("PR-2: a reset link mailed to the old address is 40101 once the user changed to a new address and verified it; the password is unchanged", async () => {
+      const { auth, outbox } = testAuth;
+      await createUser(auth, { username: "relocated", password: testPassword, email: "old@example.com", emailVerified: true });
+      const oldLink = await resetTokenFor("relocated");
+      const signedIn = await post(server, `${base}/login`, { username: "relocated", password: testPassword });
+      expectEnvelope(signedIn, 0);
+      outbox.length = 0;
+      const token = signedIn.body.data.accessToken as string;
+      expectEnvelope(await post(server, `${base}/email`, { email: "new@example.com" }, { token }), 0);
+      await emailDeliveriesSettled(auth);
+      const verification = outbox.find((message) => message.kind === "email_verification" && message.to === "new@example.com");
+      expectEnvelope(await post(server, `${base}/email/verify`, { token: tokenOf(verification) }), 0);
+      expectEnvelope(await post(server, `${base}/password/reset`, { token: oldLink, newPassword }), 40101);
+      expectEnvelope(await post(server, `${base}/login`, { username: "relocated", password: testPassword }), 0);
+      expectEnvelope(await post(server, `${base}/login`, { username: "relocated", password: newPassword }), 40100);
+    });
   });
 
   describe("PR-1 timing", () => {

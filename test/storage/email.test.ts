@@ -144,6 +144,21 @@ for (const store of stores) {
       expect(await signsIn("changer", newPassword)).toBe(0);
     });
 
+    it("PR-2: a reset link mailed to the old address is void once the user changed to a new one and verified it", async () => {
+      const user = await addUser("relocated");
+      const oldLink = await resetToken("relocated");
+      const chosen = await verificationToken(user.id, "relocated-new@example.com");
+      expect(await codeOf(verifyEmail(auth, { token: chosen }))).toBe(0);
+      expect(await codeOf(resetPassword(auth, { token: oldLink, newPassword }))).toBe(40101);
+      expect(await signsIn("relocated", testPassword)).toBe(0);
+
+      // A verification link the account's address changed under is void too, however it changed.
+      const pending = await verificationToken(user.id, "pending@example.com");
+      await auth.storage.users.setEmail(user.id, { email: "set-by-service@example.com", verified: true }, auth.now());
+      expect(await codeOf(verifyEmail(auth, { token: pending }))).toBe(40101);
+      expect((await auth.storage.users.findById(user.id))?.email).toBe("set-by-service@example.com");
+    });
+
     it("PR-2: a link expires after email.tokenLifetime (30 minutes by default)", async () => {
       await addUser("late");
       const token = await resetToken("late");

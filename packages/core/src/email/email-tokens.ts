@@ -5,6 +5,7 @@ import { constantTimeEqual, sha256 } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { ChallengeRecord, UserRecord } from "../storage/types.js";
+import { emailKeyOf } from "../users/email.js";
 import { passwordStamp } from "../users/password-stamp.js";
 import { emailConfigOf } from "./deliver.js";
 
@@ -16,8 +17,23 @@ interface EmailTokenData {
   tokenVersion: number;
   /** The {@link passwordStamp} at issue: a password change voids a reset link (PR-2). */
   passwordStamp: string;
+  /** The {@link addressStamp} at issue: a change of the account's address voids the link (PR-2). */
+  addressStamp: string;
   /** For `email_verification`: the address the link proves. */
   email?: string;
+}
+
+/**
+ * A stamp of the account's address as links compare it: the keyed tag of its `emailKeyOf` and
+ * whether it is verified (of the empty string with no address), so the address is never stored
+ * with the token in plain text. A reset link is sent to the verified address, so its stamp records
+ * the address it was sent to; a verification link's, the address it would replace. Either is
+ * refused once the account's address is no longer that one (PR-2): a verified address change
+ * voids every link the user had.
+ */
+function addressStamp(auth: Auth, user: UserRecord): string {
+  const address = user.email === null ? "" : `${user.emailVerified ? "verified" : "unverified"}:${emailKeyOf(user.email)}`;
+  return keyedTag(auth.secretBox, "portcullis email link address v1", address);
 }
 
 /**
@@ -40,6 +56,7 @@ export async function issueEmailToken(auth: Auth, kind: EmailTokenKind, user: Us
   const data: EmailTokenData = {
     tokenVersion: user.tokenVersion,
     passwordStamp: passwordStamp(auth, user),
+    addressStamp: addressStamp(auth, user),
     ...(email ? { email } : {}),
   };
   const base = { userId: user.id, attempts: 0, createdAt: now, expiresAt: now + tokenLifetimeMs };
@@ -67,7 +84,7 @@ const invalidLink = () => new AuthError(ErrorCode.InvalidToken, "The link is inv
 
 /**
  * Checks a link's token without spending it: live, the user's newest of its kind, and issued to
- * the account as it still is (same token version; for a reset, the same password).
+ * the account as it still is (same token version and address; for a reset, the same password).
  *
  * @throws {AuthError} 40101 otherwise.
  */
@@ -81,6 +98,7 @@ export async function openEmailToken(auth: Auth, kind: EmailTokenKind, token: st
   if (!constantTimeEqual(String(newest?.data.newest), hash)) throw invalidLink();
   const user = await auth.storage.users.findById(record.userId);
   if (!user || user.disabled || user.tokenVersion !== data.tokenVersion) throw invalidLink();
+  if (!constantTimeEqual(String(data.addressStamp), addressStamp(auth, user))) throw invalidLink();
   if (kind === "password_reset" && !constantTimeEqual(String(data.passwordStamp), passwordStamp(auth, user))) throw invalidLink();
   return { hash, user, email: data.email };
 }
