@@ -325,6 +325,24 @@ describe.each(adapters)("email routes over HTTP on %s", (_name, start) => {
       expect(after.body.data).toMatchObject({ username: "mover", email: "Mover@Example.com", emailVerified: true });
     });
 
+    it("EV-1: an address holding U+034F, U+FE0F, U+3164 or U+180B is 40002 at POST /auth/email and at forgot, and nothing is sent", async () => {
+      const { auth, outbox } = testAuth;
+      await createTestUser(auth, "invisible-ink");
+      const signedIn = await post(server, `${base}/login`, { username: "invisible-ink", password: testPassword });
+      expectEnvelope(signedIn, 0);
+      const token = signedIn.body.data.accessToken as string;
+      outbox.length = 0;
+      for (const codePoint of [0x034f, 0xfe0f, 0x3164, 0x180b]) {
+        const email = `ink${String.fromCodePoint(codePoint)}@example.com`;
+        const changed = await post(server, `${base}/email`, { email, password: testPassword }, { token });
+        expectEnvelope(changed, 40002);
+        expect(changed.body.message).toBe("email must not hold spaces, control or invisible characters");
+        expectEnvelope(await post(server, `${base}/password/forgot`, { email }), 40002);
+      }
+      await emailDeliveriesSettled(auth);
+      expect(outbox).toEqual([]);
+    });
+
     it("PR-2: a reset link mailed to the old address is 40101 once the user changed to a new address and verified it; the password is unchanged", async () => {
       const { auth, outbox } = testAuth;
       await createUser(auth, { username: "relocated", password: testPassword, email: "old@example.com", emailVerified: true });

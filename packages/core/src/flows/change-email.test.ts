@@ -2,8 +2,11 @@ import { describe, expect, it } from "vitest";
 import { emailDeliveriesSettled } from "../email/deliver.js";
 import { type EmailHarness, addUserWithEmail, makeEmailAuth, sentTo, tokenOf, verifyUrl } from "../email/email.test-support.js";
 import { ErrorCode } from "../errors/codes.js";
+import { importUsers } from "../index.js";
+import { adminCreateUser } from "./admin-users.js";
 import { changeEmail, verifyEmail } from "./change-email.js";
-import { addUser, goodPassword, makeAuth, outcome } from "./fixtures.test-support.js";
+import { createUser } from "./create-user.js";
+import { addUser, authError, goodPassword, makeAuth, outcome } from "./fixtures.test-support.js";
 import { forgotPassword } from "./forgot-password.js";
 import { signOutEverywhere } from "./manage-users.js";
 import { register } from "./register.js";
@@ -297,5 +300,53 @@ describe("changeEmail's and verifyEmail's refusals", () => {
       code: 40101,
       message: "The link is invalid, expired or already used",
     });
+  });
+});
+
+describe("EV-1: an address holding a character no one sees is refused by every flow that takes one", () => {
+  const invisibles = [0x034f, 0xfe0f, 0x3164, 0x180b].map((codePoint) => String.fromCodePoint(codePoint));
+  const hidden = { code: 40002, message: "email must not hold spaces, control or invisible characters" };
+  const refusal = async (promise: Promise<unknown>) => {
+    const error = await authError(promise);
+    return { code: error.code, message: error.message };
+  };
+
+  it("EV-1: changeEmail, sign-up, createUser and adminCreateUser answer 40002 for U+034F, U+FE0F, U+3164 and U+180B, storing and sending nothing", async () => {
+    const harness = makeEmailAuth({ signUp: { enabled: true } });
+    const userId = await addUserWithEmail(harness.auth, "alice", "alice@example.com");
+    const adminUserId = await addUser(harness.auth, "admin", goodPassword, ["admin"]);
+    for (const [index, invisible] of invisibles.entries()) {
+      const email = `bob${invisible}@example.com`;
+      expect(await refusal(changeEmail(harness.auth, { userId, email, password: goodPassword }))).toEqual(hidden);
+      expect(await refusal(register(harness.auth, { username: `signer-${index}`, password: goodPassword, email }))).toEqual(
+        hidden,
+      );
+      expect(await refusal(createUser(harness.auth, { username: `made-${index}`, password: goodPassword, email }))).toEqual(
+        hidden,
+      );
+      expect(
+        await refusal(
+          adminCreateUser(harness.auth, { adminUserId, username: `admin-made-${index}`, password: goodPassword, email }),
+        ),
+      ).toEqual(hidden);
+    }
+    await emailDeliveriesSettled(harness.auth);
+    expect(harness.outbox).toEqual([]);
+    for (const prefix of ["signer-", "made-", "admin-made-"]) {
+      expect(await harness.storage.users.findByUsernameKey(`${prefix}0`)).toBeNull();
+    }
+  });
+
+  it("EV-1: the import refuses such an address with the record's line, and writes nothing", async () => {
+    const harness = makeEmailAuth();
+    const refusals: { position: number; field: string; reason: string }[] = [];
+    const records = invisibles.map((invisible, index) => ({
+      username: `imported-${index}`,
+      email: `carol${invisible}@example.com`,
+    }));
+    const summary = await importUsers(harness.auth, records, { onRefused: (refused) => refusals.push(refused) });
+    expect(summary).toMatchObject({ imported: 0, refused: invisibles.length });
+    expect(refusals.map(({ field }) => field)).toEqual(invisibles.map(() => "email"));
+    for (const { reason } of refusals) expect(reason).toContain("invisible characters");
   });
 });

@@ -41,6 +41,17 @@ describe("normalizeEmail", () => {
     expect(refusal("nope", "contact")?.message).toBe("contact must be an address with one @ between a name and a domain");
   });
 
+  it("EV-1: refuses default-ignorable code points that NFKC keeps and no one sees (U+034F, U+FE0F, U+3164, U+180B), as usernames are refused them", () => {
+    const hidden = { code: ErrorCode.MalformedParameter, message: "email must not hold spaces, control or invisible characters" };
+    for (const codePoint of [0x034f, 0xfe0f, 0x3164, 0x180b]) {
+      const invisible = String.fromCodePoint(codePoint);
+      const name = `U+${codePoint.toString(16).toUpperCase().padStart(4, "0")}`;
+      expect(refusal(`ali${invisible}ce@example.com`), name).toEqual(hidden);
+      expect(refusal(`alice@exam${invisible}ple.com`), name).toEqual(hidden);
+      expect(refusal(`alice@example.com${invisible}`), name).toEqual(hidden);
+    }
+  });
+
   it(`refuses more than ${maxEmailLength} characters, as given or after NFKC, and lone surrogates`, () => {
     const domain = "@example.com";
     const longest = `${"a".repeat(maxEmailLength - domain.length)}${domain}`;

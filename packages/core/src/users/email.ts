@@ -5,8 +5,13 @@ import { hasLoneSurrogate, longerThan } from "./username.js";
 /** The longest email address, in characters (code points), as given and after NFKC (RFC 5321 §4.5.3.1.3's path, less its brackets). */
 export const maxEmailLength = 254;
 
-/** White space, control and format characters, none of which an address holds. */
-const notInAnAddress = /[\p{White_Space}\p{Z}\p{Cc}\p{Cf}]/u;
+/**
+ * White space, control and format characters, and the default-ignorable code points (Hangul
+ * fillers, variation selectors, the combining grapheme joiner, Mongolian selectors) that NFKC
+ * keeps and nobody sees: none of them is in an address, and an address holding one would look
+ * like another's (usernames refuse them too).
+ */
+const notInAnAddress = /[\p{White_Space}\p{Z}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 
 /**
  * The key a verified address is unique by and looked up by (EV-1): NFKC, then lower-cased, so
@@ -20,8 +25,8 @@ export function emailKeyOf(email: string): string {
 /**
  * Checks an email address and returns it NFKC-normalised: at most {@link maxEmailLength}
  * characters as given and after NFKC, well-formed Unicode, exactly one `@` with something on
- * each side, and no white space, control or format character. Nothing more is asked of it: only
- * a message that reaches it proves an address (EV-1).
+ * each side, and no white space, control, format or default-ignorable character. Nothing more
+ * is asked of it: only a message that reaches it proves an address (EV-1).
  *
  * @throws {AuthError} 40002 naming `field` when it is not one.
  * @example
