@@ -199,7 +199,7 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
     events: { on: hub.on },
     emit: hub.emit,
     keys,
-    passwords: createPasswordHasher(resolved.password, randomBytes),
+    passwords: createPasswordHasher(resolved.password, randomBytes, (error) => auth.onInternalError(error, "password-hash")),
     secretBox,
     pseudonym: (usernameKey) => createHmac("sha256", pseudonymKey).update(usernameKey, "utf8").digest("base64url"),
     proxyTrust: createProxyTrust(resolved.trustedProxies),

@@ -236,6 +236,17 @@ describe("createAuth configuration", () => {
     expect(createAuth({ ...valid(), password: { maxConcurrentHashes: 9 } }).config.password.maxConcurrentHashes).toBe(9);
   });
 
+  it("PW-4: imported hashes have a queue of their own: password.maxConcurrentImportedHashes defaults to 1 and password.maxQueuedImportedHashes to 16, each checked", () => {
+    const { password } = createAuth(valid()).config;
+    expect([password.maxConcurrentImportedHashes, password.maxQueuedImportedHashes]).toEqual([1, 16]);
+    const set = createAuth({ ...valid(), password: { maxConcurrentImportedHashes: 3, maxQueuedImportedHashes: 0 } }).config;
+    expect([set.password.maxConcurrentImportedHashes, set.password.maxQueuedImportedHashes]).toEqual([3, 0]);
+    expect(configError({ password: { maxConcurrentImportedHashes: 0 } }).message).toMatch(
+      /password\.maxConcurrentImportedHashes/,
+    );
+    expect(configError({ password: { maxQueuedImportedHashes: -1 } }).message).toMatch(/password\.maxQueuedImportedHashes/);
+  });
+
   it("RL-3: a trusted proxy entry that is not an address or CIDR range is refused, naming http.trustedProxies", () => {
     for (const entry of ["proxy.internal", "10.0.0.0/33", "::/129", "10.0.0.0/x", "10.0.0.0/-1", "300.1.1.1", ""]) {
       const error = configError({ http: { trustedProxies: [entry] } });

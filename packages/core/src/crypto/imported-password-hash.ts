@@ -41,15 +41,24 @@ export type ImportedPasswordHashParse = { ok: true; hash: ImportedPasswordHash; 
 export const IMPORTED_HASH_PREFIX = "imported:";
 
 /**
- * The most an imported hash may cost to verify, so that no imported record makes each sign-in
- * attempt hold a hashing slot for seconds or take more memory than the hashing limit allows
- * for (PW-4). Each is well above what the systems it comes from use by default (bcrypt 10–12,
- * Django 1,000,000 PBKDF2 iterations, Better Auth's 32 MiB scrypt, passlib's 64 MiB).
+ * The most an imported hash may cost to verify, each format bounded by the work a verification
+ * really does (PW-4): bcrypt by its cost (2^cost rounds); scrypt by N·r·p, which also bounds its
+ * memory (128·N·r bytes, at most 64 MiB); PBKDF2 by the iterations times the blocks of the key,
+ * ceil(key length / digest length), each block running every iteration; argon2 by m·t (KiB
+ * passed over) and m, p lanes sharing the m. Measured (`pnpm bench`, figure 13), each format at
+ * its cap costs at most about one verification of bcrypt at cost 12, the hashes of the service
+ * this library replaces: 7 to 30 times one default argon2id verification (docs/migrating.md).
+ * These admit the defaults of the systems the formats come from (bcrypt 10–12, Django's
+ * PBKDF2 up to 1,200,000 iterations, Better Auth's and passlib's scrypt, argon2 up to Django's
+ * 100 MiB). A hash over a cap is refused at import, and one stored by an earlier release is
+ * never verified (docs/migrating.md).
  */
 export const IMPORTED_HASH_LIMITS = {
-  bcryptCost: 15,
-  pbkdf2Iterations: 5_000_000,
-  memoryBytes: 256 * 1024 * 1024,
+  bcryptCost: 12,
+  scryptWork: 2 ** 19,
+  pbkdf2Work: { sha1: 1_500_000, sha256: 1_500_000, sha512: 500_000 },
+  argon2Work: 262_144,
+  argon2MemoryKiB: 131_072,
   argon2TimeCost: 20,
   parallelism: 16,
 } as const;
@@ -108,25 +117,33 @@ function parseBcrypt(text: string): ImportedPasswordHashParse {
   if (cost < 4 || cost > IMPORTED_HASH_LIMITS.bcryptCost) {
     return refuse(`bcrypt: the cost must be 4 to ${IMPORTED_HASH_LIMITS.bcryptCost}, not ${cost}`);
   }
+  // 23 bytes in 31 characters: the last holds 4 bits and two zero ones, so bcrypt never computes any other last character.
+  if (BCRYPT_ALPHABET.indexOf(text.at(-1) as string) % 4 !== 0) {
+    return refuse("bcrypt: the hash ends in a character bcrypt never writes there: it never verifies");
+  }
   const hash = { format: "bcrypt", cost, salt: decodeBcryptSalt(match[3] as string), checksum: match[4] as string } as const;
   return { ok: true, hash, stored: IMPORTED_HASH_PREFIX + text };
 }
 
-/** The cost bounds of scrypt's PHC string, whose N is 2^ln: a power of two, and too large for the memory bound from ln = 22 on. */
-function scryptBounds(N: number, r: number, p: number): string | null {
-  if (N < 2) return "scrypt: N must be a power of two above 1";
+/** The bounds of scrypt's PHC string, whose N is 2^ln: those a verification can meet, and the work cap. */
+function scryptBounds(ln: number, r: number, p: number): string | null {
+  if (ln < 1) return "scrypt: N must be a power of two above 1";
   if (r < 1 || p < 1 || p > IMPORTED_HASH_LIMITS.parallelism) return "scrypt: r must be at least 1 and p 1 to 16";
-  if (128 * N * r > IMPORTED_HASH_LIMITS.memoryBytes) return "scrypt: 128·N·r is over the 256 MiB limit";
+  // RFC 7914 §2 and OpenSSL, which Node's crypto.scrypt calls, refuse N ≥ 2^(128·r/8).
+  if (ln >= 16 * r) return `scrypt: N must be below 2^(16·r) (RFC 7914), 2^${16 * r} with r = ${r}: this hash never verifies`;
+  if (2 ** ln * r * p > IMPORTED_HASH_LIMITS.scryptWork)
+    return `scrypt: N·r·p is 2^${ln}·${r}·${p}, over the limit of 2^${Math.log2(IMPORTED_HASH_LIMITS.scryptWork)}`;
   return null;
 }
 
 function parseScryptPhc(text: string): ImportedPasswordHashParse {
   const match = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,4}),p=(\d{1,4})\$([^$]+)\$([^$]+)$/.exec(text);
   if (!match) return refuse("scrypt: expected $scrypt$ln=…,r=…,p=…$salt$hash");
-  const N = 2 ** Number(match[1]);
+  const ln = Number(match[1]);
+  const N = 2 ** ln;
   const r = Number(match[2]);
   const p = Number(match[3]);
-  const bounds = scryptBounds(N, r, p);
+  const bounds = scryptBounds(ln, r, p);
   if (bounds) return refuse(bounds);
   const salt = decodePhcBase64(match[4] as string);
   if (!salt) return refuse("scrypt: the salt is not valid base64");
@@ -157,13 +174,15 @@ function parseBetterAuthScrypt(text: string): ImportedPasswordHashParse {
   return { ok: true, hash, stored: IMPORTED_HASH_PREFIX + text };
 }
 
+/** The digests' output lengths: Django's key length, and the size of one PBKDF2 block. */
 const PBKDF2_KEY_BYTES = { sha1: 20, sha256: 32, sha512: 64 } as const;
 
-function iterationsProblem(name: string, iterations: number): string | null {
-  if (!Number.isSafeInteger(iterations) || iterations < 1 || iterations > IMPORTED_HASH_LIMITS.pbkdf2Iterations) {
-    return `${name}: the iterations must be 1 to ${IMPORTED_HASH_LIMITS.pbkdf2Iterations}`;
-  }
-  return null;
+/** PBKDF2 runs every iteration once per block of the key (RFC 8018 §5.2), so the cap is on their product. */
+function pbkdf2WorkProblem(name: string, digest: keyof typeof PBKDF2_KEY_BYTES, iterations: number, key: Buffer): string | null {
+  const blocks = Math.ceil(key.length / PBKDF2_KEY_BYTES[digest]);
+  const limit = IMPORTED_HASH_LIMITS.pbkdf2Work[digest];
+  if (iterations * blocks <= limit) return null;
+  return `${name}: ${iterations} iterations × ${blocks} ${blocks === 1 ? "block" : "blocks"} of the key is over the limit of ${limit} for ${digest}`;
 }
 
 function parsePbkdf2Phc(text: string): ImportedPasswordHashParse {
@@ -171,13 +190,14 @@ function parsePbkdf2Phc(text: string): ImportedPasswordHashParse {
   if (!match) return refuse("pbkdf2: expected $pbkdf2-sha256$ or $pbkdf2-sha512$, the iterations, the salt and the hash");
   const digest = match[1] as "sha256" | "sha512";
   const iterations = Number(match[2] ?? match[3]);
-  const iterationsRefusal = iterationsProblem("pbkdf2", iterations);
-  if (iterationsRefusal) return refuse(iterationsRefusal);
+  if (iterations < 1) return refuse("pbkdf2: the iterations must be at least 1");
   const salt = decodePhcBase64(match[5] as string);
   if (!salt) return refuse("pbkdf2: the salt is not valid base64");
   const key = decodePhcBase64(match[6] as string);
   const keyProblem = checkKey("pbkdf2", key, match[4] === undefined ? undefined : Number(match[4]));
   if (keyProblem) return refuse(keyProblem);
+  const workProblem = pbkdf2WorkProblem("pbkdf2", digest, iterations, key as Buffer);
+  if (workProblem) return refuse(workProblem);
   const hash = { format: "pbkdf2", encoding: "phc", digest, iterations, salt, key: key as Buffer } as const;
   return { ok: true, hash, stored: IMPORTED_HASH_PREFIX + text };
 }
@@ -187,11 +207,12 @@ function parseDjangoPbkdf2(text: string): ImportedPasswordHashParse {
   if (!match) return refuse("pbkdf2 (Django): expected pbkdf2_sha256$iterations$salt$hash");
   const digest = match[1] as "sha256" | "sha1";
   const iterations = Number(match[2]);
-  const iterationsRefusal = iterationsProblem("pbkdf2 (Django)", iterations);
-  if (iterationsRefusal) return refuse(iterationsRefusal);
+  if (iterations < 1) return refuse("pbkdf2 (Django): the iterations must be at least 1");
   const key = decodePaddedBase64(match[4] as string);
   const keyProblem = checkKey("pbkdf2 (Django)", key, PBKDF2_KEY_BYTES[digest]);
   if (keyProblem) return refuse(keyProblem);
+  const workProblem = pbkdf2WorkProblem("pbkdf2 (Django)", digest, iterations, key as Buffer);
+  if (workProblem) return refuse(workProblem);
   const salt = Buffer.from(match[3] as string);
   const hash = { format: "pbkdf2", encoding: "django", digest, iterations, salt, key: key as Buffer } as const;
   return { ok: true, hash, stored: IMPORTED_HASH_PREFIX + text };
@@ -201,9 +222,12 @@ function parseArgon2(text: string): ImportedPasswordHashParse {
   const match = /^\$(argon2(?:id|i|d))\$(?:v=(16|19)\$)?m=(\d{1,9}),t=(\d{1,4}),p=(\d{1,4})\$([^$]+)\$([^$]+)$/.exec(text);
   if (!match) return refuse("argon2: expected $argon2i$, $argon2d$ or $argon2id$, v=19, m=…,t=…,p=…, the salt and the hash");
   const [memoryKiB, timeCost, parallelism] = [Number(match[3]), Number(match[4]), Number(match[5])];
-  if (memoryKiB * 1024 > IMPORTED_HASH_LIMITS.memoryBytes) return refuse("argon2: m is over the 256 MiB limit");
+  if (memoryKiB > IMPORTED_HASH_LIMITS.argon2MemoryKiB) return refuse("argon2: m is over the 128 MiB limit");
   if (timeCost < 1 || timeCost > IMPORTED_HASH_LIMITS.argon2TimeCost) {
     return refuse(`argon2: t must be 1 to ${IMPORTED_HASH_LIMITS.argon2TimeCost}`);
+  }
+  if (memoryKiB * timeCost > IMPORTED_HASH_LIMITS.argon2Work) {
+    return refuse(`argon2: m·t is ${memoryKiB * timeCost} KiB, over the limit of ${IMPORTED_HASH_LIMITS.argon2Work}`);
   }
   if (parallelism < 1 || parallelism > IMPORTED_HASH_LIMITS.parallelism || memoryKiB < 8 * parallelism) {
     return refuse(`argon2: p must be 1 to ${IMPORTED_HASH_LIMITS.parallelism}, and m at least 8·p`);
@@ -252,14 +276,14 @@ export function parseImportedPasswordHash(text: string): ImportedPasswordHashPar
 }
 
 /**
- * The imported hash a stored `passwordHash` holds, or null when it holds none (an argon2id hash
- * of this library, anything without {@link IMPORTED_HASH_PREFIX}, or a marked one that no longer
- * reads: sign-in then treats it as unreadable, EN-2).
+ * What a stored `passwordHash` holds as an imported hash: null when it is not marked as one (an
+ * argon2id hash of this library, anything without {@link IMPORTED_HASH_PREFIX}); otherwise the
+ * marked text read again under today's rules. A hash an earlier release stored under wider caps,
+ * or one that no longer reads, is `{ ok: false, reason }`: sign-in never verifies it (PW-4).
  */
-export function readStoredImportedHash(stored: string): ImportedPasswordHash | null {
+export function readStoredImportedHash(stored: string): ImportedPasswordHashParse | null {
   if (!stored.startsWith(IMPORTED_HASH_PREFIX)) return null;
-  const parsed = parseImportedPasswordHash(stored.slice(IMPORTED_HASH_PREFIX.length));
-  return parsed.ok ? parsed.hash : null;
+  return parseImportedPasswordHash(stored.slice(IMPORTED_HASH_PREFIX.length));
 }
 
 function scryptKey(password: string, hash: { N: number; r: number; p: number; salt: Buffer; key: Buffer }): Promise<Buffer> {

@@ -1,17 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { deferred } from "../../../../test/fixtures/deferred.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { createLimiter } from "./limiter.js";
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-function deferred() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
-}
 
 describe("createLimiter", () => {
   it("PW-4: with concurrency 2, ten tasks never run more than two at once, and all complete", async () => {

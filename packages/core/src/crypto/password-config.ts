@@ -13,6 +13,14 @@ export interface PasswordConfig {
   maxConcurrentHashes?: number;
   /** Hashes that may wait; past that, requests get 50300. Default 256. */
   maxQueuedHashes?: number;
+  /**
+   * Verifications of imported hashes (IM-1: bcrypt, scrypt, PBKDF2, argon2, and argon2id dearer
+   * than `hashing`) computed at once, in a queue of their own, so that they never hold the
+   * argon2id slots of other sign-ins (PW-4). Default 1.
+   */
+  maxConcurrentImportedHashes?: number;
+  /** Imported-hash verifications that may wait; past that, such a sign-in gets 50300. Default 16. */
+  maxQueuedImportedHashes?: number;
   /** More passwords to refuse, on top of the built-in list of common ones. */
   blocklist?: Iterable<string>;
   /**
@@ -32,6 +40,8 @@ export interface ResolvedPasswordConfig {
   hashing: { memoryCost: number; timeCost: number; parallelism: number };
   maxConcurrentHashes: number;
   maxQueuedHashes: number;
+  maxConcurrentImportedHashes: number;
+  maxQueuedImportedHashes: number;
   blocklist: Set<string>;
   isBreached: ((password: string) => boolean | Promise<boolean>) | undefined;
 }
@@ -54,6 +64,8 @@ const passwordOptions = {
   hashing: true,
   maxConcurrentHashes: true,
   maxQueuedHashes: true,
+  maxConcurrentImportedHashes: true,
+  maxQueuedImportedHashes: true,
   blocklist: true,
   isBreached: true,
 } satisfies OptionNames<PasswordConfig>;
@@ -91,6 +103,8 @@ export function resolvePasswordConfig(config: PasswordConfig | undefined): Resol
     hashing,
     maxConcurrentHashes: positiveInteger(config?.maxConcurrentHashes, "password.maxConcurrentHashes", defaultConcurrentHashes()),
     maxQueuedHashes: positiveInteger(config?.maxQueuedHashes, "password.maxQueuedHashes", 256, 0),
+    maxConcurrentImportedHashes: positiveInteger(config?.maxConcurrentImportedHashes, "password.maxConcurrentImportedHashes", 1),
+    maxQueuedImportedHashes: positiveInteger(config?.maxQueuedImportedHashes, "password.maxQueuedImportedHashes", 16, 0),
     blocklist: new Set([...(config?.blocklist ?? [])].map((entry) => entry.normalize("NFKC").toLowerCase())),
     isBreached,
   };

@@ -4,6 +4,7 @@ import { hash as argon2Hash, verify as argon2Verify } from "@node-rs/argon2";
 import { hash as bcryptHash } from "@node-rs/bcrypt";
 import bcryptjs from "bcryptjs";
 import { describe, expect, it, vi } from "vitest";
+import { deferred } from "../../../../test/fixtures/deferred.js";
 import { type AuthConfig, resolveConfig } from "../config.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
@@ -38,7 +39,9 @@ const baseConfig = {
 };
 const defaults = resolveConfig(baseConfig).password;
 const randomBytes = (size: number) => new Uint8Array(nodeRandomBytes(size));
-const hasher = createPasswordHasher(defaults, randomBytes);
+/** What the hashers report through `onInternalError`. */
+const reported = vi.fn<(error: Error) => void>();
+const hasher = createPasswordHasher(defaults, randomBytes, reported);
 
 /** The salt of a PHC string: the fourth `$` segment, unpadded base64. */
 const saltOf = (phc: string) => Buffer.from(phc.split("$")[4] as string, "base64");
@@ -48,7 +51,52 @@ const saltOf = (phc: string) => Buffer.from(phc.split("$")[4] as string, "base64
  * process and per argon2id cost, so a test that must make its own uses a cost no other test uses.
  */
 const hasherWith = (password: AuthConfig["password"]) =>
-  createPasswordHasher(resolveConfig({ ...baseConfig, password }).password, randomBytes);
+  createPasswordHasher(resolveConfig({ ...baseConfig, password }).password, randomBytes, reported);
+
+/**
+ * A hasher for its own argon2id memory cost (see above) with `[concurrency, queue]` of the native
+ * and the imported-hash queues, the latter set on the resolved options.
+ */
+const hasherWithQueues = (memoryCost: number, queues: { native: [number, number]; imported: [number, number] }) =>
+  createPasswordHasher(
+    {
+      ...resolveConfig({
+        ...baseConfig,
+        password: { hashing: { memoryCost }, maxConcurrentHashes: queues.native[0], maxQueuedHashes: queues.native[1] },
+      }).password,
+      maxConcurrentImportedHashes: queues.imported[0],
+      maxQueuedImportedHashes: queues.imported[1],
+    },
+    randomBytes,
+    reported,
+  );
+
+/** Makes every `@node-rs/bcrypt` run wait for `release()`; `started` resolves when the first has begun. */
+async function holdBcrypt(): Promise<{ started: Promise<void>; release: () => void }> {
+  const actual = await vi.importActual<typeof import("@node-rs/bcrypt")>("@node-rs/bcrypt");
+  const gate = deferred();
+  const first = deferred();
+  vi.mocked(bcryptHash).mockImplementation(async (...args) => {
+    first.resolve();
+    await gate.promise;
+    return actual.hash(...args);
+  });
+  const release = () => {
+    vi.mocked(bcryptHash).mockImplementation(actual.hash);
+    gate.resolve();
+  };
+  return { started: first.promise, release };
+}
+
+/** Lets every promise chain that can move, move: the next turn of the event loop. */
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** The stored form of a bcrypt hash an import read, made by bcryptjs at cost 4. */
+async function importedBcrypt(password: string): Promise<string> {
+  const parsed = parseImportedPasswordHash(await bcryptjs.hash(password, 4));
+  if (!parsed.ok) throw new Error(parsed.reason);
+  return parsed.stored;
+}
 
 async function elapsedMs(run: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
@@ -86,6 +134,7 @@ describe("password hasher", () => {
     const stronger = createPasswordHasher(
       resolveConfig({ ...baseConfig, password: { hashing: { timeCost: 3 } } }).password,
       randomBytes,
+      reported,
     );
     expect(stronger.needsRehash(otherTime)).toBe(false);
     expect(stronger.needsRehash(await hasher.hash("pw"))).toBe(true);
@@ -223,6 +272,7 @@ describe("password hasher", () => {
     const fixed = createPasswordHasher(
       resolveConfig({ ...baseConfig, password: { hashing: { memoryCost: 19488 } } }).password,
       zeros,
+      reported,
     );
     const dummyPassword = Buffer.from(zeros(24)).toString("base64url");
     await expect(fixed.verify(null, dummyPassword)).resolves.toBe(false);
@@ -398,5 +448,89 @@ describe("password hasher", () => {
       expect(await hasher.verify(null, typed)).toBe(false);
     }
     expect(argon2Runs()).toBe(before);
+  });
+
+  it("PW-4: while the imported-hash queue is full of slow verifications, a native sign-in completes, and one more imported verification gets 50300", async () => {
+    const queues = hasherWithQueues(19504, { native: [1, 2], imported: [1, 2] });
+    const native = await queues.hash("native password");
+    expect(await queues.verify(native, "native password")).toBe(true); // also makes the dummy hash
+    const imported = await importedBcrypt("imported password");
+    const held = await holdBcrypt();
+    const finished: string[] = [];
+    try {
+      const slow = [1, 2, 3].map((run) =>
+        queues.verify(imported, "imported password").then((matched) => {
+          finished.push(`imported ${run}`);
+          return matched;
+        }),
+      );
+      await held.started; // the first holds the imported-hash slot
+      await tick(); // and the other two wait behind it: that queue is full
+      expect(await queues.verify(native, "native password")).toBe(true);
+      finished.push("native");
+      await expect(queues.verify(imported, "imported password")).rejects.toMatchObject({ code: ErrorCode.Unavailable });
+      expect(await queues.verify(native, "wrong password")).toBe(false);
+      expect(finished).toEqual(["native"]);
+      held.release();
+      expect(await Promise.all(slow)).toEqual([true, true, true]);
+      expect(finished).toEqual(["native", "imported 1", "imported 2", "imported 3"]);
+    } finally {
+      held.release();
+    }
+  });
+
+  it("PW-4: a stored argon2id hash dearer than the configured parameters (m, or m·t) verifies in the imported-hash queue; one at them or cheaper in the native queue", async () => {
+    const queues = hasherWithQueues(19512, { native: [1, 0], imported: [1, 0] });
+    const atConfigured = await queues.hash("pw");
+    expect(await queues.verify(atConfigured, "pw")).toBe(true);
+    const argon2id = (memoryCost: number, timeCost: number, parallelism = 1) =>
+      argon2Hash("pw", { algorithm: 2, memoryCost, timeCost, parallelism });
+    const cheaper = [await argon2id(8192, 4), await argon2id(19512, 1), await argon2id(19512, 2, 4)];
+    const dearer = [await argon2id(19512, 3), await argon2id(19520, 2), await argon2id(39032, 1)];
+    const held = await holdBcrypt();
+    try {
+      const holding = queues.verify(await importedBcrypt("pw"), "pw");
+      await held.started;
+      for (const phc of dearer)
+        await expect(queues.verify(phc, "pw"), phc).rejects.toMatchObject({ code: ErrorCode.Unavailable });
+      for (const phc of [atConfigured, ...cheaper]) expect(await queues.verify(phc, "pw"), phc).toBe(true);
+      held.release();
+      expect(await holding).toBe(true);
+      for (const phc of dearer) expect(await queues.verify(phc, "pw"), phc).toBe(true);
+    } finally {
+      held.release();
+    }
+  });
+
+  it("PW-4, IM-1: a stored hash over the caps (imported by an earlier release) is never verified: false, reported through onInternalError, at the cost of the dummy verification", async () => {
+    const subject = hasherWith({ hashing: { memoryCost: 19520 } });
+    await subject.verify(null, "makes the dummy hash");
+    const salt = nodeRandomBytes(16);
+    const b64 = (bytes: Buffer) => bytes.toString("base64").replace(/=+$/, "");
+    const fourBlocks = pbkdf2Sync("pw", salt, 400_000, 128, "sha256");
+    const overCaps: [string, string][] = [
+      [`imported:$pbkdf2-sha256$i=400000,l=128$${b64(salt)}$${b64(fourBlocks)}`, "pbkdf2: 400000 iterations × 4 blocks"],
+      [`imported:${await argon2Hash("pw", { algorithm: 1, memoryCost: 65536, timeCost: 5, parallelism: 1 })}`, "argon2: m·t"],
+      // argon2id in the library's own form is stored unmarked; dearer than the configured cost and over the caps, it is refused too.
+      [await argon2Hash("pw", { algorithm: 2, memoryCost: 65536, timeCost: 5, parallelism: 1 }), "argon2: m·t"],
+    ];
+    for (const [stored, reason] of overCaps) {
+      reported.mockClear();
+      const verifiedBefore = vi.mocked(argon2Verify).mock.calls.length;
+      expect(await subject.verify(stored, "pw"), stored).toBe(false);
+      const verified = vi
+        .mocked(argon2Verify)
+        .mock.calls.slice(verifiedBefore)
+        .map(([phc]) => phcParameters(String(phc)));
+      expect(verified).toEqual([{ memoryCost: 19520, timeCost: 2, parallelism: 1 }]);
+      expect(reported).toHaveBeenCalledTimes(1);
+      const [[error]] = reported.mock.calls as [[Error]];
+      const { message } = error;
+      expect(message).toContain(reason);
+      expect(message).not.toContain(b64(salt));
+    }
+    reported.mockClear();
+    expect(await subject.verify("imported:$2b$05$broken", "pw")).toBe(false);
+    expect(reported).toHaveBeenCalledTimes(1);
   });
 });

@@ -3,16 +3,22 @@ import type { Algorithm } from "@node-rs/argon2";
 import { argon2 } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import { type ImportedPasswordHash, readStoredImportedHash, verifyImportedPasswordHash } from "./imported-password-hash.js";
+import {
+  type ImportedPasswordHash,
+  parseImportedPasswordHash,
+  readStoredImportedHash,
+  verifyImportedPasswordHash,
+} from "./imported-password-hash.js";
 import { createLimiter } from "./limiter.js";
 import type { ResolvedPasswordConfig } from "./password-config.js";
 import { phcParameters } from "./password-phc.js";
 import { preparePassword } from "./password-policy.js";
 
 /**
- * argon2id hashing of passwords as typed, through a concurrency limit (PW-1, PW-4). Both
- * methods prepare the password themselves ({@link preparePassword}: well-formed Unicode,
- * NFKC, byte cap), so no caller can skip a step or apply one twice differently (PW-2).
+ * argon2id hashing of passwords as typed, through a concurrency limit (PW-1, PW-4); imported
+ * hashes are verified through a limit of their own. Both methods prepare the password
+ * themselves ({@link preparePassword}: well-formed Unicode, NFKC, byte cap), so no caller can
+ * skip a step or apply one twice differently (PW-2).
  */
 export interface PasswordHasher {
   /**
@@ -25,7 +31,14 @@ export interface PasswordHasher {
   /**
    * Checks a password, as typed, against a stored hash: an argon2id PHC string, or a hash an
    * import marked as imported (IM-1: bcrypt, scrypt, PBKDF2, argon2i/d, verified with their
-   * own libraries through the same hashing slots). True only for a match.
+   * own libraries). True only for a match.
+   *
+   * Imported hashes, and argon2id hashes dearer than the configured parameters (a larger m or
+   * m·t), are verified in a queue of their own (`password.maxConcurrentImportedHashes`,
+   * `maxQueuedImportedHashes`), so that they never hold the slots of argon2id sign-ins (PW-4).
+   * One over `IMPORTED_HASH_LIMITS` (stored by an earlier release under wider caps) is not
+   * verified: it answers false like an unreadable hash, and is reported through
+   * `onInternalError`.
    *
    * Every outcome costs at least about one argon2id verification at the configured parameters
    * (EN-2): with no stored hash (`null`: unknown user, no local password) or one that is
@@ -36,7 +49,7 @@ export interface PasswordHasher {
    * that tells. A password that can never be a stored one (a lone surrogate, over the byte
    * cap) answers false at once, with no hashing, whatever `phc` is.
    *
-   * @throws {AuthError} 50300 when the hashing queue is full.
+   * @throws {AuthError} 50300 when the hashing queue, or for an imported hash its own queue, is full.
    * @example
    * ```ts
    * const proven = await auth.passwords.verify(user?.passwordHash ?? null, input.password);
@@ -66,9 +79,28 @@ function recordDuration(reference: CostReference, elapsedMs: number): void {
   reference.averageMs = reference.averageMs === 0 ? elapsedMs : reference.averageMs + (elapsedMs - reference.averageMs) / 8;
 }
 
-/** Makes the {@link PasswordHasher} for a configuration. */
-export function createPasswordHasher(config: ResolvedPasswordConfig, randomBytes: (size: number) => Uint8Array): PasswordHasher {
+/**
+ * Where a stored hash is verified: argon2id at or under the configured cost in the hashing
+ * queue, an imported one (or a dearer argon2id) in the imported-hash queue, and anything else
+ * not at all: the dummy hash is verified instead, and `refusal` says why a hash that is there
+ * is not verified, when it is not merely unreadable.
+ */
+type StoredHash =
+  | { queue: "native"; phc: string }
+  | { queue: "imported"; hash: ImportedPasswordHash }
+  | { queue: "none"; refusal: string | null };
+
+/**
+ * Makes the {@link PasswordHasher} for a configuration; `report` receives what sign-in must not
+ * verify (a stored hash over the caps), for `onInternalError`.
+ */
+export function createPasswordHasher(
+  config: ResolvedPasswordConfig,
+  randomBytes: (size: number) => Uint8Array,
+  report: (error: Error) => void,
+): PasswordHasher {
   const limiter = createLimiter(config.maxConcurrentHashes, config.maxQueuedHashes);
+  const importedLimiter = createLimiter(config.maxConcurrentImportedHashes, config.maxQueuedImportedHashes);
   const options = { algorithm: argon2id, ...config.hashing, outputLen: 32 };
   const costKey = `${config.hashing.memoryCost},${config.hashing.timeCost},${config.hashing.parallelism}`;
 
@@ -92,7 +124,7 @@ export function createPasswordHasher(config: ResolvedPasswordConfig, randomBytes
     });
 
   const verifyImportedInSlot = (imported: ImportedPasswordHash, normalized: string) =>
-    limiter.run(async () => {
+    importedLimiter.run(async () => {
       const started = performance.now();
       const matched = await verifyImportedPasswordHash(imported, normalized).catch(() => false);
       return { matched, elapsedMs: performance.now() - started };
@@ -121,6 +153,21 @@ export function createPasswordHasher(config: ResolvedPasswordConfig, randomBytes
     );
   };
 
+  const { memoryCost, timeCost } = config.hashing;
+  const storedHash = (phc: string | null): StoredHash => {
+    if (phc === null) return { queue: "none", refusal: null };
+    const imported = readStoredImportedHash(phc);
+    if (imported) return imported.ok ? { queue: "imported", hash: imported.hash } : { queue: "none", refusal: imported.reason };
+    const parameters = phcParameters(phc);
+    if (!parameters) return { queue: "none", refusal: null };
+    if (parameters.memoryCost <= memoryCost && parameters.memoryCost * parameters.timeCost <= memoryCost * timeCost) {
+      return { queue: "native", phc };
+    }
+    // Dearer than the configured cost: an argon2id hash an import stored as it is, or one made before the cost was lowered.
+    const dearer = parseImportedPasswordHash(phc);
+    return dearer.ok ? { queue: "imported", hash: dearer.hash } : { queue: "none", refusal: dearer.reason };
+  };
+
   return {
     async hash(password) {
       const prepared = preparePassword(password, config.maxBytes);
@@ -134,14 +181,17 @@ export function createPasswordHasher(config: ResolvedPasswordConfig, randomBytes
       // A known user waits for the dummy hash too, so that the first sign-in of a process
       // does not tell unknown users apart (EN-2).
       const dummyPhc = await reference.dummyPhc;
-      const imported = phc === null ? null : readStoredImportedHash(phc);
-      if (imported) {
-        const result = await verifyImportedInSlot(imported, prepared.normalized);
+      const found = storedHash(phc);
+      if (found.queue === "imported") {
+        const result = await verifyImportedInSlot(found.hash, prepared.normalized);
         // A cheaper imported hash answers no sooner than an unknown user (EN-2); a dearer one is not shortened.
         if (result.elapsedMs < reference.averageMs) await sleep(reference.averageMs - result.elapsedMs);
         return result.matched;
       }
-      const stored = phc !== null && phcParameters(phc) ? phc : null;
+      if (found.queue === "none" && found.refusal !== null) {
+        report(new Error(`A stored password hash was not verified (IMPORTED_HASH_LIMITS, PW-4): ${found.refusal}`));
+      }
+      const stored = found.queue === "native" ? found.phc : null;
       const result = await verifyInSlot(stored ?? dummyPhc, prepared.normalized);
       const atCurrentCost = stored === null || !needsRehash(stored);
       if (atCurrentCost && !result.malformed) {
