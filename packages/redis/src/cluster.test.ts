@@ -6,8 +6,10 @@ import { runStorageConformance } from "@portcullis/core/testing";
 import { createCluster } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RedisCluster, redisClusterMissing, startRedisCluster } from "../../../test/fixtures/redis-cluster.js";
+import { redisCli } from "../../../test/fixtures/redis-server.js";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
 import { BASE_TIME, sampleChallenge } from "../../core/src/testing/conformance/samples.js";
+import { checkEvictionPolicy } from "./eviction-policy.js";
 import { startConsumerProcess, uniquePrefix, until } from "./redis.test-support.js";
 import { redisStores } from "./redis-stores.js";
 
@@ -75,6 +77,38 @@ describeWithCluster("Redis stores on a Redis Cluster of three primaries and thre
       }
     } finally {
       await other.close();
+    }
+  });
+
+  it("ST-4: every primary's maxmemory-policy is read: one primary that evicts makes the stores refuse (50300 naming it) even for keys on the others", async () => {
+    const challenge = sampleChallenge();
+    const holder = await cluster!.primaryPortOf(`${prefix}:challenge:${challenge.id}`);
+    const primaries = cluster!.ports.slice(0, 3);
+    const evicting = primaries.find((port) => port !== holder) as number;
+    const fresh = createCluster({ rootNodes: cluster!.urls.map((url) => ({ url })), commandOptions: { timeout: 1000 } });
+    fresh.on("error", () => {});
+    await redisCli(evicting, "CONFIG", "SET", "maxmemory-policy", "volatile-lru");
+    try {
+      await fresh.connect();
+      const error = await redisStores({ client: fresh, prefix })
+        .challenges.put(challenge)
+        .then(
+          () => null,
+          (caught: unknown) => caught,
+        );
+      expect(isAuthError(error, ErrorCode.Unavailable), String(error)).toBe(true);
+      expect(String((error as Error).cause)).toMatch(new RegExp(`127\\.0\\.0\\.1:${evicting}.*maxmemory-policy is volatile-lru`));
+      await expect(checkEvictionPolicy(client)).rejects.toThrow(`127.0.0.1:${evicting}`);
+    } finally {
+      await redisCli(evicting, "CONFIG", "SET", "maxmemory-policy", "noeviction");
+    }
+    try {
+      const { challenges } = redisStores({ client: fresh, prefix });
+      await challenges.put(challenge);
+      expect(await challenges.consume(challenge.id, challenge.kind, BASE_TIME)).toEqual(challenge);
+      await expect(checkEvictionPolicy(client)).resolves.toBeUndefined();
+    } finally {
+      fresh.destroy();
     }
   });
 

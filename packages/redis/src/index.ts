@@ -1,19 +1,14 @@
 /**
  * Redis stores for Portcullis: the short-lived, write-heavy state (single-use challenges and
  * throttle counters) on Redis or Redis Cluster through node-redis, beside any durable storage:
- * {@link redisStores}.
+ * {@link redisStores}, on a Redis that never evicts keys ({@link checkEvictionPolicy}).
  *
  * @packageDocumentation
  * @module @portcullis/redis
  */
-export {
-  type RedisClusterConnection,
-  type RedisConnection,
-  type RedisServerConnection,
-  type RedisStores,
-  type RedisStoresOptions,
-  redisStores,
-} from "./redis-stores.js";
+export type { RedisClusterConnection, RedisConnection, RedisServerConnection } from "./connection.js";
+export { type EvictionPolicyOptions, checkEvictionPolicy } from "./eviction-policy.js";
+export { type RedisStores, type RedisStoresOptions, redisStores } from "./redis-stores.js";
 export {
   type RedisClusterPubSub,
   type RedisRevocationChannel,

@@ -8,34 +8,9 @@ import {
   storageUnavailable,
 } from "@portcullis/core";
 import { ErrorReply } from "redis";
+import { type Connection, type RedisConnection, connectionOf } from "./connection.js";
+import { evictionGuard } from "./eviction-policy.js";
 import { asStorageError } from "./unavailable.js";
-
-/** Replies as RESP gives them, whatever type mapping the client was created with. */
-const plainReplies = { typeMapping: {} };
-
-/** What the stores use of a node-redis client from `createClient()`: a single server, or a primary with replicas. */
-export interface RedisServerConnection {
-  /** Sends one command (node-redis's `client.sendCommand`). */
-  sendCommand<T>(args: string[], options?: typeof plainReplies): Promise<T>;
-}
-
-/** What the stores use of a node-redis cluster client from `createCluster()`. */
-export interface RedisClusterConnection {
-  /** The primaries (node-redis's `cluster.masters`), for `SCAN`. */
-  readonly masters: readonly object[];
-  /** The client of one node (node-redis's `cluster.nodeClient`). */
-  nodeClient(node: object): Promise<RedisServerConnection>;
-  /** Sends one command to the node that holds `firstKey`'s slot (node-redis's `cluster.sendCommand`). */
-  sendCommand<T>(firstKey: string, isReadonly: boolean, args: string[], options?: typeof plainReplies): Promise<T>;
-}
-
-/**
- * A connected node-redis client: one from `createClient()` (a single server, or a primary with
- * replicas) or from `createCluster()` (Redis Cluster), whatever its modules, scripts, RESP
- * version or type mapping (node-redis 6). Described by what the stores use of it, so the
- * client's own generic types need not match.
- */
-export type RedisConnection = RedisServerConnection | RedisClusterConnection;
 
 /** Options of {@link redisStores}. */
 export interface RedisStoresOptions {
@@ -75,6 +50,13 @@ export interface RedisStoresOptions {
   waitForReplicas?: number;
   /** How long `WAIT` waits for {@link waitForReplicas} acknowledgements, in milliseconds. Default 1000. */
   waitTimeoutMs?: number;
+  /**
+   * Serve a Redis whose `maxmemory-policy` this client may not read (neither `INFO` nor
+   * `CONFIG GET` allowed) as though it were `noeviction`. Unsafe: a Redis that evicts forgets
+   * lockouts and single-use challenges. Default false: the stores refuse such a server (50300)
+   * as they refuse one whose policy evicts (ST-4).
+   */
+  unsafeAssumeNoEviction?: boolean;
 }
 
 /** The stores {@link redisStores} returns: spread them over a durable storage. */
@@ -85,9 +67,13 @@ export type RedisStores = Pick<Storage, "challenges" | "counters">;
  * for the short-lived, write-heavy state (ceremonies, OAuth states, temporary tokens, throttle
  * counters), to combine with any durable storage. Every single-use and counting operation is
  * one Lua script on one key (ST-1, TMP-4, RL-4), so on Redis Cluster each runs on the node that
- * holds its key's slot, with nothing in between. When Redis cannot be reached, times out or is
- * failing over, each method throws `storageUnavailable(cause)`: the request answers 50300, and
- * the next one succeeds once the client has reconnected or found the promoted replica.
+ * holds its key's slot, with nothing in between. When Redis cannot be reached, times out, is
+ * failing over or is out of memory, each method throws `storageUnavailable(cause)`: the request
+ * answers 50300, and the next one succeeds once the client has reconnected or found the
+ * promoted replica. A Redis that may evict keys would forget lockouts and spent challenges: the
+ * stores serve only primaries whose `maxmemory-policy` is `noeviction`, read before the first
+ * operation and after each reconnection, and answer 50300 naming the policy otherwise (ST-4;
+ * {@link checkEvictionPolicy} for a start-up or readiness check).
  *
  * @example
  * ```ts
@@ -95,13 +81,22 @@ export type RedisStores = Pick<Storage, "challenges" | "counters">;
  * const client = createClient({ url: process.env.REDIS_URL, commandOptions: { timeout: 1000 } });
  * client.on("error", (error) => log.warn(error));
  * await client.connect();
+ * await checkEvictionPolicy(client); // stop here if Redis may evict keys
  * const sql = await connectStorage({ url: process.env.DATABASE_URL! });
  * const { challenges, counters } = redisStores({ client, prefix: "auth", durable: sql });
  * const auth = createAuth({ storage: { ...sql, challenges, counters }, issuer, audience, secrets });
  * ```
  */
 export function redisStores(options: RedisStoresOptions): RedisStores {
-  const { client, prefix = "portcullis", durable, timeoutMs = 2000, waitForReplicas = 0, waitTimeoutMs = 1000 } = options ?? {};
+  const {
+    client,
+    prefix = "portcullis",
+    durable,
+    timeoutMs = 2000,
+    waitForReplicas = 0,
+    waitTimeoutMs = 1000,
+    unsafeAssumeNoEviction = false,
+  } = options ?? {};
   if (client === null || typeof client !== "object") throw new TypeError("redisStores needs a node-redis client as `client`");
   if (typeof prefix !== "string" || prefix === "") throw new TypeError("redisStores: `prefix` must be a non-empty string");
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1)
@@ -112,17 +107,14 @@ export function redisStores(options: RedisStoresOptions): RedisStores {
     throw new TypeError("redisStores: `waitTimeoutMs` must be a whole number of milliseconds, 1 or more");
   if (waitForReplicas > 0 && waitTimeoutMs >= timeoutMs)
     throw new TypeError("redisStores: `waitTimeoutMs` must be below `timeoutMs`, or every WAIT would time out as unanswered");
+  if (typeof unsafeAssumeNoEviction !== "boolean")
+    throw new TypeError("redisStores: `unsafeAssumeNoEviction` must be true or false");
   const redis: Redis = { ...connectionOf(client, timeoutMs), prefix, waitForReplicas, waitTimeoutMs };
+  const guard = evictionGuard(client, timeoutMs, unsafeAssumeNoEviction);
   return {
-    challenges: asStorageErrors(redisChallenges(redis, durable)),
-    counters: asStorageErrors(redisCounters(redis)),
+    challenges: guarded(redisChallenges(redis, durable), guard),
+    counters: guarded(redisCounters(redis), guard),
   };
-}
-
-/** What the stores need of a client: one command sent to the node holding a key, and each primary for `SCAN`. */
-interface Connection {
-  send<T>(key: string, args: string[]): Promise<T>;
-  primaries(): Promise<Array<{ sendCommand<T>(args: string[]): Promise<T> }>>;
 }
 
 interface Redis extends Connection {
@@ -131,44 +123,16 @@ interface Redis extends Connection {
   waitTimeoutMs: number;
 }
 
-function isCluster(client: RedisConnection): client is RedisClusterConnection {
-  return "masters" in client && "nodeClient" in client;
-}
-
-/** `reply`, or `storageUnavailable` once `timeoutMs` have passed without it. */
-function withDeadline<T>(reply: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(storageUnavailable(new Error(`Redis did not answer within ${timeoutMs} ms`))), timeoutMs);
-  });
-  return Promise.race([reply, deadline]).finally(() => clearTimeout(timer));
-}
-
-function connectionOf(client: RedisConnection, timeoutMs: number): Connection {
-  const bounded = (node: RedisServerConnection) => ({
-    sendCommand: <T>(args: string[]) => withDeadline(node.sendCommand<T>(args, plainReplies), timeoutMs),
-  });
-  if (isCluster(client)) {
-    return {
-      send: (key, args) => withDeadline(client.sendCommand(key, false, args, plainReplies), timeoutMs),
-      primaries: () =>
-        withDeadline(Promise.all(client.masters.map((primary) => client.nodeClient(primary))), timeoutMs).then((nodes) =>
-          nodes.map(bounded),
-        ),
-    };
-  }
-  return {
-    send: (_key, args) => withDeadline(client.sendCommand(args, plainReplies), timeoutMs),
-    primaries: async () => [bounded(client)],
-  };
-}
-
-/** `store` with each method's node-redis errors turned into `storageUnavailable` when Redis could not be reached. */
-function asStorageErrors<T extends object>(store: T): T {
+/**
+ * `store` with each method run only once `guard` (the eviction policy, ST-4) passed, and its
+ * node-redis errors turned into `storageUnavailable` when Redis could not be reached.
+ */
+function guarded<T extends object>(store: T, guard: () => Promise<void>): T {
   const wrapped: Record<string, unknown> = {};
   for (const [name, method] of Object.entries(store)) {
     wrapped[name] = async (...args: unknown[]) => {
       try {
+        await guard();
         return await (method as (...args: unknown[]) => Promise<unknown>)(...args);
       } catch (error) {
         throw asStorageError(error);

@@ -15,9 +15,10 @@ import {
 
 /**
  * Replies of a server that is there but cannot serve now: loading its data, a replica since a
- * failover, a script running too long, a cluster whose slot is moving or has no primary.
+ * failover, a script running too long, a cluster whose slot is moving or has no primary, out of
+ * memory (`OOM`: a write over `maxmemory` under `noeviction`, also from inside a script).
  */
-const unavailableReplies = /^(LOADING|READONLY|MASTERDOWN|BUSY|NOREPLICAS|TRYAGAIN|CLUSTERDOWN|MOVED|ASK)\b/;
+const unavailableReplies = /^(LOADING|READONLY|MASTERDOWN|BUSY|NOREPLICAS|TRYAGAIN|CLUSTERDOWN|MOVED|ASK|OOM)\b/;
 
 /** What node-redis throws when it cannot reach a server, or gave up waiting for one. */
 const connectionErrors = [
