@@ -23,6 +23,7 @@ import {
   refreshPath,
   username,
 } from "./common.js";
+import { importedHashFigure } from "./imported-hashes.js";
 import type { LoadResult, LoadSpec } from "./load.js";
 import { type ScratchSchema, createScratchSchema, postgresMissing, postgresUrl } from "./postgres.js";
 import {
@@ -897,11 +898,12 @@ const figureGroups: [number[], () => Promise<Row[]>][] = [
   [[10], scaleFigure],
   [[11], fastifyFigure],
   [[12], revocationChannelFigure],
+  [[13], () => importedHashFigure(quick ? 1 : 7)],
 ];
 
 /** `BENCH_FIGURES=3,6` measures only the groups that print those figures; by default, all of them. */
 const selectedFigures = new Set(
-  (process.env.BENCH_FIGURES ?? (quick ? "1,2,3,4,5,6,7,8,9,10,11,12" : "1,2,3,4,5,6,7,8,9,11,12"))
+  (process.env.BENCH_FIGURES ?? (quick ? "1,2,3,4,5,6,7,8,9,10,11,12,13" : "1,2,3,4,5,6,7,8,9,11,12,13"))
     .split(",")
     .map((number) => Number(number.trim())),
 );
