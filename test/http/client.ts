@@ -238,10 +238,18 @@ export async function postWithContentLength(
 
 /**
  * A request written by hand with the request target exactly as given, for targets `fetch`
- * would resolve first (`/a/../b`, `\`, `%2e`): a JSON body when `body` is given.
+ * would resolve first (`/a/../b`, `\`, `%2e`, `http://host/…`): a JSON body when `body` is
+ * given, and any other `headers`.
  */
-export async function rawRequest(server: RunningServer, method: string, target: string, body?: string): Promise<RawResult> {
+export async function rawRequest(
+  server: RunningServer,
+  method: string,
+  target: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<RawResult> {
   const head = [`${method} ${target} HTTP/1.1`, `host: ${server.host}:${server.port}`, "connection: close"];
+  for (const [name, value] of Object.entries(headers)) head.push(`${name}: ${value}`);
   if (body !== undefined) head.push("content-type: application/json", `content-length: ${Buffer.byteLength(body)}`);
   return recorded(server, method, target, await rawExchange(server, [`${head.join("\r\n")}\r\n\r\n${body ?? ""}`]));
 }

@@ -1,15 +1,12 @@
-import { httpStatusFor } from "@portcullis/core";
-import { authRoutes } from "@portcullis/hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestUser, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
-import { call, post, rawRequest } from "./client.js";
+import { call, post } from "./client.js";
 import { describeContract, expectEnvelope } from "./contract-suite.js";
 import { type MalformedContext, malformedCases } from "./malformed-cases.js";
 import { describeOpenApiDrift } from "./openapi-drift.js";
 import {
   type RunningServer,
   adapters,
-  honoApp,
   startExpress4,
   startExpress4ParsingJson,
   startExpress5,
@@ -86,73 +83,6 @@ describe("HTTP-1: after a body refused as too large, the keep-alive connection s
         }
       } finally {
         await server.close();
-      }
-    });
-  }
-});
-
-/**
- * Odd request targets, sent over raw sockets as written. Express hands core the raw path while
- * Hono's URL was resolved by the WHATWG parser; core resolves the path the same way, so every
- * adapter answers alike. (A path that resolves outside Portcullis's reaches the app, which each
- * framework routes its own way; those are not Portcullis's answers and are not listed.)
- */
-const oddPaths: { method: string; target: string; code: number; refusedByHonoNodeServer?: string }[] = [
-  { method: "POST", target: "/api/v1/auth/../auth/login", code: 40002 },
-  { method: "POST", target: "/api/v1/auth/./login", code: 40002 },
-  { method: "POST", target: "/api/v1/auth/%2e%2e/auth/login", code: 40002 },
-  { method: "POST", target: "/api/v1/auth/.%2E/auth/login", code: 40002 },
-  { method: "POST", target: "/api/v1/auth/%2E/login", code: 40002 },
-  {
-    method: "POST",
-    target: "/api/v1\\auth\\login",
-    code: 40002,
-    refusedByHonoNodeServer:
-      "@hono/node-server answers a backslash in the path with an empty 400 before any middleware runs; Hono elsewhere resolves it",
-  },
-  { method: "GET", target: "/api/v1/things/../auth/me", code: 40101 },
-  { method: "GET", target: "/api/v1/things/%2e%2e/auth/me", code: 40101 },
-  { method: "POST", target: "//api/v1/auth/login", code: 40002 },
-  { method: "POST", target: "/../api/v1/auth/login", code: 40002 },
-  { method: "POST", target: "/api/v1/auth/login/..", code: 40400 },
-  { method: "POST", target: "/api/v1/auth/login%2f", code: 40400 },
-  { method: "POST", target: "/api/v1/auth/login;x", code: 40400 },
-  { method: "POST", target: "/api/v1/auth/lo%67in", code: 40400 },
-  { method: "GET", target: "/api/v1/auth/me/..%2f..%2fthings", code: 40400 },
-  { method: "GET", target: "/.well-known/./jwks.json", code: 40400 },
-  { method: "GET", target: "/api/v1/health/../auth/me?x=/../../things", code: 40101 },
-];
-
-describe("RL-3/HTTP-5: odd paths get identical answers from every adapter", () => {
-  const testAuth = makeTestAuth({ throttle: generousThrottle });
-  const servers: [string, RunningServer][] = [];
-  // The Hono app without @hono/node-server in front, for what that server refuses by itself.
-  const honoWithoutNodeServer = honoApp(testAuth.auth, (app) =>
-    app.use(authRoutes(testAuth.auth, { getPeerAddress: () => "127.0.0.1" })),
-  );
-
-  beforeAll(async () => {
-    for (const [name, start] of adapters) servers.push([name, await start(testAuth.auth)]);
-  });
-  afterAll(async () => {
-    await Promise.all(servers.map(([, server]) => server.close()));
-  });
-
-  for (const { method, target, code, refusedByHonoNodeServer } of oddPaths) {
-    it(`RL-3/HTTP-5: ${method} ${target} → ${code}`, async () => {
-      const answers: Record<string, unknown> = {};
-      for (const [name, server] of servers) {
-        const result = await rawRequest(server, method, target, method === "POST" ? "{" : undefined);
-        answers[name] = { status: result.status, code: result.body?.code ?? result.body };
-      }
-      const expected = { status: httpStatusFor(code), code };
-      const expectedOf = (name: string) =>
-        name === "Hono" && refusedByHonoNodeServer ? { status: 400, code: undefined } : expected;
-      expect(answers).toEqual(Object.fromEntries(servers.map(([name]) => [name, expectedOf(name)])));
-      if (refusedByHonoNodeServer) {
-        const request = { method, headers: { "content-type": "application/json" }, body: method === "POST" ? "{" : undefined };
-        const response = await honoWithoutNodeServer.request(target, request);
-        expect({ status: response.status, code: ((await response.json()) as { code: number }).code }).toEqual(expected);
       }
     });
   }

@@ -1,11 +1,11 @@
 import { generateKeyPairSync } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { AuthEvent } from "@portcullis/core";
-import { portcullis, requireAuth } from "@portcullis/fastify";
+import { frameworkErrorHandler, portcullis, requireAuth } from "@portcullis/fastify";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestUser, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
-import { call, post } from "./client.js";
+import { call, post, rawRequest } from "./client.js";
 import { expectEnvelope } from "./contract-suite.js";
 import { type RunningServer, startExpress5, startFastify, startFastifyUnderPrefix } from "./servers.js";
 
@@ -226,5 +226,99 @@ describe("@portcullis/fastify", () => {
       body: { app: "error", message: "the app's hook failed" },
     });
     expectEnvelope(await call(server, "GET", "/api/v1/auth/public-key/config"), 0);
+  });
+  it("HTTP-5: without frameworkErrors, Fastify's router answers a path it cannot decode itself (FST_ERR_BAD_URL), on every path", async () => {
+    const { auth } = makeTestAuth({ throttle: generousThrottle });
+    const app = Fastify();
+    await app.register(portcullis, { auth });
+    const server = await serve(app);
+    for (const target of ["/api/v1/auth/%ff", "/api/v1/auth/sessions/%ZZ", "/api/v1/health%"]) {
+      const answer = await rawRequest(server, "GET", target);
+      expect({ status: answer.status, body: answer.body }).toEqual({
+        status: 400,
+        body: {
+          error: "Bad Request",
+          code: "FST_ERR_BAD_URL",
+          message: `'${target}' is not a valid url component`,
+          statusCode: 400,
+        },
+      });
+    }
+  });
+
+  it("HTTP-5: frameworkErrorHandler: the envelope on Portcullis's paths; on others, Fastify's own answer, or `otherwise`", async () => {
+    const { auth } = makeTestAuth({ throttle: generousThrottle });
+    const asFastify = Fastify({ frameworkErrors: frameworkErrorHandler(auth) });
+    await asFastify.register(portcullis, { auth });
+    const toOtherwise = Fastify({
+      frameworkErrors: frameworkErrorHandler(auth, {
+        otherwise: (error, _request, reply) => {
+          reply.code(400).send({ app: "otherwise", code: error.code });
+        },
+      }),
+    });
+    await toOtherwise.register(portcullis, { auth });
+    for (const [app, other] of [
+      [
+        asFastify,
+        {
+          status: 400,
+          body: {
+            error: "Bad Request",
+            code: "FST_ERR_BAD_URL",
+            message: "'/api/v1/health%ZZ' is not a valid url component",
+            statusCode: 400,
+          },
+        },
+      ],
+      [toOtherwise, { status: 400, body: { app: "otherwise", code: "FST_ERR_BAD_URL" } }],
+    ] as const) {
+      const server = await serve(app);
+      expectEnvelope(await rawRequest(server, "GET", "/api/v1/auth/%ff"), 40400);
+      expectEnvelope(await rawRequest(server, "DELETE", "/api/v1/auth/sessions/%ZZ"), 40101);
+      const elsewhere = await rawRequest(server, "GET", "/api/v1/health%ZZ");
+      expect({ status: elsewhere.status, body: elsewhere.body }).toEqual(other);
+    }
+  });
+
+  it("RL-3/HTTP-5: frameworkErrorHandler reads the peer address as the plugin does; a getPeerAddress that fails is 50000", async () => {
+    const reported: unknown[] = [];
+    const { auth } = makeTestAuth({
+      throttle: generousThrottle,
+      onInternalError: (error: unknown) => {
+        reported.push(error);
+      },
+    } as Parameters<typeof makeTestAuth>[0]);
+    const events: AuthEvent[] = [];
+    auth.events.on("login.failed", (event) => {
+      events.push(event);
+    });
+    const wrong = JSON.stringify({ username: "nobody", password: "wrong password" });
+    const answers: unknown[] = [];
+    for (const getPeerAddress of [
+      () => "127.0.0.7",
+      () => undefined,
+      () => {
+        throw new Error("no address here");
+      },
+    ]) {
+      const app = Fastify({ frameworkErrors: frameworkErrorHandler(auth, { getPeerAddress }) });
+      await app.register(portcullis, { auth, getPeerAddress });
+      const answer = await rawRequest(await serve(app), "POST", "/api/v1/things/%ff/../../auth/login", wrong);
+      answers.push({ status: answer.status, code: answer.body?.code });
+    }
+    expect(answers).toEqual([
+      { status: 401, code: 40100 },
+      { status: 500, code: 50000 },
+      { status: 500, code: 50000 },
+    ]);
+    expect(events.map((event) => (event as { ip?: string }).ip)).toEqual(["127.0.0.7"]);
+    expect(reported.map((error) => (error as Error).message)).toEqual([
+      "Portcullis could not read the client address of this request; pass getPeerAddress to the adapter",
+      "no address here",
+    ]);
+    expect(() => frameworkErrorHandler(undefined as never)).toThrow(
+      "frameworkErrorHandler needs the auth instance createAuth() returns, and got nothing. Write Fastify({ frameworkErrors: frameworkErrorHandler(auth) })",
+    );
   });
 });

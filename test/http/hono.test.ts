@@ -2,11 +2,11 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import type { AuthEvent } from "@portcullis/core";
-import { type AuthVariables, authApp, authRoutes, requireAuth } from "@portcullis/hono";
+import { type AuthVariables, authApp, authRoutes, requireAuth, withResolvedTargets } from "@portcullis/hono";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestUser, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
-import { type CallResult, call } from "./client.js";
+import { type CallResult, call, rawRequest } from "./client.js";
 import { expectEnvelope } from "./contract-suite.js";
 import { type RunningServer, honoApp } from "./servers.js";
 
@@ -216,5 +216,44 @@ describe("@portcullis/hono", () => {
     expectEnvelope(refused, 50000);
     expect(refused.text).not.toContain("no address here");
     expect(reported.map((error) => (error as Error).message)).toEqual(["no address here"]);
+  });
+  it("HTTP-5: without withResolvedTargets, @hono/node-server refuses some targets with an empty 400 before Hono runs; elsewhere Hono gets them", async () => {
+    const { auth } = makeTestAuth({ throttle: generousThrottle });
+    const app = honoApp(auth, (app) => app.use(authRoutes(auth, { getPeerAddress: () => "127.0.0.1" })));
+    const server = await serve(app);
+    for (const target of ["/api/v1/auth\\login", "/api/v1\\auth\\login", "HTTPS://HOST.EXAMPLE/api/v1/auth/login"]) {
+      const refused = await rawRequest(server, "POST", target, "{");
+      expect({ target, status: refused.status, text: refused.text }).toEqual({ target, status: 400, text: "" });
+    }
+    // app.request, as on a runtime without that server: the target reaches Hono, and core.
+    const request = { method: "POST", body: "{", headers: { "content-type": "application/json" } };
+    expectEnvelope(await fromResponse(await app.request("/api/v1/auth\\login", request)), 40002);
+  });
+
+  it("HTTP-5: withResolvedTargets hands on, as core reads it, only a target of Portcullis's that the server would refuse", () => {
+    const { auth } = makeTestAuth();
+    const seen: (string | undefined)[] = [];
+    const listener = withResolvedTargets(auth, (incoming: { url?: string }, answer: string) => {
+      seen.push(incoming.url);
+      return answer;
+    });
+    // Each target, and what the listener then sees: the first four resolved, the rest as sent.
+    const cases: [string | undefined, string | undefined][] = [
+      ["/api/v1/auth\\login?next=\\x", "/api/v1/auth/login?next=\\x"],
+      ["/api/v1/auth/x\\..\\me", "/api/v1/auth/me"],
+      ["HTTPS://HOST.EXAMPLE/api/v1/auth/me?x=1#y", "/api/v1/auth/me?x=1"],
+      ["http://host.example/api/v1/auth/me", "/api/v1/auth/me"],
+      ["/api/v1/auth//login", "/api/v1/auth//login"],
+      ["/api/v1/auth/me?next=\\x", "/api/v1/auth/me?next=\\x"],
+      ["/api/v1/health\\x", "/api/v1/health\\x"],
+      ["HTTP://HOST.EXAMPLE/api/v1/health", "HTTP://HOST.EXAMPLE/api/v1/health"],
+      ["*", "*"],
+      [undefined, undefined],
+    ];
+    for (const [url] of cases) expect(listener({ url }, "answered")).toBe("answered");
+    expect(seen).toEqual(cases.map(([, expected]) => expected));
+    expect(() => withResolvedTargets(undefined as never, () => undefined)).toThrow(
+      "withResolvedTargets needs the auth instance createAuth() returns, and got nothing. Write withResolvedTargets(auth, getRequestListener(app.fetch))",
+    );
   });
 });

@@ -1,11 +1,11 @@
 import { type RequestListener, type Server, createServer } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import { createAdaptorServer } from "@hono/node-server";
+import { getRequestListener } from "@hono/node-server";
 import type { Auth } from "@portcullis/core";
 import { authRouter, requireAuth as requireAuthExpress } from "@portcullis/express";
-import { portcullis, requireAuth as requireAuthFastify } from "@portcullis/fastify";
-import { type AuthVariables, authApp, requireAuth as requireAuthHono } from "@portcullis/hono";
+import { frameworkErrorHandler, portcullis, requireAuth as requireAuthFastify } from "@portcullis/fastify";
+import { type AuthVariables, authApp, requireAuth as requireAuthHono, withResolvedTargets } from "@portcullis/hono";
 import express5, { type Request, type Response } from "express";
 import express4 from "express4";
 import Fastify, { type FastifyInstance } from "fastify";
@@ -131,13 +131,14 @@ export function honoApp(
   return app;
 }
 
-/** Serves a Hono app on `@hono/node-server`, over TLS when `options.tls` is given. */
+/**
+ * Serves a Hono app on `@hono/node-server`'s request listener, over TLS when `options.tls` is
+ * given, with the targets that server refuses on Portcullis's paths handed on as core reads them
+ * (`withResolvedTargets`, as docs/adapters/hono.md shows).
+ */
 function serveHono(app: Pick<Hono, "fetch">, auth: Auth, options: ServerOptions): Promise<RunningServer> {
-  const hostname = options.host ?? "127.0.0.1";
-  const server = options.tls
-    ? createAdaptorServer({ fetch: app.fetch, hostname, createServer: createHttpsServer, serverOptions: options.tls })
-    : createAdaptorServer({ fetch: app.fetch, hostname });
-  return listen(server as Server, auth, options);
+  const listener = withResolvedTargets(auth, getRequestListener(app.fetch, { hostname: options.host ?? "127.0.0.1" }));
+  return listen(nodeServer(listener, options), auth, options);
 }
 
 /** Hono on `@hono/node-server`. */
@@ -164,14 +165,18 @@ export const startHonoReadingJsonFirst: StartServer = (auth, options = {}) =>
 type FastifyMount = (app: FastifyInstance, auth: Auth) => Promise<void>;
 
 /**
- * The Fastify test app, with Fastify's own JSON parser on (its default) and `trustProxy` set
- * (which the plugin must ignore: RL-3): the plugin as `mount` registers it, then the same app
- * routes as Express, protected with `requireAuth` as their `preHandler`.
+ * The Fastify test app, with Fastify's own JSON parser on (its default), `trustProxy` set (which
+ * the plugin must ignore: RL-3) and `frameworkErrors` answering Portcullis's paths (HTTP-5, as
+ * docs/adapters/fastify.md shows): the plugin as `mount` registers it, then the same app routes
+ * as Express, protected with `requireAuth` as their `preHandler`.
  */
 async function fastifyApp(auth: Auth, options: ServerOptions, mount: FastifyMount): Promise<FastifyInstance> {
+  const frameworkErrors = frameworkErrorHandler(auth);
   // Typed as the plain HTTP instance: the routes are the same over TLS.
   const app = (
-    options.tls ? Fastify({ https: options.tls, trustProxy: true }) : Fastify({ trustProxy: true })
+    options.tls
+      ? Fastify({ https: options.tls, trustProxy: true, frameworkErrors })
+      : Fastify({ trustProxy: true, frameworkErrors })
   ) as FastifyInstance;
   await mount(app, auth);
   app.get("/api/v1/things", { preHandler: requireAuthFastify(auth) }, async (request) => ({

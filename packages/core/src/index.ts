@@ -158,7 +158,7 @@ export {
   webauthnRegisterFinish,
 } from "./flows/webauthn-register.js";
 export type { OpenApiDocument, OpenApiOptions } from "./http/describe-routes.js";
-export { authorizeRequest, errorResponse, handleRequest, servesPath } from "./http/handle-request.js";
+export { authorizeRequest, errorResponse, handleRequest, resolvedTarget, servesPath } from "./http/handle-request.js";
 export { assertAuthArgument, explainMountPath } from "./http/mount-checks.js";
 export { nodeRequestBody } from "./http/node-body.js";
 export { openApiDocument } from "./http/openapi.js";

@@ -20,10 +20,12 @@ import {
   servesPath,
 } from "@portcullis/core";
 import type {
+  FastifyError,
   FastifyInstance,
   FastifyPluginCallback,
   FastifyReply,
   FastifyRequest,
+  FastifyServerOptions,
   HookHandlerDoneFunction,
   preHandlerAsyncHookHandler,
 } from "fastify";
@@ -83,7 +85,7 @@ function connectionOf(
   };
 }
 
-function toHttpRequest(request: FastifyRequest, options: PortcullisOptions): HttpRequest {
+function toHttpRequest(request: FastifyRequest, options: Pick<PortcullisOptions, "getPeerAddress">): HttpRequest {
   const unread = unreadBodies.get(request);
   // No parser ran (a method without a body, or no body at all): the socket's stream, empty or
   // not read by anyone. A body some hook parsed on its own is taken as parsed, like Express's `req.body`.
@@ -181,15 +183,12 @@ function registerRoutes(
   }
 }
 
-const portcullisPlugin: FastifyPluginCallback<PortcullisOptions> = (fastify: FastifyInstance, options, done) => {
-  const { auth } = options ?? {};
-  try {
-    assertAuthArgument(auth, "portcullis", "app.register(portcullis, { auth })");
-  } catch (error) {
-    done(error as Error);
-    return;
-  }
-  const serve = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+/** Serves a request with core, or hands it to Fastify's not-found handler when its path is not one of core's. */
+function requestServer(
+  auth: Auth,
+  options: Pick<PortcullisOptions, "getPeerAddress">,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+  return async (request, reply) => {
     // The client is gone: nothing can answer it, and its address can no longer be read.
     if (request.raw.socket.destroyed) {
       reply.hijack();
@@ -199,6 +198,17 @@ const portcullisPlugin: FastifyPluginCallback<PortcullisOptions> = (fastify: Fas
     if (response === null) return reply.callNotFound() ?? reply;
     return send(reply, response);
   };
+}
+
+const portcullisPlugin: FastifyPluginCallback<PortcullisOptions> = (fastify: FastifyInstance, options, done) => {
+  const { auth } = options ?? {};
+  try {
+    assertAuthArgument(auth, "portcullis", "app.register(portcullis, { auth })");
+  } catch (error) {
+    done(error as Error);
+    return;
+  }
+  const serve = requestServer(auth, options);
   // In the context the plugin is registered in (the plugin is not encapsulated, but its routes
   // are): a request that core resolves to one of its paths but Fastify's router sent elsewhere
   // or nowhere (`//api/v1/auth/login`, `/api/v1/things/../auth/me`) is answered by core too,
@@ -261,6 +271,52 @@ export const portcullis: FastifyPluginCallback<PortcullisOptions> = Object.assig
 });
 
 export default portcullis;
+
+/** What Fastify's `frameworkErrors` server option takes. */
+export type FrameworkErrorsHandler = NonNullable<FastifyServerOptions["frameworkErrors"]>;
+
+/** Options of {@link frameworkErrorHandler}. */
+export interface FrameworkErrorHandlerOptions {
+  /** The same function as the plugin's `getPeerAddress`, if you pass one there. */
+  getPeerAddress?: (request: FastifyRequest) => string | undefined;
+  /**
+   * Answers a framework error on a path that is not Portcullis's. Default: `reply.send(error)`,
+   * which answers as Fastify does without the option: the error's status (400 for
+   * `FST_ERR_BAD_URL`) and its JSON.
+   */
+  otherwise?: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void;
+}
+
+/**
+ * A handler for Fastify's `frameworkErrors` server option, so that Portcullis answers the requests
+ * on its paths that Fastify's router refuses before any route, hook or plugin runs (HTTP-5): a
+ * path whose percent-escapes are malformed or not UTF-8 (`/api/v1/auth/%ff`,
+ * `/api/v1/auth/sessions/%ZZ`: `FST_ERR_BAD_URL`), or a parameter over the router's
+ * `maxParamLength` (`FST_ERR_MAX_PARAM_LENGTH`). Core answers them as the other adapters do, in
+ * the envelope; a framework error on any other path goes to `otherwise`, or is answered as Fastify
+ * answers it without the option.
+ * Fastify takes the option only where the instance is made, so the plugin cannot set it itself.
+ *
+ * @example
+ * ```ts
+ * const app = Fastify({ frameworkErrors: frameworkErrorHandler(auth) });
+ * await app.register(portcullis, { auth });
+ * ```
+ */
+export function frameworkErrorHandler(auth: Auth, options: FrameworkErrorHandlerOptions = {}): FrameworkErrorsHandler {
+  assertAuthArgument(auth, "frameworkErrorHandler", "Fastify({ frameworkErrors: frameworkErrorHandler(auth) })");
+  const serve = requestServer(auth, options);
+  const handle = (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    if (!servesPath(auth, request.raw.url ?? "/")) {
+      if (options.otherwise) options.otherwise(error, request, reply);
+      else reply.send(error);
+      return;
+    }
+    // No route runs this, so nothing else would answer a failure (a throwing getPeerAddress): core's 50000.
+    serve(request, reply).catch((failure: unknown) => send(reply, errorResponse(auth, failure)));
+  };
+  return handle;
+}
 
 /**
  * A `preHandler` hook that lets a request through only over TLS (HTTP-7: loopback clients and

@@ -14,6 +14,7 @@ import {
   authorizeRequest,
   errorResponse,
   handleRequest,
+  resolvedTarget,
   servesPath,
 } from "@portcullis/core";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
@@ -202,6 +203,38 @@ export function authApp(auth: Auth, options: AuthRoutesOptions = {}): Hono {
   const app = new Hono();
   app.use(authRoutes(auth, options));
   return app;
+}
+
+/** Whether `@hono/node-server` reads a target as it is: origin-form, with no backslash before the query. */
+const readAsIs = (target: string): boolean => target.startsWith("/") && !/^[^?]*\\/.test(target);
+
+/**
+ * Wraps the request listener of `@hono/node-server` (`getRequestListener(app.fetch)`) so that
+ * Portcullis answers, in the envelope, the requests on its paths whose target that server refuses
+ * with an empty 400 before Hono runs (HTTP-5): a backslash in the path (`/api/v1/auth\login`), an
+ * absolute-form target it cannot read (`HTTPS://HOST/api/v1/auth/me`). Such a request reaches Hono
+ * with its target as core reads it ({@link resolvedTarget}: `/api/v1/auth/login`), which core
+ * answers as it would the original; every other request passes as it came, so the server's
+ * refusals on your app's paths stay its own.
+ *
+ * @example
+ * ```ts
+ * import { createServer } from "node:http";
+ * import { getRequestListener } from "@hono/node-server";
+ *
+ * createServer(withResolvedTargets(auth, getRequestListener(app.fetch))).listen(3000);
+ * ```
+ */
+export function withResolvedTargets<Incoming extends { url?: string }, Rest extends unknown[], Result>(
+  auth: Auth,
+  listener: (incoming: Incoming, ...rest: Rest) => Result,
+): (incoming: Incoming, ...rest: Rest) => Result {
+  assertAuthArgument(auth, "withResolvedTargets", "withResolvedTargets(auth, getRequestListener(app.fetch))");
+  return (incoming, ...rest) => {
+    const target = incoming.url;
+    if (target !== undefined && !readAsIs(target) && servesPath(auth, target)) incoming.url = resolvedTarget(target);
+    return listener(incoming, ...rest);
+  };
 }
 
 /**

@@ -6,7 +6,7 @@ import { fakeDirectory } from "../directory/directory.test-support.js";
 import { AuthError, storageUnavailable } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { addUser, authError, encryptionKey, enrolTotp, makeAuth, signIn } from "../flows/fixtures.test-support.js";
-import { authorizeRequest, errorResponse, handleRequest, normalizePath, servesPath } from "./handle-request.js";
+import { authorizeRequest, errorResponse, handleRequest, normalizePath, resolvedTarget, servesPath } from "./handle-request.js";
 import { routes } from "./routes/index.js";
 import type { HttpRequest } from "./types.js";
 
@@ -419,7 +419,46 @@ describe("normalizePath", () => {
   it("RL-3: a target without a leading slash is a path too, never part of the origin's host", () => {
     expect(normalizePath("api/v1/auth/login")).toBe("/api/v1/auth/login");
     expect(normalizePath("*")).toBe("/*");
-    expect(normalizePath("http://evil.example/api/v1/auth/login")).toBe("/http:/evil.example/api/v1/auth/login");
+    expect(normalizePath("ftp://evil.example/api/v1/auth/login")).toBe("/ftp:/evil.example/api/v1/auth/login");
+    expect(normalizePath("http:///api/v1/auth/login")).toBe("/http:/api/v1/auth/login");
+    expect(normalizePath("http:/api/v1/auth/login")).toBe("/http:/api/v1/auth/login");
+  });
+
+  it("HTTP-5/RL-3: an absolute-form target (RFC 9112 §3.2.2) is its URL's path and query, whatever the host and the scheme's case", () => {
+    const cases: [string, string, string][] = [
+      ["http://evil.example/api/v1/auth/login", "/api/v1/auth/login", ""],
+      ["HTTPS://EVIL.EXAMPLE/api/v1/auth/me?x=1#y", "/api/v1/auth/me", "?x=1"],
+      ["Http://user:pw@host:8080/api/v1/auth/me", "/api/v1/auth/me", ""],
+      ["http://[::1]/api/v1/things/../auth/me", "/api/v1/auth/me", ""],
+      ["http://host//api/v1//auth/login/", "/api/v1/auth/login", ""],
+      ["http://host\\api\\v1\\auth\\login", "/api/v1/auth/login", ""],
+      ["http://host?next=/api/v1/auth/me", "/", "?next=/api/v1/auth/me"],
+      ["http://host#/api/v1/auth/me", "/", ""],
+      ["http://host", "/", ""],
+      ["http://host/http://other/api/v1/auth/me", "/http:/other/api/v1/auth/me", ""],
+    ];
+    for (const [target, path] of cases) expect(normalizePath(target), target).toBe(path);
+    for (const [target, path, query] of cases) {
+      // The reference: the URL parser's reading of the same URL, its slashes collapsed.
+      const url = new URL(target);
+      expect(normalizePath(`${url.pathname}${url.search}`), target).toBe(path);
+      expect(url.search, target).toBe(query);
+    }
+  });
+});
+
+describe("resolvedTarget", () => {
+  it("HTTP-5: the target in origin-form as core reads it: the normalised path and the query, no fragment, scheme or host", () => {
+    const cases: [string, string][] = [
+      ["/api/v1/auth/login", "/api/v1/auth/login"],
+      ["/api/v1/auth\\login?next=\\x#y", "/api/v1/auth/login?next=\\x"],
+      ["HTTP://HOST/api/v1/things/../auth/me?a=%ff&b=%ZZ", "/api/v1/auth/me?a=%ff&b=%ZZ"],
+      ["//api/v1//auth/me/?", "/api/v1/auth/me"],
+      ["/api/v1/auth/%ff?", "/api/v1/auth/%ff"],
+      ["*", "/*"],
+    ];
+    for (const [url, expected] of cases) expect(resolvedTarget(url), url).toBe(expected);
+    for (const [url, expected] of cases) expect(resolvedTarget(expected), url).toBe(expected);
   });
 });
 
@@ -446,6 +485,15 @@ describe("redirects and cookies", () => {
     expect(overTls?.cookies).toEqual([expect.stringMatching(/; Secure$/)]);
     const onLoopback = await handleRequest(auth, recordingRequest("GET", url, { peerAddress: "127.0.0.1" }).request);
     expect(onLoopback?.cookies).toEqual([expect.not.stringMatching(/Secure/)]);
+  });
+
+  it("HTTP-5: an absolute-form target's query reaches the route as an origin-form one's does", async () => {
+    const { auth } = makeAuth({ oauth });
+    for (const target of ["HTTP://app.example", "https://user@app.example:8443"]) {
+      const url = `${target}/api/v1/auth/oauth/forge/authorize?mode=redirect&redirect=%2Faccount`;
+      const response = await handleRequest(auth, recordingRequest("GET", url, { secure: true }).request);
+      expect(response, target).toMatchObject({ status: 302, body: "" });
+    }
   });
 });
 

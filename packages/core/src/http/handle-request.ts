@@ -18,9 +18,27 @@ const defaultBodyLimit = 64 * 1024;
 /** A fixed origin to resolve paths against; `.invalid` can never be a real host (RFC 2606). */
 const pathOrigin = "http://portcullis.invalid";
 
+/**
+ * The scheme and authority of an absolute-form request target (RFC 9112 §3.2.2), `http://` or
+ * `https://` in any case: the authority ends where the URL parser ends an http URL's host.
+ */
+const absoluteForm = /^https?:\/\/[^/?#\\]+/i;
+
+/**
+ * A request target in origin-form: an absolute-form target (`http://host/api/v1/auth/me`, which
+ * a server must accept, RFC 9112 §3.2.2, and which Express's, Fastify's and Hono's own routers
+ * read as its path) without its scheme and authority; any other target as it is.
+ */
+function originForm(url: string): string {
+  if (url.startsWith("/")) return url;
+  const authority = absoluteForm.exec(url);
+  return authority === null ? url : url.slice(authority[0].length);
+}
+
 /** A request target (path and query, as the adapter gives it) parsed against a fixed origin. */
 function requestTarget(url: string): URL {
-  return new URL(`${pathOrigin}${url.startsWith("/") ? "" : "/"}${url}`);
+  const target = originForm(url);
+  return new URL(`${pathOrigin}${target.startsWith("/") ? "" : "/"}${target}`);
 }
 
 /** A path of single-slash-separated segments of unreserved characters, none starting with a dot. */
@@ -32,9 +50,13 @@ const plainPath = /^(?:\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*\/?$/;
  * percent-encoded as `%2e`, are applied; `\` reads as `/`; the query and fragment are dropped),
  * then with repeated slashes collapsed and a trailing one dropped. So
  * `//api/v1/auth/../auth//login/` is `/api/v1/auth/login` on every adapter. The target is
- * appended to a fixed origin, never parsed as a URL relative to one, so `//host/…` stays a path.
+ * appended to a fixed origin, never parsed as a URL relative to one, so `//host/…` stays a path;
+ * an absolute-form target's path is its URL's (`http://host/api/v1/auth/me` is
+ * `/api/v1/auth/me`, whatever the host). Percent-escapes are never decoded, so a malformed or
+ * non-UTF-8 one (`%ZZ`, `%ff`) names no route, or is a parameter's value that nothing has.
  */
-export function normalizePath(url: string): string {
+export function normalizePath(target: string): string {
+  const url = originForm(target);
   const end = url.search(/[?#]/);
   const path = end === -1 ? url : url.slice(0, end);
   // Segments of unreserved characters that are not dot segments come out of the URL parser as
@@ -43,6 +65,21 @@ export function normalizePath(url: string): string {
   const { pathname } = requestTarget(url);
   const collapsed = pathname.replace(/\/{2,}/g, "/");
   return collapsed.length > 1 && collapsed.endsWith("/") ? collapsed.slice(0, -1) : collapsed;
+}
+
+/**
+ * A request target as core reads it, in origin-form: the normalised path ({@link normalizePath})
+ * and the query, without a fragment or an absolute-form's scheme and host. Core answers it exactly
+ * as it answers `url`, so an adapter may hand it on in place of a target its server refuses before
+ * the adapter runs (`@portcullis/hono`'s `withResolvedTargets` does, for `@hono/node-server`).
+ *
+ * @example
+ * ```ts
+ * resolvedTarget("HTTP://host/api/v1/auth\\login?x=1#y"); // "/api/v1/auth/login?x=1"
+ * ```
+ */
+export function resolvedTarget(url: string): string {
+  return `${normalizePath(url)}${requestTarget(url).search}`;
 }
 
 /**
