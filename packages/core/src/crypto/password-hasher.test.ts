@@ -5,6 +5,7 @@ import { hash as bcryptHash } from "@node-rs/bcrypt";
 import bcryptjs from "bcryptjs";
 import { describe, expect, it, vi } from "vitest";
 import { deferred } from "../../../../test/fixtures/deferred.js";
+import { createAuth } from "../auth.js";
 import { type AuthConfig, resolveConfig } from "../config.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
@@ -485,8 +486,9 @@ describe("password hasher", () => {
     expect(await queues.verify(atConfigured, "pw")).toBe(true);
     const argon2id = (memoryCost: number, timeCost: number, parallelism = 1) =>
       argon2Hash("pw", { algorithm: 2, memoryCost, timeCost, parallelism });
+    // Configured: m = 19512, m·t = 39024. Dearer is a larger m (39024 at t = 1, the same m·t) or a larger m·t (t = 3).
     const cheaper = [await argon2id(8192, 4), await argon2id(19512, 1), await argon2id(19512, 2, 4)];
-    const dearer = [await argon2id(19512, 3), await argon2id(19520, 2), await argon2id(39032, 1)];
+    const dearer = [await argon2id(19512, 3), await argon2id(19520, 2), await argon2id(39024, 1)];
     const held = await holdBcrypt();
     try {
       const holding = queues.verify(await importedBcrypt("pw"), "pw");
@@ -532,5 +534,23 @@ describe("password hasher", () => {
     reported.mockClear();
     expect(await subject.verify("imported:$2b$05$broken", "pw")).toBe(false);
     expect(reported).toHaveBeenCalledTimes(1);
+    // No hash, one that is not marked, and an unreadable argon2id hash at the configured cost are not reported.
+    reported.mockClear();
+    const unmarkedBcrypt = "$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW";
+    for (const stored of [null, unmarkedBcrypt, "$argon2id$v=19$m=19520,t=2,p=1$broken"]) {
+      expect(await subject.verify(stored, "pw")).toBe(false);
+    }
+    expect(reported).not.toHaveBeenCalled();
+  });
+
+  it("PW-4: createAuth hands what the hasher reports to onInternalError, with the request id password-hash", async () => {
+    const onInternalError = vi.fn();
+    const auth = createAuth({ ...baseConfig, onInternalError });
+    const overCap = "imported:$2b$13$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW";
+    expect(await auth.passwords.verify(overCap, "U*U")).toBe(false);
+    expect(onInternalError).toHaveBeenCalledTimes(1);
+    const [error, requestId] = onInternalError.mock.calls[0] as [Error, string];
+    expect(requestId).toBe("password-hash");
+    expect(error.message).toContain("bcrypt: the cost must be 4 to 12, not 13");
   });
 });
