@@ -6,6 +6,7 @@ import {
   type CounterStore,
   type IdentityRecord,
   type IdentityStore,
+  type NewAccount,
   type PasskeyRecord,
   type PasskeyStore,
   type RecoveryCodeStore,
@@ -230,6 +231,22 @@ async function readAll<T>({ client, prefix }: Redis, type: string, refs: string[
 // A verified address (EV-1): `verified-emails:<emailKeyOf(email)>` holding the user's ref, and
 // `verified-email-of:<user ref>` naming that key, so a change of address frees the old one.
 
+/**
+ * The keys of what a user owns besides the user record: its TOTP factor, its recovery codes, its
+ * passkeys and links with their indexes. The stores below and `users.createAccount` share them.
+ */
+function ownedKeys(prefix: string) {
+  return {
+    totp: (userId: string) => `${prefix}:totp:${ref(userId)}`,
+    recoveryCodes: (userId: string) => `${prefix}:recovery-codes:${ref(userId)}`,
+    passkey: (id: string) => `${prefix}:passkeys:${ref(id)}`,
+    userPasskeys: (userId: string) => `${prefix}:user-passkeys:${ref(userId)}`,
+    identity: (identityRef: string) => `${prefix}:identities:${identityRef}`,
+    userIdentities: (userId: string) => `${prefix}:user-identities:${ref(userId)}`,
+    identityEmail: (email: string) => `${prefix}:verified-emails:${ref(email)}`,
+  };
+}
+
 /** The member of `username-order` for a user. */
 const orderMember = (usernameKey: string, userRef: string) => `${usernameKey}\0${userRef}`;
 
@@ -248,6 +265,63 @@ if KEYS[6] then
   redis.call('SET', KEYS[5], KEYS[6])
 end
 return 1`;
+
+const createAccountScript = `
+-- KEYS: the user, its username index, its source index, username-order, its verified-address
+-- record, its TOTP factor, its recovery codes, its passkey index, its identity index, then each
+-- passkey, each identity, the verified-email sets of the identities that need one, and last the
+-- address's index when the user's address is verified.
+-- ARGV: the user's ref, its username-order member, the number of passkeys, of identities, '1' when
+-- the address is verified; then the user's fields, the TOTP factor's (none: no factor) and the
+-- code hashes, each list as its length and its items; then per passkey its ref and fields; then
+-- per identity its ref, the KEYS index of its verified-email set (0: none) and its fields.
+-- Every check, then every write: 0 and nothing written when a key is taken or repeated.
+local passkeys, identities = tonumber(ARGV[3]), tonumber(ARGV[4])
+local emailIndex = nil
+if ARGV[5] == '1' then emailIndex = KEYS[#KEYS] end
+if redis.call('EXISTS', KEYS[1], KEYS[2]) > 0 then return 0 end
+if emailIndex and redis.call('EXISTS', emailIndex) == 1 then return 0 end
+local seen = {}
+for index = 10, 9 + passkeys + identities do
+  if seen[KEYS[index]] or redis.call('EXISTS', KEYS[index]) == 1 then return 0 end
+  seen[KEYS[index]] = true
+end
+local at = 6
+local function list()
+  local length = tonumber(ARGV[at])
+  local items = {unpack(ARGV, at + 1, at + length)}
+  at = at + length + 1
+  return items
+end
+redis.call('HSET', KEYS[1], unpack(list()))
+redis.call('SET', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
+redis.call('ZADD', KEYS[4], 0, ARGV[2])
+if emailIndex then
+  redis.call('SET', emailIndex, ARGV[1])
+  redis.call('SET', KEYS[5], emailIndex)
+end
+local totp = list()
+if #totp > 0 then redis.call('HSET', KEYS[6], unpack(totp)) end
+local codes = list()
+if #codes > 0 then redis.call('SADD', KEYS[7], unpack(codes)) end
+for index = 1, passkeys do
+  local passkey = ARGV[at]
+  at = at + 1
+  redis.call('HSET', KEYS[9 + index], unpack(list()))
+  redis.call('SADD', KEYS[8], passkey)
+end
+for index = 1, identities do
+  local identity, emailSet = ARGV[at], tonumber(ARGV[at + 1])
+  at = at + 2
+  redis.call('HSET', KEYS[9 + passkeys + index], unpack(list()))
+  redis.call('SADD', KEYS[9], identity)
+  if emailSet > 0 then redis.call('SADD', KEYS[emailSet], identity) end
+end
+return 1`;
+
+/** A list as script arguments: its length, then its items. */
+const listArgs = (items: string[]) => [items.length, ...items];
 
 const setEmailScript = `
 -- KEYS: the user, its verified-address record, and the new address's index when it is verified.
@@ -365,7 +439,44 @@ function redisUsers(redis: Redis): UserStore {
   const verifiedIndex = (email: string | null, verified: boolean) =>
     verified && email !== null ? [verifiedEmailKey(emailKeyOf(email))] : [];
   const findById = async (id: string) => withAddress(fromFields<UserRecord>(await client.hGetAll(userKey(id))));
+  const owned = ownedKeys(prefix);
   return {
+    async createAccount({ user, totp, recoveryCodeHashes, passkeys, identities }: NewAccount) {
+      const userId = user.id;
+      const index = verifiedIndex(user.email, user.emailVerified);
+      const identityRefs = identities.map((identity) => ref(identity.provider, identity.subject));
+      const keys = [
+        userKey(userId),
+        usernameKey(user.usernameKey),
+        sourceKey(user.source),
+        orderKey,
+        addressOfKey(userId),
+        owned.totp(userId),
+        owned.recoveryCodes(userId),
+        owned.userPasskeys(userId),
+        owned.userIdentities(userId),
+        ...passkeys.map((passkey) => owned.passkey(passkey.id)),
+        ...identityRefs.map(owned.identity),
+      ];
+      const identityArgs = identities.flatMap((identity, at) => {
+        const emailSet = identity.emailVerified && identity.email !== null ? keys.push(owned.identityEmail(identity.email)) : 0;
+        return [identityRefs[at] as string, emailSet, ...listArgs(toArgs({ ...identity, userId }))];
+      });
+      keys.push(...index);
+      const args = [
+        ref(userId),
+        orderMember(user.usernameKey, ref(userId)),
+        passkeys.length,
+        identities.length,
+        index.length > 0 ? "1" : "0",
+        ...listArgs(toArgs({ ...user, emailVerified: index.length > 0 })),
+        ...listArgs(totp === null ? [] : toArgs({ ...totp, userId })),
+        ...listArgs(recoveryCodeHashes),
+        ...passkeys.flatMap((passkey) => [ref(passkey.id), ...listArgs(toArgs({ ...passkey, userId }))]),
+        ...identityArgs,
+      ];
+      return (await run<number>(createAccountScript, keys, args)) === 1;
+    },
     async create(user) {
       const index = verifiedIndex(user.email, user.emailVerified);
       const keys = [
@@ -452,7 +563,7 @@ redis.call('HSET', KEYS[1], 'lastUsedStep', ARGV[1])
 return 1`;
 
 function redisTotp({ client, prefix, run }: Redis): TotpStore {
-  const totpKey = (userId: string) => `${prefix}:totp:${ref(userId)}`;
+  const totpKey = ownedKeys(prefix).totp;
   return {
     get: async (userId) => fromFields<TotpRecord>(await client.hGetAll(totpKey(userId))),
     putPending: async (record) =>
@@ -466,7 +577,7 @@ function redisTotp({ client, prefix, run }: Redis): TotpStore {
 // Recovery codes: one set of hashes per user. SREM answers 1 to exactly one caller (RC-3).
 
 function redisRecoveryCodes({ client, prefix }: Redis): RecoveryCodeStore {
-  const codesKey = (userId: string) => `${prefix}:recovery-codes:${ref(userId)}`;
+  const codesKey = ownedKeys(prefix).recoveryCodes;
   return {
     async replace(userId, hashes) {
       const transaction = client.multi().del(codesKey(userId));
@@ -719,8 +830,7 @@ return 'deleted'`;
 
 function redisPasskeys(redis: Redis): PasskeyStore {
   const { client, prefix, run } = redis;
-  const passkeyKey = (id: string) => `${prefix}:passkeys:${ref(id)}`;
-  const userPasskeysKey = (userId: string) => `${prefix}:user-passkeys:${ref(userId)}`;
+  const { passkey: passkeyKey, userPasskeys: userPasskeysKey } = ownedKeys(prefix);
   const remove = (userId: string, id: string, mode: "keep-last" | "") =>
     run<"deleted" | "last" | "not_found">(
       deletePasskeyScript,
@@ -765,9 +875,7 @@ return 1`;
 
 function redisIdentities(redis: Redis): IdentityStore {
   const { client, prefix, run } = redis;
-  const identityKey = (identityRef: string) => `${prefix}:identities:${identityRef}`;
-  const userIdentitiesKey = (userId: string) => `${prefix}:user-identities:${ref(userId)}`;
-  const verifiedEmailKey = (email: string) => `${prefix}:verified-emails:${ref(email)}`;
+  const { identity: identityKey, userIdentities: userIdentitiesKey, identityEmail: verifiedEmailKey } = ownedKeys(prefix);
   return {
     async link(identity) {
       const identityRef = ref(identity.provider, identity.subject);

@@ -8,6 +8,7 @@ import type {
   CounterStore,
   IdentityRecord,
   IdentityStore,
+  NewAccount,
   PasskeyRecord,
   PasskeyStore,
   RecoveryCodeStore,
@@ -57,20 +58,23 @@ export interface MemoryStorage extends Storage {
  * ```
  */
 export function memoryStorage(): MemoryStorage {
-  const users = memoryUsers();
   const totp = memoryTotp();
+  const recoveryCodes = memoryRecoveryCodes();
+  const passkeys = memoryPasskeys();
+  const identities = memoryIdentities();
+  const users = memoryUsers({ totp, recoveryCodes, passkeys, identities });
   const sessions = memorySessions({ user: users.byId, totpEnabled: totp.enabled });
   const counters = memoryCounters();
   const challenges = memoryChallenges([sessions.deleteExpired, counters.deleteExpired]);
   return {
     users: users.store,
     totp: totp.store,
-    recoveryCodes: memoryRecoveryCodes(),
+    recoveryCodes: recoveryCodes.store,
     sessions: sessions.store,
     challenges: challenges.store,
     counters: counters.store,
-    passkeys: memoryPasskeys(),
-    identities: memoryIdentities(),
+    passkeys: passkeys.store,
+    identities: identities.store,
     settings: memorySettings(),
     sizes: () => ({
       users: users.size(),
@@ -208,18 +212,46 @@ const patchableUserFields = [
 const verifiedEmailKeyOf = (user: Pick<UserRecord, "email" | "emailVerified">) =>
   user.emailVerified && user.email !== null ? emailKeyOf(user.email) : null;
 
-function memoryUsers() {
+/** The writes of the other tables that {@link UserStore.createAccount} makes in the same step as the user's. */
+interface OwnedTables {
+  totp: { put(record: TotpRecord): void };
+  recoveryCodes: { set(userId: string, hashes: string[]): void };
+  passkeys: { has(id: string): boolean; insert(passkey: PasskeyRecord): void };
+  identities: { has(identity: Pick<IdentityRecord, "provider" | "subject">): boolean; insert(identity: IdentityRecord): void };
+}
+
+/** Whether `keys` holds one key twice. */
+const repeats = (keys: string[]) => new Set(keys).size !== keys.length;
+
+function memoryUsers(owned: OwnedTables) {
   const byId = new Map<string, UserRecord>();
   const idByKey = new Map<string, string>();
   const idByVerifiedEmail = new Map<string, string>();
+  /** Stores the user unless its id, username key or verified address is taken; whether it did. */
+  const insert = (user: UserRecord) => {
+    const emailKey = verifiedEmailKeyOf(user);
+    if (byId.has(user.id) || idByKey.has(user.usernameKey)) return false;
+    if (emailKey !== null && idByVerifiedEmail.has(emailKey)) return false;
+    byId.set(user.id, frozenCopy({ ...user, emailVerified: emailKey !== null }));
+    idByKey.set(user.usernameKey, user.id);
+    if (emailKey !== null) idByVerifiedEmail.set(emailKey, user.id);
+    return true;
+  };
   const store: UserStore = {
     async create(user) {
-      const emailKey = verifiedEmailKeyOf(user);
-      if (byId.has(user.id) || idByKey.has(user.usernameKey)) return false;
-      if (emailKey !== null && idByVerifiedEmail.has(emailKey)) return false;
-      byId.set(user.id, frozenCopy({ ...user, emailVerified: emailKey !== null }));
-      idByKey.set(user.usernameKey, user.id);
-      if (emailKey !== null) idByVerifiedEmail.set(emailKey, user.id);
+      return insert(user);
+    },
+    // Every check, then every write, with no await between: atomic within the process.
+    async createAccount({ user, totp, recoveryCodeHashes, passkeys, identities }: NewAccount) {
+      const passkeyIds = passkeys.map((passkey) => passkey.id);
+      if (repeats(passkeyIds) || passkeyIds.some(owned.passkeys.has)) return false;
+      if (repeats(identities.map(identityKey)) || identities.some(owned.identities.has)) return false;
+      if (!insert(user)) return false;
+      const userId = user.id;
+      if (totp !== null) owned.totp.put({ ...totp, userId });
+      owned.recoveryCodes.set(userId, recoveryCodeHashes);
+      for (const passkey of passkeys) owned.passkeys.insert({ ...passkey, userId });
+      for (const identity of identities) owned.identities.insert({ ...identity, userId });
       return true;
     },
     async findByVerifiedEmail(emailKey) {
@@ -325,14 +357,19 @@ function memoryTotp() {
       return true;
     },
   };
-  return { store, enabled: (userId: string) => records.get(userId)?.enabled === true };
+  return {
+    store,
+    enabled: (userId: string) => records.get(userId)?.enabled === true,
+    put: (record: TotpRecord) => void records.set(record.userId, copy(record)),
+  };
 }
 
-function memoryRecoveryCodes(): RecoveryCodeStore {
+function memoryRecoveryCodes() {
   const sets = new Map<string, Set<string>>();
-  return {
+  const set = (userId: string, hashes: string[]) => void sets.set(userId, new Set(hashes));
+  const store: RecoveryCodeStore = {
     async replace(userId, hashes) {
-      sets.set(userId, new Set(hashes));
+      set(userId, hashes);
     },
     async has(userId, hash) {
       return sets.get(userId)?.has(hash) ?? false;
@@ -347,6 +384,7 @@ function memoryRecoveryCodes(): RecoveryCodeStore {
       sets.delete(userId);
     },
   };
+  return { store, set };
 }
 
 /** What the session store reads of the other tables to rotate a refresh token, or find a token's state, in one step. */
@@ -518,16 +556,18 @@ function memoryCounters() {
   return { store, size: () => windows.size, deleteExpired: windowMap.deleteExpired };
 }
 
-function memoryPasskeys(): PasskeyStore {
+function memoryPasskeys() {
   const passkeys = new Map<string, PasskeyRecord>();
   const owned = (userId: string, id: string) => {
     const passkey = passkeys.get(id);
     return passkey?.userId === userId ? passkey : undefined;
   };
-  return {
+  const has = (id: string) => passkeys.has(id);
+  const insert = (passkey: PasskeyRecord) => void passkeys.set(passkey.id, copy(passkey));
+  const store: PasskeyStore = {
     async create(passkey) {
-      if (passkeys.has(passkey.id)) return false;
-      passkeys.set(passkey.id, copy(passkey));
+      if (has(passkey.id)) return false;
+      insert(passkey);
       return true;
     },
     async findById(id) {
@@ -560,20 +600,24 @@ function memoryPasskeys(): PasskeyStore {
       return "deleted";
     },
   };
+  return { store, has, insert };
 }
 
-function memoryIdentities(): IdentityStore {
+/** The key of a link: its provider and subject, which no two links share (OA-7). */
+const identityKey = ({ provider, subject }: Pick<IdentityRecord, "provider" | "subject">) => JSON.stringify([provider, subject]);
+
+function memoryIdentities() {
   const identities = new Map<string, IdentityRecord>();
-  const keyOf = (provider: string, subject: string) => JSON.stringify([provider, subject]);
-  return {
+  const has = (identity: Pick<IdentityRecord, "provider" | "subject">) => identities.has(identityKey(identity));
+  const insert = (identity: IdentityRecord) => void identities.set(identityKey(identity), copy(identity));
+  const store: IdentityStore = {
     async link(identity) {
-      const key = keyOf(identity.provider, identity.subject);
-      if (identities.has(key)) return false;
-      identities.set(key, copy(identity));
+      if (has(identity)) return false;
+      insert(identity);
       return true;
     },
     async find(provider, subject) {
-      const identity = identities.get(keyOf(provider, subject));
+      const identity = identities.get(identityKey({ provider, subject }));
       return identity ? copy(identity) : null;
     },
     async listByUser(userId) {
@@ -583,10 +627,11 @@ function memoryIdentities(): IdentityStore {
       return [...identities.values()].filter((identity) => identity.emailVerified && identity.email === email).map(copy);
     },
     async unlink(userId, provider, subject) {
-      const key = keyOf(provider, subject);
+      const key = identityKey({ provider, subject });
       return identities.get(key)?.userId === userId ? identities.delete(key) : false;
     },
   };
+  return { store, has, insert };
 }
 
 function memorySettings(): SettingsStore {

@@ -61,6 +61,25 @@ export interface UserStore {
    * stores (SQL: a unique index on the key of verified addresses, null for the others).
    */
   create(user: UserRecord): Promise<boolean>;
+  /**
+   * Creates an account whole: the user and every factor and link it owns, all or nothing (IM-1:
+   * an account must never exist without the second factor its record carries, not even for a
+   * moment, nor after a failure part way). One atomic operation: one transaction on SQL, one
+   * script or step elsewhere; never the separate writes of `create`, `totp.putPending`,
+   * `recoveryCodes.replace`, `passkeys.create` and `identities.link`, which a failure between
+   * them would leave half done. What is written is what those writes would store: the user as
+   * {@link create} stores it, `totp` as {@link TotpStore.get} returns it (enabled or pending),
+   * each recovery code hash as an unused code (RC-2), each passkey and link, all with
+   * `userId` the user's id.
+   *
+   * Returns false, writing nothing of the account, when {@link create} would refuse the user (its
+   * `id` or `usernameKey` taken, or its address verified on another account: EV-1), when one of
+   * its credential ids is registered to anyone (WA-6), when one of its (provider, subject) links
+   * is taken (OA-7), or when the account names one credential id or one link twice. Of
+   * concurrent calls that share any of these keys, at most one writes. A store that fails part
+   * way (the database unreachable) throws, and has stored nothing of the account.
+   */
+  createAccount(account: NewAccount): Promise<boolean>;
   /** The user with this id, or null. */
   findById(id: string): Promise<UserRecord | null>;
   /** The user whose `usernameKey` equals this one exactly, or null: callers pass a key already normalised. */
@@ -103,6 +122,22 @@ export interface UserStore {
    * reading every row.
    */
   list(query: UserListQuery): Promise<UserRecord[]>;
+}
+
+/**
+ * What {@link UserStore.createAccount} stores as one: a new user and everything it owns. The
+ * records of its factors carry no `userId`: each is the user's.
+ */
+export interface NewAccount {
+  user: UserRecord;
+  /** The user's TOTP factor, as {@link TotpStore.get} will return it, or null for none. */
+  totp: Omit<TotpRecord, "userId"> | null;
+  /** The hashes of the user's unused recovery codes (RC-2), stored as at the user's `createdAt`; may be empty. */
+  recoveryCodeHashes: string[];
+  /** The user's passkeys; may be empty. */
+  passkeys: Omit<PasskeyRecord, "userId">[];
+  /** The user's links to sign-in providers; may be empty. */
+  identities: Omit<IdentityRecord, "userId">[];
 }
 
 /** What {@link UserStore.list} returns a page of. */

@@ -16,6 +16,7 @@ export type StorageCallAttributes = {
 const storeMethods = {
   users: {
     create: true,
+    createAccount: true,
     findById: true,
     findByUsernameKey: true,
     findByVerifiedEmail: true,

@@ -14,20 +14,25 @@ function toIdentity(row: IdentityRow): IdentityRecord {
   };
 }
 
+/** A link as its row. */
+export function toIdentityRow(identity: IdentityRecord) {
+  return {
+    provider: identity.provider,
+    subject: identity.subject,
+    user_id: identity.userId,
+    email: identity.email,
+    email_verified: identity.emailVerified,
+    created_at: identity.createdAt,
+    last_used_at: identity.lastUsedAt,
+  };
+}
+
 /** The identities table as an {@link IdentityStore}: (provider, subject) is its key, so a second link is a duplicate (OA-7). */
 export function identityStore(context: StoreContext): IdentityStore {
   const { db, tables: t } = context;
   return {
     async link(identity) {
-      return insertUnlessDuplicate(context, t.identities, {
-        provider: identity.provider,
-        subject: identity.subject,
-        user_id: identity.userId,
-        email: identity.email,
-        email_verified: identity.emailVerified,
-        created_at: identity.createdAt,
-        last_used_at: identity.lastUsedAt,
-      });
+      return insertUnlessDuplicate(context, t.identities, toIdentityRow(identity));
     },
     async find(provider, subject) {
       const row = await db

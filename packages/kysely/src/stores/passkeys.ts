@@ -17,6 +17,22 @@ function toPasskey(row: PasskeyRow): PasskeyRecord {
   };
 }
 
+/** A passkey as its row. */
+export function toPasskeyRow(passkey: PasskeyRecord) {
+  return {
+    id: passkey.id,
+    user_id: passkey.userId,
+    public_key: passkey.publicKey,
+    counter: passkey.counter,
+    transports: JSON.stringify(passkey.transports),
+    label: passkey.label,
+    backup_eligible: passkey.backupEligible,
+    backup_state: passkey.backupState,
+    created_at: passkey.createdAt,
+    last_used_at: passkey.lastUsedAt,
+  };
+}
+
 /**
  * The passkeys table as a {@link PasskeyStore}: a credential id registered to anyone is a
  * duplicate key (WA-6), the signature counter moves by compare-and-set (WA-5), and deleting one
@@ -27,18 +43,7 @@ export function passkeyStore(context: StoreContext): PasskeyStore {
   const findById = (id: string) => findOne(context, t.passkeys, "id", id, toPasskey);
   return {
     async create(passkey) {
-      return insertUnlessDuplicate(context, t.passkeys, {
-        id: passkey.id,
-        user_id: passkey.userId,
-        public_key: passkey.publicKey,
-        counter: passkey.counter,
-        transports: JSON.stringify(passkey.transports),
-        label: passkey.label,
-        backup_eligible: passkey.backupEligible,
-        backup_state: passkey.backupState,
-        created_at: passkey.createdAt,
-        last_used_at: passkey.lastUsedAt,
-      });
+      return insertUnlessDuplicate(context, t.passkeys, toPasskeyRow(passkey));
     },
     findById,
     async listByUser(userId) {

@@ -1,6 +1,11 @@
 import type { RecoveryCodeStore } from "@portcullis/core";
 import { type StoreContext, num } from "./context.js";
 
+/** The rows of a user's recovery codes: one per distinct hash (RC-2: only hashes are stored). */
+export function recoveryCodeRows(userId: string, hashes: string[], now: number) {
+  return [...new Set(hashes)].map((hash) => ({ user_id: userId, hash, created_at: now }));
+}
+
 /**
  * The recovery_codes table as a {@link RecoveryCodeStore}: only hashes are stored (RC-2), a new
  * set replaces the old in one transaction (RC-1), and consuming a code deletes exactly one row (RC-3).
@@ -13,7 +18,7 @@ export function recoveryCodeStore({ db, tables: t }: StoreContext): RecoveryCode
         if (hashes.length > 0) {
           await trx
             .insertInto(t.recoveryCodes)
-            .values([...new Set(hashes)].map((hash) => ({ user_id: userId, hash, created_at: now })))
+            .values(recoveryCodeRows(userId, hashes, now))
             .execute();
         }
       });

@@ -12,6 +12,18 @@ function toTotp(row: TotpRow): TotpRecord {
   };
 }
 
+/** A factor as its row; `enabled` as given (a pending factor is stored with `enabled` false). */
+export function toTotpRow(record: TotpRecord) {
+  return {
+    user_id: record.userId,
+    secret_key_id: record.secret.keyId,
+    secret_sealed: record.secret.sealed,
+    enabled: record.enabled,
+    last_used_step: record.lastUsedStep,
+    created_at: record.createdAt,
+  };
+}
+
 /**
  * The totp table as a {@link TotpStore}: enabling and advancing the step are conditional
  * UPDATEs (TOTP-4); a pending factor replaces another pending one with a conditional upsert on
@@ -22,14 +34,7 @@ export function totpStore(context: StoreContext): TotpStore {
   return {
     get: (userId) => findOne(context, t.totp, "user_id", userId, toTotp),
     async putPending(record) {
-      const values = {
-        user_id: record.userId,
-        secret_key_id: record.secret.keyId,
-        secret_sealed: record.secret.sealed,
-        enabled: false,
-        last_used_step: record.lastUsedStep,
-        created_at: record.createdAt,
-      };
+      const values = toTotpRow({ ...record, enabled: false });
       if (postgres) {
         const result = await db
           .insertInto(t.totp)

@@ -9,6 +9,10 @@ import {
 import { sql } from "kysely";
 import type { UserRow } from "../schema.js";
 import { type StoreContext, findOne, flag, insertUnlessDuplicate, num, unlessDuplicate, updateCounting } from "./context.js";
+import { toIdentityRow } from "./identities.js";
+import { toPasskeyRow } from "./passkeys.js";
+import { recoveryCodeRows } from "./recovery-codes.js";
+import { toTotpRow } from "./totp.js";
 
 /** A users row as the record core reads. */
 export function toUser(row: UserRow): UserRecord {
@@ -75,7 +79,8 @@ export function toUserRow(user: UserRecord): UserRow {
 
 /**
  * The users table as a {@link UserStore}: a taken username key, id or verified address is a
- * duplicate key, so `create` and `setEmail` are one write each.
+ * duplicate key, so `create` and `setEmail` are one write each. `createAccount` inserts the
+ * user's row and its factors' rows in one transaction (IM-1).
  */
 export function userStore(context: StoreContext): UserStore {
   const { db, tables: t } = context;
@@ -83,6 +88,36 @@ export function userStore(context: StoreContext): UserStore {
   return {
     async create(user) {
       return insertUnlessDuplicate(context, t.users, { ...toUserRow(user) });
+    },
+    async createAccount({ user, totp, recoveryCodeHashes, passkeys, identities }) {
+      const userId = user.id;
+      // One transaction, one INSERT per table: every row or none. A duplicate key in any of them
+      // (the user's id, username or verified address, a credential id, a link) rolls back all,
+      // and so does a connection cut part way (the server rolls back what it had open).
+      return unlessDuplicate(() =>
+        db.transaction().execute(async (trx) => {
+          await trx.insertInto(t.users).values(toUserRow(user)).execute();
+          if (totp !== null)
+            await trx
+              .insertInto(t.totp)
+              .values(toTotpRow({ ...totp, userId }))
+              .execute();
+          const codes = recoveryCodeRows(userId, recoveryCodeHashes, user.createdAt);
+          if (codes.length > 0) await trx.insertInto(t.recoveryCodes).values(codes).execute();
+          if (passkeys.length > 0) {
+            await trx
+              .insertInto(t.passkeys)
+              .values(passkeys.map((passkey) => toPasskeyRow({ ...passkey, userId })))
+              .execute();
+          }
+          if (identities.length > 0) {
+            await trx
+              .insertInto(t.identities)
+              .values(identities.map((identity) => toIdentityRow({ ...identity, userId })))
+              .execute();
+          }
+        }),
+      );
     },
     findById,
     findByUsernameKey: (usernameKey) => findOne(context, t.users, "username_key", usernameKey, toUser),

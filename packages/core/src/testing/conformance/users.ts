@@ -1,9 +1,13 @@
+import { accountCreationTests } from "./account-creation.js";
 import { type SuiteContext, concurrently, tryToMutate } from "./harness.js";
 import { BASE_TIME, createUser, sampleUser, uniqueId } from "./samples.js";
 import { userListingTests } from "./user-listing.js";
 import { verifiedEmailTests } from "./verified-emails.js";
 
-/** Registers the `users` suite: uniqueness, lookups, patches, the token version (TV-1) and the paged listing (AD-1). */
+/**
+ * Registers the `users` suite: uniqueness, lookups, patches, the token version (TV-1), the paged
+ * listing (AD-1), and an account created whole with its factors (`createAccount`, IM-1).
+ */
 export function usersSuite(context: SuiteContext): void {
   const {
     test: { describe, it, expect },
@@ -12,6 +16,7 @@ export function usersSuite(context: SuiteContext): void {
   describe("users", () => {
     userListingTests(context);
     verifiedEmailTests(context);
+    accountCreationTests(context);
 
     it("create stores a user that findById and findByUsernameKey return", async () => {
       const storage = await makeStorage();
