@@ -19,9 +19,10 @@ const usage = `Usage: portcullis migrate (--url <database URL> | --pglite <data 
 migrate brings the Portcullis tables to schema version ${latestSchemaVersion}. Safe to run again, and from
 several processes at once; never migrates down.
 
-import reads one user per line (docs/importing.md), sealing TOTP secrets under AUTH_ENCRYPTION_KEY.
-A bad line is refused with its number and reason, the others are imported; running it again
-changes nothing. Exits 1 when a line was refused.`;
+import reads one user per line (docs/importing.md), sealing TOTP secrets under AUTH_ENCRYPTION_KEY,
+and writes each user with its factors as one. A bad line (or one over 1 MiB) is refused with its
+number and reason, the others are imported; running it again changes nothing. Exits 1 when a line
+was refused, or an existing account lacks a factor its line carries (named as incomplete).`;
 
 /** Where the command writes: a line for the operator, or one about a failure; `progress`, on a terminal only, redraws one line. */
 export interface CommandOutput {

@@ -2,15 +2,17 @@
 // ones, names the bad by line number without repeating a secret, and a second run changes nothing.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { createWriteStream } from "node:fs";
 import { access, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createAuth, login, verifyTotp } from "@portcullis/core";
+import { UnreadableRecord, createAuth, login, verifyTotp } from "@portcullis/core";
 import { totpCode } from "@portcullis/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "./cli.js";
-import { jsonLines } from "./import-command.js";
+import { jsonLines, maxImportLineBytes } from "./import-command.js";
 import { pgliteStorage } from "./pglite.js";
 
 const repositoryRoot = fileURLToPath(new URL("../../../", import.meta.url));
@@ -27,8 +29,18 @@ function portcullis(
   args: string[],
   env: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runTs(cli, args, env);
+}
+
+/** Runs a TypeScript program of this package in a process of its own, with `nodeOptions` before it. */
+function runTs(
+  program: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  nodeOptions: string[] = [],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", cli, ...args], {
+    const child = spawn(process.execPath, [...nodeOptions, "--import", "tsx", program, ...args], {
       cwd: repositoryRoot,
       env: { ...process.env, TSX_TSCONFIG_PATH: `${repositoryRoot}tsconfig.json`, AUTH_ENCRYPTION_KEY: encryptionKey, ...env },
       stdio: ["ignore", "pipe", "pipe"],
@@ -167,5 +179,97 @@ describe("portcullis import (PGlite)", () => {
     const read: unknown[] = [];
     for await (const record of jsonLines(bom)) read.push(record);
     expect(read).toEqual([{ username: "a" }, { username: "b" }]);
+  });
+});
+
+describe("portcullis import: accounts without their factors (IM-1)", () => {
+  it("IM-1: an account that exists without a factor its line carries is named with its line and username, counted, and makes the command exit 1", async () => {
+    const partial = join(directory, "partial.jsonl");
+    const whole = join(directory, "whole.jsonl");
+    // What a release before issue 36 could leave when cut after the user row: the user alone.
+    await writeFile(partial, `${JSON.stringify({ username: "erin", passwordHash: bcrypt })}\n`);
+    await writeFile(
+      whole,
+      [
+        JSON.stringify({ username: "frank", passwordHash: bcrypt }),
+        JSON.stringify({ username: "erin", passwordHash: bcrypt, totpSecret, recoveryCodes: ["ABCD-EFGH-JKMN-PQRS"] }),
+      ].join("\n"),
+    );
+    const env = { AUTH_ENCRYPTION_KEY: encryptionKey };
+    expect(await main(["import", partial, "--pglite", dataDir], env, captured().output)).toBe(0);
+    const { lines: printed, output } = captured();
+    expect(await main(["import", whole, "--pglite", dataDir], env, output)).toBe(1);
+    expect(printed).toContain('line 2: incomplete: "erin" exists without factors its record carries: totpSecret, recoveryCodes');
+    expect(printed).toContain("2 read, 1 imported, 0 unchanged, 0 skipped, 0 refused, 1 incomplete");
+    expect(printed.join("\n")).toMatch(/1 account exists without factors its record carries and signs in without them/);
+    expect(printed.join("\n")).not.toContain("exists with different data");
+    for (const secret of [bcrypt, totpSecret, "ABCD-EFGH-JKMN-PQRS", encryptionKey])
+      expect(printed.join("\n")).not.toContain(secret);
+  });
+});
+
+describe("portcullis import: a line's length is capped", () => {
+  it("jsonLines: a line of the cap's length is read, one byte more is refused with its line number, and reading goes on", async () => {
+    const cap = 64;
+    const fits = JSON.stringify({ username: "a".repeat(cap - 15) });
+    expect(Buffer.byteLength(fits)).toBe(cap);
+    const over = JSON.stringify({ username: "b".repeat(cap - 14) });
+    const file = join(directory, "capped.jsonl");
+    await writeFile(file, [fits, over, `${fits}\r`, "\uFEFF{}", "{}", "  ", `${over.slice(0, -1)}é}`].join("\n"));
+    const read: unknown[] = [];
+    for await (const record of jsonLines(file, cap)) read.push(record);
+    const tooLong = new UnreadableRecord(`the line is longer than ${cap} bytes`);
+    expect(read).toEqual([
+      { username: "a".repeat(cap - 15) },
+      tooLong,
+      { username: "a".repeat(cap - 15) },
+      // A byte order mark only starts the file; anywhere else it is a character, and no JSON.
+      new UnreadableRecord("the line is not JSON"),
+      {},
+      new UnreadableRecord("the line is empty"),
+      tooLong,
+    ]);
+    expect(maxImportLineBytes).toBe(1024 * 1024);
+  });
+
+  it("jsonLines: a line longer than a read, a character split between two reads, is read whole", async () => {
+    const file = join(directory, "long-line.jsonl");
+    // The first read ends inside an é (two bytes): a line of about 105 KiB.
+    const padding = `${"x".repeat(65_535 - '{"username":"y","padding":"'.length)}${"é".repeat(20_000)}`;
+    await writeFile(file, `{"username":"y","padding":"${padding}"}\n{"username":"z"}`);
+    const read: unknown[] = [];
+    for await (const record of jsonLines(file)) read.push(record);
+    expect(read).toEqual([{ username: "y", padding }, { username: "z" }]);
+  });
+
+  it("a 200 MiB line is refused as too long while the reader holds about the cap: heap and peak memory measured in a process of its own, its heap limited", {
+    timeout: 120_000,
+  }, async () => {
+    const reader = fileURLToPath(new URL("./json-lines-reader.test-support.ts", import.meta.url));
+    const small = join(directory, "small.jsonl");
+    const huge = join(directory, "huge.jsonl");
+    await writeFile(small, `${JSON.stringify({ username: "first" })}\n${JSON.stringify({ username: "last" })}\n`);
+    const out = createWriteStream(huge);
+    out.write(`${JSON.stringify({ username: "first" })}\n{"username":"`);
+    const mebibyte = Buffer.alloc(1024 * 1024, "x");
+    for (let written = 0; written < 200; written += 1) if (!out.write(mebibyte)) await once(out, "drain");
+    out.end(`"}\n${JSON.stringify({ username: "last" })}\n`);
+    await once(out, "close");
+    // A 64 MiB heap: a reader that holds the line whole runs out of it.
+    const options = ["--expose-gc", "--max-old-space-size=64"];
+    const measure = async (file: string) => {
+      const run = await runTs(reader, [file], {}, options);
+      expect(run.code, run.stderr.slice(-2000)).toBe(0);
+      return JSON.parse(run.stdout) as { items: unknown[]; mostHeldMiB: number; peakResidentMiB: number };
+    };
+    const baseline = await measure(small);
+    const measured = await measure(huge);
+    await rm(huge);
+    console.info(
+      `a 200 MiB line: most heap and buffers held ${measured.mostHeldMiB} MiB (two short lines: ${baseline.mostHeldMiB}), peak resident ${measured.peakResidentMiB} MiB (two short lines: ${baseline.peakResidentMiB})`,
+    );
+    expect(measured.items).toEqual(["first", { unreadable: `the line is longer than ${maxImportLineBytes} bytes` }, "last"]);
+    expect(measured.mostHeldMiB - baseline.mostHeldMiB).toBeLessThan(4);
+    expect(measured.peakResidentMiB - baseline.peakResidentMiB).toBeLessThan(32);
   });
 });

@@ -29,11 +29,13 @@ import type { EncryptedSecret, Storage } from "../storage/types.js";
 import { hashRecoveryCode } from "../totp/recovery-codes.js";
 import { openTotpSecret } from "../totp/totp-secret.js";
 import {
+  type ImportIncomplete,
   type ImportRefusal,
   type ImportSummary,
   type ImportedUser,
   UnreadableRecord,
   existsWithOtherData,
+  existsWithoutItsFactors,
   importUsers,
 } from "./import-users.js";
 
@@ -349,19 +351,23 @@ describe("importUsers: running again", () => {
     expect(events).toHaveLength(eventsBefore);
   });
 
-  it("IM-1: an existing username with other data is skipped, its account left as it is", async () => {
+  it("IM-1: an existing username with other data is skipped (or incomplete, when it lacks a factor of the record), its account left as it is", async () => {
     const { auth, storage } = makeAuth();
     await run(auth, [full]);
     const before = await storage.users.findByUsernameKey("alice");
     const skips: unknown[] = [];
     for (const changed of [
       { ...full, roles: ["admin"] },
-      { ...full, totpSecret },
       { ...full, passwordHash: undefined },
-      { ...full, identities: [{ provider: "github", subject: "1" }] },
     ]) {
       const summary = await importUsers(auth, [changed], { onSkipped: (skip) => skips.push(skip) });
-      expect(summary).toMatchObject({ skipped: 1, skippedByReason: { [existsWithOtherData]: 1 } });
+      expect(summary).toMatchObject({ skipped: 1, incomplete: 0, skippedByReason: { [existsWithOtherData]: 1 } });
+    }
+    for (const changed of [
+      { ...full, totpSecret },
+      { ...full, identities: [{ provider: "github", subject: "1" }] },
+    ]) {
+      expect(await importUsers(auth, [changed])).toMatchObject({ skipped: 0, incomplete: 1, skippedByReason: {} });
     }
     expect(skips[0]).toEqual({ position: 1, username: "Alice", reason: existsWithOtherData });
     expect(await storage.users.findByUsernameKey("alice")).toEqual(before);
@@ -424,10 +430,10 @@ describe("importUsers: streaming", () => {
       ...storage,
       users: {
         ...storage.users,
-        create: async (user) => {
+        createAccount: async (account) => {
           creates += 1;
           if (creates === 5) throw lost;
-          return storage.users.create(user);
+          return storage.users.createAccount(account);
         },
       },
     };
@@ -467,13 +473,12 @@ describe("importUsers: streaming", () => {
     const gc = runInNewContext("gc") as () => void;
     const storage = memoryStorage();
     let stored = 0;
-    // Real memory storage, but users and TOTP factors are counted and not kept, so that only the import's own holding is measured.
+    // Real memory storage, but accounts are counted and not kept, so that only the import's own holding is measured.
     const counting: Storage = {
       ...storage,
-      totp: { ...storage.totp, putPending: async () => true, enable: async () => true },
       users: {
         ...storage.users,
-        create: async () => {
+        createAccount: async () => {
           stored += 1;
           return true;
         },
@@ -728,6 +733,32 @@ describe("importUsers: each field's rule, named exactly", () => {
     });
   });
 
+  it("WA-3: an imported passkey that says it is backed up but not backup-eligible is refused, naming backupState, as registration refuses it", async () => {
+    const passkey = await exportedPasskey();
+    const { auth, storage } = makeAuth();
+    const { summary, refusals } = await run(auth, [
+      { username: "erin", passkeys: [{ ...passkey, backupEligible: false, backupState: true }] },
+      { username: "fay", passkeys: [{ ...passkey, backupState: true }] },
+    ]);
+    expect(refusals).toEqual([
+      { position: 1, field: "passkeys[0].backupState", reason: "cannot be true when backupEligible is false (WA-3)" },
+      { position: 2, field: "passkeys[0].backupState", reason: "cannot be true when backupEligible is false (WA-3)" },
+    ]);
+    expect(summary).toMatchObject({ imported: 0, refused: 2 });
+    expect(await storage.passkeys.findById(passkey.id)).toBeNull();
+    for (const [backupEligible, backupState] of [
+      [true, true],
+      [true, false],
+      [false, false],
+    ]) {
+      const other = makeAuth();
+      expect(
+        (await run(other.auth, [{ username: "gil", passkeys: [{ ...passkey, backupEligible, backupState }] }])).refusals,
+      ).toEqual([]);
+      expect(await other.storage.passkeys.findById(passkey.id)).toMatchObject({ backupEligible, backupState });
+    }
+  });
+
   it("a refusal is counted under its field without list positions, also without onRefused", async () => {
     const { auth } = makeAuth();
     const summary = await importUsers(auth, [
@@ -758,7 +789,7 @@ describe("importUsers: each field's rule, named exactly", () => {
 });
 
 describe("importUsers: other data, and records that share a key", () => {
-  it("IM-1: an existing account differing in any one thing an import writes is skipped, never changed", async () => {
+  it("IM-1: an existing account differing in any one thing an import writes is skipped, or incomplete when it lacks a factor of the record; never changed", async () => {
     const passkey = await exportedPasskey();
     const second = await exportedPasskey("second");
     const other = await exportedPasskey("other");
@@ -786,10 +817,14 @@ describe("importUsers: other data, and records that share a key", () => {
       { disabled: true },
       { recoveryCodes: [recoveryCodes[0] as string] },
       { recoveryCodes: [recoveryCodes[0] as string, "ZZZZ-ZZZZ-ZZZZ-ZZZZ"] },
+      { totpSecret: "KRSXG5DSNFXGOIDUN5ZHI2LOM5ZXI6LZ" },
       { passkeys: [passkey] },
-      { passkeys: [passkey, other] },
       { passkeys: [passkey, { id: second.id, publicKey: other.publicKey }] },
       { identities: [{ provider: "github", subject: "1" }] },
+    ];
+    // The account lacks what these carry: incomplete (IM-1), and left as it is too.
+    const lacking: Partial<ImportedUser>[] = [
+      { passkeys: [passkey, other] },
       {
         identities: [
           { provider: "github", subject: "1" },
@@ -808,7 +843,11 @@ describe("importUsers: other data, and records that share a key", () => {
     const before = JSON.stringify(await storage.users.findByUsernameKey("alice"));
     for (const change of changes) {
       const { summary } = await run(auth, [{ ...base, ...change }]);
-      expect(summary, JSON.stringify(change)).toMatchObject({ skipped: 1, unchanged: 0, imported: 0 });
+      expect(summary, JSON.stringify(change)).toMatchObject({ skipped: 1, incomplete: 0, unchanged: 0, imported: 0 });
+    }
+    for (const change of lacking) {
+      const { summary } = await run(auth, [{ ...base, ...change }]);
+      expect(summary, JSON.stringify(change)).toMatchObject({ skipped: 0, incomplete: 1, unchanged: 0, imported: 0 });
     }
     expect((await run(auth, [base])).summary).toMatchObject({ unchanged: 1 });
     expect(JSON.stringify(await storage.users.findByUsernameKey("alice"))).toBe(before);
@@ -858,5 +897,235 @@ describe("importUsers: other data, and records that share a key", () => {
     ]);
     expect(summary).toMatchObject({ imported: 6, refused: 4 });
     for (const username of ["i2", "e2", "p2", "l2"]) expect(await storage.users.findByUsernameKey(username)).toBeNull();
+  });
+});
+
+describe("importUsers: a user and everything it owns, as one (IM-1)", () => {
+  /** A storage whose every separate write of a user or a factor is recorded (the import must make none). */
+  function recordingSeparateWrites(storage: Storage, createAccount: Storage["users"]["createAccount"]) {
+    const separate: string[] = [];
+    const noted =
+      <A extends unknown[], R>(name: string, write: (...args: A) => Promise<R>) =>
+      (...args: A) => {
+        separate.push(name);
+        return write(...args);
+      };
+    const wrapped: Storage = {
+      ...storage,
+      users: { ...storage.users, create: noted("users.create", storage.users.create), createAccount },
+      totp: {
+        ...storage.totp,
+        putPending: noted("totp.putPending", storage.totp.putPending),
+        enable: noted("totp.enable", storage.totp.enable),
+      },
+      recoveryCodes: { ...storage.recoveryCodes, replace: noted("recoveryCodes.replace", storage.recoveryCodes.replace) },
+      passkeys: { ...storage.passkeys, create: noted("passkeys.create", storage.passkeys.create) },
+      identities: { ...storage.identities, link: noted("identities.link", storage.identities.link) },
+    };
+    return { wrapped, separate };
+  }
+
+  it("IM-1: each record is written by one users.createAccount holding the user and all its factors; a storage failing there leaves nothing of it", async () => {
+    const passkey = await exportedPasskey();
+    const record: ImportedUser = {
+      ...full,
+      id: "alice-1",
+      totpSecret,
+      recoveryCodes,
+      passkeys: [passkey],
+      identities: [{ provider: "github", subject: "1" }],
+    };
+    const storage = memoryStorage();
+    const accounts: unknown[] = [];
+    const working = recordingSeparateWrites(storage, async (account) => {
+      accounts.push(account);
+      return storage.users.createAccount(account);
+    });
+    const { auth } = makeAuth({ storage: working.wrapped });
+    expect((await run(auth, [record])).summary.imported).toBe(1);
+    expect(working.separate).toEqual([]);
+    expect(accounts).toEqual([
+      {
+        user: expect.objectContaining({ id: "alice-1", username: "Alice", passwordHash: `imported:${bcryptOfGoodPassword}` }),
+        totp: {
+          secret: expect.objectContaining({ sealed: expect.any(String) }),
+          enabled: true,
+          lastUsedStep: -1,
+          createdAt: auth.now(),
+        },
+        recoveryCodeHashes: ["ABCDEFGHJKMNPQRS", "0123456789ABCDEF"].map((code) => hashRecoveryCode("alice-1", code)),
+        passkeys: [expect.objectContaining({ id: passkey.id, publicKey: passkey.publicKey })],
+        identities: [expect.objectContaining({ provider: "github", subject: "1" })],
+      },
+    ]);
+    const userId = "alice-1";
+    expect(await storage.totp.get(userId)).toMatchObject({ enabled: true });
+    expect(await storage.recoveryCodes.count(userId)).toBe(2);
+    expect(await storage.passkeys.listByUser(userId)).toHaveLength(1);
+    expect(await storage.identities.listByUser(userId)).toHaveLength(1);
+
+    const empty = memoryStorage();
+    const lost = new Error("connection lost");
+    const failing = recordingSeparateWrites(empty, async () => {
+      throw lost;
+    });
+    await expect(importUsers(makeAuth({ storage: failing.wrapped }).auth, [record])).rejects.toBe(lost);
+    expect(failing.separate).toEqual([]);
+    expect(await empty.users.findById("alice-1")).toBeNull();
+    expect(await empty.passkeys.findById(passkey.id)).toBeNull();
+  });
+
+  it("IM-1: a key another writer takes between the checks and the write (createAccount false) decides the record again: unchanged, refused or other data", async () => {
+    const storage = memoryStorage();
+    let race: (() => Promise<unknown>) | null = null;
+    const racing: Storage = {
+      ...storage,
+      users: {
+        ...storage.users,
+        async createAccount(account) {
+          const write = race;
+          race = null;
+          await write?.();
+          return storage.users.createAccount(account);
+        },
+      },
+    };
+    const { auth } = makeAuth({ storage: racing });
+    const other = makeAuth({ storage }).auth;
+    // The same record, written by a second import of the same file meanwhile: unchanged.
+    race = () => importUsers(other, [{ username: "same", totpSecret }]);
+    expect((await run(auth, [{ username: "same", totpSecret }])).summary).toMatchObject({ imported: 0, unchanged: 1 });
+    // Another account took its id meanwhile: refused, naming the id.
+    race = () => importUsers(other, [{ username: "holder", id: "taken-id" }]);
+    const taken = await run(auth, [{ username: "late", id: "taken-id" }]);
+    expect(taken.refusals).toEqual([{ position: 1, field: "id", reason: "is another user's id" }]);
+    // A store that refuses for a reason the checks cannot see: refused whole, nothing written.
+    const refusing: Storage = { ...storage, users: { ...storage.users, createAccount: async () => false } };
+    const refused = await run(makeAuth({ storage: refusing }).auth, [{ username: "ghost" }]);
+    expect(refused.refusals).toEqual([
+      {
+        position: 1,
+        field: "record",
+        reason: "another account took its username, id, address, credential id or link as it was written",
+      },
+    ]);
+    expect(await storage.users.findByUsernameKey("ghost")).toBeNull();
+  });
+
+  it("IM-1: an existing account without a factor its record carries is reported as incomplete, naming each missing factor, and left as it is; never 'exists with different data'", async () => {
+    const passkey = await exportedPasskey();
+    const record: ImportedUser = {
+      username: "Alice",
+      passwordHash: bcryptOfGoodPassword,
+      totpSecret,
+      recoveryCodes,
+      passkeys: [passkey],
+      identities: [
+        { provider: "github", subject: "1" },
+        { provider: "gitlab", subject: "2" },
+      ],
+    };
+    /** What the previous release could leave when cut after the user row: the user, and the factors named. */
+    const cases: [string, (storage: Storage, userId: string) => Promise<unknown>, string[]][] = [
+      [
+        "the user row alone",
+        async (storage, userId) => {
+          await storage.totp.remove(userId);
+          await storage.recoveryCodes.removeAll(userId);
+          await storage.passkeys.delete(userId, passkey.id);
+          await storage.identities.unlink(userId, "github", "1");
+          await storage.identities.unlink(userId, "gitlab", "2");
+        },
+        ["totpSecret", "recoveryCodes", "passkeys[0]", "identities[0]", "identities[1]"],
+      ],
+      [
+        "a pending TOTP factor, not yet enabled",
+        async (storage, userId) => {
+          const totp = await storage.totp.get(userId);
+          await storage.totp.remove(userId);
+          await storage.totp.putPending({ ...(totp as NonNullable<typeof totp>), enabled: false });
+          await storage.recoveryCodes.removeAll(userId);
+        },
+        ["totpSecret", "recoveryCodes"],
+      ],
+      ["TOTP without its recovery codes", (storage, userId) => storage.recoveryCodes.removeAll(userId), ["recoveryCodes"]],
+      ["all but the last link", (storage, userId) => storage.identities.unlink(userId, "gitlab", "2"), ["identities[1]"]],
+    ];
+    for (const [what, cut, missing] of cases) {
+      const { auth, storage } = makeAuth();
+      await run(auth, [record]);
+      const userId = (await storage.users.findByUsernameKey("alice"))?.id as string;
+      await cut(storage, userId);
+      const before = JSON.stringify([
+        await storage.users.findById(userId),
+        await storage.totp.get(userId),
+        await storage.recoveryCodes.count(userId),
+        await storage.passkeys.listByUser(userId),
+        await storage.identities.listByUser(userId),
+      ]);
+      for (const dryRun of [true, false]) {
+        const reports: ImportIncomplete[] = [];
+        const skips: unknown[] = [];
+        const summary = await importUsers(auth, [{ username: "bob" }, record], {
+          dryRun,
+          onIncomplete: (report) => reports.push(report),
+          onSkipped: (skip) => skips.push(skip),
+        });
+        expect(summary, what).toMatchObject({ read: 2, imported: 1, unchanged: 0, skipped: 0, refused: 0, incomplete: 1 });
+        expect(reports, what).toEqual([{ position: 2, username: "Alice", reason: existsWithoutItsFactors, missing }]);
+        expect(skips).toEqual([]);
+      }
+      expect(
+        JSON.stringify([
+          await storage.users.findById(userId),
+          await storage.totp.get(userId),
+          await storage.recoveryCodes.count(userId),
+          await storage.passkeys.listByUser(userId),
+          await storage.identities.listByUser(userId),
+        ]),
+        what,
+      ).toBe(before);
+    }
+  });
+
+  it("IM-1: an incomplete account that signed in since (its password re-hashed to argon2id) is still reported as incomplete", async () => {
+    const { auth, storage } = makeAuth();
+    await run(auth, [{ username: "alice", passwordHash: bcryptOfGoodPassword, totpSecret, recoveryCodes }]);
+    const userId = (await storage.users.findByUsernameKey("alice"))?.id as string;
+    await storage.totp.remove(userId);
+    await storage.recoveryCodes.removeAll(userId);
+    // What made it dangerous: the password alone signs in, and the first sign-in re-hashes it.
+    expect((await passwordLogin(auth, "alice")).status).toBe("authenticated");
+    expect((await storage.users.findById(userId))?.passwordHash).toMatch(/^\$argon2id\$/);
+    const reports: ImportIncomplete[] = [];
+    const summary = await importUsers(
+      auth,
+      [{ username: "alice", passwordHash: bcryptOfGoodPassword, totpSecret, recoveryCodes }],
+      { onIncomplete: (report) => reports.push(report) },
+    );
+    expect(summary).toMatchObject({ incomplete: 1, skipped: 0, skippedByReason: {} });
+    expect(reports.map((report) => report.missing)).toEqual([["totpSecret", "recoveryCodes"]]);
+  });
+
+  it("IM-1: an account with every factor of its record, or more, is not incomplete; one with other factors in their place is other data", async () => {
+    const { auth, storage } = makeAuth();
+    await run(auth, [
+      { username: "alice", totpSecret, recoveryCodes },
+      { username: "bob", id: "bob-1" },
+    ]);
+    const userId = (await storage.users.findByUsernameKey("alice"))?.id as string;
+    // A code used since: the rest remain, nothing is missing.
+    await storage.recoveryCodes.consume(userId, hashRecoveryCode(userId, "ABCDEFGHJKMNPQRS"));
+    expect((await run(auth, [{ username: "alice", totpSecret, recoveryCodes }])).summary).toMatchObject({
+      incomplete: 0,
+      skipped: 1,
+    });
+    // A record with fewer factors than the account holds.
+    expect((await run(auth, [{ username: "alice" }])).summary).toMatchObject({ incomplete: 0, skipped: 1 });
+    // Another account of the same username (another id, or a directory account): other data, whatever it lacks.
+    expect((await run(auth, [{ username: "bob", id: "bob-2", totpSecret }])).summary).toMatchObject({
+      incomplete: 0,
+      skipped: 1,
+    });
   });
 });

@@ -6,7 +6,7 @@ import { otpauth } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { checkRoles } from "../flows/create-user.js";
 import { maxRegistrationCounter, passkeyAlgorithms } from "../flows/webauthn-register.js";
-import type { IdentityRecord, PasskeyRecord, UserRecord } from "../storage/types.js";
+import type { IdentityRecord, NewAccount, PasskeyRecord, TotpRecord, UserRecord } from "../storage/types.js";
 import { hashRecoveryCode, normalizeRecoveryCode } from "../totp/recovery-codes.js";
 import { totpSecretBytes } from "../totp/totp.js";
 import { openTotpSecret, sealTotpSecret } from "../totp/totp-secret.js";
@@ -99,6 +99,23 @@ export interface ImportSkip {
   reason: string;
 }
 
+/**
+ * An existing account that lacks a factor its record carries (IM-1): an earlier import cut part
+ * way (releases before issue 36 wrote the user before its factors), or factors removed since.
+ * It signs in without them, so it is reported loudly; {@link importUsers} leaves it as it is.
+ */
+export interface ImportIncomplete {
+  position: number;
+  username: string;
+  /** {@link existsWithoutItsFactors}. */
+  reason: string;
+  /**
+   * What of the record the account lacks: `totpSecret` (no enabled factor), `recoveryCodes`
+   * (none at all), `passkeys[i]` and `identities[i]` (that credential id or link is not the account's).
+   */
+  missing: string[];
+}
+
 /** What {@link importUsers} did, counted. */
 export interface ImportSummary {
   /** True when nothing was written (`dryRun`): `imported` then counts the records that would have been. */
@@ -111,6 +128,8 @@ export interface ImportSummary {
   /** Records whose username exists with other data: the account was left as it is. */
   skipped: number;
   refused: number;
+  /** Records whose account exists without a factor the record carries ({@link ImportIncomplete}): left as it is, and reported. */
+  incomplete: number;
   /** Skips counted by reason. */
   skippedByReason: Record<string, number>;
   /** Refusals counted by field and reason, e.g. `"passwordHash: unknown password hash format: …"`. */
@@ -127,6 +146,8 @@ export interface ImportUsersOptions {
   onRefused?(refusal: ImportRefusal): void;
   /** Called for each skipped record. */
   onSkipped?(skip: ImportSkip): void;
+  /** Called for each record whose account exists without a factor the record carries: act on each (docs/importing.md). */
+  onIncomplete?(account: ImportIncomplete): void;
   /** Called after each record with the summary so far (the same object; do not keep it). */
   onProgress?(summary: ImportSummary): void;
 }
@@ -136,6 +157,9 @@ export const importListLimits = { passkeys: 20, identities: 20, recoveryCodes: 2
 
 /** The text of the reason of {@link ImportSkip} for a username that exists with other data. */
 export const existsWithOtherData = "exists with different data";
+
+/** The text of the reason of {@link ImportIncomplete}: the account exists without a factor its record carries. */
+export const existsWithoutItsFactors = "exists without factors its record carries";
 
 const recordFields = new Set([
   "username",
@@ -277,14 +301,20 @@ async function readPasskey(value: unknown, index: number, now: number): Promise<
   });
   const label =
     value.label === undefined || value.label === null ? "Passkey" : checked(`${at}.label`, () => readLabel(value.label));
+  const backupEligible = optionalBoolean(value.backupEligible, `${at}.backupEligible`) ?? false;
+  const backupState = optionalBoolean(value.backupState, `${at}.backupState`) ?? false;
+  // WebAuthn §6.1.3: BS may be set only when BE is; registration refuses the pair as well (WA-3).
+  if (backupState && !backupEligible) {
+    throw new Refused(`${at}.backupState`, "cannot be true when backupEligible is false (WA-3)");
+  }
   return {
     id: base64url(id),
     publicKey: base64url(publicKey),
     counter,
     transports: [...new Set(transports)],
     label,
-    backupEligible: optionalBoolean(value.backupEligible, `${at}.backupEligible`) ?? false,
-    backupState: optionalBoolean(value.backupState, `${at}.backupState`) ?? false,
+    backupEligible,
+    backupState,
     createdAt: now,
     lastUsedAt: null,
   };
@@ -378,45 +408,92 @@ function claimedKeys(record: CheckedRecord): string[] {
 
 const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && new Set([...a, ...b]).size === a.length;
 
-/** Whether the stored user `existing` holds exactly what `record` would import. */
-async function holdsSameData(auth: Auth, existing: UserRecord, record: CheckedRecord): Promise<boolean> {
+/** What an existing account holds of the factors a record can carry. */
+interface StoredFactors {
+  totp: TotpRecord | null;
+  recoveryCodes: number;
+  passkeys: PasskeyRecord[];
+  identities: IdentityRecord[];
+}
+
+async function storedFactors({ storage }: Auth, userId: string): Promise<StoredFactors> {
+  const [totp, recoveryCodes, passkeys, identities] = await Promise.all([
+    storage.totp.get(userId),
+    storage.recoveryCodes.count(userId),
+    storage.passkeys.listByUser(userId),
+    storage.identities.listByUser(userId),
+  ]);
+  return { totp, recoveryCodes, passkeys, identities };
+}
+
+const sameLink = (a: Pick<IdentityRecord, "provider" | "subject">, b: Pick<IdentityRecord, "provider" | "subject">) =>
+  a.provider === b.provider && a.subject === b.subject;
+
+/**
+ * What of `record` the account holding `stored` lacks (IM-1): the TOTP factor (none enabled), the
+ * recovery codes (none at all: codes used since leave the rest), each passkey and link by its key.
+ * Only factors: the password hash changes at the first sign-in, the factors do not.
+ */
+function missingFactors(record: CheckedRecord, stored: StoredFactors): string[] {
+  const missing: string[] = [];
+  if (record.totpSecret !== null && stored.totp?.enabled !== true) missing.push("totpSecret");
+  if (record.recoveryCodes.length > 0 && stored.recoveryCodes === 0) missing.push("recoveryCodes");
+  for (const [index, passkey] of record.passkeys.entries()) {
+    if (!stored.passkeys.some((candidate) => candidate.id === passkey.id)) missing.push(`passkeys[${index}]`);
+  }
+  for (const [index, identity] of record.identities.entries()) {
+    if (!stored.identities.some((candidate) => sameLink(candidate, identity))) missing.push(`identities[${index}]`);
+  }
+  return missing;
+}
+
+/** Whether the account `existing`, holding `stored`, holds exactly what `record` would import. */
+async function holdsSameData(auth: Auth, existing: UserRecord, stored: StoredFactors, record: CheckedRecord): Promise<boolean> {
   const { user } = record;
   if (
-    (record.idGiven && existing.id !== user.id) ||
-    existing.source !== "local" ||
     existing.username !== user.username ||
     existing.email !== user.email ||
     existing.emailVerified !== user.emailVerified ||
     existing.disabled !== user.disabled ||
     existing.passwordHash !== user.passwordHash ||
-    !sameSet(existing.roles, user.roles)
+    !sameSet(existing.roles, user.roles) ||
+    (stored.totp !== null) !== (record.totpSecret !== null) ||
+    stored.recoveryCodes !== record.recoveryCodes.length ||
+    stored.passkeys.length !== record.passkeys.length ||
+    stored.identities.length !== record.identities.length
   ) {
     return false;
   }
-  const { storage } = auth;
-  const totp = await storage.totp.get(existing.id);
-  if ((totp?.enabled === true) !== (record.totpSecret !== null) || (totp !== null && !totp.enabled)) return false;
-  if (totp && record.totpSecret) {
-    const stored = openTotpSecret(auth, totp.secret, existing.id);
-    const same = stored.equals(record.totpSecret);
-    stored.fill(0);
+  // Same counts, and every passkey and link of the record held (else it was incomplete): only a public key may differ.
+  for (const passkey of record.passkeys) {
+    if (stored.passkeys.find((candidate) => candidate.id === passkey.id)?.publicKey !== passkey.publicKey) return false;
+  }
+  if (stored.totp !== null && record.totpSecret !== null) {
+    const secret = openTotpSecret(auth, stored.totp.secret, existing.id);
+    const same = secret.equals(record.totpSecret);
+    secret.fill(0);
     if (!same) return false;
   }
-  if ((await storage.recoveryCodes.count(existing.id)) !== record.recoveryCodes.length) return false;
   for (const code of record.recoveryCodes) {
-    if (!(await storage.recoveryCodes.has(existing.id, hashRecoveryCode(existing.id, code)))) return false;
+    if (!(await auth.storage.recoveryCodes.has(existing.id, hashRecoveryCode(existing.id, code)))) return false;
   }
-  const passkeys = await storage.passkeys.listByUser(existing.id);
-  if (passkeys.length !== record.passkeys.length) return false;
-  for (const passkey of record.passkeys) {
-    const stored = passkeys.find((candidate) => candidate.id === passkey.id);
-    if (!stored || stored.publicKey !== passkey.publicKey) return false;
-  }
-  const identities = await storage.identities.listByUser(existing.id);
-  if (identities.length !== record.identities.length) return false;
-  return record.identities.every((identity) =>
-    identities.some((stored) => stored.provider === identity.provider && stored.subject === identity.subject),
-  );
+  return true;
+}
+
+/** What a record is, against the account that holds its username. */
+type Verdict = { kind: "unchanged" } | { kind: "other" } | { kind: "incomplete"; missing: string[] };
+
+/**
+ * Compares a record with the account holding its username: another account (another id given,
+ * or a directory account) is other data whatever it holds; the record's account lacking a factor
+ * of the record is incomplete (IM-1); else unchanged when it holds exactly the record.
+ */
+async function verdictOn(auth: Auth, existing: UserRecord, record: CheckedRecord): Promise<Verdict> {
+  if ((record.idGiven && existing.id !== record.user.id) || existing.source !== "local") return { kind: "other" };
+  const stored = await storedFactors(auth, existing.id);
+  const missing = missingFactors(record, stored);
+  if (missing.length > 0) return { kind: "incomplete", missing };
+  return (await holdsSameData(auth, existing, stored, record)) ? { kind: "unchanged" } : { kind: "other" };
 }
 
 /** Why a new record cannot be stored as the storage is now, or null when it can. */
@@ -439,43 +516,58 @@ async function storageConflict(auth: Auth, record: CheckedRecord): Promise<Refus
   return null;
 }
 
-/** Writes a checked record, user first; a refusal when the store refuses the user (nothing written then). */
-async function store(auth: Auth, record: CheckedRecord): Promise<Refused | null> {
-  const { storage } = auth;
+/** A checked record as the one unit {@link UserStore.createAccount} stores: the secret sealed (TOTP-6), the codes hashed (RC-2). */
+function accountOf(auth: Auth, record: CheckedRecord): NewAccount {
   const { user } = record;
-  if (!(await storage.users.create(user))) return new Refused("username", "was taken while the record was written");
-  const now = auth.now();
-  if (record.totpSecret) {
-    await storage.totp.putPending({
-      userId: user.id,
-      secret: sealTotpSecret(auth, user.id, record.totpSecret),
-      enabled: false,
-      lastUsedStep: -1,
-      createdAt: now,
-    });
-    await storage.totp.enable(user.id);
-    if (record.recoveryCodes.length > 0) {
-      await storage.recoveryCodes.replace(
-        user.id,
-        record.recoveryCodes.map((code) => hashRecoveryCode(user.id, code)),
-        now,
-      );
-    }
+  return {
+    user,
+    totp:
+      record.totpSecret === null
+        ? null
+        : {
+            secret: sealTotpSecret(auth, user.id, record.totpSecret),
+            enabled: true,
+            lastUsedStep: -1,
+            createdAt: user.createdAt,
+          },
+    recoveryCodeHashes: record.recoveryCodes.map((code) => hashRecoveryCode(user.id, code)),
+    passkeys: record.passkeys,
+    identities: record.identities,
+  };
+}
+
+/** What became of a record. */
+type Outcome = Verdict | { kind: "imported" } | { kind: "refused"; refused: Refused };
+
+/** Decides a record against the storage as it is now: its username's account, or a key another account holds. */
+async function decide(auth: Auth, record: CheckedRecord): Promise<Verdict | Refused | null> {
+  const existing = await auth.storage.users.findByUsernameKey(record.user.usernameKey);
+  if (existing) return verdictOn(auth, existing, record);
+  return storageConflict(auth, record);
+}
+
+/**
+ * Decides a record and, unless `dryRun`, writes it whole with one `createAccount` (IM-1). When
+ * the store refuses it (another writer took a key since the checks; nothing was written), the
+ * record is decided again against what that writer stored.
+ */
+async function settle(auth: Auth, record: CheckedRecord, dryRun: boolean): Promise<Outcome> {
+  const decided = await decide(auth, record);
+  if (decided instanceof Refused) return { kind: "refused", refused: decided };
+  if (decided !== null) return decided;
+  if (dryRun) return { kind: "imported" };
+  if (await auth.storage.users.createAccount(accountOf(auth, record))) {
+    auth.emit({ type: "user.created", userId: record.user.id, by: "import", at: auth.now() });
+    return { kind: "imported" };
   }
-  for (const passkey of record.passkeys) {
-    if (!(await storage.passkeys.create({ ...passkey, userId: user.id }))) {
-      throw new Error(`The passkey ${passkey.id} of the imported user ${user.id} was registered elsewhere while it was written`);
+  const again = await decide(auth, record);
+  if (again instanceof Refused) return { kind: "refused", refused: again };
+  return (
+    again ?? {
+      kind: "refused",
+      refused: new Refused("record", "another account took its username, id, address, credential id or link as it was written"),
     }
-  }
-  for (const identity of record.identities) {
-    if (!(await storage.identities.link({ ...identity, userId: user.id }))) {
-      throw new Error(
-        `An identity of ${identity.provider} for the imported user ${user.id} was linked elsewhere while it was written`,
-      );
-    }
-  }
-  auth.emit({ type: "user.created", userId: user.id, by: "import", at: now });
-  return null;
+  );
 }
 
 const count = (counts: Record<string, number>, key: string) => {
@@ -492,22 +584,30 @@ const reasonKey = (refused: Refused) => `${refused.field.replace(/\[\d+\]/g, "[]
  *
  * Each record is checked whole before anything of it is written: every field (the password
  * hash by `parseImportedPasswordHash`, the TOTP secret's length, the recovery codes' form, each
- * passkey's public key as registration checks it, each provider link), then against the storage
- * (an id, a verified address, a credential id or a provider link held by another account). A bad
- * record is refused whole, with its 1-based position and the field and reason, never with the
- * value of a hash, secret or code; the others are written: the user, the TOTP secret sealed
- * under the configured encryption key and enabled (TOTP-6), the recovery codes as hashes (RC-2),
- * the passkeys and the links. The password hash is verified at sign-in and re-hashed to argon2id
- * at the first success (PW-1).
+ * passkey's public key and backup flags as registration checks them (WA-2, WA-3), each provider
+ * link), then against the storage (an id, a verified address, a credential id or a provider link
+ * held by another account). A bad record is refused whole, with its 1-based position and the
+ * field and reason, never with the value of a hash, secret or code. A good one is written as one
+ * unit by `storage.users.createAccount` (IM-1): the user, the TOTP secret sealed under the
+ * configured encryption key and enabled (TOTP-6), the recovery codes as hashes (RC-2), the
+ * passkeys and the links, all or nothing, so no account ever signs in without the second factor
+ * its record carries. The password hash is verified at sign-in and re-hashed to argon2id at the
+ * first success (PW-1).
  *
- * A username that exists is never changed: with the same data (same fields, TOTP secret,
+ * A username that exists is never changed. With the same data (same fields, TOTP secret,
  * recovery codes, passkeys and links) the record counts as `unchanged`, so running the same
- * input again changes nothing; with other data it is `skipped` ({@link existsWithOtherData}).
- * Records that share a username, id, verified address, credential id or link are handled one
- * after the other, so the second is refused or unchanged, never written in part.
+ * input again changes nothing. When the account lacks a factor the record carries (no enabled
+ * TOTP factor, no recovery code at all, a passkey or link of the record not its own), it is
+ * `incomplete` ({@link ImportIncomplete}, `onIncomplete`): it signs in without that factor, as an
+ * import cut part way by releases before issue 36 could leave it, and the operator must act
+ * (docs/importing.md). Else, with other data, it is `skipped` ({@link existsWithOtherData}), as is
+ * a record whose `id` names another account. Records that share a username, id, verified address,
+ * credential id or link are handled one after the other, so the second is refused or unchanged,
+ * never written in part; a key another writer takes between the checks and the write refuses
+ * nothing written, and the record is decided again.
  *
  * A failing storage stops the import: the error is thrown once the records in hand are done.
- * What was written stays; running the input again imports the rest.
+ * Every account written is whole; running the input again imports the rest.
  *
  * @example
  * ```ts
@@ -532,6 +632,7 @@ export async function importUsers(
     unchanged: 0,
     skipped: 0,
     refused: 0,
+    incomplete: 0,
     skippedByReason: {},
     refusedByReason: {},
   };
@@ -569,20 +670,19 @@ export async function importUsers(
     claimed();
     try {
       await Promise.all(before);
-      const existing = await auth.storage.users.findByUsernameKey(record.user.usernameKey);
-      if (existing) {
-        if (await holdsSameData(auth, existing, record)) {
-          summary.unchanged += 1;
-        } else {
-          summary.skipped += 1;
-          count(summary.skippedByReason, existsWithOtherData);
-          options.onSkipped?.({ position, username: record.user.username, reason: existsWithOtherData });
-        }
-        return;
+      const outcome = await settle(auth, record, dryRun);
+      const { username } = record.user;
+      if (outcome.kind === "refused") return refuse(position, outcome.refused);
+      if (outcome.kind === "incomplete") {
+        summary.incomplete += 1;
+        options.onIncomplete?.({ position, username, reason: existsWithoutItsFactors, missing: outcome.missing });
+      } else if (outcome.kind === "other") {
+        summary.skipped += 1;
+        count(summary.skippedByReason, existsWithOtherData);
+        options.onSkipped?.({ position, username, reason: existsWithOtherData });
+      } else {
+        summary[outcome.kind] += 1;
       }
-      const conflict = (await storageConflict(auth, record)) ?? (dryRun ? null : await store(auth, record));
-      if (conflict) return refuse(position, conflict);
-      summary.imported += 1;
     } finally {
       record.totpSecret?.fill(0);
       for (const key of keys) if (claims.get(key) === done) claims.delete(key);
