@@ -20,21 +20,10 @@ import {
   testPasskeys,
   testPassword,
 } from "../fixtures/auth.js";
+import { seeded } from "../fixtures/seeded.js";
 import type { RecordedExchange } from "./client.js";
 import { checkRecordedExchanges } from "./openapi-drift.js";
 import type { RunningServer } from "./servers.js";
-
-/** A small seeded generator (mulberry32), so that a failing input can be replayed. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const awkwardStrings = [
   "",
