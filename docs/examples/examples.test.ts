@@ -8,11 +8,13 @@ import { type Auth, createUser, login, memoryStorage, verifyAccessToken } from "
 import { authRouter } from "@portcullis/express";
 import express from "express";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { rawRequest } from "../../test/http/client.js";
 import { accountRoutes } from "./account-routes.js";
 import { createAuthWithEdDSA, verifyWithJwks } from "./asymmetric-keys.js";
 import { alertOnRefreshTokenReuse, countFailures, subscribeAuditLog } from "./events.js";
 import { createApp as createExpressApp } from "./express-quick-start.js";
 import { createApp as createFastifyApp } from "./fastify-quick-start.js";
+import { serveOnNode } from "./hono-node-server.js";
 import { createApp as createHonoApp } from "./hono-quick-start.js";
 
 interface Envelope {
@@ -122,7 +124,30 @@ describe("docs/examples", () => {
     const { app, auth } = await createFastifyApp();
     await app.listen({ port: 0, host: "127.0.0.1" });
     servers.push({ close: (callback) => app.close().then(callback) });
-    await walkQuickStart(auth, `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
+    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    await walkQuickStart(auth, base);
+    // HTTP-5: a path Fastify's router cannot decode, answered by Portcullis through frameworkErrors.
+    expect(await call(base, "GET", "/api/v1/auth/%ff")).toEqual({ status: 404, body: { code: 40400, message: "No such route" } });
+  });
+
+  it("HTTP-5: the Hono quick start served on Node answers on its paths the targets @hono/node-server refuses", async () => {
+    const quickStart = createHonoApp();
+    const server = serveOnNode(quickStart);
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const running = { baseUrl: `http://127.0.0.1:${port}`, host: "127.0.0.1", port, close: async () => {} };
+    await walkQuickStart(quickStart.auth, running.baseUrl);
+    const backslash = await rawRequest(running, "POST", "/api/v1/auth\\login", "{");
+    expect({ status: backslash.status, body: backslash.body }).toEqual({
+      status: 400,
+      body: { code: 40002, message: "The request body is not valid JSON" },
+    });
+    const absolute = await rawRequest(running, "GET", "HTTPS://HOST.EXAMPLE/api/v1/auth/me");
+    expect({ status: absolute.status, code: absolute.body?.code }).toEqual({ status: 401, code: 40101 });
+    // The app's own paths keep the server's answer.
+    const elsewhere = await rawRequest(running, "GET", "/api/v1/things\\x");
+    expect({ status: elsewhere.status, text: elsewhere.text }).toEqual({ status: 400, text: "" });
   });
 
   it("the account routes change a password and let an administrator disable a user", async () => {
@@ -248,7 +273,7 @@ describe("docs/examples", () => {
     );
   });
 
-  it("README.md, getting-started.md, client.md, flows/oauth.md, compatibility.md, flows/directory.md, adapters/fastify.md and testing-kit.md show the examples exactly as they are in docs/examples", () => {
+  it("README.md, getting-started.md, client.md, flows/oauth.md, compatibility.md, flows/directory.md, adapters/fastify.md, adapters/hono.md and testing-kit.md show the examples exactly as they are in docs/examples", () => {
     const read = (path: string) => readFileSync(new URL(path, import.meta.url), "utf8");
     const shown = {
       "../../README.md": ["express-quick-start.ts", "hono-quick-start.ts", "start-express.ts", "client-quick-start.ts"],
@@ -258,6 +283,7 @@ describe("docs/examples", () => {
       "../compatibility.md": ["original-client.ts"],
       "../flows/directory.md": ["directory-policies.ts"],
       "../adapters/fastify.md": ["fastify-quick-start.ts"],
+      "../adapters/hono.md": ["hono-node-server.ts"],
       "../testing-kit.md": [
         "testing-passkeys.test.ts",
         "testing-oauth.test.ts",

@@ -1,7 +1,7 @@
-import { serve } from "@hono/node-server";
 import { createUser } from "@portcullis/core";
+import { serveOnNode } from "./hono-node-server.js";
 import { createApp } from "./hono-quick-start.js";
 
-const { app, auth } = createApp();
-await createUser(auth, { username: "alice", password: process.env.ALICE_PASSWORD ?? "", roles: ["admin"] });
-serve({ fetch: app.fetch, port: 3000, hostname: "127.0.0.1" });
+const quickStart = createApp();
+await createUser(quickStart.auth, { username: "alice", password: process.env.ALICE_PASSWORD ?? "", roles: ["admin"] });
+serveOnNode(quickStart).listen(3000, "127.0.0.1");

@@ -126,6 +126,8 @@ async function walkApp(auth: Auth, base: string): Promise<void> {
   const me = await call(base, "GET", "/api/v1/auth/me", { token: refreshed.body.data.accessToken });
   expect(me.body.data).toMatchObject({ username: "bob" });
   expect((await call(base, "GET", "/api/v1/auth/nope")).body.code).toBe(40400);
+  // HTTP-5: a path Fastify's router cannot decode is Portcullis's answer too (frameworkErrors).
+  expect(await call(base, "GET", "/api/v1/auth/%ff")).toMatchObject({ status: 404, body: { code: 40400 } });
 }
 
 describe("examples/nestjs", () => {

@@ -291,10 +291,9 @@ export interface FrameworkErrorHandlerOptions {
  * A handler for Fastify's `frameworkErrors` server option, so that Portcullis answers the requests
  * on its paths that Fastify's router refuses before any route, hook or plugin runs (HTTP-5): a
  * path whose percent-escapes are malformed or not UTF-8 (`/api/v1/auth/%ff`,
- * `/api/v1/auth/sessions/%ZZ`: `FST_ERR_BAD_URL`), or a parameter over the router's
- * `maxParamLength` (`FST_ERR_MAX_PARAM_LENGTH`). Core answers them as the other adapters do, in
- * the envelope; a framework error on any other path goes to `otherwise`, or is answered as Fastify
- * answers it without the option.
+ * `/api/v1/auth/sessions/%ZZ`: `FST_ERR_BAD_URL`). Core answers any framework error on its paths
+ * as the other adapters answer the request, in the envelope; one on any other path goes to
+ * `otherwise`, or is answered as Fastify answers it without the option.
  * Fastify takes the option only where the instance is made, so the plugin cannot set it itself.
  *
  * @example
