@@ -259,6 +259,40 @@ describe.each(adapters)("the admin routes on %s", (_name, start) => {
       expect((await context.testAuth.auth.storage.users.findById(noPassword.body.data.id))?.passwordHash).toBeNull();
     });
 
+    it("AD-2: 50 roles of 64 characters (the bound) give an access token every route accepts; one role more, 3,000 roles, or roles over 4,096 bytes are refused at the write (POST, PATCH: 42200), nothing changed", async () => {
+      const { auth } = context.testAuth;
+      const token = await signIn(context.server, "root");
+      const fifty = Array.from({ length: 50 }, (_, index) => `${index}`.padStart(64, "r"));
+      const created = await admin(context, "POST", users, {
+        token,
+        json: { username: "many-roles", password: testPassword, roles: fifty },
+      });
+      expectEnvelope(created, 0);
+      const signedIn = await post(context.server, `${base}/login`, { username: "many-roles", password: testPassword });
+      expectEnvelope(signedIn, 0);
+      const accessToken = signedIn.body.data.accessToken as string;
+      expect(accessToken.length).toBeLessThan(5 * 1024);
+      const me = await call(context.server, "GET", `${base}/me`, { token: accessToken });
+      expectEnvelope(me, 0);
+      expect(me.body.data.roles).toEqual(fifty);
+
+      const id = created.body.data.id as string;
+      const before = await auth.storage.users.findById(id);
+      const refused = [
+        [...fifty, "one more"],
+        Array.from({ length: 3000 }, (_, index) => `role-${index}`),
+        Array.from({ length: 40 }, (_, index) => `${index}`.padStart(64, "é")),
+      ];
+      for (const roles of refused) {
+        expectEnvelope(await admin(context, "POST", users, { token, json: { username: "too-many-roles", roles } }), 42200);
+        const patched = await admin(context, "PATCH", `${users}/${id}`, { token, json: { roles } });
+        expectEnvelope(patched, 42200);
+        expect(patched.body.message).toMatch(/^roles must (be at most 50 names|take at most 4096 bytes)/);
+      }
+      expect(await auth.storage.users.findByUsernameKey("too-many-roles")).toBeNull();
+      expect(await auth.storage.users.findById(id)).toEqual(before);
+    });
+
     it("EV-1: POST stores an address the administrator vouches for as verified; one another account holds verified is 40900, one that is no address 40002", async () => {
       const token = await signIn(context.server, "root");
       const vouched = await admin(context, "POST", users, {

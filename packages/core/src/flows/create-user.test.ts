@@ -59,6 +59,33 @@ describe("createUser", () => {
     expect(user.roles).toEqual(["r", "r".repeat(64)]);
   });
 
+  it("AD-2: at most 50 roles, each counted once, taking at most 4,096 bytes together as the access token carries them (JSON, UTF-8): the bound is accepted, one more is 42200 naming it", async () => {
+    const { auth } = makeAuth();
+    const create = (roles: string[]) => answerOf(createUser(auth, { username: `roles-${roles.length}`, roles }));
+    const fifty = Array.from({ length: 50 }, (_, index) => `${index}`.padStart(64, "r"));
+    const atTheBound = await createUser(auth, { username: "fifty", roles: [...fifty, fifty[0] as string] });
+    expect(atTheBound.roles).toEqual(fifty);
+    expect(Buffer.byteLength(JSON.stringify(fifty))).toBe(3351);
+    expect(await create([...fifty, "one more"])).toEqual({
+      code: ErrorCode.ValidationFailed,
+      message: "roles must be at most 50 names; got 51",
+    });
+    expect(await create(Array.from({ length: 3000 }, (_, index) => `role-${index}`))).toEqual({
+      code: ErrorCode.ValidationFailed,
+      message: "roles must be at most 50 names; got 3000",
+    });
+    // Non-ASCII names and escaped characters weigh more than their length: 4,096 bytes exactly, then one more.
+    const heavy = [...Array.from({ length: 31 }, (_, index) => `${index}`.padStart(64, "é")), `${"é".repeat(41)}x`];
+    expect(Buffer.byteLength(JSON.stringify(heavy))).toBe(4096);
+    expect((await createUser(auth, { username: "heavy", roles: heavy })).roles).toEqual(heavy);
+    expect(await create([...heavy.slice(0, -1), `${"é".repeat(41)}xx`])).toEqual({
+      code: ErrorCode.ValidationFailed,
+      message: "roles must take at most 4096 bytes together (JSON, UTF-8, as the access token carries them); these take 4097",
+    });
+    const escaped = Array.from({ length: 11 }, (_, index) => `${index}`.padStart(64, "\u0001"));
+    expect((await create(escaped)).message).toMatch(/^roles must take at most 4096 bytes together .*; these take 4\d{3}$/);
+  });
+
   it("PW-3: the password given at creation passes the policy, with the reason when it does not", async () => {
     const storage = memoryStorage();
     const { auth } = makeAuth({ storage });

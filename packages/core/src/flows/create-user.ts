@@ -6,6 +6,7 @@ import { ErrorCode } from "../errors/codes.js";
 import type { UserCreator } from "../events/types.js";
 import type { UserRecord } from "../storage/types.js";
 import { emailKeyOf, normalizeEmail } from "../users/email.js";
+import { rolesProblem } from "../users/roles.js";
 import { normalizeUsername } from "../users/username.js";
 import { optionalString, requiredString } from "./input.js";
 
@@ -41,11 +42,17 @@ export function toUser(record: UserRecord): User {
   return { ...rest, roles: [...rest.roles], hasPassword: passwordHash !== null };
 }
 
-/** Checks a list of role names: strings of 1 to 64 characters. */
+/**
+ * Checks an account's roles, each counted once: at most 50 names of 1 to 64 characters, 4,096
+ * bytes together as the access token carries them (AD-2; `rolesProblem`), so that every token
+ * fits in a request header. Every write of roles goes through it: creation, an administrator's
+ * change, `setUserRoles`, the import, a provider's first sign-in.
+ *
+ * @throws {AuthError} 42200 with the reason.
+ */
 export function checkRoles(roles: unknown): string[] {
-  if (!Array.isArray(roles) || !roles.every((role) => typeof role === "string" && role.length > 0 && role.length <= 64)) {
-    throw new AuthError(ErrorCode.ValidationFailed, "roles must be a list of names of 1 to 64 characters");
-  }
+  const problem = rolesProblem(roles);
+  if (problem !== null) throw new AuthError(ErrorCode.ValidationFailed, `roles ${problem}`);
   return [...new Set(roles as string[])];
 }
 

@@ -175,7 +175,7 @@ describe("register (sign-up)", () => {
     expect(make({ defaultRoles: ["staff"] }, "staff")).toThrow(/must not hold the admin role "staff"/);
     for (const defaultRoles of ["member", [""], ["x".repeat(65)], [5]]) {
       expect(make({ defaultRoles }), JSON.stringify(defaultRoles)).toThrow(
-        /^Portcullis configuration: signUp.defaultRoles must be a list of role names of 1 to 64 characters/,
+        /^Portcullis configuration: signUp.defaultRoles must be a list of names of 1 to 64 characters/,
       );
     }
     for (const enabled of ["yes", 1, null]) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { resolveSignUpConfig } from "./sign-up-config.js";
 
-const badRoles = /^Portcullis configuration: signUp.defaultRoles must be a list of role names of 1 to 64 characters/;
+const badRoles = /^Portcullis configuration: signUp.defaultRoles must be a list of names of 1 to 64 characters/;
 
 describe("resolveSignUpConfig", () => {
   it("SU-1: sign-up is off unless enabled is true: without signUp, with {}, with only defaultRoles", () => {
@@ -17,5 +17,13 @@ describe("resolveSignUpConfig", () => {
     for (const role of ["", "r".repeat(65), ["member"], { length: 6 }, 5, null]) {
       expect(() => resolveSignUpConfig({ defaultRoles: [role as string] }, "admin"), JSON.stringify(role)).toThrow(badRoles);
     }
+  });
+
+  it("AD-2: at most 50 default roles, as any account may hold: one more is refused when the service starts", () => {
+    const fifty = Array.from({ length: 50 }, (_, index) => `role-${index}`);
+    expect(resolveSignUpConfig({ defaultRoles: [...fifty, "role-0"] }, "admin").defaultRoles).toEqual(fifty);
+    expect(() => resolveSignUpConfig({ defaultRoles: [...fifty, "role-50"] }, "admin")).toThrow(
+      /^Portcullis configuration: signUp.defaultRoles must be at most 50 names; got 51/,
+    );
   });
 });

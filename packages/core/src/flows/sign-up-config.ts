@@ -1,4 +1,5 @@
 import { type OptionNames, fail, refuseUnknownOptions } from "../config-values.js";
+import { rolesProblem } from "../users/roles.js";
 
 /** The `signUp` options of `createAuth`: accounts people make for themselves (`POST /auth/register`). */
 export interface SignUpConfig {
@@ -17,8 +18,6 @@ export interface ResolvedSignUpConfig {
   defaultRoles: string[];
 }
 
-const isRoleName = (role: unknown) => typeof role === "string" && role.length > 0 && role.length <= 64;
-
 /**
  * Checks the `signUp` options and fills in their defaults; throws a `TypeError` naming a bad one.
  * `defaultRoles` holding `adminRole` is refused: every stranger would be an administrator.
@@ -31,9 +30,8 @@ export function resolveSignUpConfig(config: SignUpConfig | undefined, adminRole:
   refuseUnknownOptions(options, { enabled: true, defaultRoles: true } satisfies OptionNames<SignUpConfig>, "signUp.");
   const { enabled = false, defaultRoles = [] } = options;
   if (typeof enabled !== "boolean") fail(`signUp.enabled must be true or false; got ${JSON.stringify(enabled)}`);
-  if (!Array.isArray(defaultRoles) || !defaultRoles.every(isRoleName)) {
-    fail(`signUp.defaultRoles must be a list of role names of 1 to 64 characters; got ${JSON.stringify(defaultRoles)}`);
-  }
+  const problem = rolesProblem(defaultRoles);
+  if (problem !== null) fail(`signUp.defaultRoles ${problem}; got ${JSON.stringify(defaultRoles)}`);
   if (defaultRoles.includes(adminRole)) {
     fail(`signUp.defaultRoles must not hold the admin role "${adminRole}": every stranger would be an administrator`);
   }

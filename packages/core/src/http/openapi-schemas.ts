@@ -1,3 +1,5 @@
+import { maxRoleLength, maxRoles, maxRolesBytes } from "../users/roles.js";
+
 /** A JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1), as a plain object. */
 export type JsonSchema = Readonly<Record<string, unknown>>;
 
@@ -7,6 +9,13 @@ const texts: JsonSchema = { type: "array", items: text };
 const base64url: JsonSchema = { type: "string", pattern: "^[A-Za-z0-9_-]+={0,2}$" };
 /** Epoch milliseconds. */
 const instant: JsonSchema = { type: "integer", minimum: 0 };
+
+/** An account's roles in a request body: what `checkRoles` accepts (AD-2), 42200 otherwise. */
+export const roleNames: JsonSchema = {
+  type: "array",
+  items: { type: "string", minLength: 1, maxLength: maxRoleLength },
+  description: `At most ${maxRoles} role names (a repeated one counts once) of 1 to ${maxRoleLength} characters, ${maxRolesBytes} bytes together as JSON in UTF-8 (AD-2), so that every access token fits in a request header`,
+};
 
 /** A string field a route refuses with 40001 when it is absent, null or empty, and with 40002 when it is not a string. */
 export const requiredText: JsonSchema = { type: "string", minLength: 1 };

@@ -70,6 +70,20 @@ describe("signInWithIdentity", () => {
     ]);
   });
 
+  it("AD-2: a first sign-in whose provider maps more roles than an account may hold is refused with 42200 naming the bound; no account is made", async () => {
+    const harness = makeAuth();
+    const provider = providerWith({ provisioning: { defaultRoles: ["user"] } });
+    const roles = Array.from({ length: 50 }, (_, index) => `mapped-${index}`);
+    expect(await authError(signInWithIdentity(harness.auth, provider, { ...alice, roles }))).toMatchObject({
+      code: ErrorCode.ValidationFailed,
+      message: "roles must be at most 50 names; got 51",
+    });
+    expect(await harness.storage.users.findByUsernameKey("alice")).toBeNull();
+    expect(await harness.storage.identities.find("corp", alice.subject)).toBeNull();
+    const fits = await signInWithIdentity(harness.auth, provider, { ...alice, roles: roles.slice(1) });
+    expect(fits.status === "authenticated" && fits.tokens.user.roles).toHaveLength(50);
+  });
+
   it("OA-7: an existing account with the same username or email is never taken over: the new account gets another name", async () => {
     const harness = makeAuth();
     const existing = await addUser(harness.auth, "alice");

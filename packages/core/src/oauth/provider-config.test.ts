@@ -153,6 +153,12 @@ describe("resolveOAuthConfig", () => {
       ],
       [{ providers: { corp: { ...oidc, provisioning: { defaultRoles: ["r".repeat(65)] } } } }, /provisioning\.defaultRoles/],
       [{ providers: { corp: { ...oidc, provisioning: { defaultRoles: [""] } } } }, /provisioning\.defaultRoles/],
+      [
+        {
+          providers: { corp: { ...oidc, provisioning: { defaultRoles: Array.from({ length: 51 }, (_, index) => `r${index}`) } } },
+        },
+        /providers\.corp\.provisioning\.defaultRoles must be at most 50 names; got 51/,
+      ],
       [{ providers: { corp: { ...oidc, issuer: "https://id.example.com#x" } } }, /providers\.corp\.issuer/],
       [{ providers: { corp: { ...oidc, issuer: "https://someone@id.example.com" } } }, /providers\.corp\.issuer/],
       [{ providers: { forge: { ...plain, authorizationUrl: "ftp://forge.example/a" } } }, /providers\.forge\.authorizationUrl/],

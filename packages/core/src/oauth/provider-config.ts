@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { type Duration, type OptionNames, durationSeconds, positiveInteger, refuseUnknownOptions } from "../config-values.js";
+import { rolesProblem } from "../users/roles.js";
 import type { AnswerLimits } from "./provider-fetch.js";
 
 /** What a provider says about the person, mapped onto Portcullis's account fields. */
@@ -271,10 +272,9 @@ function resolveProvider(
   if (typeof provisioning !== "boolean" && typeof provisioning !== "object") {
     fail(`${at}.provisioning must be true, false or { defaultRoles }`);
   }
-  const defaultRoles =
-    typeof provisioning === "object" && provisioning.defaultRoles !== undefined
-      ? stringList(provisioning.defaultRoles, `${at}.provisioning.defaultRoles`, /^.{1,64}$/u)
-      : [];
+  const defaultRoles = typeof provisioning === "object" ? (provisioning.defaultRoles ?? []) : [];
+  const rolesRefusal = rolesProblem(defaultRoles);
+  if (rolesRefusal !== null) fail(`${at}.provisioning.defaultRoles ${rolesRefusal}; got ${JSON.stringify(defaultRoles)}`);
   for (const flag of ["linkByVerifiedEmail", "trustedForSecondFactor", "unsafeAllowMissingIss"] as const) {
     if (config[flag] !== undefined && typeof config[flag] !== "boolean") fail(`${at}.${flag} must be true or false`);
   }
@@ -302,7 +302,7 @@ function resolveProvider(
       roles: claims.roles,
     },
     profile: config.profile,
-    provisioning: { enabled: provisioning !== false, defaultRoles },
+    provisioning: { enabled: provisioning !== false, defaultRoles: [...new Set(defaultRoles)] },
     linkByVerifiedEmail: config.linkByVerifiedEmail ?? false,
     trustedForSecondFactor: config.trustedForSecondFactor ?? false,
     allowMissingIss: config.unsafeAllowMissingIss ?? false,

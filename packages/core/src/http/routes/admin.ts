@@ -3,7 +3,7 @@ import { ErrorCode } from "../../errors/codes.js";
 import { endUserSessions, removeTotp, updateUser } from "../../flows/admin-user-changes.js";
 import { listUsers, maxPageSize } from "../../flows/admin-user-list.js";
 import { adminCreateUser, getUserDetails } from "../../flows/admin-users.js";
-import { answerObject, requestObject, requiredText, schemaRef } from "../openapi-schemas.js";
+import { answerObject, requestObject, requiredText, roleNames, schemaRef } from "../openapi-schemas.js";
 import type { ParameterDoc, Route, RouteContext } from "../route-types.js";
 import { passwordProof, sessionOf, signedIn } from "./shared.js";
 
@@ -97,7 +97,7 @@ export const adminRoutes: readonly Route[] = [
             description: "An address: at most 254 characters, one `@`, no spaces or control characters",
           },
           emailVerified: { type: "boolean", description: "True when the administrator vouches for `email`; default false" },
-          roles: { type: "array", items: { type: "string" }, description: "Role names of 1 to 64 characters" },
+          roles: roleNames,
         },
         ["username"],
       ),
@@ -146,7 +146,7 @@ export const adminRoutes: readonly Route[] = [
       parameters: [userIdParameter],
       body: requestObject({
         disabled: { type: "boolean" },
-        roles: { type: "array", items: { type: "string" }, description: "Replaces the roles" },
+        roles: { ...roleNames, description: `Replaces the roles. ${roleNames.description}` },
         ...adminProof,
       }),
       data: schemaRef("AdminUser"),
