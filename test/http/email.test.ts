@@ -4,7 +4,14 @@
 // and an address change that needs re-authentication and its own link (EV-1).
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { type AuthConfig, type EmailMessage, createUser, emailDeliveriesSettled } from "@portcullis/core";
+import {
+  type AuthConfig,
+  type AuthEvent,
+  type EmailConfig,
+  type EmailMessage,
+  createUser,
+  emailDeliveriesSettled,
+} from "@portcullis/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type TestAuth,
@@ -38,14 +45,16 @@ const throttle = {
 
 /** A test auth whose `email.send` puts each message in `outbox`, after `sendDelayMs` (a mail server's round trip). */
 function makeEmailAuth(
-  options: { sendDelayMs?: number; config?: Partial<AuthConfig> } = {},
+  options: { sendDelayMs?: number; config?: Partial<AuthConfig>; recipientLimit?: EmailConfig["recipientLimit"] } = {},
 ): TestAuth & { outbox: EmailMessage[] } {
   const outbox: EmailMessage[] = [];
   const send = async (message: EmailMessage) => {
     if (options.sendDelayMs) await sleep(options.sendDelayMs);
     outbox.push(message);
   };
-  return { ...makeTestAuth({ throttle, email: { send, resetUrl, verifyUrl }, ...options.config }), outbox };
+  // Past email.recipientLimit's default, so that only the tests of the budget meet it (EM-1).
+  const recipientLimit = options.recipientLimit ?? [{ limit: 100_000, window: "1h" as const }];
+  return { ...makeTestAuth({ throttle, email: { send, resetUrl, verifyUrl, recipientLimit }, ...options.config }), outbox };
 }
 
 /** The token of a message's link: what follows `#token=`. */
@@ -358,6 +367,61 @@ describe.each(adapters)("email routes over HTTP on %s", (_name, start) => {
       expectEnvelope(await post(server, `${base}/password/reset`, { token: oldLink, newPassword }), 40101);
       expectEnvelope(await post(server, `${base}/login`, { username: "relocated", password: testPassword }), 0);
       expectEnvelope(await post(server, `${base}/login`, { username: "relocated", password: newPassword }), 40100);
+    });
+  });
+
+  describe("EM-1: email.recipientLimit", () => {
+    let testAuth: TestAuth & { outbox: EmailMessage[] };
+    let server: RunningServer;
+    const withheld: AuthEvent[] = [];
+    beforeAll(async () => {
+      testAuth = makeEmailAuth({ config: { signUp: { enabled: true } }, recipientLimit: [{ limit: 3, window: "1h" }] });
+      testAuth.auth.events.on("email.failed", (event) => {
+        withheld.push(event);
+      });
+      server = await start(testAuth.auth);
+    });
+    afterAll(async () => {
+      await server.close();
+    });
+
+    it("EM-1: sign-ups, address changes and forgot naming one address send it 3 messages an hour; every answer past the budget is the answer before it", async () => {
+      const { auth, outbox } = testAuth;
+      await createUser(auth, { username: "victim", password: testPassword, email: "victim@example.com", emailVerified: true });
+      const shapes: string[] = [];
+      const shapeOf = (result: CallResult) =>
+        JSON.stringify({ status: result.status, code: result.body.code, keys: Object.keys(result.body.data ?? {}) });
+      for (let round = 0; round < 6; round += 1) {
+        const signedUp = await post(server, `${base}/register`, {
+          username: `squatter-${round}`,
+          password: testPassword,
+          email: round % 2 === 0 ? "VICTIM@example.com" : "victim@example.com",
+        });
+        expectEnvelope(signedUp, 0);
+        shapes.push(shapeOf(signedUp));
+      }
+      expect(new Set(shapes).size).toBe(1);
+      const changer = await post(server, `${base}/register`, { username: "changer", password: testPassword });
+      const token = changer.body.data.accessToken as string;
+      const changes: string[] = [];
+      for (let round = 0; round < 4; round += 1) {
+        changes.push(answerOf(await post(server, `${base}/email`, { email: "victim@example.com" }, { token })).body);
+      }
+      expect(new Set(changes)).toEqual(new Set([JSON.stringify({ code: 0, message: "OK", data: { pending: true } })]));
+      for (let round = 0; round < 3; round += 1) {
+        expectEnvelope(await post(server, `${base}/password/forgot`, { email: "victim@example.com" }), 0);
+      }
+      await emailDeliveriesSettled(auth);
+      const toVictim = outbox.filter((message) => message.to.toLowerCase() === "victim@example.com");
+      expect(toVictim.map((message) => message.notice)).toEqual(["address_in_use", "address_in_use", "address_in_use"]);
+      expect(withheld).toHaveLength(6 + 4 + 3 - 3);
+      for (const event of withheld) expect(event).toMatchObject({ type: "email.failed", reason: "recipient_limit" });
+      expect(JSON.stringify(withheld)).not.toContain("victim@");
+      // An hour later the address hears again: the reset link goes out.
+      testAuth.clock.advance(60 * 60_000);
+      expectEnvelope(await post(server, `${base}/password/forgot`, { email: "victim@example.com" }), 0);
+      await emailDeliveriesSettled(auth);
+      expect(outbox.filter((message) => message.to === "victim@example.com").at(-1)?.kind).toBe("password_reset");
     });
   });
 

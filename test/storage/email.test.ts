@@ -4,7 +4,9 @@
 import {
   type Auth,
   type AuthEvent,
+  type EmailConfig,
   type EmailMessage,
+  type Storage,
   changeEmail,
   changePassword,
   createAuth,
@@ -15,6 +17,7 @@ import {
   resetPassword,
   verifyEmail,
 } from "@portcullis/core";
+import type { KyselyStorage } from "@portcullis/kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createTotpUser, testAudience, testIssuer, testPassword, totpCodeAt } from "../fixtures/auth.js";
 import { describeNeedingService } from "../fixtures/required-service.js";
@@ -58,10 +61,10 @@ for (const store of stores) {
     /** When set, `email.send` throws after taking the message: a mail server that refused it. */
     let sendFails = false;
 
-    beforeAll(async () => {
-      opened = await store.open();
-      auth = createAuth({
-        storage: opened.storage,
+    /** An auth instance on the store's storage, on this file's clock and secrets; instances made by it share everything stored. */
+    const instance = (email: Pick<EmailConfig, "send" | "recipientLimit">) =>
+      createAuth({
+        storage: opened?.storage as Storage,
         issuer: testIssuer,
         audience: testAudience,
         secrets: {
@@ -74,10 +77,16 @@ for (const store of stores) {
         email: {
           resetUrl: "https://app.example.com/reset-password",
           verifyUrl: "https://app.example.com/verify-email",
-          send: (message) => {
-            outbox.push(message);
-            if (sendFails) throw new Error("550 mailbox unavailable");
-          },
+          ...email,
+        },
+      });
+
+    beforeAll(async () => {
+      opened = await store.open();
+      auth = instance({
+        send: (message) => {
+          outbox.push(message);
+          if (sendFails) throw new Error("550 mailbox unavailable");
         },
       });
       for (const type of ["email.sent", "email.failed", "email.verified", "password.reset"] as const) {
@@ -157,6 +166,54 @@ for (const store of stores) {
       await auth.storage.users.setEmail(user.id, { email: "set-by-service@example.com", verified: true }, auth.now());
       expect(await codeOf(verifyEmail(auth, { token: pending }))).toBe(40101);
       expect((await auth.storage.users.findById(user.id))?.email).toBe("set-by-service@example.com");
+    });
+
+    it("EM-1: two instances on the storage share one address's budget, kept under a keyed tag: past it, neither sends, and forgot answers as before", async () => {
+      const sent: EmailMessage[] = [];
+      const withheld: AuthEvent[] = [];
+      const limited = () => {
+        const other = instance({
+          recipientLimit: [{ limit: 3, window: "1h" }],
+          send: (message) => {
+            sent.push(message);
+          },
+        });
+        other.events.on("email.failed", (event) => {
+          withheld.push(event);
+        });
+        return other;
+      };
+      const [first, second] = [limited(), limited()];
+      await createUser(first, {
+        username: "shared-inbox",
+        password: testPassword,
+        email: "Shared-Inbox@example.com",
+        emailVerified: true,
+      });
+      for (let round = 0; round < 6; round += 1) {
+        const by = round % 2 === 0 ? first : second;
+        expect(await forgotPassword(by, { email: round < 3 ? "shared-inbox@example.com" : "SHARED-INBOX@example.com" })).toEqual(
+          {},
+        );
+        await emailDeliveriesSettled(by);
+      }
+      expect(sent.map(({ kind, to }) => ({ kind, to }))).toEqual(
+        Array.from({ length: 3 }, () => ({ kind: "password_reset", to: "Shared-Inbox@example.com" })),
+      );
+      expect(withheld.map((event) => (event.type === "email.failed" ? event.reason : event.type))).toEqual([
+        "recipient_limit",
+        "recipient_limit",
+        "recipient_limit",
+      ]);
+      // The counters hold neither the address nor its key.
+      if ("db" in (opened?.storage ?? {})) {
+        const storage = opened?.storage as unknown as KyselyStorage;
+        const keys = await storage.db.selectFrom(storage.tables.counters).select("counter_key").execute();
+        const recipientKeys = keys.map((row) => String(row.counter_key)).filter((key) => key.startsWith("recipient:"));
+        expect(recipientKeys.length).toBeGreaterThan(0);
+        for (const key of recipientKeys) expect(key).toMatch(/^recipient:[A-Za-z0-9_-]{22}:\d$/);
+        expect(JSON.stringify(keys)).not.toMatch(/@|shared-inbox/i);
+      }
     });
 
     it("PR-2: a link expires after email.tokenLifetime (30 minutes by default)", async () => {

@@ -8,7 +8,7 @@ import type { EmailConfig, EmailMessage } from "./email-config.js";
 
 const address = "alice@example.com";
 const link = `${resetUrl}#token=secret-token-value`;
-const delivery: Delivery = { kind: "password_reset", to: address, userId: "user-1", username: "alice", link };
+const delivery: Delivery = { kind: "password_reset", to: address, userId: "user-1", username: "alice", link: async () => link };
 
 /** An auth whose `email.send` is `send`, with `onInternalError` recorded. */
 function deliveryAuth(send: EmailConfig["send"], options: Partial<EmailConfig> = {}) {

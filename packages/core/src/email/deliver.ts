@@ -2,6 +2,7 @@ import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { EmailKind, EmailMessage, NoticeReason, ResolvedEmailConfig } from "./email-config.js";
+import { takeRecipientMessage } from "./recipient-limit.js";
 import { writeMessage } from "./templates.js";
 
 /** One message to send: to whom, of what kind, and for which account. */
@@ -11,8 +12,11 @@ export interface Delivery {
   to: string;
   userId: string;
   username: string;
-  /** The reset or verification link. */
-  link?: string;
+  /**
+   * Makes the reset or verification link (issuing its token): called only once the recipient's
+   * budget allowed the message, so a withheld message voids no link sent before it.
+   */
+  link?: () => Promise<string>;
   /** The request's `Accept-Language`, which chooses a localized template. */
   acceptLanguage?: string | undefined;
 }
@@ -45,29 +49,33 @@ async function sendWithin(config: ResolvedEmailConfig, message: EmailMessage): P
 }
 
 /**
- * Writes and sends one message. A send that throws or outlasts `email.sendTimeout` is reported
- * (the `email.failed` event; `onInternalError` with the request id `"email"`, the error naming the
+ * Writes and sends one message, once the budget of the address it goes to allows it
+ * (`email.recipientLimit`, EM-1): past it, nothing is sent and no link made, `email.failed` is
+ * emitted with `reason: "recipient_limit"`, and the call resolves as a sent one does, so no
+ * answer tells it. A send that throws or outlasts `email.sendTimeout` is reported (the
+ * `email.failed` event; `onInternalError` with the request id `"email"`, the error naming the
  * kind, never the address or link) and becomes {@link AuthError} 50300; a sent one emits `email.sent`.
  *
- * @throws {AuthError} 50300 when the message was not sent.
+ * @throws {AuthError} 50300 when the send failed.
  */
 export async function deliverEmail(auth: Auth, delivery: Delivery): Promise<void> {
   const config = emailConfigOf(auth);
   const { kind, notice, userId } = delivery;
   const describe = notice ? { kind, notice, userId } : { kind, userId };
+  if (!(await takeRecipientMessage(auth, config, delivery))) {
+    auth.emit({ type: "email.failed", ...describe, reason: "recipient_limit", at: auth.now() });
+    return;
+  }
+  const link = await delivery.link?.();
   try {
-    const content = writeMessage(
-      config,
-      { kind, notice, username: delivery.username, link: delivery.link },
-      delivery.acceptLanguage,
-    );
+    const content = writeMessage(config, { kind, notice, username: delivery.username, link }, delivery.acceptLanguage);
     const message: EmailMessage = {
       kind,
       ...(notice ? { notice } : {}),
       to: delivery.to,
       ...(config.from ? { from: config.from } : {}),
       ...content,
-      ...(delivery.link ? { link: delivery.link } : {}),
+      ...(link ? { link } : {}),
     };
     await sendWithin(config, message);
   } catch (error) {

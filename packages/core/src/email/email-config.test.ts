@@ -25,7 +25,7 @@ describe("resolveEmailConfig", () => {
     expect(makeAuth().auth.config.email).toBeNull();
   });
 
-  it("fills in the defaults: appName the issuer's host, 30 minutes, 10 seconds, no templates", () => {
+  it("fills in the defaults: appName the issuer's host, 30 minutes, 10 seconds, 10 messages an hour and 30 a day per address, no templates", () => {
     const config = resolveEmailConfig(valid, "api.example.com");
     expect(config).toEqual({
       send,
@@ -35,6 +35,10 @@ describe("resolveEmailConfig", () => {
       appName: "api.example.com",
       tokenLifetimeMs: 30 * 60_000,
       sendTimeoutMs: 10_000,
+      recipientLimit: [
+        { limit: 10, windowMs: 3_600_000 },
+        { limit: 30, windowMs: 86_400_000 },
+      ],
       templates: {},
       localizedTemplates: new Map(),
     });
@@ -166,6 +170,20 @@ describe("resolveEmailConfig", () => {
     for (const bad of [0, "0s", "soon"]) {
       expect(refusal({ ...valid, sendTimeout: bad })).toMatch(/email\.sendTimeout must be a positive whole number/);
     }
+  });
+
+  it("EM-1: recipientLimit takes tiers as throttle does, and refuses a bad one naming it", () => {
+    expect(resolved({ recipientLimit: [{ limit: 2, window: "10m" }] })?.recipientLimit).toEqual([
+      { limit: 2, windowMs: 600_000 },
+    ]);
+    expect(refusal({ ...valid, recipientLimit: [] })).toMatch(
+      /email\.recipientLimit must be a non-empty list of \{ limit, window \}/,
+    );
+    expect(refusal({ ...valid, recipientLimit: [{ window: "1h" }] })).toMatch(/email\.recipientLimit\[0\]\.limit is required/);
+    expect(refusal({ ...valid, recipientLimit: [{ limit: 0, window: "1h" }] })).toMatch(/email\.recipientLimit\[0\]\.limit/);
+    expect(refusal({ ...valid, recipientLimit: [{ limit: 5, window: "1h", per: "ip" }] })).toMatch(
+      /email\.recipientLimit\[0\]\.per is not an option/,
+    );
   });
 
   it("refuses an unknown option, naming the one meant", () => {

@@ -1,4 +1,5 @@
 import { type Duration, type OptionNames, durationSeconds, fail, lacksScheme, refuseUnknownOptions } from "../config-values.js";
+import { type ResolvedTier, type ThrottleTier, resolveTiers } from "../throttle/throttle-config.js";
 
 /** What a message is: a reset link, a verification link, or a notice of a security change. */
 export type EmailKind = "password_reset" | "email_verification" | "notice";
@@ -88,6 +89,15 @@ export interface EmailConfig {
   tokenLifetime?: Duration;
   /** How long `send` may take before it counts as failed. Default `"10s"`, from 1 second to 2 minutes. */
   sendTimeout?: Duration;
+  /**
+   * How many messages one address may receive, of every kind together, counted per address as
+   * `emailKeyOf` compares them (EM-1). Links and `address_in_use` notices, which anyone can cause,
+   * stop at each tier's limit; notices of a change to the account that holds the address may go
+   * on to twice it, so a flood of others' messages never silences them. A message past the budget
+   * is not sent, no token is made for it, the answer does not change, and `email.failed` is
+   * emitted with `reason: "recipient_limit"`. Default 10 an hour and 30 a day.
+   */
+  recipientLimit?: ThrottleTier[];
   /** Your own templates, by kind, instead of the built-in English ones. */
   templates?: EmailTemplates;
   /**
@@ -106,6 +116,7 @@ export interface ResolvedEmailConfig {
   appName: string;
   tokenLifetimeMs: number;
   sendTimeoutMs: number;
+  recipientLimit: ResolvedTier[];
   templates: EmailTemplates;
   localizedTemplates: Map<string, EmailTemplates>;
 }
@@ -118,9 +129,15 @@ const emailOptions = {
   appName: true,
   tokenLifetime: true,
   sendTimeout: true,
+  recipientLimit: true,
   templates: true,
   localizedTemplates: true,
 } satisfies OptionNames<EmailConfig>;
+
+const defaultRecipientLimit: ThrottleTier[] = [
+  { limit: 10, window: "1h" },
+  { limit: 30, window: "24h" },
+];
 
 const templateKinds = { password_reset: true, email_verification: true, notice: true } satisfies Record<EmailKind, true>;
 
@@ -206,6 +223,7 @@ export function resolveEmailConfig(config: EmailConfig | undefined, issuerHost: 
     appName: config.appName ?? issuerHost,
     tokenLifetimeMs: boundedDuration(config.tokenLifetime, "email.tokenLifetime", 30 * 60, 5 * 60, 24 * 3600),
     sendTimeoutMs: boundedDuration(config.sendTimeout, "email.sendTimeout", 10, 1, 120),
+    recipientLimit: resolveTiers(config.recipientLimit, "email.recipientLimit", defaultRecipientLimit),
     templates: templatesOf(config.templates, "email.templates"),
     localizedTemplates,
   };

@@ -103,8 +103,18 @@ export type AuthEvent =
   | (EventBase & { type: "email.verified"; userId: string })
   /** A message handed to `email.send` and delivered by it; `notice` says what a notice was about. */
   | (EventBase & { type: "email.sent"; kind: EmailKind; notice?: NoticeReason; userId: string })
-  /** `email.send` threw (`failed`) or outlasted `email.sendTimeout` (`timed_out`); the message is lost, its token stays valid. */
-  | (EventBase & { type: "email.failed"; kind: EmailKind; notice?: NoticeReason; userId: string; reason: "failed" | "timed_out" })
+  /**
+   * `email.send` threw (`failed`) or outlasted `email.sendTimeout` (`timed_out`): the message is
+   * lost, its token stays valid. `recipient_limit`: the address's `email.recipientLimit` was spent,
+   * so the message was not sent and no token made for it (EM-1).
+   */
+  | (EventBase & {
+      type: "email.failed";
+      kind: EmailKind;
+      notice?: NoticeReason;
+      userId: string;
+      reason: "failed" | "timed_out" | "recipient_limit";
+    })
   | (EventBase & { type: "passkey.registered"; userId: string; credentialId: string })
   | (EventBase & { type: "passkey.renamed"; userId: string; credentialId: string })
   | (EventBase & { type: "passkey.revoked"; userId: string; credentialId: string })

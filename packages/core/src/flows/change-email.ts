@@ -76,13 +76,13 @@ async function deliverAddressMessage(
     await deliverEmail(auth, { ...notice, userId: holder.id, username: holder.username, acceptLanguage });
     return;
   }
-  const token = await issueEmailToken(auth, "email_verification", user, email);
   await deliverEmail(auth, {
     kind: "email_verification",
     to: email,
     userId: user.id,
     username: user.username,
-    link: linkWithToken(emailConfigOf(auth).verifyUrl, token),
+    link: async () =>
+      linkWithToken(emailConfigOf(auth).verifyUrl, await issueEmailToken(auth, "email_verification", user, email)),
     acceptLanguage,
   });
 }

@@ -51,13 +51,12 @@ export async function forgotPassword(auth: Auth, input: ForgotPasswordInput): Pr
   deliverLater(auth, async () => {
     const user = await accountOf(auth, accountKey);
     if (!user || !canReset(user)) return;
-    const token = await issueEmailToken(auth, "password_reset", user);
     await deliverEmail(auth, {
       kind: "password_reset",
       to: user.email as string,
       userId: user.id,
       username: user.username,
-      link: linkWithToken(config.resetUrl, token),
+      link: async () => linkWithToken(config.resetUrl, await issueEmailToken(auth, "password_reset", user)),
       acceptLanguage: input.acceptLanguage,
     });
   });

@@ -101,7 +101,11 @@ const defaultEmailChangeTiers: ThrottleTier[] = [
   { limit: 20, window: "24h" },
 ];
 
-function tiers(value: ThrottleTier[] | undefined, what: string, fallback: ThrottleTier[]): ResolvedTier[] {
+/**
+ * Checks a list of throttling tiers (`what` names the option in messages) and resolves it to
+ * milliseconds; `fallback` when absent. Throws a `TypeError` naming a bad tier.
+ */
+export function resolveTiers(value: ThrottleTier[] | undefined, what: string, fallback: ThrottleTier[]): ResolvedTier[] {
   const list = value ?? fallback;
   if (!Array.isArray(list) || list.length === 0) fail(`${what} must be a non-empty list of { limit, window }`);
   return list.map((tier, index) => {
@@ -129,25 +133,25 @@ export function resolveThrottleConfig(config: ThrottleConfig | undefined): Resol
   } satisfies OptionNames<ThrottleConfig>;
   refuseUnknownOptions(config, options, "throttle.");
   return {
-    account: tiers(config?.account, "throttle.account", defaultAccountTiers),
-    device: tiers(config?.device, "throttle.device", defaultAccountTiers),
+    account: resolveTiers(config?.account, "throttle.account", defaultAccountTiers),
+    device: resolveTiers(config?.device, "throttle.device", defaultAccountTiers),
     deviceTokenLifetimeSeconds: durationSeconds(config?.deviceTokenLifetime ?? "90d", "throttle.deviceTokenLifetime"),
-    ip: tiers(config?.ip, "throttle.ip", defaultIpTiers),
-    unauthenticatedWrites: tiers(
+    ip: resolveTiers(config?.ip, "throttle.ip", defaultIpTiers),
+    unauthenticatedWrites: resolveTiers(
       config?.unauthenticatedWrites,
       "throttle.unauthenticatedWrites",
       defaultUnauthenticatedWriteTiers,
     ),
-    passwordResetRequests: tiers(
+    passwordResetRequests: resolveTiers(
       config?.passwordResetRequests,
       "throttle.passwordResetRequests",
       defaultPasswordResetRequestTiers,
     ),
-    passwordResetRequestsIp: tiers(
+    passwordResetRequestsIp: resolveTiers(
       config?.passwordResetRequestsIp,
       "throttle.passwordResetRequestsIp",
       defaultPasswordResetRequestIpTiers,
     ),
-    emailChanges: tiers(config?.emailChanges, "throttle.emailChanges", defaultEmailChangeTiers),
+    emailChanges: resolveTiers(config?.emailChanges, "throttle.emailChanges", defaultEmailChangeTiers),
   };
 }

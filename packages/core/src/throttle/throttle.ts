@@ -29,24 +29,34 @@ const counterKeys: Record<ThrottleScope, (auth: Auth, subject: string) => string
  * refills.
  */
 export async function takeAttempt(auth: Auth, scope: ThrottleScope, subject: string, ip?: string): Promise<void> {
-  const tiers: ResolvedTier[] = auth.config.throttle[scope];
   const key = counterKeys[scope](auth, subject);
   const now = auth.now();
-  let retryAt = 0;
-  for (const [index, tier] of tiers.entries()) {
-    const hit = await auth.storage.counters.hit(`${key}:${index}`, tier.limit, tier.windowMs, now);
-    // An attempt one tier refuses is never evaluated, so it must not use up the later tiers:
-    // a burst during a 15-minute lockout would otherwise fill the daily tier at once (RL-1).
-    if (!hit.allowed) {
-      retryAt = hit.resetAt;
-      break;
-    }
-  }
+  const retryAt = await hitTiers(auth, key, auth.config.throttle[scope], now);
   if (retryAt === 0) return;
   const retryAfterSeconds = Math.max(1, Math.ceil((retryAt - now) / 1000));
   const eventKey = key.slice(key.indexOf(":") + 1);
   auth.emit({ type: "throttled", scope, key: eventKey, retryAfterSeconds, at: now, ip });
   throw new AuthError(ErrorCode.TooManyAttempts, undefined, { retryAfterSeconds });
+}
+
+/**
+ * Counts one hit on each tier's counter of `key` (`key:0`, `key:1`…) in turn, up to the first
+ * tier that refuses it. Returns 0 when every tier counted it, else when the refusing tier's
+ * window ends.
+ */
+export async function hitTiers(
+  auth: Pick<Auth, "storage">,
+  key: string,
+  tiers: readonly ResolvedTier[],
+  now: number,
+): Promise<number> {
+  for (const [index, tier] of tiers.entries()) {
+    const hit = await auth.storage.counters.hit(`${key}:${index}`, tier.limit, tier.windowMs, now);
+    // What one tier refuses goes no further, so it must not use up the later tiers: a burst
+    // during a 15-minute lockout would otherwise fill the daily tier at once (RL-1).
+    if (!hit.allowed) return hit.resetAt;
+  }
+  return 0;
 }
 
 /**
