@@ -167,6 +167,7 @@ export type { ParameterDoc, Route, RouteContext, RouteDoc, RouteResult, RouteTag
 export { routes } from "./http/routes/index.js";
 export type { Envelope, HttpRequest, HttpResponse } from "./http/types.js";
 export {
+  type ImportIncomplete,
   type ImportRefusal,
   type ImportSkip,
   type ImportSummary,
@@ -176,6 +177,7 @@ export {
   type ImportedUser,
   UnreadableRecord,
   existsWithOtherData,
+  existsWithoutItsFactors,
   importListLimits,
   importUsers,
 } from "./import/import-users.js";
