@@ -18,8 +18,8 @@ const progressEvery = 1000;
  * The longest line `portcullis import` reads: 1 MiB. The largest record the field limits allow
  * (20 passkeys with 1,023-byte ids, 2,048-byte keys and 64-character labels, 20 links with
  * 255-character subjects, the longest username, address and hash, every character written as a
- * `\u` escape) is about 262 KiB, with a 32-character TOTP secret and no roles (neither has a
- * length limit of its own); the cap is four times that.
+ * `\u` escape) is about 262 KiB with a 32-character TOTP secret; roles at their bound (4,096
+ * bytes of JSON) add at most 24 KiB. The cap is about four times that.
  */
 export const maxImportLineBytes = 1024 * 1024;
 
