@@ -91,6 +91,10 @@ export function userStore(context: StoreContext): UserStore {
     },
     async createAccount({ user, totp, recoveryCodeHashes, passkeys, identities }) {
       const userId = user.id;
+      // A user alone is one statement, atomic by itself: no transaction's two more round trips.
+      if (totp === null && recoveryCodeHashes.length + passkeys.length + identities.length === 0) {
+        return insertUnlessDuplicate(context, t.users, toUserRow(user));
+      }
       // One transaction, one INSERT per table: every row or none. A duplicate key in any of them
       // (the user's id, username or verified address, a credential id, a link) rolls back all,
       // and so does a connection cut part way (the server rolls back what it had open).
