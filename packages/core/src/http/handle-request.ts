@@ -68,8 +68,9 @@ export function normalizePath(target: string): string {
 }
 
 /**
- * A request target as core reads it, in origin-form: the normalised path ({@link normalizePath})
- * and the query, without a fragment or an absolute-form's scheme and host. Core answers it exactly
+ * A request target as core reads it, in origin-form: the path as routes are matched (dot
+ * segments applied, `\` read as `/`, repeated slashes collapsed, a trailing one dropped) and the
+ * query, without a fragment or an absolute-form's scheme and host. Core answers it exactly
  * as it answers `url`, so an adapter may hand it on in place of a target its server refuses before
  * the adapter runs (`@portcullis/hono`'s `withResolvedTargets` does, for `@hono/node-server`).
  *
