@@ -2,7 +2,18 @@
 // passkey begin's ceremony) stays bounded under a stream of such requests, in memory storage and
 // in SQL (PGlite): per address by throttle.unauthenticatedWrites, and across addresses because
 // every such store counts towards the sweep of expired rows.
-import { type Auth, type Storage, memoryStorage, oauthAuthorize, webauthnBegin } from "@portcullis/core";
+
+import { randomBytes } from "node:crypto";
+import {
+  type Auth,
+  type Storage,
+  emailDeliveriesSettled,
+  forgotPassword,
+  memoryStorage,
+  oauthAuthorize,
+  sweepExpired,
+  webauthnBegin,
+} from "@portcullis/core";
 import { type KyselyStorage, pgliteStorage } from "@portcullis/kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestClock, makeTestAuth } from "../fixtures/auth.js";
@@ -85,6 +96,27 @@ function authOn(storage: Storage): { auth: Auth; clock: TestClock } {
   return makeTestAuth({ storage, oauth: corpOAuthConfig(idp, redirectUri) });
 }
 
+/** An auth on `storage` with email configured, its clock frozen; what it sends is dropped. */
+function forgotAuthOn(storage: Storage): { auth: Auth; clock: TestClock } {
+  return makeTestAuth({
+    storage,
+    email: { send: () => {}, resetUrl: "https://app.example.com/reset", verifyUrl: "https://app.example.com/verify" },
+  });
+}
+
+/** A name nobody has, new each call: what a stream of forgot requests for random names types. */
+const randomName = () => `nobody-${randomBytes(9).toString("base64url")}`;
+
+/** The sweep interval's timer, moved by hand with the frozen clock: every 5 minutes of the clock. */
+function sweepEveryFiveMinutes(auth: Auth, clock: TestClock): () => Promise<void> {
+  let lastSweep = clock.now;
+  return async () => {
+    if (clock.now - lastSweep < 5 * 60_000) return;
+    lastSweep = clock.now;
+    await sweepExpired(auth);
+  };
+}
+
 /** An IPv4 address per index, each its own throttling bucket. */
 const address = (index: number) => `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`;
 
@@ -136,6 +168,60 @@ for (const subject of subjects) {
         await close();
       }
     }, 120_000);
+
+    it("RL-7: 2,000 forgot requests for random unknown names from one address over 25 hours leave at most a day of that address's allowed names (10 per 15 minutes)", async () => {
+      const { storage, rows, close } = await subject.open();
+      try {
+        const { auth, clock } = forgotAuthOn(storage);
+        const sweep = sweepEveryFiveMinutes(auth, clock);
+        const outcomes = new Map<"stored" | number, number>();
+        let peak = 0;
+        for (let index = 0; index < 2000; index += 1) {
+          clock.advance(45_000);
+          await sweep();
+          const outcome = await settled(forgotPassword(auth, { username: randomName(), ip: "203.0.113.9" }));
+          outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+          if (index % 50 === 49) peak = Math.max(peak, (await rows()).counters);
+        }
+        await emailDeliveriesSettled(auth);
+        // 25 hours: 100 windows of 15 minutes, 10 names each; the rest refused before any name's counter.
+        expect(outcomes.get("stored")).toBe(1000);
+        expect(outcomes.get(42900)).toBe(1000);
+        // Live at once: each allowed name's daily window (960 in a day), the 15-minute windows of the
+        // last 10 names and the address's own, and what expired since the last sweep (5 minutes:
+        // at most 7 names' daily windows and 10 short ones).
+        expect(peak).toBeLessThanOrEqual(960 + 10 + 1 + 7 + 10 + 1);
+        expect(peak).toBeGreaterThan(900);
+      } finally {
+        await close();
+      }
+    }, 240_000);
+
+    it("RL-7: 2,100 forgot requests for random unknown names from 2,100 addresses over 105 minutes: the 15-minute windows are swept as they end, each name's daily window stays its day (bounded by time only, docs/storage.md)", async () => {
+      const { storage, rows, close } = await subject.open();
+      try {
+        const { auth, clock } = forgotAuthOn(storage);
+        const sweep = sweepEveryFiveMinutes(auth, clock);
+        let peak = 0;
+        for (let index = 0; index < 2100; index += 1) {
+          clock.advance(3000);
+          await sweep();
+          expect(await settled(forgotPassword(auth, { username: randomName(), ip: address(index) }))).toBe("stored");
+          if (index % 50 === 49) peak = Math.max(peak, (await rows()).counters);
+        }
+        // Three windows per request: the address's and the name's of 15 minutes, the name's of a day.
+        // Live at once: every name's daily window (2,100, none a day old yet) and the short windows
+        // of the last 15 minutes and of one sweep interval (2 × 400); never 3 × 2,100.
+        expect(peak).toBeLessThanOrEqual(2100 + 2 * 400);
+        expect((await rows()).counters).toBeGreaterThanOrEqual(2100);
+        await emailDeliveriesSettled(auth);
+        clock.advance(24 * 3_600_000);
+        await sweepExpired(auth);
+        expect((await rows()).counters).toBe(0);
+      } finally {
+        await close();
+      }
+    }, 240_000);
 
     it("RL-7: 2,100 passkey begins from 2,100 addresses over 105 minutes: expired ceremonies are swept as new ones arrive", async () => {
       const { storage, rows, close } = await subject.open();
