@@ -245,6 +245,7 @@ describe("@portcullis/hono", () => {
       ["http://host.example/api/v1/auth/me", "/api/v1/auth/me"],
       ["/api/v1/auth//login", "/api/v1/auth//login"],
       ["/api/v1/auth/me?next=\\x", "/api/v1/auth/me?next=\\x"],
+      ["/api/v1/auth//me?next=\\x", "/api/v1/auth//me?next=\\x"],
       ["/api/v1/health\\x", "/api/v1/health\\x"],
       ["HTTP://HOST.EXAMPLE/api/v1/health", "HTTP://HOST.EXAMPLE/api/v1/health"],
       ["*", "*"],

@@ -306,7 +306,7 @@ export function frameworkErrorHandler(auth: Auth, options: FrameworkErrorHandler
   assertAuthArgument(auth, "frameworkErrorHandler", "Fastify({ frameworkErrors: frameworkErrorHandler(auth) })");
   const serve = requestServer(auth, options);
   const handle = (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
-    if (!servesPath(auth, request.raw.url ?? "/")) {
+    if (!servesPath(auth, request.url)) {
       if (options.otherwise) options.otherwise(error, request, reply);
       else reply.send(error);
       return;

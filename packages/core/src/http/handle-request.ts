@@ -30,7 +30,6 @@ const absoluteForm = /^https?:\/\/[^/?#\\]+/i;
  * read as its path) without its scheme and authority; any other target as it is.
  */
 function originForm(url: string): string {
-  if (url.startsWith("/")) return url;
   const authority = absoluteForm.exec(url);
   return authority === null ? url : url.slice(authority[0].length);
 }
