@@ -210,6 +210,7 @@ describe("imported password hashes", () => {
       `$scrypt$ln=12,r=8,p=16$${salt}$${key}`,
       `$scrypt$ln=15,r=1,p=16$${salt}$${key}`,
       `$scrypt$ln=16,r=2,p=4$${salt}$${key}`,
+      `$scrypt$ln=14,r=16,p=2$${salt}$${key}`,
       // PBKDF2: the iterations times the blocks of the key exactly at each digest's limit
       `pbkdf2_sha256$1$seasalt$${django}`,
       `pbkdf2_sha256$1500000$seasalt$${django}`,
@@ -234,7 +235,8 @@ describe("imported password hashes", () => {
       [`$scrypt$ln=17,r=8,p=1$${salt}$${key}`, /N·r·p is 2\^17·8·1, over the limit of 2\^19/],
       [`$scrypt$ln=13,r=8,p=16$${salt}$${key}`, /N·r·p is 2\^13·8·16, over the limit of 2\^19/],
       [`$scrypt$ln=16,r=8,p=2$${salt}$${key}`, /N·r·p is 2\^16·8·2, over the limit of 2\^19/],
-      [`$scrypt$ln=16,r=1,p=1$${salt}$${key}`, /2\^16 with r = 1: this hash never verifies/],
+      [`$scrypt$ln=16,r=1,p=1$${salt}$${key}`, /not 2\^16 with r = 1: this hash never verifies/],
+      [`$scrypt$ln=19,r=1,p=1$${salt}$${key}`, /not 2\^19 with r = 1: this hash never verifies/],
       [`$pbkdf2-sha256$0$${salt}$${key}`, /iterations must be at least 1/],
       [
         `$pbkdf2-sha256$1500001$${salt}$${key}`,
@@ -289,7 +291,7 @@ describe("imported password hashes", () => {
     const r1 = scryptSync("pw", salt, 32, { N: 2 ** 15, r: 1, p: 1 });
     expect(await verifies(`$scrypt$ln=15,r=1,p=1$${b64(salt)}$${b64(r1)}`, "pw")).toBe(true);
     expect(refusal(`$scrypt$ln=16,r=1,p=1$${b64(salt)}$${b64(r1)}`)).toBe(
-      "scrypt: N must be below 2^(16·r) (RFC 7914), 2^16 with r = 1: this hash never verifies",
+      "scrypt: N must be below 2^(16·r) (RFC 7914), not 2^16 with r = 1: this hash never verifies",
     );
     expect(refusal(`$scrypt$ln=17,r=2,p=1$${b64(salt)}$${b64(r1)}`)).toBeNull();
     // bcrypt writes its 23 checksum bytes in 31 characters, the last with two zero bits: another last character never matches.
@@ -345,6 +347,10 @@ describe("imported password hashes", () => {
       [`$pbkdf2-sha256$29000$${salt}$${b64(randomBytes(8))}`, "pbkdf2: the hash must be 16 to 128 bytes, not 8"],
       [`pbkdf2_sha256$0$seasalt$${django}`, "pbkdf2 (Django): the iterations must be at least 1"],
       [
+        `pbkdf2_sha256$1500001$seasalt$${django}`,
+        "pbkdf2 (Django): 1500001 iterations × 1 block of the key is over the limit of 1500000 for sha256",
+      ],
+      [
         "pbkdf2_sha1$600000$seasalt$8xBlGd3jVgvJ+92hWPxi5ww0uuAuAnKgC45eudxro7c=",
         "pbkdf2 (Django): the hash must be 20 bytes, not 32",
       ],
@@ -370,6 +376,7 @@ describe("imported password hashes", () => {
     const malformed = [
       `$2b$05$x${bcrypt}`,
       `${bcrypt}$x`,
+      `${bcrypt}u`,
       `$scrypt$x$scrypt$ln=14,r=8,p=1$${salt}$${key}`,
       `$scrypt$ln=14,r=8,p=1$${salt}$${key}$x`,
       `$pbkdf2-sha256$x$pbkdf2-sha256$29000$${salt}$${key}`,

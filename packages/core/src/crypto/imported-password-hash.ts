@@ -130,7 +130,7 @@ function scryptBounds(ln: number, r: number, p: number): string | null {
   if (ln < 1) return "scrypt: N must be a power of two above 1";
   if (r < 1 || p < 1 || p > IMPORTED_HASH_LIMITS.parallelism) return "scrypt: r must be at least 1 and p 1 to 16";
   // RFC 7914 §2 and OpenSSL, which Node's crypto.scrypt calls, refuse N ≥ 2^(128·r/8).
-  if (ln >= 16 * r) return `scrypt: N must be below 2^(16·r) (RFC 7914), 2^${16 * r} with r = ${r}: this hash never verifies`;
+  if (ln >= 16 * r) return `scrypt: N must be below 2^(16·r) (RFC 7914), not 2^${ln} with r = ${r}: this hash never verifies`;
   if (2 ** ln * r * p > IMPORTED_HASH_LIMITS.scryptWork)
     return `scrypt: N·r·p is 2^${ln}·${r}·${p}, over the limit of 2^${Math.log2(IMPORTED_HASH_LIMITS.scryptWork)}`;
   return null;

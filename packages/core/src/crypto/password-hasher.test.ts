@@ -169,6 +169,13 @@ describe("password hasher", () => {
     expect(await hasher.verify(nfkc.stored, "\ufb01ve")).toBe(true);
   });
 
+  it("IM-1: when the library of an imported hash fails, the sign-in answers false, not the failure", async () => {
+    const stored = await importedBcrypt("pw");
+    vi.mocked(bcryptHash).mockRejectedValueOnce(new Error("the library failed"));
+    await expect(hasher.verify(stored, "pw")).resolves.toBe(false);
+    await expect(hasher.verify(stored, "pw")).resolves.toBe(true);
+  });
+
   it("IM-1, PW-4: a password over the byte cap costs no work against an imported hash either", async () => {
     const parsed = parseImportedPasswordHash(await bcryptjs.hash("pw", 4));
     if (!parsed.ok) throw new Error(parsed.reason);

@@ -81,14 +81,15 @@ function recordDuration(reference: CostReference, elapsedMs: number): void {
 
 /**
  * Where a stored hash is verified: argon2id at or under the configured cost in the hashing
- * queue, an imported one (or a dearer argon2id) in the imported-hash queue, and anything else
- * not at all: the dummy hash is verified instead, and `refusal` says why a hash that is there
- * is not verified, when it is not merely unreadable.
+ * queue, an imported one (or a dearer argon2id) in the imported-hash queue. One over the caps,
+ * or marked as imported but no longer read, is `refused` with the reason; no hash, or one that
+ * is neither argon2id nor marked, is null. Neither is verified: the dummy hash is, instead.
  */
 type StoredHash =
   | { queue: "native"; phc: string }
   | { queue: "imported"; hash: ImportedPasswordHash }
-  | { queue: "none"; refusal: string | null };
+  | { queue: "refused"; reason: string }
+  | null;
 
 /**
  * Makes the {@link PasswordHasher} for a configuration; `report` receives what sign-in must not
@@ -155,17 +156,17 @@ export function createPasswordHasher(
 
   const { memoryCost, timeCost } = config.hashing;
   const storedHash = (phc: string | null): StoredHash => {
-    if (phc === null) return { queue: "none", refusal: null };
+    if (phc === null) return null;
     const imported = readStoredImportedHash(phc);
-    if (imported) return imported.ok ? { queue: "imported", hash: imported.hash } : { queue: "none", refusal: imported.reason };
+    if (imported) return imported.ok ? { queue: "imported", hash: imported.hash } : { queue: "refused", reason: imported.reason };
     const parameters = phcParameters(phc);
-    if (!parameters) return { queue: "none", refusal: null };
+    if (!parameters) return null;
     if (parameters.memoryCost <= memoryCost && parameters.memoryCost * parameters.timeCost <= memoryCost * timeCost) {
       return { queue: "native", phc };
     }
     // Dearer than the configured cost: an argon2id hash an import stored as it is, or one made before the cost was lowered.
     const dearer = parseImportedPasswordHash(phc);
-    return dearer.ok ? { queue: "imported", hash: dearer.hash } : { queue: "none", refusal: dearer.reason };
+    return dearer.ok ? { queue: "imported", hash: dearer.hash } : { queue: "refused", reason: dearer.reason };
   };
 
   return {
@@ -182,16 +183,16 @@ export function createPasswordHasher(
       // does not tell unknown users apart (EN-2).
       const dummyPhc = await reference.dummyPhc;
       const found = storedHash(phc);
-      if (found.queue === "imported") {
+      if (found?.queue === "imported") {
         const result = await verifyImportedInSlot(found.hash, prepared.normalized);
         // A cheaper imported hash answers no sooner than an unknown user (EN-2); a dearer one is not shortened.
         if (result.elapsedMs < reference.averageMs) await sleep(reference.averageMs - result.elapsedMs);
         return result.matched;
       }
-      if (found.queue === "none" && found.refusal !== null) {
-        report(new Error(`A stored password hash was not verified (IMPORTED_HASH_LIMITS, PW-4): ${found.refusal}`));
+      if (found?.queue === "refused") {
+        report(new Error(`A stored password hash was not verified (IMPORTED_HASH_LIMITS, PW-4): ${found.reason}`));
       }
-      const stored = found.queue === "native" ? found.phc : null;
+      const stored = found?.queue === "native" ? found.phc : null;
       const result = await verifyInSlot(stored ?? dummyPhc, prepared.normalized);
       const atCurrentCost = stored === null || !needsRehash(stored);
       if (atCurrentCost && !result.malformed) {
