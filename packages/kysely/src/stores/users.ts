@@ -93,7 +93,7 @@ export function userStore(context: StoreContext): UserStore {
       const userId = user.id;
       // A user alone is one statement, atomic by itself: no transaction's two more round trips.
       if (totp === null && recoveryCodeHashes.length + passkeys.length + identities.length === 0) {
-        return insertUnlessDuplicate(context, t.users, toUserRow(user));
+        return insertUnlessDuplicate(context, t.users, { ...toUserRow(user) });
       }
       // One transaction, one INSERT per table: every row or none. A duplicate key in any of them
       // (the user's id, username or verified address, a credential id, a link) rolls back all,
