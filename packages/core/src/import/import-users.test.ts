@@ -900,6 +900,77 @@ describe("importUsers: other data, and records that share a key", () => {
   });
 });
 
+/** Memory storage whose `createAccount` of the users `slow` names lets the event loop turn 20 times first: a write that takes a while. */
+function slowWrites(slow: (account: Parameters<Storage["users"]["createAccount"]>[0]) => boolean) {
+  const storage = memoryStorage();
+  const slowed: Storage = {
+    ...storage,
+    users: {
+      ...storage.users,
+      async createAccount(account) {
+        if (slow(account)) for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+        return storage.users.createAccount(account);
+      },
+    },
+  };
+  return { storage, auth: makeAuth({ storage: slowed }).auth };
+}
+
+describe("importUsers: records that share a key keep the file's order, however slow a write", () => {
+  it("IM-1, EV-1, WA-6, OA-7: the first of two records sharing a username, id, verified address, credential id or link is written though its write is slow; the second waits and is skipped or refused", async () => {
+    const passkey = await exportedPasskey();
+    const { auth, storage } = slowWrites((account) => account.user.roles.includes("first"));
+    const first = { roles: ["first"] };
+    const refusals: ImportRefusal[] = [];
+    const skips: unknown[] = [];
+    const summary = await importUsers(
+      auth,
+      [
+        { username: "twin", ...first },
+        { username: "twin" },
+        { username: "i1", id: "shared-id", ...first },
+        { username: "i2", id: "shared-id" },
+        { username: "e1", email: "shared@example.com", emailVerified: true, ...first },
+        { username: "e2", email: "shared@example.com", emailVerified: true },
+        { username: "p1", passkeys: [passkey], ...first },
+        { username: "p2", passkeys: [passkey] },
+        { username: "l1", identities: [{ provider: "github", subject: "9" }], ...first },
+        { username: "l2", identities: [{ provider: "github", subject: "9" }] },
+      ],
+      { onRefused: (refusal) => refusals.push(refusal), onSkipped: (skip) => skips.push(skip) },
+    );
+    expect(summary).toMatchObject({ imported: 5, skipped: 1, refused: 4 });
+    expect(skips).toEqual([{ position: 2, username: "twin", reason: existsWithOtherData }]);
+    expect(refusals.map(({ position, field }) => [position, field])).toEqual([
+      [4, "id"],
+      [6, "email"],
+      [8, "passkeys[0].id"],
+      [10, "identities[0]"],
+    ]);
+    expect((await storage.users.findByUsernameKey("twin"))?.roles).toEqual(["first"]);
+  });
+
+  it("IM-1: a record that ends without writing hands its key on: the next record sharing it waits for the one after, not for it", async () => {
+    // With two records in hand: a1 (skipped, its username taken) and b, which waits for a1's id
+    // claim; once a1 is done, c is read while b's write is slow, and must wait for b.
+    const { auth, storage } = slowWrites((account) => account.user.username === "b");
+    await importUsers(auth, [{ username: "a1", roles: ["old"] }]);
+    const refusals: ImportRefusal[] = [];
+    const summary = await importUsers(
+      auth,
+      [
+        { username: "a1", id: "shared-id" },
+        { username: "b", id: "shared-id" },
+        { username: "c", id: "shared-id" },
+      ],
+      { concurrency: 2, onRefused: (refusal) => refusals.push(refusal) },
+    );
+    expect(summary).toMatchObject({ imported: 1, skipped: 1, refused: 1 });
+    expect(refusals).toEqual([{ position: 3, field: "id", reason: "is another user's id" }]);
+    expect((await storage.users.findById("shared-id"))?.username).toBe("b");
+  });
+});
+
 describe("importUsers: a user and everything it owns, as one (IM-1)", () => {
   /** A storage whose every separate write of a user or a factor is recorded (the import must make none). */
   function recordingSeparateWrites(storage: Storage, createAccount: Storage["users"]["createAccount"]) {

@@ -447,6 +447,15 @@ function missingFactors(record: CheckedRecord, stored: StoredFactors): string[] 
   return missing;
 }
 
+/** Whether the stored factor (pending or enabled) holds `secret`; both absent counts as the same. */
+function sameTotpSecret(auth: Auth, stored: TotpRecord | null, secret: Buffer | null, userId: string): boolean {
+  if (stored === null || secret === null) return stored === secret;
+  const opened = openTotpSecret(auth, stored.secret, userId);
+  const same = opened.equals(secret);
+  opened.fill(0);
+  return same;
+}
+
 /** Whether the account `existing`, holding `stored`, holds exactly what `record` would import. */
 async function holdsSameData(auth: Auth, existing: UserRecord, stored: StoredFactors, record: CheckedRecord): Promise<boolean> {
   const { user } = record;
@@ -457,22 +466,16 @@ async function holdsSameData(auth: Auth, existing: UserRecord, stored: StoredFac
     existing.disabled !== user.disabled ||
     existing.passwordHash !== user.passwordHash ||
     !sameSet(existing.roles, user.roles) ||
-    (stored.totp !== null) !== (record.totpSecret !== null) ||
     stored.recoveryCodes !== record.recoveryCodes.length ||
     stored.passkeys.length !== record.passkeys.length ||
-    stored.identities.length !== record.identities.length
+    stored.identities.length !== record.identities.length ||
+    // Same counts, every link held (else it was incomplete): a passkey's key may still differ.
+    !record.passkeys.every((passkey) =>
+      stored.passkeys.some((candidate) => candidate.id === passkey.id && candidate.publicKey === passkey.publicKey),
+    ) ||
+    !sameTotpSecret(auth, stored.totp, record.totpSecret, existing.id)
   ) {
     return false;
-  }
-  // Same counts, and every passkey and link of the record held (else it was incomplete): only a public key may differ.
-  for (const passkey of record.passkeys) {
-    if (stored.passkeys.find((candidate) => candidate.id === passkey.id)?.publicKey !== passkey.publicKey) return false;
-  }
-  if (stored.totp !== null && record.totpSecret !== null) {
-    const secret = openTotpSecret(auth, stored.totp.secret, existing.id);
-    const same = secret.equals(record.totpSecret);
-    secret.fill(0);
-    if (!same) return false;
   }
   for (const code of record.recoveryCodes) {
     if (!(await auth.storage.recoveryCodes.has(existing.id, hashRecoveryCode(existing.id, code)))) return false;
