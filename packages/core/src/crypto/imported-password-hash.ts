@@ -46,8 +46,9 @@ export const IMPORTED_HASH_PREFIX = "imported:";
  * memory (128·N·r bytes, at most 64 MiB); PBKDF2 by the iterations times the blocks of the key,
  * ceil(key length / digest length), each block running every iteration; argon2 by m·t (KiB
  * passed over) and m, p lanes sharing the m. Measured (`pnpm bench`, figure 13), each format at
- * its cap costs at most about one verification of bcrypt at cost 12, the hashes of the service
- * this library replaces: 7 to 30 times one default argon2id verification (docs/migrating.md).
+ * its cap costs about one verification of bcrypt at cost 12, the hashes of the service this
+ * library replaces (PBKDF2 up to twice that): 4 to 33 default argon2id verifications
+ * (docs/migrating.md).
  * These admit the defaults of the systems the formats come from (bcrypt 10–12, Django's
  * PBKDF2 up to 1,200,000 iterations, Better Auth's and passlib's scrypt, argon2 up to Django's
  * 100 MiB). A hash over a cap is refused at import, and one stored by an earlier release is

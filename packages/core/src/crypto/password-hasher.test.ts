@@ -385,6 +385,7 @@ describe("password hasher", () => {
       });
       expect(await padding(10)).toEqual([90]);
       expect(await padding(250)).toEqual([]);
+      expect(await padding(100)).toEqual([]); // exactly the target: nothing to wait for
       expect(await padding(40)).toEqual([60]); // an imported hash does not move the target
     } finally {
       now.mockRestore();
