@@ -2,7 +2,7 @@ import type { Auth } from "../auth.js";
 import { keyedTag } from "../crypto/keyed-tag.js";
 import { hitTiers } from "../throttle/throttle.js";
 import { emailKeyOf } from "../users/email.js";
-import type { EmailKind, NoticeReason, ResolvedEmailConfig } from "./email-config.js";
+import type { NoticeReason, ResolvedEmailConfig } from "./email-config.js";
 
 /**
  * Notices of a change made to the account that holds the address. Nobody else can cause them, and
@@ -26,9 +26,9 @@ const ownChangeNotices: ReadonlySet<NoticeReason | undefined> = new Set<NoticeRe
 export async function takeRecipientMessage(
   auth: Auth,
   config: ResolvedEmailConfig,
-  message: { kind: EmailKind; notice?: NoticeReason | undefined; to: string },
+  message: { notice?: NoticeReason | undefined; to: string },
 ): Promise<boolean> {
-  const share = message.kind === "notice" && ownChangeNotices.has(message.notice) ? 2 : 1;
+  const share = ownChangeNotices.has(message.notice) ? 2 : 1;
   const tiers = config.recipientLimit.map((tier) => ({ limit: tier.limit * share, windowMs: tier.windowMs }));
   const key = `recipient:${keyedTag(auth.secretBox, "portcullis email recipient v1", emailKeyOf(message.to))}`;
   return (await hitTiers(auth, key, tiers, auth.now())) === 0;

@@ -193,6 +193,14 @@ describe("changeEmail", () => {
     expect(await askFor(harness, userId, "one-more@example.com")).toEqual({ pending: true });
   });
 
+  it("throttle.emailChanges is each user's own: another user's requests spend none of it", async () => {
+    const harness = makeEmailAuth();
+    const aliceId = await addUserWithEmail(harness.auth, "alice", "alice@example.com");
+    const bobId = await addUserWithEmail(harness.auth, "bob", "bob@example.com");
+    for (let request = 0; request < 5; request += 1) await askFor(harness, aliceId, `alice${request}@example.com`);
+    expect(await askFor(harness, bobId, "bob-new@example.com")).toEqual({ pending: true });
+  });
+
   it("a link that cannot be sent is 50300, reported as email.failed", async () => {
     const harness = makeEmailAuth();
     const userId = await addUserWithEmail(harness.auth, "alice", "alice@example.com");
