@@ -39,10 +39,10 @@ function hashesAtTheCaps(): [string, () => Promise<string>][] {
     ["PBKDF2-SHA256, 1,500,000 × 1 block (32-byte key)", async () => pbkdf2("sha256", 1_500_000, 32)],
     ["PBKDF2-SHA256, 375,000 × 4 blocks (128-byte key)", async () => pbkdf2("sha256", 375_000, 128)],
     [
-      "PBKDF2-SHA1 (Django), 1,500,000 × 1 block",
-      async () => `pbkdf2_sha1$1500000$benchsalt$${pbkdf2Sync(password, "benchsalt", 1_500_000, 20, "sha1").toString("base64")}`,
+      "PBKDF2-SHA1 (Django), 1,000,000 × 1 block",
+      async () => `pbkdf2_sha1$1000000$benchsalt$${pbkdf2Sync(password, "benchsalt", 1_000_000, 20, "sha1").toString("base64")}`,
     ],
-    ["PBKDF2-SHA512, 500,000 × 1 block (64-byte key)", async () => pbkdf2("sha512", 500_000, 64)],
+    ["PBKDF2-SHA512, 250,000 × 1 block (64-byte key)", async () => pbkdf2("sha512", 250_000, 64)],
     ["argon2id, m=128 MiB t=2 p=1 (m·t at the cap)", () => argon2(2, 131_072, 2, 1)],
     ["argon2i, m=13107 t=20 p=16 (m·t, t and p at the caps)", () => argon2(1, 13_107, 20, 16)],
   ];
