@@ -820,6 +820,8 @@ describe("importUsers: other data, and records that share a key", () => {
       { totpSecret: "KRSXG5DSNFXGOIDUN5ZHI2LOM5ZXI6LZ" },
       { passkeys: [passkey] },
       { passkeys: [passkey, { id: second.id, publicKey: other.publicKey }] },
+      // The key of the account's other passkey in its place: each passkey must hold its own key.
+      { passkeys: [passkey, { id: second.id, publicKey: passkey.publicKey }] },
       { identities: [{ provider: "github", subject: "1" }] },
     ];
     // The account lacks what these carry: incomplete (IM-1), and left as it is too.
