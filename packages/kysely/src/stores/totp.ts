@@ -54,13 +54,19 @@ export function totpStore(context: StoreContext): TotpStore {
           .executeTakeFirst();
         return num(result.numInsertedOrUpdatedRows ?? 0) === 1;
       }
-      // MySQL: the user's row, locked, orders concurrent writers of one user's factor.
+      // MySQL: the user's row, locked, orders concurrent writers of one user's factor. A pending
+      // factor is updated in place and a missing one inserted: a DELETE of a row that is not there
+      // would lock the gap around it, and two users enrolling at once would deadlock on it.
       return db.transaction().execute(async (trx) => {
         await trx.selectFrom(t.users).select("id").where("id", "=", record.userId).forUpdate().execute();
         const current = await trx.selectFrom(t.totp).select("enabled").where("user_id", "=", record.userId).executeTakeFirst();
-        if (current && flag(current.enabled)) return false;
-        await trx.deleteFrom(t.totp).where("user_id", "=", record.userId).execute();
-        await trx.insertInto(t.totp).values(values).execute();
+        if (current === undefined) {
+          await trx.insertInto(t.totp).values(values).execute();
+          return true;
+        }
+        if (flag(current.enabled)) return false;
+        const { user_id: _, ...changes } = values;
+        await trx.updateTable(t.totp).set(changes).where("user_id", "=", record.userId).execute();
         return true;
       });
     },

@@ -1,3 +1,4 @@
+import type { TotpRecord } from "../../storage/types.js";
 import { type SuiteContext, concurrently, countWhere } from "./harness.js";
 import { BASE_TIME, createUser, sampleTotp, uniqueId } from "./samples.js";
 
@@ -30,6 +31,14 @@ export function totpSuite({ test: { describe, it, expect }, makeStorage }: Suite
       expect(await storage.totp.enable(userId)).toBe(true);
       expect(await storage.totp.putPending(sampleTotp(userId))).toBe(false);
       expect(await storage.totp.get(userId)).toEqual({ ...record, enabled: true });
+    });
+
+    it("TOTP-5: 20 users putting a pending factor at once each store theirs (no writer waits on another user's factor)", async () => {
+      const storage = await makeStorage();
+      const records = await Promise.all(Array.from({ length: 20 }, async () => sampleTotp(await createUser(storage))));
+      const results = await concurrently(20, (index) => storage.totp.putPending(records[index] as TotpRecord));
+      expect(results).toEqual(records.map(() => true));
+      for (const record of records) expect(await storage.totp.get(record.userId)).toEqual(record);
     });
 
     it("enable is false with nothing pending, and false once already enabled", async () => {
