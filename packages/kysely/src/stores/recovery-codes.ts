@@ -13,15 +13,22 @@ export function recoveryCodeRows(userId: string, hashes: string[], now: number) 
 export function recoveryCodeStore({ db, tables: t }: StoreContext): RecoveryCodeStore {
   return {
     async replace(userId, hashes, now) {
-      await db.transaction().execute(async (trx) => {
-        await trx.deleteFrom(t.recoveryCodes).where("user_id", "=", userId).execute();
-        if (hashes.length > 0) {
-          await trx
-            .insertInto(t.recoveryCodes)
-            .values(recoveryCodeRows(userId, hashes, now))
-            .execute();
-        }
-      });
+      // The user's row, locked, orders concurrent replaces of one user's set, so one set stays
+      // whole (RC-1). At READ COMMITTED, InnoDB locks only the rows it deletes, not the gaps
+      // beside them, where two users replacing their sets at once would deadlock.
+      await db
+        .transaction()
+        .setIsolationLevel("read committed")
+        .execute(async (trx) => {
+          await trx.selectFrom(t.users).select("id").where("id", "=", userId).forUpdate().execute();
+          await trx.deleteFrom(t.recoveryCodes).where("user_id", "=", userId).execute();
+          if (hashes.length > 0) {
+            await trx
+              .insertInto(t.recoveryCodes)
+              .values(recoveryCodeRows(userId, hashes, now))
+              .execute();
+          }
+        });
     },
     async has(userId, hash) {
       const row = await db

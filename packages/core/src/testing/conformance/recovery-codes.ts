@@ -27,6 +27,27 @@ export function recoveryCodesSuite({ test: { describe, it, expect }, makeStorage
       expect(await storage.recoveryCodes.count(userId)).toBe(1);
     });
 
+    it("RC-1: 20 users replacing their sets at once each get theirs, a first set and a second (no writer waits on another user's codes)", async () => {
+      const storage = await makeStorage();
+      const userIds = await Promise.all(Array.from({ length: 20 }, () => createUser(storage)));
+      for (const round of [1, 2]) {
+        await concurrently(20, (index) => storage.recoveryCodes.replace(userIds[index] as string, hashes(10), BASE_TIME + round));
+        for (const userId of userIds) expect(await storage.recoveryCodes.count(userId)).toBe(10);
+      }
+    });
+
+    it("RC-1, ST-1: 10 replaces of one user's set at once leave one whole set, never two mixed", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      const sets = Array.from({ length: 10 }, () => hashes(10));
+      await concurrently(10, (index) => storage.recoveryCodes.replace(userId, sets[index] as string[], BASE_TIME));
+      expect(await storage.recoveryCodes.count(userId)).toBe(10);
+      const kept = [];
+      for (const set of sets) if (await storage.recoveryCodes.has(userId, set[0] as string)) kept.push(set);
+      expect(kept).toHaveLength(1);
+      for (const hash of kept[0] ?? []) expect(await storage.recoveryCodes.has(userId, hash)).toBe(true);
+    });
+
     it("has tells whether an unused code exists, for that user only, and spends nothing", async () => {
       const storage = await makeStorage();
       const owner = await createUser(storage);
