@@ -243,7 +243,7 @@ function ownedKeys(prefix: string) {
     userPasskeys: (userId: string) => `${prefix}:user-passkeys:${ref(userId)}`,
     identity: (identityRef: string) => `${prefix}:identities:${identityRef}`,
     userIdentities: (userId: string) => `${prefix}:user-identities:${ref(userId)}`,
-    identityEmail: (email: string) => `${prefix}:verified-emails:${ref(email)}`,
+    identityEmail: (email: string) => `${prefix}:identity-emails:${ref(email)}`,
   };
 }
 
@@ -868,7 +868,7 @@ function redisPasskeys(redis: Redis): PasskeyStore {
 const unlinkScript = `
 -- KEYS: the identity, the owner's identity index. ARGV: prefix, its owner, its ref.
 if redis.call('HGET', KEYS[1], 'userId') ~= ARGV[2] then return 0 end
-redis.call('SREM', ARGV[1] .. ':verified-emails:' .. redis.call('HGET', KEYS[1], 'email'), ARGV[3])
+redis.call('SREM', ARGV[1] .. ':identity-emails:' .. redis.call('HGET', KEYS[1], 'email'), ARGV[3])
 redis.call('DEL', KEYS[1])
 redis.call('SREM', KEYS[2], ARGV[3])
 return 1`;

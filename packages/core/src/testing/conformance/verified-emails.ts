@@ -1,6 +1,6 @@
 import { emailKeyOf } from "../../users/email.js";
 import { type SuiteContext, concurrently, countWhere } from "./harness.js";
-import { BASE_TIME, createUser, sampleUser, uniqueId } from "./samples.js";
+import { BASE_TIME, createUser, sampleIdentity, sampleUser, uniqueId } from "./samples.js";
 
 /** An address no other test uses, with upper-case letters in both parts. */
 const uniqueEmail = () => `${uniqueId("Someone")}@Example.COM`;
@@ -35,6 +35,21 @@ export function verifiedEmailTests({ test: { it, expect }, makeStorage }: SuiteC
     expect(await storage.users.findById(twin.id)).toBeNull();
     expect(await storage.users.findByUsernameKey(twin.usernameKey)).toBeNull();
     expect(await storage.users.findByVerifiedEmail(emailKeyOf(twin.email as string))).toEqual(first);
+  });
+
+  it("EV-1, OA-7: a user's verified address and a provider link's verified email may be the same, each found by its own lookup", async () => {
+    const storage = await makeStorage();
+    const email = `${uniqueId("both")}@example.com`;
+    const user = sampleUser({ email, emailVerified: true });
+    expect(await storage.users.create(user)).toBe(true);
+    const identity = sampleIdentity(user.id, { email, emailVerified: true });
+    expect(await storage.identities.link(identity)).toBe(true);
+    expect(await storage.users.findByVerifiedEmail(emailKeyOf(email))).toEqual(user);
+    expect(await storage.identities.findByVerifiedEmail(email)).toEqual([identity]);
+    expect(await storage.users.setEmail(user.id, null, BASE_TIME + 1)).toMatchObject({ outcome: "set" });
+    expect(await storage.identities.findByVerifiedEmail(email)).toEqual([identity]);
+    expect(await storage.identities.unlink(user.id, identity.provider, identity.subject)).toBe(true);
+    expect(await storage.users.setEmail(user.id, { email, verified: true }, BASE_TIME + 2)).toMatchObject({ outcome: "set" });
   });
 
   it("EV-1: unverified addresses may repeat, beside a verified one", async () => {
