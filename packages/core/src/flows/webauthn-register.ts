@@ -4,7 +4,7 @@ import { base64url } from "../crypto/random.js";
 import { simpleWebAuthn } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import type { PasskeyRecord } from "../storage/types.js";
+import type { ChallengeRecord, PasskeyRecord, UserRecord } from "../storage/types.js";
 import { endOtherSessions } from "../users/sessions.js";
 import { signedInUser } from "../users/signed-in-user.js";
 import {
@@ -79,6 +79,23 @@ export async function webauthnRegisterBegin(
     { sessionId: input.sessionId, password: input.password, totpCode: input.totpCode },
     config.reauthenticationWindowSeconds,
   );
+  return beginRegistration(auth, user, label);
+}
+
+/**
+ * The registration half of {@link webauthnRegisterBegin} for a user who has already proven it is
+ * them, by re-authentication or, for a sign-in that must enrol a second factor, its enrolment
+ * token: counts the ceremony (RL-7), stores it with its challenge and label, and answers the
+ * creation options.
+ *
+ * @throws {AuthError} 40400 passkeys not configured, 42900 too many registrations begun.
+ */
+export async function beginRegistration(
+  auth: Auth,
+  user: UserRecord,
+  label: string,
+): Promise<CeremonyStart<PublicKeyCredentialCreationOptionsJSON>> {
+  const config = passkeyConfig(auth);
   await countRegistrationCeremony(auth, user.id);
   const passkeys = await auth.storage.passkeys.listByUser(user.id);
   const { generateRegistrationOptions } = await simpleWebAuthn();
@@ -116,11 +133,31 @@ const registrationRefused = (cause?: unknown) =>
  * @throws {AuthError} 40002 malformed response or no ceremony id, 40100 refused, 40101 user gone or disabled, 40400 not configured, 40900 already registered.
  */
 export async function webauthnRegisterFinish(auth: Auth, input: WebauthnRegisterFinishInput): Promise<PasskeyInfo> {
-  const config = passkeyConfig(auth);
+  passkeyConfig(auth);
   const ceremony = await spendCeremony(auth, input.ceremonyId, "webauthn_register");
   const user = await signedInUser(auth, input.userId);
+  const passkey = await storeRegisteredPasskey(auth, user, ceremony, input.response);
+  await endOtherSessions(auth, { userId: user.id, keepSessionId: input.sessionId, reason: "passkey_registered" });
+  auth.emit({ type: "passkey.registered", userId: user.id, credentialId: passkey.id, at: auth.now() });
+  return toPasskeyInfo(passkey);
+}
+
+/**
+ * The verification half of {@link webauthnRegisterFinish}, once the ceremony is spent: the
+ * ceremony must be `user`'s; the response is verified and its passkey stored as that function
+ * says (WA-2, WA-3, WA-5, WA-6), and returned.
+ *
+ * @throws {AuthError} 40002 malformed response, 40100 refused, 40400 not configured, 40900 already registered.
+ */
+export async function storeRegisteredPasskey(
+  auth: Auth,
+  user: UserRecord,
+  ceremony: ChallengeRecord,
+  rawResponse: unknown,
+): Promise<PasskeyRecord> {
+  const config = passkeyConfig(auth);
   if (ceremony.userId !== user.id) throw registrationRefused();
-  const response = readRegistrationResponse(input.response);
+  const response = readRegistrationResponse(rawResponse);
   const { verifyRegistrationResponse } = await simpleWebAuthn();
   let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
@@ -159,7 +196,5 @@ export async function webauthnRegisterFinish(auth: Auth, input: WebauthnRegister
   if (!(await auth.storage.passkeys.create(passkey))) {
     throw new AuthError(ErrorCode.Conflict, "This passkey is already registered");
   }
-  await endOtherSessions(auth, { userId: user.id, keepSessionId: input.sessionId, reason: "passkey_registered" });
-  auth.emit({ type: "passkey.registered", userId: user.id, credentialId: passkey.id, at: auth.now() });
-  return toPasskeyInfo(passkey);
+  return passkey;
 }
