@@ -21,7 +21,8 @@ async function provePendingTotp(auth: Auth, user: UserRecord, code: string, sess
   await clearFailureBudget(auth, budget);
 }
 
-async function storeNewRecoveryCodes(auth: Auth, userId: string): Promise<string[]> {
+/** Replaces a user's recovery codes with a new set (RC-1), stored as hashes (RC-2); answers the codes, to show once. */
+export async function storeNewRecoveryCodes(auth: Auth, userId: string): Promise<string[]> {
   const codes = generateRecoveryCodes(auth.randomBytes);
   const hashes = codes.map((code) => hashRecoveryCode(userId, normalizeRecoveryCode(code) as string));
   await auth.storage.recoveryCodes.replace(userId, hashes, auth.now());
@@ -56,6 +57,16 @@ export async function beginTotpSetup(auth: Auth, input: BeginTotpSetupInput): Pr
   const user = await signedInUser(auth, input.userId);
   if ((await auth.storage.totp.get(user.id))?.enabled) throw new AuthError(ErrorCode.Conflict, "TOTP is already enabled");
   await requireRecentAuthentication(auth, user, { sessionId: input.sessionId, password: input.password });
+  return putPendingTotp(auth, user);
+}
+
+/**
+ * Stores a new pending TOTP factor for a user who has proven it is them: a fresh 20-byte secret
+ * (TOTP-2), encrypted (TOTP-6), replacing a pending one; answers what the authenticator app needs.
+ *
+ * @throws {AuthError} 40900 TOTP already enabled.
+ */
+export async function putPendingTotp(auth: Auth, user: UserRecord): Promise<TotpSetup> {
   const secret = auth.randomBytes(totpSecretBytes);
   const stored = await auth.storage.totp.putPending({
     userId: user.id,
