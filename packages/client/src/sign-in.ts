@@ -26,7 +26,9 @@ export interface SecondFactorStep {
    */
   verifyTotp(code: string): Promise<SignedIn>;
   /**
-   * Completes the sign-in with one of the user's recovery codes, which is then spent.
+   * Completes the sign-in with one of the user's recovery codes, which is then spent. Pass it as
+   * typed: dashes, spaces and case do not matter, and both the 24-character codes issued now
+   * (`7K3D-9QXM-2HBT-W0RZ-5NPV-C8JE`) and the 16-character ones issued before are read.
    *
    * @throws {AuthClientError} as {@link SecondFactorStep.verifyTotp}.
    */

@@ -20,7 +20,9 @@ export interface TotpClient {
   setup(proof?: { password?: string }): Promise<TotpSetup>;
   /**
    * Turns the pending factor on with a code from it (`POST /auth/2fa/enable`) and answers the ten
-   * recovery codes, shown this once. The server ends the user's other sessions and keeps this one
+   * recovery codes, shown this once: each 24 characters in six groups of four, such as
+   * `7K3D-9QXM-2HBT-W0RZ-5NPV-C8JE` (120 bits). Show them whole, in a monospace font, with a way
+   * to copy or download them; the server keeps only their hashes. The server ends the user's other sessions and keeps this one
    * (SE-2): the client stays signed in, and its stored user says `totpEnabled: true`. The next
    * sign-in asks for the second factor.
    *
@@ -44,8 +46,8 @@ export interface TotpClient {
    */
   disable(input: { code: string } | { password: string }): Promise<void>;
   /**
-   * Replaces the recovery codes with a new set (`POST /auth/2fa/recovery-codes`); the old ones
-   * stop working at once. The user's other sessions end; this one continues.
+   * Replaces the recovery codes with a new set (`POST /auth/2fa/recovery-codes`), ten codes of the
+   * form `enable` answers; the old ones stop working at once. The user's other sessions end; this one continues.
    *
    * @throws {AuthClientError} 40103 wrong code, 40900 TOTP is not enabled.
    * @example

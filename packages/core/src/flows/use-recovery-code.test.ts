@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../errors/codes.js";
 import { verifyAccessTokenClaims } from "../tokens/access-token.js";
+import { hashRecoveryCode } from "../totp/recovery-codes.js";
 import {
   type Harness,
   addUser,
@@ -161,6 +162,42 @@ describe("useRecoveryCode", () => {
     expect(has).toHaveBeenCalledTimes(1);
     has.mockRestore();
     consume.mockRestore();
+  });
+
+  it("STUP-7, ASVS 6.5.2: codes of the 16-character form issued before stay usable, once each, beside the new 24-character form", async () => {
+    const own = makeAuth({ throttle: generousThrottle });
+    const userId = await addUser(own.auth, "old-codes");
+    const { recoveryCodes } = await enrolTotp(own.auth, userId);
+    expect(recoveryCodes.every((code) => code.replaceAll("-", "").length === 24)).toBe(true);
+    const oldCode = "7K3D-9QXM-2HBT-W0RZ";
+    // A set stored before the change: hashes of 16-character codes, kept as they were.
+    await own.storage.recoveryCodes.replace(userId, [hashRecoveryCode(userId, "7K3D9QXM2HBTW0RZ")], own.clock.now);
+    const tempToken = await tempTokenOf(own, "old-codes");
+    expect(await outcome(useRecoveryCode(own.auth, { tempToken, recoveryCode: recoveryCodes[0] as string }))).toBe(40103);
+    await useRecoveryCode(own.auth, { tempToken, recoveryCode: oldCode.toLowerCase() });
+    expect(await own.storage.recoveryCodes.count(userId)).toBe(0);
+    expect(
+      await outcome(useRecoveryCode(own.auth, { tempToken: await tempTokenOf(own, "old-codes"), recoveryCode: oldCode })),
+    ).toBe(40103);
+  });
+
+  it("STUP-7, ASVS 6.5.2: a 24-character code of the wrong length or alphabet is refused without a storage lookup", async () => {
+    const tempToken = await tempTokenOf(harness, "recovering");
+    const has = vi.spyOn(harness.storage.recoveryCodes, "has");
+    for (const recoveryCode of [
+      "AAAA-AAAA-AAAA-AAAA-AAAA-AAA",
+      "AAAA-AAAA-AAAA-AAAA-AAAA-AAAAA",
+      "U".repeat(24),
+      "A".repeat(20),
+    ]) {
+      expect(await outcome(useRecoveryCode(harness.auth, { tempToken, recoveryCode })), recoveryCode).toBe(40103);
+    }
+    expect(has).not.toHaveBeenCalled();
+    expect(await outcome(useRecoveryCode(harness.auth, { tempToken, recoveryCode: "AAAA-AAAA-AAAA-AAAA-AAAA-AAAA" }))).toBe(
+      40103,
+    );
+    expect(has).toHaveBeenCalledTimes(1);
+    has.mockRestore();
   });
 
   it("TMP-2: an access token is refused as the temporary token", async () => {

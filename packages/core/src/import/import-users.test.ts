@@ -120,6 +120,24 @@ describe("importUsers: the fields", () => {
     expect(tokens.accessToken).toEqual(expect.any(String));
   });
 
+  it("STUP-7, ASVS 6.5.2: codes of the current 24-character form and of the 16-character form issued before are imported alike", async () => {
+    const { auth, storage } = makeAuth();
+    const codes = ["ABCD-EFGH-JKMN-PQRS-TVWX-YZ01", "0123 4567 89ab cdef ghjk mnpq", "ABCD-EFGH-JKMN-PQRS"];
+    const { summary, refusals } = await run(auth, [{ ...full, totpSecret, recoveryCodes: codes }]);
+    expect(refusals).toEqual([]);
+    expect(summary.imported).toBe(1);
+    const userId = (await storage.users.findByUsernameKey("alice"))?.id as string;
+    expect(await storage.recoveryCodes.count(userId)).toBe(3);
+    for (const compact of ["ABCDEFGHJKMNPQRSTVWXYZ01", "0123456789ABCDEFGHJKMNPQ", "ABCDEFGHJKMNPQRS"]) {
+      expect(await storage.recoveryCodes.has(userId, hashRecoveryCode(userId, compact))).toBe(true);
+    }
+    const tokens = await useRecoveryCode(auth, {
+      tempToken: await tempTokenOf(auth, "alice"),
+      recoveryCode: "0123456789ABCDEFGHJKMNPQ",
+    });
+    expect(tokens.accessToken).toEqual(expect.any(String));
+  });
+
   it("RC-2, RC-3: imported recovery codes are stored only as hashes, and one works once", async () => {
     const { auth, storage } = makeAuth();
     await run(auth, [{ ...full, totpSecret, recoveryCodes }]);
@@ -232,7 +250,7 @@ const bad: [string, unknown, string, RegExp][] = [
     "a recovery code of another form",
     { username: "erin", totpSecret, recoveryCodes: ["12345678"] },
     "recoveryCodes[0]",
-    /16 Crockford/,
+    /24 Crockford base32 characters \(or 16, as issued before\)/,
   ],
   [
     "a recovery code twice",

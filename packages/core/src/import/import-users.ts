@@ -63,7 +63,7 @@ export interface ImportedUser {
   passwordHash?: string;
   /** The TOTP secret in base32, at least 20 bytes (TOTP-2): sealed at once (TOTP-6) and enabled. */
   totpSecret?: string;
-  /** Unused recovery codes in this library's form (16 Crockford base32 characters); need `totpSecret`. Stored as hashes (RC-2). */
+  /** Unused recovery codes in this library's form (24 Crockford base32 characters, or the 16 issued before); need `totpSecret`. Stored as hashes (RC-2). */
   recoveryCodes?: string[];
   passkeys?: ImportedPasskey[];
   identities?: ImportedIdentity[];
@@ -262,7 +262,8 @@ function readRecoveryCodes(value: unknown, hasTotp: boolean): string[] {
   const normalized = codes.map((code, index) => {
     const field = `recoveryCodes[${index}]`;
     const form = normalizeRecoveryCode(stringOf(code, field, true) as string);
-    if (form === null) throw new Refused(field, "is not a recovery code of 16 Crockford base32 characters");
+    if (form === null)
+      throw new Refused(field, "is not a recovery code of 24 Crockford base32 characters (or 16, as issued before)");
     return form;
   });
   if (new Set(normalized).size !== normalized.length) throw new Refused("recoveryCodes", "hold the same code twice");

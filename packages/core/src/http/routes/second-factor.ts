@@ -3,6 +3,19 @@ import { answerObject, requestObject, requiredText } from "../openapi-schemas.js
 import type { Route } from "../route-types.js";
 import { passwordProof, reauthentication, sessionOf, signedIn } from "./shared.js";
 
+/** The recovery codes enabling and regenerating answer: ten of 24 Crockford base32 characters in six groups of four (STUP-7). */
+const issuedRecoveryCodes = {
+  type: "array",
+  items: {
+    type: "string",
+    pattern: "^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){5}$",
+    examples: ["7K3D-9QXM-2HBT-W0RZ-5NPV-C8JE"],
+  },
+  minItems: 10,
+  maxItems: 10,
+  description: "Ten codes of 120 bits, shown this once; only their hashes are kept",
+} as const;
+
 /** TOTP enrolment and recovery codes of the signed-in user. */
 export const secondFactorRoutes: readonly Route[] = [
   {
@@ -37,7 +50,7 @@ export const secondFactorRoutes: readonly Route[] = [
       body: requestObject({ code: requiredText, password: passwordProof }, ["code"]),
       data: answerObject({
         enabled: { const: true },
-        recoveryCodes: { type: "array", items: { type: "string" }, description: "Ten codes, shown this once" },
+        recoveryCodes: issuedRecoveryCodes,
       }),
       codes: [40001, 40100, 40103, 40900, 42900],
     },
@@ -80,7 +93,7 @@ export const secondFactorRoutes: readonly Route[] = [
       summary: "Replace the recovery codes with a new set",
       description: "Ends every other session of the user; this one goes on (SE-2).",
       body: requestObject({ code: requiredText }, ["code"]),
-      data: answerObject({ recoveryCodes: { type: "array", items: { type: "string" } } }),
+      data: answerObject({ recoveryCodes: issuedRecoveryCodes }),
       codes: [40001, 40103, 40900, 42900],
     },
     async handle(context) {
