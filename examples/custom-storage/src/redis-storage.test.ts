@@ -1,6 +1,6 @@
 // Proves redisStorage() with the public storage conformance suite, against a real Redis.
 import { randomBytes } from "node:crypto";
-import { ErrorCode, isAuthError } from "@portcullis/core";
+import { ErrorCode, createAuth, createUser, isAuthError, login } from "@portcullis/core";
 import { runStorageConformance } from "@portcullis/core/testing";
 import { ClientClosedError, createClient } from "redis";
 import { afterAll, describe, expect, it } from "vitest";
@@ -82,6 +82,31 @@ describeWithRedis("redisStorage", () => {
       expect(await storage.sessions.findSession(session.id)).toEqual(upgraded);
       expect(await storage.sessions.listByUser("old-user", session.createdAt, 10)).toEqual([upgraded]);
     });
+  });
+
+  it("STUP-8, ASVS 7.1.2: with sessions.maxPerUser, 10 concurrent sign-ins of one account leave exactly the cap live, each ended session reported once", async () => {
+    connected ??= client.connect();
+    await connected;
+    const auth = createAuth({
+      storage: redisStorage({ client, prefix: `${prefix}:cap` }),
+      issuer: "https://api.example.com",
+      audience: "example-api",
+      secrets: { signing: randomBytes(32).toString("base64url"), encryption: randomBytes(32).toString("base64url") },
+      throttle: { account: [{ limit: 1000, window: "15m" }] },
+      sessions: { maxPerUser: 3 },
+    });
+    const ended: string[] = [];
+    auth.events.on("session.revoked", (event) => {
+      if (event.reason === "session_limit") ended.push(event.sessionId);
+    });
+    const password = "correct horse battery staple";
+    const user = await createUser(auth, { username: "capped", password });
+    await Promise.all(Array.from({ length: 10 }, () => login(auth, { username: "capped", password })));
+    const live = await auth.storage.sessions.listByUser(user.id, Date.now(), 100);
+    expect(live).toHaveLength(3);
+    expect(ended).toHaveLength(7);
+    expect(new Set(ended).size).toBe(7);
+    for (const session of live) expect(ended.includes(session.id)).toBe(false);
   });
 
   afterAll(async () => {

@@ -91,7 +91,7 @@ describe("createAuth refuses options it does not know", () => {
 
   it("lists the options when nothing known is close", () => {
     expect(refusal({ sessions: { zzz: true } })).toBe(
-      "Portcullis configuration: sessions.zzz is not an option; the options of sessions are keepFullAddress",
+      "Portcullis configuration: sessions.zzz is not an option; the options of sessions are keepFullAddress, maxPerUser",
     );
     expect(refusal({ database: "postgres://" })).toMatch(
       /^Portcullis configuration: database is not an option; the options are storage, issuer, /,

@@ -15,7 +15,9 @@ export type RevocationReason =
   | "token_version_changed"
   | "user_disabled"
   | "directory_access_lost"
-  | "ended_by_user";
+  | "ended_by_user"
+  /** A newer sign-in passed `sessions.maxPerUser` and this was among the account's oldest sessions (STUP-8). */
+  | "session_limit";
 
 /** The change that ended a user's other sessions, keeping the one it was made from (SE-2). */
 export type SessionsEndedReason =

@@ -2,8 +2,8 @@ import type { Auth } from "../auth.js";
 import { sha256 } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import { revokeSession } from "../users/sessions.js";
 import { requiredString } from "./input.js";
-import { revokeSession } from "./refresh.js";
 
 /** The input of {@link logout}. */
 export interface LogoutInput {

@@ -4,12 +4,11 @@ import { sha256 } from "../crypto/random.js";
 import { directoryRolesAtRefresh, sameRoles } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import type { RevocationReason } from "../events/types.js";
 import { rotateRefreshToken } from "../storage/refresh-rotation.js";
 import type { RotationResult, UserRecord } from "../storage/types.js";
 import { type TokenSet, rotatedTokenSet } from "../tokens/issue-tokens.js";
 import { sessionUseOf } from "../users/session-use.js";
-import { forgetTokenState, revoked } from "../users/token-state.js";
+import { revokeSession } from "../users/sessions.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { requiredString } from "./input.js";
 
@@ -127,17 +126,4 @@ async function directoryRolesBeforeSpending(auth: Auth, hash: string, now: numbe
   if (!token || token.spentAt !== null || token.expiresAt <= now) return undefined;
   const user = await auth.storage.users.findById(token.userId);
   return user?.source === "directory" ? await directoryRolesAtRefresh(auth, user) : undefined;
-}
-
-/** Revokes one session and reports it; a session already revoked is left as it is. Returns whether this call revoked it. */
-export async function revokeSession(auth: Auth, userId: string, sessionId: string, reason: RevocationReason): Promise<boolean> {
-  const now = auth.now();
-  const ended = await auth.storage.sessions.revokeSession(sessionId, now);
-  if (!ended) {
-    forgetTokenState(auth, { kind: "session", sessionId });
-    return false;
-  }
-  revoked(auth, { kind: "session", sessionId });
-  auth.emit({ type: "session.revoked", userId, sessionId, reason, at: now });
-  return true;
 }

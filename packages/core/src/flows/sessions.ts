@@ -2,11 +2,10 @@ import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { AuthMethod, SessionRecord } from "../storage/types.js";
-import { endOtherSessions as endSessionsBut } from "../users/sessions.js";
+import { endOtherSessions as endSessionsBut, revokeSession } from "../users/sessions.js";
 import { signedInUser } from "../users/signed-in-user.js";
 import { requiredString } from "./input.js";
 import { type ReauthenticationProof, requireRecentAuthentication } from "./reauthenticate.js";
-import { revokeSession } from "./refresh.js";
 
 /** A session as its user sees it in the list (`GET /auth/sessions`): never a token. Times are epoch milliseconds. */
 export interface SessionInfo {

@@ -315,7 +315,9 @@ export interface SessionStore {
   revokeUserSessions(userId: string, now: number, exceptSessionId?: string): Promise<number>;
   /**
    * The user's live sessions (not revoked, `expiresAt` after `now`), newest first by `createdAt`,
-   * at most `limit`.
+   * at most `limit`. Sessions that began in the same millisecond come in one fixed order (by id),
+   * the same on every call, so a shorter `limit` reads the start of a longer one: the cap on
+   * sessions per account relies on it under concurrent sign-ins (STUP-8).
    */
   listByUser(userId: string, now: number, limit: number): Promise<SessionRecord[]>;
   /**

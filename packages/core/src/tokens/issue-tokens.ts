@@ -3,6 +3,7 @@ import { opaqueToken, randomId } from "../crypto/ids.js";
 import { sweepNowAndThen } from "../storage/sweep.js";
 import type { AuthMethod, SessionRecord, UserRecord } from "../storage/types.js";
 import { type PublicUser, withHookFields } from "../users/public-user.js";
+import { endSessionsOverCap } from "../users/session-cap.js";
 import { type SessionClient, sessionUseOf } from "../users/session-use.js";
 import { signAccessToken } from "./access-token.js";
 
@@ -105,7 +106,8 @@ async function tokenSetOf(
  * Begins a new session for a user whose every required factor was just proven, and mints its
  * first tokens. Nothing from before the login (temporary token, ceremony id) becomes part of
  * it (PW-7). The session records the client's `User-Agent` and address as the sessions list
- * shows them (see `sessionUseOf`), never used for a decision.
+ * shows them (see `sessionUseOf`), never used for a decision. With `sessions.maxPerUser`, the
+ * account's oldest sessions beyond it end (STUP-8).
  */
 export async function startSession(
   auth: Auth,
@@ -128,5 +130,6 @@ export async function startSession(
   await auth.storage.sessions.createSession(session);
   const tokens = await issueTokens(auth, user, session);
   auth.emit({ type: "login.succeeded", userId: user.id, sessionId: session.id, amr, at: now, ip: client.ip });
+  await endSessionsOverCap(auth, user.id);
   return tokens;
 }

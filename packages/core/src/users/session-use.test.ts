@@ -37,9 +37,9 @@ describe("what a session shows of its client", () => {
   });
 
   it("sessions.keepFullAddress is false by default, and must be a boolean", () => {
-    expect(resolveSessionConfig(undefined)).toEqual({ keepFullAddress: false });
-    expect(resolveSessionConfig({})).toEqual({ keepFullAddress: false });
-    expect(resolveSessionConfig({ keepFullAddress: true })).toEqual({ keepFullAddress: true });
+    expect(resolveSessionConfig(undefined)).toEqual({ keepFullAddress: false, maxPerUser: null });
+    expect(resolveSessionConfig({})).toEqual({ keepFullAddress: false, maxPerUser: null });
+    expect(resolveSessionConfig({ keepFullAddress: true })).toEqual({ keepFullAddress: true, maxPerUser: null });
     expect(() => resolveSessionConfig({ keepFullAddress: "yes" as never })).toThrow(
       'Portcullis configuration: sessions.keepFullAddress must be true or false; got "yes"',
     );

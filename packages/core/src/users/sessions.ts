@@ -1,5 +1,5 @@
 import type { Auth } from "../auth.js";
-import type { SessionsEndedReason } from "../events/types.js";
+import type { RevocationReason, SessionsEndedReason } from "../events/types.js";
 import { forgetTokenState, revoked } from "./token-state.js";
 
 /** What {@link endOtherSessions} ends: the user's sessions, but the one to keep. */
@@ -29,4 +29,21 @@ export async function endOtherSessions(auth: Auth, input: EndOtherSessionsInput)
   revoked(auth, revocation);
   auth.emit({ type: "sessions.ended", userId, keptSessionId: keepSessionId ?? null, count, reason, at: now });
   return count;
+}
+
+/**
+ * Revokes one session and reports it as `session.revoked` with `reason`; a session already
+ * revoked is left as it is. Returns whether this call revoked it: of concurrent calls, one does,
+ * so each ended session is reported once.
+ */
+export async function revokeSession(auth: Auth, userId: string, sessionId: string, reason: RevocationReason): Promise<boolean> {
+  const now = auth.now();
+  const ended = await auth.storage.sessions.revokeSession(sessionId, now);
+  if (!ended) {
+    forgetTokenState(auth, { kind: "session", sessionId });
+    return false;
+  }
+  revoked(auth, { kind: "session", sessionId });
+  auth.emit({ type: "session.revoked", userId, sessionId, reason, at: now });
+  return true;
 }

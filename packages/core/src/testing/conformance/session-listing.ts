@@ -42,6 +42,32 @@ export function sessionListingTests({ test: { describe, it, expect }, makeStorag
       expect(await storage.sessions.listByUser(userId, BASE_TIME + 24 * 3_600_000, 10)).toEqual([]);
     });
 
+    it("STUP-8, ASVS 7.1.2: listByUser puts sessions that began in the same millisecond in one order, the same on every call, so a shorter limit reads the start of a longer one", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      const newest = sampleSession(userId, { createdAt: BASE_TIME + 9 });
+      const sameTime = Array.from({ length: 6 }, () => sampleSession(userId, { createdAt: BASE_TIME + 5 }));
+      const oldest = sampleSession(userId, { createdAt: BASE_TIME + 1 });
+      for (const session of [sameTime[3], oldest, sameTime[0], newest, sameTime[5], sameTime[1], sameTime[4], sameTime[2]]) {
+        await storage.sessions.createSession(session as SessionRecord);
+      }
+      const now = BASE_TIME + 100;
+      const whole = (await storage.sessions.listByUser(userId, now, 10)).map((session) => session.id);
+      expect(whole).toHaveLength(8);
+      expect(whole[0]).toBe(newest.id);
+      expect(whole[7]).toBe(oldest.id);
+      expect([...whole.slice(1, 7)].sort()).toEqual(sameTime.map((session) => session.id).sort());
+      for (let limit = 1; limit <= 8; limit += 1) {
+        const start = (await storage.sessions.listByUser(userId, now, limit)).map((session) => session.id);
+        expect(start).toEqual(whole.slice(0, limit));
+      }
+      const ended = whole[2] as string;
+      expect(await storage.sessions.revokeSession(ended, now)).toBe(true);
+      expect((await storage.sessions.listByUser(userId, now, 10)).map((session) => session.id)).toEqual(
+        whole.filter((id) => id !== ended),
+      );
+    });
+
     it("SE-2: revokeUserSessions with exceptSessionId ends the others, keeps that one live, and counts what it ended", async () => {
       const storage = await makeStorage();
       const userId = await createUser(storage);
