@@ -84,7 +84,7 @@ async function passkeyLifeCycle(app: PageApp, user: { id: string; username: stri
 
     // 4. A protected route with that token, from outside the page and through it.
     const accessToken: string = signedIn.data.accessToken;
-    expect(accessTokenClaims(accessToken)).toMatchObject({ sub: user.id, amr: ["hwk", "user"] });
+    expect(accessTokenClaims(accessToken)).toMatchObject({ sub: user.id, amr: ["hwk", "user", "mfa"] });
     const me = await getJson(app, "/api/v1/auth/me", accessToken);
     expect(me).toMatchObject({ code: 0, data: { id: user.id, username: user.username } });
     await page.click("#reload-me");

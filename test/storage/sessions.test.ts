@@ -127,6 +127,7 @@ for (const store of stores) {
           userId: index % 10 === 0 ? other.id : user.id,
           tokenVersion: 0,
           amr: ["pwd"],
+          authTime: now - index * minute,
           createdAt: now - index * minute,
           expiresAt: now + 60 * minute,
           revokedAt: null,

@@ -68,17 +68,17 @@ describeWithRedis("redisStorage", () => {
       expect(await indexUsernames({ client, prefix: upgradePrefix })).toBe(0);
     });
 
-    it("SE-1: a session stored before lastUsedAt, userAgent and address existed reads as last used when it began", async () => {
+    it("SE-1, STUP-1: a session stored before lastUsedAt, userAgent, address and authTime existed reads as last used, and proven, when it began", async () => {
       const storage = await storageOf();
       const session = sampleSession("old-user");
-      const { lastUsedAt, userAgent, address, ...before } = session;
+      const { lastUsedAt, userAgent, address, authTime, ...before } = session;
       const fields = Object.fromEntries(Object.entries(before).map(([field, value]) => [field, JSON.stringify(value)]));
       await client.hSet(`${upgradePrefix}:sessions:${JSON.stringify(session.id)}`, fields);
       await client.zAdd(`${upgradePrefix}:user-sessions:${JSON.stringify("old-user")}`, {
         score: session.expiresAt,
         value: JSON.stringify(session.id),
       });
-      const upgraded = { ...before, lastUsedAt: session.createdAt, userAgent: null, address: null };
+      const upgraded = { ...before, lastUsedAt: session.createdAt, userAgent: null, address: null, authTime: session.createdAt };
       expect(await storage.sessions.findSession(session.id)).toEqual(upgraded);
       expect(await storage.sessions.listByUser("old-user", session.createdAt, 10)).toEqual([upgraded]);
     });

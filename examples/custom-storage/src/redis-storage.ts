@@ -628,13 +628,14 @@ end
 return {outcome, unpack(redis.call('HGETALL', KEYS[1]))}`;
 
 /**
- * A session as stored, with the fields sessions stored before they existed lack: last used when
- * it began, from nowhere known.
+ * A session as stored, with the fields sessions stored before they existed lack: last used, and
+ * its methods proven, when it began, from nowhere known.
  */
 function withUseFields(session: SessionRecord | null): SessionRecord | null {
   if (session === null) return null;
   return {
     ...session,
+    authTime: session.authTime ?? session.createdAt,
     lastUsedAt: session.lastUsedAt ?? session.createdAt,
     userAgent: session.userAgent ?? null,
     address: session.address ?? null,
@@ -686,6 +687,8 @@ function redisSessions(redis: Redis): SessionStore {
       const fields = ["lastUsedAt", json(now), "userAgent", json(use.userAgent), "address", json(use.address)];
       await run<number>(updateLiveSessionScript, [sessionKey(id)], fields);
     },
+    recordAuthentication: async (id, authTime, amr) =>
+      (await run<number>(updateLiveSessionScript, [sessionKey(id)], ["authTime", json(authTime), "amr", json(amr)])) === 1,
     async insertRefreshToken(token) {
       const key = tokenKey(token.hash);
       await client.multi().del(key).hSet(key, toFields(token)).pExpire(key, ttlOf(token)).exec();

@@ -49,7 +49,7 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
    * A database an older release made and filled (schema `version`), which every operation refuses
    * until it is migrated; migrated, it holds as many rows of each table as before.
    */
-  const migratedFrom = async (version: 1 | 2) => {
+  const migratedFrom = async (version: 1 | 2 | 3) => {
     const accounts = await makeOldAccounts();
     const storage = await open("app_");
     await writeOldVersion(storage, accounts, version);
@@ -109,7 +109,7 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     for (const user of accounts.users) expect(await storage.users.findById(user.id)).toEqual(user);
     for (const session of accounts.sessions) {
       // A session of before the upgrade was last used, as far as anyone knows, when it began.
-      const upgraded = { ...session, lastUsedAt: session.createdAt, userAgent: null, address: null };
+      const upgraded = { ...session, lastUsedAt: session.createdAt, userAgent: null, address: null, authTime: session.createdAt };
       expect(await storage.sessions.findSession(session.id)).toEqual(upgraded);
     }
     for (const token of accounts.refreshTokens) expect(await storage.sessions.findRefreshToken(token.hash)).toEqual(token);
@@ -162,7 +162,9 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     for (const user of accounts.users) {
       expect(await storage.users.findById(user.id)).toEqual({ ...user, email: null, emailVerified: false });
     }
-    for (const session of accounts.sessions) expect(await storage.sessions.findSession(session.id)).toEqual(session);
+    for (const session of accounts.sessions) {
+      expect(await storage.sessions.findSession(session.id)).toEqual({ ...session, authTime: session.createdAt });
+    }
     for (const token of accounts.refreshTokens) expect(await storage.sessions.findRefreshToken(token.hash)).toEqual(token);
     expect(await storage.totp.get(accounts.alice.id)).toEqual(accounts.totp[0]);
     expect(await storage.passkeys.listByUser(accounts.bob.id)).toEqual(accounts.passkeys);
@@ -182,7 +184,37 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     const refreshed = await refresh(auth, { refreshToken: accounts.bobSignIns[0]?.refreshToken as string });
     expect(refreshed.user).toMatchObject({ id: accounts.bob.id, email: "Bob@Example.com", emailVerified: true });
   });
+
+  it("STUP-1 (issue 37): a database made and filled by schema version 3 keeps every row through migration 4; each session's auth_time is its sign-in, which refreshed tokens carry", async () => {
+    const { accounts, storage } = await migratedFrom(3);
+    for (const user of accounts.users) expect(await storage.users.findById(user.id)).toEqual(user);
+    expect(accounts.sessions.length).toBeGreaterThan(1);
+    for (const session of accounts.sessions) {
+      expect(await storage.sessions.findSession(session.id)).toEqual({ ...session, authTime: session.createdAt });
+    }
+    for (const token of accounts.refreshTokens) expect(await storage.sessions.findRefreshToken(token.hash)).toEqual(token);
+    expect(await storage.passkeys.listByUser(accounts.bob.id)).toEqual(accounts.passkeys);
+
+    const { clock } = accounts.testAuth;
+    const { auth } = makeTestAuth({ secrets: accounts.secrets, storage, throttle: generousThrottle, now: () => clock.now });
+    const signIn = accounts.bobSignIns[1] as (typeof accounts.bobSignIns)[number];
+    const session = accounts.sessions.find((each) => each.id === sessionIdOf(signIn.accessToken));
+    clock.advance(3_600_000);
+    const refreshed = await refresh(auth, { refreshToken: signIn.refreshToken });
+    const access = await verifyAccessToken(auth, { token: refreshed.accessToken });
+    expect({ authTime: access.authTime, amr: access.amr }).toEqual({
+      authTime: Math.floor((session?.createdAt as number) / 1000),
+      amr: ["pwd"],
+    });
+    // The new column is written and read: a re-authentication raises the session.
+    expect(await storage.sessions.recordAuthentication(access.sessionId, clock.now, ["pwd", "otp"])).toBe(true);
+    expect(await storage.sessions.findSession(access.sessionId)).toMatchObject({ authTime: clock.now, amr: ["pwd", "otp"] });
+  });
 }
+
+/** The session id an access token names, read without verifying it. */
+const sessionIdOf = (accessToken: string): string =>
+  JSON.parse(Buffer.from(accessToken.split(".")[1] as string, "base64url").toString()).sid as string;
 
 describe("migrations on PGlite", () => {
   migrationChecks(async (prefix) => {

@@ -1,6 +1,6 @@
 /**
- * A database as release 0.1 (schema version 1, before issue 21) or the release before issue 24
- * (schema version 2) made and filled it, for the migration tests: accounts made by the real flows on memory storage (an argon2id password, a
+ * A database as release 0.1 (schema version 1, before issue 21), the release before issue 24
+ * (schema version 2) or the one before issue 37 (schema version 3) made and filled it, for the migration tests: accounts made by the real flows on memory storage (an argon2id password, a
  * sealed TOTP secret and recovery codes, a passkey of a software authenticator, sessions with
  * live and spent refresh tokens, a linked identity, a setting), written into the version 1 tables
  * with the columns that schema has. Not a test file; excluded from the build.
@@ -141,14 +141,14 @@ export async function makeOldAccounts(): Promise<OldAccounts> {
 }
 
 /**
- * Brings an empty database to schema version `version` (1, release 0.1's; or 2, the release before
- * issue 24's) and writes `accounts` into it as that release's storage did: the users, and at
+ * Brings an empty database to schema version `version` (1, release 0.1's; 2, the release before
+ * issue 24's; or 3, the release before issue 37's) and writes `accounts` into it as that release's storage did: the users, and at
  * version 1 the sessions, by SQL with the columns that schema has; the tables later migrations
  * leave as they were through their stores, whose statements are still those versions' (a store
  * that one day writes a column the old version lacks fails here, and this file then writes that
  * table by SQL too). A throttling window and a pending challenge as well, which the upgrade must keep.
  */
-export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccounts, version: 1 | 2): Promise<void> {
+export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccounts, version: 1 | 2 | 3): Promise<void> {
   const { db, dialect, tables: t } = storage;
   const { to } = await migrateSchema(db, dialect, t, 1, version);
   if (to !== version) throw new Error(`setup: the schema went to version ${to}, not ${version}`);
@@ -156,7 +156,7 @@ export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccou
   // Versions 1 and 2 have no address columns (migration 3 adds them).
   const oldUsers = accounts.users.map((user) => {
     const { email: _, email_verified: __, verified_email_key: ___, ...row } = toUserRow(user);
-    return row;
+    return version >= 3 ? toUserRow(user) : row;
   });
   await db.insertInto(t.users).values(oldUsers).execute();
   for (const totp of accounts.totp) {
@@ -165,10 +165,12 @@ export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccou
   }
   const { alice } = accounts;
   await recoveryCodeStore(context).replace(alice.id, accounts.recoveryCodeHashes, 1);
-  // Version 1's sessions have no last_used_at, user_agent or address (migration 2 adds them).
+  // Version 1's sessions have no last_used_at, user_agent or address (migration 2 adds them), and
+  // no version before 4 has auth_time (migration 4 adds it).
   const sessionRows = accounts.sessions.map((session) => {
-    const { last_used_at: _, user_agent: __, address: ___, ...versionOne } = toSessionRow(session);
-    return version === 1 ? versionOne : toSessionRow(session);
+    const { auth_time: _, ...beforeFour } = toSessionRow(session);
+    const { last_used_at: __, user_agent: ___, address: ____, ...versionOne } = beforeFour;
+    return version === 1 ? versionOne : beforeFour;
   });
   await db.insertInto(t.sessions).values(sessionRows).execute();
   for (const token of accounts.refreshTokens) await sessionStore(context).insertRefreshToken(token);

@@ -84,6 +84,8 @@ export interface SessionRow {
   token_version: number | string;
   /** JSON array. */
   amr: string;
+  /** When `amr` was proven (STUP-1); migration 4 set it to `created_at` for the sessions before it. */
+  auth_time: number | string;
   created_at: number | string;
   expires_at: number | string;
   revoked_at: number | string | null;

@@ -368,7 +368,7 @@ describe("directory login", () => {
       tempToken: pending.tempToken,
       code: codeAt(secret, harness.clock.advance(30_000)),
     });
-    expect((await verifyAccessToken(harness.auth, { token: tokens.accessToken })).amr).toEqual(["pwd", "otp"]);
+    expect((await verifyAccessToken(harness.auth, { token: tokens.accessToken })).amr).toEqual(["pwd", "otp", "mfa"]);
   });
 
   it("a disabled directory account is 40300 once the password is proven", async () => {

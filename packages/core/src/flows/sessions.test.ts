@@ -112,6 +112,7 @@ describe("listSessions", () => {
         userId,
         tokenVersion: 0,
         amr: ["pwd"],
+        authTime: now - index * minute,
         createdAt: now - index * minute,
         expiresAt: now + 60 * minute,
         revokedAt: null,

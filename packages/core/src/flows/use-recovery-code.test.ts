@@ -40,7 +40,7 @@ describe("useRecoveryCode", () => {
       now: harness.auth.now(),
       clockToleranceSeconds: 0,
     });
-    expect(claims.amr).toEqual(["pwd", "rc"]);
+    expect(claims.amr).toEqual(["pwd", "otp", "mfa"]);
     const again = await authError(
       useRecoveryCode(harness.auth, { tempToken: await tempTokenOf(harness, "recovering"), recoveryCode }),
     );

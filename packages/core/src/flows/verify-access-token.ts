@@ -86,6 +86,7 @@ async function verifyAndRemember(auth: Auth, token: string, now: number): Promis
     sessionId: claims.sid,
     roles: claims.roles,
     amr: claims.amr,
+    authTime: claims.auth_time ?? 0,
     tokenVersion: claims.tv,
     claims,
   });

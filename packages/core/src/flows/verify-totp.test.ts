@@ -59,7 +59,7 @@ describe("verifyTotp", () => {
     });
     const { createdAt } = (await harness.storage.users.findById(userId)) as { createdAt: number };
     expect(tokens.user).toEqual(shownUser({ id: userId, username: "amr", createdAt, totpEnabled: true }));
-    expect((await claimsOf(harness, tokens.accessToken)).amr).toEqual(["pwd", "otp"]);
+    expect((await claimsOf(harness, tokens.accessToken)).amr).toEqual(["pwd", "otp", "mfa"]);
   });
 
   it("PW-5: each missing field is 40001 naming it, each non-string 40002 naming it", async () => {

@@ -5,8 +5,9 @@ import { describe, expect, it, vi } from "vitest";
 import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import type { AmrValue } from "../step-up/amr.js";
 import { memoryStorage } from "../storage/memory.js";
-import type { AuthMethod, PasskeyRecord } from "../storage/types.js";
+import type { PasskeyRecord } from "../storage/types.js";
 import type { TokenSet } from "../tokens/issue-tokens.js";
 import { userHandleOf } from "../webauthn/ceremony.js";
 import type { PasskeyConfig } from "../webauthn/passkey-config.js";
@@ -70,7 +71,7 @@ function tokensOf(result: LoginResult): TokenSet {
 }
 
 /** The `amr` of the access token of a completed sign-in, read through the real verification. */
-async function amrOf(auth: Auth, result: LoginResult | TokenSet): Promise<readonly AuthMethod[]> {
+async function amrOf(auth: Auth, result: LoginResult | TokenSet): Promise<readonly AmrValue[]> {
   const tokens = "status" in result ? tokensOf(result) : result;
   return (await verifyAccessToken(auth, { token: tokens.accessToken })).amr;
 }
@@ -117,7 +118,7 @@ describe("webauthnFinish", () => {
     const result = await passkeySignIn(harness.auth, authenticator);
     if (result.status !== "authenticated") throw new Error(result.status);
     const access = await verifyAccessToken(harness.auth, { token: result.tokens.accessToken });
-    expect(access).toMatchObject({ userId, amr: ["hwk", "user"] });
+    expect(access).toMatchObject({ userId, amr: ["hwk", "user", "mfa"] });
   });
 
   it("PW-7: a passkey sign-in mints fresh tokens; the ceremony id never becomes a token", async () => {
@@ -377,7 +378,7 @@ describe("WA-3: user presence, user verification and backup flags", () => {
     expect(await outcome(verifyAccessToken(harness.auth, { token: result.tempToken }))).toBe(ErrorCode.InvalidToken);
     const tokens = await verifyTotp(harness.auth, { tempToken: result.tempToken, code: nextCode(harness, secret) });
     expect(tokens.user).toMatchObject({ id: userId, totpEnabled: true });
-    expect(await amrOf(harness.auth, tokens)).toEqual(["hwk", "otp"]);
+    expect(await amrOf(harness.auth, tokens)).toEqual(["hwk", "otp", "mfa"]);
   });
 
   it("WA-3: a user-verified passkey is a complete sign-in for a TOTP user, amr hwk and user", async () => {
@@ -387,7 +388,7 @@ describe("WA-3: user presence, user verification and backup flags", () => {
       await enrolTotp(harness.auth, userId);
       const result = await signInWith(harness.auth, authenticator);
       expect(result.status, userVerification).toBe("authenticated");
-      expect(await amrOf(harness.auth, result)).toEqual(["hwk", "user"]);
+      expect(await amrOf(harness.auth, result)).toEqual(["hwk", "user", "mfa"]);
     }
   });
 
@@ -447,7 +448,7 @@ describe("WA-4: the credential belongs to the user who answers", () => {
     const { userId, authenticator } = await userWithPasskey(harness);
     const result = await signInWith(harness.auth, authenticator, { userHandle: null }, "alice");
     expect(tokensOf(result).user.id).toBe(userId);
-    expect(await amrOf(harness.auth, result)).toEqual(["hwk", "user"]);
+    expect(await amrOf(harness.auth, result)).toEqual(["hwk", "user", "mfa"]);
     // @simplewebauthn/browser sends "" for the empty user handle some security keys return.
     expect(tokensOf(await signInWith(harness.auth, authenticator, { userHandle: "" }, "alice")).user.id).toBe(userId);
   });
@@ -811,7 +812,7 @@ describe("RL-4, RL-6: throttling", () => {
     if (pending.status !== "totp_required") throw new Error("expected a TOTP step");
     expect(await outcome(verifyTotp(harness.auth, { tempToken: pending.tempToken, code: "000000" }))).toBe(40103);
     const tokens = await verifyTotp(harness.auth, { tempToken: pending.tempToken, code: nextCode(harness, secret) });
-    expect(await amrOf(harness.auth, tokens)).toEqual(["hwk", "otp"]);
+    expect(await amrOf(harness.auth, tokens)).toEqual(["hwk", "otp", "mfa"]);
     // The passkey's own budget is capped: 3 wrong codes over fresh ceremonies, then 42900.
     for (let failure = 0; failure < 3; failure += 1) {
       const again = await signInWith(harness.auth, authenticator, { flags: { uv: false } });
@@ -852,7 +853,7 @@ describe("RL-4, RL-6: throttling", () => {
     const elsewhere = await signInWith(harness.auth, authenticator, { flags: { uv: false } });
     if (elsewhere.status !== "totp_required") throw new Error("expected a TOTP step");
     const tokens = await verifyTotp(harness.auth, { tempToken: elsewhere.tempToken, code: nextCode(harness, secret) });
-    expect(await amrOf(harness.auth, tokens)).toEqual(["hwk", "otp"]);
+    expect(await amrOf(harness.auth, tokens)).toEqual(["hwk", "otp", "mfa"]);
   });
 
   it("RL-4: of 20 concurrent bad assertions from one address limited to 5, 5 are evaluated and 15 get 42900", async () => {

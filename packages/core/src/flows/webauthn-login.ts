@@ -9,7 +9,7 @@ import { simpleWebAuthn } from "../dependencies.js";
 import { directoryUserNow } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import type { ChallengeRecord, PasskeyRecord, UserRecord } from "../storage/types.js";
+import type { AuthMethod, ChallengeRecord, PasskeyRecord, UserRecord } from "../storage/types.js";
 import { passkeyBudget } from "../throttle/failure-budget.js";
 import { takeAttempt } from "../throttle/throttle.js";
 import { typedUsernameKey, usernameKeyOf } from "../users/username.js";
@@ -129,8 +129,8 @@ export async function webauthnBegin(
  * counter must grow unless both are 0, updated by compare-and-set (WA-5). A disabled account
  * is told so only then.
  *
- * A user-verified passkey is a complete sign-in (`amr` `["hwk", "user"]`). Without user
- * verification (`amr` `["hwk"]`), a user with TOTP on gets a temporary token, as after a
+ * A user-verified passkey is a complete sign-in (`amr` `["hwk", "user"]`, `swk` for a synced
+ * passkey). Without user verification (`amr` `["hwk"]`), a user with TOTP on gets a temporary token, as after a
  * password, whose code attempts spend the budget of the client's device token, or else this
  * passkey's, never the account's (RL-5, RL-6).
  *
@@ -177,12 +177,21 @@ export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Pr
   }
   const complete = authenticationInfo.userVerified;
   const current = await directoryUserNow(auth, user, input.ip);
-  return completeFirstFactor(auth, current, complete ? ["hwk", "user"] : ["hwk"], input.ip, {
+  return completeFirstFactor(auth, current, passkeyMethods(passkey, complete), input.ip, {
     complete,
     deviceToken,
     otherFactorBudget: passkeyBudget(passkey.id),
     userAgent: input.userAgent,
   });
+}
+
+/**
+ * How a passkey assertion proved the user, as `amr` (STUP-1): `swk` for a synced passkey (backup
+ * eligible: its key leaves the device), else `hwk`, with `user` when the user was verified.
+ */
+export function passkeyMethods(passkey: Pick<PasskeyRecord, "backupEligible">, userVerified: boolean): AuthMethod[] {
+  const key: AuthMethod = passkey.backupEligible ? "swk" : "hwk";
+  return userVerified ? [key, "user"] : [key];
 }
 
 /**

@@ -64,6 +64,7 @@ describe("memory storage prunes what has expired (bounded memory under a stream 
         userId: "user",
         tokenVersion: 0,
         amr: ["pwd" as const],
+        authTime: now,
         createdAt: now,
         expiresAt: now + minute,
         revokedAt: null,

@@ -96,6 +96,7 @@ describe("sweepExpired", () => {
         userId: "u",
         tokenVersion: 0,
         amr: ["pwd"],
+        authTime: 1,
         createdAt: 1,
         expiresAt,
         revokedAt: null,

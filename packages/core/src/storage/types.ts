@@ -196,8 +196,14 @@ export interface RecoveryCodeStore {
   removeAll(userId: string): Promise<void>;
 }
 
-/** How a session was proven, as JWT `amr` values (RFC 8176). */
-export type AuthMethod = "pwd" | "otp" | "rc" | "hwk" | "user" | "fed" | "ldap";
+/**
+ * How a session was proven, in Portcullis's own words: the RFC 8176 values `pwd` (a password),
+ * `otp` (a TOTP code), `hwk` (a device-bound passkey), `swk` (a synced passkey), `user` (its user
+ * verification) and `fed` (a provider), with `rc` for a recovery code and `ldap` for a directory
+ * password of older releases. Access tokens carry them as RFC 8176 values (`amrClaim`: `rc` is
+ * `otp`, `ldap` is `pwd`, and `mfa` is added when two factors were proven).
+ */
+export type AuthMethod = "pwd" | "otp" | "rc" | "hwk" | "swk" | "user" | "fed" | "ldap";
 
 /** A signed-in session: the family of refresh tokens minted from one login. */
 export interface SessionRecord {
@@ -205,7 +211,13 @@ export interface SessionRecord {
   userId: string;
   /** The user's token version when the session began (TV-2). */
   tokenVersion: number;
+  /** How the sign-in that began the session, or its latest re-authentication, was proven (STUP-1). */
   amr: AuthMethod[];
+  /**
+   * When `amr` was proven: the sign-in that began the session, or its latest re-authentication
+   * ({@link SessionStore.recordAuthentication}); the access tokens' `auth_time` (STUP-1).
+   */
+  authTime: number;
   createdAt: number;
   /** Never moved by refresh (RT-4). */
   expiresAt: number;
@@ -326,6 +338,12 @@ export interface SessionStore {
    * per request.
    */
   recordUse(id: string, now: number, use: SessionUse): Promise<void>;
+  /**
+   * Records a re-authentication of a live session (STUP-2): sets its `authTime` and `amr`, unless it
+   * is revoked, in one conditional write; returns whether the session is live and now holds them
+   * (false, changing and creating nothing, for a revoked or unknown id). Refreshes then carry them.
+   */
+  recordAuthentication(id: string, authTime: number, amr: AuthMethod[]): Promise<boolean>;
   /** Inserts a new, unspent refresh token of a session: at sign-in, and at each refresh without {@link rotateRefreshToken}. */
   insertRefreshToken(token: RefreshTokenRecord): Promise<void>;
   /** The token with this hash, spent or not, changing nothing: read before spending, so a check that fails leaves it usable. */

@@ -38,6 +38,7 @@ const storeMethods = {
     revokeUserSessions: true,
     listByUser: true,
     recordUse: true,
+    recordAuthentication: true,
     insertRefreshToken: true,
     findRefreshToken: true,
     spendRefreshToken: true,

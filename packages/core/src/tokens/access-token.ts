@@ -1,7 +1,7 @@
 import { jose } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import type { AuthMethod } from "../storage/types.js";
+import type { AmrValue } from "../step-up/amr.js";
 import type { TokenKey, TokenKeys } from "./keys.js";
 
 /** The claims of a Portcullis access token (contract: Tokens). */
@@ -17,7 +17,13 @@ export interface AccessTokenClaims {
   /** The user's token version when the token was minted. */
   tv: number;
   roles: string[];
-  amr: AuthMethod[];
+  /** How the session was proven (RFC 8176 values; STUP-1): by its sign-in, or its latest re-authentication. */
+  amr: AmrValue[];
+  /**
+   * When `amr` was proven, epoch seconds (STUP-1). Absent only from tokens of releases before
+   * it was added, which {@link AccessContext} reads as 0: older than any `maxAge`.
+   */
+  auth_time?: number;
   nbf?: number;
   /** Claims a token may carry beyond these; Portcullis signs none. */
   [claim: string]: unknown;
@@ -32,7 +38,18 @@ export interface AccessContext {
   readonly userId: string;
   readonly sessionId: string;
   readonly roles: readonly string[];
-  readonly amr: readonly AuthMethod[];
+  /**
+   * How the session was proven (RFC 8176 values: `pwd`, `otp`, `hwk`, `swk`, `user`, `fed`, and
+   * `mfa` when two factors were): by the sign-in that began it, or by its latest re-authentication
+   * (STUP-1). `requireAuth`'s `amr` and `secondFactor` options read it.
+   */
+  readonly amr: readonly AmrValue[];
+  /**
+   * When `amr` was proven, epoch seconds (the `auth_time` claim; STUP-1): the sign-in that began
+   * the session, or its latest re-authentication. `requireAuth`'s `maxAge` option reads it. 0 for a
+   * token minted before tokens carried it.
+   */
+  readonly authTime: number;
   readonly tokenVersion: number;
   readonly claims: Readonly<AccessTokenClaims>;
 }
@@ -124,6 +141,7 @@ function isAccessTokenClaims(payload: unknown): payload is AccessTokenClaims {
     Array.isArray(claims.roles) &&
     claims.roles.every((role) => typeof role === "string") &&
     Array.isArray(claims.amr) &&
-    claims.amr.every((method) => typeof method === "string")
+    claims.amr.every((method) => typeof method === "string") &&
+    (claims.auth_time === undefined || Number.isFinite(claims.auth_time))
   );
 }

@@ -1,5 +1,6 @@
 import type { Auth } from "../auth.js";
 import { opaqueToken, randomId } from "../crypto/ids.js";
+import { amrClaim, authTimeOf } from "../step-up/amr.js";
 import { sweepNowAndThen } from "../storage/sweep.js";
 import type { AuthMethod, SessionRecord, UserRecord } from "../storage/types.js";
 import { type PublicUser, withHookFields } from "../users/public-user.js";
@@ -97,7 +98,8 @@ async function tokenSetOf(
     sid: session.id,
     tv: user.tokenVersion,
     roles: [...user.roles],
-    amr: [...session.amr],
+    amr: amrClaim(session.amr),
+    auth_time: Math.floor(authTimeOf(session) / 1000),
   });
   return { accessToken, refreshToken, tokenType: "Bearer", expiresIn: auth.config.ttl.access, user: view };
 }
@@ -121,6 +123,7 @@ export async function startSession(
     userId: user.id,
     tokenVersion: user.tokenVersion,
     amr,
+    authTime: now,
     createdAt: now,
     expiresAt: now + auth.config.ttl.refresh * 1000,
     revokedAt: null,

@@ -18,6 +18,7 @@ function toSession(row: SessionRow): SessionRecord {
     userId: row.user_id,
     tokenVersion: num(row.token_version),
     amr: JSON.parse(row.amr) as SessionRecord["amr"],
+    authTime: num(row.auth_time),
     createdAt: num(row.created_at),
     expiresAt: num(row.expires_at),
     revokedAt: numOrNull(row.revoked_at),
@@ -34,6 +35,7 @@ export function toSessionRow(session: SessionRecord): SessionRow {
     user_id: session.userId,
     token_version: session.tokenVersion,
     amr: JSON.stringify(session.amr),
+    auth_time: session.authTime,
     created_at: session.createdAt,
     expires_at: session.expiresAt,
     revoked_at: session.revokedAt,
@@ -75,6 +77,7 @@ const sessionColumns = [
   "user_id",
   "token_version",
   "amr",
+  "auth_time",
   "created_at",
   "expires_at",
   "revoked_at",
@@ -288,6 +291,15 @@ export function sessionStore(context: StoreContext): SessionStore {
     },
     async recordUse(id, now, use) {
       await updateLive("id", id, { last_used_at: now, user_agent: use.userAgent, address: use.address });
+    },
+    async recordAuthentication(id, authTime, amr) {
+      const written = JSON.stringify(amr);
+      if ((await updateLive("id", id, { auth_time: authTime, amr: written })) === 1) return true;
+      // MySQL counts only changed rows: a live session that already held these matched too.
+      const session = await findSession(id);
+      return (
+        session !== null && session.revokedAt === null && session.authTime === authTime && JSON.stringify(session.amr) === written
+      );
     },
     async insertRefreshToken(token) {
       await db

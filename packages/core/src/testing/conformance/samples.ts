@@ -71,6 +71,7 @@ export function sampleSession(userId: string, overrides: Partial<SessionRecord> 
     userId,
     tokenVersion: 0,
     amr: ["pwd", "otp"],
+    authTime: BASE_TIME + 7,
     createdAt: BASE_TIME,
     expiresAt: BASE_TIME + 24 * HOUR,
     revokedAt: null,

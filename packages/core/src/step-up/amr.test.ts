@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import type { AuthMethod } from "../storage/types.js";
+import { amrClaim, authTimeOf, factorsProven } from "./amr.js";
+
+describe("STUP-1: the amr claim in RFC 8176 values", () => {
+  const table: [methods: AuthMethod[], claim: string[], factors: { first: boolean; second: boolean }][] = [
+    [["pwd"], ["pwd"], { first: true, second: false }],
+    [["ldap"], ["pwd"], { first: true, second: false }],
+    [["pwd", "otp"], ["pwd", "otp", "mfa"], { first: true, second: true }],
+    [["pwd", "rc"], ["pwd", "otp", "mfa"], { first: true, second: true }],
+    [["ldap", "otp"], ["pwd", "otp", "mfa"], { first: true, second: true }],
+    [["hwk"], ["hwk"], { first: true, second: false }],
+    [["swk"], ["swk"], { first: true, second: false }],
+    [["hwk", "user"], ["hwk", "user", "mfa"], { first: true, second: true }],
+    [["swk", "user"], ["swk", "user", "mfa"], { first: true, second: true }],
+    [["hwk", "otp"], ["hwk", "otp", "mfa"], { first: true, second: true }],
+    [["fed"], ["fed"], { first: true, second: false }],
+    [["fed", "otp"], ["fed", "otp", "mfa"], { first: true, second: true }],
+    [["fed", "rc"], ["fed", "otp", "mfa"], { first: true, second: true }],
+    [["otp"], ["otp"], { first: false, second: true }],
+    [["pwd", "pwd", "ldap"], ["pwd"], { first: true, second: false }],
+    [["otp", "rc"], ["otp"], { first: false, second: true }],
+    [[], [], { first: false, second: false }],
+  ];
+
+  it.each(table)("STUP-1: %j is amr %j", (methods, claim, factors) => {
+    expect(amrClaim(methods)).toEqual(claim);
+    expect(factorsProven(methods)).toEqual(factors);
+  });
+
+  it("STUP-1: a method no release wrote (a store's own, or an object's key) is left out, never guessed at", () => {
+    for (const unknown of ["sms", "toString", "constructor", "mfa"]) {
+      expect(amrClaim(["pwd", unknown] as AuthMethod[]), unknown).toEqual(["pwd"]);
+    }
+    expect(factorsProven(["toString", "mfa"])).toEqual({ first: false, second: false });
+  });
+
+  it("STUP-1: a session's authTime, or its createdAt when a store wrote it before sessions had one", () => {
+    expect(authTimeOf({ authTime: 2000, createdAt: 1000 })).toBe(2000);
+    expect(authTimeOf({ authTime: 0, createdAt: 1000 })).toBe(0);
+    expect(authTimeOf({ createdAt: 1000 } as { authTime: number; createdAt: number })).toBe(1000);
+    expect(authTimeOf({ authTime: Number.NaN, createdAt: 1000 })).toBe(1000);
+  });
+});
