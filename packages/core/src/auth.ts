@@ -139,6 +139,7 @@ const createAuthOptions = {
   directoryLimits: true,
   adminRole: true,
   reauthentication: true,
+  secondFactor: true,
   signUp: true,
   throttle: true,
   http: true,

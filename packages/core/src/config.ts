@@ -16,6 +16,11 @@ import {
 import { type ResolvedSignUpConfig, type SignUpConfig, resolveSignUpConfig } from "./flows/sign-up-config.js";
 import { type HttpConfig, type ResolvedHttpConfig, resolveHttpConfig } from "./http/http-config.js";
 import { type OAuthConfig, type ResolvedOAuthProvider, resolveOAuthConfig } from "./oauth/provider-config.js";
+import {
+  type ResolvedSecondFactorConfig,
+  type SecondFactorConfig,
+  resolveSecondFactorConfig,
+} from "./required-factor/required-factor-config.js";
 import { resolveSweepInterval } from "./storage/sweep.js";
 import type { Storage } from "./storage/types.js";
 import { type ResolvedThrottleConfig, type ThrottleConfig, resolveThrottleConfig } from "./throttle/throttle-config.js";
@@ -62,6 +67,11 @@ export interface AuthConfig extends TokenConfig {
   /** The role the admin routes (the directory policy, user administration) require. Default `"admin"`. */
   adminRole?: string;
   reauthentication?: ReauthenticationConfig;
+  /**
+   * A second factor the operator requires (STUP-4): `{ required: "always" | { roles } | (user) => boolean }`.
+   * A user who must have one and has none signs in to an enrolment-only state (40105). See `SecondFactorConfig`.
+   */
+  secondFactor?: SecondFactorConfig;
   /** Accounts people make for themselves (`POST /auth/register`): off unless `enabled` (SU-1). */
   signUp?: SignUpConfig;
   /**
@@ -100,6 +110,7 @@ export interface ResolvedConfig extends ResolvedHttpConfig, ResolvedTokenConfig 
   password: ResolvedPasswordConfig;
   totp: ResolvedTotpConfig;
   reauthentication: ResolvedReauthenticationConfig;
+  secondFactor: ResolvedSecondFactorConfig;
   /** Null when passkeys are not configured. */
   passkeys: ResolvedPasskeyConfig | null;
   /** OAuth providers by name; empty when none are configured. */
@@ -221,6 +232,7 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     password,
     totp,
     reauthentication,
+    secondFactor: resolveSecondFactorConfig(config.secondFactor),
     passkeys: resolvePasskeyConfig(config.passkeys),
     oauthProviders: resolveOAuthConfig(config.oauth),
     adminRole: adminRoleOf(config.adminRole),

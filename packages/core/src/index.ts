@@ -126,7 +126,7 @@ export {
 } from "./flows/oauth-sign-in.js";
 export { listPasskeys, renamePasskey, revokePasskey } from "./flows/passkey-management.js";
 export { type RefreshInput, refresh } from "./flows/refresh.js";
-export { type RegisterInput, register } from "./flows/register.js";
+export { type RegisterInput, type RegisterResult, register } from "./flows/register.js";
 export { type PasswordReset, type ResetPasswordInput, resetPassword } from "./flows/reset-password.js";
 export {
   type EndOtherSessionsInput,
@@ -158,7 +158,14 @@ export {
   webauthnRegisterFinish,
 } from "./flows/webauthn-register.js";
 export type { OpenApiDocument, OpenApiOptions } from "./http/describe-routes.js";
-export { authorizeRequest, errorResponse, handleRequest, resolvedTarget, servesPath } from "./http/handle-request.js";
+export {
+  type AuthorizeOptions,
+  authorizeRequest,
+  errorResponse,
+  handleRequest,
+  resolvedTarget,
+  servesPath,
+} from "./http/handle-request.js";
 export { assertAuthArgument, explainMountPath } from "./http/mount-checks.js";
 export { nodeRequestBody } from "./http/node-body.js";
 export { openApiDocument } from "./http/openapi.js";
@@ -181,7 +188,40 @@ export {
   importListLimits,
   importUsers,
 } from "./import/import-users.js";
+export {
+  type RevokeAllSessionsInput,
+  type RevokeAllSessionsResult,
+  adminRevokeAllSessions,
+  revokeAllSessions,
+} from "./incident/revoke-all-sessions.js";
 export type { ClaimMapping, ExternalProfile, OAuthConfig, OAuthProviderConfig } from "./oauth/provider-config.js";
+export {
+  type BeginPasskeyEnrolmentInput,
+  type FinishPasskeyEnrolmentInput,
+  type PasskeyEnrolled,
+  beginPasskeyEnrolment,
+  finishPasskeyEnrolment,
+} from "./required-factor/enrol-passkey.js";
+export {
+  type BeginTotpEnrolmentInput,
+  type FinishTotpEnrolmentInput,
+  type TotpEnrolled,
+  beginTotpEnrolment,
+  finishTotpEnrolment,
+} from "./required-factor/enrol-totp.js";
+export type {
+  SecondFactorConfig,
+  SecondFactorRequirement,
+  SecondFactorSubject,
+} from "./required-factor/required-factor-config.js";
+export { type AmrValue, amrClaim } from "./step-up/amr.js";
+export {
+  type StepUpOptions,
+  type StepUpRequirement,
+  type StepUpShortfall,
+  stepUpRequirementOf,
+  stepUpShortfall,
+} from "./step-up/requirement.js";
 export { compareCodePoints, prefixUpperBound } from "./storage/code-point-order.js";
 export { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./storage/memory.js";
 export { mayRotate, replacementToken } from "./storage/refresh-rotation.js";

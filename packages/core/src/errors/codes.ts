@@ -9,6 +9,10 @@ export const ErrorCode = {
   InvalidToken: 40101,
   SecondFactorRequired: 40102,
   SecondFactorFailed: 40103,
+  /** The route needs a more recent sign-in or more factors than the session proved: `data.required` says which (STUP-2). HTTP 401. */
+  StepUpRequired: 40104,
+  /** A first factor was accepted, but a second factor must be enrolled first: `data.tempToken` enrols it (STUP-4). HTTP 200. */
+  SecondFactorEnrolmentRequired: 40105,
   Forbidden: 40300,
   NotFound: 40400,
   Conflict: 40900,
@@ -29,6 +33,8 @@ export const defaultMessages: Record<ErrorCode, string> = {
   40101: "The token is invalid or expired",
   40102: "A second factor is required",
   40103: "The second factor is wrong or was already used",
+  40104: "Step-up required: re-authenticate, then try again",
+  40105: "A second factor must be enrolled first",
   40300: "Forbidden",
   40400: "Not found",
   40900: "Conflict",
@@ -39,10 +45,10 @@ export const defaultMessages: Record<ErrorCode, string> = {
 };
 
 /**
- * The HTTP status for a business code: 0 and 40102 travel as 200, every other code as its
- * first three digits (40001 → 400, 42900 → 429).
+ * The HTTP status for a business code: 0, 40102 and 40105 (partial successes) travel as 200,
+ * every other code as its first three digits (40001 → 400, 42900 → 429).
  */
 export function httpStatusFor(code: number): number {
-  if (code === 0 || code === ErrorCode.SecondFactorRequired) return 200;
+  if (code === 0 || code === ErrorCode.SecondFactorRequired || code === ErrorCode.SecondFactorEnrolmentRequired) return 200;
   return Math.trunc(code / 100);
 }

@@ -3,7 +3,7 @@ import type { AuthMethod } from "../storage/types.js";
 import type { ThrottleScope } from "../throttle/throttle-config.js";
 
 /** Why a sign-in attempt failed. `invalid_credentials` covers unknown users too (EN-1). */
-export type LoginFailureReason = "invalid_credentials" | "disabled" | "no_role";
+export type LoginFailureReason = "invalid_credentials" | "disabled" | "no_role" | "passkey_required";
 
 /** Which secret a second-factor step checked. */
 export type SecondFactorKind = "totp" | "recovery_code";
@@ -16,6 +16,8 @@ export type RevocationReason =
   | "user_disabled"
   | "directory_access_lost"
   | "ended_by_user"
+  /** A refresh of a user who must have a second factor and has none (STUP-4). */
+  | "second_factor_required"
   /** A newer sign-in passed `sessions.maxPerUser` and this was among the account's oldest sessions (STUP-8). */
   | "session_limit";
 
@@ -65,6 +67,8 @@ export type AuthEvent =
   /** `userId` is the account's when one has the username, else null: never the typed username, which may be a password. */
   | (EventBase & { type: "login.failed"; userId: string | null; reason: LoginFailureReason })
   | (EventBase & { type: "second_factor.required"; userId: string })
+  /** The first factor was proven, but the user must enrol a second factor first: an enrolment token was issued (40105; STUP-4). */
+  | (EventBase & { type: "second_factor.enrolment_required"; userId: string })
   | (EventBase & { type: "second_factor.succeeded"; userId: string; kind: SecondFactorKind })
   | (EventBase & { type: "second_factor.failed"; userId: string; kind: SecondFactorKind })
   | (EventBase & { type: "totp.enabled"; userId: string })
@@ -81,6 +85,11 @@ export type AuthEvent =
       reason: "sign_out_everywhere" | "user_disabled" | "ended_by_admin";
       by?: string;
     })
+  /**
+   * Every session of every user ended (`revokeAllSessions`, STUP-6): `count` of them were live;
+   * `by` is the administrator's user id, or null from the service's own code or the CLI.
+   */
+  | (EventBase & { type: "sessions.all_revoked"; count: number; by: string | null })
   /** `keptSessionId`: the session the change was made from, which goes on; null when the change came from no session and every one ended. */
   | (EventBase & {
       type: "sessions.ended";

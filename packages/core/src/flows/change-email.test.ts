@@ -6,7 +6,7 @@ import { importUsers } from "../index.js";
 import { adminCreateUser } from "./admin-users.js";
 import { changeEmail, verifyEmail } from "./change-email.js";
 import { createUser } from "./create-user.js";
-import { addUser, authError, goodPassword, makeAuth, outcome } from "./fixtures.test-support.js";
+import { addUser, authError, goodPassword, makeAuth, outcome, tokensOf } from "./fixtures.test-support.js";
 import { forgotPassword } from "./forgot-password.js";
 import { signOutEverywhere } from "./manage-users.js";
 import { register } from "./register.js";
@@ -235,7 +235,9 @@ describe("changeEmail", () => {
 describe("sign-up with an address", () => {
   it("EV-1: stores the address unverified and sends a verification link to it, which verifies it", async () => {
     const harness = makeEmailAuth({ signUp: { enabled: true } });
-    const tokens = await register(harness.auth, { username: "newcomer", password: goodPassword, email: "newcomer@example.com" });
+    const tokens = tokensOf(
+      await register(harness.auth, { username: "newcomer", password: goodPassword, email: "newcomer@example.com" }),
+    );
     const userId = tokens.user.id;
     expect(await addressOf(harness, userId)).toEqual({ email: "newcomer@example.com", verified: false });
     await emailDeliveriesSettled(harness.auth);
@@ -247,7 +249,9 @@ describe("sign-up with an address", () => {
   it("EV-1: an address another account holds verified is stored unverified and never becomes the newcomer's", async () => {
     const harness = makeEmailAuth({ signUp: { enabled: true } });
     await addUserWithEmail(harness.auth, "holder", "held@example.com");
-    const tokens = await register(harness.auth, { username: "claimer", password: goodPassword, email: "HELD@example.com" });
+    const tokens = tokensOf(
+      await register(harness.auth, { username: "claimer", password: goodPassword, email: "HELD@example.com" }),
+    );
     await emailDeliveriesSettled(harness.auth);
     expect(await addressOf(harness, tokens.user.id)).toEqual({ email: "HELD@example.com", verified: false });
     for (const link of sentTo(harness, "HELD@example.com", "email_verification")) {

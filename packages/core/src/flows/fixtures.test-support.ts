@@ -14,7 +14,7 @@ import type { Storage } from "../storage/types.js";
 import type { PublicUser, TokenSet } from "../tokens/issue-tokens.js";
 import { type HotpAlgorithm, totpStep } from "../totp/totp.js";
 import { createUser } from "./create-user.js";
-import { login } from "./login.js";
+import { type LoginResult, login } from "./login.js";
 import { beginTotpSetup, enableTotp } from "./totp-enrolment.js";
 
 /** 15 January 2025, 12:00:01 UTC: one second into a TOTP step. */
@@ -179,6 +179,12 @@ export async function tally(promises: Promise<unknown>[]): Promise<Map<number | 
   const counts = new Map<number | "fulfilled", number>();
   for (const result of await Promise.all(promises.map(outcome))) counts.set(result, (counts.get(result) ?? 0) + 1);
   return counts;
+}
+
+/** The token set of a sign-in that must have completed (not 40102 or 40105); throws on anything else. */
+export function tokensOf(result: LoginResult): TokenSet {
+  if (result.status !== "authenticated") throw new Error(`expected a session, got ${result.status}`);
+  return result.tokens;
 }
 
 /** Signs a user without TOTP in with a password and returns the token set; throws on anything else. */

@@ -4,6 +4,8 @@ import { constantTimeEqual, sha256 } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { SecondFactorKind } from "../events/types.js";
+import { issueEnrolmentToken } from "../required-factor/enrolment-token.js";
+import { signInStepOf } from "../required-factor/requirement.js";
 import type { AuthMethod, UserRecord } from "../storage/types.js";
 import { issueDeviceToken } from "../throttle/device-token.js";
 import {
@@ -68,7 +70,10 @@ export interface FirstFactorOptions {
 /**
  * Ends a login whose first factor (`firstFactor`, as `amr`) was just proven. A disabled account
  * is told so now, and only now that the factor was proven (EN-1): 40300. A user with TOTP
- * on gets a temporary token for the second step and no session (EN-3, TMP-1); anyone else, or
+ * on gets a temporary token for the second step and no session (EN-3, TMP-1); a user the
+ * operator's `secondFactor.required` names who has no second factor gets an enrolment token and
+ * no session (40105), and one whose second factor is a passkey is refused (40300: sign in with
+ * it), as `nextSignInStep` decides (STUP-4); anyone else, or
  * a first factor that is already multi-factor (`complete`: a user-verified passkey), gets a
  * session and a device token (RL-5), and the failures of the budget the password spent are
  * cleared (RL-1). The second factor spends the client's device budget when it sent a valid device
@@ -86,14 +91,22 @@ export async function completeFirstFactor(
     throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
   }
   const clientBudget = budgetOfClient(auth, user.usernameKey, deviceToken);
-  if (complete || !(await auth.storage.totp.get(user.id))?.enabled) {
+  const step = await signInStepOf(auth, user, complete);
+  if (step === "tokens") {
     if (otherFactorBudget === undefined || clientBudget.scope === "device") await clearFailureBudget(auth, clientBudget);
     const tokens = await startDeviceSession(auth, user, firstFactor, { ip, userAgent }, clientBudget);
     return { status: "authenticated", tokens };
   }
+  if (step === "passkey_required") {
+    auth.emit({ type: "login.failed", userId: user.id, reason: "passkey_required", at: auth.now(), ip });
+    throw new AuthError(ErrorCode.Forbidden, "This account's second factor is a passkey: sign in with the passkey");
+  }
+  const budget = clientBudget.scope === "device" ? clientBudget : (otherFactorBudget ?? clientBudget);
+  if (step === "enrolment_required") {
+    return { status: "enrolment_required", tempToken: await issueEnrolmentToken(auth, user, firstFactor, ip, budget) };
+  }
   const tempToken = opaqueToken(auth);
   const now = auth.now();
-  const budget = clientBudget.scope === "device" ? clientBudget : (otherFactorBudget ?? clientBudget);
   const pending: PendingLogin = {
     tokenVersion: user.tokenVersion,
     firstFactor,
@@ -119,7 +132,7 @@ const badTempToken = () => new AuthError(ErrorCode.AuthenticationFailed, "The te
  * Starts the session of a completed sign-in, with a device token for the client: the device of
  * `budget` carries on when it was one, else a new device (RL-5).
  */
-async function startDeviceSession(
+export async function startDeviceSession(
   auth: Auth,
   user: UserRecord,
   amr: AuthMethod[],

@@ -4,6 +4,7 @@ import { sha256 } from "../crypto/random.js";
 import { directoryRolesAtRefresh, sameRoles } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import { signInStepOf } from "../required-factor/requirement.js";
 import { rotateRefreshToken } from "../storage/refresh-rotation.js";
 import type { RotationResult, UserRecord } from "../storage/types.js";
 import { type TokenSet, rotatedTokenSet } from "../tokens/issue-tokens.js";
@@ -42,6 +43,10 @@ type RefusedRotation = Extract<RotationResult, { outcome: "refused" }>;
  * other, through a raised token version; changed roles raise it too, ending the other sessions'
  * tokens with the old roles while this session carries on with the new ones. The directory is read before the token is spent, so a
  * directory that is down leaves the refresh token usable.
+ *
+ * A user the operator's `secondFactor.required` names who has no second factor (a session begun
+ * before the requirement, or before the factor was turned off) loses the session: the next
+ * sign-in asks to enrol one (40105; STUP-4). A session of a user who has one carries on.
  *
  * The session records the time, the `User-Agent` and the address of the refresh as where it was
  * last used (`lastUsedAt`, shown in the sessions list); access-token checks never write.
@@ -86,6 +91,10 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
       throw invalidToken();
     }
     if (!sameRoles(roles, user.roles)) user = await carryOnWithRoles(auth, user, session.id, roles);
+  }
+  if ((await signInStepOf(auth, user, false, rotation.totpEnabled)) === "enrolment_required") {
+    await revokeSession(auth, userId, sessionId, "second_factor_required");
+    throw invalidToken();
   }
   const tokens = await rotatedTokenSet(auth, user, session, next.value, rotation.totpEnabled);
   auth.emit({ type: "token.refreshed", userId, sessionId, at: now, ip: input.ip });

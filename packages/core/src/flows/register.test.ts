@@ -4,7 +4,15 @@ import { ErrorCode } from "../errors/codes.js";
 import { memoryStorage } from "../storage/memory.js";
 import { deviceIdOf } from "../throttle/device-token.js";
 import { createUser } from "./create-user.js";
-import { type AuthOverrides, authError, encryptionKey, goodPassword, makeAuth, signingSecret } from "./fixtures.test-support.js";
+import {
+  type AuthOverrides,
+  authError,
+  encryptionKey,
+  goodPassword,
+  makeAuth,
+  signingSecret,
+  tokensOf,
+} from "./fixtures.test-support.js";
 import { login } from "./login.js";
 import { refresh } from "./refresh.js";
 import { register } from "./register.js";
@@ -28,7 +36,7 @@ describe("register (sign-up)", () => {
 
   it("SU-1: on, it makes a local account with the default roles and signs it in: a new session with a device token", async () => {
     const harness = signUpAuth({ signUp: { enabled: true, defaultRoles: ["member", "reader"] } });
-    const tokens = await register(harness.auth, { username: "Newcomer", password: goodPassword, ip: address });
+    const tokens = tokensOf(await register(harness.auth, { username: "Newcomer", password: goodPassword, ip: address }));
     const stored = await harness.storage.users.findByUsernameKey("newcomer");
     expect(stored).toMatchObject({
       username: "Newcomer",
@@ -69,7 +77,7 @@ describe("register (sign-up)", () => {
       source: "directory",
       createdAt: 0,
     };
-    const tokens = await register(harness.auth, input as never);
+    const tokens = tokensOf(await register(harness.auth, input as never));
     const stored = await harness.storage.users.findByUsernameKey("mallory");
     expect(stored).toMatchObject({ roles: [], tokenVersion: 0, disabled: false, source: "local", createdAt: harness.clock.now });
     expect(stored?.id).not.toBe("chosen-id");
@@ -121,7 +129,7 @@ describe("register (sign-up)", () => {
 
   it("SU-1: a taken username is 40900 whatever its case, and the account is left as it was", async () => {
     const harness = signUpAuth();
-    const first = await register(harness.auth, { username: "Alice", password: goodPassword });
+    const first = tokensOf(await register(harness.auth, { username: "Alice", password: goodPassword }));
     const before = await harness.storage.users.findById(first.user.id);
     const taken = await authError(register(harness.auth, { username: "alice", password: "another long passphrase" }));
     expect([taken.code, taken.message]).toEqual([ErrorCode.Conflict, "The username is taken"]);
@@ -149,7 +157,9 @@ describe("register (sign-up)", () => {
       "email must be a string",
     ]);
     expect(harness.events).toEqual([]);
-    const tokens = await register(harness.auth, { username: "mailer", password: goodPassword, email: "mailer@example.com" });
+    const tokens = tokensOf(
+      await register(harness.auth, { username: "mailer", password: goodPassword, email: "mailer@example.com" }),
+    );
     expect(await harness.storage.users.findById(tokens.user.id)).toMatchObject({
       email: "mailer@example.com",
       emailVerified: false,
@@ -196,12 +206,14 @@ describe("register (sign-up)", () => {
       ErrorCode.MalformedParameter,
       "email must be an address with one @ between a name and a domain",
     ]);
-    const tokens = await register(harness.auth, {
-      username: "copycat",
-      password: goodPassword,
-      email: "owner@example.com",
-      ip: address,
-    });
+    const tokens = tokensOf(
+      await register(harness.auth, {
+        username: "copycat",
+        password: goodPassword,
+        email: "owner@example.com",
+        ip: address,
+      }),
+    );
     expect(tokens.user).toMatchObject({ email: "owner@example.com", emailVerified: false });
     expect((await harness.storage.users.findById(tokens.user.id))?.emailVerified).toBe(false);
     expect((await harness.storage.users.findByVerifiedEmail("owner@example.com"))?.id).toBe(holder.id);

@@ -2,7 +2,6 @@ import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { takeAttempt } from "../throttle/throttle.js";
-import type { TokenSet } from "../tokens/issue-tokens.js";
 import { normalizeEmail } from "../users/email.js";
 import { sendVerificationLink } from "./change-email.js";
 import { createUserRecord } from "./create-user.js";
@@ -25,9 +24,17 @@ export interface RegisterInput {
 }
 
 /**
+ * What {@link register} answers: the new account signed in, or, where the operator requires a
+ * second factor of it (`secondFactor.required`), the enrolment token of a 40105 answer (STUP-4):
+ * a new account has no second factor.
+ */
+export type RegisterResult = Exclude<LoginResult, { status: "totp_required" }>;
+
+/**
  * Makes a local account for someone who is not signed in, and signs it in (`POST
  * /auth/register`): a new session with its tokens and a device token, as any sign-in (PW-7,
- * RL-5). Only when `signUp.enabled` (SU-1). The account's roles are `signUp.defaultRoles`; its id,
+ * RL-5), or the enrolment token of a 40105 answer when a second factor is required of the account
+ * (STUP-4). Only when `signUp.enabled` (SU-1). The account's roles are `signUp.defaultRoles`; its id,
  * token version and state are the library's, never the caller's (SU-1). The username follows the
  * username rule and the password the policy and the breached-password check (PW-3). With `ip`,
  * the fields are checked and then one attempt is taken from the address's
@@ -40,10 +47,11 @@ export interface RegisterInput {
  *   from `ip`, 50300 the hashing queue is full or `password.isBreached` failed.
  * @example
  * ```ts
- * const tokens = await register(auth, { username: "newcomer", password: "a long passphrase", ip });
+ * const result = await register(auth, { username: "newcomer", password: "a long passphrase", ip });
+ * if (result.status === "authenticated") useTokens(result.tokens);
  * ```
  */
-export async function register(auth: Auth, input: RegisterInput): Promise<TokenSet> {
+export async function register(auth: Auth, input: RegisterInput): Promise<RegisterResult> {
   if (!auth.config.signUp.enabled) throw new AuthError(ErrorCode.NotFound, "Sign-up is not enabled");
   const username = requiredString(input.username, "username");
   const password = requiredString(input.password, "password");
@@ -54,10 +62,6 @@ export async function register(auth: Auth, input: RegisterInput): Promise<TokenS
   const roles = auth.config.signUp.defaultRoles;
   const user = await createUserRecord(auth, { username, password, roles, email, emailVerified: false }, { by: "sign_up" });
   if (email !== undefined && auth.config.email !== null) sendVerificationLink(auth, user, email, input.acceptLanguage);
-  // A new account has no second factor: its password completes the sign-in.
-  const signedIn = (await completeFirstFactor(auth, user, ["pwd"], input.ip, { userAgent: input.userAgent })) as Extract<
-    LoginResult,
-    { status: "authenticated" }
-  >;
-  return signedIn.tokens;
+  // A new account has no second factor: its password completes the sign-in, unless one is required of it (STUP-4).
+  return (await completeFirstFactor(auth, user, ["pwd"], input.ip, { userAgent: input.userAgent })) as RegisterResult;
 }

@@ -136,7 +136,7 @@ export async function webauthnRegisterFinish(auth: Auth, input: WebauthnRegister
   passkeyConfig(auth);
   const ceremony = await spendCeremony(auth, input.ceremonyId, "webauthn_register");
   const user = await signedInUser(auth, input.userId);
-  const passkey = await storeRegisteredPasskey(auth, user, ceremony, input.response);
+  const passkey = await storePasskey(auth, await verifiedPasskey(auth, user, ceremony, input.response));
   await endOtherSessions(auth, { userId: user.id, keepSessionId: input.sessionId, reason: "passkey_registered" });
   auth.emit({ type: "passkey.registered", userId: user.id, credentialId: passkey.id, at: auth.now() });
   return toPasskeyInfo(passkey);
@@ -144,12 +144,12 @@ export async function webauthnRegisterFinish(auth: Auth, input: WebauthnRegister
 
 /**
  * The verification half of {@link webauthnRegisterFinish}, once the ceremony is spent: the
- * ceremony must be `user`'s; the response is verified and its passkey stored as that function
- * says (WA-2, WA-3, WA-5, WA-6), and returned.
+ * ceremony must be `user`'s, and the response is verified as that function says (WA-2, WA-3,
+ * WA-5); answers the passkey to store with {@link storePasskey}.
  *
- * @throws {AuthError} 40002 malformed response, 40100 refused, 40400 not configured, 40900 already registered.
+ * @throws {AuthError} 40002 malformed response, 40100 refused, 40400 not configured.
  */
-export async function storeRegisteredPasskey(
+export async function verifiedPasskey(
   auth: Auth,
   user: UserRecord,
   ceremony: ChallengeRecord,
@@ -181,7 +181,7 @@ export async function storeRegisteredPasskey(
   if (credential.counter > maxRegistrationCounter) {
     throw registrationRefused(new Error(`A signature counter of ${credential.counter} could grow fewer than 2^16 times`));
   }
-  const passkey: PasskeyRecord = {
+  return {
     id: credential.id,
     userId: user.id,
     publicKey: base64url(credential.publicKey),
@@ -193,6 +193,15 @@ export async function storeRegisteredPasskey(
     createdAt: auth.now(),
     lastUsedAt: null,
   };
+}
+
+/**
+ * Stores a passkey {@link verifiedPasskey} answered; a credential id registered to anyone is
+ * refused (WA-6).
+ *
+ * @throws {AuthError} 40900 already registered.
+ */
+export async function storePasskey(auth: Auth, passkey: PasskeyRecord): Promise<PasskeyRecord> {
   if (!(await auth.storage.passkeys.create(passkey))) {
     throw new AuthError(ErrorCode.Conflict, "This passkey is already registered");
   }

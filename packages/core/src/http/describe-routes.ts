@@ -83,11 +83,25 @@ function headersOf(doc: RouteDoc, status: number, codes: number[]): Record<strin
   return Object.keys(headers).length > 0 ? headers : undefined;
 }
 
+/**
+ * The partial successes a route may answer, each with its `data`: 40102, and 40105 where this auth
+ * requires a second factor of someone (`secondFactor.required`; STUP-4).
+ */
+function partialSuccessesOf(auth: Auth, doc: RouteDoc): Map<number, JsonSchema> {
+  const answers = new Map<number, JsonSchema>();
+  if (doc.secondFactor) answers.set(ErrorCode.SecondFactorRequired, doc.secondFactor);
+  if (doc.enrolment && auth.config.secondFactor.required !== null) {
+    answers.set(ErrorCode.SecondFactorEnrolmentRequired, doc.enrolment);
+  }
+  return answers;
+}
+
 /** The responses of a route, grouped by the status each code travels with in this auth's `statusMode`. */
 function responsesOf(auth: Auth, route: Route): Record<string, unknown> {
   const { doc } = route;
+  const partial = partialSuccessesOf(auth, doc);
   const byStatus = new Map<number, number[]>();
-  for (const code of [0, ...(doc.secondFactor ? [ErrorCode.SecondFactorRequired] : []), ...codesOf(route)]) {
+  for (const code of [0, ...partial.keys(), ...codesOf(route)]) {
     const status = envelopeStatus(auth, code);
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
@@ -95,10 +109,8 @@ function responsesOf(auth: Auth, route: Route): Record<string, unknown> {
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const schemas: JsonSchema[] = [];
     if (codes.includes(0)) schemas.push(doc.bare ? doc.data : envelopeSchema(0, doc.data));
-    if (doc.secondFactor && codes.includes(ErrorCode.SecondFactorRequired)) {
-      schemas.push(envelopeSchema(ErrorCode.SecondFactorRequired, doc.secondFactor));
-    }
-    const errors = codes.filter((code) => code !== 0 && code !== ErrorCode.SecondFactorRequired);
+    for (const [code, data] of partial) if (codes.includes(code)) schemas.push(envelopeSchema(code, data));
+    const errors = codes.filter((code) => code !== 0 && !partial.has(code));
     if (errors.length > 0) schemas.push(errorSchema(errors));
     const headers = headersOf(doc, status, codes);
     responses[String(status)] = {
@@ -167,9 +179,9 @@ function descriptionOf(auth: Auth): string {
   const statuses =
     auth.config.statusMode === "always-200"
       ? 'This service runs with `http.statusMode: "always-200"`: every envelope travels with HTTP status 200, so read `code`.'
-      : "The HTTP status follows the code: 0 and 40102 are 200, every other code its first three digits (40001 is 400).";
+      : "The HTTP status follows the code: 0, 40102 and 40105 are 200, every other code its first three digits (40001 is 400).";
   return [
-    "The sign-in routes of a Portcullis service. Every answer is the envelope `{ code, message, data? }`: `code` 0 is success, 40102 asks for the second factor with `data.tempToken`, and any other code is a refusal, with a `requestId` on 50000 and 50300.",
+    "The sign-in routes of a Portcullis service. Every answer is the envelope `{ code, message, data? }`: `code` 0 is success, 40102 asks for the second factor with `data.tempToken`, 40105 (where a second factor is required) asks to enrol one with `data.tempToken`, and any other code is a refusal, with a `requestId` on 50000 and 50300.",
     statuses,
     "Every route requires TLS (40300 otherwise, unless the client is on loopback). Request bodies are `application/json`, 64 KiB at most unless a route says otherwise. A path under the base path's `/auth` that no operation here names answers 40400. Answers carry `Cache-Control: no-store` and `X-Content-Type-Options: nosniff`; 42900 carries `Retry-After`.",
   ].join("\n\n");

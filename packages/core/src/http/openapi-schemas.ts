@@ -95,6 +95,25 @@ const returnPath: JsonSchema = { type: "string", description: "The path of this 
 /** The `data` of a 40102 answer: the temporary token for `2fa/verify` or `2fa/recovery`. */
 export const tempTokenData: JsonSchema = answerObject({ tempToken: text });
 
+/** The `data` of a 40105 answer (STUP-4): the enrolment token for `2fa/enrolment/*` or `public-key/enrolment/*`. */
+export const enrolmentTokenData: JsonSchema = answerObject({
+  tempToken: { type: "string", description: "Enrols TOTP or a passkey, and nothing else; then the sign-in completes" },
+});
+
+/** The `data` of a sign-in completed by enrolling TOTP: the token set and the recovery codes, shown this once. */
+export const totpEnrolledData: JsonSchema = answerObject(
+  {
+    ...tokenSetProperties,
+    recoveryCodes: { type: "array", items: text, description: "Ten codes, shown this once" },
+  },
+  ["deviceToken"],
+);
+
+/** The `data` of a sign-in completed by registering a passkey: the token set and the new passkey. */
+export const passkeyEnrolledData: JsonSchema = answerObject({ ...tokenSetProperties, passkey: schemaRef("PasskeyInfo") }, [
+  "deviceToken",
+]);
+
 /** The `data` of a successful OAuth callback: the token set and the return path. */
 export const oauthSignInData: JsonSchema = answerObject({ ...tokenSetProperties, returnPath }, ["deviceToken"]);
 

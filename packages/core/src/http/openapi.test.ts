@@ -30,6 +30,7 @@ const everythingOn: AuthOverrides = {
   directory: fakeDirectory(),
   http: { openApi: true },
   signUp: { enabled: true },
+  secondFactor: { required: "always" },
   email: { send: () => {}, resetUrl: "https://example.com/reset-password", verifyUrl: "https://example.com/verify-email" },
 };
 
@@ -84,12 +85,16 @@ describe("openApiDocument", () => {
       "GET /api/v1/auth/oauth/{provider}/callback",
       "GET /api/v1/auth/openapi.json",
       "GET /api/v1/auth/public-key/credentials",
+      "POST /api/v1/auth/2fa/enrolment/enable",
+      "POST /api/v1/auth/2fa/enrolment/setup",
       "POST /api/v1/auth/directory/policy/preview",
       "POST /api/v1/auth/directory/policy/test",
       "POST /api/v1/auth/email",
       "POST /api/v1/auth/email/verify",
       "POST /api/v1/auth/password/forgot",
       "POST /api/v1/auth/password/reset",
+      "POST /api/v1/auth/public-key/enrolment/begin",
+      "POST /api/v1/auth/public-key/enrolment/finish",
       "POST /api/v1/auth/public-key/login/begin",
       "POST /api/v1/auth/public-key/login/finish",
       "POST /api/v1/auth/public-key/register/begin",
@@ -100,6 +105,27 @@ describe("openApiDocument", () => {
     ]);
     expect(all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, signUp: undefined })).includes(entry))).toEqual([
       "POST /api/v1/auth/register",
+    ]);
+    expect(
+      all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, secondFactor: undefined })).includes(entry)),
+    ).toEqual([
+      "POST /api/v1/auth/2fa/enrolment/setup",
+      "POST /api/v1/auth/2fa/enrolment/enable",
+      "POST /api/v1/auth/public-key/enrolment/begin",
+      "POST /api/v1/auth/public-key/enrolment/finish",
+    ]);
+    const preferred = {
+      ...everythingOn,
+      passkeys: {
+        rpId: "example.com",
+        rpName: "Example",
+        origins: ["https://example.com"],
+        userVerification: "preferred" as const,
+      },
+    };
+    expect(all.filter((entry) => !operationsOf(documentOf(preferred)).includes(entry))).toEqual([
+      "POST /api/v1/auth/public-key/enrolment/begin",
+      "POST /api/v1/auth/public-key/enrolment/finish",
     ]);
     expect(all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, email: undefined })).includes(entry))).toEqual([
       "POST /api/v1/auth/password/forgot",
@@ -131,7 +157,7 @@ describe("openApiDocument", () => {
       JSON.stringify(standard.responses[status]?.content)
         .match(/"enum":\[[\d,]+\]|"const":\d+/g)
         ?.join();
-    expect(codesAt("200")).toBe('"const":0,"const":40102');
+    expect(codesAt("200")).toBe('"const":0,"const":40102,"const":40105');
     expect(codesAt("401")).toBe('"enum":[40100]');
     expect(codesAt("400")).toBe('"enum":[40001,40002]');
 
@@ -145,6 +171,32 @@ describe("openApiDocument", () => {
       '"enum":[40001,40002,40100,40300,40400,40900,42900,50000,50300]',
     );
     expect(always200.responses["200"]?.headers?.["Retry-After"]?.required).toBe(false);
+  });
+
+  it("STUP-4, ASVS 6.3.3: 40105 travels with 200 and is documented, with its enrolment token, on the routes that complete a sign-in only where secondFactor.required is configured", () => {
+    const completing = [
+      ["/api/v1/auth/login", "post"],
+      ["/api/v1/auth/register", "post"],
+      ["/api/v1/auth/public-key/login/finish", "post"],
+      ["/api/v1/auth/oauth/{provider}/callback", "get"],
+    ];
+    const required = documentOf(everythingOn);
+    const open = documentOf({ ...everythingOn, secondFactor: undefined });
+    for (const [path, method] of completing as [string, string][]) {
+      expect(JSON.stringify(operation(required, path, method).responses["200"])).toContain('"const":40105');
+      expect(JSON.stringify(operation(open, path, method).responses["200"])).not.toContain("40105");
+    }
+    const login = JSON.stringify(operation(required, "/api/v1/auth/login", "post").responses["200"]);
+    expect(login).toContain(
+      '"properties":{"code":{"const":40105},"message":{"type":"string"},"data":{"type":"object","properties":{"tempToken"',
+    );
+    for (const [path, method] of [
+      ["/api/v1/auth/2fa/verify", "post"],
+      ["/api/v1/auth/refresh", "post"],
+      ["/api/v1/auth/me", "get"],
+    ]) {
+      expect(JSON.stringify(operation(required, path as string, method as string).responses)).not.toContain("40105");
+    }
   });
 
   it("adds the codes of the checks before a handler: TLS and internal errors everywhere, the body on POST and PUT, the token on bearer routes", () => {

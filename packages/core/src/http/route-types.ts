@@ -28,7 +28,7 @@ export interface RouteContext {
 /** What a route handler returns: the envelope's `data`, and its code when it is not 0. */
 export interface RouteResult {
   data: unknown;
-  code?: 0 | typeof ErrorCode.SecondFactorRequired;
+  code?: 0 | typeof ErrorCode.SecondFactorRequired | typeof ErrorCode.SecondFactorEnrolmentRequired;
   /** Send `data` itself as the body, not in the envelope: for standard documents (a JWK Set). */
   bare?: { cacheControl: string };
   /** `Set-Cookie` header values to send with the answer. */
@@ -80,6 +80,11 @@ export interface RouteDoc {
   bare?: true;
   /** The `data` of a code-40102 answer, for a route that may ask for the second factor. */
   secondFactor?: JsonSchema;
+  /**
+   * The `data` of a code-40105 answer, for a route that completes a sign-in and so may ask to enrol
+   * a second factor first (STUP-4): documented only where `secondFactor.required` is configured.
+   */
+  enrolment?: JsonSchema;
   /**
    * The other codes the route may answer. Those every route of its kind answers are added by
    * the document: 40300 and 50000 on every route, 40002 on a POST or PUT, 40101 and 50300 with

@@ -378,7 +378,9 @@ export type ChallengeKind =
   | "password_reset_newest"
   /** The token of an address's verification link, and the record naming each user's newest one. */
   | "email_verification"
-  | "email_verification_newest";
+  | "email_verification_newest"
+  /** The temporary token of a sign-in that must enrol a second factor first (40105; STUP-4). */
+  | "second_factor_enrolment";
 
 /** A short-lived, single-use item: a temporary token, an OAuth state, a WebAuthn challenge. */
 export interface ChallengeRecord {

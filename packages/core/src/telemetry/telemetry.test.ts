@@ -15,6 +15,8 @@ import {
   type AuthOverrides,
   type Harness,
   addUser,
+  codeAt,
+  decodeBase32,
   enrolTotp,
   goodPassword,
   makeAuth,
@@ -277,6 +279,37 @@ describe("metrics", () => {
     expect(
       countOf(metrics, "portcullis.failures", { "portcullis.operation": "login", "portcullis.code": 42900 }),
     ).toBeGreaterThanOrEqual(1);
+  });
+
+  it("STUP-4, ASVS 6.3.3: a sign-in that must enrol a second factor is counted and traced as enrolment_required, its completion as a TOTP success", async () => {
+    const harness = await telemetryHarness({ secondFactor: { required: "always" } });
+    const userId = await addUser(harness.auth, username);
+    const pending = await send(harness, "POST", "/auth/login", { username, password: goodPassword });
+    expect(pending.code).toBe(40105);
+    const tempToken = (pending.data as { tempToken: string }).tempToken;
+    const setup = await send(harness, "POST", "/auth/2fa/enrolment/setup", { tempToken });
+    const secret = decodeBase32((setup.data as { secret: string }).secret);
+    const enabled = await send(harness, "POST", "/auth/2fa/enrolment/enable", {
+      tempToken,
+      code: codeAt(secret, harness.clock.now),
+    });
+    expect(enabled.code).toBe(0);
+
+    const [login] = spansOf("login");
+    expect(login?.attributes).toMatchObject({
+      "portcullis.outcome": "enrolment_required",
+      "portcullis.code": 40105,
+      "enduser.id": userId,
+    });
+    expect(login?.events.map((event) => event.name)).toEqual(["second_factor.enrolment_required"]);
+    const metrics = await collectMetrics();
+    const signIns = (method: string, outcome: string) =>
+      countOf(metrics, "portcullis.sign_in.attempts", {
+        "portcullis.sign_in.method": method,
+        "portcullis.sign_in.outcome": outcome,
+      });
+    expect(signIns("password", "enrolment_required")).toBe(1);
+    expect(signIns("totp", "success")).toBe(1);
   });
 
   it("times each storage operation by store and operation, in seconds, with error.type when it fails", async () => {

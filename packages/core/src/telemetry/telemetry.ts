@@ -26,6 +26,8 @@ const signInMethodOfRoute: Readonly<Record<string, string>> = {
   oauthCallback: "oauth",
   verifyTotp: "totp",
   useRecoveryCode: "recovery_code",
+  finishTotpEnrolment: "totp",
+  finishPasskeyEnrolment: "passkey",
 };
 
 /** The events whose `userId` is the user a request acts for (not, say, an account an administrator made). */
@@ -33,6 +35,7 @@ const eventsOfTheUser: ReadonlySet<AuthEvent["type"]> = new Set([
   "login.succeeded",
   "login.failed",
   "second_factor.required",
+  "second_factor.enrolment_required",
   "second_factor.succeeded",
   "second_factor.failed",
   "token.refreshed",
@@ -52,6 +55,7 @@ function signInMethodOf(amr: readonly AuthMethod[]): string {
 function outcomeOf(code: number): string {
   if (code === 0) return "success";
   if (code === ErrorCode.SecondFactorRequired) return "second_factor_required";
+  if (code === ErrorCode.SecondFactorEnrolmentRequired) return "enrolment_required";
   if (code === ErrorCode.TooManyAttempts) return "throttled";
   return code >= 50000 ? "error" : "refused";
 }
@@ -216,6 +220,12 @@ function countEvent(instruments: Instruments, event: AuthEvent, request: RouteRe
       instruments.signIns.add(1, {
         "portcullis.sign_in.method": routeMethod,
         "portcullis.sign_in.outcome": "second_factor_required",
+      });
+      return;
+    case "second_factor.enrolment_required":
+      instruments.signIns.add(1, {
+        "portcullis.sign_in.method": routeMethod,
+        "portcullis.sign_in.outcome": "enrolment_required",
       });
       return;
     case "login.failed":

@@ -6,6 +6,7 @@ import { emailRoutes } from "./email.js";
 import { metadataRoutes } from "./metadata.js";
 import { oauthRoutes } from "./oauth.js";
 import { passkeyRoutes } from "./passkeys.js";
+import { requiredFactorRoutes } from "./required-factor.js";
 import { secondFactorRoutes } from "./second-factor.js";
 import { signInRoutes } from "./sign-in.js";
 import { tokenRoutes } from "./tokens.js";
@@ -18,6 +19,7 @@ import { tokenRoutes } from "./tokens.js";
  */
 export const routes: readonly Route[] = [
   ...signInRoutes,
+  ...requiredFactorRoutes,
   ...tokenRoutes,
   ...secondFactorRoutes,
   ...passkeyRoutes,

@@ -70,7 +70,8 @@ export const oauthRoutes: readonly Route[] = [
       operationId: "oauthCallback",
       tag: "OAuth",
       summary: "Finish a sign-in with a provider: relay the provider's callback query",
-      description: "A user with TOTP gets 40102, unless the provider is trusted for the second factor.",
+      description:
+        "A user with TOTP gets 40102, unless the provider is trusted for the second factor; a user who must have a second factor and has none, 40105 (STUP-4).",
       parameters: [
         providerParameter,
         { name: "code", in: "query", description: "From the provider" },
@@ -90,6 +91,7 @@ export const oauthRoutes: readonly Route[] = [
       ],
       data: oauthSignInData,
       secondFactor: oauthSecondFactorData,
+      enrolment: oauthSecondFactorData,
       setsCookie: `Clears the binding cookie. ${setsDeviceCookie}`,
       codes: [40100, 40300, 40400, 40900, 50300],
     },

@@ -7,6 +7,7 @@ import { deviceTokenFromCookie } from "../cookies.js";
 import {
   answerObject,
   ceremonyStartData,
+  enrolmentTokenData,
   listOf,
   requestObject,
   requiredText,
@@ -74,12 +75,14 @@ export const passkeyRoutes: readonly Route[] = [
       operationId: "webauthnFinish",
       tag: "Passkeys",
       summary: "Finish a passkey sign-in with the browser's assertion",
-      description: "Bodies up to 1 MiB. A passkey without user verification, for a user with TOTP, answers 40102.",
+      description:
+        "Bodies up to 1 MiB. A passkey without user verification, for a user with TOTP, answers 40102; for a user who must have a second factor and has none, 40105 (STUP-4).",
       parameters: [ceremonyParameter],
       body: schemaRef("AuthenticationResponse"),
       data: schemaRef("TokenSet"),
       setsCookie: setsDeviceCookie,
       secondFactor: tempTokenData,
+      enrolment: enrolmentTokenData,
       codes: [40100, 40300, 42900, 50300],
     },
     async handle(context) {

@@ -19,11 +19,12 @@ export const reauthentication = (context: RouteContext): ReauthenticationProof =
   password: context.body.password as string | undefined,
 });
 
-/** The answer of a route that completes a login: tokens, or 40102 with a temporary token. */
-export const loginResponse = (context: RouteContext, result: LoginResult): RouteResult =>
-  result.status === "authenticated"
-    ? signedInResponse(context, result.tokens)
-    : { code: ErrorCode.SecondFactorRequired, data: { tempToken: result.tempToken } };
+/** The answer of a route that completes a login: tokens, 40102 with a temporary token, or 40105 with an enrolment token (STUP-4). */
+export const loginResponse = (context: RouteContext, result: LoginResult): RouteResult => {
+  if (result.status === "authenticated") return signedInResponse(context, result.tokens);
+  const code = result.status === "totp_required" ? ErrorCode.SecondFactorRequired : ErrorCode.SecondFactorEnrolmentRequired;
+  return { code, data: { tempToken: result.tempToken } };
+};
 
 /** The answer of a completed sign-in: the token set, and the device token also as a cookie (RL-5). */
 export const signedInResponse = ({ auth, secure }: RouteContext, tokens: TokenSet): RouteResult => ({

@@ -3,7 +3,7 @@ import { register } from "../../flows/register.js";
 import { useRecoveryCode } from "../../flows/use-recovery-code.js";
 import { verifyTotp } from "../../flows/verify-totp.js";
 import { deviceTokenFromCookie } from "../cookies.js";
-import { requestObject, requiredText, schemaRef, tempTokenData } from "../openapi-schemas.js";
+import { enrolmentTokenData, requestObject, requiredText, schemaRef, tempTokenData } from "../openapi-schemas.js";
 import type { Route, RouteContext } from "../route-types.js";
 import { loginResponse, setsDeviceCookie, signedInResponse } from "./shared.js";
 
@@ -13,7 +13,7 @@ const deviceTokenOf = ({ body, header, secure }: RouteContext): string | undefin
 
 /**
  * Sign-in with a password (local or directory), the second-factor step that completes a 40102
- * answer, and sign-up.
+ * answer, and sign-up (whose new account may be asked to enrol a second factor: 40105).
  */
 export const signInRoutes: readonly Route[] = [
   {
@@ -25,7 +25,7 @@ export const signInRoutes: readonly Route[] = [
       tag: "Sign-in",
       summary: "Sign in with a username and password",
       description:
-        'Local accounts, or the directory with `provider: "directory"` (or first, under the policy\'s `loginOrder: "directory-first"`). A user with TOTP gets 40102 with a temporary token for `2fa/verify` or `2fa/recovery`.',
+        'Local accounts, or the directory with `provider: "directory"` (or first, under the policy\'s `loginOrder: "directory-first"`). A user with TOTP gets 40102 with a temporary token for `2fa/verify` or `2fa/recovery`; a user who must have a second factor and has none, 40105 with one for `2fa/enrolment/*` or `public-key/enrolment/*` (STUP-4); one whose second factor is a passkey, 40300.',
       body: requestObject(
         {
           username: requiredText,
@@ -41,6 +41,7 @@ export const signInRoutes: readonly Route[] = [
       ),
       data: schemaRef("TokenSet"),
       secondFactor: tempTokenData,
+      enrolment: enrolmentTokenData,
       setsCookie: setsDeviceCookie,
       codes: [40001, 40100, 40300, 40400, 40900, 42900, 50300],
     },
@@ -113,7 +114,7 @@ export const signInRoutes: readonly Route[] = [
       tag: "Sign-in",
       summary: "Make an account and sign it in (sign-up)",
       description:
-        "Only with `signUp.enabled` (40400 otherwise). The account gets `signUp.defaultRoles`; no role, id or state is read from the body (SU-1). `email` is stored unverified, whoever else has it (EV-1: only the address's own token verifies it); one that is not an address is 40002. Each client address may sign up `throttle.unauthenticatedWrites` times, refusals included (RL-7).",
+        "Only with `signUp.enabled` (40400 otherwise). Where `secondFactor.required` names the new account, 40105 with a temporary token to enrol one (STUP-4). The account gets `signUp.defaultRoles`; no role, id or state is read from the body (SU-1). `email` is stored unverified, whoever else has it (EV-1: only the address's own token verifies it); one that is not an address is 40002. Each client address may sign up `throttle.unauthenticatedWrites` times, refusals included (RL-7).",
       body: requestObject(
         {
           username: requiredText,
@@ -127,12 +128,13 @@ export const signInRoutes: readonly Route[] = [
         ["username", "password"],
       ),
       data: schemaRef("TokenSet"),
+      enrolment: enrolmentTokenData,
       setsCookie: setsDeviceCookie,
       codes: [40001, 40002, 40400, 40900, 42200, 42900, 50300],
     },
     async handle(context) {
       const { auth, body, ip } = context;
-      const tokens = await register(auth, {
+      const result = await register(auth, {
         username: body.username as string,
         password: body.password as string,
         email: body.email as string | undefined,
@@ -140,7 +142,7 @@ export const signInRoutes: readonly Route[] = [
         userAgent: context.header("user-agent"),
         acceptLanguage: context.header("accept-language"),
       });
-      return signedInResponse(context, tokens);
+      return loginResponse(context, result);
     },
   },
 ];
