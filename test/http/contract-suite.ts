@@ -76,7 +76,7 @@ export function expectEnvelope(result: CallResult, code: number, options: { alwa
   expect(result.body, result.text).toMatchObject({ code });
   expect(typeof result.body.message).toBe("string");
   const allowedKeys =
-    code === 0 || code === 40102
+    code === 0 || code === 40102 || code === 40105
       ? ["code", "message", "data"]
       : code >= 50000
         ? ["code", "message", "requestId"]
