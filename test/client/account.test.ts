@@ -36,6 +36,7 @@ describe.each(clientTargets)("client.register against %s", (_name, start, status
         createdAt: harness.clock.now,
       },
     });
+    if (signedUp.status !== "authenticated") throw new Error(signedUp.status);
     expect(events).toEqual([["signedIn", { user: signedUp.user }]]);
     expect(await client.me()).toEqual(signedUp.user);
     await client.logout();

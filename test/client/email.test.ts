@@ -145,7 +145,9 @@ describe.each(clientTargets)("client.email against %s", (_name, start, statusMod
       email: { send: (message) => void outbox.push(message), resetUrl, verifyUrl },
     });
     const client = harness.client();
-    const { user } = await client.register({ username: "erin", password: testPassword, email: "erin@example.com" });
+    const signedUp = await client.register({ username: "erin", password: testPassword, email: "erin@example.com" });
+    if (signedUp.status !== "authenticated") throw new Error(signedUp.status);
+    const { user } = signedUp;
     expect(user).toMatchObject({ email: "erin@example.com", emailVerified: false });
     await emailDeliveriesSettled(harness.auth);
     const token = await linkToken({ delivered: async () => outbox }, "erin@example.com", "email_verification");

@@ -1139,7 +1139,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
         const config = await call(server, "GET", `${publicKey}/config`);
         expectEnvelope(config, 0);
         expect(config.body.data).toEqual({ enabled: false });
-        expect(passkeyRoutes).toHaveLength(7);
+        expect(passkeyRoutes).toHaveLength(9);
         const { accessToken } = await signIn(server, await createTestUser(testAuth.auth, "nils"));
         for (const route of passkeyRoutes) {
           for (const token of [undefined, accessToken]) {

@@ -3,11 +3,17 @@ import { type StatusMode, createAppFetch } from "./app-fetch.js";
 import { type EmailClient, createEmailClient } from "./email.js";
 import { type AuthClientEventMap, type AuthClientEventName, createClientEvents } from "./events.js";
 import { type OAuthClient, createOAuthClient } from "./oauth.js";
-import { type PasskeyCeremonies, type PasskeyClient, browserPasskeyCeremonies, createPasskeyClient } from "./passkeys.js";
+import {
+  type PasskeyCeremonies,
+  type PasskeyClient,
+  browserPasskeyCeremonies,
+  createPasskeyClient,
+  registrationRunner,
+} from "./passkeys.js";
 import type { Reauthenticate } from "./reauthentication.js";
 import { createSession } from "./session.js";
 import { type SessionsClient, createSessionsClient } from "./sessions.js";
-import { type SignInStep, type SignedIn, completeSignIn, signInStep } from "./sign-in.js";
+import { type EnrolmentStep, type SignInStep, type SignedIn, signInStep } from "./sign-in.js";
 import { type TokenStore, memoryTokenStore } from "./token-store.js";
 import { type TotpClient, createTotpClient } from "./totp.js";
 import { type FetchFunction, createTransport } from "./transport.js";
@@ -77,13 +83,21 @@ export interface AuthClient {
   /**
    * Signs in with a username and password (`POST /auth/login`), against local accounts or, with
    * `provider: "directory"`, the directory. Answers `authenticated` (tokens stored, `signedIn`
-   * emitted) or `totp_required`, whose `verifyTotp` and `useRecoveryCode` finish the sign-in.
+   * emitted), `totp_required`, whose `verifyTotp` and `useRecoveryCode` finish the sign-in, or,
+   * where the server requires a second factor this user does not have (40105),
+   * `enrolment_required`, whose `setupTotp` and `enableTotp`, or `registerPasskey`, enrol one and
+   * finish the sign-in.
    *
-   * @throws {AuthClientError} 40100 wrong credentials (one answer for every reason), 40300 disabled, 42900 throttled.
+   * @throws {AuthClientError} 40100 wrong credentials (one answer for every reason), 40300 disabled (or
+   * the account's second factor is a passkey: sign in with it), 42900 throttled.
    * @example
    * ```ts
    * const step = await client.login({ username, password });
    * if (step.status === "totp_required") await step.verifyTotp(code);
+   * if (step.status === "enrolment_required") {
+   *   showQrCode((await step.setupTotp()).otpauthUrl);
+   *   const { recoveryCodes } = await step.enableTotp(await askForCode());
+   * }
    * ```
    */
   login(input: LoginInput): Promise<SignInStep>;
@@ -91,7 +105,9 @@ export interface AuthClient {
    * Creates an account and signs in to it (`POST /auth/register`), where the server has sign-up
    * on (`signUp.enabled`): the tokens are stored and `signedIn` emitted. The account gets the
    * server's default roles, never roles of the client's choosing (SU-1). An `email` is stored
-   * unverified, and a verification link goes to it when the server has email configured.
+   * unverified, and a verification link goes to it when the server has email configured. Where
+   * the server requires a second factor of the new account, the answer is `enrolment_required`
+   * (see {@link AuthClient.login}).
    *
    * @throws {AuthClientError} 40002 an `email` that is no address, 40400 sign-up is off, 40900 the
    * username is taken, 42200 the username or the password is refused (policy, breached), 42900 too
@@ -101,7 +117,7 @@ export interface AuthClient {
    * const { user } = await client.register({ username, password });
    * ```
    */
-  register(input: RegisterInput): Promise<SignedIn>;
+  register(input: RegisterInput): Promise<SignedIn | EnrolmentStep>;
   /**
    * Renews the tokens now (`POST /auth/refresh`), joining a refresh already under way. A refusal
    * signs out (`signedOut`, reason `session_ended`).
@@ -218,18 +234,18 @@ export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
     now: options.now ?? Date.now,
     refreshAheadSeconds: options.refreshAheadSeconds ?? 0,
   });
+  const ceremonies = options.passkeyCeremonies ?? browserPasskeyCeremonies;
+  const runRegistration = registrationRunner(ceremonies);
   return {
     async login({ username, password, provider }) {
       // JSON leaves an undefined provider or device token out: the server's defaults.
       const body = { username, password, provider, deviceToken: session.deviceToken() };
-      return signInStep(transport, session, await transport.send({ method: "POST", path: "/auth/login", body }));
+      return signInStep(transport, session, await transport.send({ method: "POST", path: "/auth/login", body }), runRegistration);
     },
     async register({ username, password, email }) {
-      // JSON leaves an undefined email out.
-      return completeSignIn(
-        session,
-        await transport.send({ method: "POST", path: "/auth/register", body: { username, password, email } }),
-      );
+      // JSON leaves an undefined email out. A new account has no TOTP: the answer is never 40102.
+      const answer = await transport.send({ method: "POST", path: "/auth/register", body: { username, password, email } });
+      return (await signInStep(transport, session, answer, runRegistration)) as SignedIn | EnrolmentStep;
     },
     refresh: async () => (await session.refresh()).user,
     async logout() {
@@ -253,13 +269,8 @@ export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
     account: createAccountClient(session),
     sessions: createSessionsClient(session, options.reauthenticate),
     totp: createTotpClient(session, options.reauthenticate),
-    passkeys: createPasskeyClient(
-      transport,
-      session,
-      options.passkeyCeremonies ?? browserPasskeyCeremonies,
-      options.reauthenticate,
-    ),
-    oauth: createOAuthClient(transport, session),
+    passkeys: createPasskeyClient(transport, session, ceremonies, options.reauthenticate),
+    oauth: createOAuthClient(transport, session, runRegistration),
     email: createEmailClient(transport, session, options.reauthenticate),
   };
 }

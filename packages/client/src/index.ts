@@ -19,10 +19,10 @@ export {
 export { AuthClientError, type AuthClientErrorDetails, type AuthClientErrorKind } from "./errors.js";
 export type { AuthClientEventMap, AuthClientEventName, SignOutReason } from "./events.js";
 export type { OAuthClient, OAuthFinishOptions, OAuthSignInStep, OAuthStartOptions } from "./oauth.js";
-export { type PasskeyCeremonies, type PasskeyClient, browserPasskeyCeremonies } from "./passkeys.js";
+export { type PasskeyCeremonies, type PasskeyClient, browserPasskeyCeremonies, registrationRunner } from "./passkeys.js";
 export type { Reauthenticate, ReauthenticatedOperation, ReauthenticationRequest } from "./reauthentication.js";
 export type { SessionsClient } from "./sessions.js";
-export type { SecondFactorStep, SignInStep, SignedIn } from "./sign-in.js";
+export type { EnrolmentStep, RunRegistration, SecondFactorStep, SignInStep, SignedIn } from "./sign-in.js";
 export {
   type KeyValueStorage,
   type LockManagerLike,

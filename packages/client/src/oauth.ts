@@ -1,5 +1,5 @@
 import type { Session } from "./session.js";
-import { type SignInStep, signInStep } from "./sign-in.js";
+import { type RunRegistration, type SignInStep, signInStep } from "./sign-in.js";
 import type { KeyValueStorage } from "./token-store.js";
 import { type EnvelopeAnswer, type Transport, dataOf } from "./transport.js";
 import type { OAuthProviderInfo } from "./types.js";
@@ -111,10 +111,10 @@ function recall(): string | null {
  *
  * @example
  * ```ts
- * const oauth = createOAuthClient(transport, session);
+ * const oauth = createOAuthClient(transport, session, registrationRunner(browserPasskeyCeremonies));
  * ```
  */
-export function createOAuthClient(transport: Transport, session: Session): OAuthClient {
+export function createOAuthClient(transport: Transport, session: Session, runRegistration: RunRegistration): OAuthClient {
   const providerPath = (provider: string, route: "authorize" | "callback") =>
     `/auth/oauth/${encodeURIComponent(provider)}/${route}`;
   return {
@@ -154,11 +154,11 @@ export function createOAuthClient(transport: Transport, session: Session): OAuth
           credentials: "include",
         });
       } finally {
-        const signedIn = answer?.code === 0 || answer?.code === 40102;
+        const signedIn = answer?.code === 0 || answer?.code === 40102 || answer?.code === 40105;
         const returnPath = (answer?.data as { returnPath?: unknown } | undefined)?.returnPath;
         history?.replaceState(null, "", signedIn ? sameAppPath(returnPath) : url.pathname);
       }
-      const step = await signInStep(transport, session, answer);
+      const step = await signInStep(transport, session, answer, runRegistration);
       return { ...step, returnPath: sameAppPath((answer.data as { returnPath?: unknown }).returnPath) };
     },
   };

@@ -9,12 +9,9 @@ import {
 import { AuthClientError } from "./errors.js";
 import { type Reauthenticate, withReauthentication } from "./reauthentication.js";
 import type { Session } from "./session.js";
-import { type SignInStep, signInStep } from "./sign-in.js";
+import { type RunRegistration, type SignInStep, ceremonyHeader, signInStep } from "./sign-in.js";
 import { type Transport, dataOf } from "./transport.js";
 import type { PasskeyInfo, ReauthenticationProof } from "./types.js";
-
-/** The header that names the ceremony a finish route completes. */
-const ceremonyHeader = "x-webauthn-ceremony";
 
 /**
  * The two browser ceremonies, as `@simplewebauthn/browser` exports them: the default. Inject your
@@ -125,6 +122,19 @@ async function runCeremony<T>(ceremony: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * The registration ceremony of `ceremonies` as a sign-in step runs it (a 40105's passkey
+ * enrolment); a failure becomes a `passkey_ceremony` error, as in {@link PasskeyClient.register}.
+ *
+ * @example
+ * ```ts
+ * const step = await signInStep(transport, session, answer, registrationRunner(browserPasskeyCeremonies));
+ * ```
+ */
+export function registrationRunner(ceremonies: PasskeyCeremonies): RunRegistration {
+  return (options) => runCeremony(() => ceremonies.startRegistration({ optionsJSON: options }));
+}
+
+/**
  * Makes the {@link PasskeyClient} of a session.
  *
  * @example
@@ -160,7 +170,7 @@ export function createPasskeyClient(
         body: assertion,
         headers: { [ceremonyHeader]: begun.ceremonyId },
       });
-      return signInStep(transport, session, answer);
+      return signInStep(transport, session, answer, registrationRunner(ceremonies));
     },
     async register({ label, ...proof }) {
       const begun = await withReauthentication(
@@ -174,7 +184,7 @@ export function createPasskeyClient(
             body: { label, ...given },
           }),
       );
-      const attestation = await runCeremony(() => ceremonies.startRegistration({ optionsJSON: begun.options }));
+      const attestation = await registrationRunner(ceremonies)(begun.options);
       return session.call<PasskeyInfo>({
         method: "POST",
         path: "/auth/public-key/register/finish",
