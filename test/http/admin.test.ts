@@ -31,6 +31,7 @@ const adminCalls = (userId: string): [method: string, path: string, json?: unkno
   ["PATCH", `${users}/${userId}`, { roles: ["user"] }],
   ["DELETE", `${users}/${userId}/sessions`],
   ["DELETE", `${users}/${userId}/totp`],
+  ["DELETE", `${base}/admin/sessions`, { password: testPassword }],
 ];
 
 interface AdminContext {

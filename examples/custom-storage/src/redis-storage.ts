@@ -616,6 +616,18 @@ for _, ref in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
 end
 return revoked`;
 
+const revokeLiveSessionsScript = `
+-- KEYS: sessions. ARGV: now. Revokes those not revoked that end after now (STUP-6); returns how many.
+local revoked = 0
+for _, key in ipairs(KEYS) do
+  local expiresAt = redis.call('HGET', key, 'expiresAt')
+  if redis.call('HGET', key, 'revokedAt') == 'null' and expiresAt and tonumber(expiresAt) > tonumber(ARGV[1]) then
+    redis.call('HSET', key, 'revokedAt', ARGV[1])
+    revoked = revoked + 1
+  end
+end
+return revoked`;
+
 const spendRefreshTokenScript = `
 -- KEYS: the token. ARGV: spentAt. Returns the outcome, then the token's field, value pairs.
 local spentAt = redis.call('HGET', KEYS[1], 'spentAt')
@@ -672,6 +684,15 @@ function redisSessions(redis: Redis): SessionStore {
         [userSessionsKey(userId)],
         [prefix, json(now), exceptSessionId === undefined ? "" : ref(exceptSessionId)],
       ),
+    // Every session key, a page of SCAN at a time, each page one script: no script runs long on a
+    // large store. A key SCAN returns twice is revoked once: the script checks revokedAt.
+    async revokeAll(now) {
+      let revoked = 0;
+      for await (const keys of client.scanIterator({ MATCH: `${escapeGlob(prefix)}:sessions:*`, COUNT: 1000 })) {
+        if (keys.length > 0) revoked += await run<number>(revokeLiveSessionsScript, keys, [json(now)]);
+      }
+      return revoked;
+    },
     async listByUser(userId, now, limit) {
       // The index is scored by expiry: only sessions that end after now are read.
       const refs = await client.zRangeByScore(userSessionsKey(userId), `(${now}`, "+inf");

@@ -446,6 +446,16 @@ function memorySessions(reads: RotationReads) {
       }
       return revoked;
     },
+    async revokeAll(now) {
+      let revoked = 0;
+      for (const [id, session] of sessions) {
+        if (session.revokedAt === null && session.expiresAt > now) {
+          sessions.set(id, frozenWith(session, { revokedAt: now }));
+          revoked += 1;
+        }
+      }
+      return revoked;
+    },
     async listByUser(userId, now, limit) {
       return sessionsOf(userId)
         .filter((session) => session.revokedAt === null && session.expiresAt > now)

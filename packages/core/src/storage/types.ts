@@ -326,6 +326,16 @@ export interface SessionStore {
    */
   revokeUserSessions(userId: string, now: number, exceptSessionId?: string): Promise<number>;
   /**
+   * Revokes every live session of every user (not revoked, `expiresAt` after `now`) at `now`, the
+   * incident response of STUP-6; returns how many it revoked. Each session is revoked by one
+   * conditional write (`revoked_at IS NULL`), so the counts of concurrent calls add up to the
+   * sessions there were. On a large store it must stay bounded: writes of a bounded number of
+   * sessions each (the SQL store: 10,000 ids of the primary key at a time), never one statement
+   * that holds every row's lock for as long as the table takes. Sessions that begin while it runs
+   * may be left live: they are sign-ins after the call.
+   */
+  revokeAll(now: number): Promise<number>;
+  /**
    * The user's live sessions (not revoked, `expiresAt` after `now`), newest first by `createdAt`,
    * at most `limit`. Sessions that began in the same millisecond come in one fixed order (by id),
    * the same on every call, so a shorter `limit` reads the start of a longer one: the cap on

@@ -36,6 +36,7 @@ const storeMethods = {
     revokeSession: true,
     setTokenVersion: true,
     revokeUserSessions: true,
+    revokeAll: true,
     listByUser: true,
     recordUse: true,
     recordAuthentication: true,

@@ -10,6 +10,7 @@ import { mayRotate, replacementToken } from "@portcullis/core";
 import { type RawBuilder, sql } from "kysely";
 import type { RefreshTokenRow, SessionRow, UserRow } from "../schema.js";
 import { type StoreContext, compiledOnce, findOne, flag, num, numOrNull, placeholders } from "./context.js";
+import { revokeAllSessions } from "./revoke-all.js";
 import { toUser } from "./users.js";
 
 function toSession(row: SessionRow): SessionRecord {
@@ -285,6 +286,7 @@ export function sessionStore(context: StoreContext): SessionStore {
       return session !== null && session.revokedAt === null && session.tokenVersion === tokenVersion;
     },
     revokeUserSessions: (userId, now, exceptSessionId) => updateLive("user_id", userId, { revoked_at: now }, exceptSessionId),
+    revokeAll: revokeAllSessions(context),
     async listByUser(userId, now, limit) {
       const rows = await listSessionsQuery(context, userId, now, limit).execute();
       return rows.map((row) => toSession(row as SessionRow));

@@ -3,6 +3,7 @@ import { ErrorCode } from "../../errors/codes.js";
 import { endUserSessions, removeTotp, updateUser } from "../../flows/admin-user-changes.js";
 import { listUsers, maxPageSize } from "../../flows/admin-user-list.js";
 import { adminCreateUser, getUserDetails } from "../../flows/admin-users.js";
+import { adminRevokeAllSessions } from "../../incident/revoke-all-sessions.js";
 import { answerObject, requestObject, requiredText, roleNames, schemaRef } from "../openapi-schemas.js";
 import type { ParameterDoc, Route, RouteContext } from "../route-types.js";
 import { passwordProof, sessionOf, signedIn } from "./shared.js";
@@ -199,6 +200,24 @@ export const adminRoutes: readonly Route[] = [
     },
     async handle(context) {
       return { data: await removeTotp(context.auth, { ...adminProofOf(context), userId: context.params.id as string }) };
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/auth/admin/sessions",
+    access: "admin",
+    doc: {
+      operationId: "revokeAllSessions",
+      tag: "Administration",
+      summary: "End every session of every user (incident response)",
+      description:
+        "Needs the administrator's re-authentication: a recent sign-in, or their own `password` or `totpCode` in an optional JSON body. Every session ends, the administrator's own too: every refresh token is refused at once, every access token at its next check (within `tokenStateCacheSeconds` on instances without a revocation channel). Sign-ins after it start new sessions (STUP-6).",
+      body: requestObject(adminProof),
+      data: answerObject({ ended: { type: "integer", minimum: 0, description: "How many sessions were live" } }),
+      codes: [40001, 40100, 40103, 40900, 42900],
+    },
+    async handle(context) {
+      return { data: await adminRevokeAllSessions(context.auth, adminProofOf(context)) };
     },
   },
 ];

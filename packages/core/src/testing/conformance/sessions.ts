@@ -2,6 +2,7 @@ import { findTokenState } from "../../storage/token-state.js";
 import type { SpendResult } from "../../storage/types.js";
 import { type SuiteContext, concurrently, countWhere, tryToMutate } from "./harness.js";
 import { refreshRotationTests } from "./refresh-rotation.js";
+import { revokeAllTests } from "./revoke-all.js";
 import { BASE_TIME, createUser, sampleRefreshToken, sampleSession, uniqueHash, uniqueId } from "./samples.js";
 import { sessionListingTests } from "./session-listing.js";
 
@@ -17,6 +18,7 @@ export function sessionsSuite(context: SuiteContext): void {
   describe("sessions", () => {
     sessionListingTests(context);
     refreshRotationTests(context);
+    revokeAllTests(context);
 
     it("createSession stores a session that findSession returns; an unknown id is null", async () => {
       const storage = await makeStorage();
