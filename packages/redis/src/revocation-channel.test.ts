@@ -14,6 +14,7 @@ import {
   logout,
   memoryStorage,
   revocationChannelStatus,
+  revokeAllSessions,
   signOutEverywhere,
   verifyAccessToken,
 } from "@portcullis/core";
@@ -125,6 +126,23 @@ describeWithServices("the Redis revocation channel, two instances in one process
       (result) => result === refused,
       100,
     );
+  });
+
+  it("STUP-6, ASVS 7.4.5: revokeAllSessions on A is refused on B within 100 ms, for every user, though B cached them for 60 s", async () => {
+    const { a, b } = await twoInstances();
+    const users = [await createTestUser(a.auth, "everyone-1"), await createTestUser(a.auth, "everyone-2")];
+    const signedIn = [await signIn(a.auth, users[0]?.username as string), await signIn(a.auth, users[1]?.username as string)];
+    for (const tokens of signedIn) expect(await outcome(b.auth, tokens)).toBe("fulfilled");
+    await revokeAllSessions(a.auth);
+    for (const tokens of signedIn) {
+      const took = await until(
+        "refused on B",
+        () => outcome(b.auth, tokens),
+        (result) => result === refused,
+        100,
+      );
+      expect(took).toBeLessThan(100);
+    }
   });
 
   it("a connection that goes silent is lost at the next heartbeat, B falls back to the 60 s bound, and hears again once it heals", async () => {
