@@ -145,6 +145,25 @@ describe("STUP-8, ASVS 7.1.2: sessions.maxPerUser", () => {
     ]);
   });
 
+  it("STUP-8: a full page whose sessions another sign-in ended first is left to that one: no second read, so a list that lags behind its writes cannot keep it going", async () => {
+    const storage = memoryStorage();
+    const harness = makeAuth({ storage, sessions: { maxPerUser: 1 } });
+    const userId = await addUser(harness.auth, "raced");
+    const start = harness.clock.now;
+    const old = Array.from({ length: 101 }, (_, index) =>
+      sampleSession(userId, { createdAt: start - (101 - index) * minute, expiresAt: start + 60 * minute }),
+    );
+    for (const session of old) await storage.sessions.createSession(session);
+    // Another sign-in has just ended them all; this store's list has not caught up yet.
+    const stale = await storage.sessions.listByUser(userId, start, 1000);
+    for (const session of old) await storage.sessions.revokeSession(session.id, start);
+    const list = vi.spyOn(storage.sessions, "listByUser").mockImplementation(async (_user, _now, limit) => stale.slice(0, limit));
+    await signedInSession(harness, "raced");
+    expect(list).toHaveBeenCalledTimes(1);
+    list.mockRestore();
+    expect(endedByCap(harness.events)).toEqual([]);
+  });
+
   it("STUP-8: every sign-in that starts a session is capped: the second step with a TOTP code or a recovery code too", async () => {
     const harness = makeAuth({ sessions: { maxPerUser: 1 }, throttle: generousThrottle });
     const userId = await addUser(harness.auth, "two-steps");

@@ -23,11 +23,11 @@ export async function endSessionsOverCap(auth: Auth, userId: string): Promise<vo
   const limit = cap + overCapPage;
   for (;;) {
     const live = await auth.storage.sessions.listByUser(userId, auth.now(), limit);
-    let ended = 0;
+    let endedAny = false;
     for (const session of live.slice(cap).reverse()) {
-      if (await revokeSession(auth, userId, session.id, "session_limit")) ended += 1;
+      if (await revokeSession(auth, userId, session.id, "session_limit")) endedAny = true;
     }
     // A full page may hide more beyond it; a page whose sessions another sign-in ended leaves the rest to that one.
-    if (live.length < limit || ended === 0) return;
+    if (live.length < limit || !endedAny) return;
   }
 }

@@ -2,7 +2,8 @@ import { describe, expect, it, vi } from "vitest";
 import { addUser, makeAuth, outcome } from "../flows/fixtures.test-support.js";
 import { signedInSession } from "../flows/sessions.test-support.js";
 import { verifyAccessToken } from "../flows/verify-access-token.js";
-import { endOtherSessions } from "./sessions.js";
+import { testChannel } from "./revocation-channel.test-support.js";
+import { endOtherSessions, revokeSession } from "./sessions.js";
 
 describe("endOtherSessions", () => {
   it("SE-2: ends every live session of the user but the kept one, in one storage call; another user's sessions go on", async () => {
@@ -66,5 +67,35 @@ describe("endOtherSessions", () => {
     await verifyAccessToken(harness.auth, { token: kept.tokens.accessToken });
     await verifyAccessToken(harness.auth, { token: bystander.tokens.accessToken });
     expect(find).not.toHaveBeenCalled();
+  });
+});
+
+describe("revokeSession", () => {
+  it("SE-3, TV-2, STUP-8: ends one session, reports it once, drops this process's cached state of it and tells the other instances; a second call changes and reports nothing", async () => {
+    const channel = testChannel();
+    const harness = makeAuth({ tokenStateCacheSeconds: 30, revocationChannel: channel });
+    const userId = await addUser(harness.auth, "one-session");
+    const ended = await signedInSession(harness, "one-session");
+    const kept = await signedInSession(harness, "one-session");
+    for (const { tokens } of [ended, kept]) await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+    harness.events.length = 0;
+    expect(await revokeSession(harness.auth, userId, ended.sessionId, "session_limit")).toBe(true);
+    expect(harness.events).toEqual([
+      { type: "session.revoked", userId, sessionId: ended.sessionId, reason: "session_limit", at: harness.clock.now },
+    ]);
+    expect(harness.auth.tokenStateCache.has(ended.sessionId)).toBe(false);
+    expect(harness.auth.tokenStateCache.has(kept.sessionId)).toBe(true);
+    expect(channel.published.map((message) => JSON.parse(message))).toEqual([
+      expect.objectContaining({ kind: "session", sessionId: ended.sessionId }),
+    ]);
+    expect(await outcome(verifyAccessToken(harness.auth, { token: ended.tokens.accessToken }))).toBe(40101);
+
+    await verifyAccessToken(harness.auth, { token: kept.tokens.accessToken });
+    await harness.storage.sessions.revokeSession(kept.sessionId, harness.clock.now);
+    expect(harness.auth.tokenStateCache.has(kept.sessionId)).toBe(true);
+    expect(await revokeSession(harness.auth, userId, kept.sessionId, "logout")).toBe(false);
+    expect(harness.auth.tokenStateCache.has(kept.sessionId)).toBe(false);
+    expect(harness.events).toHaveLength(1);
+    expect(channel.published).toHaveLength(1);
   });
 });
