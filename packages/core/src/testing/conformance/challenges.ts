@@ -1,5 +1,19 @@
+import type { ChallengeKind } from "../../storage/types.js";
 import { type SuiteContext, concurrently, countWhere } from "./harness.js";
 import { BASE_TIME, createUser, sampleChallenge, uniqueHash } from "./samples.js";
+
+/** Every kind of challenge, so that a kind added to `ChallengeKind` fails the type check here until the suite stores it. */
+const everyChallengeKind = {
+  totp_login: true,
+  oauth_state: true,
+  webauthn_login: true,
+  webauthn_register: true,
+  password_reset: true,
+  password_reset_newest: true,
+  email_verification: true,
+  email_verification_newest: true,
+  second_factor_enrolment: true,
+} satisfies Record<ChallengeKind, true>;
 
 /** Registers the `challenges` suite: single use (ST-1), matching id and kind (ST-2), expiry, attempt limits. */
 export function challengesSuite({ test: { describe, it, expect }, makeStorage }: SuiteContext): void {
@@ -11,6 +25,19 @@ export function challengesSuite({ test: { describe, it, expect }, makeStorage }:
       expect(await storage.challenges.find(challenge.id, "webauthn_register", BASE_TIME)).toEqual(challenge);
       expect(await storage.challenges.find(challenge.id, "webauthn_register", BASE_TIME)).toEqual(challenge);
       expect(await storage.challenges.find(uniqueHash(), "webauthn_register", BASE_TIME)).toBeNull();
+    });
+
+    it("ST-2: a challenge of every kind is stored, found and consumed by its own kind only, the longest kind's name too (STUP-4's second_factor_enrolment)", async () => {
+      const storage = await makeStorage();
+      const kinds = Object.keys(everyChallengeKind) as ChallengeKind[];
+      const challenges = kinds.map((kind) => sampleChallenge({ kind }));
+      for (const challenge of challenges) await storage.challenges.put(challenge);
+      for (const [index, challenge] of challenges.entries()) {
+        const other = kinds[(index + 1) % kinds.length] as ChallengeKind;
+        expect(await storage.challenges.find(challenge.id, other, BASE_TIME)).toBeNull();
+        expect(await storage.challenges.find(challenge.id, challenge.kind, BASE_TIME)).toEqual(challenge);
+        expect(await storage.challenges.consume(challenge.id, challenge.kind, BASE_TIME)).toEqual(challenge);
+      }
     });
 
     it("ST-1: consume returns the challenge once, then null", async () => {
