@@ -193,6 +193,25 @@ describeWithSlapd("Directory (LDAP) login over HTTP against slapd", () => {
 
   for (const [name, start] of adapters) {
     describe(name, () => {
+      it("STUP-4, ASVS 6.3.3: a directory user of a role that requires a second factor gets 40105, reaches nothing with its token, enrols TOTP and gets tokens; the next directory sign-in asks for the code", async () => {
+        const harness = await serve(start, { config: { secondFactor: { required: { roles: ["admin"] } } } });
+        const { server, auth } = harness;
+        const enrol = await directoryLogin(server, alice.uid, alice.password);
+        expect([enrol.status, enrol.body.code], enrol.text).toEqual([200, 40105]);
+        const { tempToken } = enrol.body.data;
+        expect((await me(server, tempToken)).body.code).toBe(40101);
+        const setup = await post(server, "/api/v1/auth/2fa/enrolment/setup", { tempToken });
+        const secret = base32Decode(setup.body.data.secret);
+        const enabled = await post(server, "/api/v1/auth/2fa/enrolment/enable", {
+          tempToken,
+          code: await totpCodeAt(auth, secret),
+        });
+        expect(enabled.body).toMatchObject({ code: 0, data: { user: { roles: ["admin"], totpEnabled: true } } });
+        expect((await me(server, enabled.body.data.accessToken)).body.code).toBe(0);
+        await signedIn(server, johnSmith.uid, johnSmith.password);
+        expect((await directoryLogin(server, alice.uid, alice.password)).body.code).toBe(40102);
+      });
+
       it("admin routes: no token is 40101, a user without the admin role 40300, and a refused PUT changes nothing", async () => {
         const harness = await serve(start);
         const { server, auth } = harness;

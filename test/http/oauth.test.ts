@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { driveAuthorization } from "@portcullis/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeTestAuth } from "../fixtures/auth.js";
+import { base32Decode, makeTestAuth, totpCodeAt } from "../fixtures/auth.js";
 import { type OidcTestProvider, corpOAuthConfig, startOidcProvider } from "../fixtures/oidc-provider.js";
 import { call } from "./client.js";
 import { describeOpenApiDrift } from "./openapi-drift.js";
@@ -198,6 +198,33 @@ describe("OAuth routes against a real OpenID provider", () => {
             expect(hostile.body.code, redirect).toBe(40002);
           }
           expect((await call(server, "GET", "/api/v1/auth/oauth/other/authorize")).body.code).toBe(40400);
+        } finally {
+          await server.close();
+        }
+      });
+
+      it("STUP-4, ASVS 6.3.3: a provider's user who must have a second factor gets 40105 at the callback, enrols TOTP with its token, and the next provider sign-in asks for the code", async () => {
+        const testAuth = makeTestAuth({ oauth: corpOAuthConfig(provider, redirectUri), secondFactor: { required: "always" } });
+        const server = await start(testAuth.auth);
+        try {
+          const first = await flowOf(server, "alice");
+          const enrol = await call(server, "GET", first.callbackPath, {
+            headers: { cookie: `portcullis_oauth=${first.binding}` },
+          });
+          expect(enrol.status).toBe(200);
+          expect(enrol.body).toMatchObject({ code: 40105, data: { tempToken: expect.any(String), returnPath: "/" } });
+          expect(Object.keys(enrol.body.data).sort()).toEqual(["returnPath", "tempToken"]);
+          const { tempToken } = enrol.body.data;
+          expect((await call(server, "GET", "/api/v1/auth/me", { token: tempToken })).body.code).toBe(40101);
+          const setup = await call(server, "POST", "/api/v1/auth/2fa/enrolment/setup", { json: { tempToken } });
+          const secret = base32Decode(setup.body.data.secret);
+          const enabled = await call(server, "POST", "/api/v1/auth/2fa/enrolment/enable", {
+            json: { tempToken, code: await totpCodeAt(testAuth.auth, secret) },
+          });
+          expect(enabled.body).toMatchObject({ code: 0, data: { user: { username: "alice", totpEnabled: true } } });
+          const next = await flowOf(server, "alice");
+          const asked = await call(server, "GET", next.callbackPath, { headers: { cookie: `portcullis_oauth=${next.binding}` } });
+          expect(asked.body).toMatchObject({ code: 40102, data: { tempToken: expect.any(String) } });
         } finally {
           await server.close();
         }

@@ -115,6 +115,14 @@ function countOf(points: Map<string, DataPoint<number | Histogram>[]>, name: str
   return total;
 }
 
+/** How many sign-in steps of `method` with `outcome` the metrics counted. */
+function signInsCounted(points: Map<string, DataPoint<number | Histogram>[]>, method: string, outcome: string): number {
+  return countOf(points, "portcullis.sign_in.attempts", {
+    "portcullis.sign_in.method": method,
+    "portcullis.sign_in.outcome": outcome,
+  });
+}
+
 describe("spans", () => {
   it("each route request is one span named after its operation, with its outcome, business code and user id", async () => {
     const harness = await telemetryHarness();
@@ -262,11 +270,7 @@ describe("metrics", () => {
     expect(answers).toContain(42900);
 
     const metrics = await collectMetrics();
-    const signIns = (method: string, outcome: string) =>
-      countOf(metrics, "portcullis.sign_in.attempts", {
-        "portcullis.sign_in.method": method,
-        "portcullis.sign_in.outcome": outcome,
-      });
+    const signIns = (method: string, outcome: string) => signInsCounted(metrics, method, outcome);
     expect(signIns("password", "success")).toBe(1);
     expect(signIns("password", "second_factor_required")).toBe(1);
     expect(signIns("totp", "failure")).toBe(1);
@@ -303,11 +307,7 @@ describe("metrics", () => {
     });
     expect(login?.events.map((event) => event.name)).toEqual(["second_factor.enrolment_required"]);
     const metrics = await collectMetrics();
-    const signIns = (method: string, outcome: string) =>
-      countOf(metrics, "portcullis.sign_in.attempts", {
-        "portcullis.sign_in.method": method,
-        "portcullis.sign_in.outcome": outcome,
-      });
+    const signIns = (method: string, outcome: string) => signInsCounted(metrics, method, outcome);
     expect(signIns("password", "enrolment_required")).toBe(1);
     expect(signIns("totp", "success")).toBe(1);
   });
