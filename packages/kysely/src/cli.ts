@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { realpathSync } from "node:fs";
+import { createInterface } from "node:readline/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { connectStorage } from "./connect.js";
@@ -7,14 +8,17 @@ import { importProblem, runImport } from "./import-command.js";
 import type { KyselyStorage } from "./kysely-storage.js";
 import { latestSchemaVersion, migrate } from "./migrate.js";
 import { pgliteStorage } from "./pglite.js";
+import { revokeAllRefusal, runRevokeAll } from "./sessions-command.js";
 
 const usage = `Usage: portcullis migrate (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>]
        portcullis import <file.jsonl> (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--dry-run]
+       portcullis sessions revoke-all (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--yes]
 
   --url      postgres://user@host:5432/db or mysql://user@host:3306/db (or the DATABASE_URL variable)
   --pglite   the data directory of an embedded PGlite database
   --prefix   the table-name prefix the service uses, if any
   --dry-run  (import) check every line, against the database too, and write nothing
+  --yes      (sessions revoke-all) confirm without being asked: for scripts and other non-interactive use
 
 migrate brings the Portcullis tables to schema version ${latestSchemaVersion}. Safe to run again, and from
 several processes at once; never migrates down.
@@ -22,24 +26,43 @@ several processes at once; never migrates down.
 import reads one user per line (docs/importing.md), sealing TOTP secrets under AUTH_ENCRYPTION_KEY,
 and writes each user with its factors as one. A bad line (or one over 1 MiB) is refused with its
 number and reason, the others are imported; running it again changes nothing. Exits 1 when a line
-was refused, or an existing account lacks a factor its line carries (named as incomplete).`;
+was refused, or an existing account lacks a factor its line carries (named as incomplete).
+
+sessions revoke-all ends every session of every user (incident response, docs/flows/step-up.md):
+every refresh token is refused at once, every access token at its next check. Without --yes it
+asks at a terminal, and exits 2 where there is none.`;
 
 /** Where the command writes: a line for the operator, or one about a failure; `progress`, on a terminal only, redraws one line. */
 export interface CommandOutput {
   out(line: string): void;
   err(line: string): void;
   progress?(text: string): void;
+  /** Asks the operator a question and answers what they typed; on a terminal only. */
+  ask?(question: string): Promise<string>;
+}
+
+/** The operator's answer to `question`, typed at the terminal. */
+async function askAtTerminal(question: string): Promise<string> {
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await prompt.question(question);
+  } finally {
+    prompt.close();
+  }
 }
 
 const terminal: CommandOutput = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
   progress: process.stderr.isTTY ? (text) => process.stderr.write(`\r\x1b[K${text}`) : undefined,
+  ask: process.stdin.isTTY && process.stderr.isTTY ? askAtTerminal : undefined,
 };
 
 /**
- * `portcullis migrate`, what a deploy step runs before the new service version starts, and
- * `portcullis import`, which imports users from a JSON Lines file (`importUsers`). Returns the exit code.
+ * `portcullis migrate`, what a deploy step runs before the new service version starts,
+ * `portcullis import`, which imports users from a JSON Lines file (`importUsers`), and
+ * `portcullis sessions revoke-all`, which ends every session of every user (`revokeAllSessions`,
+ * STUP-6) once confirmed. Returns the exit code.
  */
 export async function main(
   argv: string[],
@@ -61,17 +84,24 @@ export async function main(
   const url = values.url ?? env.DATABASE_URL;
   const command = positionals[0];
   const wellFormed =
-    command === "migrate" ? positionals.length === 1 && !values["dry-run"] : command === "import" && positionals.length === 2;
+    command === "migrate"
+      ? positionals.length === 1 && !values["dry-run"] && !values.yes
+      : command === "import"
+        ? positionals.length === 2 && !values.yes
+        : command === "sessions" && positionals[1] === "revoke-all" && positionals.length === 2 && !values["dry-run"];
   if (!wellFormed || (url === undefined) === (values.pglite === undefined)) {
     output.err(usage);
     return 2;
   }
-  if (command === "import") {
-    const problem = await importProblem(positionals[1] as string, env);
-    if (problem) {
-      output.err(problem.message);
-      return problem.code;
-    }
+  const problem =
+    command === "import"
+      ? await importProblem(positionals[1] as string, env)
+      : command === "sessions"
+        ? await revokeAllRefusal(values.yes === true, output)
+        : null;
+  if (problem) {
+    output.err(problem.message);
+    return problem.code;
   }
   let storage: KyselyStorage;
   try {
@@ -85,8 +115,15 @@ export async function main(
       output.err(error.message);
       return 2;
     }
-    output.err(`${command === "import" ? "import" : "migration"} failed: ${messageOf(error)}`);
+    output.err(`${failedStep[command as keyof typeof failedStep]} failed: ${messageOf(error)}`);
     return 1;
+  }
+  if (command === "sessions") {
+    try {
+      return await runRevokeAll(storage, output);
+    } finally {
+      await storage.close();
+    }
   }
   if (command === "import") {
     try {
@@ -107,6 +144,9 @@ export async function main(
   }
 }
 
+/** What a command names when the database cannot be opened. */
+const failedStep = { migrate: "migration", import: "import", sessions: "revoke-all" } as const;
+
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 function parseOptions(argv: string[]) {
@@ -118,6 +158,7 @@ function parseOptions(argv: string[]) {
       pglite: { type: "string" },
       prefix: { type: "string" },
       "dry-run": { type: "boolean" },
+      yes: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
