@@ -1,8 +1,21 @@
 // Issue 37 item 6 on every adapter: an administrator ends every session of every user
 // (DELETE /auth/admin/sessions, STUP-6, ASVS 7.4.5). Every refresh token is refused at once and
-// every access token at its next request, though the instance caches token state for 60 s.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestAuth, createTestUser, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
+// every access token at its next request, though the instance caches token state for 60 s. And a
+// signing key rotated with overlap: the JWK Set publishes both keys by kid, the old key's tokens
+// are accepted until it is removed, then refused without any fetch (ASVS 9.1.3).
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { type Auth, type AuthConfig, createAuth, memoryStorage } from "@portcullis/core";
+import { decodeProtectedHeader } from "jose";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import {
+  type TestAuth,
+  createTestUser,
+  generousThrottle,
+  makeTestAuth,
+  testAudience,
+  testIssuer,
+  testPassword,
+} from "../fixtures/auth.js";
 import { type CallResult, call, post } from "./client.js";
 import { expectEnvelope } from "./contract-suite.js";
 import { describeOpenApiDrift } from "./openapi-drift.js";
@@ -88,4 +101,61 @@ describe.each(adapters)("ending every session of every user on %s (STUP-6)", (_n
   });
 });
 
-describeOpenApiDrift({ exercises: ["revokeAllSessions", "login", "refresh", "getPublicUser"] });
+describe.each(adapters)("rotating the signing key on %s (STUP-6)", (_name, start) => {
+  const servers: RunningServer[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.close();
+    vi.restoreAllMocks();
+  });
+
+  it("STUP-6, ASVS 9.1.3: the JWK Set shows the new and the old key by kid; the old key's tokens work until it is removed, then 40101 with no fetch", async () => {
+    const storage = memoryStorage();
+    const clock = { now: Date.parse("2030-01-01T00:00:00Z") };
+    const encryption = randomBytes(32).toString("hex");
+    const old = generateKeyPairSync("ed25519");
+    const next = generateKeyPairSync("ed25519");
+    const oldPublic = {
+      alg: "EdDSA" as const,
+      publicKey: old.publicKey.export({ format: "pem", type: "spki" }).toString(),
+      kid: "2026-01",
+    };
+    const serve = async (secrets: AuthConfig["secrets"]) => {
+      const auth: Auth = createAuth({ storage, issuer: testIssuer, audience: testAudience, secrets, now: () => clock.now });
+      const server = await start(auth);
+      servers.push(server);
+      return server;
+    };
+    const signing = (key: typeof old, kid: string) => ({
+      alg: "EdDSA" as const,
+      privateKey: key.privateKey.export({ format: "pem", type: "pkcs8" }).toString(),
+      kid,
+    });
+    const before = await serve({ signing: signing(old, "2026-01"), encryption });
+    await createTestUser(before.auth as Auth, "erin");
+    const oldToken = (await signIn(before, "erin")).accessToken;
+
+    const rotated = await serve({ signing: signing(next, "2026-07"), previousSigning: [oldPublic], encryption });
+    const keySet = await call(rotated, "GET", "/.well-known/jwks.json");
+    expect(keySet.status).toBe(200);
+    expect(keySet.body.keys.map((key: { kid: string; alg: string; use: string }) => [key.kid, key.alg, key.use])).toEqual([
+      ["2026-07", "EdDSA", "sig"],
+      ["2026-01", "EdDSA", "sig"],
+    ]);
+    expect(keySet.text).not.toContain('"d"');
+    expectEnvelope(await me(rotated, oldToken), 0);
+    const newToken = (await signIn(rotated, "erin")).accessToken;
+    expect(decodeProtectedHeader(newToken).kid).toBe("2026-07");
+
+    const fetchSpy = vi.spyOn(globalThis, "fetch");
+    const removed = await serve({ signing: signing(next, "2026-07"), encryption });
+    expectEnvelope(await me(removed, oldToken), 40101);
+    expectEnvelope(await me(removed, newToken), 0);
+    expect((await call(removed, "GET", "/.well-known/jwks.json")).body.keys.map((key: { kid: string }) => key.kid)).toEqual([
+      "2026-07",
+    ]);
+    // The only requests made were this test's own, to the server.
+    expect(fetchSpy.mock.calls.map(([url]) => String(url).startsWith(removed.baseUrl))).toEqual([true, true, true]);
+  });
+});
+
+describeOpenApiDrift({ exercises: ["revokeAllSessions", "login", "refresh", "getPublicUser", "jwks"] });

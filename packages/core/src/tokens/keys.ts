@@ -164,8 +164,13 @@ export function loadTokenKeys(secrets: SigningSecrets): TokenKeys {
   const signing = signingKey(secrets.signing);
   const previous = (secrets.previousSigning ?? []).map(verificationKey);
   const verifying = new Map<string, TokenKey>();
-  for (const key of [signing, ...previous]) {
-    if (verifying.has(key.kid)) configError(`two signing keys share the kid "${key.kid}"`);
+  // Where each kid was configured: a kid met twice names both entries (the same key listed again, or one kid given to two keys).
+  const settings = new Map<string, string>();
+  for (const [index, key] of [signing, ...previous].entries()) {
+    const setting = index === 0 ? "secrets.signing" : `secrets.previousSigning[${index - 1}]`;
+    const first = settings.get(key.kid);
+    if (first !== undefined) configError(`two signing keys share the kid "${key.kid}": ${first} and ${setting}`);
+    settings.set(key.kid, setting);
     verifying.set(key.kid, key);
   }
   const published = [...verifying.values()].flatMap((key) => (key.publicJwk ? [key.publicJwk] : []));
