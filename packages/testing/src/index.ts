@@ -27,6 +27,7 @@ export {
 export { type DriveAuthorizationOptions, driveAuthorization } from "./local-provider/drive-authorization.js";
 export {
   type LocalProvider,
+  type LocalProviderAuthentication,
   type LocalProviderClient,
   type LocalProviderMiddleware,
   type LocalProviderOptions,

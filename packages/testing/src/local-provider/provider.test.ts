@@ -193,6 +193,26 @@ describe("startLocalProvider", () => {
     await again.close();
   });
 
+  it("states in its ID tokens how each sign-in was made: the amr, acr and auth_time `authentication` records, auth_time only to a client that asks", async () => {
+    const authTime = Math.floor(Date.now() / 1000) - 3600;
+    const recorded = await start({
+      clients: [{ clientId: "app", redirectUris: [redirectUri], requireAuthTime: true }],
+      authentication: (account) => ({ amr: ["pwd", "otp"], acr: `urn:example:${account.name.split(" ")[0]}`, authTime }),
+    });
+    const { claims } = await signIn(recorded, "ada");
+    expect(claims).toMatchObject({ amr: ["pwd", "otp"], acr: "urn:example:Ada", auth_time: authTime });
+
+    const plain = await start();
+    const { claims: unstated } = await signIn(plain, "ada");
+    for (const claim of ["amr", "acr", "auth_time"]) expect(unstated, claim).not.toHaveProperty(claim);
+
+    const now = Math.floor(Date.now() / 1000);
+    const asked = await start({ clients: [{ clientId: "app", redirectUris: [redirectUri], requireAuthTime: true }] });
+    const { claims: timed } = await signIn(asked, "bob");
+    expect(timed?.auth_time).toBeGreaterThanOrEqual(now);
+    expect(timed).not.toHaveProperty("amr");
+  });
+
   it("refuses a signing key that is not an RSA private key", async () => {
     const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
     for (const signingKey of [privateKey, publicKey]) {

@@ -24,6 +24,29 @@ export interface LocalProviderClient {
   clientSecret?: string;
   /** Compared exactly with the `redirect_uri` of each request. */
   redirectUris: string[];
+  /**
+   * Registered with `require_auth_time`: every ID token it gets states `auth_time`, as many
+   * providers do by default. Without it, `auth_time` comes only when the request asks for it
+   * (`max_age`, `prompt=login`), as OpenID Connect Core §2 says.
+   */
+  requireAuthTime?: boolean;
+}
+
+/**
+ * How one sign-in at the login page was made, as the provider records it and its ID tokens then
+ * state it (OpenID Connect Core §2): what {@link LocalProviderOptions.authentication} answers.
+ */
+export interface LocalProviderAuthentication {
+  /** The `amr` claim: RFC 8176 values such as `["pwd", "otp"]`. Default: none. */
+  amr?: string[];
+  /** The `acr` claim, such as `"urn:example:mfa"`. Default: none. */
+  acr?: string;
+  /**
+   * When the person authenticated, epoch seconds: the `auth_time` claim. Default: now. An earlier
+   * time plays a provider that reused an older session of its own, even where the request asked
+   * for a fresh sign-in (`max_age`, `prompt=login`).
+   */
+  authTime?: number;
 }
 
 /**
@@ -51,6 +74,12 @@ export interface LocalProviderOptions {
   port?: number;
   /** Installed in this order around the provider's own handling, e.g. to make it misbehave in attack tests. */
   middleware?: LocalProviderMiddleware[];
+  /**
+   * How each sign-in at the login page is recorded, given the account that signed in: the `amr`,
+   * `acr` and `auth_time` its ID tokens state, for tests of a client's step-up and second-factor
+   * policy. Default: none of `amr` and `acr`, and `auth_time` now.
+   */
+  authentication?: (account: LocalProviderAccount) => LocalProviderAuthentication;
 }
 
 /** A running local provider, from {@link startLocalProvider}. */
@@ -147,10 +176,11 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
 /** The login and consent pages: GET shows the step the provider asks for, POST completes it. */
 async function handleInteraction(
   provider: ProviderInstance,
-  accounts: Readonly<Record<string, LocalProviderAccount>>,
+  options: Pick<LocalProviderOptions, "authentication"> & { accounts: Readonly<Record<string, LocalProviderAccount>> },
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
+  const { accounts } = options;
   const details = await provider.interactionDetails(req, res);
   const { uid, prompt, params } = details;
   if (req.method === "GET") {
@@ -174,7 +204,9 @@ async function handleInteraction(
       sendHtml(res, 200, loginPage(uid, { username }));
       return;
     }
-    await provider.interactionFinished(req, res, { login: { accountId: account.sub } }, { mergeWithLastSubmission: false });
+    const { amr, acr, authTime } = options.authentication?.(account) ?? {};
+    const login = { accountId: account.sub, amr, acr, ts: authTime };
+    await provider.interactionFinished(req, res, { login }, { mergeWithLastSubmission: false });
     return;
   }
   if (form.get("decision") !== "allow") {
@@ -269,13 +301,16 @@ export async function startLocalProvider(options: LocalProviderOptions): Promise
         ? { token_endpoint_auth_method: "none" }
         : { client_secret: client.clientSecret, token_endpoint_auth_method: "client_secret_basic" }),
       redirect_uris: client.redirectUris,
+      require_auth_time: client.requireAuthTime === true,
       grant_types: ["authorization_code"],
       response_types: ["code"],
     })),
     adapter: memoryAdapter(),
     jwks: { keys: [{ ...privateKey.export({ format: "jwk" }), kid: signingKey.kid, alg: "RS256", use: "sig" }] },
     cookies: { keys: [randomBytes(32).toString("base64url")] },
-    claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"] },
+    // `acr` and `amr` are stated when the sign-in recorded them (`authentication`); `auth_time`
+    // when the request or the client asks for it.
+    claims: { openid: ["sub", "acr", "amr"], auth_time: null, email: ["email", "email_verified"], profile: ["name"] },
     pkce: { required: () => true },
     ttl: {
       AuthorizationCode: 60,
@@ -329,7 +364,7 @@ export async function startLocalProvider(options: LocalProviderOptions): Promise
       providerCallback(req, res);
       return;
     }
-    handleInteraction(provider, accounts, req, res).catch((error: unknown) => {
+    handleInteraction(provider, { accounts, authentication: options.authentication }, req, res).catch((error: unknown) => {
       if (!res.headersSent)
         sendHtml(res, 400, page("Sign-in failed", `<p class="error">${escapeHtml((error as Error).name)}</p>`));
       else res.end();
