@@ -102,7 +102,7 @@ describe.each(clientTargets)("client.passkeys against %s", (_name, start, status
     expect(harness.countSent("POST", publicKeyPaths.loginFinish)).toBe(3);
   });
 
-  it("WA-6: after an older sign-in, register asks reauthenticate once (the password, or a TOTP code when TOTP is on) and begins again once", async () => {
+  it("WA-6, STUP-3: after an older sign-in, register asks reauthenticate once (the password, and a TOTP code too when TOTP is on) and begins again once", async () => {
     const harness = await serve();
     const password = reauthenticateWith(() => ({ password: testPassword }));
     const { client } = await signedInClient(harness, "bob", {
@@ -116,7 +116,10 @@ describe.each(clientTargets)("client.passkeys against %s", (_name, start, status
     expect(harness.countSent("POST", publicKeyPaths.registerFinish)).toBe(1);
 
     const carol = await createTotpUser(harness.auth, "carol");
-    const code = reauthenticateWith(async () => ({ totpCode: await nextTotpCode(harness, carol.secret) }));
+    const code = reauthenticateWith(async () => ({
+      password: testPassword,
+      totpCode: await nextTotpCode(harness, carol.secret),
+    }));
     const totpClient = harness.client({
       passkeyCeremonies: softwareCeremonies(makeTestAuthenticator()),
       reauthenticate: code.reauthenticate,

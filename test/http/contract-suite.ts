@@ -76,7 +76,7 @@ export function expectEnvelope(result: CallResult, code: number, options: { alwa
   expect(result.body, result.text).toMatchObject({ code });
   expect(typeof result.body.message).toBe("string");
   const allowedKeys =
-    code === 0 || code === 40102 || code === 40105
+    code === 0 || code === 40102 || code === 40104 || code === 40105
       ? ["code", "message", "data"]
       : code >= 50000
         ? ["code", "message", "requestId"]
@@ -309,6 +309,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
         expect(JSON.parse(Buffer.from(result.body.data.accessToken.split(".")[1], "base64url").toString()).amr).toEqual([
           "pwd",
           "otp",
+          "mfa",
         ]);
       });
 
@@ -418,8 +419,15 @@ export function describeContract(name: string, start: StartServer, options: Cont
         expect(regenerated.body.data.recoveryCodes).not.toContain(enabled.body.data.recoveryCodes[0]);
         expectEnvelope(await call(server, "GET", `${base}/me`, { token: renewed.body.data.accessToken }), 40101);
 
+        // STUP-3: once the two-factor sign-in is older than recentSignIn, both are asked again.
+        context.testAuth.clock.advance(6 * 60_000);
         expectEnvelope(await post(server, `${base}/2fa/disable`, {}, { token: second.accessToken }), 40001);
-        const disabled = await post(server, `${base}/2fa/disable`, { password: testPassword }, { token: second.accessToken });
+        expectEnvelope(
+          await post(server, `${base}/2fa/disable`, { password: testPassword }, { token: second.accessToken }),
+          40001,
+        );
+        const both = { password: testPassword, code: await nextTotpCode(context.testAuth, secret) };
+        const disabled = await post(server, `${base}/2fa/disable`, both, { token: second.accessToken });
         expectEnvelope(disabled, 0);
         expect(disabled.body.data).toEqual({ disabled: true });
         expectEnvelope(await call(server, "GET", `${base}/me`, { token: second.accessToken }), 0);
@@ -740,7 +748,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
         expectEnvelope(signedIn, 0);
         expect(signedIn.body.message).toBe("OK");
         expectTokenSet(signedIn.body.data, alice, false);
-        expect(amrOf(signedIn.body.data.accessToken)).toEqual(["hwk", "user"]);
+        expect(amrOf(signedIn.body.data.accessToken)).toEqual(["hwk", "user", "mfa"]);
         const token = signedIn.body.data.accessToken as string;
         const me = await call(server, "GET", `${base}/me`, { token });
         expectEnvelope(me, 0);
@@ -1122,12 +1130,12 @@ export function describeContract(name: string, start: StartServer, options: Cont
         });
         expectEnvelope(completed, 0);
         expectTokenSet(completed.body.data, tom, true);
-        expect(amrOf(completed.body.data.accessToken)).toEqual(["hwk", "otp"]);
+        expect(amrOf(completed.body.data.accessToken)).toEqual(["hwk", "otp", "mfa"]);
 
         // With user verification the passkey is the whole sign-in.
         const tokens = await passkeySignIn(server, authenticator);
         expectTokenSet(tokens, tom, true);
-        expect(amrOf(tokens.accessToken)).toEqual(["hwk", "user"]);
+        expect(amrOf(tokens.accessToken)).toEqual(["hwk", "user", "mfa"]);
       });
     });
 

@@ -112,5 +112,8 @@ describeOpenApiDrift({
     finishTotpEnrolment: "test/http/required-factor.test.ts, with secondFactor.required",
     beginPasskeyEnrolment: "test/http/required-factor.test.ts, with secondFactor.required",
     finishPasskeyEnrolment: "test/http/required-factor.test.ts, with secondFactor.required",
+    reauthenticate: "test/http/step-up.test.ts, with the app's step-up routes",
+    reauthenticateWithPasskeyBegin: "test/http/step-up.test.ts",
+    reauthenticateWithPasskeyFinish: "test/http/step-up.test.ts",
   },
 });

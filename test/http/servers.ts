@@ -2,7 +2,7 @@ import { type RequestListener, type Server, createServer } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
-import type { Auth } from "@portcullis/core";
+import type { AccessContext, AmrValue, Auth } from "@portcullis/core";
 import { authRouter, requireAuth as requireAuthExpress } from "@portcullis/express";
 import { frameworkErrorHandler, portcullis, requireAuth as requireAuthFastify } from "@portcullis/fastify";
 import { type AuthVariables, authApp, requireAuth as requireAuthHono, withResolvedTargets } from "@portcullis/hono";
@@ -64,8 +64,26 @@ async function listen(server: Server, auth: Auth, options: ServerOptions): Promi
 type ExpressFactory = typeof express5;
 
 /**
+ * The options of the test apps' step-up routes (STUP-2): `GET /api/v1/things/recent` asks for a
+ * sign-in at most 5 minutes old, `GET /api/v1/things/strong` for a second factor; both answer the
+ * user and what `req.auth` says of the sign-in.
+ */
+export const stepUpRoutes = [
+  ["/api/v1/things/recent", { maxAge: "5m" }],
+  ["/api/v1/things/strong", { secondFactor: true }],
+] as const;
+
+/** What the step-up routes answer of `req.auth` (or `c.get("auth")`, `request.auth`): typed, so the test apps check the types too. */
+const signInOf = (access: AccessContext | undefined): { userId?: string; authTime?: number; amr?: readonly AmrValue[] } => ({
+  userId: access?.userId,
+  authTime: access?.authTime,
+  amr: access?.amr,
+});
+
+/**
  * The Express test app: the Portcullis routes, then the app's own routes under the same
- * `/api/v1` prefix, one behind `requireAuth`, one behind `requireAuth` with a role.
+ * `/api/v1` prefix, one behind `requireAuth`, one behind `requireAuth` with a role, and the
+ * step-up routes.
  */
 function expressApp(express: ExpressFactory, auth: Auth, parseJsonFirst: boolean) {
   const app = express();
@@ -77,6 +95,11 @@ function expressApp(express: ExpressFactory, auth: Auth, parseJsonFirst: boolean
   app.delete("/api/v1/things/:id", requireAuthExpress(auth, { roles: ["admin"] }), (req, res) => {
     res.json({ code: 0, message: "OK", data: { deleted: req.params.id, userId: req.auth?.userId } });
   });
+  for (const [path, options] of stepUpRoutes) {
+    app.get(path, requireAuthExpress(auth, options), (req, res) => {
+      res.json({ code: 0, message: "OK", data: signInOf(req.auth) });
+    });
+  }
   app.get("/api/v1/health", (_req, res) => {
     res.json({ app: "health" });
   });
@@ -125,6 +148,9 @@ export function honoApp(
   app.delete("/api/v1/things/:id", requireAuthHono(auth, { roles: ["admin"] }), (c) =>
     c.json({ code: 0, message: "OK", data: { deleted: c.req.param("id"), userId: c.get("auth").userId } }),
   );
+  for (const [path, options] of stepUpRoutes) {
+    app.get(path, requireAuthHono(auth, options), (c) => c.json({ code: 0, message: "OK", data: signInOf(c.get("auth")) }));
+  }
   app.get("/api/v1/health", (c) => c.json({ app: "health" }));
   app.post("/api/v1/echo", async (c) => c.json({ app: "echo", body: await c.req.json() }));
   app.notFound((c) => c.json({ app: "not found" }, 404));
@@ -189,6 +215,13 @@ async function fastifyApp(auth: Auth, options: ServerOptions, mount: FastifyMoun
     { preHandler: requireAuthFastify(auth, { roles: ["admin"] }) },
     async (request) => ({ code: 0, message: "OK", data: { deleted: request.params.id, userId: request.auth?.userId } }),
   );
+  for (const [path, options] of stepUpRoutes) {
+    app.get(path, { preHandler: requireAuthFastify(auth, options) }, async (request) => ({
+      code: 0,
+      message: "OK",
+      data: signInOf(request.auth),
+    }));
+  }
   app.get("/api/v1/health", async () => ({ app: "health" }));
   app.post("/api/v1/echo", async (request) => ({ app: "echo", body: request.body }));
   app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ app: "not found" }));

@@ -452,7 +452,8 @@ listen(
   checkingPassword(async (event) => {
     const { code, password } = formValues(event.target);
     event.target.reset();
-    await client.totp.disable(code.trim() ? { code: code.trim() } : { password });
+    // Every factor (STUP-3): the code and the password; a sign-in with both in the last 5 minutes stands for them.
+    await client.totp.disable({ code: code.trim() || undefined, password: password || undefined });
     await renderCurrentUser();
     setStatus(`Two-factor sign-in is off. ${othersSignedOut}`, "ok");
     await loadSessions();
@@ -464,9 +465,13 @@ listen(
   "password-form",
   "submit",
   checkingPassword(async (event) => {
-    const { currentPassword, newPassword } = formValues(event.target);
+    const { currentPassword, newPassword, totpCode } = formValues(event.target);
     event.target.reset();
-    const { sessionsEnded } = await client.account.changePassword({ currentPassword, newPassword });
+    const { sessionsEnded } = await client.account.changePassword({
+      currentPassword,
+      newPassword,
+      totpCode: totpCode.trim() || undefined,
+    });
     setStatus(`Password changed. ${counted(sessionsEnded, "other session")} signed out; this one goes on.`, "ok");
     await loadSessions();
   }),

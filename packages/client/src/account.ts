@@ -4,6 +4,8 @@ import type { Session } from "./session.js";
 export interface ChangePasswordInput {
   currentPassword: string;
   newPassword: string;
+  /** A current TOTP code: needed with TOTP on, unless the session proved one within the server's `reauthentication.recentSignIn` (STUP-3). */
+  totpCode?: string;
 }
 
 /** The signed-in user's own account: `POST /auth/password`. */
@@ -13,7 +15,7 @@ export interface AccountClient {
    * new one must pass the server's policy. The server ends the user's other sessions and voids
    * their pending sign-ins; this one goes on (SE-2, SE-4). Answers how many sessions ended.
    *
-   * @throws {AuthClientError} 40100 wrong current password (it counts towards the lockout), 40900
+   * @throws {AuthClientError} 40001 a TOTP code missing (TOTP on, STUP-3), 40100 wrong current password (it counts towards the lockout), 40103 wrong code, 40900
    * an account without a local password (directory or provider only), 42200 the new password is
    * refused by the policy or found breached, 42900 throttled.
    * @example
@@ -34,11 +36,11 @@ export interface AccountClient {
  */
 export function createAccountClient(session: Session): AccountClient {
   return {
-    async changePassword({ currentPassword, newPassword }) {
+    async changePassword({ currentPassword, newPassword, totpCode }) {
       const { sessionsEnded } = await session.call<{ sessionsEnded: number }>({
         method: "POST",
         path: "/auth/password",
-        body: { currentPassword, newPassword },
+        body: { currentPassword, newPassword, totpCode },
       });
       return { sessionsEnded };
     },

@@ -14,6 +14,7 @@ import type { Reauthenticate } from "./reauthentication.js";
 import { createSession } from "./session.js";
 import { type SessionsClient, createSessionsClient } from "./sessions.js";
 import { type EnrolmentStep, type SignInStep, type SignedIn, signInStep } from "./sign-in.js";
+import { type StepUpClient, createStepUp } from "./step-up.js";
 import { type TokenStore, memoryTokenStore } from "./token-store.js";
 import { type TotpClient, createTotpClient } from "./totp.js";
 import { type FetchFunction, createTransport } from "./transport.js";
@@ -173,7 +174,11 @@ export interface AuthClient {
   /**
    * `fetch` for the app's own routes: adds `Authorization: Bearer …` to requests for the API's
    * origin (never another, unless listed in `bearerOrigins`) and, on a 40101, refreshes once,
-   * shared with every concurrent request, and retries once. Answers the `Response` as it is.
+   * shared with every concurrent request, and retries once. On a 40104 (a route that asks for a
+   * more recent sign-in or a second factor: `requireAuth`'s `maxAge`, `secondFactor`, `amr`) it
+   * emits `stepUpRequired` and, once a listener has re-authenticated, sends the request once
+   * more; without a listener, or when it cancels, the 40104 is the answer. Answers the
+   * `Response` as it is.
    *
    * @throws {AuthClientError} when a needed refresh failed (a refusal has signed out), or the request got no answer.
    * @example
@@ -183,14 +188,21 @@ export interface AuthClient {
    */
   fetch: FetchFunction;
   /**
-   * Calls `listener` on every `signedIn` or `signedOut`; returns a function that unsubscribes.
+   * Calls `listener` on every `signedIn`, `signedOut` or `stepUpRequired`; returns a function that unsubscribes.
    *
    * @example
    * ```ts
    * client.on("signedOut", ({ reason }) => showSignIn(reason === "session_ended" ? "Your session has ended." : ""));
+   * client.on("stepUpRequired", async (step) => {
+   *   const proof = await askForPassword(step.required); // null when the user gives up
+   *   if (proof) await step.reauthenticate(proof);
+   *   else step.cancel();
+   * });
    * ```
    */
   on<E extends AuthClientEventName>(event: E, listener: (detail: AuthClientEventMap[E]) => void): () => void;
+  /** Re-authenticating the session: what a `stepUpRequired` listener calls, or the app before a sensitive form (STUP-2). */
+  stepUp: StepUpClient;
   /** The user's own account: the password change. */
   account: AccountClient;
   /** The user's sessions: list them, end one, the others, or all. */
@@ -236,6 +248,7 @@ export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
   });
   const ceremonies = options.passkeyCeremonies ?? browserPasskeyCeremonies;
   const runRegistration = registrationRunner(ceremonies);
+  const stepUp = createStepUp(session, events, ceremonies);
   return {
     async login({ username, password, provider }) {
       // JSON leaves an undefined provider or device token out: the server's defaults.
@@ -264,8 +277,10 @@ export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
       session,
       statusMode: options.statusMode ?? "standard",
       bearerOrigins: options.bearerOrigins ?? [],
+      stepUp,
     }),
     on: (event, listener) => events.on(event, listener),
+    stepUp: stepUp.client,
     account: createAccountClient(session),
     sessions: createSessionsClient(session, options.reauthenticate),
     totp: createTotpClient(session, options.reauthenticate),

@@ -1,3 +1,4 @@
+import type { StepUpRequest } from "./step-up.js";
 import type { AuthUser } from "./types.js";
 
 /**
@@ -23,6 +24,14 @@ export interface AuthClientEventMap {
   signedIn: { user: AuthUser };
   /** The tokens were forgotten. Emitted once per session, however many requests were waiting. */
   signedOut: { reason: SignOutReason };
+  /**
+   * A route of the app answered 40104 to `client.fetch`: it needs a more recent sign-in or more
+   * factors (`required`; STUP-2). The request waits until a listener re-authenticates through
+   * `reauthenticate` or `reauthenticateWithPasskey`, then is sent once more; `cancel` lets it
+   * answer the 40104. Emitted once for all the requests that meet it at the same time; without a
+   * listener they answer the 40104 at once.
+   */
+  stepUpRequired: StepUpRequest;
 }
 
 /** The name of an auth client event. */
@@ -31,7 +40,8 @@ export type AuthClientEventName = keyof AuthClientEventMap;
 /** Subscribes to and emits the events of an auth client. */
 export interface ClientEvents {
   on<E extends AuthClientEventName>(event: E, listener: (detail: AuthClientEventMap[E]) => void): () => void;
-  emit<E extends AuthClientEventName>(event: E, detail: AuthClientEventMap[E]): void;
+  /** Calls the event's listeners; returns how many there were. */
+  emit<E extends AuthClientEventName>(event: E, detail: AuthClientEventMap[E]): number;
 }
 
 /**
@@ -61,7 +71,8 @@ export function createClientEvents(
       };
     },
     emit(event, detail) {
-      for (const listener of [...(listeners.get(event) ?? [])]) {
+      const called = [...(listeners.get(event) ?? [])];
+      for (const listener of called) {
         try {
           (listener as (detail: unknown) => void)(detail);
         } catch (error) {
@@ -72,6 +83,7 @@ export function createClientEvents(
           }
         }
       }
+      return called.length;
     },
   };
 }

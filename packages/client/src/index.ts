@@ -23,6 +23,7 @@ export { type PasskeyCeremonies, type PasskeyClient, browserPasskeyCeremonies, r
 export type { Reauthenticate, ReauthenticatedOperation, ReauthenticationRequest } from "./reauthentication.js";
 export type { SessionsClient } from "./sessions.js";
 export type { EnrolmentStep, RunRegistration, SecondFactorStep, SignInStep, SignedIn } from "./sign-in.js";
+export type { ReauthenticationInput, StepUpClient, StepUpRequest, StepUpRequirement } from "./step-up.js";
 export {
   type KeyValueStorage,
   type LockManagerLike,

@@ -95,20 +95,29 @@ export interface PasskeyClient {
    */
   rename(id: string, label: string): Promise<void>;
   /**
-   * Revokes one of the user's passkeys. The server ends the user's other sessions and keeps this
-   * one (SE-2): the client stays signed in.
+   * Revokes one of the user's passkeys, once the user proves every factor of the account (STUP-3):
+   * a sign-in within the server's `passkeys.reauthenticationWindow`, or the password (and a TOTP
+   * code when TOTP is on), here or through `reauthenticate`. The server ends the user's other
+   * sessions and keeps this one (SE-2): the client stays signed in.
    *
-   * @throws {AuthClientError} 40400 no such passkey, 40900 it is the account's last way to sign in.
+   * @throws {AuthClientError} 40001 re-authentication needed, 40100 wrong password, 40103 wrong code, 40400 no such passkey, 40900 it is the account's last way to sign in.
    * @example
    * ```ts
-   * await client.passkeys.revoke(passkey.id);
+   * await client.passkeys.revoke(passkey.id); // or (passkey.id, { password, totpCode })
    * ```
    */
-  revoke(id: string): Promise<void>;
+  revoke(id: string, proof?: ReauthenticationProof): Promise<void>;
 }
 
-/** Runs a browser ceremony; its failure becomes a `passkey_ceremony` error naming the DOMException or WebAuthn code. */
-async function runCeremony<T>(ceremony: () => Promise<T>): Promise<T> {
+/**
+ * Runs a browser ceremony; its failure becomes a `passkey_ceremony` error naming the DOMException or WebAuthn code.
+ *
+ * @example
+ * ```ts
+ * const assertion = await runCeremony(() => ceremonies.startAuthentication({ optionsJSON: options }));
+ * ```
+ */
+export async function runCeremony<T>(ceremony: () => Promise<T>): Promise<T> {
   try {
     return await ceremony();
   } catch (cause) {
@@ -196,8 +205,18 @@ export function createPasskeyClient(
     async rename(id, label) {
       await session.call({ method: "PUT", path: credentialPath(id), body: { label } });
     },
-    async revoke(id) {
-      await session.call({ method: "DELETE", path: credentialPath(id) });
+    async revoke(id, proof = {}) {
+      await withReauthentication(
+        reauthenticate,
+        { operation: "passkeys.revoke", accepts: ["password", "totpCode"] },
+        proof,
+        (given) =>
+          session.call({
+            method: "DELETE",
+            path: credentialPath(id),
+            body: given.password || given.totpCode ? given : undefined,
+          }),
+      );
     },
   };
 }

@@ -8,6 +8,7 @@ export type ReauthenticatedOperation =
   | "totp.setup"
   | "totp.enable"
   | "passkeys.register"
+  | "passkeys.revoke"
   | "sessions.end"
   | "sessions.endOthers"
   | "email.change";
@@ -15,7 +16,7 @@ export type ReauthenticatedOperation =
 /** What the client asks the app for when the server wants proof that it is still the user. */
 export interface ReauthenticationRequest {
   operation: ReauthenticatedOperation;
-  /** The proofs the operation takes: the password, and for a passkey, a session or an address also a TOTP code when TOTP is on. */
+  /** The proofs the operation takes: the password, and for a passkey, a session or an address also a TOTP code when TOTP is on (both when it is: STUP-3). */
   accepts: readonly (keyof ReauthenticationProof)[];
 }
 

@@ -48,6 +48,11 @@ export interface Session {
   /** Keeps a newer view of the signed-in user beside the tokens. */
   updateUser(user: AuthUser): Promise<void>;
   /**
+   * Stores a new access token of the same session, and the user, keeping the refresh token: what
+   * a re-authentication answers (STUP-2). Nothing happens when signed out.
+   */
+  replaceAccessToken(set: { accessToken: string; expiresIn: number; user: AuthUser }): Promise<void>;
+  /**
    * Renews the tokens now, joining a refresh already under way.
    *
    * @throws {AuthClientError} the refresh's error; a refusal (a 4xx code other than 42900) has signed out first.
@@ -252,6 +257,12 @@ export function createSession(options: SessionOptions): Session {
     async updateUser(user) {
       const current = await read();
       if (current) await store.save({ ...current, user });
+    },
+    async replaceAccessToken({ accessToken, expiresIn, user }) {
+      await exclusive(async () => {
+        const current = await read(true);
+        if (current) await store.save({ ...current, accessToken, expiresAt: now() + expiresIn * 1000, user });
+      });
     },
     refresh: () => refreshFrom(),
     settled: async () => {

@@ -34,28 +34,31 @@ export interface TotpClient {
    */
   enable(input: { code: string; password?: string }): Promise<{ recoveryCodes: string[] }>;
   /**
-   * Turns TOTP off after a current code or the password (`POST /auth/2fa/disable`). Like
+   * Turns TOTP off (`POST /auth/2fa/disable`) with every factor (STUP-3): the password and a
+   * current code, or either for a factor the session proved within the server's
+   * `reauthentication.recentSignIn` (a fresh sign-in, or `client.stepUp.reauthenticate`). Like
    * enabling, it ends the user's other sessions and keeps this one; the stored user says
    * `totpEnabled: false`.
    *
-   * @throws {AuthClientError} 40103 wrong code, 40100 wrong password, 40900 TOTP is not enabled.
+   * @throws {AuthClientError} 40001 a factor missing, 40103 wrong code, 40100 wrong password, 40900 TOTP is not enabled.
    * @example
    * ```ts
-   * await client.totp.disable({ code: "123456" }); // or { password }
+   * await client.totp.disable({ password, code: "123456" });
    * ```
    */
-  disable(input: { code: string } | { password: string }): Promise<void>;
+  disable(input: { code?: string; password?: string }): Promise<void>;
   /**
    * Replaces the recovery codes with a new set (`POST /auth/2fa/recovery-codes`), ten codes of the
-   * form `enable` answers; the old ones stop working at once. The user's other sessions end; this one continues.
+   * form `enable` answers; the old ones stop working at once. It needs every factor, as
+   * {@link TotpClient.disable} (STUP-3). The user's other sessions end; this one continues.
    *
-   * @throws {AuthClientError} 40103 wrong code, 40900 TOTP is not enabled.
+   * @throws {AuthClientError} 40001 a factor missing, 40100 wrong password, 40103 wrong code, 40900 TOTP is not enabled.
    * @example
    * ```ts
-   * const { recoveryCodes } = await client.totp.regenerateRecoveryCodes({ code: "123456" });
+   * const { recoveryCodes } = await client.totp.regenerateRecoveryCodes({ password, code: "123456" });
    * ```
    */
-  regenerateRecoveryCodes(input: { code: string }): Promise<{ recoveryCodes: string[] }>;
+  regenerateRecoveryCodes(input: { code?: string; password?: string }): Promise<{ recoveryCodes: string[] }>;
 }
 
 /**
@@ -88,12 +91,12 @@ export function createTotpClient(session: Session, reauthenticate: Reauthenticat
       await noteTotp(true);
       return { recoveryCodes };
     },
-    async disable(input) {
-      await post("/auth/2fa/disable", input);
+    async disable({ code, password }) {
+      await post("/auth/2fa/disable", { code, password });
       await noteTotp(false);
     },
-    async regenerateRecoveryCodes({ code }) {
-      const { recoveryCodes } = await post<{ recoveryCodes: string[] }>("/auth/2fa/recovery-codes", { code });
+    async regenerateRecoveryCodes({ code, password }) {
+      const { recoveryCodes } = await post<{ recoveryCodes: string[] }>("/auth/2fa/recovery-codes", { code, password });
       return { recoveryCodes };
     },
   };

@@ -124,7 +124,7 @@ export {
   oauthCallback,
   oauthProviders,
 } from "./flows/oauth-sign-in.js";
-export { listPasskeys, renamePasskey, revokePasskey } from "./flows/passkey-management.js";
+export { type RevokePasskeyInput, listPasskeys, renamePasskey, revokePasskey } from "./flows/passkey-management.js";
 export { type RefreshInput, refresh } from "./flows/refresh.js";
 export { type RegisterInput, type RegisterResult, register } from "./flows/register.js";
 export { type PasswordReset, type ResetPasswordInput, resetPassword } from "./flows/reset-password.js";
@@ -141,6 +141,7 @@ export {
 export type { SignUpConfig } from "./flows/sign-up-config.js";
 export {
   type DisableTotpInput,
+  type SecondFactorChangeInput,
   type TotpSetup,
   beginTotpSetup,
   disableTotp,
@@ -215,6 +216,20 @@ export type {
   SecondFactorSubject,
 } from "./required-factor/required-factor-config.js";
 export { type AmrValue, amrClaim } from "./step-up/amr.js";
+export {
+  type ReauthenticationDecision,
+  type ReauthenticationFacts,
+  decideReauthentication,
+} from "./step-up/policy.js";
+export {
+  type AccessTokenSet,
+  type PasskeyReauthenticationBeginInput,
+  type PasskeyReauthenticationFinishInput,
+  type ReauthenticateInput,
+  reauthenticate,
+  reauthenticateWithPasskeyBegin,
+  reauthenticateWithPasskeyFinish,
+} from "./step-up/reauthenticate-session.js";
 export {
   type StepUpOptions,
   type StepUpRequirement,

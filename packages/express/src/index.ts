@@ -11,6 +11,7 @@ import {
   type Auth,
   type HttpRequest,
   type HttpResponse,
+  type StepUpOptions,
   assertAuthArgument,
   authorizeRequest,
   errorResponse,
@@ -18,6 +19,7 @@ import {
   handleRequest,
   nodeRequestBody,
   servesPath,
+  stepUpRequirementOf,
 } from "@portcullis/core";
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from "express";
 
@@ -42,8 +44,8 @@ export interface AuthRouterOptions {
   getPeerAddress?: (req: Request) => string | undefined;
 }
 
-/** Options of {@link requireAuth}. */
-export interface RequireAuthOptions {
+/** Options of {@link requireAuth}: the roles, what the route asks of the sign-in (`maxAge`, `secondFactor`, `amr`: STUP-2), and the peer address. */
+export interface RequireAuthOptions extends StepUpOptions {
   /** The user must hold at least one of these roles, or the answer is 40300; an empty list lets no one through. */
   roles?: readonly string[];
   /** As for {@link authRouter}: the address of the peer, for the loopback exemption of HTTP-7. */
@@ -200,20 +202,25 @@ export function authRouter(auth: Auth, options: AuthRouterOptions = {}): AuthRou
 /**
  * Middleware that lets a request through only over TLS (HTTP-7: loopback clients and
  * `http.unsafeAllowPlainHttp` excepted) with a live access token in the
- * `Authorization: Bearer` header (never the query string; AT-6), and, when `roles` is given,
- * only for a user holding one of them. It sets `req.auth` to the token's
- * {@link AccessContext}. Otherwise it answers in the Portcullis envelope: 40300 for plain
- * HTTP, before the token is read; 40101 for a missing, invalid, expired or revoked token;
- * 40300 for a missing role.
+ * `Authorization: Bearer` header (never the query string; AT-6), when `roles` is given only
+ * for a user holding one of them, and when `maxAge`, `secondFactor` or `amr` is given only for
+ * a session whose sign-in or latest re-authentication meets them (STUP-2). It sets `req.auth` to
+ * the token's {@link AccessContext} (with `authTime` and `amr`). Otherwise it answers in the
+ * Portcullis envelope: 40300 for plain HTTP, before the token is read; 40101 for a missing,
+ * invalid, expired or revoked token; 40300 for a missing role; 40104 (HTTP 401) with
+ * `data.required` when the session must step up.
  *
+ * @throws {TypeError} at once, for a `maxAge`, `secondFactor` or `amr` that is not one.
  * @example
  * ```ts
  * app.get("/api/v1/things", requireAuth(auth), (req, res) => res.json({ owner: req.auth?.userId }));
  * app.delete("/api/v1/things/:id", requireAuth(auth, { roles: ["admin"] }), deleteThing);
+ * app.post("/api/v1/payouts", requireAuth(auth, { maxAge: "5m", secondFactor: true }), sendPayout);
  * ```
  */
 export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): RequestHandler {
   assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
+  stepUpRequirementOf(options);
   let declaredFor: object | null = null;
   return (req, res, next) => {
     const prototype = Object.getPrototypeOf(req);

@@ -10,12 +10,14 @@ import {
   type Auth,
   type HttpRequest,
   type HttpResponse,
+  type StepUpOptions,
   assertAuthArgument,
   authorizeRequest,
   errorResponse,
   handleRequest,
   resolvedTarget,
   servesPath,
+  stepUpRequirementOf,
 } from "@portcullis/core";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 
@@ -41,8 +43,11 @@ export interface AuthRoutesOptions {
   isSecureConnection?: (c: Context) => boolean;
 }
 
-/** Options of {@link requireAuth}: the roles, and how to read the connection as for {@link authRoutes}. */
-export interface RequireAuthOptions extends AuthRoutesOptions {
+/**
+ * Options of {@link requireAuth}: the roles, what the route asks of the sign-in (`maxAge`,
+ * `secondFactor`, `amr`: STUP-2), and how to read the connection as for {@link authRoutes}.
+ */
+export interface RequireAuthOptions extends AuthRoutesOptions, StepUpOptions {
   /** The user must hold at least one of these roles, or the answer is 40300; an empty list lets no one through. */
   roles?: readonly string[];
 }
@@ -240,22 +245,28 @@ export function withResolvedTargets<Incoming extends { url?: string }, Rest exte
 /**
  * Middleware that lets a request through only over TLS (HTTP-7: loopback clients and
  * `http.unsafeAllowPlainHttp` excepted) with a live access token in the
- * `Authorization: Bearer` header (never the query string; AT-6), and, when `roles` is given,
- * only for a user holding one of them. It sets `c.get("auth")` to the token's
- * {@link AccessContext}. Otherwise it answers in the Portcullis envelope: 40300 for plain
- * HTTP, before the token is read; 40101 for a missing, invalid, expired or revoked token;
- * 40300 for a missing role. Off `@hono/node-server`, pass `getPeerAddress` (and, if the URL's
- * scheme does not tell, `isSecureConnection`) as to {@link authRoutes}.
+ * `Authorization: Bearer` header (never the query string; AT-6), when `roles` is given only
+ * for a user holding one of them, and when `maxAge`, `secondFactor` or `amr` is given only for
+ * a session whose sign-in or latest re-authentication meets them (STUP-2). It sets
+ * `c.get("auth")` to the token's {@link AccessContext} (with `authTime` and `amr`). Otherwise it
+ * answers in the Portcullis envelope: 40300 for plain HTTP, before the token is read; 40101 for
+ * a missing, invalid, expired or revoked token; 40300 for a missing role; 40104 (HTTP 401) with
+ * `data.required` when the session must step up. Off `@hono/node-server`, pass
+ * `getPeerAddress` (and, if the URL's scheme does not tell, `isSecureConnection`) as to
+ * {@link authRoutes}.
  *
+ * @throws {TypeError} at once, for a `maxAge`, `secondFactor` or `amr` that is not one.
  * @example
  * ```ts
  * const app = new Hono<{ Variables: AuthVariables }>();
  * app.get("/api/v1/things", requireAuth(auth), (c) => c.json({ owner: c.get("auth").userId }));
  * app.delete("/api/v1/things/:id", requireAuth(auth, { roles: ["admin"] }), deleteThing);
+ * app.post("/api/v1/payouts", requireAuth(auth, { maxAge: "5m", secondFactor: true }), sendPayout);
  * ```
  */
 export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): MiddlewareHandler<{ Variables: AuthVariables }> {
   assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
+  stepUpRequirementOf(options);
   const refuse = (error: unknown) => toResponse(errorResponse(auth, error));
   // Not an async function: the check's promise is handed to Hono with one step chained, not awaited.
   return (c, next) => {

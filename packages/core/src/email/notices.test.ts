@@ -55,7 +55,7 @@ describe("security notices", () => {
     const userId = await addUserWithEmail(harness.auth, "alice", "alice@example.com");
     const { secret } = await enrolTotp(harness.auth, userId);
     expect(await notices(harness)).toEqual([]);
-    await disableTotp(harness.auth, { userId, code: nextCode(harness, secret) });
+    await disableTotp(harness.auth, { userId, password: goodPassword, code: nextCode(harness, secret) });
     expect(await notices(harness)).toEqual([["alice@example.com", "second_factor_disabled"]]);
   });
 
@@ -86,7 +86,7 @@ describe("security notices", () => {
       await setPassword(harness.auth, { userId, newPassword: "another long passphrase" });
     }
     const { secret } = await enrolTotp(harness.auth, unverified, "another long passphrase");
-    await disableTotp(harness.auth, { userId: unverified, code: nextCode(harness, secret) });
+    await disableTotp(harness.auth, { userId: unverified, password: "another long passphrase", code: nextCode(harness, secret) });
     await emailDeliveriesSettled(harness.auth);
     expect(harness.outbox).toEqual([]);
     expect(harness.events.filter((event) => event.type.startsWith("email."))).toEqual([]);

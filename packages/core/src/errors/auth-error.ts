@@ -6,6 +6,8 @@ export interface AuthErrorOptions {
   cause?: unknown;
   /** Seconds until the caller may try again (code 42900); becomes `Retry-After`. */
   retryAfterSeconds?: number;
+  /** What the envelope's `data` says of the refusal, for a code that carries it (40104's `required`); never a secret. */
+  data?: Record<string, unknown>;
 }
 
 /**
@@ -25,12 +27,15 @@ export class AuthError extends Error {
   readonly code: ErrorCode;
   /** Seconds until the caller may try again, for 42900; undefined otherwise. */
   readonly retryAfterSeconds: number | undefined;
+  /** The envelope's `data` of the refusal (40104's `{ required }`); undefined for most codes. */
+  readonly data: Record<string, unknown> | undefined;
 
   /** An error with `code`, and that code's default message unless `message` gives a safe one of its own. */
   constructor(code: ErrorCode, message: string = defaultMessages[code], options: AuthErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.data = options.data;
   }
 }
 

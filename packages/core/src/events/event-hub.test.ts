@@ -67,14 +67,20 @@ describe("events", () => {
 
     const regenerateCode = nextCode(harness, secret);
     codes.push(regenerateCode);
-    const { recoveryCodes: fresh } = await regenerateRecoveryCodes(auth, { userId, code: regenerateCode });
+    const { recoveryCodes: fresh } = await regenerateRecoveryCodes(auth, {
+      userId,
+      password: goodPassword,
+      code: regenerateCode,
+    });
     secrets.push(...fresh);
     const newPassword = "another long passphrase";
     secrets.push(newPassword);
-    await changePassword(auth, { userId, currentPassword: goodPassword, newPassword });
+    const changeCode = nextCode(harness, secret);
+    codes.push(changeCode);
+    await changePassword(auth, { userId, currentPassword: goodPassword, newPassword, totpCode: changeCode });
     const disableCode = nextCode(harness, secret);
     codes.push(disableCode);
-    await disableTotp(auth, { userId, code: disableCode });
+    await disableTotp(auth, { userId, password: newPassword, code: disableCode });
     for (let attempt = 0; attempt < 6; attempt += 1) await outcome(login(auth, { username: "eve", password: wrongPassword }));
 
     const types = new Set(harness.events.map((event) => event.type));

@@ -75,6 +75,8 @@ export type AuthEvent =
   | (EventBase & { type: "totp.disabled"; userId: string })
   | (EventBase & { type: "recovery_codes.regenerated"; userId: string })
   | (EventBase & { type: "token.refreshed"; userId: string; sessionId: string })
+  /** A session re-authenticated (STUP-2): its `auth_time` is now and `amr` what this proof proved. */
+  | (EventBase & { type: "session.reauthenticated"; userId: string; sessionId: string; amr: AuthMethod[] })
   | (EventBase & { type: "refresh_token.reused"; userId: string; sessionId: string })
   | (EventBase & { type: "session.revoked"; userId: string; sessionId: string; reason: RevocationReason })
   /** `by`: with `ended_by_admin`, the administrator's user id. */

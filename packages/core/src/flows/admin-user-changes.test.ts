@@ -151,7 +151,7 @@ describe("updateUser", () => {
     );
   });
 
-  it("AD-1: the administrator re-authenticates: a recent sign-in, else their own password or TOTP code; the user's password is never set", async () => {
+  it("AD-1, STUP-3: the administrator re-authenticates: a recent sign-in, else their own password and TOTP code; the user's password is never set", async () => {
     const harness = makeAuth();
     const { adminUserId, userId, sessionId } = await adminAndUser(harness);
     const { secret } = await enrolTotp(harness.auth, adminUserId);
@@ -159,16 +159,20 @@ describe("updateUser", () => {
     const change = { adminUserId, sessionId, userId };
     const unproven = await authError(updateUser(harness.auth, { ...change, roles: ["x"] }));
     expect(unproven.code).toBe(ErrorCode.MissingParameter);
-    const wrong = await authError(updateUser(harness.auth, { ...change, roles: ["x"], password: "a new password for alice" }));
+    const alone = await authError(updateUser(harness.auth, { ...change, roles: ["x"], password: goodPassword }));
+    expect(alone.code).toBe(ErrorCode.MissingParameter);
+    const code = () => nextCode(harness, secret);
+    const wrong = await authError(
+      updateUser(harness.auth, { ...change, roles: ["x"], password: "a new password for alice", totpCode: code() }),
+    );
     expect(wrong.code).toBe(ErrorCode.AuthenticationFailed);
-    expect(await outcome(updateUser(harness.auth, { ...change, roles: ["x"], totpCode: "000000" }))).toBe(
+    expect(await outcome(updateUser(harness.auth, { ...change, roles: ["x"], password: goodPassword, totpCode: "000000" }))).toBe(
       ErrorCode.SecondFactorFailed,
     );
     expect((await stored(harness, userId)).roles).toEqual(["reader"]);
-    expect((await updateUser(harness.auth, { ...change, roles: ["x"], password: goodPassword })).roles).toEqual(["x"]);
-    expect((await updateUser(harness.auth, { ...change, roles: ["y"], totpCode: nextCode(harness, secret) })).roles).toEqual([
-      "y",
-    ]);
+    const proven = () => ({ ...change, password: goodPassword, totpCode: code() });
+    expect((await updateUser(harness.auth, { ...proven(), roles: ["x"] })).roles).toEqual(["x"]);
+    expect((await updateUser(harness.auth, { ...proven(), roles: ["y"] })).roles).toEqual(["y"]);
     expect((await login(harness.auth, { username: "alice", password: goodPassword })).status).toBe("authenticated");
     expect(await outcome(login(harness.auth, { username: "alice", password: "a new password for alice" }))).toBe(
       ErrorCode.AuthenticationFailed,

@@ -3,20 +3,20 @@ import { assertAcceptablePassword } from "../crypto/password-policy.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
-import { clearFailureBudget, takeFailureAttempt } from "../throttle/failure-budget.js";
 import { endOtherSessions } from "../users/sessions.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { requiredString } from "./input.js";
-import { invalidCredentials } from "./login.js";
-import { budgetOfProof } from "./reauthenticate.js";
+import { requireRecentAuthentication } from "./reauthenticate.js";
 
 /** The input of {@link changePassword}. */
 export interface ChangePasswordInput {
   userId: string;
   currentPassword: string;
   newPassword: string;
-  /** The session the change is made from: it goes on, the user's others end (SE-2). */
+  /** The session the change is made from: it goes on, the user's others end (SE-2); its recent sign-in may stand for the second factor (STUP-3). */
   sessionId?: string;
+  /** A current TOTP code, when TOTP is on and the session did not prove one within `reauthentication.recentSignIn` (STUP-3). */
+  totpCode?: string;
 }
 
 /** What {@link changePassword} answers (`POST /auth/password`). */
@@ -29,12 +29,13 @@ export interface PasswordChanged {
 /**
  * Changes a user's own password (`POST /auth/password`; SE-4): the current one must be proven
  * (PW-6), the attempt taken from the failure budget of `sessionId` when it is a live session of
- * the user, else the account's (RL-1, RL-5); the new one passes the policy and the breached hook
- * (PW-3). Every other session of the user ends and `sessionId` goes on (SE-2; every session when
+ * the user, else the account's (RL-1, RL-5), and with TOTP on a current `totpCode` too, unless the
+ * session proved one within `reauthentication.recentSignIn` (STUP-3, ASVS 7.5.1: see
+ * `requireRecentAuthentication`); the new one passes the policy and the breached hook (PW-3). Every other session of the user ends and `sessionId` goes on (SE-2; every session when
  * none is given), without raising the token version; outstanding temporary tokens are void, their
  * password stamp no longer matching (TMP-4).
  *
- * @throws {AuthError} 40100 wrong current password, 40400 unknown user, 40900 an account without a
+ * @throws {AuthError} 40001 a TOTP code missing, 40100 wrong current password, 40103 wrong code, 40400 unknown user, 40900 an account without a
  *   local password (a directory's, or one made by a provider sign-in), 42200 new password refused,
  *   42900 throttled, 50300 hashing queue full or `password.isBreached` failed.
  * @example
@@ -48,10 +49,11 @@ export async function changePassword(auth: Auth, input: ChangePasswordInput): Pr
   const newPassword = requiredString(input.newPassword, "newPassword");
   const user = await localUser(auth, userId);
   if (user.passwordHash === null) throw new AuthError(ErrorCode.Conflict, "The account has no password to change");
-  const budget = await budgetOfProof(auth, user, input.sessionId);
-  await takeFailureAttempt(auth, budget);
-  if (!(await auth.passwords.verify(user.passwordHash, currentPassword))) throw invalidCredentials();
-  await clearFailureBudget(auth, budget);
+  await requireRecentAuthentication(auth, user, {
+    sessionId: input.sessionId,
+    password: currentPassword,
+    totpCode: input.totpCode,
+  });
   await storeNewPassword(auth, userId, user.username, newPassword);
   const sessionsEnded = await endOtherSessions(auth, { userId, keepSessionId: input.sessionId, reason: "password_changed" });
   auth.emit({ type: "password.changed", userId, sessionsEnded, at: auth.now() });

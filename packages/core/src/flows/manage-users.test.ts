@@ -20,14 +20,15 @@ describe("managing users", () => {
     const harness = makeAuth();
     const userId = await addUser(harness.auth, "versioned");
     const version = async () => (await harness.storage.users.findById(userId))?.tokenVersion;
+    let secret: Uint8Array = new Uint8Array();
     const steps: Array<[string | null, () => Promise<unknown>]> = [
       [null, () => changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword: "second passphrase" })],
       ["password_changed", () => setPassword(harness.auth, { userId, newPassword: "second passphrase" })],
       ["roles_changed", () => setUserRoles(harness.auth, { userId, roles: ["admin"] })],
       ["user_disabled", () => setUserDisabled(harness.auth, { userId, disabled: true })],
       [null, () => setUserDisabled(harness.auth, { userId, disabled: false })],
-      [null, () => enrolTotp(harness.auth, userId, "second passphrase")],
-      [null, () => disableTotp(harness.auth, { userId, password: "second passphrase" })],
+      [null, async () => ({ secret } = await enrolTotp(harness.auth, userId, "second passphrase"))],
+      [null, () => disableTotp(harness.auth, { userId, password: "second passphrase", code: nextCode(harness, secret) })],
       ["sign_out_everywhere", () => signOutEverywhere(harness.auth, { userId })],
     ];
     expect(await version()).toBe(0);
@@ -139,7 +140,7 @@ describe("managing users", () => {
     const userId = await addUser(harness.auth, "shown");
     const { secret } = await enrolTotp(harness.auth, userId);
     expect((await getPublicUser(harness.auth, { userId })).totpEnabled).toBe(true);
-    await disableTotp(harness.auth, { userId, code: nextCode(harness, secret) });
+    await disableTotp(harness.auth, { userId, password: goodPassword, code: nextCode(harness, secret) });
     expect((await getPublicUser(harness.auth, { userId })).totpEnabled).toBe(false);
   });
 

@@ -247,7 +247,7 @@ describe("revokePasskey", () => {
     const tokens = await signIn(harness, "revoker");
     const version = await tokenVersionOf(harness, userId);
     harness.events.length = 0;
-    await revokePasskey(harness.auth, { userId, id: passkey.id });
+    await revokePasskey(harness.auth, { userId, id: passkey.id, password: goodPassword });
     expect(harness.events).toEqual([
       { type: "sessions.ended", userId, keptSessionId: null, count: 1, reason: "passkey_revoked", at: harness.clock.now },
       { type: "passkey.revoked", userId, credentialId: passkey.id, at: harness.clock.now },
@@ -259,7 +259,9 @@ describe("revokePasskey", () => {
     expect(await outcome(verifyAccessToken(harness.auth, { token: tokens.accessToken }))).toBe(ErrorCode.InvalidToken);
     expect(await outcome(refresh(harness.auth, { refreshToken: tokens.refreshToken }))).toBe(ErrorCode.InvalidToken);
     expect(await outcome(passkeySignIn(harness.auth, authenticator))).toBe(ErrorCode.AuthenticationFailed);
-    expect(await outcome(revokePasskey(harness.auth, { userId, id: passkey.id }))).toBe(ErrorCode.NotFound);
+    expect(await outcome(revokePasskey(harness.auth, { userId, id: passkey.id, password: goodPassword }))).toBe(
+      ErrorCode.NotFound,
+    );
   });
 
   it("SE-2: revoking from a session ends the user's other sessions; this one's access and refresh tokens go on working", async () => {
@@ -281,7 +283,8 @@ describe("revokePasskey", () => {
     const before = await harness.storage.passkeys.findById(passkey.id);
     const versions = [await tokenVersionOf(harness, ownerId), await tokenVersionOf(harness, intruderId)];
     harness.events.length = 0;
-    expect(await outcome(revokePasskey(harness.auth, { userId: intruderId, id: passkey.id }))).toBe(ErrorCode.NotFound);
+    const proven = { userId: intruderId, id: passkey.id, password: goodPassword };
+    expect(await outcome(revokePasskey(harness.auth, proven))).toBe(ErrorCode.NotFound);
     expect(await harness.storage.passkeys.findById(passkey.id)).toEqual(before);
     expect([await tokenVersionOf(harness, ownerId), await tokenVersionOf(harness, intruderId)]).toEqual(versions);
     expect(harness.events).toEqual([]);
@@ -295,7 +298,10 @@ describe("revokePasskey", () => {
     await registerWithoutPassword(harness, ownerId);
     await registerWithoutPassword(harness, intruderId);
     await registerWithoutPassword(harness, intruderId);
-    expect(await outcome(revokePasskey(harness.auth, { userId: intruderId, id: passkey.id }))).toBe(ErrorCode.NotFound);
+    const sessionId = await freshSessionId(harness, intruderId);
+    expect(await outcome(revokePasskey(harness.auth, { userId: intruderId, sessionId, id: passkey.id }))).toBe(
+      ErrorCode.NotFound,
+    );
     expect(await harness.storage.passkeys.findById(passkey.id)).not.toBeNull();
     expect(await harness.storage.passkeys.listByUser(intruderId)).toHaveLength(2);
   });
@@ -308,11 +314,13 @@ describe("revokePasskey", () => {
     const remove = vi.spyOn(harness.storage.passkeys, "delete");
     const removeUnlessLast = vi.spyOn(harness.storage.passkeys, "deleteUnlessLast");
     for (const id of badIds) {
-      expect(await outcome(revokePasskey(harness.auth, { userId, id }))).toBe(ErrorCode.NotFound);
+      expect(await outcome(revokePasskey(harness.auth, { userId, id, password: goodPassword }))).toBe(ErrorCode.NotFound);
     }
     expect(remove).not.toHaveBeenCalled();
     expect(removeUnlessLast).not.toHaveBeenCalled();
-    expect(await outcome(revokePasskey(harness.auth, { userId, id: "dW5rbm93bg" }))).toBe(ErrorCode.NotFound);
+    expect(await outcome(revokePasskey(harness.auth, { userId, id: "dW5rbm93bg", password: goodPassword }))).toBe(
+      ErrorCode.NotFound,
+    );
     expect(await outcome(revokePasskey(harness.auth, { userId, id: { $ne: "" } as unknown as string }))).toBe(
       ErrorCode.MalformedParameter,
     );
@@ -331,7 +339,9 @@ describe("revokePasskey", () => {
       const passkey = await registerWithoutPassword(harness, userId, authenticator);
       const version = await tokenVersionOf(harness, userId);
       harness.events.length = 0;
-      const refused = revokePasskey(harness.auth, { userId, id: passkey.id });
+      const sessionId = await freshSessionId(harness, userId);
+      harness.events.length = 0;
+      const refused = revokePasskey(harness.auth, { userId, sessionId, id: passkey.id });
       expect(await outcome(refused)).toBe(ErrorCode.Conflict);
       expect(await harness.storage.passkeys.findById(passkey.id)).not.toBeNull();
       expect(await tokenVersionOf(harness, userId)).toBe(version);
@@ -344,7 +354,7 @@ describe("revokePasskey", () => {
       const userId = await passwordlessUser(harness, "federated");
       const passkey = await registerWithoutPassword(harness, userId);
       await linkIdentity(harness, userId);
-      await revokePasskey(harness.auth, { userId, id: passkey.id });
+      await revokePasskey(harness.auth, { userId, sessionId: await freshSessionId(harness, userId), id: passkey.id });
       expect(await harness.storage.passkeys.listByUser(userId)).toEqual([]);
     });
 
@@ -353,8 +363,9 @@ describe("revokePasskey", () => {
       const userId = await passwordlessUser(harness, "two-keys");
       const first = await registerWithoutPassword(harness, userId);
       const second = await registerWithoutPassword(harness, userId);
-      await revokePasskey(harness.auth, { userId, id: first.id });
-      expect(await outcome(revokePasskey(harness.auth, { userId, id: second.id }))).toBe(ErrorCode.Conflict);
+      const sessionId = await freshSessionId(harness, userId);
+      await revokePasskey(harness.auth, { userId, sessionId, id: first.id });
+      expect(await outcome(revokePasskey(harness.auth, { userId, sessionId, id: second.id }))).toBe(ErrorCode.Conflict);
       expect((await listPasskeys(harness.auth, { userId })).map((passkey) => passkey.id)).toEqual([second.id]);
     });
 
@@ -363,7 +374,10 @@ describe("revokePasskey", () => {
       for (let round = 0; round < 3; round += 1) {
         const userId = await passwordlessUser(harness, `racing-${round}`);
         const passkeys = [await registerWithoutPassword(harness, userId), await registerWithoutPassword(harness, userId)];
-        const results = await tally(passkeys.map((passkey) => revokePasskey(harness.auth, { userId, id: passkey.id })));
+        const sessionId = await freshSessionId(harness, userId);
+        const results = await tally(
+          passkeys.map((passkey) => revokePasskey(harness.auth, { userId, sessionId, id: passkey.id })),
+        );
         expect(results).toEqual(
           new Map<number | "fulfilled", number>([
             ["fulfilled", 1],
@@ -378,7 +392,7 @@ describe("revokePasskey", () => {
       const harness = makePasskeyAuth();
       const userId = await addUser(harness.auth, "has-password");
       const passkey = await registerPasskey(harness.auth, userId, makeAuthenticator());
-      await revokePasskey(harness.auth, { userId, id: passkey.id });
+      await revokePasskey(harness.auth, { userId, id: passkey.id, password: goodPassword });
       expect(await harness.storage.passkeys.listByUser(userId)).toEqual([]);
       await signIn(harness, "has-password", goodPassword);
     });
@@ -387,7 +401,7 @@ describe("revokePasskey", () => {
       const harness = makePasskeyAuth();
       const userId = await directoryUser(harness, "directory-person");
       const passkey = await registerWithoutPassword(harness, userId);
-      await revokePasskey(harness.auth, { userId, id: passkey.id });
+      await revokePasskey(harness.auth, { userId, sessionId: await freshSessionId(harness, userId), id: passkey.id });
       expect(await harness.storage.passkeys.listByUser(userId)).toEqual([]);
     });
   });
@@ -440,7 +454,8 @@ describe("management answers, word for word", () => {
       code: 40400,
       message: "No such passkey",
     });
-    expect(await answer(revokePasskey(harness.auth, { userId, id: passkey.id }))).toEqual({
+    const sessionId = await freshSessionId(harness, userId);
+    expect(await answer(revokePasskey(harness.auth, { userId, sessionId, id: passkey.id }))).toEqual({
       code: 40900,
       message: "This passkey is the only way to sign in to the account; add another first",
     });

@@ -180,13 +180,14 @@ describe("opening a pending login", () => {
 
   it("TMP-4: the stamp differs for another password, and for another encryption key", async () => {
     const harness = makeAuth();
-    await totpUser(harness, "restamped");
+    const { secret } = await totpUser(harness, "restamped");
     const stampOf = async (auth: Harness["auth"], token: string) =>
       (await auth.storage.challenges.find(sha256(token), "totp_login", harness.clock.now))?.data.passwordStamp;
     const first = await stampOf(harness.auth, await tempTokenOf(harness, "restamped"));
     expect(await stampOf(harness.auth, await tempTokenOf(harness, "restamped"))).toBe(first);
     const userId = (await harness.storage.users.findByUsernameKey("restamped"))?.id as string;
-    await changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword: "another passphrase" });
+    const totpCode = nextCode(harness, secret);
+    await changePassword(harness.auth, { userId, currentPassword: goodPassword, newPassword: "another passphrase", totpCode });
     const after = await login(harness.auth, { username: "restamped", password: "another passphrase" });
     expect(after.status === "totp_required" && (await stampOf(harness.auth, after.tempToken))).not.toBe(first);
     const otherKey = makeAuth({

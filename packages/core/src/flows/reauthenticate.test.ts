@@ -26,7 +26,7 @@ async function answerOf(promise: Promise<unknown>): Promise<{ code: number; mess
 
 const confirm = {
   code: ErrorCode.MissingParameter,
-  message: "Confirm it is you: send the current password, or a TOTP code when TOTP is on",
+  message: "Confirm it is you: send the current password, or re-authenticate first",
 };
 
 /** A user signed in now on `harness`: the stored record and the session of the access token. */
@@ -81,8 +81,10 @@ describe("requireRecentAuthentication", () => {
     });
     const { secret } = await enrolTotp(harness.auth, user.id);
     const code = codeAt(secret, harness.clock.advance(30_000));
-    await requireRecentAuthentication(harness.auth, user, { totpCode: code });
-    expect(await outcome(requireRecentAuthentication(harness.auth, user, { totpCode: code }))).toBe(ErrorCode.SecondFactorFailed);
+    await requireRecentAuthentication(harness.auth, user, { password: goodPassword, totpCode: code });
+    expect(await outcome(requireRecentAuthentication(harness.auth, user, { password: goodPassword, totpCode: code }))).toBe(
+      ErrorCode.SecondFactorFailed,
+    );
   });
 
   it("RL-1: a right password or TOTP code clears the account's failures, so re-authenticating never locks the account", async () => {
@@ -94,7 +96,8 @@ describe("requireRecentAuthentication", () => {
     const { secret } = await enrolTotp(harness.auth, user.id);
     const enrolled = (await harness.storage.users.findById(user.id)) as UserRecord;
     for (let round = 1; round <= 4; round += 1) {
-      await requireRecentAuthentication(harness.auth, enrolled, { totpCode: codeAt(secret, harness.clock.advance(30_000)) });
+      const totpCode = codeAt(secret, harness.clock.advance(30_000));
+      await requireRecentAuthentication(harness.auth, enrolled, { password: goodPassword, totpCode });
     }
     expect((await login(harness.auth, { username: "often", password: goodPassword })).status).toBe("totp_required");
   });

@@ -13,7 +13,7 @@ const minute = 60_000;
 const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 const confirm = {
   code: ErrorCode.MissingParameter,
-  message: "Confirm it is you: send the current password, or a TOTP code when TOTP is on",
+  message: "Confirm it is you: send the current password, or re-authenticate first",
 };
 
 /** The business code and message a rejected promise carries. */
@@ -203,7 +203,7 @@ describe("endSession", () => {
     expect(await outcome(refresh(harness.auth, { refreshToken: tokens.refreshToken }))).toBe(40101);
   });
 
-  it("SE-1: after the recent-sign-in window the password or a TOTP code is asked first; a wrong one is refused and ends nothing", async () => {
+  it("SE-1, STUP-3: after the recent-sign-in window the password and a TOTP code are asked first; a wrong one is refused and ends nothing", async () => {
     const harness = makeAuth();
     const userId = await addUser(harness.auth, "proving");
     const { secret } = await enrolTotp(harness.auth, userId);
@@ -211,11 +211,18 @@ describe("endSession", () => {
     harness.clock.advance(6 * minute);
     const there = await signedInSession(harness, "proving", { totpSecret: secret });
     const [sessionId, id] = [here.sessionId, there.sessionId];
-    expect(await answerOf(endSession(harness.auth, { userId, sessionId, id }))).toEqual(confirm);
-    expect(await outcome(endSession(harness.auth, { userId, sessionId, id, password: "not the password" }))).toBe(40100);
-    expect(await outcome(endSession(harness.auth, { userId, sessionId, id, totpCode: "000000" }))).toBe(40103);
+    expect(await answerOf(endSession(harness.auth, { userId, sessionId, id }))).toEqual({
+      code: ErrorCode.MissingParameter,
+      message: "Confirm it is you: send the current password and a current TOTP code, or re-authenticate first",
+    });
+    const code = () => nextCode(harness, secret);
+    const wrongPassword = { userId, sessionId, id, password: "not the password", totpCode: code() };
+    expect(await outcome(endSession(harness.auth, wrongPassword))).toBe(40100);
+    expect(await outcome(endSession(harness.auth, { userId, sessionId, id, password: goodPassword, totpCode: "000000" }))).toBe(
+      40103,
+    );
     await verifyAccessToken(harness.auth, { token: there.tokens.accessToken });
-    expect(await endSession(harness.auth, { userId, sessionId, id, totpCode: nextCode(harness, secret) })).toEqual({
+    expect(await endSession(harness.auth, { userId, sessionId, id, password: goodPassword, totpCode: code() })).toEqual({
       ended: true,
     });
     expect(await outcome(verifyAccessToken(harness.auth, { token: there.tokens.accessToken }))).toBe(40101);

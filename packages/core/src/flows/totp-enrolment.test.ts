@@ -138,14 +138,12 @@ describe("TOTP enrolment", () => {
       expect(await outcome(verifyAccessToken(harness.auth, { token: before.tokens.accessToken }))).toBe(40101);
     });
 
-    it("TOTP-5, SE-2: disabling with a code or the password removes factor and codes, the token version unmoved", async () => {
-      for (const method of ["code", "password"] as const) {
-        const username = `disable-by-${method}`;
+    it("TOTP-5, SE-2, STUP-3: disabling with the password and a code removes factor and codes, the token version unmoved", async () => {
+      for (const username of ["disable-once", "disable-twice"]) {
         const userId = await addUser(harness.auth, username);
         const { secret } = await enrolTotp(harness.auth, userId);
         const version = (await tokenVersionOf(harness, userId)) as number;
-        const proof = method === "code" ? { code: nextCode(harness, secret) } : { password: goodPassword };
-        await disableTotp(harness.auth, { userId, ...proof });
+        await disableTotp(harness.auth, { userId, code: nextCode(harness, secret), password: goodPassword });
         expect(await tokenVersionOf(harness, userId)).toBe(version);
         expect(await harness.storage.totp.get(userId)).toBeNull();
         expect(await harness.storage.recoveryCodes.count(userId)).toBe(0);
@@ -158,13 +156,15 @@ describe("TOTP enrolment", () => {
       const { secret } = await enrolTotp(harness.auth, userId);
       const version = await tokenVersionOf(harness, userId);
       expect(await outcome(disableTotp(harness.auth, { userId }))).toBe(ErrorCode.MissingParameter);
-      expect(await outcome(disableTotp(harness.auth, { userId, password: "wrong password!" }))).toBe(
+      const code = codeAt(secret, harness.clock.now);
+      expect(await outcome(disableTotp(harness.auth, { userId, password: "wrong password!", code }))).toBe(
         ErrorCode.AuthenticationFailed,
       );
-      expect(await outcome(disableTotp(harness.auth, { userId, code: wrongCodeAt(secret, harness.clock.now) }))).toBe(
+      const wrongCode = wrongCodeAt(secret, harness.clock.now);
+      expect(await outcome(disableTotp(harness.auth, { userId, password: goodPassword, code: wrongCode }))).toBe(
         ErrorCode.SecondFactorFailed,
       );
-      expect(await outcome(disableTotp(harness.auth, { userId, code: codeAt(secret, harness.clock.now) }))).toBe(
+      expect(await outcome(disableTotp(harness.auth, { userId, password: goodPassword, code }))).toBe(
         ErrorCode.SecondFactorFailed,
       );
       expect(await tokenVersionOf(harness, userId)).toBe(version);
@@ -317,9 +317,12 @@ describe("TOTP enrolment", () => {
   it("PW-4: disabling TOTP with a password over the byte cap is refused without hashing", async () => {
     const harness = makeAuth();
     const userId = await addUser(harness.auth, "oversized-disable");
-    await enrolTotp(harness.auth, userId);
+    const { secret } = await enrolTotp(harness.auth, userId);
     const before = argon2Runs();
-    expect(await outcome(disableTotp(harness.auth, { userId, password: "p".repeat(4096) }))).toBe(ErrorCode.AuthenticationFailed);
+    const code = nextCode(harness, secret);
+    expect(await outcome(disableTotp(harness.auth, { userId, password: "p".repeat(4096), code }))).toBe(
+      ErrorCode.AuthenticationFailed,
+    );
     expect(argon2Runs()).toBe(before);
     expect((await harness.storage.totp.get(userId))?.enabled).toBe(true);
   });
@@ -393,7 +396,8 @@ describe("TOTP enrolment", () => {
       const replace = vi.spyOn(harness.storage.recoveryCodes, "replace");
       const userId = await addUser(harness.auth, "hashed-codes");
       const { secret, recoveryCodes: first } = await enrolTotp(harness.auth, userId);
-      const { recoveryCodes: second } = await regenerateRecoveryCodes(harness.auth, { userId, code: nextCode(harness, secret) });
+      const proof = { userId, code: nextCode(harness, secret), password: goodPassword };
+      const { recoveryCodes: second } = await regenerateRecoveryCodes(harness.auth, proof);
       expect(replace).toHaveBeenCalledTimes(2);
       const stored = JSON.stringify(replace.mock.calls);
       for (const code of [...first, ...second]) {
@@ -414,7 +418,8 @@ describe("TOTP enrolment", () => {
     it("RC-1: regenerating voids the old set; the new set works", async () => {
       const userId = await addUser(harness.auth, "regenerated");
       const { secret, recoveryCodes: old } = await enrolTotp(harness.auth, userId);
-      const { recoveryCodes: fresh } = await regenerateRecoveryCodes(harness.auth, { userId, code: nextCode(harness, secret) });
+      const proof = { userId, code: nextCode(harness, secret), password: goodPassword };
+      const { recoveryCodes: fresh } = await regenerateRecoveryCodes(harness.auth, proof);
       expect(fresh.filter((code) => old.includes(code))).toEqual([]);
       for (const code of old.slice(0, 3)) {
         expect(
@@ -433,7 +438,7 @@ describe("TOTP enrolment", () => {
       const userId = await addUser(harness.auth, "not-regenerated");
       const { secret, recoveryCodes } = await enrolTotp(harness.auth, userId);
       const error = await authError(
-        regenerateRecoveryCodes(harness.auth, { userId, code: wrongCodeAt(secret, harness.clock.now) }),
+        regenerateRecoveryCodes(harness.auth, { userId, password: goodPassword, code: wrongCodeAt(secret, harness.clock.now) }),
       );
       expect(error.code).toBe(ErrorCode.SecondFactorFailed);
       await useRecoveryCode(harness.auth, {
@@ -469,8 +474,8 @@ describe("TOTP enrolment", () => {
       },
       regenerateRecoveryCodes: {
         run: (input) => regenerateRecoveryCodes(harness.auth, input as never),
-        required: ["userId", "code"],
-        optional: [],
+        required: ["userId"],
+        optional: ["code", "password"],
       },
     };
     const valid: Record<string, unknown> = { userId, code: "123456", password: goodPassword };
@@ -583,20 +588,28 @@ describe("TOTP enrolment", () => {
       });
     });
 
-    it("TOTP-5: disabling needs a code or the password, asked before anything else", async () => {
+    it("TOTP-5, STUP-3: disabling without the password and a code (and no recent sign-in) is 40001 naming both, before anything is checked", async () => {
       const harness = makeAuth();
       const enrolledId = await addUser(harness.auth, "no-proof");
       await enrolTotp(harness.auth, enrolledId);
-      const plainId = await addUser(harness.auth, "no-proof-no-totp");
-      for (const userId of [enrolledId, plainId]) {
-        for (const proof of [{}, { code: "", password: "" }]) {
-          expect(await answerOf(disableTotp(harness.auth, { userId, ...proof }))).toEqual({
-            code: ErrorCode.MissingParameter,
-            message: "code or password is required",
-          });
-        }
+      const before = argon2Runs();
+      for (const proof of [{}, { code: "", password: "" }]) {
+        expect(await answerOf(disableTotp(harness.auth, { userId: enrolledId, ...proof }))).toEqual({
+          code: ErrorCode.MissingParameter,
+          message: "Confirm it is you: send the current password and a current TOTP code, or re-authenticate first",
+        });
       }
+      expect(await answerOf(disableTotp(harness.auth, { userId: enrolledId, password: "not the password" }))).toEqual({
+        code: ErrorCode.MissingParameter,
+        message: "This account has a second factor: send a current TOTP code as well, or re-authenticate first",
+      });
+      expect(argon2Runs()).toBe(before);
       expect((await harness.storage.totp.get(enrolledId))?.enabled).toBe(true);
+      const plainId = await addUser(harness.auth, "no-proof-no-totp");
+      expect(await answerOf(disableTotp(harness.auth, { userId: plainId }))).toEqual({
+        code: ErrorCode.Conflict,
+        message: "TOTP is not enabled",
+      });
     });
 
     it("TOTP-5: disabling when TOTP is off is 40900 TOTP is not enabled, before the password is checked", async () => {

@@ -95,7 +95,10 @@ export interface EnableTotpInput extends BeginTotpSetupInput {
 export async function enableTotp(auth: Auth, input: EnableTotpInput): Promise<{ recoveryCodes: string[] }> {
   const user = await signedInUser(auth, input.userId);
   const code = requiredString(input.code, "code");
-  await requireRecentAuthentication(auth, user, { sessionId: input.sessionId, password: input.password });
+  const password = optionalString(input.password, "password");
+  // Already on: nothing to enable, whatever the proof (re-authenticating would ask for its code).
+  if ((await auth.storage.totp.get(user.id))?.enabled) throw new AuthError(ErrorCode.Conflict, "Start TOTP setup first");
+  await requireRecentAuthentication(auth, user, { sessionId: input.sessionId, password });
   await provePendingTotp(auth, user, code, input.sessionId);
   if (!(await auth.storage.totp.enable(user.id))) throw new AuthError(ErrorCode.Conflict, "TOTP is already enabled");
   const recoveryCodes = await storeNewRecoveryCodes(auth, user.id);
@@ -104,29 +107,44 @@ export async function enableTotp(auth: Auth, input: EnableTotpInput): Promise<{ 
   return { recoveryCodes };
 }
 
-/** The input of {@link disableTotp}: a current code or the password, and the session the change is made from. */
-export interface DisableTotpInput {
+/**
+ * The input of {@link disableTotp} and {@link regenerateRecoveryCodes}: the password and a current
+ * code, or either one for a factor the session's recent sign-in proved, and the session the change
+ * is made from.
+ */
+export interface SecondFactorChangeInput {
   userId: string;
+  /** A current code of the authenticator. */
   code?: string;
+  /** The current password. */
   password?: string;
-  /** The session of the request: it goes on, the user's others end (SE-2). */
+  /** The session of the request: it goes on, the user's others end (SE-2); its recent sign-in may stand for proofs (STUP-3). */
   sessionId?: string;
 }
 
+/** The input of {@link disableTotp}. */
+export type DisableTotpInput = SecondFactorChangeInput;
+
+/** Requires TOTP to be on, then every factor of the account (STUP-3): the password and `code`, or what the session recently proved. */
+async function requireBothFactors(auth: Auth, user: UserRecord, input: SecondFactorChangeInput): Promise<void> {
+  const totpCode = optionalString(input.code, "code");
+  const password = optionalString(input.password, "password");
+  if (!(await auth.storage.totp.get(user.id))?.enabled) throw new AuthError(ErrorCode.Conflict, "TOTP is not enabled");
+  await requireRecentAuthentication(auth, user, { sessionId: input.sessionId, password, totpCode });
+}
+
 /**
- * Turns TOTP off (`POST /auth/2fa/disable`) after the user proves a current code or the
- * password (a recent sign-in is not enough); removes the secret and the recovery codes and ends
- * every other session of the user, keeping `sessionId` (SE-2).
+ * Turns TOTP off (`POST /auth/2fa/disable`) once the user proves every factor (STUP-3, ASVS
+ * 7.5.1): the password and a current code, or either for a factor the session proved at a sign-in
+ * or re-authentication within `reauthentication.recentSignIn` (see `requireRecentAuthentication`),
+ * so a hijacked session with a phished password cannot. Removes the secret and the recovery codes
+ * and ends every other session of the user, keeping `sessionId` (SE-2).
  *
- * @throws {AuthError} 40001 neither given, 40900 not enabled, 40103 wrong code, 40100 wrong password, 42900 throttled.
+ * @throws {AuthError} 40001 a factor missing, 40900 not enabled, 40103 wrong code, 40100 wrong password, 42900 throttled.
  */
 export async function disableTotp(auth: Auth, input: DisableTotpInput): Promise<void> {
   const user = await signedInUser(auth, input.userId);
-  const totpCode = optionalString(input.code, "code");
-  const password = optionalString(input.password, "password");
-  if (!totpCode && !password) throw new AuthError(ErrorCode.MissingParameter, "code or password is required");
-  if (!(await auth.storage.totp.get(user.id))?.enabled) throw new AuthError(ErrorCode.Conflict, "TOTP is not enabled");
-  await requireRecentAuthentication(auth, user, totpCode ? { totpCode } : { password });
+  await requireBothFactors(auth, user, input);
   await auth.storage.totp.remove(user.id);
   await auth.storage.recoveryCodes.removeAll(user.id);
   await endOtherSessions(auth, { userId: user.id, keepSessionId: input.sessionId, reason: "totp_disabled" });
@@ -134,18 +152,15 @@ export async function disableTotp(auth: Auth, input: DisableTotpInput): Promise<
 }
 
 /**
- * Replaces a user's recovery codes with a new set (`POST /auth/2fa/recovery-codes`) after a
- * current TOTP code is proven, the re-authentication that holds while TOTP is on; the old set
- * stops working at once (RC-1), and every other session of the user ends, `sessionId` going on (SE-2).
+ * Replaces a user's recovery codes with a new set (`POST /auth/2fa/recovery-codes`) once the user
+ * proves every factor, as for {@link disableTotp} (STUP-3); the old set stops working at once
+ * (RC-1), and every other session of the user ends, `sessionId` going on (SE-2).
  *
- * @throws {AuthError} 40900 TOTP not enabled, 40103 wrong code, 42900 throttled.
+ * @throws {AuthError} 40001 a factor missing, 40100 wrong password, 40900 TOTP not enabled, 40103 wrong code, 42900 throttled.
  */
-export async function regenerateRecoveryCodes(
-  auth: Auth,
-  input: { userId: string; code: string; sessionId?: string },
-): Promise<{ recoveryCodes: string[] }> {
+export async function regenerateRecoveryCodes(auth: Auth, input: SecondFactorChangeInput): Promise<{ recoveryCodes: string[] }> {
   const user = await signedInUser(auth, input.userId);
-  await requireRecentAuthentication(auth, user, { totpCode: requiredString(input.code, "code") });
+  await requireBothFactors(auth, user, input);
   const recoveryCodes = await storeNewRecoveryCodes(auth, user.id);
   await endOtherSessions(auth, { userId: user.id, keepSessionId: input.sessionId, reason: "recovery_codes_regenerated" });
   auth.emit({ type: "recovery_codes.regenerated", userId: user.id, at: auth.now() });

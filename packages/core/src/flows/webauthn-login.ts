@@ -142,7 +142,7 @@ export async function webauthnBegin(
  * ```
  */
 export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Promise<LoginResult> {
-  const config = passkeyConfig(auth);
+  passkeyConfig(auth);
   const deviceToken = optionalString(input.deviceToken, "deviceToken");
   const ceremony = await spendCeremony(auth, input.ceremonyId, "webauthn_login");
   if (input.ip !== undefined) await takeAttempt(auth, "ip", input.ip, input.ip);
@@ -151,7 +151,35 @@ export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Pr
   const user = passkey ? await auth.storage.users.findById(passkey.userId) : null;
   if (!passkey || !user) return refuse(auth, null, input.ip);
   if (!answersForUser(ceremony, response, user)) return refuse(auth, user, input.ip);
+  const assertion = await checkAssertion(auth, { ceremony, response, passkey, ip: input.ip });
+  if (!assertion.accepted) return refuse(auth, user, input.ip, assertion.cause);
+  const complete = assertion.userVerified;
+  const current = await directoryUserNow(auth, user, input.ip);
+  return completeFirstFactor(auth, current, passkeyMethods(passkey, complete), input.ip, {
+    complete,
+    deviceToken,
+    otherFactorBudget: passkeyBudget(passkey.id),
+    userAgent: input.userAgent,
+  });
+}
 
+/** What {@link checkAssertion} found: an accepted assertion and whether it verified the user, or a refusal and its cause. */
+export type AssertionCheck = { accepted: true; userVerified: boolean } | { accepted: false; cause?: unknown };
+
+/**
+ * Checks an assertion of `passkey` against a spent `ceremony` with `@simplewebauthn/server`: type,
+ * challenge, origin, rpId hash, user presence, user verification (required unless the passkeys
+ * are configured `"preferred"`, or when the ceremony asked for it: `data.userVerification`),
+ * backup flags and signature (WA-2, WA-3); then stores the new counter by compare-and-set (WA-5).
+ * A refusal explains an origin or rpId mismatch to the operator (`check.failed`). What a passkey
+ * sign-in and a re-authentication share; the caller has matched the passkey to its user (WA-4).
+ */
+export async function checkAssertion(
+  auth: Auth,
+  input: { ceremony: ChallengeRecord; response: AuthenticationResponseJSON; passkey: PasskeyRecord; ip?: string | undefined },
+): Promise<AssertionCheck> {
+  const config = passkeyConfig(auth);
+  const { ceremony, response, passkey } = input;
   const { verifyAuthenticationResponse } = await simpleWebAuthn();
   let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
@@ -165,24 +193,17 @@ export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Pr
         publicKey: Buffer.from(passkey.publicKey, "base64url"),
         counter: config.counterPolicy === "reject" ? passkey.counter : 0,
       },
-      requireUserVerification: config.userVerification === "required",
+      requireUserVerification: config.userVerification === "required" || ceremony.data.userVerification === "required",
     });
   } catch (error) {
     await explainPasskeyRefusal(auth, config, response, input.ip);
-    return refuse(auth, user, input.ip, error);
+    return { accepted: false, cause: error };
   }
   const { verified, authenticationInfo } = verification;
   if (!verified || !(await recordUse(auth, passkey, authenticationInfo.newCounter, authenticationInfo.credentialBackedUp))) {
-    return refuse(auth, user, input.ip);
+    return { accepted: false };
   }
-  const complete = authenticationInfo.userVerified;
-  const current = await directoryUserNow(auth, user, input.ip);
-  return completeFirstFactor(auth, current, passkeyMethods(passkey, complete), input.ip, {
-    complete,
-    deviceToken,
-    otherFactorBudget: passkeyBudget(passkey.id),
-    userAgent: input.userAgent,
-  });
+  return { accepted: true, userVerified: authenticationInfo.userVerified };
 }
 
 /**
@@ -198,7 +219,7 @@ export function passkeyMethods(passkey: Pick<PasskeyRecord, "backupEligible">, u
  * WA-4: a ceremony begun for a username is answered only by that account's passkeys; a user
  * handle, when sent, must be the account's; a discoverable ceremony must send one.
  */
-function answersForUser(ceremony: ChallengeRecord, response: AuthenticationResponseJSON, user: UserRecord): boolean {
+export function answersForUser(ceremony: ChallengeRecord, response: AuthenticationResponseJSON, user: UserRecord): boolean {
   if (ceremony.userId !== null && ceremony.userId !== user.id) return false;
   const handle = response.response.userHandle;
   if (handle === undefined) return ceremony.userId !== null;

@@ -223,19 +223,21 @@ describe("webauthnRegisterBegin", () => {
       expect(await outcome(signIn(harness, "guessed"))).toBe(ErrorCode.TooManyAttempts);
     });
 
-    it("WA-6: a current TOTP code is proof when TOTP is on, and its step is spent", async () => {
+    it("WA-6, STUP-3: with TOTP on, the password and a current code are proof, and the code's step is spent", async () => {
       const harness = makePasskeyAuth({ throttle: generousThrottle });
       const userId = await addUser(harness.auth, "totp-user");
       const { secret } = await enrolTotp(harness.auth, userId);
+      expect(await outcome(begin(harness, userId))).toBe(ErrorCode.MissingParameter);
       const code = nextCode(harness, secret);
-      const passkey = await register(harness, userId, makeAuthenticator(), {}, { password: undefined, totpCode: code });
+      expect(await outcome(begin(harness, userId, { password: undefined, totpCode: code }))).toBe(ErrorCode.MissingParameter);
+      const passkey = await register(harness, userId, makeAuthenticator(), {}, { totpCode: code });
       expect(passkey.label).toBe("Laptop");
-      const replay = await authError(begin(harness, userId, { password: undefined, totpCode: code }));
+      const replay = await authError(begin(harness, userId, { totpCode: code }));
       expect(replay.code).toBe(ErrorCode.SecondFactorFailed);
-      expect(
-        await outcome(begin(harness, userId, { password: undefined, totpCode: wrongCodeAt(secret, harness.clock.now) })),
-      ).toBe(ErrorCode.SecondFactorFailed);
-      await begin(harness, userId, { password: undefined, totpCode: nextCode(harness, secret) });
+      expect(await outcome(begin(harness, userId, { totpCode: wrongCodeAt(secret, harness.clock.now) }))).toBe(
+        ErrorCode.SecondFactorFailed,
+      );
+      await begin(harness, userId, { totpCode: nextCode(harness, secret) });
     });
 
     it("WA-6: a TOTP code while TOTP is off (or only pending) is 40900", async () => {

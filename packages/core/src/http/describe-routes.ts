@@ -33,6 +33,7 @@ const tagDescriptions: Record<RouteTag, string> = {
   OAuth: "Sign-in with OAuth 2.0 and OpenID Connect providers.",
   Directory: "The directory (LDAP) policy, for the admin role.",
   Account: "The signed-in user.",
+  "Step-up": "Re-authenticating a signed-in session, for a route that asks for a recent sign-in or more factors (40104; STUP-2).",
   Email: "Password reset by email and verified addresses: only with `email` configured.",
   Administration: "Users, for the admin role: list, create, read, disable or enable, set roles, end sessions, remove TOTP.",
   Metadata: "Documents about the service itself.",

@@ -3,6 +3,7 @@ import { base64url } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode, defaultMessages } from "../errors/codes.js";
 import { type AccessContext, verifyAccessToken, withCurrentState } from "../flows/verify-access-token.js";
+import { type StepUpOptions, type StepUpRequirement, requireStepUp, stepUpRequirementOf } from "../step-up/requirement.js";
 import { telemetryOf } from "../telemetry/telemetry.js";
 import type { RequestObserver } from "../telemetry/types.js";
 import { readJsonBody } from "./body.js";
@@ -90,6 +91,7 @@ export function resolvedTarget(url: string): string {
 export function errorResponse(auth: Auth, error: unknown): HttpResponse {
   if (error instanceof AuthError) {
     const envelope: Envelope = { code: error.code, message: error.message };
+    if (error.data !== undefined) envelope.data = error.data;
     if (error.code >= 50000) envelope.requestId = reportInternalError(auth, error);
     return envelopeResponse(
       auth,
@@ -203,22 +205,31 @@ export function bearerToken(authorization: string | undefined): string | undefin
 }
 
 /**
- * The access of a request's bearer token, and the role check. A missing token throws at once;
- * without roles the token check's own promise is handed back, with no further hop.
+ * The access of a request's bearer token, the role check, then the step-up check (STUP-2). A
+ * missing token throws at once; without roles or step-up the token check's own promise is handed
+ * back, with no further hop.
  */
 function verifyBearer(
   auth: Auth,
   authorization: string | undefined,
   roles: readonly string[] | undefined,
+  stepUp: StepUpRequirement | null = null,
 ): Promise<AccessContext> {
   const verified = verifyPresentedToken(auth, authorization);
-  if (!roles) return verified;
+  if (!roles && stepUp === null) return verified;
   return verified.then((access) => {
-    if (!roles.some((role) => access.roles.includes(role))) {
+    if (roles && !roles.some((role) => access.roles.includes(role))) {
       throw new AuthError(ErrorCode.Forbidden, "A role this route requires is missing");
     }
+    if (stepUp !== null) requireStepUp(access, stepUp, auth.now());
     return access;
   });
+}
+
+/** The options of {@link authorizeRequest}: the roles, and what the route asks of the session's sign-in (STUP-2). */
+export interface AuthorizeOptions extends StepUpOptions {
+  /** The user must hold at least one of these roles (40300 otherwise); an empty list lets no one through. */
+  roles?: readonly string[];
 }
 
 const bearerPrefix = "Bearer ";
@@ -242,12 +253,15 @@ function verifyPresentedToken(auth: Auth, authorization: string | undefined): Pr
 
 /**
  * Lets a request through only over TLS (HTTP-7, see `http.unsafeAllowPlainHttp` for the
- * exceptions) with a live bearer token in its `Authorization` header (AT-6), and, when `roles`
- * is given, for a user holding at least one of them (so an empty list lets no one through).
- * What `requireAuth` in each adapter calls; the TLS check runs before the header is read.
+ * exceptions) with a live bearer token in its `Authorization` header (AT-6), when `roles` is
+ * given for a user holding at least one of them (so an empty list lets no one through), and when
+ * `maxAge`, `secondFactor` or `amr` is given for a session whose sign-in or latest
+ * re-authentication meets them (STUP-2, see {@link StepUpOptions}). What `requireAuth` in each
+ * adapter calls; the TLS check runs before the header is read.
  *
  * @param request The request's headers, socket peer address and whether its connection is TLS.
- * @throws {AuthError} 40300 plain HTTP, 40101 missing or invalid token, 40300 none of the roles.
+ * @throws {AuthError} 40300 plain HTTP, 40101 missing or invalid token, 40300 none of the roles,
+ *   40104 step-up required (`data.required`), `TypeError` bad step-up options.
  *
  * @example
  * ```ts
@@ -261,18 +275,19 @@ function verifyPresentedToken(auth: Auth, authorization: string | undefined): Pr
 export function authorizeRequest(
   auth: Auth,
   request: Pick<HttpRequest, "header" | "peerAddress" | "secure">,
-  options: { roles?: readonly string[] } = {},
+  options: AuthorizeOptions = {},
 ): Promise<AccessContext> {
   try {
+    const stepUp = stepUpRequirementOf(options);
     const telemetry = telemetryOf(auth);
     if (telemetry !== null) {
       return telemetry.traceAuthorize(() => {
         requireTls(auth, request);
-        return verifyBearer(auth, request.header("authorization"), options.roles);
+        return verifyBearer(auth, request.header("authorization"), options.roles, stepUp);
       });
     }
     requireTls(auth, request);
-    return verifyBearer(auth, request.header("authorization"), options.roles);
+    return verifyBearer(auth, request.header("authorization"), options.roles, stepUp);
   } catch (error) {
     return Promise.reject(error);
   }

@@ -92,6 +92,18 @@ const tokenSetProperties: Record<string, JsonSchema> = {
 
 const returnPath: JsonSchema = { type: "string", description: "The path of this app given to `authorize` (`/` by default)" };
 
+/** The `data` of a re-authentication (STUP-2): a new access token of the same session, and the user; the refresh token is kept. */
+export const reauthenticatedData: JsonSchema = {
+  description:
+    "A new access token of the same session carrying the raised `auth_time` and `amr`; the client keeps its refresh token, whose refreshes carry them too.",
+  ...answerObject({
+    accessToken: tokenSetProperties.accessToken as JsonSchema,
+    tokenType: { const: "Bearer" },
+    expiresIn: tokenSetProperties.expiresIn as JsonSchema,
+    user: schemaRef("PublicUser"),
+  }),
+};
+
 /** The `data` of a 40102 answer: the temporary token for `2fa/verify` or `2fa/recovery`. */
 export const tempTokenData: JsonSchema = answerObject({ tempToken: text });
 
@@ -116,6 +128,19 @@ export const passkeyEnrolledData: JsonSchema = answerObject({ ...tokenSetPropert
 
 /** The `data` of a successful OAuth callback: the token set and the return path. */
 export const oauthSignInData: JsonSchema = answerObject({ ...tokenSetProperties, returnPath }, ["deviceToken"]);
+
+/**
+ * The `data` of an OAuth callback that re-authenticated the session that began it (STUP-5): a new
+ * access token of that session, as `reauthenticate` answers, the return path, and the flag.
+ */
+export const oauthReauthenticatedData: JsonSchema = {
+  ...reauthenticatedData,
+  ...answerObject({
+    ...(reauthenticatedData.properties as Record<string, JsonSchema>),
+    returnPath,
+    reauthenticated: { const: true },
+  }),
+};
 
 /** The `data` of an OAuth callback that asks for the second factor. */
 export const oauthSecondFactorData: JsonSchema = answerObject({ tempToken: text, returnPath });
@@ -160,8 +185,32 @@ const directoryPolicyFields: Record<string, JsonSchema> = {
  */
 export const componentSchemas: Record<ComponentName, JsonSchema> = {
   Error: {
-    description: "A refusal: the business code, a fixed message, and a `requestId` on 50000 and 50300.",
-    ...answerObject({ code: { type: "integer" }, message: text, requestId: text }, ["requestId"]),
+    description:
+      "A refusal: the business code, a fixed message, a `requestId` on 50000 and 50300, and on 40104 (from `requireAuth` on your routes) `data.required`.",
+    ...answerObject(
+      {
+        code: { type: "integer" },
+        message: text,
+        requestId: text,
+        data: answerObject(
+          {
+            required: answerObject(
+              {
+                maxAge: {
+                  type: "integer",
+                  minimum: 1,
+                  description: "The route's `maxAge` in seconds, when the sign-in is older",
+                },
+                amr: { ...texts, description: "The `amr` values (RFC 8176) the session lacks" },
+              },
+              ["maxAge", "amr"],
+            ),
+          },
+          [],
+        ),
+      },
+      ["requestId", "data"],
+    ),
   },
   PublicUser: {
     ...answerObject({

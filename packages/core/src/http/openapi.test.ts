@@ -99,6 +99,8 @@ describe("openApiDocument", () => {
       "POST /api/v1/auth/public-key/login/finish",
       "POST /api/v1/auth/public-key/register/begin",
       "POST /api/v1/auth/public-key/register/finish",
+      "POST /api/v1/auth/reauthenticate/public-key/begin",
+      "POST /api/v1/auth/reauthenticate/public-key/finish",
       "POST /api/v1/auth/register",
       "PUT /api/v1/auth/directory/policy",
       "PUT /api/v1/auth/public-key/credentials/{id}",

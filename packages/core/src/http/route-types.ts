@@ -57,6 +57,7 @@ export type RouteTag =
   | "OAuth"
   | "Directory"
   | "Account"
+  | "Step-up"
   | "Email"
   | "Administration"
   | "Metadata";

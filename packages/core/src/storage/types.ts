@@ -383,6 +383,8 @@ export type ChallengeKind =
   | "oauth_state"
   | "webauthn_login"
   | "webauthn_register"
+  /** A passkey assertion that re-authenticates a signed-in session (STUP-2). */
+  | "webauthn_reauthenticate"
   /** The token of a reset link, and the record naming each user's newest one. */
   | "password_reset"
   | "password_reset_newest"

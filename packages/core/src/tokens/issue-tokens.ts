@@ -87,8 +87,27 @@ async function tokenSetOf(
   refreshToken: string,
   view: PublicUser,
 ): Promise<TokenSet> {
+  const accessToken = await accessTokenOf(auth, user, session);
+  return { accessToken, refreshToken, tokenType: "Bearer", expiresIn: auth.config.ttl.access, user: view };
+}
+
+/**
+ * What a re-authentication answers (STUP-2): a new access token of the same session, carrying the
+ * `auth_time` and `amr` it raised, and the user; the client keeps its refresh token, whose next
+ * refreshes carry them too.
+ */
+export type AccessTokenSet = Omit<TokenSet, "refreshToken" | "deviceToken">;
+
+/** A new access token of a live session, and the user: what a re-authentication answers (STUP-2). */
+export async function accessTokenSet(auth: Auth, user: UserRecord, session: SessionRecord): Promise<AccessTokenSet> {
+  const accessToken = await accessTokenOf(auth, user, session);
+  return { accessToken, tokenType: "Bearer", expiresIn: auth.config.ttl.access, user: await publicUser(auth, user) };
+}
+
+/** Signs an access token of `session` for `user`, now: its `amr` and `auth_time` are the session's (STUP-1). */
+function accessTokenOf(auth: Auth, user: UserRecord, session: SessionRecord): Promise<string> {
   const issuedAt = Math.floor(auth.now() / 1000);
-  const accessToken = await signAccessToken(auth.keys, {
+  return signAccessToken(auth.keys, {
     iss: auth.config.issuer,
     aud: auth.config.audience,
     sub: user.id,
@@ -101,7 +120,6 @@ async function tokenSetOf(
     amr: amrClaim(session.amr),
     auth_time: Math.floor(authTimeOf(session) / 1000),
   });
-  return { accessToken, refreshToken, tokenType: "Bearer", expiresIn: auth.config.ttl.access, user: view };
 }
 
 /**

@@ -11,7 +11,7 @@ import type { ResolvedPasskeyConfig } from "./passkey-config.js";
 export const ceremonyHeader = "x-webauthn-ceremony";
 
 /** The kinds of challenge a WebAuthn ceremony is stored as. */
-export type CeremonyKind = "webauthn_login" | "webauthn_register";
+export type CeremonyKind = "webauthn_login" | "webauthn_register" | "webauthn_reauthenticate";
 
 /** What a begin step returns: the id of the stored ceremony, and the options for the browser. */
 export interface CeremonyStart<Options> {
@@ -59,18 +59,23 @@ export async function storeCeremony(
 }
 
 /**
- * Counts one registration begun by a user who has proven it is them, in a window of
- * `ceremonyTtl`: past `registrationCeremonyLimit` in the window nothing is stored and the begin
- * is refused until the window ends. Ceremonies live as long as the window, so one user holds at
- * most twice the limit of open registration ceremonies, however fast it begins (RL-7).
+ * Counts one registration (or, with `purpose` `"reauthenticate"`, one re-authentication: STUP-2)
+ * begun by a signed-in user, in a window of `ceremonyTtl`: past `registrationCeremonyLimit` in
+ * the window nothing is stored and the begin is refused until the window ends. Ceremonies live as
+ * long as the window, so one user holds at most twice the limit of open ceremonies of each
+ * purpose, however fast it begins (RL-7).
  *
  * @throws {AuthError} 42900 with the seconds until the window ends.
  */
-export async function countRegistrationCeremony(auth: Auth, userId: string): Promise<void> {
+export async function countRegistrationCeremony(
+  auth: Auth,
+  userId: string,
+  purpose: "register" | "reauthenticate" = "register",
+): Promise<void> {
   const { registrationCeremonyLimit, ceremonyTtlSeconds } = passkeyConfig(auth);
   const now = auth.now();
   const hit = await auth.storage.counters.hit(
-    `webauthn-register:${userId}`,
+    `webauthn-${purpose}:${userId}`,
     registrationCeremonyLimit,
     ceremonyTtlSeconds * 1000,
     now,

@@ -2,8 +2,8 @@ import { changePassword } from "../../flows/change-password.js";
 import { getPublicUser, signOutEverywhere } from "../../flows/manage-users.js";
 import { endOtherSessions, endSession, listSessions, sessionListLimit } from "../../flows/sessions.js";
 import { type JsonSchema, answerObject, requestObject, requiredText, schemaRef } from "../openapi-schemas.js";
-import type { ParameterDoc, Route, RouteContext } from "../route-types.js";
-import { passwordProof, reauthentication, sessionOf, signedIn } from "./shared.js";
+import type { ParameterDoc, Route } from "../route-types.js";
+import { proofFields, reauthentication, sessionOf, signedIn, totpCodeProof } from "./shared.js";
 
 /** A session as the list shows it: never a token. */
 const sessionInfo: JsonSchema = {
@@ -22,18 +22,6 @@ const sessionInfo: JsonSchema = {
     },
   }),
 };
-
-/** The re-authentication fields of a body: the password, or a TOTP code when TOTP is on. */
-const proofFields = {
-  password: passwordProof,
-  totpCode: { type: "string", description: "A current code of the user's authenticator, instead of the password" },
-};
-
-/** The re-authentication of a request: its session, and a password or a TOTP code from the body. */
-const proofOf = (context: RouteContext) => ({
-  ...reauthentication(context),
-  totpCode: context.body.totpCode as string | undefined,
-});
 
 const endedCount: JsonSchema = answerObject({ ended: { type: "integer", minimum: 0 } });
 const sessionIdParameter: ParameterDoc = { name: "id", in: "path", description: "A session's `id`, as the list shows it" };
@@ -64,13 +52,16 @@ export const accountRoutes: readonly Route[] = [
       tag: "Account",
       summary: "Change the password",
       description:
-        "The current password proves it is the user (a wrong one counts against this session's failure budget); the new one passes the password policy. Ends every other session of the user and any pending second-factor sign-in; this session goes on (SE-2, SE-4). 40900 for an account without a local password (directory, provider only).",
-      body: requestObject({ currentPassword: requiredText, newPassword: requiredText }, ["currentPassword", "newPassword"]),
+        "The current password proves it is the user (a wrong one counts against this session's failure budget); with TOTP on, a `totpCode` too, unless the session's sign-in or re-authentication within `reauthentication.recentSignIn` proved a second factor (STUP-3; 40001 without). The new one passes the password policy. Ends every other session of the user and any pending second-factor sign-in; this session goes on (SE-2, SE-4). 40900 for an account without a local password (directory, provider only).",
+      body: requestObject({ currentPassword: requiredText, newPassword: requiredText, totpCode: totpCodeProof }, [
+        "currentPassword",
+        "newPassword",
+      ]),
       data: answerObject({
         changed: { const: true },
         sessionsEnded: { type: "integer", minimum: 0, description: "How many other sessions ended" },
       }),
-      codes: [40001, 40100, 40900, 42200, 42900],
+      codes: [40001, 40100, 40103, 40900, 42200, 42900],
     },
     async handle(context) {
       const { body } = context;
@@ -79,6 +70,7 @@ export const accountRoutes: readonly Route[] = [
         sessionId: sessionOf(context),
         currentPassword: body.currentPassword as string,
         newPassword: body.newPassword as string,
+        totpCode: body.totpCode as string | undefined,
       };
       return { data: await changePassword(context.auth, input) };
     },
@@ -108,7 +100,7 @@ export const accountRoutes: readonly Route[] = [
       tag: "Account",
       summary: "End one of the signed-in user's sessions",
       description:
-        "Needs a recent sign-in, or the `password` or a `totpCode` in an optional JSON body. Another user's session and an unknown one are the same 40400 (SE-1). Ending this request's own session signs it out.",
+        "Needs every factor of the account (STUP-3): the `password`, and a `totpCode` with TOTP on, in an optional JSON body, or a sign-in or re-authentication within `reauthentication.recentSignIn` that proved them. Another user's session and an unknown one are the same 40400 (SE-1). Ending this request's own session signs it out.",
       parameters: [sessionIdParameter],
       body: requestObject(proofFields),
       data: answerObject({ ended: { const: true } }),
@@ -116,7 +108,11 @@ export const accountRoutes: readonly Route[] = [
     },
     async handle(context) {
       return {
-        data: await endSession(context.auth, { ...proofOf(context), userId: signedIn(context), id: context.params.id as string }),
+        data: await endSession(context.auth, {
+          ...reauthentication(context),
+          userId: signedIn(context),
+          id: context.params.id as string,
+        }),
       };
     },
   },
@@ -128,13 +124,14 @@ export const accountRoutes: readonly Route[] = [
       operationId: "endOtherSessions",
       tag: "Account",
       summary: "End every other session of the signed-in user",
-      description: "Needs a recent sign-in, or the `password` or a `totpCode`. This session goes on (SE-2).",
+      description:
+        "Needs every factor of the account (STUP-3): the `password`, and a `totpCode` with TOTP on, or a sign-in or re-authentication within `reauthentication.recentSignIn` that proved them. This session goes on (SE-2).",
       body: requestObject(proofFields),
       data: endedCount,
       codes: [40001, 40100, 40103, 40900, 42900],
     },
     async handle(context) {
-      return { data: await endOtherSessions(context.auth, { ...proofOf(context), userId: signedIn(context) }) };
+      return { data: await endOtherSessions(context.auth, { ...reauthentication(context), userId: signedIn(context) }) };
     },
   },
   {

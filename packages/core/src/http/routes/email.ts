@@ -4,7 +4,7 @@ import { forgotPassword } from "../../flows/forgot-password.js";
 import { resetPassword } from "../../flows/reset-password.js";
 import { type JsonSchema, answerObject, requestObject, requiredText } from "../openapi-schemas.js";
 import type { Route } from "../route-types.js";
-import { passwordProof, reauthentication, signedIn } from "./shared.js";
+import { proofFields, reauthentication, signedIn } from "./shared.js";
 
 const emailConfigured = (auth: Auth) => auth.config.email !== null;
 
@@ -94,12 +94,11 @@ export const emailRoutes: readonly Route[] = [
       tag: "Email",
       summary: "Set the account's address: a link goes to it",
       description:
-        "Needs a recent sign-in, or the `password` or a `totpCode` (EV-1). A verification link goes to the new address and a notice to the current verified one; the account keeps its address until the link is used. The same address again sends a new link. An address another account holds verified gets no link, with the same answer. `throttle.emailChanges` per user. 50300 when the link could not be sent.",
+        "Needs every factor of the account (STUP-3, EV-1): the `password`, and a `totpCode` with TOTP on, or a sign-in or re-authentication within `reauthentication.recentSignIn` that proved them. A verification link goes to the new address and a notice to the current verified one; the account keeps its address until the link is used. The same address again sends a new link. An address another account holds verified gets no link, with the same answer. `throttle.emailChanges` per user. 50300 when the link could not be sent.",
       body: requestObject(
         {
           email: { ...address, minLength: 1 },
-          password: passwordProof,
-          totpCode: { type: "string", description: "A current code of the user's authenticator, instead of the password" },
+          ...proofFields,
         },
         ["email"],
       ),
@@ -110,7 +109,6 @@ export const emailRoutes: readonly Route[] = [
       const { auth, body } = context;
       const input = {
         ...reauthentication(context),
-        totpCode: body.totpCode as string | undefined,
         userId: signedIn(context),
         email: body.email as string,
         acceptLanguage: context.header("accept-language"),

@@ -9,6 +9,7 @@ import { passkeyRoutes } from "./passkeys.js";
 import { requiredFactorRoutes } from "./required-factor.js";
 import { secondFactorRoutes } from "./second-factor.js";
 import { signInRoutes } from "./sign-in.js";
+import { stepUpRoutes } from "./step-up.js";
 import { tokenRoutes } from "./tokens.js";
 
 /**
@@ -26,6 +27,7 @@ export const routes: readonly Route[] = [
   ...oauthRoutes,
   ...directoryRoutes,
   ...accountRoutes,
+  ...stepUpRoutes,
   ...emailRoutes,
   ...adminRoutes,
   ...metadataRoutes(() => routes),

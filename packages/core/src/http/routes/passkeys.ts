@@ -15,14 +15,16 @@ import {
   tempTokenData,
 } from "../openapi-schemas.js";
 import type { ParameterDoc, Route } from "../route-types.js";
-import { loginResponse, passwordProof, reauthentication, sessionOf, setsDeviceCookie, signedIn } from "./shared.js";
+import { loginResponse, proofFields, reauthentication, sessionOf, setsDeviceCookie, signedIn } from "./shared.js";
 
-const passkeysEnabled = (auth: Auth) => auth.config.passkeys !== null;
+/** Whether passkeys are configured: the passkey routes exist only then. */
+export const passkeysEnabled = (auth: Auth) => auth.config.passkeys !== null;
 
 /** The body limit of the WebAuthn finish routes (contract: 1 MiB). */
-const webauthnBodyLimit = 1024 * 1024;
+export const webauthnBodyLimit = 1024 * 1024;
 
-const ceremonyParameter: ParameterDoc = {
+/** The header of a WebAuthn finish route that names its ceremony. */
+export const ceremonyParameter: ParameterDoc = {
   name: "X-WebAuthn-Ceremony",
   in: "header",
   required: true,
@@ -107,8 +109,9 @@ export const passkeyRoutes: readonly Route[] = [
       operationId: "webauthnRegisterBegin",
       tag: "Passkeys",
       summary: "Begin registering a passkey",
-      description: "Without a recent sign-in, the password (or `totpCode`) proves it is the user.",
-      body: requestObject({ label: requiredText, password: passwordProof, totpCode: { type: "string" } }, ["label"]),
+      description:
+        "Needs every factor of the account (STUP-3, WA-6): the `password`, and a `totpCode` with TOTP on, or a sign-in or re-authentication within `passkeys.reauthenticationWindow` that proved them.",
+      body: requestObject({ label: requiredText, ...proofFields }, ["label"]),
       data: ceremonyStartData("CredentialCreationOptions"),
       codes: [40001, 40100, 40103, 40900, 42200, 42900],
     },
@@ -116,7 +119,6 @@ export const passkeyRoutes: readonly Route[] = [
       return {
         data: await webauthnRegisterBegin(context.auth, {
           ...reauthentication(context),
-          totpCode: context.body.totpCode as string | undefined,
           userId: signedIn(context),
           label: context.body.label as string,
         }),
@@ -197,15 +199,16 @@ export const passkeyRoutes: readonly Route[] = [
       tag: "Passkeys",
       summary: "Revoke one of the signed-in user's passkeys",
       description:
-        "40900 when it is the account's last way to sign in. Ends every other session of the user; this one goes on (SE-2).",
+        "Needs every factor of the account (STUP-3): the `password`, and a `totpCode` with TOTP on, in an optional JSON body, or a sign-in or re-authentication within `passkeys.reauthenticationWindow` that proved them. 40900 when it is the account's last way to sign in. Ends every other session of the user; this one goes on (SE-2).",
       parameters: [credentialIdParameter],
+      body: requestObject(proofFields),
       data: answerObject({ revoked: { const: true } }),
-      codes: [40400, 40900],
+      codes: [40001, 40100, 40103, 40400, 40900, 42900],
     },
     async handle(context) {
       await revokePasskey(context.auth, {
+        ...reauthentication(context),
         userId: signedIn(context),
-        sessionId: sessionOf(context),
         id: context.params.id as string,
       });
       return { data: { revoked: true } };

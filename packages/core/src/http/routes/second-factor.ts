@@ -1,6 +1,6 @@
 import { beginTotpSetup, disableTotp, enableTotp, regenerateRecoveryCodes } from "../../flows/totp-enrolment.js";
 import { answerObject, requestObject, requiredText } from "../openapi-schemas.js";
-import type { Route } from "../route-types.js";
+import type { Route, RouteContext } from "../route-types.js";
 import { passwordProof, reauthentication, sessionOf, signedIn } from "./shared.js";
 
 /** The recovery codes enabling and regenerating answer: ten of 24 Crockford base32 characters in six groups of four (STUP-7). */
@@ -15,6 +15,23 @@ const issuedRecoveryCodes = {
   maxItems: 10,
   description: "Ten codes of 120 bits, shown this once; only their hashes are kept",
 } as const;
+
+/** The body of a change to the second factor (STUP-3): a current code and the password. */
+const secondFactorChangeBody = requestObject({
+  code: {
+    type: "string",
+    description: "A current code of the authenticator, unless the session recently proved a second factor",
+  },
+  password: passwordProof,
+});
+
+/** The input of a change to the second factor: the user and session of the token, and the body's proofs. */
+const secondFactorChangeOf = (context: RouteContext) => ({
+  userId: signedIn(context),
+  sessionId: sessionOf(context),
+  code: context.body.code as string | undefined,
+  password: context.body.password as string | undefined,
+});
 
 /** TOTP enrolment and recovery codes of the signed-in user. */
 export const secondFactorRoutes: readonly Route[] = [
@@ -70,16 +87,15 @@ export const secondFactorRoutes: readonly Route[] = [
     doc: {
       operationId: "disableTotp",
       tag: "Second factor",
-      summary: "Turn TOTP off with a current code or the password",
+      summary: "Turn TOTP off with the password and a current code",
       description:
-        "One of `code` and `password` is required; the code wins when both are sent. Ends every other session of the user; this one goes on (SE-2).",
-      body: requestObject({ code: { type: "string" }, password: { type: "string" } }),
+        "Needs every factor (STUP-3): the `password` and a current `code`, or either for a factor the session proved at a sign-in or re-authentication within `reauthentication.recentSignIn` (40001 naming what is missing). Ends every other session of the user; this one goes on (SE-2).",
+      body: secondFactorChangeBody,
       data: answerObject({ disabled: { const: true } }),
       codes: [40001, 40100, 40103, 40900, 42900],
     },
     async handle(context) {
-      const { code, password } = context.body as { code?: string; password?: string };
-      await disableTotp(context.auth, { userId: signedIn(context), sessionId: sessionOf(context), code, password });
+      await disableTotp(context.auth, secondFactorChangeOf(context));
       return { data: { disabled: true } };
     },
   },
@@ -91,19 +107,14 @@ export const secondFactorRoutes: readonly Route[] = [
       operationId: "regenerateRecoveryCodes",
       tag: "Second factor",
       summary: "Replace the recovery codes with a new set",
-      description: "Ends every other session of the user; this one goes on (SE-2).",
-      body: requestObject({ code: requiredText }, ["code"]),
+      description:
+        "Needs every factor, as `2fa/disable` (STUP-3): the `password` and a current `code`, or what the session recently proved. Ends every other session of the user; this one goes on (SE-2).",
+      body: secondFactorChangeBody,
       data: answerObject({ recoveryCodes: issuedRecoveryCodes }),
-      codes: [40001, 40103, 40900, 42900],
+      codes: [40001, 40100, 40103, 40900, 42900],
     },
     async handle(context) {
-      return {
-        data: await regenerateRecoveryCodes(context.auth, {
-          userId: signedIn(context),
-          sessionId: sessionOf(context),
-          code: context.body.code as string,
-        }),
-      };
+      return { data: await regenerateRecoveryCodes(context.auth, secondFactorChangeOf(context)) };
     },
   },
 ];

@@ -13,10 +13,14 @@ export const signedIn = (context: RouteContext): string => (context.access as Ac
 /** The session of a `bearer` or `admin` route's access token: the one a user's own change keeps (SE-2). */
 export const sessionOf = (context: RouteContext): string => (context.access as AccessContext).sessionId;
 
-/** The re-authentication a bearer route offers: the token's session, and a password from the body. */
+/**
+ * The re-authentication a bearer route offers (STUP-3): the token's session, and the `password`
+ * and `totpCode` of the body.
+ */
 export const reauthentication = (context: RouteContext): ReauthenticationProof => ({
   sessionId: sessionOf(context),
   password: context.body.password as string | undefined,
+  totpCode: context.body.totpCode as string | undefined,
 });
 
 /** The answer of a route that completes a login: tokens, 40102 with a temporary token, or 40105 with an enrolment token (STUP-4). */
@@ -39,5 +43,16 @@ export const setsDeviceCookie =
 /** The `password` field of a bearer route that may ask to re-authenticate. */
 export const passwordProof: JsonSchema = {
   type: "string",
-  description: "The current password, needed when the sign-in is older than `reauthentication.recentSignIn`",
+  description:
+    "The current password, needed unless the session's sign-in or re-authentication within `reauthentication.recentSignIn` proved a first factor (STUP-3)",
 };
+
+/** The `totpCode` field of a bearer route that may ask to re-authenticate. */
+export const totpCodeProof: JsonSchema = {
+  type: "string",
+  description:
+    "A current code of the user's authenticator: with TOTP on, needed beside the password unless the session's sign-in or re-authentication within `reauthentication.recentSignIn` proved a second factor (STUP-3)",
+};
+
+/** The re-authentication fields of a body (STUP-3): the password, and a TOTP code when TOTP is on. */
+export const proofFields = { password: passwordProof, totpCode: totpCodeProof };

@@ -8,6 +8,7 @@ const everyChallengeKind = {
   oauth_state: true,
   webauthn_login: true,
   webauthn_register: true,
+  webauthn_reauthenticate: true,
   password_reset: true,
   password_reset_newest: true,
   email_verification: true,
