@@ -77,16 +77,17 @@ export type OAuthCallbackResult = LoginResult & {
  * callback (OA-1 … OA-6, OA-9), then signs in the account linked to (provider, subject),
  * creating it on first sign-in when provisioning is on (OA-7); or, for a flow begun by
  * `linkIdentity`, links the provider account to that user and signs them in afresh. A user with TOTP gets a
- * temporary token unless the provider is trusted for the second factor.
+ * temporary token unless the provider is trusted for the second factor and asserted one; the
+ * session's `amr` and sign-in time are what the provider's ID token stated (STUP-5).
  *
  * @throws {AuthError} 40100 refused, 40300 disabled, 40400 unknown provider, 50300 provider unreachable.
  */
 export async function oauthCallback(auth: Auth, input: OAuthCallbackInput): Promise<OAuthCallbackResult> {
-  const { provider, profile, userId, returnPath } = await verifyOAuthCallback(auth, input);
+  const { provider, profile, authentication, userId, returnPath } = await verifyOAuthCallback(auth, input);
   const client = { ip: input.ip, userAgent: input.userAgent };
   const result =
     userId === null
-      ? await signInWithIdentity(auth, provider, profile, client)
-      : await linkAndSignIn(auth, provider, profile, userId, client);
+      ? await signInWithIdentity(auth, provider, profile, client, authentication)
+      : await linkAndSignIn(auth, provider, profile, userId, client, authentication);
   return { ...result, returnPath };
 }

@@ -31,6 +31,8 @@ export interface PendingLogin {
   budget?: FailureBudget;
   /** The {@link passwordStamp} of the user's password when the first factor was proven (TMP-4); absent in logins stored before it. */
   passwordStamp?: string;
+  /** When the first factor was proven, epoch milliseconds, when before the sign-in (a provider's `auth_time`: STUP-5); the session's `authTime`. */
+  authTime?: number;
 }
 
 /** Whether a pending login was begun under the user's current password; one stored before stamps were kept is. */
@@ -49,6 +51,8 @@ export interface OpenPendingLogin {
   budget: FailureBudget;
   /** The `User-Agent` of the request completing the login, kept with the session it starts. */
   userAgent: string | undefined;
+  /** When the first factor was proven, when before the sign-in (a provider's `auth_time`): the session's `authTime`. */
+  authTime: number | undefined;
 }
 
 /** How {@link completeFirstFactor} goes on from a proven first factor. */
@@ -65,6 +69,11 @@ export interface FirstFactorOptions {
   otherFactorBudget?: FailureBudget;
   /** The request's `User-Agent`, kept with the session when one starts (shown in the sessions list). */
   userAgent?: string | undefined;
+  /**
+   * When the first factor was proven, epoch milliseconds, if before now: a provider's `auth_time`
+   * (STUP-5). The session's `authTime`, through a TOTP step or an enrolment too. Default now.
+   */
+  authTime?: number;
 }
 
 /**
@@ -84,7 +93,7 @@ export async function completeFirstFactor(
   user: UserRecord,
   firstFactor: AuthMethod[],
   ip: string | undefined,
-  { complete = false, deviceToken, otherFactorBudget, userAgent }: FirstFactorOptions = {},
+  { complete = false, deviceToken, otherFactorBudget, userAgent, authTime }: FirstFactorOptions = {},
 ): Promise<LoginResult> {
   if (user.disabled) {
     auth.emit({ type: "login.failed", userId: user.id, reason: "disabled", at: auth.now(), ip });
@@ -94,7 +103,7 @@ export async function completeFirstFactor(
   const step = await signInStepOf(auth, user, complete);
   if (step === "tokens") {
     if (otherFactorBudget === undefined || clientBudget.scope === "device") await clearFailureBudget(auth, clientBudget);
-    const tokens = await startDeviceSession(auth, user, firstFactor, { ip, userAgent }, clientBudget);
+    const tokens = await startDeviceSession(auth, user, firstFactor, { ip, userAgent }, clientBudget, authTime);
     return { status: "authenticated", tokens };
   }
   if (step === "passkey_required") {
@@ -103,7 +112,8 @@ export async function completeFirstFactor(
   }
   const budget = clientBudget.scope === "device" ? clientBudget : (otherFactorBudget ?? clientBudget);
   if (step === "enrolment_required") {
-    return { status: "enrolment_required", tempToken: await issueEnrolmentToken(auth, user, firstFactor, ip, budget) };
+    const tempToken = await issueEnrolmentToken(auth, user, { firstFactor, authTime }, ip, budget);
+    return { status: "enrolment_required", tempToken };
   }
   const tempToken = opaqueToken(auth);
   const now = auth.now();
@@ -112,6 +122,7 @@ export async function completeFirstFactor(
     firstFactor,
     budget,
     passwordStamp: passwordStamp(auth, user),
+    ...(authTime === undefined ? {} : { authTime }),
   };
   await auth.storage.challenges.put({
     id: tempToken.hash,
@@ -130,7 +141,8 @@ const badTempToken = () => new AuthError(ErrorCode.AuthenticationFailed, "The te
 
 /**
  * Starts the session of a completed sign-in, with a device token for the client: the device of
- * `budget` carries on when it was one, else a new device (RL-5).
+ * `budget` carries on when it was one, else a new device (RL-5). `authTime`: when the first factor
+ * was proven, if before now (see `startSession`).
  */
 export async function startDeviceSession(
   auth: Auth,
@@ -138,8 +150,9 @@ export async function startDeviceSession(
   amr: AuthMethod[],
   client: SessionClient,
   budget: FailureBudget,
+  authTime?: number,
 ): Promise<TokenSet> {
-  const tokens = await startSession(auth, user, amr, client);
+  const tokens = await startSession(auth, user, amr, client, authTime);
   return { ...tokens, deviceToken: issueDeviceToken(auth, user.usernameKey, deviceIdOfBudget(budget)) };
 }
 
@@ -175,7 +188,7 @@ export async function openPendingLogin(
   }
   const budget = pending.budget ?? { scope: "account", usernameKey: user.usernameKey };
   await takeFailureAttempt(auth, budget, ip);
-  return { challengeId, user, firstFactor: pending.firstFactor, ip, budget, userAgent };
+  return { challengeId, user, firstFactor: pending.firstFactor, ip, budget, userAgent, authTime: pending.authTime };
 }
 
 /** Reports a wrong second factor; its attempt was already taken. Always throws 40103. */
@@ -203,5 +216,6 @@ export async function completePendingLogin(
   await clearFailureBudget(auth, pending.budget);
   auth.emit({ type: "second_factor.succeeded", userId: pending.user.id, kind: factor.kind, at: auth.now(), ip: pending.ip });
   const client = { ip: pending.ip, userAgent: pending.userAgent };
-  return startDeviceSession(auth, pending.user, [...pending.firstFactor, ...factor.amr], client, pending.budget);
+  const amr = [...pending.firstFactor, ...factor.amr];
+  return startDeviceSession(auth, pending.user, amr, client, pending.budget, pending.authTime);
 }

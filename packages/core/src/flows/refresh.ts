@@ -92,7 +92,10 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
     }
     if (!sameRoles(roles, user.roles)) user = await carryOnWithRoles(auth, user, session.id, roles);
   }
-  if ((await signInStepOf(auth, user, false, rotation.totpEnabled)) === "enrolment_required") {
+  // A session whose sign-in a trusted provider asserted a second factor for (its stored `mfa`:
+  // STUP-5) proved two factors itself, as a sign-in would need (STUP-4).
+  const assertedSecondFactor = session.amr.includes("mfa");
+  if ((await signInStepOf(auth, user, assertedSecondFactor, rotation.totpEnabled)) === "enrolment_required") {
     await revokeSession(auth, userId, sessionId, "second_factor_required");
     throw invalidToken();
   }

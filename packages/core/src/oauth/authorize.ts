@@ -6,6 +6,7 @@ import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { requiredString } from "../flows/input.js";
 import { sweepNowAndThen } from "../storage/sweep.js";
+import type { AuthMethod } from "../storage/types.js";
 import { takeAttempt } from "../throttle/throttle.js";
 import { authorizationServerOf } from "./authorization-server.js";
 import type { ResolvedOAuthProvider } from "./provider-config.js";
@@ -27,6 +28,16 @@ export interface OAuthState {
   returnPath: string;
   /** SHA-256 of the value of the browser's binding cookie (OA-1). */
   bindingHash: string;
+  /** Set when a signed-in session began the flow to re-authenticate through the provider (STUP-5). */
+  reauthentication?: OAuthReauthentication;
+}
+
+/** What a re-authentication through a provider keeps with its state (STUP-5). */
+export interface OAuthReauthentication {
+  /** The session the flow raises: the one whose access token began it. */
+  sessionId: string;
+  /** What the request that began it proved already (`otp` for a TOTP code), added to what the provider proves. */
+  proven: AuthMethod[];
 }
 
 /** The configured provider with this name, or 40400. */
@@ -46,16 +57,18 @@ export function verifierContext(stateHash: string): string {
  * OpenID Connect, nonce, kept with the expected issuer and the return path in storage for 10
  * minutes (OA-1, OA-2), and a browser binding whose value the caller sets as an HttpOnly
  * cookie. Returns the provider's authorization URL, with the configured redirect URI exactly
- * (OA-5). With `ip` (a caller who is not signed in), the input is checked first, then one
- * attempt is taken from that address's `throttle.unauthenticatedWrites` before the provider is
- * asked or anything is stored; every store counts towards the sweep of expired rows (RL-7).
+ * (OA-5). With `ip`, the input is checked first, then one attempt is taken from that address's
+ * `throttle.unauthenticatedWrites` before the provider is asked or anything is stored; every store
+ * counts towards the sweep of expired rows (RL-7). With `reauthentication` (and its user as
+ * `userId`), the request asks the provider to authenticate the person again: `max_age=0` and
+ * `prompt=login` (OpenID Connect Core §3.1.2.1; STUP-5).
  *
  * @throws {AuthError} 40002 bad return path, 40400 unknown provider, 42900 too many from `ip`,
  * 50300 provider unreachable.
  */
 export async function beginOAuthSignIn(
   auth: Auth,
-  input: { provider: string; redirect?: string; userId?: string; ip?: string },
+  input: { provider: string; redirect?: string; userId?: string; ip?: string; reauthentication?: OAuthReauthentication },
 ): Promise<{ authUrl: string; browserBinding: string }> {
   const provider = providerNamed(auth, input.provider);
   const returnPath = safeReturnPath(input.redirect);
@@ -75,6 +88,7 @@ export async function beginOAuthSignIn(
     nonce,
     returnPath,
     bindingHash: binding.hash,
+    ...(input.reauthentication === undefined ? {} : { reauthentication: input.reauthentication }),
   };
   await auth.storage.challenges.put({
     id: stateHash,
@@ -95,5 +109,11 @@ export async function beginOAuthSignIn(
   url.searchParams.set("code_challenge", await calculatePKCECodeChallenge(verifier));
   url.searchParams.set("code_challenge_method", "S256");
   if (nonce) url.searchParams.set("nonce", nonce);
+  if (input.reauthentication !== undefined) {
+    // A fresh authentication, whatever session the provider holds: max_age=0 asks it to
+    // authenticate again and makes auth_time required; prompt=login for providers that read only it.
+    url.searchParams.set("max_age", "0");
+    url.searchParams.set("prompt", "login");
+  }
   return { authUrl: url.href, browserBinding: binding.value };
 }

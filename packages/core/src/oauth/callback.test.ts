@@ -257,6 +257,50 @@ describe("verifyOAuthCallback against a real OpenID provider", () => {
     expect((await issuedAhead(30)).profile.subject).toBe(honest.accounts.alice?.sub);
   });
 
+  it("STUP-5, ASVS 6.8.4: the acr, amr and auth_time the provider recorded are read from its ID token, never from user-info", async () => {
+    const authTime = Math.floor(Date.now() / 1000) - 600;
+    const recorded = await provider({
+      requireAuthTime: true,
+      authentication: () => ({ amr: ["pwd", "otp"], acr: "urn:example:mfa", authTime }),
+      tamperUserInfo: (claims) => ({ ...claims, amr: ["mfa"], acr: "urn:example:other" }),
+    });
+    const harness = authFor(recorded);
+    const { query, browserBinding } = await throughProvider(harness);
+    const verified = await verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding });
+    expect(verified.authentication).toEqual({ authTime, amr: ["pwd", "otp"], acr: "urn:example:mfa" });
+
+    const boasting = authFor(
+      await provider({ tamperUserInfo: (claims) => ({ ...claims, amr: ["mfa"], acr: "urn:x", auth_time: 1 }) }),
+    );
+    const again = await throughProvider(boasting);
+    const plain = await verifyOAuthCallback(boasting.auth, {
+      provider: "corp",
+      query: again.query,
+      browserBinding: again.browserBinding,
+    });
+    expect(plain.authentication).toEqual({ authTime: undefined, amr: [], acr: undefined });
+  });
+
+  it("STUP-5, ASVS 6.8.4: an ID token whose amr is no list of strings, acr no string, or auth_time more than 30 s ahead is 40100", async () => {
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    const tampered: Record<string, (claims: Record<string, unknown>) => Record<string, unknown>> = {
+      "amr a string": (claims) => ({ ...claims, amr: "pwd otp" }),
+      "amr with a number": (claims) => ({ ...claims, amr: ["pwd", 2] }),
+      "acr a number": (claims) => ({ ...claims, acr: 2 }),
+      "auth_time ahead": (claims) => ({ ...claims, auth_time: nowSeconds + 600 }),
+      "auth_time a string": (claims) => ({ ...claims, auth_time: String(nowSeconds) }),
+    };
+    for (const [name, tamper] of Object.entries(tampered)) {
+      const harness = authWithProviders(
+        { corp: discoveredProvider(await provider({ tamperIdTokenClaims: tamper as never })) },
+        { clock: makeClock(nowSeconds * 1000) },
+      );
+      const { query, browserBinding } = await throughProvider(harness);
+      const error = await authError(verifyOAuthCallback(harness.auth, { provider: "corp", query, browserBinding }));
+      expect(error, name).toMatchObject({ code: 40100, message: "The provider's answer was not valid" });
+    }
+  });
+
   it("OA-6: an unsigned ID token (alg none) or one signed with a key the provider does not publish is 40100", async () => {
     for (const idTokenSigning of ["none", "foreign-key"] as const) {
       const harness = authFor(await provider({ idTokenSigning }));

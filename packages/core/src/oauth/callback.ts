@@ -5,21 +5,29 @@ import { oauth4webapi } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { authorizationServerOf, requestOptions } from "./authorization-server.js";
-import { type OAuthState, providerNamed, verifierContext } from "./authorize.js";
+import { type OAuthReauthentication, type OAuthState, providerNamed, verifierContext } from "./authorize.js";
+import {
+  type ProviderAuthentication,
+  idTokenClockToleranceSeconds,
+  notStated,
+  readProviderAuthentication,
+  signedInAfresh,
+} from "./provider-authentication.js";
 import type { ExternalProfile, ResolvedOAuthProvider } from "./provider-config.js";
 import { ProviderRequestFailed, providerUnreachable } from "./provider-fetch.js";
 
-/** What a verified callback yields: who the provider says the person is, and the kept state. */
+/** What a verified callback yields: who the provider says the person is, how they signed in, and the kept state. */
 export interface VerifiedCallback {
   provider: ResolvedOAuthProvider;
   profile: ExternalProfile;
+  /** What the ID token stated of the sign-in (`auth_time`, `amr`, `acr`; STUP-5); nothing for plain OAuth 2.0. */
+  authentication: ProviderAuthentication;
   returnPath: string;
-  /** Set when a signed-in user began the flow to link this provider. */
+  /** Set when a signed-in user began the flow to link this provider, or to re-authenticate through it. */
   userId: string | null;
+  /** Set when a signed-in session began the flow to re-authenticate (STUP-5): the session and what it proved already. */
+  reauthentication: OAuthReauthentication | null;
 }
-
-/** How far ahead of this instance's clock an ID token's `iat` may be: oauth4webapi's tolerance for `exp` and `nbf`. */
-const idTokenClockToleranceSeconds = 30;
 
 const refused = (message: string, cause?: unknown) => new AuthError(ErrorCode.AuthenticationFailed, message, { cause });
 const badState = () => refused("The sign-in state is missing, unknown, expired or already used");
@@ -57,7 +65,11 @@ function profileOf(provider: ResolvedOAuthProvider, claims: Record<string, unkno
  * (OA-12); the code is exchanged with the PKCE verifier and the exact redirect URI (OA-2, OA-5);
  * the ID token's algorithm, signature (against the provider's published keys, although it came
  * straight from the token endpoint), `iss`, `aud`, `exp`, `iat` (not more than 30 seconds ahead),
- * `sub` and `nonce` are checked, and the user-info `sub` must equal the ID token's (OA-6).
+ * `sub` and `nonce` are checked, and the user-info `sub` must equal the ID token's (OA-6). The ID
+ * token's `auth_time`, `amr` and `acr` are read, and refused when malformed (STUP-5, see
+ * `readProviderAuthentication`); for a re-authentication, which asked for `max_age=0`, an
+ * `auth_time` that is missing or more than 30 seconds old is refused (OpenID Connect Core
+ * §3.1.3.7 step 13): the provider answered with a session of its own from before.
  *
  * @throws {AuthError} 40100 refused, 40400 unknown provider, 50300 provider unreachable.
  */
@@ -112,6 +124,7 @@ export async function verifyOAuthCallback(
     throw providerUnreachable(cause);
   }
   let claims: Record<string, unknown>;
+  let authentication = notStated;
   try {
     const tokens = await oauth.processAuthorizationCodeResponse(server, client, response, {
       expectedNonce: kept.nonce ?? oauth.expectNoNonce,
@@ -134,6 +147,7 @@ export async function verifyOAuthCallback(
       const idToken = oauth.getValidatedIdTokenClaims(tokens) as OAuth.IDToken;
       // oauth4webapi checks that iat is a number, not that it is past (OIDC Core 3.1.3.7 step 10).
       if (idToken.iat > auth.now() / 1000 + idTokenClockToleranceSeconds) throw new Error("the ID token's iat is in the future");
+      authentication = readProviderAuthentication(idToken, auth.now());
       await oauth.validateApplicationLevelSignature(server, response, requestOptions(oauth, provider));
       claims = { ...idToken };
       if (server.userinfo_endpoint) {
@@ -149,7 +163,11 @@ export async function verifyOAuthCallback(
       ? providerUnreachable(cause)
       : refused("The provider's answer was not valid", cause);
   }
+  const reauthentication = kept.reauthentication ?? null;
+  if (reauthentication !== null && !signedInAfresh(authentication, auth.now())) {
+    throw refused("The provider did not sign you in again: it answered with an earlier sign-in");
+  }
   const profile = profileOf(provider, claims);
   if (typeof profile?.subject !== "string" || profile.subject === "") throw refused("The provider did not say who you are");
-  return { provider, profile, returnPath: kept.returnPath, userId: record.userId };
+  return { provider, profile, authentication, returnPath: kept.returnPath, userId: record.userId, reauthentication };
 }

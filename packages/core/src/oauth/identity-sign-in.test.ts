@@ -5,13 +5,28 @@ import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { createUser } from "../flows/create-user.js";
 import { saveDirectoryPolicy } from "../flows/directory-policy.js";
-import { addUser, authError, enrolTotp, makeAuth, slowStorage } from "../flows/fixtures.test-support.js";
+import {
+  addUser,
+  authError,
+  codeAt,
+  decodeBase32,
+  enrolTotp,
+  makeAuth,
+  nextCode,
+  slowStorage,
+  tokensOf,
+} from "../flows/fixtures.test-support.js";
 import { login } from "../flows/login.js";
 import { setUserDisabled } from "../flows/manage-users.js";
+import { refresh } from "../flows/refresh.js";
 import { verifyAccessToken } from "../flows/verify-access-token.js";
+import { verifyTotp } from "../flows/verify-totp.js";
+import { beginTotpEnrolment, finishTotpEnrolment } from "../required-factor/enrol-totp.js";
 import { memoryStorage } from "../storage/memory.js";
 import { linkAndSignIn, signInWithIdentity } from "./identity-sign-in.js";
-import { type OAuthProviderConfig, resolveOAuthConfig } from "./provider-config.js";
+import { resolvedProvider } from "./oauth.test-support.js";
+import { type ProviderAuthentication, notStated } from "./provider-authentication.js";
+import type { OAuthProviderConfig } from "./provider-config.js";
 
 const base: OAuthProviderConfig = {
   issuer: "https://id.example.com",
@@ -19,11 +34,7 @@ const base: OAuthProviderConfig = {
   redirectUri: "https://app.example.com/callback",
 };
 
-function providerWith(changes: Partial<OAuthProviderConfig> = {}) {
-  return resolveOAuthConfig({ providers: { corp: { ...base, ...changes } } }).get("corp") as NonNullable<
-    ReturnType<ReturnType<typeof resolveOAuthConfig>["get"]>
-  >;
-}
+const providerWith = resolvedProvider;
 
 /** An auth with three providers: `corp` and `partner` link by verified email, `loose` does not. */
 function emailLinking(changes: { partner?: Partial<OAuthProviderConfig> } = {}) {
@@ -46,6 +57,9 @@ function emailLinking(changes: { partner?: Partial<OAuthProviderConfig> } = {}) 
 }
 
 const alice = { subject: "sub-alice", username: "alice", email: "alice@example.com", emailVerified: true };
+
+/** An ID token's statement that the person proved a password and a one-time code at the provider. */
+const assertedMfa: ProviderAuthentication = { ...notStated, amr: ["pwd", "otp"] };
 
 describe("signInWithIdentity", () => {
   it("OA-7: a first sign-in makes an account without a password, with the default roles, linked to (provider, subject), told as user.created by provider; the next finds it", async () => {
@@ -126,9 +140,8 @@ describe("signInWithIdentity", () => {
     );
     await enrolTotp(harness.auth, userId);
     expect((await signInWithIdentity(harness.auth, providerWith(), alice)).status).toBe("totp_required");
-    expect((await signInWithIdentity(harness.auth, providerWith({ trustedForSecondFactor: true }), alice)).status).toBe(
-      "authenticated",
-    );
+    const trusted = providerWith({ trustedForSecondFactor: true });
+    expect((await signInWithIdentity(harness.auth, trusted, alice, {}, assertedMfa)).status).toBe("authenticated");
     await setUserDisabled(harness.auth, { userId, disabled: true });
     expect((await authError(signInWithIdentity(harness.auth, providerWith(), alice))).code).toBe(40300);
   });
@@ -277,7 +290,8 @@ describe("signInWithIdentity", () => {
     await enrolTotp(h.auth, userId);
     expect((await linkAndSignIn(h.auth, h.named("corp"), alice, userId)).status).toBe("totp_required");
     const trusted = providerWith({ trustedForSecondFactor: true });
-    expect((await linkAndSignIn(h.auth, trusted, alice, userId)).status).toBe("authenticated");
+    expect((await linkAndSignIn(h.auth, trusted, alice, userId)).status).toBe("totp_required");
+    expect((await linkAndSignIn(h.auth, trusted, alice, userId, {}, assertedMfa)).status).toBe("authenticated");
     h.storage.identities.link = async () => false;
     h.storage.identities.find = async () => null;
     expect((await authError(linkAndSignIn(h.auth, h.named("corp"), { subject: "gone" }, userId))).code).toBe(40900);
@@ -390,5 +404,112 @@ describe("a directory account signing in through a provider", () => {
     expect((await authError(linkAndSignIn(harness.auth, provider, profile, signedIn.tokens.user.id))).code).toBe(
       ErrorCode.Forbidden,
     );
+  });
+});
+
+describe("STUP-5: a provider's acr, amr and auth_time", () => {
+  /** A user who signs in through `corp` (with TOTP on when asked), and the harness. */
+  async function federatedUser(options: { totp?: boolean; secondFactor?: { required: "always" } } = {}) {
+    const harness = makeAuth(options.secondFactor ? { secondFactor: options.secondFactor } : {});
+    await signInWithIdentity(harness.auth, providerWith(), alice);
+    const userId = (await harness.storage.identities.find("corp", alice.subject))?.userId as string;
+    let secret: Uint8Array | undefined;
+    if (options.totp) {
+      await harness.storage.users.update(
+        userId,
+        { passwordHash: await harness.auth.passwords.hash("a password") },
+        harness.clock.now,
+      );
+      secret = (await enrolTotp(harness.auth, userId, "a password")).secret;
+    }
+    return { harness, userId, secret };
+  }
+
+  it("STUP-5, ASVS 6.8.4: trustedForSecondFactor without an asserted second factor asks a TOTP user for the code, as without the option", async () => {
+    const { harness } = await federatedUser({ totp: true });
+    const trusted = providerWith({ trustedForSecondFactor: true, secondFactorAcrValues: ["urn:example:mfa"] });
+    for (const stated of [
+      notStated,
+      { ...notStated, amr: ["pwd"] },
+      { ...notStated, amr: ["otp"] },
+      { ...notStated, acr: "urn:example:pwd" },
+    ]) {
+      expect((await signInWithIdentity(harness.auth, trusted, alice, {}, stated)).status, JSON.stringify(stated)).toBe(
+        "totp_required",
+      );
+    }
+  });
+
+  it("STUP-5, ASVS 6.8.4: with amr pwd and otp, or a listed acr, it does not, and the session's amr holds fed, the provider's values and mfa", async () => {
+    const { harness } = await federatedUser({ totp: true });
+    const trusted = providerWith({ trustedForSecondFactor: true, secondFactorAcrValues: ["urn:example:mfa"] });
+    const cases: [ProviderAuthentication, string[]][] = [
+      [assertedMfa, ["fed", "pwd", "otp", "mfa"]],
+      [{ ...notStated, acr: "urn:example:mfa" }, ["fed", "mfa"]],
+      [{ ...notStated, amr: ["hwk", "pin"] }, ["fed", "hwk", "mfa"]],
+    ];
+    for (const [stated, amr] of cases) {
+      const result = await signInWithIdentity(harness.auth, trusted, alice, {}, stated);
+      const access = await verifyAccessToken(harness.auth, { token: tokensOf(result).accessToken });
+      expect(access.amr, JSON.stringify(stated)).toEqual(amr);
+    }
+    const untrusted = await signInWithIdentity(harness.auth, providerWith(), alice, {}, assertedMfa);
+    expect(untrusted.status, "a provider that is not trusted is asked the code whatever it asserts").toBe("totp_required");
+  });
+
+  it("STUP-5: the unsafe option keeps the old behaviour: every sign-in counts as two factors, and says so in amr", async () => {
+    const { harness } = await federatedUser({ totp: true });
+    const unsafe = providerWith({ trustedForSecondFactor: true, unsafeTrustForSecondFactorWithoutAssertion: true });
+    const result = await signInWithIdentity(harness.auth, unsafe, alice);
+    expect((await verifyAccessToken(harness.auth, { token: tokensOf(result).accessToken })).amr).toEqual(["fed", "mfa"]);
+  });
+
+  it("STUP-5, ASVS 7.6.1: the session's sign-in time is the provider's auth_time, through the TOTP step too; unstated, the sign-in's", async () => {
+    const { harness, secret } = await federatedUser({ totp: true });
+    const hourAgo = Math.floor(harness.clock.now / 1000) - 3600;
+    const trusted = providerWith({ trustedForSecondFactor: true });
+    const direct = await signInWithIdentity(harness.auth, trusted, alice, {}, { ...assertedMfa, authTime: hourAgo });
+    expect((await verifyAccessToken(harness.auth, { token: tokensOf(direct).accessToken })).authTime).toBe(hourAgo);
+
+    const pending = await signInWithIdentity(harness.auth, providerWith(), alice, {}, { ...notStated, authTime: hourAgo });
+    if (pending.status !== "totp_required") throw new Error(pending.status);
+    const tokens = await verifyTotp(harness.auth, {
+      tempToken: pending.tempToken,
+      code: nextCode(harness, secret as Uint8Array),
+    });
+    const access = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+    expect(access).toMatchObject({ authTime: hourAgo, amr: ["fed", "otp", "mfa"] });
+
+    const unstated = await signInWithIdentity(harness.auth, providerWith(), alice, {}, notStated);
+    if (unstated.status !== "totp_required") throw new Error(unstated.status);
+    const later = await verifyTotp(harness.auth, {
+      tempToken: unstated.tempToken,
+      code: nextCode(harness, secret as Uint8Array),
+    });
+    expect((await verifyAccessToken(harness.auth, { token: later.accessToken })).authTime).toBe(
+      Math.floor(harness.clock.now / 1000),
+    );
+  });
+
+  it("STUP-5, ASVS 7.6.1: through the enrolment of a required second factor (40105) too", async () => {
+    const { harness } = await federatedUser({ secondFactor: { required: "always" } });
+    const hourAgo = Math.floor(harness.clock.now / 1000) - 3600;
+    const result = await signInWithIdentity(harness.auth, providerWith(), alice, {}, { ...notStated, authTime: hourAgo });
+    if (result.status !== "enrolment_required") throw new Error(result.status);
+    const setup = await beginTotpEnrolment(harness.auth, { tempToken: result.tempToken });
+    const code = codeAt(decodeBase32(setup.secret), harness.clock.now);
+    const { tokens } = await finishTotpEnrolment(harness.auth, { tempToken: result.tempToken, code });
+    expect(await verifyAccessToken(harness.auth, { token: tokens.accessToken })).toMatchObject({
+      authTime: hourAgo,
+      amr: ["fed", "otp", "mfa"],
+    });
+  });
+
+  it("STUP-5: a required second factor is met by a trusted provider's asserted one, at sign-in and at refresh; not by a sign-in that asserts none", async () => {
+    const { harness, userId } = await federatedUser({ secondFactor: { required: "always" } });
+    const trusted = providerWith({ trustedForSecondFactor: true });
+    const asserted = tokensOf(await signInWithIdentity(harness.auth, trusted, alice, {}, assertedMfa));
+    expect((await refresh(harness.auth, { refreshToken: asserted.refreshToken })).user.id).toBe(userId);
+    expect((await signInWithIdentity(harness.auth, trusted, alice, {}, notStated)).status).toBe("enrolment_required");
   });
 });

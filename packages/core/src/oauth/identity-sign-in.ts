@@ -11,6 +11,7 @@ import { emailKeyOf, normalizeEmail } from "../users/email.js";
 import type { SessionClient } from "../users/session-use.js";
 import { endOtherSessions } from "../users/sessions.js";
 import { normalizeUsername } from "../users/username.js";
+import { type ProviderAuthentication, notStated, providerSignIn } from "./provider-authentication.js";
 import type { ExternalProfile, ResolvedOAuthProvider } from "./provider-config.js";
 
 /**
@@ -136,11 +137,31 @@ async function accountByVerifiedEmail(
 }
 
 /**
+ * Goes on from a provider's proven sign-in as `completeFirstFactor` does, with what the provider
+ * stated of it (STUP-5, `providerSignIn`): a sign-in that counts as two factors asks no TOTP code,
+ * and the session's `amr` and sign-in time are the provider's.
+ */
+function completeProviderSignIn(
+  auth: Auth,
+  user: UserRecord,
+  provider: ResolvedOAuthProvider,
+  authentication: ProviderAuthentication,
+  client: SessionClient,
+): Promise<LoginResult> {
+  const { methods, multiFactor, authTime } = providerSignIn(provider, authentication, auth.now());
+  return completeFirstFactor(auth, user, methods, client.ip, { complete: multiFactor, userAgent: client.userAgent, authTime });
+}
+
+/**
  * Signs in the person a provider vouched for (OA-7): the account linked to (provider, subject);
  * else, where the provider links by verified email, the one account that email already names
  * (linked now); else, with provisioning on, a new account linked now. A disabled account is
- * 40300; a user with TOTP gets 40102 unless the provider is `trustedForSecondFactor`. `amr` is
- * `["fed"]`. A directory account is signed in only as the directory has it now (see `directoryUserNow`).
+ * 40300. What the provider's ID token stated of the sign-in (`authentication`: `acr`, `amr`,
+ * `auth_time`) decides the rest (STUP-5, `providerSignIn`): a user with TOTP gets 40102 unless the
+ * provider is `trustedForSecondFactor` and asserted a second factor; `amr` is `["fed"]`, or with
+ * the provider's values and `mfa` when the sign-in counts as two factors; the session's sign-in
+ * time is the provider's `auth_time`. A directory account is signed in only as the directory has
+ * it now (see `directoryUserNow`).
  *
  * @throws {AuthError} 40100 no linked account and provisioning off, 40300 disabled.
  */
@@ -149,8 +170,9 @@ export async function signInWithIdentity(
   provider: ResolvedOAuthProvider,
   profile: ExternalProfile,
   client: SessionClient = {},
+  authentication: ProviderAuthentication = notStated,
 ): Promise<LoginResult> {
-  const { ip, userAgent } = client;
+  const { ip } = client;
   const now = auth.now();
   let identity = await auth.storage.identities.find(provider.name, profile.subject);
   if (!identity) {
@@ -172,14 +194,14 @@ export async function signInWithIdentity(
   const user: UserRecord | null = identity ? await auth.storage.users.findById(identity.userId) : null;
   if (!user) throw new AuthError(ErrorCode.AuthenticationFailed, "No account is linked to this sign-in");
   const current = await directoryUserNow(auth, user, ip);
-  return completeFirstFactor(auth, current, ["fed"], ip, { complete: provider.trustedForSecondFactor, userAgent });
+  return completeProviderSignIn(auth, current, provider, authentication, client);
 }
 
 /**
  * Finishes linking a provider account to the user who began the flow with `linkIdentity`: the
  * link is stored (40900 when the provider account is linked to someone else), every session the
- * user had ends, and the user is signed in afresh with `amr` `["fed"]` (40102 with TOTP unless
- * the provider is trusted for the second factor).
+ * user had ends, and the user is signed in afresh as {@link signInWithIdentity} signs in (40102
+ * with TOTP unless the provider is trusted for the second factor and asserted one).
  *
  * @throws {AuthError} 40300 the account was disabled meanwhile, 40900 linked to another user.
  */
@@ -189,8 +211,9 @@ export async function linkAndSignIn(
   profile: ExternalProfile,
   userId: string,
   client: SessionClient = {},
+  authentication: ProviderAuthentication = notStated,
 ): Promise<LoginResult> {
-  const { ip, userAgent } = client;
+  const { ip } = client;
   const user = await auth.storage.users.findById(userId);
   if (!user || user.disabled) throw new AuthError(ErrorCode.Forbidden, "The account is disabled");
   if (!(await storeLink(auth, provider, profile, user.id, auth.now()))) {
@@ -200,5 +223,5 @@ export async function linkAndSignIn(
     }
   }
   const current = await directoryUserNow(auth, (await auth.storage.users.findById(user.id)) as UserRecord, ip);
-  return completeFirstFactor(auth, current, ["fed"], ip, { complete: provider.trustedForSecondFactor, userAgent });
+  return completeProviderSignIn(auth, current, provider, authentication, client);
 }

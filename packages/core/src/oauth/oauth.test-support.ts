@@ -1,6 +1,6 @@
 import { type OidcTestProvider, defaultOidcRedirectUri } from "../../../../test/fixtures/oidc-provider.js";
 import { type AuthOverrides, type Harness, makeAuth, makeClock } from "../flows/fixtures.test-support.js";
-import type { OAuthProviderConfig } from "./provider-config.js";
+import { type OAuthProviderConfig, type ResolvedOAuthProvider, resolveOAuthConfig } from "./provider-config.js";
 
 /** A test provider configured by discovery, with one of its registered clients and the default redirect URI. */
 export function discoveredProvider(
@@ -42,4 +42,15 @@ export function authWithProviders(providers: Record<string, OAuthProviderConfig>
     ...overrides,
     oauth: { providers, unsafeAllowHttpLoopbackProviders: true },
   });
+}
+
+/** An OIDC provider `corp` at `https://id.example.com` with these changes, resolved as `createAuth` resolves it (nothing is fetched). */
+export function resolvedProvider(changes: Partial<OAuthProviderConfig> = {}): ResolvedOAuthProvider {
+  const config: OAuthProviderConfig = {
+    issuer: "https://id.example.com",
+    clientId: "portcullis",
+    redirectUri: "https://app.example.com/callback",
+    ...changes,
+  };
+  return resolveOAuthConfig({ providers: { corp: config } }).get("corp") as ResolvedOAuthProvider;
 }

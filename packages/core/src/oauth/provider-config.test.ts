@@ -51,6 +51,8 @@ describe("resolveOAuthConfig", () => {
       provisioning: { enabled: true, defaultRoles: [] },
       linkByVerifiedEmail: false,
       trustedForSecondFactor: false,
+      secondFactorAcrValues: [],
+      trustWithoutAssertion: false,
     });
     expect(providers.get("corp")?.issuer?.href).toBe("https://id.example.com/");
     expect(providers.get("forge")).toMatchObject({ kind: "oauth2", scopes: ["read:user"], issuer: undefined });
@@ -110,6 +112,42 @@ describe("resolveOAuthConfig", () => {
         /providers\.corp\.redirectUri/,
       );
     }
+  });
+
+  it("STUP-5, ASVS 6.8.4: secondFactorAcrValues and the unsafe trust without an assertion refine trustedForSecondFactor, and need it", () => {
+    const trusted = { ...oidc, trustedForSecondFactor: true };
+    expect(
+      resolveOAuthConfig({ providers: { corp: { ...trusted, secondFactorAcrValues: ["urn:example:mfa", "2"] } } }).get("corp"),
+    ).toMatchObject({
+      trustedForSecondFactor: true,
+      secondFactorAcrValues: ["urn:example:mfa", "2"],
+      trustWithoutAssertion: false,
+    });
+    expect(
+      resolveOAuthConfig({ providers: { corp: { ...trusted, unsafeTrustForSecondFactorWithoutAssertion: true } } }).get("corp"),
+    ).toMatchObject({ trustedForSecondFactor: true, trustWithoutAssertion: true });
+    expect(refusal({ providers: { corp: { ...oidc, secondFactorAcrValues: ["2"] } } })).toBe(
+      "Portcullis configuration: oauth.providers.corp.secondFactorAcrValues needs trustedForSecondFactor: true (it says which acr values prove a second factor)",
+    );
+    expect(refusal({ providers: { corp: { ...oidc, unsafeTrustForSecondFactorWithoutAssertion: true } } })).toBe(
+      "Portcullis configuration: oauth.providers.corp.unsafeTrustForSecondFactorWithoutAssertion needs trustedForSecondFactor: true",
+    );
+    for (const secondFactorAcrValues of ["2", [""], [2], [" "], null]) {
+      expect(refusal({ providers: { corp: { ...trusted, secondFactorAcrValues } } }), String(secondFactorAcrValues)).toMatch(
+        /^Portcullis configuration: oauth\.providers\.corp\.secondFactorAcrValues must be a list of acr values/,
+      );
+    }
+    expect(refusal({ providers: { corp: { ...trusted, unsafeTrustForSecondFactorWithoutAssertion: "yes" } } })).toMatch(
+      /providers\.corp\.unsafeTrustForSecondFactorWithoutAssertion must be true or false/,
+    );
+    expect(refusal({ providers: { forge: { ...plain, trustedForSecondFactor: true } } })).toBe(
+      "Portcullis configuration: oauth.providers.forge.trustedForSecondFactor needs an OpenID Connect provider, whose ID tokens can assert a second factor (amr, acr); a plain OAuth 2.0 provider asserts none: set unsafeTrustForSecondFactorWithoutAssertion as well to trust every sign-in",
+    );
+    expect(
+      resolveOAuthConfig({
+        providers: { forge: { ...plain, trustedForSecondFactor: true, unsafeTrustForSecondFactorWithoutAssertion: true } },
+      }).get("forge"),
+    ).toMatchObject({ trustedForSecondFactor: true, trustWithoutAssertion: true });
   });
 
   it("each mistake names the setting: names, kinds, client, profile, scopes, flags", () => {

@@ -59,8 +59,27 @@ export interface OAuthProviderConfig {
   provisioning?: boolean | { defaultRoles?: string[] };
   /** Link a first sign-in to the account with the same verified email. Default off (OA-7). */
   linkByVerifiedEmail?: boolean;
-  /** Let this provider's sign-in stand for the second factor. Default off: a TOTP user gets 40102. */
+  /**
+   * Let this provider's sign-in stand for the second factor when the provider asserts one (STUP-5):
+   * its ID token's `amr` holds `mfa` or values of two kinds of factor (`pwd` and `otp`, `hwk` and
+   * `pin`, …), or its `acr` is one of {@link secondFactorAcrValues}. Such a sign-in asks no TOTP
+   * code and its session's `amr` holds `mfa`; any other asks a TOTP user for the code (40102), as
+   * without the option. OpenID Connect only. Default off: every TOTP user gets 40102.
+   */
   trustedForSecondFactor?: boolean;
+  /**
+   * With `trustedForSecondFactor`: the `acr` values that mean the provider asked for a second
+   * factor, exactly as the provider writes them (such as `"http://schemas.openid.net/pape/policies/2007/06/multi-factor"`,
+   * or a Keycloak level such as `"2"`). Default none: only `amr` counts.
+   */
+  secondFactorAcrValues?: string[];
+  /**
+   * UNSAFE, with `trustedForSecondFactor`: every sign-in through this provider counts as two factors
+   * whether or not it asserts one, as `trustedForSecondFactor` alone did before STUP-5: no TOTP
+   * step, and `mfa` in the session's `amr`. Only for a provider that you know asks every user for a
+   * second factor but does not say so in its ID tokens. Default false.
+   */
+  unsafeTrustForSecondFactorWithoutAssertion?: boolean;
   /**
    * UNSAFE: accept this provider's callback without the `iss` parameter even when the provider
    * advertises it (RFC 9207), for a client whose callback page drops it. An `iss` that is present
@@ -112,6 +131,10 @@ export interface ResolvedOAuthProvider {
   provisioning: { enabled: boolean; defaultRoles: string[] };
   linkByVerifiedEmail: boolean;
   trustedForSecondFactor: boolean;
+  /** `secondFactorAcrValues`: the `acr` values that assert a second factor (STUP-5). */
+  secondFactorAcrValues: string[];
+  /** `unsafeTrustForSecondFactorWithoutAssertion`: every sign-in counts as two factors (STUP-5). */
+  trustWithoutAssertion: boolean;
   /** `unsafeAllowMissingIss`: a callback without `iss` is accepted (OA-12). */
   allowMissingIss: boolean;
   allowHttpLoopback: boolean;
@@ -221,6 +244,8 @@ const providerOptions = {
   provisioning: true,
   linkByVerifiedEmail: true,
   trustedForSecondFactor: true,
+  secondFactorAcrValues: true,
+  unsafeTrustForSecondFactorWithoutAssertion: true,
   unsafeAllowMissingIss: true,
 } satisfies OptionNames<OAuthProviderConfig>;
 const claimOptions = {
@@ -231,6 +256,41 @@ const claimOptions = {
   displayName: true,
   roles: true,
 } satisfies OptionNames<ClaimMapping>;
+
+/**
+ * Checks `trustedForSecondFactor` and the options that refine it (STUP-5): each refinement needs
+ * it, and a plain OAuth 2.0 provider, which has no ID token to assert a second factor with, can be
+ * trusted only without an assertion (the unsafe option).
+ */
+function secondFactorTrustOf(
+  config: OAuthProviderConfig,
+  at: string,
+  kind: ResolvedOAuthProvider["kind"],
+): Pick<ResolvedOAuthProvider, "trustedForSecondFactor" | "secondFactorAcrValues" | "trustWithoutAssertion"> {
+  const trusted = config.trustedForSecondFactor === true;
+  const withoutAssertion = config.unsafeTrustForSecondFactorWithoutAssertion === true;
+  const acrValues = config.secondFactorAcrValues;
+  if (acrValues !== undefined) {
+    if (!trusted)
+      fail(`${at}.secondFactorAcrValues needs trustedForSecondFactor: true (it says which acr values prove a second factor)`);
+    if (!Array.isArray(acrValues) || !acrValues.every((value) => typeof value === "string" && value.trim() !== "")) {
+      fail(
+        `${at}.secondFactorAcrValues must be a list of acr values, as the provider writes them; got ${JSON.stringify(acrValues)}`,
+      );
+    }
+  }
+  if (withoutAssertion && !trusted) fail(`${at}.unsafeTrustForSecondFactorWithoutAssertion needs trustedForSecondFactor: true`);
+  if (trusted && !withoutAssertion && kind === "oauth2") {
+    fail(
+      `${at}.trustedForSecondFactor needs an OpenID Connect provider, whose ID tokens can assert a second factor (amr, acr); a plain OAuth 2.0 provider asserts none: set unsafeTrustForSecondFactorWithoutAssertion as well to trust every sign-in`,
+    );
+  }
+  return {
+    trustedForSecondFactor: trusted,
+    secondFactorAcrValues: [...(acrValues ?? [])],
+    trustWithoutAssertion: withoutAssertion,
+  };
+}
 
 function resolveProvider(
   name: string,
@@ -275,9 +335,16 @@ function resolveProvider(
   const defaultRoles = typeof provisioning === "object" ? (provisioning.defaultRoles ?? []) : [];
   const rolesRefusal = rolesProblem(defaultRoles);
   if (rolesRefusal !== null) fail(`${at}.provisioning.defaultRoles ${rolesRefusal}; got ${JSON.stringify(defaultRoles)}`);
-  for (const flag of ["linkByVerifiedEmail", "trustedForSecondFactor", "unsafeAllowMissingIss"] as const) {
+  const flags = [
+    "linkByVerifiedEmail",
+    "trustedForSecondFactor",
+    "unsafeTrustForSecondFactorWithoutAssertion",
+    "unsafeAllowMissingIss",
+  ] as const;
+  for (const flag of flags) {
     if (config[flag] !== undefined && typeof config[flag] !== "boolean") fail(`${at}.${flag} must be true or false`);
   }
+  const secondFactorTrust = secondFactorTrustOf(config, at, kind);
   const claims = config.claims ?? {};
   for (const [field, claim] of Object.entries(claims)) nonEmptyString(claim, `${at}.claims.${field}`);
   return {
@@ -304,7 +371,7 @@ function resolveProvider(
     profile: config.profile,
     provisioning: { enabled: provisioning !== false, defaultRoles: [...new Set(defaultRoles)] },
     linkByVerifiedEmail: config.linkByVerifiedEmail ?? false,
-    trustedForSecondFactor: config.trustedForSecondFactor ?? false,
+    ...secondFactorTrust,
     allowMissingIss: config.unsafeAllowMissingIss ?? false,
     allowHttpLoopback,
     answerLimits,

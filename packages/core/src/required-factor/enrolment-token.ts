@@ -19,6 +19,8 @@ interface EnrolmentData {
   budget: FailureBudget;
   /** The {@link passwordStamp} then: a password changed since voids the token (TMP-4). */
   passwordStamp: string;
+  /** When the first factor was proven, when before the sign-in (a provider's `auth_time`: STUP-5): the session's `authTime`. */
+  authTime?: number;
 }
 
 /** A live enrolment token, opened by {@link openEnrolment}. */
@@ -27,6 +29,8 @@ export interface OpenEnrolment {
   challengeId: string;
   user: UserRecord;
   firstFactor: AuthMethod[];
+  /** When the first factor was proven, when before the sign-in (a provider's `auth_time`): the session's `authTime`. */
+  authTime: number | undefined;
   budget: FailureBudget;
   ip: string | undefined;
 }
@@ -34,22 +38,28 @@ export interface OpenEnrolment {
 const kind = "second_factor_enrolment";
 
 /**
- * Issues the enrolment token of a sign-in whose first factor (`firstFactor`) was proven for a
- * user who must have a second factor and has none (40105): an opaque token, stored only as its
- * SHA-256 under its own challenge kind, so no other check accepts it (TMP-2), for
- * `secondFactor.enrolmentTtl`. Nothing of a session exists yet (TMP-1, PW-7). Emits
- * `second_factor.enrolment_required`.
+ * Issues the enrolment token of a sign-in whose first factor (`firstFactor`, proven at `authTime`
+ * when that was before now) was proven for a user who must have a second factor and has none
+ * (40105): an opaque token, stored only as its SHA-256 under its own challenge kind, so no other
+ * check accepts it (TMP-2), for `secondFactor.enrolmentTtl`. Nothing of a session exists yet
+ * (TMP-1, PW-7). Emits `second_factor.enrolment_required`.
  */
 export async function issueEnrolmentToken(
   auth: Auth,
   user: UserRecord,
-  firstFactor: AuthMethod[],
+  { firstFactor, authTime }: { firstFactor: AuthMethod[]; authTime?: number | undefined },
   ip: string | undefined,
   budget: FailureBudget,
 ): Promise<string> {
   const token = opaqueToken(auth);
   const now = auth.now();
-  const data: EnrolmentData = { tokenVersion: user.tokenVersion, firstFactor, budget, passwordStamp: passwordStamp(auth, user) };
+  const data: EnrolmentData = {
+    tokenVersion: user.tokenVersion,
+    firstFactor,
+    budget,
+    passwordStamp: passwordStamp(auth, user),
+    ...(authTime === undefined ? {} : { authTime }),
+  };
   await auth.storage.challenges.put({
     id: token.hash,
     kind,
@@ -93,7 +103,7 @@ export async function openEnrolment(auth: Auth, tempToken: string, ip: string | 
     await auth.storage.challenges.consume(challengeId, kind, now);
     throw badEnrolmentToken();
   }
-  return { challengeId, user, firstFactor: data.firstFactor, budget: data.budget, ip };
+  return { challengeId, user, firstFactor: data.firstFactor, authTime: data.authTime, budget: data.budget, ip };
 }
 
 /**

@@ -17,6 +17,9 @@ describe("STUP-1: the amr claim in RFC 8176 values", () => {
     [["fed"], ["fed"], { first: true, second: false }],
     [["fed", "otp"], ["fed", "otp", "mfa"], { first: true, second: true }],
     [["fed", "rc"], ["fed", "otp", "mfa"], { first: true, second: true }],
+    [["fed", "mfa"], ["fed", "mfa"], { first: true, second: true }],
+    [["fed", "pwd", "otp", "mfa"], ["fed", "pwd", "otp", "mfa"], { first: true, second: true }],
+    [["fed", "hwk", "mfa", "otp"], ["fed", "hwk", "mfa", "otp"], { first: true, second: true }],
     [["otp"], ["otp"], { first: false, second: true }],
     [["pwd", "pwd", "ldap"], ["pwd"], { first: true, second: false }],
     [["otp", "rc"], ["otp"], { first: false, second: true }],
@@ -29,10 +32,16 @@ describe("STUP-1: the amr claim in RFC 8176 values", () => {
   });
 
   it("STUP-1: a method no release wrote (a store's own, or an object's key) is left out, never guessed at", () => {
-    for (const unknown of ["sms", "toString", "constructor", "mfa"]) {
+    for (const unknown of ["sms", "toString", "constructor"]) {
       expect(amrClaim(["pwd", unknown] as AuthMethod[]), unknown).toEqual(["pwd"]);
     }
-    expect(factorsProven(["toString", "mfa"])).toEqual({ first: false, second: false });
+    expect(factorsProven(["toString", "sms"])).toEqual({ first: false, second: false });
+  });
+
+  it("STUP-5: a provider's asserted second factor (a stored mfa) is a second factor, named once", () => {
+    expect(factorsProven(["mfa"])).toEqual({ first: false, second: true });
+    expect(amrClaim(["mfa"])).toEqual(["mfa"]);
+    expect(amrClaim(["fed", "mfa", "mfa"])).toEqual(["fed", "mfa"]);
   });
 
   it("STUP-1: a session's authTime, or its createdAt when a store wrote it before sessions had one", () => {

@@ -10,7 +10,7 @@ import type { AuthMethod, SessionRecord } from "../storage/types.js";
 export type AmrValue = "pwd" | "otp" | "hwk" | "swk" | "user" | "fed" | "mfa";
 
 /** How each way a session was proven reads in the token: Portcullis's own names (`rc`, `ldap`) as the RFC 8176 value they are. */
-const claimValueOf: Readonly<Record<AuthMethod, Exclude<AmrValue, "mfa">>> = {
+const claimValueOf: Readonly<Record<AuthMethod, AmrValue>> = {
   pwd: "pwd",
   ldap: "pwd",
   otp: "otp",
@@ -19,13 +19,14 @@ const claimValueOf: Readonly<Record<AuthMethod, Exclude<AmrValue, "mfa">>> = {
   swk: "swk",
   user: "user",
   fed: "fed",
+  mfa: "mfa",
 };
 
 /** The methods that prove a first factor: something the user knows, or a key or a provider that signs them in alone. */
 const firstFactors: ReadonlySet<string> = new Set<AuthMethod>(["pwd", "ldap", "hwk", "swk", "fed"]);
 
-/** The methods that prove a second factor: a TOTP or recovery code, or the user verification of a passkey. */
-const secondFactors: ReadonlySet<string> = new Set<AuthMethod>(["otp", "rc", "user"]);
+/** The methods that prove a second factor: a TOTP or recovery code, the user verification of a passkey, or a provider's assertion (STUP-5). */
+const secondFactors: ReadonlySet<string> = new Set<AuthMethod>(["otp", "rc", "user", "mfa"]);
 
 /** Which of the two factors some methods prove. */
 export interface ProvenFactors {
@@ -61,7 +62,7 @@ export function amrClaim(methods: readonly AuthMethod[]): AmrValue[] {
     if (value !== undefined && !values.includes(value)) values.push(value);
   }
   const { first, second } = factorsProven(methods);
-  if (first && second) values.push("mfa");
+  if (first && second && !values.includes("mfa")) values.push("mfa");
   return values;
 }
 

@@ -200,10 +200,11 @@ export interface RecoveryCodeStore {
  * How a session was proven, in Portcullis's own words: the RFC 8176 values `pwd` (a password),
  * `otp` (a TOTP code), `hwk` (a device-bound passkey), `swk` (a synced passkey), `user` (its user
  * verification) and `fed` (a provider), with `rc` for a recovery code and `ldap` for a directory
- * password of older releases. Access tokens carry them as RFC 8176 values (`amrClaim`: `rc` is
- * `otp`, `ldap` is `pwd`, and `mfa` is added when two factors were proven).
+ * password of older releases, and `mfa` for a second factor a provider asserted (STUP-5; beside
+ * `fed`, with the provider's own `pwd`, `otp`, `hwk`, `swk`). Access tokens carry them as RFC 8176
+ * values (`amrClaim`: `rc` is `otp`, `ldap` is `pwd`, and `mfa` is added when two factors were proven).
  */
-export type AuthMethod = "pwd" | "otp" | "rc" | "hwk" | "swk" | "user" | "fed" | "ldap";
+export type AuthMethod = "pwd" | "otp" | "rc" | "hwk" | "swk" | "user" | "fed" | "ldap" | "mfa";
 
 /** A signed-in session: the family of refresh tokens minted from one login. */
 export interface SessionRecord {

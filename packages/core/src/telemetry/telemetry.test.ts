@@ -25,6 +25,9 @@ import {
 } from "../flows/fixtures.test-support.js";
 import { authorizeRequest, handleRequest } from "../http/handle-request.js";
 import type { HttpRequest } from "../http/types.js";
+import { signInWithIdentity } from "../oauth/identity-sign-in.js";
+import { notStated } from "../oauth/provider-authentication.js";
+import { type ResolvedOAuthProvider, resolveOAuthConfig } from "../oauth/provider-config.js";
 import { memoryStorage } from "../storage/memory.js";
 
 const spans = new InMemorySpanExporter();
@@ -310,6 +313,26 @@ describe("metrics", () => {
     const signIns = (method: string, outcome: string) => signInsCounted(metrics, method, outcome);
     expect(signIns("password", "enrolment_required")).toBe(1);
     expect(signIns("totp", "success")).toBe(1);
+  });
+
+  it("STUP-5: a provider's sign-in counts as oauth, though its session's amr holds the otp the provider asserted", async () => {
+    const harness = await telemetryHarness();
+    const provider = resolveOAuthConfig({
+      providers: {
+        corp: {
+          issuer: "https://id.example.com",
+          clientId: "app",
+          redirectUri: "https://app.example.com/cb",
+          trustedForSecondFactor: true,
+        },
+      },
+    }).get("corp") as ResolvedOAuthProvider;
+    const profile = { subject: "sub-1", username: "olga" };
+    expect((await signInWithIdentity(harness.auth, provider, profile, {}, { ...notStated, amr: ["pwd", "otp"] })).status).toBe(
+      "authenticated",
+    );
+    const metrics = await collectMetrics();
+    expect([signInsCounted(metrics, "oauth", "success"), signInsCounted(metrics, "totp", "success")]).toEqual([1, 0]);
   });
 
   it("times each storage operation by store and operation, in seconds, with error.type when it fails", async () => {

@@ -42,8 +42,12 @@ const eventsOfTheUser: ReadonlySet<AuthEvent["type"]> = new Set([
   "refresh_token.reused",
 ]);
 
-/** The step a completed sign-in proved last, from its `amr`: a second factor, else the first. */
+/**
+ * The step a completed sign-in proved last, from its `amr`: a second factor, else the first. A
+ * stored `mfa` is a provider's asserted second factor (STUP-5): its `otp` is the provider's.
+ */
 function signInMethodOf(amr: readonly AuthMethod[]): string {
+  if (amr.includes("mfa")) return "oauth";
   if (amr.includes("otp")) return "totp";
   if (amr.includes("rc")) return "recovery_code";
   if (amr.includes("fed")) return "oauth";

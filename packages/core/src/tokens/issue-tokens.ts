@@ -127,13 +127,15 @@ function accessTokenOf(auth: Auth, user: UserRecord, session: SessionRecord): Pr
  * first tokens. Nothing from before the login (temporary token, ceremony id) becomes part of
  * it (PW-7). The session records the client's `User-Agent` and address as the sessions list
  * shows them (see `sessionUseOf`), never used for a decision. With `sessions.maxPerUser`, the
- * account's oldest sessions beyond it end (STUP-8).
+ * account's oldest sessions beyond it end (STUP-8). Its `authTime` is `authTime` when the first
+ * factor was proven before now (a provider's `auth_time`: STUP-5), else now.
  */
 export async function startSession(
   auth: Auth,
   user: UserRecord,
   amr: AuthMethod[],
   client: SessionClient = {},
+  authTime?: number,
 ): Promise<TokenSet> {
   const now = auth.now();
   const session: SessionRecord = {
@@ -141,7 +143,7 @@ export async function startSession(
     userId: user.id,
     tokenVersion: user.tokenVersion,
     amr,
-    authTime: now,
+    authTime: Math.min(authTime ?? now, now),
     createdAt: now,
     expiresAt: now + auth.config.ttl.refresh * 1000,
     revokedAt: null,
