@@ -52,6 +52,7 @@ describe.each(adapters)("STUP-4 over HTTP on %s: a role that requires a second f
     await createTestUser(testAuth.auth, username, ["ops"]);
     const answer = await post(server, `${base}/login`, { username, password: testPassword });
     expectEnvelope(answer, 40105);
+    expect(answer.status).toBe(200);
     expect(answer.body.message).toBe("A second factor must be enrolled first");
     expect(Object.keys(answer.body.data)).toEqual(["tempToken"]);
     expect(answer.headers.get("set-cookie")).toBeNull();
@@ -90,6 +91,8 @@ describe.each(adapters)("STUP-4 over HTTP on %s: a role that requires a second f
       const reached = await send(method, path, accessToken);
       expect({ method, path, status: reached.status, code: reached.body?.code }).toEqual({ method, path, status: 200, code: 0 });
     }
+    const sessions = await call(server, "GET", `${base}/sessions`, { token: accessToken });
+    expect(sessions.body.data).toMatchObject([{ current: true, userAgent: "Enrolling browser" }]);
     expectEnvelope(await post(server, `${base}/refresh`, { refreshToken }), 0);
 
     const again = await post(server, `${base}/2fa/enrolment/enable`, { tempToken, code: await nextTotpCode(testAuth, secret) });
@@ -158,10 +161,12 @@ describe.each(adapters)("STUP-4 over HTTP on %s: a role that requires a second f
       server,
       `${base}/public-key/enrolment/finish`,
       { tempToken, response: authenticator.register(again.body.data.options) },
-      { headers: { "X-WebAuthn-Ceremony": again.body.data.ceremonyId } },
+      { headers: { "X-WebAuthn-Ceremony": again.body.data.ceremonyId, "user-agent": "Passkey browser" } },
     );
     expectEnvelope(finished, 0);
     expect(finished.body.data.passkey).toMatchObject({ label: "Laptop" });
+    const sessions = await call(server, "GET", `${base}/sessions`, { token: finished.body.data.accessToken });
+    expect(sessions.body.data).toMatchObject([{ current: true, userAgent: "Passkey browser" }]);
     expect((await call(server, "GET", "/api/v1/things", { token: finished.body.data.accessToken })).body.code).toBe(0);
 
     const password = await post(server, `${base}/login`, { username: "ops-erin", password: testPassword });

@@ -1,5 +1,5 @@
 import type { RegistrationResponseJSON } from "@simplewebauthn/browser";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createAuthClient } from "./client.js";
 import type { AuthClientError } from "./errors.js";
 import type { PasskeyCeremonies } from "./passkeys.js";
@@ -114,6 +114,20 @@ describe("STUP-4: a sign-in that must enrol a second factor first (40105)", () =
     expect(await client.currentUser()).toBeNull();
   });
 
+  it("STUP-4: an enrolment's success without its recovery codes, or without its passkey, is invalid_response and stores nothing", async () => {
+    const { client } = clientAnswering({
+      "/auth/login": enrolmentAnswer,
+      "/auth/2fa/enrolment/enable": { code: 0, data: tokenSet(1) },
+      "/auth/public-key/enrolment/begin": { code: 0, data: { ceremonyId: "ceremony-1", options: { challenge: "Y2g" } } },
+      "/auth/public-key/enrolment/finish": { code: 0, data: tokenSet(2) },
+    });
+    const step = await client.login({ username: "alice", password: "pw" });
+    if (step.status !== "enrolment_required") throw new Error(step.status);
+    expect((await errorOf(step.enableTotp("123456")))?.kind).toBe("invalid_response");
+    expect((await errorOf(step.registerPasskey({ label: "Laptop" })))?.kind).toBe("invalid_response");
+    expect(await client.accessToken()).toBeNull();
+  });
+
   it("STUP-4: a 40105 without a temporary token is invalid_response", async () => {
     for (const data of [undefined, {}, { tempToken: 7 }]) {
       const { client } = clientAnswering({ "/auth/login": { code: 40105, message: "Enrol", data } });
@@ -127,7 +141,14 @@ describe("STUP-4: a sign-in that must enrol a second factor first (40105)", () =
       "/auth/oauth/corp/callback?code=c&state=s": { ...enrolmentAnswer, data: { tempToken: "enrol-1", returnPath: "/home" } },
     });
     expect((await client.register({ username: "newcomer", password: "pw" })).status).toBe("enrolment_required");
-    const finished = await client.oauth.finish({ url: "https://app.example.com/cb?code=c&state=s", provider: "corp" });
-    expect(finished).toMatchObject({ status: "enrolment_required", returnPath: "/home" });
+    const replaced: (string | undefined)[] = [];
+    vi.stubGlobal("history", { replaceState: (_data: unknown, _unused: string, url?: string) => replaced.push(url) });
+    try {
+      const finished = await client.oauth.finish({ url: "https://app.example.com/cb?code=c&state=s", provider: "corp" });
+      expect(finished).toMatchObject({ status: "enrolment_required", returnPath: "/home" });
+      expect(replaced).toEqual(["/home"]);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 });

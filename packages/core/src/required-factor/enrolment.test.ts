@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { sha256 } from "../crypto/random.js";
 import { fakeDirectory, groupsDn, person, workingPolicy } from "../directory/directory.test-support.js";
 import { changePassword, setPassword } from "../flows/change-password.js";
 import { saveDirectoryPolicy } from "../flows/directory-policy.js";
@@ -15,6 +16,7 @@ import {
   makeAuth,
   nextCode,
   signIn,
+  slowStorage,
   tally,
   wrongCodeAt,
 } from "../flows/fixtures.test-support.js";
@@ -30,9 +32,10 @@ import { verifyTotp } from "../flows/verify-totp.js";
 import { webauthnBegin, webauthnFinish } from "../flows/webauthn-login.js";
 import { signInWithIdentity } from "../oauth/identity-sign-in.js";
 import { resolveOAuthConfig } from "../oauth/provider-config.js";
+import { memoryStorage } from "../storage/memory.js";
 import type { SessionRecord } from "../storage/types.js";
 import type { PasskeyConfig } from "../webauthn/passkey-config.js";
-import { beginPasskeyEnrolment, finishPasskeyEnrolment } from "./enrol-passkey.js";
+import { beginPasskeyEnrolment, finishPasskeyEnrolment, passkeyEnrolmentOffered } from "./enrol-passkey.js";
 import { beginTotpEnrolment, finishTotpEnrolment } from "./enrol-totp.js";
 import type { SecondFactorConfig } from "./required-factor-config.js";
 
@@ -278,19 +281,138 @@ describe("a sign-in that must enrol a second factor first (40105)", () => {
     expect((await authError(beginPasskeyEnrolment(harness.auth, { tempToken: alice, label: "Again" }))).code).toBe(40100);
   });
 
-  it("STUP-4, ASVS 6.3.3: completing the enrolment ends the sessions begun before it (SE-2)", async () => {
+  it("STUP-4, ASVS 6.3.3: completing the enrolment ends the sessions begun before it (SE-2), reporting what was enrolled", async () => {
     const open = makeAuth({ throttle: generousThrottle });
     const userId = await addUser(open.auth, "alice");
+    const bobId = await addUser(open.auth, "bob");
     const before = await signIn(open, "alice");
-    const harness = makeAuth({
-      storage: open.storage,
-      clock: open.clock,
-      throttle: generousThrottle,
-      secondFactor: { required: "always" },
-    });
+    await signIn(open, "bob");
+    const harness = requiringAuth({ required: "always" }, { storage: open.storage, clock: open.clock });
     await enrolTotpWith(harness, await enrolmentOf(harness, "alice"));
     expect((await authError(refresh(harness.auth, { refreshToken: before.refreshToken }))).code).toBe(40101);
     expect(await harness.storage.sessions.listByUser(userId, harness.clock.now, 10)).toHaveLength(1);
+    const tempToken = await enrolmentOf(harness, "bob");
+    const { ceremonyId, options } = await beginPasskeyEnrolment(harness.auth, { tempToken, label: "Laptop" });
+    const response = makeAuthenticator().register(options);
+    const { passkey } = await finishPasskeyEnrolment(harness.auth, { tempToken, ceremonyId, response });
+    const ended = harness.events.filter((event) => event.type === "sessions.ended");
+    expect(ended.map((event) => [event.userId, event.reason, event.keptSessionId])).toEqual([
+      [userId, "totp_enabled", null],
+      [bobId, "passkey_registered", null],
+    ]);
+    expect(harness.events).toContainEqual({
+      type: "passkey.registered",
+      userId: bobId,
+      credentialId: passkey.id,
+      at: harness.clock.now,
+    });
+  });
+});
+
+describe("the enrolment flows' input and refusals", () => {
+  it("STUP-4: a missing field is 40001 naming it; a refused token says it is invalid or expired", async () => {
+    const harness = requiringAuth({ required: "always" });
+    await addUser(harness.auth, "alice");
+    const tempToken = await enrolmentOf(harness, "alice");
+    const answers = async (promise: Promise<unknown>) => {
+      const { code, message } = await authError(promise);
+      return { code, message };
+    };
+    const missingToken = { code: 40001, message: "tempToken is required" };
+    expect(await answers(beginTotpEnrolment(harness.auth, {} as never))).toEqual(missingToken);
+    expect(await answers(finishTotpEnrolment(harness.auth, { code: "123456" } as never))).toEqual(missingToken);
+    expect(await answers(finishTotpEnrolment(harness.auth, { tempToken } as never))).toEqual({
+      code: 40001,
+      message: "code is required",
+    });
+    expect(await answers(beginPasskeyEnrolment(harness.auth, { label: "Laptop" } as never))).toEqual(missingToken);
+    expect(await answers(finishPasskeyEnrolment(harness.auth, { ceremonyId: "x", response: {} } as never))).toEqual(missingToken);
+    expect(await answers(beginTotpEnrolment(harness.auth, { tempToken: "not-a-token" }))).toEqual({
+      code: 40100,
+      message: "The temporary token is invalid or expired",
+    });
+  });
+
+  it("STUP-4: enabling before any setup is 40900; a wrong code reports second_factor.failed of kind totp", async () => {
+    const harness = requiringAuth({ required: "always" });
+    const userId = await addUser(harness.auth, "alice");
+    const tempToken = await enrolmentOf(harness, "alice");
+    const early = await authError(finishTotpEnrolment(harness.auth, { tempToken, code: "123456" }));
+    expect({ code: early.code, message: early.message }).toEqual({ code: 40900, message: "Start TOTP setup first" });
+    const secret = decodeBase32((await beginTotpEnrolment(harness.auth, { tempToken })).secret);
+    const ip = "198.51.100.7";
+    await authError(finishTotpEnrolment(harness.auth, { tempToken, code: wrongCodeAt(secret, harness.clock.now), ip }));
+    expect(harness.events.at(-1)).toEqual({ type: "second_factor.failed", userId, kind: "totp", at: harness.clock.now, ip });
+  });
+
+  it("STUP-4 (RL-4): each request with the token takes one attempt from the client address", async () => {
+    const harness = requiringAuth({ required: "always" }, { throttle: { ip: [{ limit: 3, window: "15m" }] } });
+    await addUser(harness.auth, "alice");
+    const ip = "198.51.100.7";
+    const tempToken = enrolmentToken(await login(harness.auth, { username: "alice", password: goodPassword, ip }));
+    await beginTotpEnrolment(harness.auth, { tempToken, ip });
+    await beginTotpEnrolment(harness.auth, { tempToken, ip });
+    expect((await authError(beginTotpEnrolment(harness.auth, { tempToken, ip }))).code).toBe(42900);
+    expect(await beginTotpEnrolment(harness.auth, { tempToken, ip: "198.51.100.8" })).toMatchObject({
+      secret: expect.any(String),
+    });
+  });
+
+  it("STUP-4: a token whose user is gone is refused and spent", async () => {
+    const harness = requiringAuth({ required: "always" });
+    const tempToken = "a-token-of-a-user-who-is-gone";
+    const challenge = {
+      id: sha256(tempToken),
+      kind: "second_factor_enrolment" as const,
+      userId: "gone",
+      data: { tokenVersion: 0, firstFactor: ["pwd"], budget: { scope: "account", usernameKey: "gone" }, passwordStamp: "" },
+      attempts: 0,
+      createdAt: harness.clock.now,
+      expiresAt: harness.clock.now + 60_000,
+    };
+    await harness.storage.challenges.put(challenge);
+    expect((await authError(beginTotpEnrolment(harness.auth, { tempToken }))).code).toBe(40100);
+    expect(await harness.storage.challenges.find(challenge.id, challenge.kind, harness.clock.now)).toBeNull();
+  });
+
+  it("STUP-4: without passkeys configured, or with user verification only preferred, passkey enrolment is 40400 saying why", async () => {
+    const none = makeAuth({ secondFactor: { required: "always" } });
+    expect(passkeyEnrolmentOffered(none.auth)).toBe(false);
+    const off = await authError(beginPasskeyEnrolment(none.auth, { tempToken: "x", label: "Laptop" }));
+    expect({ code: off.code, message: off.message }).toEqual({ code: 40400, message: "Passkeys are not enabled" });
+    const preferred = requiringAuth({ required: "always" }, {}, { userVerification: "preferred" });
+    expect(passkeyEnrolmentOffered(preferred.auth)).toBe(false);
+    const refused = await authError(finishPasskeyEnrolment(preferred.auth, { tempToken: "x", ceremonyId: "y", response: {} }));
+    expect({ code: refused.code, message: refused.message }).toEqual({
+      code: 40400,
+      message: 'Passkeys are a second factor only with passkeys.userVerification "required"',
+    });
+  });
+
+  it("STUP-4 (TMP-3): of two passkey registrations finishing at once on one token, one completes and the other is 40100 and stores nothing", async () => {
+    const harness = requiringAuth({ required: "always" }, { storage: slowStorage(memoryStorage()) });
+    const userId = await addUser(harness.auth, "alice");
+    const tempToken = await enrolmentOf(harness, "alice");
+    const first = await beginPasskeyEnrolment(harness.auth, { tempToken, label: "One" });
+    const second = await beginPasskeyEnrolment(harness.auth, { tempToken, label: "Two" });
+    const outcomes = await tally(
+      [first, second].map(({ ceremonyId, options }) =>
+        finishPasskeyEnrolment(harness.auth, { tempToken, ceremonyId, response: makeAuthenticator().register(options) }),
+      ),
+    );
+    expect(Object.fromEntries(outcomes)).toEqual({ fulfilled: 1, 40100: 1 });
+    expect(await harness.storage.passkeys.listByUser(userId)).toHaveLength(1);
+  });
+
+  it("STUP-4 (TOTP-4): of two tokens of one user enabling the same code at once, one completes and the other is 40103", async () => {
+    const harness = requiringAuth({ required: "always" }, { storage: slowStorage(memoryStorage()) });
+    await addUser(harness.auth, "alice");
+    const one = await enrolmentOf(harness, "alice");
+    const two = await enrolmentOf(harness, "alice");
+    const secret = decodeBase32((await beginTotpEnrolment(harness.auth, { tempToken: two })).secret);
+    const code = codeAt(secret, harness.clock.now);
+    const outcomes = await tally([one, two].map((tempToken) => finishTotpEnrolment(harness.auth, { tempToken, code })));
+    expect(Object.fromEntries(outcomes)).toEqual({ fulfilled: 1, 40103: 1 });
   });
 });
 

@@ -40,6 +40,7 @@ describe("the secondFactor options", () => {
     const cases: [unknown, string][] = [
       ["always", 'secondFactor must be an object such as { required: "always" }; got "always"'],
       [[], 'secondFactor must be an object such as { required: "always" }; got []'],
+      [null, 'secondFactor must be an object such as { required: "always" }; got null'],
       [{ require: "always" }, "secondFactor.require is not an option; did you mean secondFactor.required?"],
       [
         { required: "never" },
