@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import { driveAuthorization } from "@portcullis/testing";
+import type { OAuthProviderConfig } from "@portcullis/core";
+import { type LocalProviderAuthentication, driveAuthorization } from "@portcullis/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { base32Decode, makeTestAuth, totpCodeAt } from "../fixtures/auth.js";
 import { type OidcTestProvider, corpOAuthConfig, startOidcProvider } from "../fixtures/oidc-provider.js";
@@ -9,14 +10,50 @@ import { type RunningServer, adapters } from "./servers.js";
 
 const redirectUri = "https://app.example.com/auth/callback";
 let provider: OidcTestProvider;
+/** A provider whose ID tokens state `auth_time`, and the `amr`, `acr` and `auth_time` of {@link recorded} (STUP-5). */
+let stating: OidcTestProvider;
+/** How the stating provider records its next sign-ins: each test sets it before the sign-in it is about. */
+let recorded: LocalProviderAuthentication = {};
 
 beforeAll(async () => {
   provider = await startOidcProvider({ redirectUris: [redirectUri] });
+  stating = await startOidcProvider({ redirectUris: [redirectUri], requireAuthTime: true, authentication: () => recorded });
 });
 
 afterAll(async () => {
   await provider.close();
+  await stating.close();
 });
+
+/**
+ * An auth whose `corp` is the stating provider, with these changes to its configuration, its clock
+ * at the real time: the provider's `auth_time` is read against it.
+ */
+function authWithStatingProvider(changes: Partial<OAuthProviderConfig> = {}) {
+  const config = corpOAuthConfig(stating, redirectUri);
+  const corp = { ...(config.providers.corp as OAuthProviderConfig), ...changes };
+  const testAuth = makeTestAuth({ oauth: { ...config, providers: { corp } } });
+  testAuth.clock.now = Date.now();
+  return testAuth;
+}
+
+/** Finishes a flow begun on `server` (its authorize answer) by signing in at the provider as `username`: the callback's answer. */
+async function finishAt(
+  server: RunningServer,
+  begun: { body: { data: { authUrl: string } }; headers: Headers },
+  username = "alice",
+) {
+  const callback = await driveAuthorization(begun.body.data.authUrl, { username });
+  return call(server, "GET", `/api/v1/auth/oauth/corp/callback${callback.search}`, {
+    headers: { cookie: cookieOf(begun.headers.get("set-cookie")) },
+  });
+}
+
+/** Signs in through the stating provider, which records the sign-in as `how`: the callback's answer. */
+async function signInStating(server: RunningServer, how: LocalProviderAuthentication) {
+  recorded = how;
+  return finishAt(server, await call(server, "GET", "/api/v1/auth/oauth/corp/authorize"));
+}
 
 function authWithProvider() {
   return makeTestAuth({ oauth: corpOAuthConfig(provider, redirectUri) }).auth;
@@ -229,8 +266,91 @@ describe("OAuth routes against a real OpenID provider", () => {
           await server.close();
         }
       });
+
+      it("STUP-5, ASVS 6.8.4, 7.6.1: a provider's hour-old auth_time answers 40104 on a maxAge route; re-authenticating through the provider asks max_age=0 and prompt=login, refuses a stale auth_time, and then lets the route through", async () => {
+        const testAuth = authWithStatingProvider();
+        const server = await start(testAuth.auth);
+        try {
+          const hourAgo = Math.floor(testAuth.clock.now / 1000) - 3600;
+          const signedIn = await signInStating(server, { authTime: hourAgo });
+          expect(signedIn.body.code).toBe(0);
+          const token = signedIn.body.data.accessToken;
+          const old = await call(server, "GET", "/api/v1/things/recent", { token });
+          expect(old.status).toBe(401);
+          expect(old.body).toMatchObject({ code: 40104, data: { required: { maxAge: 300 } } });
+
+          const begin = () =>
+            call(server, "POST", "/api/v1/auth/oauth/corp/reauthenticate", { token, json: { redirect: "/vault" } });
+          const begun = await begin();
+          expect(begun.body.code).toBe(0);
+          const asked = new URL(begun.body.data.authUrl);
+          expect([asked.searchParams.get("max_age"), asked.searchParams.get("prompt")]).toEqual(["0", "login"]);
+          expect(begun.headers.get("set-cookie")).toMatch(/^portcullis_oauth=[A-Za-z0-9_-]{43}; /);
+          recorded = { authTime: hourAgo };
+          const stale = await finishAt(server, begun);
+          expect(stale.status).toBe(401);
+          expect(stale.body).toMatchObject({
+            code: 40100,
+            message: "The provider did not sign you in again: it answered with an earlier sign-in",
+          });
+          expect((await call(server, "GET", "/api/v1/things/recent", { token })).body.code).toBe(40104);
+
+          recorded = {};
+          const raised = await finishAt(server, await begin());
+          expect(raised.body).toMatchObject({
+            code: 0,
+            data: { reauthenticated: true, returnPath: "/vault", user: { username: "alice" } },
+          });
+          expect(raised.body.data).not.toHaveProperty("refreshToken");
+          const recent = await call(server, "GET", "/api/v1/things/recent", { token: raised.body.data.accessToken });
+          expect(recent.body).toMatchObject({ code: 0, data: { amr: ["fed"] } });
+          expect(recent.body.data.authTime).toBeGreaterThanOrEqual(Math.floor(testAuth.clock.now / 1000) - 30);
+          const refreshed = await call(server, "POST", "/api/v1/auth/refresh", {
+            json: { refreshToken: signedIn.body.data.refreshToken },
+          });
+          const afterRefresh = await call(server, "GET", "/api/v1/things/recent", { token: refreshed.body.data.accessToken });
+          expect(afterRefresh.body.code, "the raised session's refreshes carry it").toBe(0);
+        } finally {
+          await server.close();
+        }
+      });
+
+      it("STUP-5, ASVS 6.8.4: trustedForSecondFactor without an asserted second factor asks a TOTP user for the code (40102); with amr pwd and otp, or a listed acr, it does not, and a secondFactor route lets it through", async () => {
+        const testAuth = authWithStatingProvider({ trustedForSecondFactor: true, secondFactorAcrValues: ["urn:example:mfa"] });
+        const server = await start(testAuth.auth);
+        try {
+          const first = await signInStating(server, {});
+          const token = first.body.data.accessToken;
+          const setup = await call(server, "POST", "/api/v1/auth/2fa/setup", { token, json: {} });
+          const secret = base32Decode(setup.body.data.secret);
+          const enabled = await call(server, "POST", "/api/v1/auth/2fa/enable", {
+            token,
+            json: { code: await totpCodeAt(testAuth.auth, secret) },
+          });
+          expect(enabled.body).toMatchObject({ code: 0, data: { enabled: true } });
+
+          for (const how of [{}, { amr: ["pwd"] }, { amr: ["otp"] }, { acr: "urn:example:pwd", amr: ["pwd"] }]) {
+            const asked = await signInStating(server, how);
+            expect(asked.body, JSON.stringify(how)).toMatchObject({ code: 40102, data: { tempToken: expect.any(String) } });
+          }
+          const cases: [LocalProviderAuthentication, string[]][] = [
+            [{ amr: ["pwd", "otp"] }, ["fed", "pwd", "otp", "mfa"]],
+            [{ acr: "urn:example:mfa" }, ["fed", "mfa"]],
+          ];
+          for (const [how, amr] of cases) {
+            const signedIn = await signInStating(server, how);
+            expect(signedIn.body, JSON.stringify(how)).toMatchObject({ code: 0, data: { user: { totpEnabled: true } } });
+            const strong = await call(server, "GET", "/api/v1/things/strong", { token: signedIn.body.data.accessToken });
+            expect(strong.body, JSON.stringify(how)).toMatchObject({ code: 0, data: { amr } });
+          }
+        } finally {
+          await server.close();
+        }
+      });
     });
   }
 });
 
-describeOpenApiDrift({ exercises: ["oauthProviders", "oauthAuthorize", "oauthCallback", "getPublicUser"] });
+describeOpenApiDrift({
+  exercises: ["oauthProviders", "oauthAuthorize", "oauthCallback", "oauthReauthenticate", "getPublicUser"],
+});

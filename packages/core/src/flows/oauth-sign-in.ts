@@ -2,6 +2,8 @@ import type { Auth } from "../auth.js";
 import { beginOAuthSignIn } from "../oauth/authorize.js";
 import { verifyOAuthCallback } from "../oauth/callback.js";
 import { linkAndSignIn, signInWithIdentity } from "../oauth/identity-sign-in.js";
+import { finishOAuthReauthentication } from "../oauth/reauthenticate.js";
+import type { AccessTokenSet } from "../tokens/issue-tokens.js";
 import type { LoginResult } from "./login-result.js";
 
 /** A provider as the sign-in page lists it: no URLs, no client, no secret. */
@@ -66,8 +68,12 @@ export interface OAuthCallbackInput {
   userAgent?: string;
 }
 
-/** What {@link oauthCallback} answers: a login result, and the return path the flow began with. */
-export type OAuthCallbackResult = LoginResult & {
+/**
+ * What {@link oauthCallback} answers: a login result, or for a flow begun by
+ * `beginOAuthReauthentication` a new access token of the raised session (`reauthenticated`), and
+ * the return path the flow began with.
+ */
+export type OAuthCallbackResult = (LoginResult | { status: "reauthenticated"; tokens: AccessTokenSet }) & {
   /** The same-origin path given to {@link oauthAuthorize} (`/` by default), for the page to go on to. */
   returnPath: string;
 };
@@ -78,12 +84,18 @@ export type OAuthCallbackResult = LoginResult & {
  * creating it on first sign-in when provisioning is on (OA-7); or, for a flow begun by
  * `linkIdentity`, links the provider account to that user and signs them in afresh. A user with TOTP gets a
  * temporary token unless the provider is trusted for the second factor and asserted one; the
- * session's `amr` and sign-in time are what the provider's ID token stated (STUP-5).
+ * session's `amr` and sign-in time are what the provider's ID token stated (STUP-5). For a flow
+ * begun by `beginOAuthReauthentication`, raises the session that began it instead (STUP-5).
  *
- * @throws {AuthError} 40100 refused, 40300 disabled, 40400 unknown provider, 50300 provider unreachable.
+ * @throws {AuthError} 40100 refused, 40101 a re-authenticated session no longer live, 40300 disabled, 40400 unknown provider, 50300 provider unreachable.
  */
 export async function oauthCallback(auth: Auth, input: OAuthCallbackInput): Promise<OAuthCallbackResult> {
-  const { provider, profile, authentication, userId, returnPath } = await verifyOAuthCallback(auth, input);
+  const verified = await verifyOAuthCallback(auth, input);
+  const { provider, profile, authentication, userId, returnPath, reauthentication } = verified;
+  if (reauthentication !== null) {
+    const tokens = await finishOAuthReauthentication(auth, { ...verified, reauthentication }, input.ip);
+    return { status: "reauthenticated", tokens, returnPath };
+  }
   const client = { ip: input.ip, userAgent: input.userAgent };
   const result =
     userId === null

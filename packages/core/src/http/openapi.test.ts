@@ -91,6 +91,7 @@ describe("openApiDocument", () => {
       "POST /api/v1/auth/directory/policy/test",
       "POST /api/v1/auth/email",
       "POST /api/v1/auth/email/verify",
+      "POST /api/v1/auth/oauth/{provider}/reauthenticate",
       "POST /api/v1/auth/password/forgot",
       "POST /api/v1/auth/password/reset",
       "POST /api/v1/auth/public-key/enrolment/begin",

@@ -1,9 +1,17 @@
 import type { Auth } from "../../auth.js";
 import { oauthAuthorize, oauthCallback, oauthProviders } from "../../flows/oauth-sign-in.js";
 import { bindingCookie, bindingFrom } from "../../oauth/browser-binding.js";
-import { answerObject, listOf, oauthSecondFactorData, oauthSignInData } from "../openapi-schemas.js";
-import type { ParameterDoc, Route } from "../route-types.js";
-import { loginResponse, setsDeviceCookie } from "./shared.js";
+import { beginOAuthReauthentication } from "../../oauth/reauthenticate.js";
+import {
+  answerObject,
+  listOf,
+  oauthReauthenticatedData,
+  oauthSecondFactorData,
+  oauthSignInData,
+  requestObject,
+} from "../openapi-schemas.js";
+import type { ParameterDoc, Route, RouteContext, RouteResult } from "../route-types.js";
+import { loginResponse, sessionOf, setsDeviceCookie, signedIn } from "./shared.js";
 
 const oauthEnabled = (auth: Auth) => auth.config.oauthProviders.size > 0;
 
@@ -12,6 +20,27 @@ const providerParameter: ParameterDoc = {
   in: "path",
   description: "A provider's name, as in `oauth.providers`",
 };
+
+const bindingCookieDoc =
+  "The binding cookie the callback needs, HttpOnly, SameSite=Lax, for 10 minutes: `__Host-portcullis_oauth` (Secure, path `/`) over TLS, `portcullis_oauth` (path of the OAuth routes) over plain HTTP";
+
+/** The callback's answer: a sign-in's, or for a re-authentication (STUP-5) a new access token of the session that began it. */
+async function callbackAnswer(context: RouteContext): Promise<RouteResult> {
+  const { auth, params, query, header, secure, ip } = context;
+  const browserBinding = bindingFrom(header("cookie"), secure);
+  const userAgent = header("user-agent");
+  const result = await oauthCallback(auth, { provider: params.provider as string, query, browserBinding, ip, userAgent });
+  const clearBinding = bindingCookie(auth, "", secure, 0);
+  if (result.status === "reauthenticated") {
+    return { data: { ...result.tokens, returnPath: result.returnPath, reauthenticated: true }, cookies: [clearBinding] };
+  }
+  const answer = loginResponse(context, result);
+  return {
+    ...answer,
+    data: { ...(answer.data as object), returnPath: result.returnPath },
+    cookies: [clearBinding, ...(answer.cookies ?? [])],
+  };
+}
 
 /** Sign-in with OAuth 2.0 and OpenID Connect providers; `authorize` and `callback` only with a provider configured. */
 export const oauthRoutes: readonly Route[] = [
@@ -47,8 +76,7 @@ export const oauthRoutes: readonly Route[] = [
         { name: "mode", in: "query", description: "`redirect` answers a 302 to the provider", schema: { enum: ["redirect"] } },
       ],
       data: answerObject({ authUrl: { type: "string", format: "uri" } }),
-      setsCookie:
-        "The binding cookie the callback needs, HttpOnly, SameSite=Lax, for 10 minutes: `__Host-portcullis_oauth` (Secure, path `/`) over TLS, `portcullis_oauth` (path of the OAuth routes) over plain HTTP",
+      setsCookie: bindingCookieDoc,
       redirect: "With `mode=redirect`: a 302 to the provider, with the same cookie",
       codes: [40002, 40400, 42900, 50300],
     },
@@ -71,7 +99,7 @@ export const oauthRoutes: readonly Route[] = [
       tag: "OAuth",
       summary: "Finish a sign-in with a provider: relay the provider's callback query",
       description:
-        "A user with TOTP gets 40102, unless the provider is trusted for the second factor; a user who must have a second factor and has none, 40105 (STUP-4).",
+        "A user with TOTP gets 40102, unless the provider is trusted for the second factor and its ID token asserts one (`amr`, `acr`; STUP-5); a user who must have a second factor and has none, 40105 (STUP-4). The session's `amr` and sign-in time are what the ID token states. For a flow begun by `oauthReauthenticate`, answers a new access token of the session that began it (`reauthenticated: true`), once the provider signed the person in again (`auth_time` at most 30 s old) with the provider account linked to the user.",
       parameters: [
         providerParameter,
         { name: "code", in: "query", description: "From the provider" },
@@ -89,23 +117,45 @@ export const oauthRoutes: readonly Route[] = [
           description: "The cookie `authorize` set, over plain HTTP (development); ignored over TLS; sent twice, 40100",
         },
       ],
-      data: oauthSignInData,
+      data: { oneOf: [oauthSignInData, oauthReauthenticatedData] },
       secondFactor: oauthSecondFactorData,
       enrolment: oauthSecondFactorData,
       setsCookie: `Clears the binding cookie. ${setsDeviceCookie}`,
-      codes: [40100, 40300, 40400, 40900, 50300],
+      codes: [40100, 40101, 40300, 40400, 40900, 50300],
+    },
+    handle: callbackAnswer,
+  },
+  {
+    method: "POST",
+    path: "/auth/oauth/:provider/reauthenticate",
+    access: "bearer",
+    enabled: oauthEnabled,
+    doc: {
+      operationId: "oauthReauthenticate",
+      tag: "OAuth",
+      summary: "Begin re-authenticating this session through a provider linked to the user",
+      description:
+        "For a user who signs in through a provider and is asked to step up (40104) or to prove a recent sign-in (STUP-5). Answers the provider's URL, which asks it to authenticate the person again (`max_age=0`, `prompt=login`), and sets the binding cookie; the provider sends the browser to the callback, which answers a new access token of this session with `auth_time` now and `amr` `fed` (with the provider's asserted factors and `mfa` where it is trusted for the second factor). A user with TOTP sends `totpCode` (40001 without it) unless the provider is trusted for the second factor and asserts one. 40400 for a plain OAuth 2.0 provider, 40900 when none of the user's accounts at this provider is linked.",
+      parameters: [providerParameter],
+      body: requestObject({
+        redirect: { type: "string", description: "Where the app goes afterwards: a path of this app only" },
+        totpCode: { type: "string", description: "A current code of the user's authenticator, when TOTP is on (STUP-3)" },
+      }),
+      data: answerObject({ authUrl: { type: "string", format: "uri" } }),
+      setsCookie: bindingCookieDoc,
+      codes: [40001, 40103, 40400, 40900, 42900],
     },
     async handle(context) {
-      const { auth, params, query, header, secure, ip } = context;
-      const browserBinding = bindingFrom(header("cookie"), secure);
-      const userAgent = header("user-agent");
-      const result = await oauthCallback(auth, { provider: params.provider as string, query, browserBinding, ip, userAgent });
-      const answer = loginResponse(context, result);
-      return {
-        ...answer,
-        data: { ...(answer.data as object), returnPath: result.returnPath },
-        cookies: [bindingCookie(auth, "", secure, 0), ...(answer.cookies ?? [])],
-      };
+      const { auth, params, body, secure, ip } = context;
+      const { authUrl, browserBinding } = await beginOAuthReauthentication(auth, {
+        provider: params.provider as string,
+        userId: signedIn(context),
+        sessionId: sessionOf(context),
+        redirect: body.redirect as string | undefined,
+        totpCode: body.totpCode as string | undefined,
+        ip,
+      });
+      return { data: { authUrl }, cookies: [bindingCookie(auth, browserBinding, secure, 600)] };
     },
   },
 ];
