@@ -32,7 +32,7 @@ async function signedInWithCode(harness: ClientTestServer, username: string) {
 describe.each(clientTargets)("client step-up against %s", (_name, start, statusMode) => {
   const serve = servedPerTest(start, statusMode);
 
-  it("STUP-2: a 40104 emits stepUpRequired with what is required; once the listener re-authenticates the request is sent once more and answers", async () => {
+  it("STUP-2, ASVS 7.5.3: a 40104 emits stepUpRequired with what is required; once the listener re-authenticates the request is sent once more and answers", async () => {
     const harness = await serve();
     const { client, user } = await signedInClient(harness, "stepping");
     harness.clock.advance(sixMinutes);
@@ -57,7 +57,7 @@ describe.each(clientTargets)("client step-up against %s", (_name, start, statusM
     expect((await envelopeOf(await client.fetch(recentPath))).code).toBe(0);
   });
 
-  it("STUP-2: without a listener, or when it cancels, the 40104 is the answer and nothing is sent again", async () => {
+  it("STUP-2, ASVS 7.5.3: without a listener, or when it cancels, the 40104 is the answer and nothing is sent again", async () => {
     const harness = await serve();
     const { client } = await signedInClient(harness, "cancelling");
     harness.clock.advance(sixMinutes);
@@ -77,7 +77,7 @@ describe.each(clientTargets)("client step-up against %s", (_name, start, statusM
     expect([harness.countSent("GET", recentPath), harness.countSent("GET", strongPath)]).toEqual([2, 1]);
   });
 
-  it("STUP-2, STUP-3: a wrong proof rejects the listener's call and the request keeps waiting; a TOTP user steps up with the password and a code, to a second factor", async () => {
+  it("STUP-2, STUP-3, ASVS 7.5.3, 7.5.1: a wrong proof rejects the listener's call and the request keeps waiting; a TOTP user steps up with the password and a code, to a second factor", async () => {
     const harness = await serve();
     const { client, user } = await signedInWithCode(harness, "two-factor");
     const failures: number[] = [];
@@ -92,7 +92,7 @@ describe.each(clientTargets)("client step-up against %s", (_name, start, statusM
     expect((await envelopeOf(await client.fetch(strongPath))).code).toBe(0);
   });
 
-  it("STUP-3: with TOTP on, turning it off from an old session needs the password and a code; client.stepUp.reauthenticate makes the session recent for both", async () => {
+  it("STUP-3, ASVS 7.5.1: with TOTP on, turning it off from an old session needs the password and a code; client.stepUp.reauthenticate makes the session recent for both", async () => {
     const harness = await serve();
     const { client, user } = await signedInWithCode(harness, "disabling");
     expect((await rejection(client.totp.disable({ password: testPassword }))).code).toBe(40001);

@@ -7,13 +7,13 @@ import { requireAuth as requireAuthHono } from "@portcullis/hono";
 import { describe, expectTypeOf, it } from "vitest";
 
 describe("step-up types", () => {
-  it("STUP-1: the request's access context has authTime (epoch seconds) and amr in RFC 8176 values", () => {
+  it("STUP-1, ASVS 10.3.4: the request's access context has authTime (epoch seconds) and amr in RFC 8176 values", () => {
     expectTypeOf<AccessContext["authTime"]>().toEqualTypeOf<number>();
     expectTypeOf<AccessContext["amr"]>().toEqualTypeOf<readonly AmrValue[]>();
     expectTypeOf<AmrValue>().toEqualTypeOf<"pwd" | "otp" | "hwk" | "swk" | "user" | "fed" | "mfa">();
   });
 
-  it("STUP-2: every adapter's requireAuth takes maxAge, secondFactor and amr; an amr value RFC 8176 does not define here, or a maxAge that is no duration, does not compile", () => {
+  it("STUP-2, ASVS 7.5.3: every adapter's requireAuth takes maxAge, secondFactor and amr; an amr value RFC 8176 does not define here, or a maxAge that is no duration, does not compile", () => {
     const typeOnly = (auth: Auth) => {
       const good: StepUpOptions = { maxAge: "5m", secondFactor: true, amr: ["hwk", "user"] };
       requireAuthExpress(auth, { ...good, roles: ["admin"] });

@@ -66,7 +66,7 @@ describe.each(adapters)("step-up over HTTP on %s", (_name, start) => {
     });
   }
 
-  it("STUP-1: req.auth (c.get('auth'), request.auth) carries the sign-in's authTime, in seconds, and amr", async () => {
+  it("STUP-1, ASVS 10.3.4: req.auth (c.get('auth'), request.auth) carries the sign-in's authTime, in seconds, and amr", async () => {
     const user = await createTestUser(testAuth.auth, "reader");
     testAuth.clock.advance(1500);
     const tokens = await signIn("reader");
@@ -75,7 +75,7 @@ describe.each(adapters)("step-up over HTTP on %s", (_name, start) => {
     expect(answer.body.data).toEqual({ userId: user.id, authTime: seconds(), amr: ["pwd"] });
   });
 
-  it("STUP-2: a route with maxAge 5m answers 40104 naming maxAge after six minutes, and passes after re-authentication with the password; refreshes carry it", async () => {
+  it("STUP-2, ASVS 7.5.3: a route with maxAge 5m answers 40104 naming maxAge after six minutes, and passes after re-authentication with the password; refreshes carry it", async () => {
     await createTestUser(testAuth.auth, "stepper");
     const tokens = await signIn("stepper");
     expectAppAnswer(await get("/api/v1/things/recent", tokens.accessToken));
@@ -110,7 +110,7 @@ describe.each(adapters)("step-up over HTTP on %s", (_name, start) => {
     expectStepUp(await get("/api/v1/things/recent", later.body.data.accessToken), { maxAge: 300 });
   });
 
-  it("STUP-2: a route asking for a second factor answers 40104 naming mfa to a password session; a TOTP user re-authenticates with the password and a code", async () => {
+  it("STUP-2, ASVS 7.5.3: a route asking for a second factor answers 40104 naming mfa to a password session; a TOTP user re-authenticates with the password and a code", async () => {
     await createTestUser(testAuth.auth, "one-factor");
     expectStepUp(await get("/api/v1/things/strong", (await signIn("one-factor")).accessToken), { amr: ["mfa"] });
 
@@ -137,7 +137,7 @@ describe.each(adapters)("step-up over HTTP on %s", (_name, start) => {
     }
   });
 
-  it("STUP-2: a passkey re-authenticates the session through begin and finish (hwk, user, mfa); the ceremony is this session's alone", async () => {
+  it("STUP-2, ASVS 7.5.3: a passkey re-authenticates the session through begin and finish (hwk, user, mfa); the ceremony is this session's alone", async () => {
     const user = await createTestUser(testAuth.auth, "keyed");
     const authenticator = makeTestAuthenticator();
     const tokens = await signIn("keyed");

@@ -34,8 +34,8 @@ async function stepUpOf(reauthentication: () => { code: number; data?: unknown }
 
 const raised = { code: 0, data: { accessToken: "access-9", tokenType: "Bearer", expiresIn: 60, user: scriptedUser } };
 
-describe("STUP-2: the client's step-up", () => {
-  it("STUP-2: requests that meet a 40104 together wait on one stepUpRequired; a re-authentication lets them all go, and stores the new access token beside the refresh token", async () => {
+describe("STUP-2, ASVS 7.5.3: the client's step-up", () => {
+  it("STUP-2, ASVS 7.5.3: requests that meet a 40104 together wait on one stepUpRequired; a re-authentication lets them all go, and stores the new access token beside the refresh token", async () => {
     const { events, stepUp, store, server } = await stepUpOf(() => raised);
     const steps: StepUpRequest[] = [];
     events.on("stepUpRequired", (step) => steps.push(step));
@@ -57,7 +57,7 @@ describe("STUP-2: the client's step-up", () => {
     expect(steps).toHaveLength(2);
   });
 
-  it("STUP-2: without a listener nothing waits; a cancel lets every waiting request answer its 40104; a refused proof leaves them waiting", async () => {
+  it("STUP-2, ASVS 7.5.3: without a listener nothing waits; a cancel lets every waiting request answer its 40104; a refused proof leaves them waiting", async () => {
     let answer: { code: number; data?: unknown } = { code: 40100 };
     const { events, stepUp } = await stepUpOf(() => answer);
     expect(await stepUp.satisfy({ maxAge: 300 })).toBe(false);
@@ -76,13 +76,13 @@ describe("STUP-2: the client's step-up", () => {
     expect(await steps[0]?.reauthenticate({ password: "pw" })).toEqual(scriptedUser);
   });
 
-  it("STUP-2: the requirement of a 40104 is read as far as it is one: maxAge a number, amr the strings of a list", () => {
+  it("STUP-2, ASVS 7.5.3: the requirement of a 40104 is read as far as it is one: maxAge a number, amr the strings of a list", () => {
     expect(requirementOf({ required: { maxAge: 300, amr: ["mfa", 7, "hwk"] } })).toEqual({ maxAge: 300, amr: ["mfa", "hwk"] });
     expect(requirementOf({ required: { maxAge: "300", amr: "mfa" } })).toEqual({});
     for (const data of [undefined, null, {}, { required: null }, { required: "x" }]) expect(requirementOf(data)).toEqual({});
   });
 
-  it("STUP-2: client.fetch waits on a 40104 of the app, then sends the request once more with the raised token; a second 40104 is the answer", async () => {
+  it("STUP-2, ASVS 7.5.3: client.fetch waits on a 40104 of the app, then sends the request once more with the raised token; a second 40104 is the answer", async () => {
     const stepUpRequired = (required: unknown) =>
       new Response(JSON.stringify({ code: 40104, message: "Step-up required", data: { required } }), {
         status: 401,

@@ -185,7 +185,7 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     expect(refreshed.user).toMatchObject({ id: accounts.bob.id, email: "Bob@Example.com", emailVerified: true });
   });
 
-  it("STUP-1 (issue 37): a database made and filled by schema version 3 keeps every row through migration 4; each session's auth_time is its sign-in, which refreshed tokens carry", async () => {
+  it("STUP-1, ASVS 10.3.4 (issue 37): a database made and filled by schema version 3 keeps every row through migration 4; each session's auth_time is its sign-in, which refreshed tokens carry", async () => {
     const { accounts, storage } = await migratedFrom(3);
     for (const user of accounts.users) expect(await storage.users.findById(user.id)).toEqual(user);
     expect(accounts.sessions.length).toBeGreaterThan(1);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { AuthMethod } from "../storage/types.js";
 import { amrClaim, authTimeOf, factorsProven } from "./amr.js";
 
-describe("STUP-1: the amr claim in RFC 8176 values", () => {
+describe("STUP-1, ASVS 10.3.4: the amr claim in RFC 8176 values", () => {
   const table: [methods: AuthMethod[], claim: string[], factors: { first: boolean; second: boolean }][] = [
     [["pwd"], ["pwd"], { first: true, second: false }],
     [["ldap"], ["pwd"], { first: true, second: false }],
@@ -26,12 +26,12 @@ describe("STUP-1: the amr claim in RFC 8176 values", () => {
     [[], [], { first: false, second: false }],
   ];
 
-  it.each(table)("STUP-1: %j is amr %j", (methods, claim, factors) => {
+  it.each(table)("STUP-1, ASVS 10.3.4: %j is amr %j", (methods, claim, factors) => {
     expect(amrClaim(methods)).toEqual(claim);
     expect(factorsProven(methods)).toEqual(factors);
   });
 
-  it("STUP-1: a method no release wrote (a store's own, or an object's key) is left out, never guessed at", () => {
+  it("STUP-1, ASVS 10.3.4: a method no release wrote (a store's own, or an object's key) is left out, never guessed at", () => {
     for (const unknown of ["sms", "toString", "constructor"]) {
       expect(amrClaim(["pwd", unknown] as AuthMethod[]), unknown).toEqual(["pwd"]);
     }
@@ -44,7 +44,7 @@ describe("STUP-1: the amr claim in RFC 8176 values", () => {
     expect(amrClaim(["fed", "mfa", "mfa"])).toEqual(["fed", "mfa"]);
   });
 
-  it("STUP-1: a session's authTime, or its createdAt when a store wrote it before sessions had one", () => {
+  it("STUP-1, ASVS 10.3.4: a session's authTime, or its createdAt when a store wrote it before sessions had one", () => {
     expect(authTimeOf({ authTime: 2000, createdAt: 1000 })).toBe(2000);
     expect(authTimeOf({ authTime: 0, createdAt: 1000 })).toBe(0);
     expect(authTimeOf({ createdAt: 1000 } as { authTime: number; createdAt: number })).toBe(1000);

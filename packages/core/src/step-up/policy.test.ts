@@ -43,12 +43,12 @@ describe("STUP-3, ASVS 7.5.1, 6.4.3: a sensitive change needs every factor the a
     ["second factor: an old two-factor sign-in is no proof", true, null, [], missing(true, true)],
   ];
 
-  it.each(table)("STUP-3: %s", (_name, secondFactor, recent, offered, decision) => {
+  it.each(table)("STUP-3, ASVS 7.5.1: %s", (_name, secondFactor, recent, offered, decision) => {
     const facts: ReauthenticationFacts = { secondFactor, recent, offered };
     expect(decideReauthentication(facts)).toEqual(decision);
   });
 
-  it("STUP-3: what is missing is said as what to send", () => {
+  it("STUP-3, ASVS 7.5.1: what is missing is said as what to send", () => {
     expect(missingProofMessage({ outcome: "missing", first: true, second: false })).toBe(
       "Confirm it is you: send the current password, or re-authenticate first",
     );

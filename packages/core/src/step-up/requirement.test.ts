@@ -7,7 +7,7 @@ import { type StepUpOptions, requireStepUp, stepUpRequirementOf, stepUpShortfall
 const now = Date.UTC(2030, 0, 1, 12, 0, 0);
 const nowSeconds = now / 1000;
 
-describe("STUP-2: what a route's step-up options ask of a session", () => {
+describe("STUP-2, ASVS 7.5.3: what a route's step-up options ask of a session", () => {
   const table: [
     name: string,
     options: StepUpOptions,
@@ -52,7 +52,7 @@ describe("STUP-2: what a route's step-up options ask of a session", () => {
     ],
   ];
 
-  it.each(table)("STUP-2: %s", (_name, options, session, required) => {
+  it.each(table)("STUP-2, ASVS 7.5.3: %s", (_name, options, session, required) => {
     const requirement = stepUpRequirementOf(options);
     expect(requirement === null ? null : stepUpShortfall(session, requirement, now)).toEqual(required);
     const check = () => (requirement === null ? undefined : requireStepUp(session, requirement, now));
@@ -70,7 +70,7 @@ describe("STUP-2: what a route's step-up options ask of a session", () => {
     expect(thrown).toMatchObject({ code: ErrorCode.StepUpRequired, data: { required } });
   });
 
-  it("STUP-2: no option, or only roles and the adapter's own, is no requirement; the same options object resolves once", () => {
+  it("STUP-2, ASVS 7.5.3: no option, or only roles and the adapter's own, is no requirement; the same options object resolves once", () => {
     expect(stepUpRequirementOf({})).toBeNull();
     expect(stepUpRequirementOf({ roles: ["admin"], getPeerAddress: () => "::1" } as StepUpOptions)).toBeNull();
     const options: StepUpOptions = { maxAge: "5m" };
@@ -78,7 +78,7 @@ describe("STUP-2: what a route's step-up options ask of a session", () => {
     expect(stepUpRequirementOf(options)).toEqual({ maxAgeSeconds: 300, amr: [] });
   });
 
-  it("STUP-2: a bad option is a TypeError naming it, when requireAuth is called", () => {
+  it("STUP-2, ASVS 7.5.3: a bad option is a TypeError naming it, when requireAuth is called", () => {
     const bad: [StepUpOptions, RegExp][] = [
       [{ maxAge: "5 minutes" as "5m" }, /maxAge must be a positive whole number of seconds/],
       [{ maxAge: 0 }, /maxAge must be a positive whole number of seconds/],

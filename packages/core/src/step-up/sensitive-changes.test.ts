@@ -103,7 +103,7 @@ describe("STUP-3, ASVS 7.5.1, 6.4.3: sensitive changes need every factor the acc
     expect(await auth.storage.totp.get(userId)).toBeNull();
   });
 
-  it("STUP-3: a recent sign-in counts only for what it proved: the password and a code in the last 5 minutes stand for both", async () => {
+  it("STUP-3, ASVS 7.5.1: a recent sign-in counts only for what it proved: the password and a code in the last 5 minutes stand for both", async () => {
     const harness = harnessWithEverything();
     const { userId, sessionId } = await totpUserSignedIn(harness, "fresh");
     harness.clock.advance(4 * minute);
@@ -111,7 +111,7 @@ describe("STUP-3, ASVS 7.5.1, 6.4.3: sensitive changes need every factor the acc
     expect(await harness.auth.storage.totp.get(userId)).toBeNull();
   });
 
-  it("STUP-3: a recent session whose amr lacks otp (TOTP turned on after its sign-in) needs a code, even with the password", async () => {
+  it("STUP-3, ASVS 7.5.1: a recent session whose amr lacks otp (TOTP turned on after its sign-in) needs a code, even with the password", async () => {
     const harness = harnessWithEverything();
     const { auth } = harness;
     const userId = await addUserWithEmail(auth, "late", "late@example.com");
@@ -131,7 +131,7 @@ describe("STUP-3, ASVS 7.5.1, 6.4.3: sensitive changes need every factor the acc
     expect(await auth.storage.totp.get(userId)).toBeNull();
   });
 
-  it("STUP-3: a recent user-verified passkey sign-in proves both factors; 6 minutes later both must be sent", async () => {
+  it("STUP-3, ASVS 7.5.1: a recent user-verified passkey sign-in proves both factors; 6 minutes later both must be sent", async () => {
     const harness = harnessWithEverything();
     const { auth } = harness;
     const userId = await addUserWithEmail(auth, "keyholder", "keyholder@example.com");

@@ -32,8 +32,8 @@ async function halfSignedIn(harness: Harness, username: string) {
   return { tempToken: first.tempToken, secret, recoveryCodes };
 }
 
-describe("STUP-1: what the token knows about the sign-in", () => {
-  it("STUP-1: a password sign-in's token carries auth_time (the sign-in, epoch seconds) and amr [pwd], and so does req.auth", async () => {
+describe("STUP-1, ASVS 10.3.4: what the token knows about the sign-in", () => {
+  it("STUP-1, ASVS 10.3.4: a password sign-in's token carries auth_time (the sign-in, epoch seconds) and amr [pwd], and so does req.auth", async () => {
     const harness = makeAuth();
     await addUser(harness.auth, "plain");
     harness.clock.advance(1234);
@@ -45,7 +45,7 @@ describe("STUP-1: what the token knows about the sign-in", () => {
     });
   });
 
-  it("STUP-1: refreshed tokens keep the sign-in's auth_time and amr, however much later", async () => {
+  it("STUP-1, ASVS 10.3.4: refreshed tokens keep the sign-in's auth_time and amr, however much later", async () => {
     const harness = makeAuth();
     const { tempToken, secret } = await halfSignedIn(harness, "refreshing");
     const tokens = await verifyTotp(harness.auth, { tempToken, code: nextCode(harness, secret) });
@@ -64,7 +64,7 @@ describe("STUP-1: what the token knows about the sign-in", () => {
     expect(claimsOf(again.accessToken).iat).toBe(seconds(harness.clock.now));
   });
 
-  it("STUP-1: a recovery code reads as otp in the token (RFC 8176 has no value of its own), and the session keeps rc", async () => {
+  it("STUP-1, ASVS 10.3.4: a recovery code reads as otp in the token (RFC 8176 has no value of its own), and the session keeps rc", async () => {
     const harness = makeAuth();
     const { tempToken, recoveryCodes } = await halfSignedIn(harness, "recovering");
     const tokens = await useRecoveryCode(harness.auth, { tempToken, recoveryCode: recoveryCodes[0] as string });
@@ -75,7 +75,7 @@ describe("STUP-1: what the token knows about the sign-in", () => {
     });
   });
 
-  it("STUP-1: a user-verified passkey is hwk, user and mfa; a synced (backup-eligible) one is swk; one without user verification is hwk alone", async () => {
+  it("STUP-1, ASVS 10.3.4: a user-verified passkey is hwk, user and mfa; a synced (backup-eligible) one is swk; one without user verification is hwk alone", async () => {
     const harness = makePasskeyAuth({}, { userVerification: "preferred" });
     const cases = [
       ["bound", {}, ["hwk", "user", "mfa"]],

@@ -81,7 +81,7 @@ export function sessionsSuite(context: SuiteContext): void {
       expect(await storage.sessions.setTokenVersion(uniqueId("session"), 3)).toBe(false);
     });
 
-    it("STUP-1, STUP-2: recordAuthentication sets a live session's authTime and amr, and nothing else; the same again is true; a revoked or unknown one is false and unchanged", async () => {
+    it("STUP-1, STUP-2, ASVS 10.3.4, 7.5.3: recordAuthentication sets a live session's authTime and amr, and nothing else; the same again is true; a revoked or unknown one is false and unchanged", async () => {
       const storage = await makeStorage();
       const userId = await createUser(storage);
       const live = sampleSession(userId, { amr: ["pwd"], authTime: BASE_TIME });
