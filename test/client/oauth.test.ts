@@ -1,6 +1,6 @@
 import type { FetchFunction } from "@portcullis/client";
 import type { AuthConfig } from "@portcullis/core";
-import { driveAuthorization } from "@portcullis/testing";
+import { type LocalProviderAuthentication, driveAuthorization } from "@portcullis/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { storeCookies } from "../../packages/testing/src/local-provider/drive-authorization.js";
 import { base32Decode, nextTotpCode } from "../fixtures/auth.js";
@@ -10,12 +10,17 @@ import { clientTargets, recordEvents, rejection, servedPerTest, statusIn } from 
 
 const redirectUri = "https://app.example.com/auth/callback";
 let provider: OidcTestProvider;
+/** A provider whose ID tokens state `auth_time` as {@link recorded} says (STUP-5). */
+let stating: OidcTestProvider;
+let recorded: LocalProviderAuthentication = {};
 
 beforeAll(async () => {
   provider = await startOidcProvider({ redirectUris: [redirectUri] });
+  stating = await startOidcProvider({ redirectUris: [redirectUri], requireAuthTime: true, authentication: () => recorded });
 });
 afterAll(async () => {
   await provider.close();
+  await stating.close();
 });
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -135,6 +140,27 @@ describe.each(clientTargets)("client.oauth against %s and a real OpenID provider
     await expect(client.oauth.finish({ provider: "corp" })).rejects.toThrow(TypeError);
     await expect(client.oauth.finish({ url: `${redirectUri}?code=a&state=b` })).rejects.toThrow(TypeError);
     expect(harness.sent).toHaveLength(sentBefore);
+  });
+
+  it("STUP-5, ASVS 7.6.1: a provider's hour-old sign-in meets 40104 on a maxAge route; reauthenticate and finish through the provider raise the session, and the route answers", async () => {
+    const harness = await serve({ oauth: corpOAuthConfig(stating, redirectUri) });
+    harness.clock.now = Date.now();
+    const client = harness.client({ fetch: browserWithCookies() });
+    recorded = { authTime: Math.floor(Date.now() / 1000) - 3600 };
+    const signIn = await client.oauth.start("corp");
+    await client.oauth.finish({ provider: "corp", url: await driveAuthorization(signIn.authUrl, { username: "alice" }) });
+    const old = await client.fetch("/api/v1/things/recent");
+    expect(old.status).toBe(statusIn(statusMode, 401));
+    expect(await old.json()).toMatchObject({ code: 40104, data: { required: { maxAge: 300 } } });
+
+    recorded = {};
+    const { authUrl } = await client.oauth.reauthenticate("corp", { returnPath: "/vault" });
+    expect(new URL(authUrl).searchParams.get("max_age")).toBe("0");
+    const step = await client.oauth.finish({ provider: "corp", url: await driveAuthorization(authUrl, { username: "alice" }) });
+    expect(step).toMatchObject({ status: "reauthenticated", user: { username: "alice" }, returnPath: "/vault" });
+    const recent = await client.fetch("/api/v1/things/recent");
+    expect(await recent.json()).toMatchObject({ code: 0, data: { amr: ["fed"] } });
+    expect(harness.refreshesSent()).toBe(0);
   });
 
   it("in a browser: start sends the window to the provider and notes its name; finish on the callback page reads the address, recalls the provider and replaces the URL, never leaving the code in the history", async () => {

@@ -18,7 +18,13 @@ export {
 } from "./email.js";
 export { AuthClientError, type AuthClientErrorDetails, type AuthClientErrorKind } from "./errors.js";
 export type { AuthClientEventMap, AuthClientEventName, SignOutReason } from "./events.js";
-export type { OAuthClient, OAuthFinishOptions, OAuthSignInStep, OAuthStartOptions } from "./oauth.js";
+export type {
+  OAuthClient,
+  OAuthFinishOptions,
+  OAuthReauthenticateOptions,
+  OAuthSignInStep,
+  OAuthStartOptions,
+} from "./oauth.js";
 export { type PasskeyCeremonies, type PasskeyClient, browserPasskeyCeremonies, registrationRunner } from "./passkeys.js";
 export type { Reauthenticate, ReauthenticatedOperation, ReauthenticationRequest } from "./reauthentication.js";
 export type { SessionsClient } from "./sessions.js";

@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAuthClient } from "./client.js";
-import { type ScriptedAnswer, scriptedBaseUrl, scriptedServer, tokenSet } from "./scripted-server.test-support.js";
+import {
+  type ScriptedAnswer,
+  scriptedBaseUrl,
+  scriptedServer,
+  scriptedUser,
+  signedInScriptedClient,
+  tokenSet,
+} from "./scripted-server.test-support.js";
 import type { KeyValueStorage } from "./token-store.js";
 
 const callbackUrl = "https://app.example.com/auth/callback?code=the-code&state=the-state";
@@ -115,5 +122,37 @@ describe("client.oauth against a scripted server", () => {
     expect(await client.oauth.start("corp", { navigate: false })).toEqual(begun.data);
     await expect(client.oauth.finish({ url: callbackUrl })).rejects.toThrow(/cannot tell the provider/);
     expect(callbacks()).toEqual([]);
+  });
+
+  it("STUP-5: reauthenticate sends the access token, the browser's cookies, the return path and a TOTP code; finish takes the answer as a new access token of the same session", async () => {
+    const raised = { accessToken: "access-2", tokenType: "Bearer", expiresIn: 900, user: scriptedUser };
+    const { client, server } = await signedInScriptedClient((request) =>
+      request.path.endsWith("/reauthenticate")
+        ? begun
+        : { code: 0, data: { ...raised, returnPath: "/vault", reauthenticated: true } },
+    );
+    const replaced = stubHistory();
+    expect(await client.oauth.reauthenticate("corp", { returnPath: "/vault", totpCode: "123456", navigate: false })).toEqual(
+      begun.data,
+    );
+    const [sent] = server.sentTo("/auth/oauth/corp/reauthenticate");
+    expect(sent).toMatchObject({
+      method: "POST",
+      authorization: "Bearer access-1",
+      credentials: "include",
+      body: { redirect: "/vault", totpCode: "123456" },
+    });
+    const step = await client.oauth.finish({ provider: "corp", url: callbackUrl });
+    expect(step).toEqual({ status: "reauthenticated", user: scriptedUser, returnPath: "/vault" });
+    expect(replaced).toEqual(["/vault"]);
+    expect(await client.accessToken()).toBe("access-2");
+    const [callback] = server.sent.filter(({ path }) => path.includes("/callback"));
+    expect(callback).toMatchObject({ path: "/auth/oauth/corp/callback?code=the-code&state=the-state", credentials: "include" });
+  });
+
+  it("STUP-5: reauthenticate needs a signed-in client and sends nothing without one", async () => {
+    const { client, server } = oauthClientOf(() => signedInWith("/"));
+    await expect(client.oauth.reauthenticate("corp", { navigate: false })).rejects.toMatchObject({ kind: "not_signed_in" });
+    expect(server.sent).toEqual([]);
   });
 });

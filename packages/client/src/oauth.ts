@@ -1,11 +1,22 @@
 import type { Session } from "./session.js";
 import { type RunRegistration, type SignInStep, signInStep } from "./sign-in.js";
+import { readReauthenticated } from "./step-up.js";
 import type { KeyValueStorage } from "./token-store.js";
 import { type EnvelopeAnswer, type Transport, dataOf } from "./transport.js";
-import type { OAuthProviderInfo } from "./types.js";
+import type { AuthUser, OAuthProviderInfo } from "./types.js";
 
-/** A sign-in step after a provider, with the path the sign-in was begun for (`start`'s `returnPath`, or `/`). */
-export type OAuthSignInStep = SignInStep & { returnPath: string };
+/**
+ * A sign-in step after a provider, or the end of a re-authentication through it
+ * (`reauthenticated`: the session's new access token is stored), with the path the flow was
+ * begun for (`start`'s or `reauthenticate`'s `returnPath`, or `/`).
+ */
+export type OAuthSignInStep = (SignInStep | { status: "reauthenticated"; user: AuthUser }) & { returnPath: string };
+
+/** Options of {@link OAuthClient.reauthenticate}. */
+export interface OAuthReauthenticateOptions extends OAuthStartOptions {
+  /** A current code of the user's authenticator: needed when TOTP is on, unless the provider is trusted for the second factor. */
+  totpCode?: string;
+}
 
 /** Options of {@link OAuthClient.start}. */
 export interface OAuthStartOptions {
@@ -53,9 +64,26 @@ export interface OAuthClient {
    */
   start(provider: string, options?: OAuthStartOptions): Promise<{ authUrl: string }>;
   /**
+   * Begins re-authenticating the signed-in session through a provider linked to the user
+   * (`POST /auth/oauth/<provider>/reauthenticate`, with the access token and the browser's
+   * cookies; STUP-5), for a user who signs in there and is asked to step up (40104) or to prove a
+   * recent sign-in; then sends the browser to the provider, which is asked to authenticate the
+   * person again. On the way back, {@link OAuthClient.finish} answers `reauthenticated` and keeps
+   * the session's new access token: send the refused request again then.
+   *
+   * @throws {AuthClientError} `not_signed_in`; 40001 a TOTP code is needed; 40103 wrong code;
+   * 40400 unknown or plain OAuth 2.0 provider; 40900 no account of this provider is linked.
+   * @example
+   * ```ts
+   * client.on("stepUpRequired", () => client.oauth.reauthenticate("corp", { returnPath: location.pathname }));
+   * ```
+   */
+  reauthenticate(provider: string, options?: OAuthReauthenticateOptions): Promise<{ authUrl: string }>;
+  /**
    * On the page at the provider's redirect URI: relays its query (`code`, `state`, `iss`, or
    * `error`) unchanged to `GET /auth/oauth/<provider>/callback` with the browser's cookies, and
-   * takes the answer as a sign-in: tokens, or `totp_required`. No token ever appears in a URL.
+   * takes the answer as a sign-in: tokens, or `totp_required`; after {@link OAuthClient.reauthenticate},
+   * `reauthenticated`, the session's new access token stored. No token ever appears in a URL.
    *
    * @throws {AuthClientError} 40100 bad, replayed or foreign state (another browser, or the
    * cookie was not sent), or the provider refused; 40300 disabled; 50300 provider unreachable.
@@ -115,8 +143,15 @@ function recall(): string | null {
  * ```
  */
 export function createOAuthClient(transport: Transport, session: Session, runRegistration: RunRegistration): OAuthClient {
-  const providerPath = (provider: string, route: "authorize" | "callback") =>
+  const providerPath = (provider: string, route: "authorize" | "callback" | "reauthenticate") =>
     `/auth/oauth/${encodeURIComponent(provider)}/${route}`;
+  /** Notes the provider for `finish` and sends the browser to it, unless told not to or outside a browser. */
+  const leaveFor = (provider: string, authUrl: string, options: OAuthStartOptions) => {
+    remember(provider);
+    const location = browser().location;
+    if (location && options.navigate !== false) location.assign(authUrl);
+    return { authUrl };
+  };
   return {
     async providers() {
       return dataOf<OAuthProviderInfo[]>(await transport.send({ method: "GET", path: "/auth/oauth/providers" }));
@@ -128,11 +163,16 @@ export function createOAuthClient(transport: Transport, session: Session, runReg
         path: `${providerPath(provider, "authorize")}${query}`,
         credentials: "include",
       });
-      const { authUrl } = dataOf<{ authUrl: string }>(answer);
-      remember(provider);
-      const location = browser().location;
-      if (location && options.navigate !== false) location.assign(authUrl);
-      return { authUrl };
+      return leaveFor(provider, dataOf<{ authUrl: string }>(answer).authUrl, options);
+    },
+    async reauthenticate(provider, options = {}) {
+      const { authUrl } = await session.call<{ authUrl: string }>({
+        method: "POST",
+        path: providerPath(provider, "reauthenticate"),
+        body: { redirect: options.returnPath, totpCode: options.totpCode },
+        credentials: "include",
+      });
+      return leaveFor(provider, authUrl, options);
     },
     async finish(options = {}) {
       const href = options.url ?? browser().location?.href;
@@ -158,8 +198,14 @@ export function createOAuthClient(transport: Transport, session: Session, runReg
         const returnPath = (answer?.data as { returnPath?: unknown } | undefined)?.returnPath;
         history?.replaceState(null, "", signedIn ? sameAppPath(returnPath) : url.pathname);
       }
+      const returnPath = sameAppPath((answer.data as { returnPath?: unknown } | undefined)?.returnPath);
+      if (answer.code === 0 && (answer.data as { reauthenticated?: unknown }).reauthenticated === true) {
+        const raised = readReauthenticated(answer.data);
+        await session.replaceAccessToken(raised);
+        return { status: "reauthenticated", user: raised.user, returnPath };
+      }
       const step = await signInStep(transport, session, answer, runRegistration);
-      return { ...step, returnPath: sameAppPath((answer.data as { returnPath?: unknown }).returnPath) };
+      return { ...step, returnPath };
     },
   };
 }

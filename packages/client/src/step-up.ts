@@ -80,13 +80,18 @@ export interface StepUp {
 }
 
 /** The `data` of a re-authentication: a new access token of the session, and the user. */
-interface Reauthenticated {
+export interface Reauthenticated {
   accessToken: string;
   expiresIn: number;
   user: AuthUser;
 }
 
-function readReauthenticated(data: unknown): Reauthenticated {
+/**
+ * Reads the `data` of a re-authentication's answer (here, or a provider's callback: STUP-5).
+ *
+ * @throws {AuthClientError} `invalid_response` when it is not a new access token and a user.
+ */
+export function readReauthenticated(data: unknown): Reauthenticated {
   const set = data as Partial<Reauthenticated> | undefined;
   if (typeof set?.accessToken !== "string" || typeof set.expiresIn !== "number" || typeof set.user?.id !== "string") {
     throw malformedAnswer({ code: 0, message: "OK", data, status: 200 });
