@@ -46,10 +46,10 @@ export function verifiedEmailTests({ test: { it, expect }, makeStorage }: SuiteC
     expect(await storage.identities.link(identity)).toBe(true);
     expect(await storage.users.findByVerifiedEmail(emailKeyOf(email))).toEqual(user);
     expect(await storage.identities.findByVerifiedEmail(email)).toEqual([identity]);
-    expect(await storage.users.setEmail(user.id, null, BASE_TIME + 1)).toMatchObject({ outcome: "set" });
+    expect((await storage.users.setEmail(user.id, null, BASE_TIME + 1)).outcome).toBe("set");
     expect(await storage.identities.findByVerifiedEmail(email)).toEqual([identity]);
     expect(await storage.identities.unlink(user.id, identity.provider, identity.subject)).toBe(true);
-    expect(await storage.users.setEmail(user.id, { email, verified: true }, BASE_TIME + 2)).toMatchObject({ outcome: "set" });
+    expect((await storage.users.setEmail(user.id, { email, verified: true }, BASE_TIME + 2)).outcome).toBe("set");
   });
 
   it("EV-1: unverified addresses may repeat, beside a verified one", async () => {
