@@ -47,7 +47,7 @@ export async function runRevokeAll(storage: KyselyStorage, output: RevokeAllOutp
       secrets: { signing: randomBytes(32).toString("base64url"), encryption: randomBytes(32).toString("hex") },
       sweepInterval: false,
     });
-    const { ended } = await revokeAllSessions(auth, { by: null });
+    const { ended } = await revokeAllSessions(auth);
     output.out(
       `${ended} ${ended === 1 ? "session" : "sessions"} revoked: every refresh token is refused now, every access token at its next check (within tokenStateCacheSeconds on each instance: this command tells no revocation channel)`,
     );

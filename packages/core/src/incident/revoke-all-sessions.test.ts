@@ -39,6 +39,19 @@ describe("revokeAllSessions (STUP-6, ASVS 7.4.5)", () => {
     expect(await refreshOn(harness, after)).toBe("fulfilled");
   });
 
+  it("STUP-6: a `by` that is no user id is 40002, and nothing ends", async () => {
+    const harness = makeAuth();
+    await addUser(harness.auth, "heidi");
+    const tokens = await signIn(harness, "heidi");
+    for (const by of ["", 42, {}]) {
+      expect(await outcome(revokeAllSessions(harness.auth, { by: by as string }))).toBe(40002);
+    }
+    expect(await checkOn(harness, tokens)).toBe("fulfilled");
+    expect(revokedAll(harness)).toEqual([]);
+    expect(await revokeAllSessions(harness.auth, { by: "an-administrator" })).toEqual({ ended: 1 });
+    expect(revokedAll(harness)[0]?.by).toBe("an-administrator");
+  });
+
   it("STUP-6: with no live session it ends none, and still says it was done", async () => {
     const harness = makeAuth();
     expect(await revokeAllSessions(harness.auth, { by: null })).toEqual({ ended: 0 });
