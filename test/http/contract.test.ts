@@ -92,6 +92,7 @@ describeOpenApiDrift({
   elsewhere: {
     oauthAuthorize: "test/http/oauth.test.ts, against a real OpenID provider",
     oauthCallback: "test/http/oauth.test.ts, against a real OpenID provider",
+    oauthReauthenticate: "test/http/oauth.test.ts, against a real OpenID provider",
     getDirectoryPolicy: "test/http/directory.test.ts, against a real slapd",
     saveDirectoryPolicy: "test/http/directory.test.ts, against a real slapd",
     testDirectoryPolicy: "test/http/directory.test.ts, against a real slapd",

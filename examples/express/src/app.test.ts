@@ -522,6 +522,7 @@ describe("the Express demo's API reference", () => {
       expect(paths.filter((path) => !withoutProvider.includes(path)).sort()).toEqual([
         "/api/v1/auth/oauth/{provider}/authorize",
         "/api/v1/auth/oauth/{provider}/callback",
+        "/api/v1/auth/oauth/{provider}/reauthenticate",
       ]);
     } finally {
       await close(plainServer);

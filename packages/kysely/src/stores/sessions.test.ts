@@ -24,8 +24,8 @@ async function fillSessions(storage: KyselyStorage): Promise<void> {
       from ${numbers(userCount)}`)
     .execute(storage.db);
   await sql
-    .raw(`insert into ${t.sessions} (id, user_id, token_version, amr, created_at, expires_at, revoked_at, last_used_at, user_agent, address)
-      select concat('s-', ${text("seq")}), concat('u-', ${text(`1 + mod(seq, ${userCount})`)}), 0, '["pwd"]', seq, 4000000000000, null, seq, null, null
+    .raw(`insert into ${t.sessions} (id, user_id, token_version, amr, created_at, auth_time, expires_at, revoked_at, last_used_at, user_agent, address)
+      select concat('s-', ${text("seq")}), concat('u-', ${text(`1 + mod(seq, ${userCount})`)}), 0, '["pwd"]', seq, seq, 4000000000000, null, seq, null, null
       from ${numbers(userCount * sessionsPerUser)}`)
     .execute(storage.db);
   for (const table of [t.users, t.sessions]) {
