@@ -54,6 +54,15 @@ describe("login", () => {
     expect(events.map((event) => event.type)).toContain("login.succeeded");
   });
 
+  it("ASVS 6.2.10: a password set three years ago still signs in, and nothing in the answer asks for a change", async () => {
+    const { auth, clock } = makeAuth();
+    await addUser(auth, "alice");
+    clock.advance(hours(24 * 365 * 3));
+    const result = await login(auth, { username: "alice", password: goodPassword });
+    expect(result.status).toBe("authenticated");
+    expect(JSON.stringify(result)).not.toMatch(/expir(ed|y)Password|passwordExpir|mustChange|changeRequired/i);
+  });
+
   it("HTTP-6: login.failed names the account by id, never by what was typed as the username", async () => {
     const { auth, events } = makeAuth();
     const userId = await addUser(auth, "known");

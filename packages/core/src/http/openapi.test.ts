@@ -144,6 +144,16 @@ describe("openApiDocument", () => {
     expect(Object.keys(documentOf(everythingOn).components.schemas)).toContain("PasskeyInfo");
   });
 
+  it("ASVS 6.4.2: with everything on, no route takes or answers a password hint or a secret question", () => {
+    const names: string[] = [];
+    JSON.stringify(documentOf(everythingOn), (key, value) => {
+      names.push(key);
+      return value;
+    });
+    expect(names).toContain("newPassword");
+    expect(names.filter((name) => /hint|question|secret_?answer|securityAnswer|memorable/i.test(name))).toEqual([]);
+  });
+
   it("puts every path but the JWKS under the base path", () => {
     for (const basePath of ["", "/svc/auth-api"]) {
       const paths = Object.keys(documentOf({ ...everythingOn, http: { basePath } }).paths);
