@@ -1,6 +1,9 @@
 import {
+  type Auth,
   type HttpResponse,
   type Route,
+  beginPasskeyEnrolment,
+  beginTotpEnrolment,
   handleRequest,
   login,
   reauthenticateWithPasskeyBegin,
@@ -10,9 +13,10 @@ import {
   webauthnRegisterFinish,
 } from "@portcullis/core";
 import { ldapDirectory } from "@portcullis/ldap";
-import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { defaultDirectoryPolicy } from "../../packages/core/src/directory/policy.js";
 import {
+  base32Decode,
   createTestUser,
   createTotpUser,
   generousThrottle,
@@ -20,7 +24,9 @@ import {
   makeTestAuthenticator,
   testPasskeys,
   testPassword,
+  totpCodeAt,
 } from "../fixtures/auth.js";
+import { type OidcTestProvider, corpOAuthConfig, defaultOidcRedirectUri, startOidcProvider } from "../fixtures/oidc-provider.js";
 import { seeded } from "../fixtures/seeded.js";
 import type { RecordedExchange } from "./client.js";
 import { checkRecordedExchanges } from "./openapi-drift.js";
@@ -110,6 +116,12 @@ const fieldsByRoute: Record<string, string[]> = {
   "POST /auth/admin/users": ["username", "password", "email", "emailVerified", "roles"],
   "PATCH /auth/admin/users/:id": ["disabled", "roles", "password", "totpCode"],
   "DELETE /auth/admin/users/:id/totp": ["password", "totpCode"],
+  "DELETE /auth/admin/sessions": ["password", "totpCode"],
+  "POST /auth/oauth/:provider/reauthenticate": ["redirect", "totpCode"],
+  "POST /auth/2fa/enrolment/setup": ["tempToken"],
+  "POST /auth/2fa/enrolment/enable": ["tempToken", "code"],
+  "POST /auth/public-key/enrolment/begin": ["tempToken", "label"],
+  "POST /auth/public-key/enrolment/finish": ["tempToken", "response"],
 };
 
 /** Bodies a route takes, mixed in one time in ten, so that random runs reach its success and its conflicts too. */
@@ -117,10 +129,14 @@ const wellFormed: Record<string, (index: number) => Record<string, unknown>> = {
   "POST /auth/register": (index) => ({ username: `fuzz-new-${index % 3}`, password: testPassword }),
   "POST /auth/admin/users": (index) => ({ username: `fuzz-made-${index % 3}`, roles: ["user"] }),
   "PATCH /auth/admin/users/:id": (index) => ({ disabled: index % 2 === 0, roles: ["user", `r${index % 3}`] }),
+  "POST /auth/oauth/:provider/reauthenticate": (index) => (index % 2 === 0 ? { redirect: "/settings" } : {}),
 };
 
-/** The kinds of passkey ceremony a finish route spends. */
-type CeremonyKind = "login" | "register" | "reauthenticate";
+/** The kinds of passkey ceremony a finish route spends; `enrolment` is the one a 40105 temporary token begins (STUP-4). */
+type CeremonyKind = "login" | "register" | "reauthenticate" | "enrolment";
+
+/** The role whose holders must have a second factor: only the enrolling user has it (STUP-4). */
+const enrollingRole = "must-enrol";
 
 const routeKey = (route: Route) => `${route.method} ${route.path}`;
 
@@ -182,23 +198,13 @@ const sessionOf = (accessToken: string): string =>
   JSON.parse(Buffer.from(accessToken.split(".")[1] as string, "base64url").toString()).sid;
 
 describe("random input on every route with a body", () => {
-  const { auth } = makeTestAuth({
-    throttle: { ...generousThrottle, ip: [{ limit: 100_000, window: "15m" }] },
-    // Hundreds of genuine registration ceremonies for one user, past the default bound of 10 (RL-7).
-    passkeys: { ...testPasskeys, registrationCeremonyLimit: 10_000 },
-    // Random policies never name a reachable server: the test route answers from validation.
-    directory: ldapDirectory(),
-    // Sign-up on, so that its random bodies reach the checks rather than 40400 (SU-1).
-    signUp: { enabled: true },
-    // Email on, so that the reset and address routes' random bodies reach their checks (PR-1..PR-5, EV-1).
-    email: {
-      send: () => {},
-      resetUrl: "https://app.example.com/reset-password",
-      verifyUrl: "https://app.example.com/verify-email",
-    },
-  });
+  /** A provider whose discovery answers, so that the re-authentication's valid bodies reach its authorization URL (STUP-5). */
+  let idp: OidcTestProvider;
+  let auth: Auth;
   const authenticator = makeTestAuthenticator();
   const session = { userId: "", accessToken: "", sessionId: "", passkeyId: "", otherSessionId: "", victimId: "" };
+  /** The enrolling user, and the temporary token of their latest 40105 answer with how many requests it was sent in. */
+  const enrolment = { userId: "", tempToken: "", uses: Number.POSITIVE_INFINITY };
 
   async function signIn(): Promise<{ accessToken: string; sessionId: string }> {
     const result = await login(auth, { username: "fuzz", password: testPassword });
@@ -206,24 +212,93 @@ describe("random input on every route with a body", () => {
     return { accessToken: result.tokens.accessToken, sessionId: sessionOf(result.tokens.accessToken) };
   }
 
+  /**
+   * A live temporary token of the enrolling user for `uses` more requests: the latest one, or that
+   * of a new password sign-in (40105) once the latest would be sent in more requests than a token
+   * serves (`enrolmentAttempts`, TMP-4), or was spent by an enrolment.
+   */
+  async function enrolmentToken(uses = 1): Promise<string> {
+    if (enrolment.uses + uses > auth.config.secondFactor.enrolmentAttempts) {
+      const result = await login(auth, { username: "fuzz-enrol", password: testPassword });
+      if (result.status !== "enrolment_required") throw new Error(`expected enrolment_required, got ${result.status}`);
+      Object.assign(enrolment, { tempToken: result.tempToken, uses: 0 });
+    }
+    enrolment.uses += uses;
+    return enrolment.tempToken;
+  }
+
+  /** Undoes an enrolment that succeeded: the user has no second factor again, so the next sign-in is 40105 again. */
+  async function undoEnrolment(): Promise<void> {
+    for (const passkey of await auth.storage.passkeys.listByUser(enrolment.userId)) {
+      await auth.storage.passkeys.delete(enrolment.userId, passkey.id);
+    }
+    await auth.storage.totp.remove(enrolment.userId);
+    enrolment.uses = Number.POSITIVE_INFINITY;
+  }
+
   beforeAll(async () => {
+    idp = await startOidcProvider();
+    auth = makeTestAuth({
+      throttle: { ...generousThrottle, ip: [{ limit: 100_000, window: "15m" }] },
+      // Hundreds of genuine registration ceremonies for one user, past the default bound of 10 (RL-7).
+      passkeys: { ...testPasskeys, registrationCeremonyLimit: 10_000 },
+      // Random policies never name a reachable server: the test route answers from validation.
+      directory: ldapDirectory(),
+      // Sign-up on, so that its random bodies reach the checks rather than 40400 (SU-1).
+      signUp: { enabled: true },
+      // Email on, so that the reset and address routes' random bodies reach their checks (PR-1..PR-5, EV-1).
+      email: {
+        send: () => {},
+        resetUrl: "https://app.example.com/reset-password",
+        verifyUrl: "https://app.example.com/verify-email",
+      },
+      // One role must have a second factor, so that the enrolment routes exist (STUP-4); only the enrolling user has it.
+      secondFactor: { required: { roles: [enrollingRole] } },
+      // A provider, so that the re-authentication through it exists and reaches its checks (STUP-5).
+      oauth: corpOAuthConfig(idp, defaultOidcRedirectUri),
+    }).auth;
     // An admin, so that the directory policy routes are reached past the role check.
     const user = await createTestUser(auth, "fuzz", ["user", "admin"]);
     await createTotpUser(auth, "fuzz-totp");
     session.userId = user.id;
     // A passkey of the user, so that random and altered assertions reach the signature checks.
     await registerPasskey();
+    // An account of the provider linked to the user, so that re-authenticating through it gets past the link check.
+    const linked = { provider: "corp", subject: "fuzz-subject", userId: user.id, email: null, emailVerified: false };
+    await auth.storage.identities.link({ ...linked, createdAt: auth.now(), lastUsedAt: null });
     // The administration routes act on another user, and the sessions routes on another session:
     // the requests' own session is never ended by them, so every route is reached signed in.
     session.victimId = (await createTestUser(auth, "fuzz-victim")).id;
+    // A user who must have a second factor and has none: their password sign-in answers 40105 (STUP-4).
+    enrolment.userId = (await createTestUser(auth, "fuzz-enrol", ["user", enrollingRole])).id;
+  });
+
+  afterAll(async () => {
+    await idp.close();
   });
 
   // A fresh sign-in per route: each route's random bodies are judged by that route alone, and
   // the sign-in is recent, so the re-authenticated routes reach their own checks (SE-3, AD-1).
+  // The enrolment routes' temporary token is fresh per route too, taken at its first use.
   beforeEach(async () => {
     Object.assign(session, await signIn());
     session.otherSessionId = (await signIn()).sessionId;
+    enrolment.uses = Number.POSITIVE_INFINITY;
   });
+
+  /** Bodies that need the auth: a right TOTP code of a pending enrolment (so the enable route reaches its success), a label. */
+  const wellFormedEnrolment: Record<string, (index: number) => Promise<Record<string, unknown>>> = {
+    "POST /auth/2fa/enrolment/enable": async () => {
+      // Two of the token's requests: this setup, and the enable that sends the code.
+      const tempToken = await enrolmentToken(2);
+      const { secret } = await beginTotpEnrolment(auth, { tempToken });
+      return { tempToken, code: await totpCodeAt(auth, base32Decode(secret)) };
+    },
+    "POST /auth/public-key/enrolment/begin": async (index) => ({ tempToken: await enrolmentToken(), label: `Key ${index}` }),
+  };
+
+  /** The well-formed body of a route, when it has one. */
+  const wellFormedFor = (key: string) => wellFormedEnrolment[key] ?? wellFormed[key];
 
   /** Registers a passkey of the user, re-authenticated with the password: the one random assertions are made with. */
   async function registerPasskey(): Promise<void> {
@@ -249,6 +324,11 @@ describe("random input on every route with a body", () => {
 
   /** A fresh ceremony of one kind and a genuine signed response to it. */
   async function genuineCeremony(kind: CeremonyKind) {
+    if (kind === "enrolment") {
+      const { ceremonyId, options } = await beginPasskeyEnrolment(auth, { tempToken: await enrolmentToken(), label: "Fuzz" });
+      const response = authenticator.register(options);
+      return { ceremonyId, response: response as unknown as Record<string, unknown> };
+    }
     if (kind === "login") {
       const { ceremonyId, options } = await webauthnBegin(auth, {});
       return { ceremonyId, response: authenticator.authenticate(options) as unknown as Record<string, unknown> };
@@ -303,15 +383,20 @@ describe("random input on every route with a body", () => {
     return value.includes("\uD800") ? "%ED%A0%80" : encodeURIComponent(value);
   }
 
+  /** The `:provider` of a request: the configured provider mostly, else an unknown name or no name at all. */
+  function providerFor(next: () => number): string {
+    if (next() < 0.8) return "corp";
+    const value = String(randomValue(next)) || "-";
+    return value.includes("\uD800") ? "%ED%A0%80" : encodeURIComponent(value);
+  }
+
   /** The path of a request to a route, its `:id` filled by the kind of id the route takes. */
   function urlFor(next: () => number, path: string): string {
+    if (path.includes(":provider")) return path.replace(":provider", () => providerFor(next));
     if (path.startsWith("/auth/sessions/")) return path.replace(":id", () => ownedIdFor(next, session.otherSessionId));
     if (path.startsWith("/auth/admin/users/")) return path.replace(":id", () => ownedIdFor(next, session.victimId));
     return path.replace(":id", () => credentialIdFor(next));
   }
-
-  /** The server the OpenAPI drift check reads the auth of: the answers here come from handleRequest itself. */
-  const inProcess: RunningServer = { baseUrl: "", host: "", port: 0, auth, close: async () => {} };
 
   for (const route of bodyRoutes) {
     const finish = route.path.endsWith("/finish");
@@ -319,26 +404,43 @@ describe("random input on every route with a body", () => {
       ? "login"
       : route.path.includes("/reauthenticate/")
         ? "reauthenticate"
-        : "register";
+        : route.path.includes("/enrolment/")
+          ? "enrolment"
+          : "register";
+    // The enrolment routes take the temporary token of a 40105 answer: a live one most of the time.
+    const enrolling = route.path.includes("/enrolment/");
     it(`HTTP-5: ${routeKey(route)} answers 300 random bodies with documented codes, never 500`, async () => {
+      /** The server the OpenAPI drift check reads the auth of: the answers here come from handleRequest itself. */
+      const inProcess: RunningServer = { baseUrl: "", host: "", port: 0, auth, close: async () => {} };
       const next = seeded(route.path.length * 7919);
       const fields = fieldsByRoute[routeKey(route)] ?? [];
+      const wellFormedBody = wellFormedFor(routeKey(route));
       const seen = new Set<number>();
       const spent: string[] = [];
       const answers: RecordedExchange[] = [];
       for (let index = 0; index < 300; index += 1) {
         let body: Record<string, unknown> = {};
+        let wellFormedUsed = false;
         const headers: Record<string, string> = { authorization: `Bearer ${session.accessToken}` };
         if (finish) {
           const genuine = next() < 0.6 ? await genuineCeremony(kind) : undefined;
-          body = genuine ? mutated(next, genuine.response) : randomCredential(next);
+          const response = genuine ? mutated(next, genuine.response) : randomCredential(next);
+          // The enrolment's finish carries the response beside the temporary token; the others are the response.
+          body = enrolling ? { response } : response;
           const ceremonyId = await ceremonyHeaderFor(next, kind, genuine?.ceremonyId, spent);
           if (ceremonyId !== undefined) headers["x-webauthn-ceremony"] = ceremonyId;
           if (genuine) spent.push(genuine.ceremonyId);
-        } else if (wellFormed[routeKey(route)] !== undefined && next() < 0.1) {
-          body = wellFormed[routeKey(route)]?.(index) ?? {};
+        } else if (wellFormedBody !== undefined && next() < 0.1) {
+          body = await wellFormedBody(index);
+          wellFormedUsed = true;
         } else {
           for (const field of fields) if (next() < 0.85) body[field] = randomValue(next);
+        }
+        // The enrolment routes' token: a live one 7 times in 10, else the random one (or none) the body has.
+        if (enrolling && !wellFormedUsed) {
+          const pick = next();
+          if (pick < 0.7) body.tempToken = await enrolmentToken();
+          else if (finish && pick < 0.9) body.tempToken = randomValue(next);
         }
         if (next() < 0.2) body[`extra${index}`] = randomValue(next);
         // Only proper strings reach argon2; keep the hashing count, and so the run time, small.
@@ -351,6 +453,7 @@ describe("random input on every route with a body", () => {
           "/auth/admin/users",
           "/auth/admin/users/:id",
           "/auth/admin/users/:id/totp",
+          "/auth/admin/sessions",
         ].includes(route.path);
         if (hashes && typeof body.password === "string" && next() < 0.9) body.password = 42;
         if (typeof body.currentPassword === "string" && next() < 0.9) body.currentPassword = 42;
@@ -369,6 +472,10 @@ describe("random input on every route with a body", () => {
         expect(response.status, replay).toBeLessThan(500);
         expect(response.body).not.toMatch(/\bstack\b|Error:|\.ts:\d/);
         seen.add(envelope.code);
+        // An enrolment that succeeded spent its token and gave the user a second factor: undo it, so the next is 40105 again.
+        if (enrolling && envelope.code === 0 && (route.path.endsWith("/enable") || finish)) await undoEnrolment();
+        // Ending every session ended the requests' own too: sign in again, so the next request is judged signed in.
+        if (route.path === "/auth/admin/sessions" && envelope.code === 0) Object.assign(session, await signIn());
         // The test route answers a policy it cannot try with code 0 and a category, never a 4xx.
         if (route.path === "/auth/directory/policy/test" && envelope.code === 0) {
           expect(envelope.data, replay).toMatchObject({ ok: false, category: "configuration" });
@@ -386,7 +493,15 @@ describe("random input on every route with a body", () => {
         expect([...seen]).toEqual(expect.arrayContaining([0, 40400, 42200]));
       }
       // The well-formed bodies and ids reached the route's success, and unknown ids its 40400.
-      if (wellFormed[routeKey(route)] !== undefined) expect([...seen]).toContain(0);
+      if (wellFormedBody !== undefined) expect([...seen]).toContain(0);
+      // The enrolment routes were reached with live tokens and with refused ones (STUP-4).
+      if (enrolling) expect([...seen]).toEqual(expect.arrayContaining([0, 40100]));
+      // Incident response ended every session, the requests' own included, and refused bad proofs (STUP-6).
+      if (route.path === "/auth/admin/sessions") expect([...seen]).toEqual(expect.arrayContaining([0, 40002, 40100]));
+      // The re-authentication through a provider reached its link, its return path and its provider checks (STUP-5).
+      if (route.path === "/auth/oauth/:provider/reauthenticate") {
+        expect([...seen]).toEqual(expect.arrayContaining([0, 40002, 40400, 40900]));
+      }
       if (route.path.includes(":id") && route.path !== "/auth/admin/users/:id/totp")
         expect([...seen]).toEqual(expect.arrayContaining([0, 40400]));
     });
