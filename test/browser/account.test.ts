@@ -2,7 +2,8 @@
 // the CDP WebAuthn virtual authenticator, on the Express demo. Two browser contexts are two
 // devices of one user: the user's own security changes keep the page signed in (SE-2), the page
 // lists both sessions with this one marked, and ending the other from it ends that device's
-// session at its next call and refresh (SE-1, SE-3). The user list is shown to administrators only.
+// session at its next call and refresh (SE-1, SE-3); once TOTP is on, ending it takes the code
+// too, which the page asks for (STUP-3). The user list is shown to administrators only.
 import { createUser } from "@portcullis/core";
 import type { Page, Response } from "playwright-core";
 import { expect, it } from "vitest";
@@ -38,7 +39,7 @@ function nextAnswer(page: Page, path: string): Promise<Envelope> {
 describeInBrowser("the account page in Chromium, on the Express demo", () => {
   const app = usePageApp(startExpressDemo);
 
-  it("SE-2, SE-1, SE-3: registers a passkey and turns on TOTP staying signed in; sees a second browser's session, ends it, and that browser's next call gets 40101 and its refresh fails", async () => {
+  it("SE-2, SE-1, SE-3, STUP-3: registers a passkey and turns on TOTP staying signed in; sees a second browser's session, ends it with the code the page asks for, and that browser's next call gets 40101 and its refresh fails", async () => {
     const demo = app();
     const first = await openPage(newContext, demo);
     const second = await openPage(newContext, demo);
@@ -88,9 +89,22 @@ describeInBrowser("the account page in Chromium, on the Express demo", () => {
       const otherId = await other.getAttribute("data-session-id");
       expect(await mine.getAttribute("data-session-id")).not.toBe(otherId);
 
-      // The first ends the second's session.
+      // The first ends the second's session. TOTP went on after this session's password sign-in,
+      // which stands for the password only: ending a session needs the code as well (STUP-3), so
+      // the page asks for every factor in its dialog. The code is of a step after the two spent
+      // above (TOTP-4): the server's clock moves one step on.
       await other.locator(".session-end").click();
+      const dialog = first.page.locator("#reauthenticate-dialog");
+      await dialog.waitFor();
+      expect(await dialog.locator("#reauthenticate-purpose").textContent()).toBe(
+        "To sign out a session, enter your password and a code from your app.",
+      );
+      demo.advanceClock(30_000);
+      await dialog.locator('input[name="password"]').fill(demo.password);
+      await dialog.locator('input[name="totpCode"]').fill(await totpCodeAt(demo.auth, secret, 1));
+      await dialog.locator('button[type="submit"]').click();
       await expectStatus(first.page, /^Signed out the session of /);
+      expect(await dialog.isHidden()).toBe(true);
       await expect.poll(() => sessions.count()).toBe(1);
       expect(await mine.count()).toBe(1);
       expect((await demo.auth.storage.sessions.findSession(otherId ?? ""))?.revokedAt).not.toBeNull();

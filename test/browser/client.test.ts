@@ -83,9 +83,16 @@ async function clientLifeCycle(app: PageApp, username: string): Promise<void> {
     expect(requests.filter(isThings)).toHaveLength(20 + refused);
 
     // 3. A passkey: registered through the page (the sign-in is no longer recent on the server's
-    // clock, so the password goes along), which keeps the session (SE-2); then a sign-out and a
-    // sign-in with it.
+    // clock, so every factor of the account goes along, the password and a TOTP code: STUP-3,
+    // WA-6), which keeps the session (SE-2); then a sign-out and a sign-in with it.
+    const registerBegin = page.waitForRequest((request) => request.url().endsWith("/api/v1/auth/public-key/register/begin"));
+    await page.fill('#passkey-register-form input[name="totpCode"]', await totpCodeAt(app.auth, user.secret));
     await registerPasskey(page, "Test laptop", user.password);
+    expect((await registerBegin).postDataJSON()).toEqual({
+      label: "Test laptop",
+      password: user.password,
+      totpCode: expect.stringMatching(/^\d{6}$/),
+    });
     await expectStatus(page, /^Passkey "Test laptop" registered\./);
     expect(await shownSection(page)).toBe("account");
     expect(await authenticator.credentials()).toHaveLength(1);

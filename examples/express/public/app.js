@@ -13,7 +13,9 @@ import {
   tokenFromLink,
 } from "./vendor/portcullis-client.js";
 
-const client = createAuthClient({ baseUrl: "/api/v1" });
+// `reauthenticate`: when a change went without a proof and the server wants one (40001), the
+// client asks the page, which asks the user, and makes the call once more with it.
+const client = createAuthClient({ baseUrl: "/api/v1", reauthenticate: askToReauthenticate });
 window.portcullis = client;
 
 /** Whether the client holds tokens: set by its signedIn and signedOut events. */
@@ -112,6 +114,12 @@ function formValues(form) {
 
 /** The re-authentication proof of a form: the password only when the user typed one. */
 const typedPassword = (password) => (password ? { password } : {});
+
+/** The re-authentication proof of a form with a code field too: what the user typed of each (STUP-3). */
+const typedProof = (password, totpCode = "") => ({
+  ...typedPassword(password),
+  ...(totpCode.trim() ? { totpCode: totpCode.trim() } : {}),
+});
 
 /** A readable message for an error of the browser's WebAuthn prompt. */
 function ceremonyFailure(error) {
@@ -250,8 +258,10 @@ function renderAccount(user) {
       return [term, element("dd", { textContent: value, className: field === "id" ? "mono" : "" })];
     }),
   );
-  // No password fields for an account without a password: they could only fail.
+  // No password fields for an account without a password: they could only fail. Code fields
+  // beside them only while TOTP is on: then a change needs a code too (STUP-3).
   document.body.classList.toggle("no-password", !hasPassword(user));
+  document.body.classList.toggle("totp-on", user.totpEnabled);
   $("password").hidden = !hasPassword(user);
   $("email-state").textContent = user.email
     ? `Your address is ${describeAddress(user)}.${user.emailVerified ? " Password reset links go to it." : " Confirm it to receive password reset links: send a link to it again below."}`
@@ -490,8 +500,16 @@ listen("reload-sessions", "click", async () => {
   setStatus(`${counted(sessions.length, "session")} signed in.`, "ok");
 });
 
-/** The re-authentication proof typed in the sessions form: the password, when one was typed. */
-const sessionsProof = () => typedPassword($("end-others-form").elements.password.value);
+/**
+ * The re-authentication proof typed in the sessions form: the password and the code, each when
+ * typed. The code field is emptied: a code is spent once it is accepted (TOTP-4).
+ */
+function sessionsProof() {
+  const { password, totpCode } = $("end-others-form").elements;
+  const proof = typedProof(password.value, totpCode.value);
+  totpCode.value = "";
+  return proof;
+}
 
 /** How a session signed in, in plain words, from its `amr` ("pwd", "otp"…): "with a password and an app code". */
 function signInMethods(amr) {
@@ -528,16 +546,20 @@ function sessionItem(session) {
     end,
   );
   item.dataset.sessionId = session.id;
-  listen(end, "click", async () => {
-    await client.sessions.end(session.id, sessionsProof());
-    // Ending this device's session signed the client out (signedOut took the page to the sign-in form).
-    if (session.current) {
-      setStatus("Signed out; the session is revoked.", "ok");
-      return;
-    }
-    setStatus(`Signed out the session of ${device}.`, "ok");
-    await loadSessions();
-  });
+  listen(
+    end,
+    "click",
+    checkingPassword(async () => {
+      await client.sessions.end(session.id, sessionsProof());
+      // Ending this device's session signed the client out (signedOut took the page to the sign-in form).
+      if (session.current) {
+        setStatus("Signed out; the session is revoked.", "ok");
+        return;
+      }
+      setStatus(`Signed out the session of ${device}.`, "ok");
+      await loadSessions();
+    }),
+  );
   return item;
 }
 
@@ -589,7 +611,10 @@ function userItem(user) {
   listen(toggle, "click", async () => {
     const disabled = !user.disabled;
     const path = `/api/v1/auth/admin/users/${encodeURIComponent(user.id)}`;
-    await appRoute("PATCH", path, { disabled, ...typedPassword($("admin-password").value) });
+    const totpCode = $("admin-totp-code");
+    const proof = typedProof($("admin-password").value, totpCode.value);
+    totpCode.value = "";
+    await appRoute("PATCH", path, { disabled, ...proof });
     setStatus(`${user.username} is ${disabled ? "disabled; their sessions have ended" : "enabled"}.`, "ok");
     await loadUsers();
   });
@@ -672,7 +697,11 @@ function passkeyItem(passkey) {
     await loadPasskeys();
     setStatus(`Passkey "${passkey.label}" renamed to "${label.trim()}".`, "ok");
   });
-  listen(revoke, "click", () => armOrRevoke(revoke, passkey));
+  listen(
+    revoke,
+    "click",
+    checkingPassword(() => armOrRevoke(revoke, passkey)),
+  );
   const item = element(
     "li",
     { className: "stacked" },
@@ -703,14 +732,16 @@ async function armOrRevoke(button, passkey) {
   await loadSessions();
 }
 
-// Register: re-authentication (the password if typed, else a sign-in under 5 minutes old), the
-// browser creates the passkey, the server stores it and ends the user's other sessions.
+// Register: re-authentication (every factor of the account: the password and, with TOTP on, a
+// code, as typed, or from a sign-in under 5 minutes old that proved them, or asked for in the
+// dialog), the browser creates the passkey, the server stores it and ends the user's other sessions.
 listen("passkey-register-form", "submit", async (event) => {
   const form = event.target;
-  const { label, password } = formValues(form);
+  const { label, password, totpCode } = formValues(form);
   form.elements.password.value = "";
+  form.elements.totpCode.value = "";
   setStatus("Create the passkey in your browser's prompt.");
-  const passkey = await client.passkeys.register({ label, ...typedPassword(password) });
+  const passkey = await client.passkeys.register({ label, ...typedProof(password, totpCode) });
   form.reset();
   setStatus(`Passkey "${passkey.label}" registered. ${othersSignedOut}`, "ok");
   await loadPasskeys();
@@ -879,8 +910,9 @@ listen(
   "email-form",
   "submit",
   checkingPassword(async (event) => {
-    const { email, password } = formValues(event.target);
-    await client.email.changeEmail({ email: email.trim(), ...typedPassword(password) });
+    const { email, password, totpCode } = formValues(event.target);
+    event.target.elements.totpCode.value = "";
+    await client.email.changeEmail({ email: email.trim(), ...typedProof(password, totpCode) });
     event.target.reset();
     setStatus(
       `A confirmation link is on its way to ${email.trim()}: open it from the outbox. Your address changes when it is used.`,
@@ -888,6 +920,64 @@ listen(
     );
   }),
 );
+
+// Re-authentication asked for: a change that needs every factor of the account (STUP-3: the
+// password and, with TOTP on, a code) went without one, the sign-in is older than 5 minutes or
+// did not prove them all, and the server answered 40001. The client asks this function once and
+// sends the call again with what the user typed; a cancelled dialog leaves the server's 40001.
+
+/** What each change the client may ask a proof for is, in the dialog's words. */
+const reauthenticationPurposes = {
+  "totp.setup": "set up an authenticator app",
+  "totp.enable": "turn on two-factor sign-in",
+  "passkeys.register": "register a passkey",
+  "passkeys.revoke": "revoke a passkey",
+  "sessions.end": "sign out a session",
+  "sessions.endOthers": "sign out your other sessions",
+  "email.change": "change your address",
+};
+
+/**
+ * The client's `reauthenticate`: shows the "Confirm it is you" dialog with a field for each
+ * factor of the account that the change takes (the password when the account has one, a code
+ * when TOTP is on), and answers what was typed; null when the user cancels, when there is
+ * nothing to ask, or when the dialog is already open for another change.
+ */
+async function askToReauthenticate({ operation, accepts }) {
+  const user = await client.currentUser();
+  const asked = {
+    password: accepts.includes("password") && (user === null || hasPassword(user)),
+    totpCode: accepts.includes("totpCode") && user?.totpEnabled === true,
+  };
+  const dialog = $("reauthenticate-dialog");
+  if ((!asked.password && !asked.totpCode) || dialog.open) return null;
+  const form = $("reauthenticate-form");
+  form.reset();
+  for (const [name, shown] of Object.entries(asked)) {
+    form.elements[name].closest("label").hidden = !shown;
+    form.elements[name].required = shown;
+  }
+  const what =
+    asked.password && asked.totpCode
+      ? "your password and a code from your app"
+      : asked.password
+        ? "your password"
+        : "a code from your app";
+  $("reauthenticate-purpose").textContent = `To ${reauthenticationPurposes[operation] ?? "go on"}, enter ${what}.`;
+  dialog.returnValue = "";
+  dialog.showModal();
+  await new Promise((resolve) => dialog.addEventListener("close", resolve, { once: true }));
+  const { password, totpCode } = formValues(form);
+  form.reset();
+  if (dialog.returnValue !== "confirm") return null;
+  return { ...(asked.password ? { password } : {}), ...(asked.totpCode ? { totpCode: totpCode.trim() } : {}) };
+}
+
+$("reauthenticate-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  $("reauthenticate-dialog").close("confirm");
+});
+$("reauthenticate-cancel").addEventListener("click", () => $("reauthenticate-dialog").close());
 
 /** On a link's page: keeps the token from the fragment, takes it out of the address bar, and shows the page's form. */
 function openLinkPage() {
