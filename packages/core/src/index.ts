@@ -102,6 +102,7 @@ export {
   saveDirectoryPolicy,
   testDirectoryPolicy,
 } from "./flows/directory-policy.js";
+export { type EnsureUserDifference, type EnsureUserResult, ensureUser } from "./flows/ensure-user.js";
 export { type ForgotPasswordInput, forgotPassword } from "./flows/forgot-password.js";
 export {
   type LinkIdentityInput,

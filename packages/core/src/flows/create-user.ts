@@ -80,10 +80,7 @@ export async function createUser(auth: Auth, input: CreateUserInput): Promise<Us
  * first sign-in): the stored record, and who asked in the `user.created` event.
  */
 export async function createUserRecord(auth: Auth, input: CreateUserInput, origin: UserOrigin): Promise<UserRecord> {
-  const { username, usernameKey } = normalizeUsername(requiredString(input.username, "username"));
-  const password = optionalString(input.password, "password");
-  const roles = checkRoles(input.roles ?? []);
-  const address = emailOf(input);
+  const { username, usernameKey, password, roles, address } = readCreateUserInput(input);
   if (password !== undefined) await assertAcceptablePassword(auth.config.password, password, username);
   const now = auth.now();
   const record: UserRecord = {
@@ -110,6 +107,29 @@ export async function createUserRecord(auth: Auth, input: CreateUserInput, origi
   }
   auth.emit({ type: "user.created", userId: record.id, ...origin, at: now });
   return record;
+}
+
+/** A {@link CreateUserInput} with each field checked and normalised, before the password policy and storage. */
+export interface CheckedUserInput {
+  username: string;
+  usernameKey: string;
+  password: string | undefined;
+  /** Each role once, in the order given; `[]` when the input has none. */
+  roles: string[];
+  address: { email: string; verified: boolean } | null;
+}
+
+/**
+ * Checks the fields of a {@link CreateUserInput} as {@link createUser} does, in its order (username,
+ * password's type, roles, address), without the password policy or storage.
+ *
+ * @throws {AuthError} 40001 or 40002 naming the field, 42200 for the username or roles with the reason.
+ */
+export function readCreateUserInput(input: CreateUserInput): CheckedUserInput {
+  const { username, usernameKey } = normalizeUsername(requiredString(input.username, "username"));
+  const password = optionalString(input.password, "password");
+  const roles = checkRoles(input.roles ?? []);
+  return { username, usernameKey, password, roles, address: emailOf(input) };
 }
 
 /** The checked address of a {@link CreateUserInput} and whether it is vouched for, or null without one. */
