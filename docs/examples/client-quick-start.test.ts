@@ -13,19 +13,20 @@ import { createApp } from "./express-quick-start.js";
 const saved = { signing: process.env.AUTH_SIGNING_SECRET, encryption: process.env.AUTH_ENCRYPTION_KEY };
 let server: Server;
 let baseUrl: string;
-let app: ReturnType<typeof createApp>;
+let app: Awaited<ReturnType<typeof createApp>>;
 
 beforeAll(async () => {
   process.env.AUTH_SIGNING_SECRET = randomBytes(32).toString("base64url");
   process.env.AUTH_ENCRYPTION_KEY = randomBytes(32).toString("base64url");
-  app = createApp();
+  app = await createApp("memory://");
   server = app.app.listen(0, "127.0.0.1");
   await new Promise<void>((resolve) => server.once("listening", resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
-});
+}, 60_000); // PGlite starts in seconds on a busy machine
 
 afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  await app.storage.close();
   for (const [name, value] of Object.entries({ AUTH_SIGNING_SECRET: saved.signing, AUTH_ENCRYPTION_KEY: saved.encryption })) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;

@@ -47,6 +47,13 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
 });
 
+/** The Express quick start on PGlite in memory (as its own data directory would be, without the files), closed after the test. */
+async function expressQuickStart() {
+  const quickStart = await createExpressApp("memory://");
+  servers.push({ close: (callback) => void quickStart.storage.close().then(callback) });
+  return quickStart;
+}
+
 async function listenExpress(app: express.Express): Promise<string> {
   const server: Server = app.listen(0, "127.0.0.1");
   servers.push(server);
@@ -110,10 +117,10 @@ async function walkQuickStart(auth: Auth, base: string) {
 }
 
 describe("docs/examples", () => {
-  it("the Express quick start signs in and protects its routes", async () => {
-    const { app, auth } = createExpressApp();
+  it("the Express quick start, on PGlite, signs in and protects its routes", async () => {
+    const { app, auth } = await expressQuickStart();
     await walkQuickStart(auth, await listenExpress(app));
-  });
+  }, 60_000);
 
   it("the Hono quick start signs in and protects its routes", async () => {
     const { app, auth } = createHonoApp();
@@ -151,7 +158,7 @@ describe("docs/examples", () => {
   });
 
   it("the account routes change a password and let an administrator disable a user", async () => {
-    const { app, auth } = createExpressApp();
+    const { app, auth } = await expressQuickStart();
     app.use(accountRoutes(auth));
     const base = await listenExpress(app);
     const carol = await signIn(auth, base, "carol");
@@ -199,10 +206,10 @@ describe("docs/examples", () => {
       admin.accessToken,
     );
     expect(roles.body?.data.roles).toEqual(["admin", "auditor"]);
-  });
+  }, 60_000);
 
   it("the event examples see sign-ins and refresh-token reuse, and never a secret", async () => {
-    const { app, auth } = createExpressApp();
+    const { app, auth } = await expressQuickStart();
     const lines: string[] = [];
     const reused: string[] = [];
     subscribeAuditLog(auth, (line) => lines.push(line));
@@ -233,7 +240,7 @@ describe("docs/examples", () => {
     const log = lines.join("\n");
     for (const secret of [dave.password, "wrong password", dave.refreshToken, dave.accessToken])
       expect(log).not.toContain(secret);
-  });
+  }, 60_000);
 
   it("EdDSA keys are published as a JWK Set that jose verifies, and survive a rotation", async () => {
     const pem = () => {

@@ -1,11 +1,16 @@
-import { type Auth, createAuth, memoryStorage } from "@portcullis/core";
+import { type Auth, createAuth } from "@portcullis/core";
 import { authRouter, requireAuth } from "@portcullis/express";
+import { type KyselyStorage, pgliteStorage } from "@portcullis/kysely";
 import express, { type Express } from "express";
 
-/** Builds the app without listening: `createApp().app.listen(3000)`. */
-export function createApp(): { app: Express; auth: Auth } {
+/**
+ * Builds the app without listening. Users and sessions are kept in embedded PostgreSQL (PGlite) in
+ * `dataDir`, which survives restarts; its tables are created or brought up to date as it opens.
+ */
+export async function createApp(dataDir: string): Promise<{ app: Express; auth: Auth; storage: KyselyStorage }> {
+  const storage = await pgliteStorage({ dataDir });
   const auth = createAuth({
-    storage: memoryStorage(),
+    storage,
     issuer: "https://api.example.com",
     audience: "example-api",
     secrets: {
@@ -22,5 +27,5 @@ export function createApp(): { app: Express; auth: Auth } {
   app.delete("/api/v1/things/:id", requireAuth(auth, { roles: ["admin"] }), (_req, res) => {
     res.status(204).end();
   });
-  return { app, auth };
+  return { app, auth, storage };
 }
