@@ -119,6 +119,21 @@ describe("OAuth routes against a real OpenID provider", () => {
         }
       });
 
+      it("SE-1: the session a provider sign-in starts is listed with the User-Agent of the callback's request", async () => {
+        const server = await start(authWithProvider());
+        try {
+          const flow = await flowOf(server, "alice");
+          const signedIn = await call(server, "GET", flow.callbackPath, {
+            headers: { cookie: `portcullis_oauth=${flow.binding}`, "user-agent": "Provider browser" },
+          });
+          expect(signedIn.body.code).toBe(0);
+          const sessions = await call(server, "GET", "/api/v1/auth/sessions", { token: signedIn.body.data.accessToken });
+          expect(sessions.body.data).toMatchObject([{ current: true, userAgent: "Provider browser" }]);
+        } finally {
+          await server.close();
+        }
+      });
+
       it("OA-10: over TLS the binding is __Host-portcullis_oauth on /, Secure; a plain portcullis_oauth that a sibling subdomain tossed is ignored", async () => {
         const server = await start(authWithProvider(), { tls });
         try {
@@ -251,6 +266,9 @@ describe("OAuth routes against a real OpenID provider", () => {
           expect(enrol.status).toBe(200);
           expect(enrol.body).toMatchObject({ code: 40105, data: { tempToken: expect.any(String), returnPath: "/" } });
           expect(Object.keys(enrol.body.data).sort()).toEqual(["returnPath", "tempToken"]);
+          expect(enrol.headers.getSetCookie(), "the binding cookie cleared, and no other").toEqual([
+            expect.stringMatching(/^portcullis_oauth=; .*Max-Age=0$/),
+          ]);
           const { tempToken } = enrol.body.data;
           expect((await call(server, "GET", "/api/v1/auth/me", { token: tempToken })).body.code).toBe(40101);
           const setup = await call(server, "POST", "/api/v1/auth/2fa/enrolment/setup", { json: { tempToken } });
@@ -302,6 +320,9 @@ describe("OAuth routes against a real OpenID provider", () => {
             data: { reauthenticated: true, returnPath: "/vault", user: { username: "alice" } },
           });
           expect(raised.body.data).not.toHaveProperty("refreshToken");
+          expect(raised.headers.getSetCookie(), "the binding cookie cleared").toEqual([
+            expect.stringMatching(/^portcullis_oauth=; .*Max-Age=0$/),
+          ]);
           const recent = await call(server, "GET", "/api/v1/things/recent", { token: raised.body.data.accessToken });
           expect(recent.body).toMatchObject({ code: 0, data: { amr: ["fed"] } });
           expect(recent.body.data.authTime).toBeGreaterThanOrEqual(Math.floor(testAuth.clock.now / 1000) - 30);

@@ -21,6 +21,7 @@ describe("STUP-5: what an ID token says of the sign-in", () => {
       readProviderAuthentication({ auth_time: nowSeconds - 3600, amr: ["pwd", "otp"], acr: "urn:example:mfa" }, now),
     ).toEqual({ authTime: nowSeconds - 3600, amr: ["pwd", "otp"], acr: "urn:example:mfa" });
     expect(readProviderAuthentication({ auth_time: nowSeconds + 30, amr: [] }, now).authTime).toBe(nowSeconds + 30);
+    expect(readProviderAuthentication({ auth_time: 0 }, now).authTime, "the epoch is a time, if an old one").toBe(0);
   });
 
   const malformed: [what: string, claims: Record<string, unknown>][] = [

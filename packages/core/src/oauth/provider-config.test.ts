@@ -132,7 +132,7 @@ describe("resolveOAuthConfig", () => {
     expect(refusal({ providers: { corp: { ...oidc, unsafeTrustForSecondFactorWithoutAssertion: true } } })).toBe(
       "Portcullis configuration: oauth.providers.corp.unsafeTrustForSecondFactorWithoutAssertion needs trustedForSecondFactor: true",
     );
-    for (const secondFactorAcrValues of ["2", [""], [2], [" "], null]) {
+    for (const secondFactorAcrValues of ["2", [""], [2], [" "], null, ["urn:example:mfa", ""], ["2", 3]]) {
       expect(refusal({ providers: { corp: { ...trusted, secondFactorAcrValues } } }), String(secondFactorAcrValues)).toMatch(
         /^Portcullis configuration: oauth\.providers\.corp\.secondFactorAcrValues must be a list of acr values/,
       );

@@ -124,10 +124,16 @@ describe("STUP-5: re-authenticating a session through its provider", () => {
   it("STUP-5: another provider account than the one linked to the user is refused (40100): a stolen access token cannot be raised with the thief's", async () => {
     const harness = harnessWith();
     const session = await signedInThroughProvider(harness, "alice");
-    await signedInThroughProvider(harness, "bob");
+    const bob = await signedInThroughProvider(harness, "bob");
     recorded = {};
     const error = await authError(reauthenticateAs(harness, session, "bob").then(({ answer }) => answer));
     expect(error).toMatchObject({ code: 40100, message: "This is not the provider account linked to yours" });
+    expect(await harness.storage.identities.unlink(bob.userId, "corp", idp.accounts.bob?.sub as string)).toBe(true);
+    const unlinked = await authError(reauthenticateAs(harness, session, "bob").then(({ answer }) => answer));
+    expect(unlinked, "a provider account linked to nobody").toMatchObject({
+      code: 40100,
+      message: "This is not the provider account linked to yours",
+    });
   });
 
   it("STUP-5, ASVS 6.8.4: a TOTP user re-authenticates with a TOTP code beside an untrusted provider (40001 without it), and the session then holds both", async () => {
@@ -162,7 +168,7 @@ describe("STUP-5: re-authenticating a session through its provider", () => {
       { passwordHash: await harness.auth.passwords.hash("a password") },
       harness.clock.now,
     );
-    await enrolTotp(harness.auth, session.userId, "a password");
+    const { secret } = await enrolTotp(harness.auth, session.userId, "a password");
     harness.clock.advance(30_000);
     recorded = { authTime: hourAgo(), amr: ["pwd", "otp"] };
     const { authUrl, browserBinding } = await beginOAuthSignIn(harness.auth, { provider: "corp" });
@@ -174,6 +180,10 @@ describe("STUP-5: re-authenticating a session through its provider", () => {
     const fresh = await verifyAccessToken(harness.auth, {
       token: tokensOf(signedIn as Parameters<typeof tokensOf>[0]).accessToken,
     });
+    const wrong = await authError(
+      beginOAuthReauthentication(harness.auth, { provider: "corp", totpCode: wrongCodeAt(secret, harness.clock.now), ...fresh }),
+    );
+    expect(wrong.code, "a code sent beside a trusted provider is checked all the same").toBe(40103);
     recorded = {};
     const refused = await authError(reauthenticateAs(harness, fresh).then(({ answer }) => answer));
     expect(refused).toMatchObject({
@@ -189,6 +199,12 @@ describe("STUP-5: re-authenticating a session through its provider", () => {
       "otp",
       "mfa",
     ]);
+    expect((await harness.storage.sessions.findSession(fresh.sessionId))?.amr, "the provider's methods, nothing else").toEqual([
+      "fed",
+      "pwd",
+      "otp",
+      "mfa",
+    ]);
   });
 
   it("STUP-5: a provider not linked to the user is 40900, a plain OAuth 2.0 provider 40400, a session no longer live 40101 at the callback", async () => {
@@ -198,14 +214,20 @@ describe("STUP-5: re-authenticating a session through its provider", () => {
       { corp: await plainOAuthProvider(idp, { profile: (info) => ({ subject: String(info.sub) }) }) },
       { clock: harness.clock },
     );
-    expect((await authError(beginOAuthReauthentication(plain.auth, { provider: "corp", ...session }))).code).toBe(40400);
+    expect(await authError(beginOAuthReauthentication(plain.auth, { provider: "corp", ...session }))).toMatchObject({
+      code: 40400,
+      message: "This provider cannot re-authenticate a session: it is not an OpenID Connect provider",
+    });
     const other = authWithProviders({ corp: discoveredProvider(idp) }, { clock: harness.clock });
     const stranger = await signedInThroughProvider(other, "bob");
     const unlinked = authWithProviders(
       { corp: discoveredProvider(idp), partner: discoveredProvider(idp) },
       { clock: harness.clock, storage: harness.storage },
     );
-    expect((await authError(beginOAuthReauthentication(unlinked.auth, { provider: "partner", ...session }))).code).toBe(40900);
+    expect(await authError(beginOAuthReauthentication(unlinked.auth, { provider: "partner", ...session }))).toMatchObject({
+      code: 40900,
+      message: "No account of this provider is linked to yours",
+    });
     expect(stranger.userId).not.toBe(session.userId);
     recorded = {};
     const begun = await beginOAuthReauthentication(harness.auth, { provider: "corp", ...session });
@@ -215,5 +237,30 @@ describe("STUP-5: re-authenticating a session through its provider", () => {
       oauthCallback(harness.auth, { provider: "corp", query: callback.search, browserBinding: begun.browserBinding }),
     );
     expect(ended.code).toBe(40101);
+  });
+
+  it("STUP-5: a user linked at two providers re-authenticates through either; without the session to raise it is 40001", async () => {
+    const harness = authWithProviders(
+      { corp: discoveredProvider(idp), partner: discoveredProvider(idp) },
+      { clock: makeClock(Date.now()) },
+    );
+    const session = await signedInThroughProvider(harness);
+    const now = harness.clock.now;
+    const link = {
+      subject: "alice-at-partner",
+      userId: session.userId,
+      email: null,
+      emailVerified: false,
+      createdAt: now,
+      lastUsedAt: now,
+    };
+    expect(await harness.storage.identities.link({ provider: "partner", ...link })).toBe(true);
+    for (const name of ["corp", "partner"]) {
+      const begun = await beginOAuthReauthentication(harness.auth, { provider: name, ...session });
+      expect(new URL(begun.authUrl).searchParams.get("max_age"), name).toBe("0");
+    }
+    expect(
+      await authError(beginOAuthReauthentication(harness.auth, { provider: "corp", userId: session.userId, sessionId: "" })),
+    ).toMatchObject({ code: 40001, message: "sessionId is required" });
   });
 });
