@@ -204,6 +204,33 @@ describe.each(adapters)("step-up over HTTP on %s", (_name, start) => {
     expectEnvelope(await post(server, `${base}/login`, { username: user.username, password: testPassword }), 40102);
   });
 
+  it("STUP-3, ASVS 7.5.1: revoking a passkey past the re-authentication window takes the password and a TOTP code in the DELETE's body", async () => {
+    const user = await createTotpUser(testAuth.auth, "keyed-totp");
+    const tokens = await signInWithCode(user);
+    const registration = await post(
+      server,
+      `${base}/public-key/register/begin`,
+      { label: "Laptop" },
+      { token: tokens.accessToken },
+    );
+    expectEnvelope(registration, 0);
+    const registered = await post(
+      server,
+      `${base}/public-key/register/finish`,
+      makeTestAuthenticator().register(registration.body.data.options),
+      { token: tokens.accessToken, headers: { "x-webauthn-ceremony": registration.body.data.ceremonyId } },
+    );
+    expectEnvelope(registered, 0);
+    testAuth.clock.advance(minutes(6));
+    const path = `${base}/public-key/credentials/${registered.body.data.id}`;
+    expectEnvelope(await call(server, "DELETE", path, { token: tokens.accessToken }), 40001);
+    expectEnvelope(await call(server, "DELETE", path, { token: tokens.accessToken, json: { password: testPassword } }), 40001);
+    const totpCode = await nextTotpCode(testAuth, user.secret);
+    const revoked = await call(server, "DELETE", path, { token: tokens.accessToken, json: { password: testPassword, totpCode } });
+    expectEnvelope(revoked, 0);
+    expect(revoked.body.data).toEqual({ revoked: true });
+  });
+
   it("STUP-3, ASVS 6.4.3: a hijacked session with the password whose amr lacks otp (signed in before TOTP was on) cannot turn TOTP off, even within recentSignIn", async () => {
     const user = await createTestUser(testAuth.auth, "hijacked-early");
     const stolen = (await signIn(user.username)).accessToken;

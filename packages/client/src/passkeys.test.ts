@@ -131,3 +131,35 @@ describe("client.passkeys: the user's own changes keep the session (SE-2)", () =
     expect(await client.accessToken()).toBe("access-1");
   });
 });
+
+describe("client.passkeys.revoke: every factor of the account (STUP-3)", () => {
+  it("STUP-3, ASVS 7.5.1: revoking sends the password and a TOTP code when given and no body without them; a 40001 asks reauthenticate for passkeys.revoke, taking the password and a code", async () => {
+    const asked: unknown[] = [];
+    const { client, server } = await signedInScriptedClient(
+      (request) => {
+        const body = request.body as { password?: string; totpCode?: string } | undefined;
+        return body?.password || body?.totpCode
+          ? { code: 0, data: { revoked: true } }
+          : { code: 40001, message: "Confirm it is you", status: 400 };
+      },
+      {
+        reauthenticate: async (request) => {
+          asked.push(request);
+          return { password: "pw", totpCode: "123456" };
+        },
+      },
+    );
+    const path = "/auth/public-key/credentials/credential-2";
+    await client.passkeys.revoke("credential-2", { password: "pw" });
+    await client.passkeys.revoke("credential-2", { totpCode: "654321" });
+    expect(asked).toEqual([]);
+    await client.passkeys.revoke("credential-2");
+    expect(asked).toEqual([{ operation: "passkeys.revoke", accepts: ["password", "totpCode"] }]);
+    expect(server.sentTo(path).map((request) => [request.method, request.body])).toEqual([
+      ["DELETE", { password: "pw" }],
+      ["DELETE", { totpCode: "654321" }],
+      ["DELETE", undefined],
+      ["DELETE", { password: "pw", totpCode: "123456" }],
+    ]);
+  });
+});

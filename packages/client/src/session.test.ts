@@ -337,6 +337,19 @@ describe("tabs sharing a store", () => {
     expect(signedOut).toEqual([]);
   });
 
+  it("STUP-2, RT-2: a re-authentication stores its access token beside the refresh token another tab renewed last (loadLatest under the lock), and nothing once another tab signed out", async () => {
+    const tab = tabStore();
+    const reauthenticated = { accessToken: "access-9", tokenType: "Bearer", expiresIn: 60, user: scriptedUser };
+    const { client, login } = clientOf(() => ({ code: 0, data: reauthenticated }), { store: tab.store });
+    await login();
+    tab.savedElsewhere(storedTokens(2));
+    await client.stepUp.reauthenticate({ password: "pw" });
+    expect(tab.state.latest).toMatchObject({ accessToken: "access-9", refreshToken: "refresh-2" });
+    tab.savedElsewhere(null);
+    await client.stepUp.reauthenticate({ password: "pw" });
+    expect(tab.state.latest).toBeNull();
+  });
+
   it("logout runs under the lock and revokes the session with the latest refresh token, not this tab's copy of a spent one", async () => {
     const tab = tabStore();
     let exclusiveWhenSent: boolean | undefined;

@@ -10,7 +10,7 @@ import {
   tokenSet,
 } from "./scripted-server.test-support.js";
 import { createSession } from "./session.js";
-import { type StepUpRequest, createStepUp, requirementOf } from "./step-up.js";
+import { type StepUpRequest, createStepUp, readReauthenticated, requirementOf } from "./step-up.js";
 import { memoryTokenStore } from "./token-store.js";
 import { createTransport } from "./transport.js";
 
@@ -107,5 +107,83 @@ describe("STUP-2, ASVS 7.5.3: the client's step-up", () => {
     expect(seen).toEqual([{ maxAge: 300 }, { amr: ["hwk"] }]);
     expect(server.sent.filter((request) => request.url.endsWith("/still"))).toHaveLength(2);
     expect(server.sentTo("/auth/refresh")).toHaveLength(0);
+  });
+});
+
+describe("STUP-2: what the client reads and sends", () => {
+  it("STUP-2: a re-authentication answer without a string accessToken, a number expiresIn or a user with an id is invalid_response (code 0, status 200)", () => {
+    const good = { accessToken: "access-9", expiresIn: 60, user: scriptedUser };
+    expect(readReauthenticated(good)).toBe(good);
+    for (const data of [
+      undefined,
+      null,
+      { ...good, accessToken: 7 },
+      { ...good, expiresIn: "60" },
+      { ...good, user: {} },
+      { accessToken: "access-9", expiresIn: 60 },
+    ]) {
+      let thrown: unknown;
+      try {
+        readReauthenticated(data);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, JSON.stringify(data)).toBeInstanceOf(AuthClientError);
+      expect(thrown).toMatchObject({ kind: "invalid_response", code: 0, status: 200 });
+    }
+  });
+
+  it("STUP-2, ASVS 7.5.3: a passkey re-authentication begins, runs the ceremony on its options and finishes with the assertion under the ceremony's header", async () => {
+    const server = scriptedServer((request) => {
+      if (request.path === "/auth/reauthenticate/public-key/begin") {
+        return { code: 0, data: { ceremonyId: "ceremony-7", options: { challenge: "Y2g" } } };
+      }
+      return raised;
+    });
+    const events = createClientEvents();
+    const store = memoryTokenStore();
+    const session = createSession({
+      transport: createTransport(scriptedBaseUrl, server.fetch),
+      store,
+      events,
+      now: () => 0,
+      refreshAheadSeconds: 0,
+    });
+    await session.begin({ ...tokenSet(1), tokenType: "Bearer" });
+    const assertion = {
+      id: "credential-1",
+      rawId: "credential-1",
+      type: "public-key" as const,
+      response: { clientDataJSON: "e30", authenticatorData: "AA", signature: "AA" },
+      clientExtensionResults: {},
+    };
+    const given: unknown[] = [];
+    const stepUp = createStepUp(session, events, {
+      startAuthentication: async (options) => {
+        given.push(options);
+        return assertion;
+      },
+      startRegistration: () => Promise.reject(new Error("no registration here")),
+    });
+    expect(await stepUp.client.reauthenticateWithPasskey()).toEqual(scriptedUser);
+    expect(given).toEqual([{ optionsJSON: { challenge: "Y2g" } }]);
+    expect(server.sent.map((request) => [request.method, request.path, request.body])).toEqual([
+      ["POST", "/auth/reauthenticate/public-key/begin", {}],
+      ["POST", "/auth/reauthenticate/public-key/finish", assertion],
+    ]);
+    expect(server.sentTo("/auth/reauthenticate/public-key/finish")[0]?.headers.get("x-webauthn-ceremony")).toBe("ceremony-7");
+    expect((await store.load())?.accessToken).toBe("access-9");
+  });
+
+  it("STUP-2: client.fetch emits no stepUpRequired for an answer that is no 40104", async () => {
+    const { client } = await signedInScriptedClient(() => new Response("ok"));
+    const seen: unknown[] = [];
+    client.on("stepUpRequired", (step) => {
+      seen.push(step.required);
+      step.cancel();
+    });
+    const answered = await client.fetch(`${scriptedBaseUrl}/things`);
+    expect([answered.status, await answered.text()]).toEqual([200, "ok"]);
+    expect(seen).toEqual([]);
   });
 });

@@ -38,9 +38,12 @@ describe("client.totp: the user's own changes keep the session (SE-2)", () => {
     expect(await client.accessToken()).toBe("access-1");
   });
 
-  it("SE-2: new recovery codes keep this client signed in", async () => {
-    const { client, signedOut } = await signedInTotpClient();
-    expect(await client.totp.regenerateRecoveryCodes({ code: "123456" })).toEqual({ recoveryCodes });
+  it("SE-2, STUP-3: new recovery codes keep this client signed in; the code and the password are sent", async () => {
+    const { client, server, signedOut } = await signedInTotpClient();
+    expect(await client.totp.regenerateRecoveryCodes({ code: "123456", password: "pw" })).toEqual({ recoveryCodes });
+    expect(server.sentTo("/auth/2fa/recovery-codes").map((request) => request.body)).toEqual([
+      { code: "123456", password: "pw" },
+    ]);
     expect(signedOut).toEqual([]);
     expect(await client.accessToken()).toBe("access-1");
   });

@@ -119,6 +119,33 @@ describe("requireRecentAuthentication", () => {
     ).toBe(42900);
   });
 
+  it("RL-5: a revoked session, one expiring now and a session id that is no string are no budget of their own: their proofs spend the account's, and such an id reaches no store", async () => {
+    const cases: Record<string, (harness: Harness, sessionId: string) => Promise<unknown>> = {
+      revoked: async (harness, sessionId) => {
+        await harness.storage.sessions.revokeSession(sessionId, harness.clock.now);
+        return sessionId;
+      },
+      "expiring now": async (harness, sessionId) => {
+        const { expiresAt } = (await harness.storage.sessions.findSession(sessionId)) as { expiresAt: number };
+        harness.clock.now = expiresAt - 60_000;
+        return sessionId;
+      },
+      "a number": async () => 42,
+    };
+    for (const [name, sessionFor] of Object.entries(cases)) {
+      const harness = makeAuth({ throttle: { account: [{ limit: 2, window: "15m" }], device: [{ limit: 3, window: "15m" }] } });
+      const { user, sessionId: own } = await signedIn(harness, "owner");
+      const sessionId = await sessionFor(harness, own);
+      for (let attempt = 0; attempt < 3; attempt += 1)
+        await outcome(login(harness.auth, { username: "owner", password: "wrong" }));
+      if (name === "expiring now") harness.clock.advance(60_000);
+      const findSession = vi.spyOn(harness.storage.sessions, "findSession");
+      const proof = { sessionId, password: goodPassword } as ReauthenticationProof;
+      expect(await outcome(requireRecentAuthentication(harness.auth, user, proof, 0)), name).toBe(42900);
+      if (typeof sessionId !== "string") expect(findSession, name).not.toHaveBeenCalled();
+    }
+  });
+
   it("TV-2: a session begun before the token version rose is no proof of a recent sign-in", async () => {
     const harness = makeAuth();
     const { user, sessionId } = await signedIn(harness, "stale");

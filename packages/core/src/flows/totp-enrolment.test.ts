@@ -190,7 +190,9 @@ describe("TOTP enrolment", () => {
       const { secret } = await enrolTotp(harness.auth, userId);
       const before = await twoSessions(harness, userId, "se2-disable", { totpSecret: secret });
       await disableTotp(harness.auth, { userId, sessionId: before.current.sessionId, code: nextCode(harness, secret) });
+      const at = harness.clock.now;
       await expectOnlyCurrentSessionLives(harness, before, "totp_disabled");
+      expect(harness.events.filter((event) => event.type === "totp.disabled")).toEqual([{ type: "totp.disabled", userId, at }]);
       expect(await loginStatus(harness, "se2-disable")).toBe("authenticated");
     });
 
@@ -201,7 +203,11 @@ describe("TOTP enrolment", () => {
       const before = await twoSessions(harness, userId, "se2-codes", { totpSecret: secret });
       const sessionId = before.current.sessionId;
       await regenerateRecoveryCodes(harness.auth, { userId, sessionId, code: nextCode(harness, secret) });
+      const at = harness.clock.now;
       await expectOnlyCurrentSessionLives(harness, before, "recovery_codes_regenerated");
+      expect(harness.events.filter((event) => event.type === "recovery_codes.regenerated")).toEqual([
+        { type: "recovery_codes.regenerated", userId, at },
+      ]);
     });
 
     it("SE-2: called with no session (the service's own code), enabling ends every session of the user, without raising the token version", async () => {

@@ -76,12 +76,9 @@ export async function raiseSession(
 ): Promise<AccessTokenSet> {
   const now = auth.now();
   const session = await auth.storage.sessions.findSession(sessionId);
+  // A revoked session is refused by the store's conditional write (recordAuthentication), atomically.
   const live =
-    session !== null &&
-    session.userId === user.id &&
-    session.tokenVersion === user.tokenVersion &&
-    session.revokedAt === null &&
-    session.expiresAt > now;
+    session !== null && session.userId === user.id && session.tokenVersion === user.tokenVersion && session.expiresAt > now;
   if (!live || !(await auth.storage.sessions.recordAuthentication(sessionId, now, methods))) {
     throw new AuthError(ErrorCode.InvalidToken);
   }

@@ -78,13 +78,22 @@ describe("STUP-2, ASVS 7.5.3: what a route's step-up options ask of a session", 
     expect(stepUpRequirementOf(options)).toEqual({ maxAgeSeconds: 300, amr: [] });
   });
 
+  it("STUP-2, ASVS 7.5.3: an amr value asked twice is asked once, and named once when missing", () => {
+    const requirement = stepUpRequirementOf({ amr: ["hwk", "hwk"], secondFactor: true });
+    expect(requirement).toEqual({ amr: ["hwk", "mfa"] });
+    expect(stepUpShortfall({ authTime: nowSeconds, amr: ["pwd"] }, requirement as NonNullable<typeof requirement>, now)).toEqual({
+      amr: ["hwk", "mfa"],
+    });
+  });
+
   it("STUP-2, ASVS 7.5.3: a bad option is a TypeError naming it, when requireAuth is called", () => {
     const bad: [StepUpOptions, RegExp][] = [
       [{ maxAge: "5 minutes" as "5m" }, /maxAge must be a positive whole number of seconds/],
       [{ maxAge: 0 }, /maxAge must be a positive whole number of seconds/],
       [{ maxAge: -60 }, /maxAge must be a positive whole number of seconds/],
       [{ secondFactor: "yes" as unknown as boolean }, /secondFactor must be true or false; got "yes"/],
-      [{ amr: "otp" as unknown as AmrValue[] }, /amr must be a list of RFC 8176 values/],
+      [{ amr: "otp" as unknown as AmrValue[] }, /amr must be a list of RFC 8176 values, of .*; got "otp"$/],
+      [{ amr: 7 as unknown as AmrValue[] }, /amr must be a list of RFC 8176 values, of .*; got 7$/],
       [{ amr: ["sms" as AmrValue] }, /amr must be a list of .*pwd, otp, hwk, swk, user, fed, mfa; got "sms"/],
       [{ amr: ["toString" as AmrValue] }, /got "toString"/],
     ];

@@ -358,6 +358,9 @@ describe("access tokens", () => {
         ["sid", 7],
         ["sub", 7],
         ["jti", 7],
+        ["auth_time", "1700000000"],
+        ["auth_time", null],
+        ["auth_time", true],
       ] as const) {
         expect(
           await verdict(auth, hmacToken(header, { ...base, [claim]: value }, secret)),
