@@ -1,4 +1,4 @@
-import type { FetchFunction } from "@portcullis/client";
+import { type FetchFunction, memoryTokenStore } from "@portcullis/client";
 import type { AuthConfig } from "@portcullis/core";
 import { type LocalProviderAuthentication, driveAuthorization } from "@portcullis/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -142,10 +142,11 @@ describe.each(clientTargets)("client.oauth against %s and a real OpenID provider
     expect(harness.sent).toHaveLength(sentBefore);
   });
 
-  it("STUP-5, ASVS 7.6.1: a provider's hour-old sign-in meets 40104 on a maxAge route; reauthenticate and finish through the provider raise the session, and the route answers", async () => {
+  it("STUP-5, ASVS 7.6.1, 7.2.4: a provider's hour-old sign-in meets 40104 on a maxAge route; reauthenticate and finish through the provider leave the client with a new session's tokens, and the route answers", async () => {
     const harness = await serve({ oauth: corpOAuthConfig(stating, redirectUri) });
     harness.clock.now = Date.now();
-    const client = harness.client({ fetch: browserWithCookies() });
+    const store = memoryTokenStore();
+    const client = harness.client({ fetch: browserWithCookies(), store });
     recorded = { authTime: Math.floor(Date.now() / 1000) - 3600 };
     const signIn = await client.oauth.start("corp");
     await client.oauth.finish({ provider: "corp", url: await driveAuthorization(signIn.authUrl, { username: "alice" }) });
@@ -153,6 +154,7 @@ describe.each(clientTargets)("client.oauth against %s and a real OpenID provider
     expect(old.status).toBe(statusIn(statusMode, 401));
     expect(await old.json()).toMatchObject({ code: 40104, data: { required: { maxAge: 300 } } });
 
+    const before = await store.load();
     recorded = {};
     const { authUrl } = await client.oauth.reauthenticate("corp", { returnPath: "/vault" });
     expect(new URL(authUrl).searchParams.get("max_age")).toBe("0");
@@ -161,6 +163,9 @@ describe.each(clientTargets)("client.oauth against %s and a real OpenID provider
     const recent = await client.fetch("/api/v1/things/recent");
     expect(await recent.json()).toMatchObject({ code: 0, data: { amr: ["fed"] } });
     expect(harness.refreshesSent()).toBe(0);
+    expect((await store.load())?.refreshToken).not.toBe(before?.refreshToken);
+    await client.refresh();
+    expect((await client.fetch("/api/v1/things/recent")).status).toBe(200);
   });
 
   it("in a browser: start sends the window to the provider and notes its name; finish on the callback page reads the address, recalls the provider and replaces the URL, never leaving the code in the history", async () => {

@@ -1,7 +1,7 @@
 // The client and step-up (STUP-2): a route of the app that answers 40104 to client.fetch, the
 // stepUpRequired event, the re-authentication, and the one retry; against every adapter in both
 // status modes.
-import type { StepUpRequest } from "@portcullis/client";
+import { type StepUpRequest, memoryTokenStore } from "@portcullis/client";
 import { describe, expect, it } from "vitest";
 import { createTotpUser, nextTotpCode, testPassword } from "../fixtures/auth.js";
 import {
@@ -32,9 +32,11 @@ async function signedInWithCode(harness: ClientTestServer, username: string) {
 describe.each(clientTargets)("client step-up against %s", (_name, start, statusMode) => {
   const serve = servedPerTest(start, statusMode);
 
-  it("STUP-2, ASVS 7.5.3: a 40104 emits stepUpRequired with what is required; once the listener re-authenticates the request is sent once more and answers", async () => {
+  it("STUP-2, ASVS 7.5.3, 7.2.4: a 40104 emits stepUpRequired with what is required; once the listener re-authenticates the request is sent once more with the new session's token and answers; the ended session's refresh token is refused", async () => {
     const harness = await serve();
-    const { client, user } = await signedInClient(harness, "stepping");
+    const store = memoryTokenStore();
+    const { client, user } = await signedInClient(harness, "stepping", { store });
+    const before = await store.load();
     harness.clock.advance(sixMinutes);
     const seen: StepUpRequest["required"][] = [];
     client.on("stepUpRequired", (step) => {
@@ -50,10 +52,19 @@ describe.each(clientTargets)("client step-up against %s", (_name, start, statusM
     });
     expect(seen).toEqual([{ maxAge: 300 }]);
     expect([harness.countSent("GET", recentPath), harness.countSent("POST", "/api/v1/auth/reauthenticate")]).toEqual([2, 1]);
-    // The raised token is stored: the next request needs no step-up, and the refresh token is the same session's.
+    // The new session's tokens are stored: the next request needs no step-up, and the refresh token is the new session's.
+    const after = await store.load();
+    expect(after?.refreshToken).not.toBe(before?.refreshToken);
     expect((await envelopeOf(await client.fetch(recentPath))).code).toBe(0);
     expect(harness.refreshesSent()).toBe(0);
     await client.refresh();
+    expect((await envelopeOf(await client.fetch(recentPath))).code).toBe(0);
+    const stolen = await fetch(`${harness.baseUrl}/auth/refresh`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ refreshToken: before?.refreshToken }),
+    });
+    expect((await envelopeOf(stolen)).code).toBe(40101);
     expect((await envelopeOf(await client.fetch(recentPath))).code).toBe(0);
   });
 

@@ -285,7 +285,7 @@ describe("OAuth routes against a real OpenID provider", () => {
         }
       });
 
-      it("STUP-5, ASVS 6.8.4, 7.6.1: a provider's hour-old auth_time answers 40104 on a maxAge route; re-authenticating through the provider asks max_age=0 and prompt=login, refuses a stale auth_time, and then lets the route through", async () => {
+      it("STUP-5, ASVS 6.8.4, 7.6.1, 7.2.4: a provider's hour-old auth_time answers 40104 on a maxAge route; re-authenticating through the provider asks max_age=0 and prompt=login, refuses a stale auth_time, and then answers the tokens of a new session that lets the route through, the old tokens refused", async () => {
         const testAuth = authWithStatingProvider();
         const server = await start(testAuth.auth);
         try {
@@ -319,18 +319,31 @@ describe("OAuth routes against a real OpenID provider", () => {
             code: 0,
             data: { reauthenticated: true, returnPath: "/vault", user: { username: "alice" } },
           });
-          expect(raised.body.data).not.toHaveProperty("refreshToken");
-          expect(raised.headers.getSetCookie(), "the binding cookie cleared").toEqual([
+          expect(raised.headers.getSetCookie(), "the binding cookie cleared, and no device cookie").toEqual([
             expect.stringMatching(/^portcullis_oauth=; .*Max-Age=0$/),
+          ]);
+          expect(Object.keys(raised.body.data).sort()).toEqual([
+            "accessToken",
+            "expiresIn",
+            "reauthenticated",
+            "refreshToken",
+            "returnPath",
+            "tokenType",
+            "user",
           ]);
           const recent = await call(server, "GET", "/api/v1/things/recent", { token: raised.body.data.accessToken });
           expect(recent.body).toMatchObject({ code: 0, data: { amr: ["fed"] } });
           expect(recent.body.data.authTime).toBeGreaterThanOrEqual(Math.floor(testAuth.clock.now / 1000) - 30);
-          const refreshed = await call(server, "POST", "/api/v1/auth/refresh", {
+          expect((await call(server, "GET", "/api/v1/things/recent", { token })).body.code, "the ended session's").toBe(40101);
+          const stolen = await call(server, "POST", "/api/v1/auth/refresh", {
             json: { refreshToken: signedIn.body.data.refreshToken },
           });
+          expect(stolen.body.code, "the ended session's refresh token").toBe(40101);
+          const refreshed = await call(server, "POST", "/api/v1/auth/refresh", {
+            json: { refreshToken: raised.body.data.refreshToken },
+          });
           const afterRefresh = await call(server, "GET", "/api/v1/things/recent", { token: refreshed.body.data.accessToken });
-          expect(afterRefresh.body.code, "the raised session's refreshes carry it").toBe(0);
+          expect(afterRefresh.body.code, "the new session's refreshes carry it").toBe(0);
         } finally {
           await server.close();
         }

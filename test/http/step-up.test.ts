@@ -94,20 +94,60 @@ describe.each(adapters)("step-up over HTTP on %s", (_name, start) => {
       { token: refreshed.body.data.accessToken },
     );
     expectEnvelope(raised, 0);
-    expect(Object.keys(raised.body.data).sort()).toEqual(["accessToken", "expiresIn", "tokenType", "user"]);
+    expect(Object.keys(raised.body.data).sort()).toEqual(["accessToken", "expiresIn", "refreshToken", "tokenType", "user"]);
     const raisedAt = seconds();
     const passed = await get("/api/v1/things/recent", raised.body.data.accessToken);
     expectAppAnswer(passed);
     expect(passed.body.data).toMatchObject({ authTime: raisedAt, amr: ["pwd"] });
-    // The token before the re-authentication still speaks of the old sign-in.
-    expectStepUp(await get("/api/v1/things/recent", refreshed.body.data.accessToken), { maxAge: 300 });
-    // The session keeps its refresh token, whose refreshes carry the raised sign-in.
+    // The tokens before the re-authentication belong to the session it ended (ASVS 7.2.4).
+    expectEnvelope(await get("/api/v1/things/recent", refreshed.body.data.accessToken), 40101);
+    // The new session's refresh token refreshes, carrying the raised sign-in.
     testAuth.clock.advance(minutes(2));
-    const later = await post(server, `${base}/refresh`, { refreshToken: refreshed.body.data.refreshToken });
+    const later = await post(server, `${base}/refresh`, { refreshToken: raised.body.data.refreshToken });
     expectEnvelope(later, 0);
     expect((await get("/api/v1/things/recent", later.body.data.accessToken)).body.data).toMatchObject({ authTime: raisedAt });
     testAuth.clock.advance(minutes(4));
     expectStepUp(await get("/api/v1/things/recent", later.body.data.accessToken), { maxAge: 300 });
+  });
+
+  it("STUP-2, ASVS 7.2.4: a re-authentication answers the tokens of a new session as a sign-in does; the old access and refresh tokens are refused (40101), a stolen copy of the old refresh token ends nothing, and the sessions list shows the new session in place of the old", async () => {
+    await createTestUser(testAuth.auth, "renewing");
+    const signedIn = await post(server, `${base}/login`, { username: "renewing", password: testPassword });
+    expectEnvelope(signedIn, 0);
+    const old = signedIn.body.data as { accessToken: string; refreshToken: string };
+    const listed = await get(`${base}/sessions`, old.accessToken);
+    expectEnvelope(listed, 0);
+    const [oldSession] = listed.body.data as { id: string }[];
+    testAuth.clock.advance(minutes(6));
+    const renewed = await post(
+      server,
+      `${base}/reauthenticate`,
+      { password: testPassword },
+      { token: old.accessToken, headers: { "user-agent": "Renewing browser" } },
+    );
+    expectEnvelope(renewed, 0);
+    expect(renewed.status).toBe(200);
+    const signInKeys = Object.keys(signedIn.body.data).filter((key) => key !== "deviceToken");
+    expect(Object.keys(renewed.body.data).sort()).toEqual(signInKeys.sort());
+    expect(renewed.body.data).toMatchObject({ tokenType: "Bearer", expiresIn: 900, user: { username: "renewing" } });
+    expect(renewed.body.data.refreshToken).not.toBe(old.refreshToken);
+    expect(renewed.headers.get("set-cookie")).toBeNull();
+
+    expectEnvelope(await get("/api/v1/things/recent", old.accessToken), 40101);
+    expectEnvelope(await get(`${base}/me`, old.accessToken), 40101);
+    for (let copy = 0; copy < 2; copy += 1) {
+      expectEnvelope(await post(server, `${base}/refresh`, { refreshToken: old.refreshToken }), 40101);
+    }
+    const passed = await get("/api/v1/things/recent", renewed.body.data.accessToken);
+    expectAppAnswer(passed);
+    expect(passed.body.data).toMatchObject({ authTime: seconds(), amr: ["pwd"] });
+    const sessions = await get(`${base}/sessions`, renewed.body.data.accessToken);
+    expectEnvelope(sessions, 0);
+    expect(sessions.body.data).toEqual([expect.objectContaining({ current: true, amr: ["pwd"], userAgent: "Renewing browser" })]);
+    expect(sessions.body.data[0].id).not.toBe(oldSession?.id);
+    const next = await post(server, `${base}/refresh`, { refreshToken: renewed.body.data.refreshToken });
+    expectEnvelope(next, 0);
+    expectAppAnswer(await get("/api/v1/things/recent", next.body.data.accessToken));
   });
 
   it("STUP-2, ASVS 7.5.3: a route asking for a second factor answers 40104 naming mfa to a password session; a TOTP user re-authenticates with the password and a code", async () => {
@@ -185,9 +225,13 @@ describe.each(adapters)("step-up over HTTP on %s", (_name, start) => {
       },
     );
     expectEnvelope(finish, 0);
+    expect(Object.keys(finish.body.data).sort()).toEqual(["accessToken", "expiresIn", "refreshToken", "tokenType", "user"]);
     const strong = await get("/api/v1/things/strong", finish.body.data.accessToken);
     expectAppAnswer(strong);
     expect(strong.body.data).toEqual({ userId: user.id, authTime: seconds(), amr: ["hwk", "user", "mfa"] });
+    expectEnvelope(await get("/api/v1/things/strong", tokens.accessToken), 40101);
+    expectEnvelope(await post(server, `${base}/refresh`, { refreshToken: tokens.refreshToken }), 40101);
+    expectEnvelope(await post(server, `${base}/refresh`, { refreshToken: finish.body.data.refreshToken }), 0);
   });
 
   it("STUP-3, ASVS 6.4.3: a hijacked session with the password (its sign-in older than recentSignIn) cannot turn TOTP off", async () => {

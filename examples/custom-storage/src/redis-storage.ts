@@ -708,8 +708,6 @@ function redisSessions(redis: Redis): SessionStore {
       const fields = ["lastUsedAt", json(now), "userAgent", json(use.userAgent), "address", json(use.address)];
       await run<number>(updateLiveSessionScript, [sessionKey(id)], fields);
     },
-    recordAuthentication: async (id, authTime, amr) =>
-      (await run<number>(updateLiveSessionScript, [sessionKey(id)], ["authTime", json(authTime), "amr", json(amr)])) === 1,
     async insertRefreshToken(token) {
       const key = tokenKey(token.hash);
       await client.multi().del(key).hSet(key, toFields(token)).pExpire(key, ttlOf(token)).exec();

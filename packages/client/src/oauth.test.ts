@@ -124,13 +124,13 @@ describe("client.oauth against a scripted server", () => {
     expect(callbacks()).toEqual([]);
   });
 
-  it("STUP-5: reauthenticate sends the access token, the browser's cookies, the return path and a TOTP code; finish takes the answer as a new access token of the same session", async () => {
-    const raised = { accessToken: "access-2", tokenType: "Bearer", expiresIn: 900, user: scriptedUser };
-    const { client, server } = await signedInScriptedClient((request) =>
-      request.path.endsWith("/reauthenticate")
-        ? begun
-        : { code: 0, data: { ...raised, returnPath: "/vault", reauthenticated: true } },
-    );
+  it("STUP-5, ASVS 7.2.4: reauthenticate sends the access token, the browser's cookies, the return path and a TOTP code; finish keeps the answer as the tokens of the new session, as a sign-in's", async () => {
+    const raised = tokenSet(2);
+    const { client, server } = await signedInScriptedClient((request) => {
+      if (request.path.endsWith("/reauthenticate")) return begun;
+      if (request.path === "/auth/refresh") return { code: 0, data: tokenSet(3) };
+      return { code: 0, data: { ...raised, returnPath: "/vault", reauthenticated: true } };
+    });
     const replaced = stubHistory();
     expect(await client.oauth.reauthenticate("corp", { returnPath: "/vault", totpCode: "123456", navigate: false })).toEqual(
       begun.data,
@@ -148,6 +148,8 @@ describe("client.oauth against a scripted server", () => {
     expect(await client.accessToken()).toBe("access-2");
     const [callback] = server.sent.filter(({ path }) => path.includes("/callback"));
     expect(callback).toMatchObject({ path: "/auth/oauth/corp/callback?code=the-code&state=the-state", credentials: "include" });
+    await client.refresh();
+    expect(server.sentTo("/auth/refresh").map(({ body }) => body)).toEqual([{ refreshToken: "refresh-2" }]);
   });
 
   it("STUP-5: reauthenticate needs a signed-in client and sends nothing without one", async () => {

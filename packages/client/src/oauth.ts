@@ -1,13 +1,12 @@
-import type { Session } from "./session.js";
+import { type Session, readTokenSet } from "./session.js";
 import { type RunRegistration, type SignInStep, signInStep } from "./sign-in.js";
-import { readReauthenticated } from "./step-up.js";
 import type { KeyValueStorage } from "./token-store.js";
 import { type EnvelopeAnswer, type Transport, dataOf } from "./transport.js";
 import type { AuthUser, OAuthProviderInfo } from "./types.js";
 
 /**
  * A sign-in step after a provider, or the end of a re-authentication through it
- * (`reauthenticated`: the session's new access token is stored), with the path the flow was
+ * (`reauthenticated`: the tokens of the new session that replaced the signed-in one are stored), with the path the flow was
  * begun for (`start`'s or `reauthenticate`'s `returnPath`, or `/`).
  */
 export type OAuthSignInStep = (SignInStep | { status: "reauthenticated"; user: AuthUser }) & { returnPath: string };
@@ -69,7 +68,8 @@ export interface OAuthClient {
    * cookies; STUP-5), for a user who signs in there and is asked to step up (40104) or to prove a
    * recent sign-in; then sends the browser to the provider, which is asked to authenticate the
    * person again. On the way back, {@link OAuthClient.finish} answers `reauthenticated` and keeps
-   * the session's new access token: send the refused request again then.
+   * the tokens of the new session the server began in place of this one (ASVS 7.2.4), the access
+   * and the refresh token, as a sign-in's: send the refused request again then.
    *
    * @throws {AuthClientError} `not_signed_in`; 40001 a TOTP code is needed; 40103 wrong code;
    * 40400 unknown or plain OAuth 2.0 provider; 40900 no account of this provider is linked.
@@ -83,7 +83,7 @@ export interface OAuthClient {
    * On the page at the provider's redirect URI: relays its query (`code`, `state`, `iss`, or
    * `error`) unchanged to `GET /auth/oauth/<provider>/callback` with the browser's cookies, and
    * takes the answer as a sign-in: tokens, or `totp_required`; after {@link OAuthClient.reauthenticate},
-   * `reauthenticated`, the session's new access token stored. No token ever appears in a URL.
+   * `reauthenticated`, the new session's tokens stored (without `signedIn`). No token ever appears in a URL.
    *
    * @throws {AuthClientError} 40100 bad, replayed or foreign state (another browser, or the
    * cookie was not sent), or the provider refused; 40300 disabled; 50300 provider unreachable.
@@ -200,9 +200,8 @@ export function createOAuthClient(transport: Transport, session: Session, runReg
       }
       const returnPath = sameAppPath((answer.data as { returnPath?: unknown } | undefined)?.returnPath);
       if (answer.code === 0 && (answer.data as { reauthenticated?: unknown }).reauthenticated === true) {
-        const raised = readReauthenticated(answer.data);
-        await session.replaceAccessToken(raised);
-        return { status: "reauthenticated", user: raised.user, returnPath };
+        const user = await session.replace(readTokenSet(answer));
+        return { status: "reauthenticated", user, returnPath };
       }
       const step = await signInStep(transport, session, answer, runRegistration);
       return { ...step, returnPath };

@@ -337,16 +337,32 @@ describe("tabs sharing a store", () => {
     expect(signedOut).toEqual([]);
   });
 
-  it("STUP-2, RT-2: a re-authentication stores its access token beside the refresh token another tab renewed last (loadLatest under the lock), and nothing once another tab signed out", async () => {
+  it("STUP-2, RT-2, ASVS 7.2.4: a re-authentication is sent under the lock with the access token another tab renewed last (loadLatest), and stores the new session's tokens; once another tab signed out it sends nothing", async () => {
     const tab = tabStore();
-    const reauthenticated = { accessToken: "access-9", tokenType: "Bearer", expiresIn: 60, user: scriptedUser };
-    const { client, login } = clientOf(() => ({ code: 0, data: reauthenticated }), { store: tab.store });
+    const renewed = {
+      accessToken: "access-9",
+      refreshToken: "refresh-9",
+      tokenType: "Bearer",
+      expiresIn: 60,
+      user: scriptedUser,
+    };
+    const sentUnderLock: boolean[] = [];
+    const { client, server, login } = clientOf(
+      () => {
+        sentUnderLock.push(tab.state.insideExclusive);
+        return { code: 0, data: renewed };
+      },
+      { store: tab.store },
+    );
     await login();
     tab.savedElsewhere(storedTokens(2));
     await client.stepUp.reauthenticate({ password: "pw" });
-    expect(tab.state.latest).toMatchObject({ accessToken: "access-9", refreshToken: "refresh-2" });
+    expect(server.sentTo("/auth/reauthenticate").map((request) => request.authorization)).toEqual(["Bearer access-2"]);
+    expect(sentUnderLock).toEqual([true]);
+    expect(tab.state.latest).toMatchObject({ accessToken: "access-9", refreshToken: "refresh-9" });
     tab.savedElsewhere(null);
-    await client.stepUp.reauthenticate({ password: "pw" });
+    expect(await rejectionOf(client.stepUp.reauthenticate({ password: "pw" }))).toMatchObject({ kind: "not_signed_in" });
+    expect(server.sentTo("/auth/reauthenticate")).toHaveLength(1);
     expect(tab.state.latest).toBeNull();
   });
 

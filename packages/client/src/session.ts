@@ -48,17 +48,33 @@ export interface Session {
   /** Keeps a newer view of the signed-in user beside the tokens. */
   updateUser(user: AuthUser): Promise<void>;
   /**
-   * Stores a new access token of the same session, and the user, keeping the refresh token: what
-   * a re-authentication answers (STUP-2). Nothing happens when signed out.
+   * Stores the tokens of a new session that replaced this client's, as {@link Session.begin} stores
+   * a sign-in's but without `signedIn` (the same user carries on): a re-authentication ends the
+   * session it proves and answers a new one's tokens (STUP-2, ASVS 7.2.4). Under the store's
+   * `runExclusive`, so that no refresh of another client of the store reads the tokens half-way.
    */
-  replaceAccessToken(set: { accessToken: string; expiresIn: number; user: AuthUser }): Promise<void>;
+  replace(tokens: TokenSet): Promise<AuthUser>;
   /**
-   * Renews the tokens now, joining a refresh already under way.
+   * Sends a re-authentication: a bearer route whose answer is the token set of a new session that
+   * replaces this one (STUP-2, ASVS 7.2.4), and stores it as {@link Session.replace} does. It goes
+   * after any refresh or re-authentication under way, under the store's `runExclusive`; an access
+   * token refused (40101) is refreshed once, and the request sent again. While it is under way it
+   * stands in for a refresh: a request refused with 40101 meanwhile (the server has ended the
+   * session of its token) waits for it and is sent again with the new access token, and no refresh
+   * is sent with the refresh token of the ended session; if it fails, such a request refreshes as
+   * it would have.
+   *
+   * @throws {AuthClientError} `not_signed_in` without tokens (nothing is sent), the route's error, or `invalid_response` when the answer is no token set.
+   */
+  reauthenticate(request: Omit<EnvelopeRequest, "accessToken">): Promise<AuthUser>;
+  /**
+   * Renews the tokens now, joining a refresh already under way (or taking the tokens of a
+   * re-authentication under way).
    *
    * @throws {AuthClientError} the refresh's error; a refusal (a 4xx code other than 42900) has signed out first.
    */
   refresh(): Promise<StoredTokens>;
-  /** Resolves when no refresh is under way. */
+  /** Resolves when no refresh or re-authentication that was under way is any more. */
   settled(): Promise<void>;
   /**
    * Sends a request with the access token (none when signed out). When `refusal` finds the answer
@@ -134,6 +150,8 @@ export function createSession(options: SessionOptions): Session {
   let failedRefresh: { accessToken: string; error: unknown; ended: number } | null = null;
   /** Whether the last read of the store found tokens (or this client stored them): a session this client knows. */
   let holding = false;
+  /** The re-authentication under way: the new session's tokens, or null once it failed. */
+  let renewing: Promise<StoredTokens | null> | null = null;
 
   let deviceToken: string | undefined;
   const stored = (set: TokenSet): StoredTokens => ({
@@ -142,6 +160,15 @@ export function createSession(options: SessionOptions): Session {
     expiresAt: now() + set.expiresIn * 1000,
     user: set.user,
   });
+
+  /** Stores the token set of a session this client now holds: a sign-in's, or a re-authentication's (a new session). */
+  async function keep(set: TokenSet): Promise<StoredTokens> {
+    if (typeof set.deviceToken === "string") deviceToken = set.deviceToken;
+    const kept = stored(set);
+    await store.save(kept);
+    holding = true;
+    return kept;
+  }
 
   /** Reads the store, with `loadLatest` when `latest` and the store has it, and announces a session another client ended. */
   async function read(latest = false): Promise<StoredTokens | null> {
@@ -183,6 +210,11 @@ export function createSession(options: SessionOptions): Session {
    * meanwhile, here or in another tab), that one is used and nothing is sent.
    */
   function refreshFrom(staleAccessToken?: string, refusal?: AuthClientError): Promise<StoredTokens> {
+    if (renewing) {
+      // The re-authentication under way ends the session of these tokens: its new tokens stand in
+      // for a refresh's; only if it fails is a refresh sent, as it would have been.
+      return renewing.then((renewed) => renewed ?? refreshFrom(staleAccessToken, refusal));
+    }
     inflight ??= exclusive(async () => {
       const current = await read(true);
       if (current === null) throw refusal ?? notSignedIn();
@@ -223,14 +255,48 @@ export function createSession(options: SessionOptions): Session {
     }
   }
 
+  /**
+   * Sends a re-authentication with the latest tokens, refreshing once when its access token is
+   * refused, and stores the new session's tokens (see {@link Session.reauthenticate}).
+   */
+  async function sendReauthentication(request: Omit<EnvelopeRequest, "accessToken">): Promise<StoredTokens> {
+    let current = await read(true);
+    if (current === null) throw notSignedIn();
+    let answer = await transport.send({ ...request, accessToken: current.accessToken });
+    if (answer.code === invalidTokenCode) {
+      current = await exchange(current);
+      answer = await transport.send({ ...request, accessToken: current.accessToken });
+    }
+    if (answer.code !== 0) throw answerError(answer);
+    const kept = await keep(readTokenSet(answer));
+    exchangedHere.add(kept);
+    return kept;
+  }
+
   const session: Session = {
     tokens: () => read(),
     async begin(set) {
-      if (typeof set.deviceToken === "string") deviceToken = set.deviceToken;
-      await store.save(stored(set));
-      holding = true;
+      await keep(set);
       events.emit("signedIn", { user: set.user });
       return set.user;
+    },
+    async replace(set) {
+      await exclusive(() => keep(set));
+      return set.user;
+    },
+    async reauthenticate(request) {
+      const before = renewing;
+      const renewal = (async () => {
+        await before;
+        await inflight?.catch(() => undefined);
+        return exclusive(() => sendReauthentication(request));
+      })();
+      const outcome = renewal.catch(() => null);
+      renewing = outcome;
+      void outcome.then(() => {
+        if (renewing === outcome) renewing = null;
+      });
+      return (await renewal).user;
     },
     deviceToken: () => deviceToken,
     end,
@@ -258,14 +324,9 @@ export function createSession(options: SessionOptions): Session {
       const current = await read();
       if (current) await store.save({ ...current, user });
     },
-    async replaceAccessToken({ accessToken, expiresIn, user }) {
-      await exclusive(async () => {
-        const current = await read(true);
-        if (current) await store.save({ ...current, accessToken, expiresAt: now() + expiresIn * 1000, user });
-      });
-    },
     refresh: () => refreshFrom(),
     settled: async () => {
+      await renewing;
       await inflight?.then(
         () => undefined,
         () => undefined,

@@ -3,7 +3,6 @@ import type { ClientEvents } from "./events.js";
 import { type PasskeyCeremonies, runCeremony } from "./passkeys.js";
 import type { Session } from "./session.js";
 import { ceremonyHeader } from "./sign-in.js";
-import { malformedAnswer } from "./transport.js";
 import type { AuthUser } from "./types.js";
 
 /** The business code of a route that needs a more recent sign-in or more factors (STUP-2). */
@@ -45,9 +44,10 @@ export interface StepUpRequest {
 export interface StepUpClient {
   /**
    * Re-authenticates the session (`POST /auth/reauthenticate`) with every factor of the account:
-   * the password, and a TOTP code when TOTP is on. The session's sign-in is then now: the new
-   * access token is stored (the refresh token stays), and the requests waiting on a 40104 are
-   * sent again.
+   * the password, and a TOTP code when TOTP is on. The server ends the session and answers the
+   * tokens of a new one whose sign-in is now (ASVS 7.2.4): both the access and the refresh token
+   * are stored, as a sign-in's are (without `signedIn`), and the requests waiting on a 40104 are
+   * sent again with the new access token.
    *
    * @throws {AuthClientError} 40001 a factor missing, 40100 wrong password, 40103 wrong code, 42900 throttled.
    * @example
@@ -58,7 +58,8 @@ export interface StepUpClient {
   reauthenticate(proof: ReauthenticationInput): Promise<AuthUser>;
   /**
    * Re-authenticates the session with one of the user's passkeys: begin, the browser's prompt,
-   * finish (`/auth/reauthenticate/public-key/…`). User verification is asked when TOTP is on.
+   * finish (`/auth/reauthenticate/public-key/…`). User verification is asked when TOTP is on. The
+   * new session's tokens are stored, as with {@link StepUpClient.reauthenticate}.
    *
    * @throws {AuthClientError} `passkey_ceremony` when the prompt was cancelled or failed, 40100 the passkey was not accepted, 40900 no passkey.
    * @example
@@ -79,26 +80,6 @@ export interface StepUp {
   satisfy(required: StepUpRequirement): Promise<boolean>;
 }
 
-/** The `data` of a re-authentication: a new access token of the session, and the user. */
-export interface Reauthenticated {
-  accessToken: string;
-  expiresIn: number;
-  user: AuthUser;
-}
-
-/**
- * Reads the `data` of a re-authentication's answer (here, or a provider's callback: STUP-5).
- *
- * @throws {AuthClientError} `invalid_response` when it is not a new access token and a user.
- */
-export function readReauthenticated(data: unknown): Reauthenticated {
-  const set = data as Partial<Reauthenticated> | undefined;
-  if (typeof set?.accessToken !== "string" || typeof set.expiresIn !== "number" || typeof set.user?.id !== "string") {
-    throw malformedAnswer({ code: 0, message: "OK", data, status: 200 });
-  }
-  return set as Reauthenticated;
-}
-
 /**
  * Makes the step-up of a client: its re-authentication calls, and the wait a request that met a
  * 40104 goes through (STUP-2).
@@ -116,16 +97,16 @@ export function createStepUp(session: Session, events: ClientEvents, ceremonies:
     pending = null;
   };
 
-  async function raised(data: unknown): Promise<AuthUser> {
-    const set = readReauthenticated(data);
-    await session.replaceAccessToken(set);
+  /** Sends a re-authentication, keeps the new session's tokens, and lets the waiting requests go. */
+  async function renewed(request: Parameters<Session["reauthenticate"]>[0]): Promise<AuthUser> {
+    const user = await session.reauthenticate(request);
     settle(true);
-    return set.user;
+    return user;
   }
 
   const client: StepUpClient = {
     async reauthenticate({ password, totpCode }) {
-      return raised(await session.call({ method: "POST", path: "/auth/reauthenticate", body: { password, totpCode } }));
+      return renewed({ method: "POST", path: "/auth/reauthenticate", body: { password, totpCode } });
     },
     async reauthenticateWithPasskey() {
       const begun = await session.call<{ ceremonyId: string; options: PublicKeyCredentialRequestOptionsJSON }>({
@@ -134,13 +115,12 @@ export function createStepUp(session: Session, events: ClientEvents, ceremonies:
         body: {},
       });
       const assertion = await runCeremony(() => ceremonies.startAuthentication({ optionsJSON: begun.options }));
-      const data = await session.call({
+      return renewed({
         method: "POST",
         path: "/auth/reauthenticate/public-key/finish",
         body: assertion,
         headers: { [ceremonyHeader]: begun.ceremonyId },
       });
-      return raised(data);
     },
   };
 

@@ -223,7 +223,6 @@ export {
   decideReauthentication,
 } from "./step-up/policy.js";
 export {
-  type AccessTokenSet,
   type PasskeyReauthenticationBeginInput,
   type PasskeyReauthenticationFinishInput,
   type ReauthenticateInput,

@@ -8,6 +8,7 @@ import {
   listIdentities,
   listPasskeys,
   login,
+  reauthenticate,
   refresh,
   verifyAccessToken,
   verifyTotp,
@@ -206,9 +207,14 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
       authTime: Math.floor((session?.createdAt as number) / 1000),
       amr: ["pwd"],
     });
-    // The new column is written and read: a re-authentication raises the session.
-    expect(await storage.sessions.recordAuthentication(access.sessionId, clock.now, ["pwd", "otp"])).toBe(true);
-    expect(await storage.sessions.findSession(access.sessionId)).toMatchObject({ authTime: clock.now, amr: ["pwd", "otp"] });
+    // The new column is written and read: a re-authentication begins a session whose sign-in is now.
+    clock.advance(60_000);
+    const renewed = await reauthenticate(auth, { userId: access.userId, sessionId: access.sessionId, password: testPassword });
+    expect(await storage.sessions.findSession(sessionIdOf(renewed.accessToken))).toMatchObject({
+      authTime: clock.now,
+      amr: ["pwd"],
+      expiresAt: session?.expiresAt,
+    });
   });
 }
 

@@ -19,7 +19,9 @@ export type RevocationReason =
   /** A refresh of a user who must have a second factor and has none (STUP-4). */
   | "second_factor_required"
   /** A newer sign-in passed `sessions.maxPerUser` and this was among the account's oldest sessions (STUP-8). */
-  | "session_limit";
+  | "session_limit"
+  /** A re-authentication replaced it with a new session (STUP-2, ASVS 7.2.4): see `session.reauthenticated`. */
+  | "reauthenticated";
 
 /** The change that ended a user's other sessions, keeping the one it was made from (SE-2). */
 export type SessionsEndedReason =
@@ -75,8 +77,18 @@ export type AuthEvent =
   | (EventBase & { type: "totp.disabled"; userId: string })
   | (EventBase & { type: "recovery_codes.regenerated"; userId: string })
   | (EventBase & { type: "token.refreshed"; userId: string; sessionId: string })
-  /** A session re-authenticated (STUP-2): its `auth_time` is now and `amr` what this proof proved. */
-  | (EventBase & { type: "session.reauthenticated"; userId: string; sessionId: string; amr: AuthMethod[] })
+  /**
+   * A session re-authenticated (STUP-2, ASVS 7.2.4): it ended (`replacedSessionId`, also reported as
+   * `session.revoked` with reason `reauthenticated`) and the new session `sessionId` began in its
+   * place, its `auth_time` now and its `amr` what this proof proved.
+   */
+  | (EventBase & {
+      type: "session.reauthenticated";
+      userId: string;
+      sessionId: string;
+      replacedSessionId: string;
+      amr: AuthMethod[];
+    })
   | (EventBase & { type: "refresh_token.reused"; userId: string; sessionId: string })
   | (EventBase & { type: "session.revoked"; userId: string; sessionId: string; reason: RevocationReason })
   /** `by`: with `ended_by_admin`, the administrator's user id. */

@@ -3,7 +3,7 @@ import { beginOAuthSignIn } from "../oauth/authorize.js";
 import { verifyOAuthCallback } from "../oauth/callback.js";
 import { linkAndSignIn, signInWithIdentity } from "../oauth/identity-sign-in.js";
 import { finishOAuthReauthentication } from "../oauth/reauthenticate.js";
-import type { AccessTokenSet } from "../tokens/issue-tokens.js";
+import type { TokenSet } from "../tokens/issue-tokens.js";
 import type { LoginResult } from "./login-result.js";
 
 /** A provider as the sign-in page lists it: no URLs, no client, no secret. */
@@ -70,10 +70,10 @@ export interface OAuthCallbackInput {
 
 /**
  * What {@link oauthCallback} answers: a login result, or for a flow begun by
- * `beginOAuthReauthentication` a new access token of the raised session (`reauthenticated`), and
- * the return path the flow began with.
+ * `beginOAuthReauthentication` the token set of the new session that replaced the one it began
+ * from (`reauthenticated`), and the return path the flow began with.
  */
-export type OAuthCallbackResult = (LoginResult | { status: "reauthenticated"; tokens: AccessTokenSet }) & {
+export type OAuthCallbackResult = (LoginResult | { status: "reauthenticated"; tokens: TokenSet }) & {
   /** The same-origin path given to {@link oauthAuthorize} (`/` by default), for the page to go on to. */
   returnPath: string;
 };
@@ -85,18 +85,19 @@ export type OAuthCallbackResult = (LoginResult | { status: "reauthenticated"; to
  * `linkIdentity`, links the provider account to that user and signs them in afresh. A user with TOTP gets a
  * temporary token unless the provider is trusted for the second factor and asserted one; the
  * session's `amr` and sign-in time are what the provider's ID token stated (STUP-5). For a flow
- * begun by `beginOAuthReauthentication`, raises the session that began it instead (STUP-5).
+ * begun by `beginOAuthReauthentication`, ends the session that began it and begins a new one in its
+ * place instead (STUP-5, ASVS 7.2.4).
  *
  * @throws {AuthError} 40100 refused, 40101 a re-authenticated session no longer live, 40300 disabled, 40400 unknown provider, 50300 provider unreachable.
  */
 export async function oauthCallback(auth: Auth, input: OAuthCallbackInput): Promise<OAuthCallbackResult> {
   const verified = await verifyOAuthCallback(auth, input);
   const { provider, profile, authentication, userId, returnPath, reauthentication } = verified;
+  const client = { ip: input.ip, userAgent: input.userAgent };
   if (reauthentication !== null) {
-    const tokens = await finishOAuthReauthentication(auth, { ...verified, reauthentication }, input.ip);
+    const tokens = await finishOAuthReauthentication(auth, { ...verified, reauthentication }, client);
     return { status: "reauthenticated", tokens, returnPath };
   }
-  const client = { ip: input.ip, userAgent: input.userAgent };
   const result =
     userId === null
       ? await signInWithIdentity(auth, provider, profile, client, authentication)

@@ -92,17 +92,11 @@ const tokenSetProperties: Record<string, JsonSchema> = {
 
 const returnPath: JsonSchema = { type: "string", description: "The path of this app given to `authorize` (`/` by default)" };
 
-/** The `data` of a re-authentication (STUP-2): a new access token of the same session, and the user; the refresh token is kept. */
-export const reauthenticatedData: JsonSchema = {
-  description:
-    "A new access token of the same session carrying the raised `auth_time` and `amr`; the client keeps its refresh token, whose refreshes carry them too.",
-  ...answerObject({
-    accessToken: tokenSetProperties.accessToken as JsonSchema,
-    tokenType: { const: "Bearer" },
-    expiresIn: tokenSetProperties.expiresIn as JsonSchema,
-    user: schemaRef("PublicUser"),
-  }),
-};
+/**
+ * The `data` of a re-authentication (STUP-2, ASVS 7.2.4): the token set of the new session that
+ * replaced the re-authenticated one, as a sign-in answers it.
+ */
+export const reauthenticatedData: JsonSchema = schemaRef("TokenSet");
 
 /** The `data` of a 40102 answer: the temporary token for `2fa/verify` or `2fa/recovery`. */
 export const tempTokenData: JsonSchema = answerObject({ tempToken: text });
@@ -130,17 +124,14 @@ export const passkeyEnrolledData: JsonSchema = answerObject({ ...tokenSetPropert
 export const oauthSignInData: JsonSchema = answerObject({ ...tokenSetProperties, returnPath }, ["deviceToken"]);
 
 /**
- * The `data` of an OAuth callback that re-authenticated the session that began it (STUP-5): a new
- * access token of that session, as `reauthenticate` answers, the return path, and the flag.
+ * The `data` of an OAuth callback that re-authenticated the session that began it (STUP-5, ASVS
+ * 7.2.4): the token set of the new session that replaced it, as `reauthenticate` answers, the
+ * return path, and the flag.
  */
-export const oauthReauthenticatedData: JsonSchema = {
-  ...reauthenticatedData,
-  ...answerObject({
-    ...(reauthenticatedData.properties as Record<string, JsonSchema>),
-    returnPath,
-    reauthenticated: { const: true },
-  }),
-};
+export const oauthReauthenticatedData: JsonSchema = answerObject(
+  { ...tokenSetProperties, returnPath, reauthenticated: { const: true } },
+  ["deviceToken"],
+);
 
 /** The `data` of an OAuth callback that asks for the second factor. */
 export const oauthSecondFactorData: JsonSchema = answerObject({ tempToken: text, returnPath });
@@ -248,7 +239,8 @@ export const componentSchemas: Record<ComponentName, JsonSchema> = {
     nextCursor: { type: ["string", "null"], description: "The `cursor` of the next page; null on the last page" },
   }),
   TokenSet: {
-    description: "The answer of every step that completes a sign-in, and of a refresh.",
+    description:
+      "The answer of every step that completes a sign-in, of a refresh, and of a re-authentication (the tokens of the new session that replaced the re-authenticated one).",
     ...answerObject(tokenSetProperties, ["deviceToken"]),
   },
   PasskeyInfo: answerObject({

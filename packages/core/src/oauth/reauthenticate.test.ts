@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OidcProviderOptions, type OidcTestProvider, startOidcProvider } from "../../../../test/fixtures/oidc-provider.js";
 import { authError, codeAt, enrolTotp, makeClock, tokensOf, wrongCodeAt } from "../flows/fixtures.test-support.js";
 import { oauthCallback } from "../flows/oauth-sign-in.js";
+import { refresh } from "../flows/refresh.js";
 import { useRecoveryCode } from "../flows/use-recovery-code.js";
 import { verifyAccessToken } from "../flows/verify-access-token.js";
 import { beginOAuthSignIn } from "./authorize.js";
@@ -66,12 +67,17 @@ async function reauthenticateAs(
 ) {
   const begun = await beginOAuthReauthentication(harness.auth, { provider: "corp", redirect: "/settings", totpCode, ...session });
   const callback = await driveAuthorization(begun.authUrl, { username });
-  const answer = oauthCallback(harness.auth, { provider: "corp", query: callback.search, browserBinding: begun.browserBinding });
+  const answer = oauthCallback(harness.auth, {
+    provider: "corp",
+    query: callback.search,
+    browserBinding: begun.browserBinding,
+    userAgent: "Back from the provider",
+  });
   return { authUrl: new URL(begun.authUrl), answer };
 }
 
 describe("STUP-5: re-authenticating a session through its provider", () => {
-  it("STUP-5, ASVS 7.6.1: the provider is asked for max_age=0 and prompt=login; a fresh sign-in raises the session: auth_time now, amr fed", async () => {
+  it("STUP-5, ASVS 7.6.1, 7.2.4: the provider is asked for max_age=0 and prompt=login; a fresh sign-in ends the session and answers the tokens of a new one: auth_time now, amr fed", async () => {
     const harness = harnessWith();
     const session = await signedInThroughProvider(harness);
     expect(session.access.authTime, "the provider's hour-old sign-in").toBe(session.statedAuthTime);
@@ -82,12 +88,30 @@ describe("STUP-5: re-authenticating a session through its provider", () => {
     const result = await answer;
     if (result.status !== "reauthenticated") throw new Error(result.status);
     expect(result.returnPath).toBe("/settings");
-    expect(Object.keys(result.tokens).sort()).toEqual(["accessToken", "expiresIn", "tokenType", "user"]);
+    expect(Object.keys(result.tokens).sort()).toEqual(["accessToken", "expiresIn", "refreshToken", "tokenType", "user"]);
     const raised = await verifyAccessToken(harness.auth, { token: result.tokens.accessToken });
-    expect(raised).toMatchObject({ sessionId: session.sessionId, authTime: Math.floor(harness.clock.now / 1000), amr: ["fed"] });
+    expect(raised).toMatchObject({ userId: session.userId, authTime: Math.floor(harness.clock.now / 1000), amr: ["fed"] });
+    expect(raised.sessionId).not.toBe(session.sessionId);
+    const ended = await harness.storage.sessions.findSession(session.sessionId);
+    expect(await harness.storage.sessions.findSession(raised.sessionId)).toMatchObject({
+      amr: ["fed"],
+      createdAt: harness.clock.now,
+      expiresAt: ended?.expiresAt,
+      userAgent: "Back from the provider",
+    });
+    expect(ended?.revokedAt).toBe(harness.clock.now);
     expect(harness.events.filter((event) => event.type === "session.reauthenticated")).toEqual([
-      expect.objectContaining({ userId: session.userId, sessionId: session.sessionId, amr: ["fed"] }),
+      expect.objectContaining({
+        userId: session.userId,
+        sessionId: raised.sessionId,
+        replacedSessionId: session.sessionId,
+        amr: ["fed"],
+      }),
     ]);
+    expect((await authError(verifyAccessToken(harness.auth, { token: session.tokens.accessToken }))).code).toBe(40101);
+    expect((await authError(refresh(harness.auth, { refreshToken: session.tokens.refreshToken }))).code).toBe(40101);
+    const next = await refresh(harness.auth, { refreshToken: result.tokens.refreshToken });
+    expect((await verifyAccessToken(harness.auth, { token: next.accessToken })).sessionId).toBe(raised.sessionId);
   });
 
   it("STUP-5, ASVS 7.6.1: a provider that answers with an earlier sign-in of its own (auth_time 31 s or an hour old) is refused, and the session stays as it was", async () => {
@@ -193,13 +217,10 @@ describe("STUP-5: re-authenticating a session through its provider", () => {
     recorded = { amr: ["pwd", "otp"] };
     const result = await (await reauthenticateAs(harness, fresh)).answer;
     if (result.status !== "reauthenticated") throw new Error(result.status);
-    expect((await verifyAccessToken(harness.auth, { token: result.tokens.accessToken })).amr).toEqual([
-      "fed",
-      "pwd",
-      "otp",
-      "mfa",
-    ]);
-    expect((await harness.storage.sessions.findSession(fresh.sessionId))?.amr, "the provider's methods, nothing else").toEqual([
+    const renewed = await verifyAccessToken(harness.auth, { token: result.tokens.accessToken });
+    expect(renewed.amr).toEqual(["fed", "pwd", "otp", "mfa"]);
+    expect(renewed.sessionId).not.toBe(fresh.sessionId);
+    expect((await harness.storage.sessions.findSession(renewed.sessionId))?.amr, "the provider's methods, nothing else").toEqual([
       "fed",
       "pwd",
       "otp",

@@ -4,8 +4,10 @@ import { ErrorCode } from "../errors/codes.js";
 import { requiredString } from "../flows/input.js";
 import { offeredProofs, proveEveryFactor } from "../flows/reauthenticate.js";
 import { decideReauthentication } from "../step-up/policy.js";
-import { type AccessTokenSet, raiseSession } from "../step-up/reauthenticate-session.js";
+import { replaceSession } from "../step-up/reauthenticate-session.js";
 import type { AuthMethod } from "../storage/types.js";
+import type { TokenSet } from "../tokens/issue-tokens.js";
+import type { SessionClient } from "../users/session-use.js";
 import { signedInUser } from "../users/signed-in-user.js";
 import { beginOAuthSignIn, providerNamed } from "./authorize.js";
 import type { VerifiedCallback } from "./callback.js";
@@ -14,7 +16,7 @@ import { providerSignIn } from "./provider-authentication.js";
 /** The input of {@link beginOAuthReauthentication}: the signed-in session, the provider, and a TOTP code where one is needed. */
 export interface OAuthReauthenticationInput {
   userId: string;
-  /** The session of the request's access token: the one the flow raises. */
+  /** The session of the request's access token: the one the flow ends, a new one beginning in its place. */
   sessionId: string;
   /** The provider's name, as in `oauth.providers`: one linked to the user. */
   provider: string;
@@ -34,8 +36,8 @@ export interface OAuthReauthenticationInput {
  * (`POST /auth/oauth/:provider/reauthenticate`; STUP-5, ASVS 7.6.1): for a user who signs in
  * through a provider (and may have no password) and is asked to step up (40104) or to prove a
  * recent sign-in. The provider is asked to authenticate the person again (`max_age=0`,
- * `prompt=login`), and the state remembers the session; the callback (`oauthCallback`) then raises
- * it. Every factor of the account must be proven (STUP-3): with TOTP on, a `totpCode` now (checked
+ * `prompt=login`), and the state remembers the session; the callback (`oauthCallback`) then ends
+ * it and begins a new one in its place. Every factor of the account must be proven (STUP-3): with TOTP on, a `totpCode` now (checked
  * here, its attempt taken from the session's failure budget), unless the provider is trusted for
  * the second factor and asserts one at the callback.
  *
@@ -85,8 +87,9 @@ export async function beginOAuthReauthentication(
  * `auth_time` fresh included (STUP-5): the provider account must be the one linked to the user
  * who began it; the methods are the provider sign-in's (`fed`, and its asserted factors where it
  * is trusted, see `providerSignIn`) with what the beginning proved (`otp`), and must cover every
- * factor of the account (STUP-3). The session is raised as a password re-authentication raises it
- * (`raiseSession`): `auth_time` now, `amr` those methods.
+ * factor of the account (STUP-3). The session ends and a new one begins in its place, as at a
+ * password re-authentication (`replaceSession`; ASVS 7.2.4): `auth_time` now, `amr` those methods,
+ * the `User-Agent` and address of the callback's request; the answer is its token set.
  *
  * @throws {AuthError} 40100 another provider account, or no second factor where the account has
  *   one, 40101 the session or user is no longer live.
@@ -96,8 +99,8 @@ export async function finishOAuthReauthentication(
   verified: Pick<VerifiedCallback, "provider" | "profile" | "authentication" | "userId"> & {
     reauthentication: NonNullable<VerifiedCallback["reauthentication"]>;
   },
-  ip?: string,
-): Promise<AccessTokenSet> {
+  client: SessionClient = {},
+): Promise<TokenSet> {
   const { provider, profile, authentication, reauthentication } = verified;
   const identity = await auth.storage.identities.find(provider.name, profile.subject);
   if (identity === null || identity.userId !== verified.userId) {
@@ -113,5 +116,5 @@ export async function finishOAuthReauthentication(
       "The provider did not assert a second factor, and the account has one: begin again with a TOTP code",
     );
   }
-  return raiseSession(auth, user, reauthentication.sessionId, methods, ip);
+  return replaceSession(auth, user, reauthentication.sessionId, methods, client);
 }

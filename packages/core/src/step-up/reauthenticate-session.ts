@@ -8,7 +8,9 @@ import { type ReauthenticationProof, offeredProofs, proveEveryFactor } from "../
 import { answersForUser, checkAssertion, passkeyMethods } from "../flows/webauthn-login.js";
 import type { AuthMethod, UserRecord } from "../storage/types.js";
 import { takeAttempt } from "../throttle/throttle.js";
-import { type AccessTokenSet, accessTokenSet } from "../tokens/issue-tokens.js";
+import { type TokenSet, beginSession } from "../tokens/issue-tokens.js";
+import type { SessionClient } from "../users/session-use.js";
+import { revokeSession } from "../users/sessions.js";
 import { signedInUser } from "../users/signed-in-user.js";
 import {
   type CeremonyStart,
@@ -21,69 +23,88 @@ import {
 import { readAuthenticationResponse } from "../webauthn/credential-json.js";
 import { decideReauthentication } from "./policy.js";
 
-export type { AccessTokenSet } from "../tokens/issue-tokens.js";
-
 /** The input of {@link reauthenticate}: the signed-in session, and the proofs. */
 export interface ReauthenticateInput extends ReauthenticationProof {
   userId: string;
-  /** The session of the request's access token: the one raised. */
+  /** The session of the request's access token: the one that ends, a new one beginning in its place. */
   sessionId: string;
-  /** The client address, for events. */
+  /** The client address, for events; the new session shows it (as its network) in the sessions list. */
   ip?: string;
+  /** The request's `User-Agent`, kept with the new session (shown in the sessions list). */
+  userAgent?: string;
 }
 
 /**
  * Re-authenticates a signed-in session without a new sign-in (`POST /auth/reauthenticate`;
  * STUP-2): the user proves every factor the account has in this request, as a sign-in would ask
  * (STUP-3): the `password`, and a `totpCode` when TOTP is on. A directory user's password is
- * checked by the directory. The session's `auth_time` becomes now and its `amr` what was proven
- * (`pwd`, with `otp`), in storage, so its next refreshes carry them too; the answer is a new
- * access token of the same session carrying them. Each proof spends an attempt of the session's
- * failure budget (RL-1, RL-5), as `requireRecentAuthentication`'s do. A user who signs in through a
- * provider re-authenticates there (`max_age`, `prompt=login`): see docs/flows/step-up.md.
+ * checked by the directory. The session ends and a new one begins in its place
+ * (`replaceSession`; ASVS 7.2.4), its `auth_time` now and its `amr` what was proven (`pwd`,
+ * with `otp`); the answer is the new session's token set, as a sign-in's. Each proof spends an
+ * attempt of the session's failure budget (RL-1, RL-5), as `requireRecentAuthentication`'s do. A
+ * user who signs in through a provider re-authenticates there (`max_age`, `prompt=login`): see
+ * docs/flows/step-up.md.
  *
  * @throws {AuthError} 40001 a factor missing (the message says which), 40100 wrong password, 40101
- *   the session or user is no longer live, 40103 wrong code, 40900 a TOTP code while TOTP is off,
- *   42900 throttled, 50300 the directory is unavailable.
+ *   the session or user is no longer live (or a concurrent re-authentication ended the session
+ *   first), 40103 wrong code, 40900 a TOTP code while TOTP is off, 42900 throttled, 50300 the
+ *   directory is unavailable.
  * @example
  * ```ts
- * const { accessToken } = await reauthenticate(auth, { userId, sessionId, password, totpCode });
+ * const { accessToken, refreshToken } = await reauthenticate(auth, { userId, sessionId, password, totpCode });
  * ```
  */
-export async function reauthenticate(auth: Auth, input: ReauthenticateInput): Promise<AccessTokenSet> {
+export async function reauthenticate(auth: Auth, input: ReauthenticateInput): Promise<TokenSet> {
   const user = await signedInUser(auth, input.userId);
   const sessionId = requiredString(input.sessionId, "sessionId");
   const offered = offeredProofs(input);
   const totp = await auth.storage.totp.get(user.id);
   const methods = await proveEveryFactor(auth, user, sessionId, offered, totp, null);
-  return raiseSession(auth, user, sessionId, methods, input.ip);
+  return replaceSession(auth, user, sessionId, methods, { ip: input.ip, userAgent: input.userAgent });
 }
 
 /**
- * Records a re-authentication that proved `methods` on the live session `sessionId` of `user`
- * (STUP-2): its `authTime` becomes now and its `amr` `methods`; emits `session.reauthenticated`
- * and answers a new access token of the session. The seam another proof (a provider's fresh
- * sign-in) raises a session through.
+ * Ends the live session `sessionId` of `user`, re-authenticated by a proof of `methods`, and begins
+ * a new session in its place (STUP-2, ASVS 7.2.4): a new random id, the user and token version,
+ * `amr` `methods`, `authTime` and `createdAt` now, the ended session's `expiresAt` (a
+ * re-authentication never extends a session's lifetime: RT-4), and the `User-Agent` and address of
+ * `client`. Answers its token set, as a sign-in's. Every token of the ended session is refused
+ * from then on, so a copy of its refresh token held by another (a hijacker) never inherits the
+ * proof, and presenting it ends nothing else. The session is ended first, through `revokeSession`
+ * (the token-state cache dropped, the revocation channel told, `session.revoked` with reason
+ * `reauthenticated`): only the caller whose revocation ended it goes on, so of concurrent
+ * re-authentications of one session exactly one answers tokens. Emits `session.reauthenticated`
+ * with both ids. The session cap is not consulted: the account's live sessions do not grow. The
+ * seam another proof (a provider's fresh sign-in) re-authenticates a session through.
  *
- * @throws {AuthError} 40101 the session is not a live session of the user at its token version.
+ * @throws {AuthError} 40101 the session is not a live session of the user at its token version, or another call ended it first.
  */
-export async function raiseSession(
+export async function replaceSession(
   auth: Auth,
   user: UserRecord,
   sessionId: string,
   methods: AuthMethod[],
-  ip?: string,
-): Promise<AccessTokenSet> {
+  client: SessionClient = {},
+): Promise<TokenSet> {
   const now = auth.now();
   const session = await auth.storage.sessions.findSession(sessionId);
-  // A revoked session is refused by the store's conditional write (recordAuthentication), atomically.
+  // A revoked session is refused by the store's conditional write (revokeSession), atomically.
   const live =
     session !== null && session.userId === user.id && session.tokenVersion === user.tokenVersion && session.expiresAt > now;
-  if (!live || !(await auth.storage.sessions.recordAuthentication(sessionId, now, methods))) {
+  if (!live || !(await revokeSession(auth, user.id, sessionId, "reauthenticated"))) {
     throw new AuthError(ErrorCode.InvalidToken);
   }
-  auth.emit({ type: "session.reauthenticated", userId: user.id, sessionId, amr: methods, at: now, ip });
-  return accessTokenSet(auth, user, { ...session, authTime: now, amr: methods });
+  const renewed = await beginSession(auth, user, { amr: methods, authTime: now, expiresAt: session.expiresAt, client });
+  auth.emit({
+    type: "session.reauthenticated",
+    userId: user.id,
+    sessionId: renewed.session.id,
+    replacedSessionId: sessionId,
+    amr: methods,
+    at: now,
+    ip: client.ip,
+  });
+  return renewed.tokens;
 }
 
 /** The input of {@link reauthenticateWithPasskeyBegin}. */
@@ -130,14 +151,16 @@ export async function reauthenticateWithPasskeyBegin(
 /** The input of {@link reauthenticateWithPasskeyFinish}. */
 export interface PasskeyReauthenticationFinishInput {
   userId: string;
-  /** The session of the request's access token: the one that began the ceremony. */
+  /** The session of the request's access token: the one that began the ceremony, and ends (a new one beginning in its place). */
   sessionId: string;
   /** The id {@link reauthenticateWithPasskeyBegin} returned (the `X-WebAuthn-Ceremony` header over HTTP). */
   ceremonyId: string;
   /** The browser's `AuthenticationResponseJSON`. */
   response: unknown;
-  /** The client address, for throttling and events. */
+  /** The client address, for throttling and events; the new session shows it in the sessions list. */
   ip?: string;
+  /** The request's `User-Agent`, kept with the new session (shown in the sessions list). */
+  userAgent?: string;
 }
 
 const passkeyRefused = (cause?: unknown) =>
@@ -149,15 +172,13 @@ const passkeyRefused = (cause?: unknown) =>
  * passkey must be the user's, and the user handle, when sent, the user's (WA-4); the assertion is
  * checked as at sign-in (WA-2, WA-3, WA-5), and the client address gives up one attempt (RL-4).
  * It must prove every factor of the account (STUP-3): with TOTP on, a user-verified passkey. The
- * session's `auth_time` becomes now and its `amr` the passkey's (`hwk` or `swk`, with `user`);
- * the answer is a new access token of the session.
+ * session ends and a new one begins in its place (`replaceSession`; ASVS 7.2.4), its
+ * `auth_time` now and its `amr` the passkey's (`hwk` or `swk`, with `user`); the answer is the new
+ * session's token set.
  *
  * @throws {AuthError} 40002 malformed response or no ceremony id, 40100 refused, 40101 the session or user is no longer live, 40400 not configured, 42900 throttled.
  */
-export async function reauthenticateWithPasskeyFinish(
-  auth: Auth,
-  input: PasskeyReauthenticationFinishInput,
-): Promise<AccessTokenSet> {
+export async function reauthenticateWithPasskeyFinish(auth: Auth, input: PasskeyReauthenticationFinishInput): Promise<TokenSet> {
   passkeyConfig(auth);
   const ceremony = await spendCeremony(auth, input.ceremonyId, "webauthn_reauthenticate");
   if (input.ip !== undefined) await takeAttempt(auth, "ip", input.ip, input.ip);
@@ -174,5 +195,5 @@ export async function reauthenticateWithPasskeyFinish(
   if (decideReauthentication({ secondFactor: totpOn, recent: null, offered: methods }).outcome !== "prove") {
     throw passkeyRefused(new Error("The passkey did not verify the user, and the account has a second factor"));
   }
-  return raiseSession(auth, user, sessionId, methods, input.ip);
+  return replaceSession(auth, user, sessionId, methods, { ip: input.ip, userAgent: input.userAgent });
 }

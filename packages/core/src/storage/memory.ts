@@ -2,7 +2,6 @@ import { emailKeyOf } from "../users/email.js";
 import { compareCodePoints } from "./code-point-order.js";
 import { mayRotate, replacementToken } from "./refresh-rotation.js";
 import type {
-  AuthMethod,
   ChallengeKind,
   ChallengeRecord,
   ChallengeStore,
@@ -466,12 +465,6 @@ function memorySessions(reads: RotationReads) {
       const session = sessions.get(id);
       if (!session || session.revokedAt !== null) return;
       sessions.set(id, frozenWith(session, { lastUsedAt: now, userAgent: use.userAgent, address: use.address }));
-    },
-    async recordAuthentication(id, authTime, amr) {
-      const session = sessions.get(id);
-      if (!session || session.revokedAt !== null) return false;
-      sessions.set(id, frozenWith(session, { authTime, amr: Object.freeze([...amr]) as AuthMethod[] }));
-      return true;
     },
     async insertRefreshToken(token) {
       setToken(token.hash, frozenCopy(token), token.createdAt);

@@ -212,11 +212,11 @@ export interface SessionRecord {
   userId: string;
   /** The user's token version when the session began (TV-2). */
   tokenVersion: number;
-  /** How the sign-in that began the session, or its latest re-authentication, was proven (STUP-1). */
+  /** How the sign-in or re-authentication that began the session was proven (STUP-1); never changed after. */
   amr: AuthMethod[];
   /**
-   * When `amr` was proven: the sign-in that began the session, or its latest re-authentication
-   * ({@link SessionStore.recordAuthentication}); the access tokens' `auth_time` (STUP-1).
+   * When `amr` was proven: the sign-in or re-authentication that began the session (a
+   * re-authentication begins a new session: STUP-2); the access tokens' `auth_time` (STUP-1).
    */
   authTime: number;
   createdAt: number;
@@ -311,7 +311,11 @@ export interface SessionStore {
    * without it is served by {@link findSession} and {@link UserStore.findById}, sent together.
    */
   findTokenState?(sessionId: string): Promise<TokenState | null>;
-  /** Marks a session revoked; returns false if it was unknown or already revoked. */
+  /**
+   * Marks a session revoked, by one conditional write; returns false if it was unknown or already
+   * revoked. Of N concurrent calls on one live session exactly one gets true: a re-authentication
+   * goes on only when its call ended the session (STUP-2, ASVS 7.2.4).
+   */
   revokeSession(id: string, now: number): Promise<boolean>;
   /**
    * Moves a live session to the user's new token version: the session a directory user is
@@ -349,12 +353,6 @@ export interface SessionStore {
    * per request.
    */
   recordUse(id: string, now: number, use: SessionUse): Promise<void>;
-  /**
-   * Records a re-authentication of a live session (STUP-2): sets its `authTime` and `amr`, unless it
-   * is revoked, in one conditional write; returns whether the session is live and now holds them
-   * (false, changing and creating nothing, for a revoked or unknown id). Refreshes then carry them.
-   */
-  recordAuthentication(id: string, authTime: number, amr: AuthMethod[]): Promise<boolean>;
   /** Inserts a new, unspent refresh token of a session: at sign-in, and at each refresh without {@link rotateRefreshToken}. */
   insertRefreshToken(token: RefreshTokenRecord): Promise<void>;
   /** The token with this hash, spent or not, changing nothing: read before spending, so a check that fails leaves it usable. */

@@ -39,7 +39,6 @@ const storeMethods = {
     revokeAll: true,
     listByUser: true,
     recordUse: true,
-    recordAuthentication: true,
     insertRefreshToken: true,
     findRefreshToken: true,
     spendRefreshToken: true,

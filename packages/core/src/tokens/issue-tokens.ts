@@ -91,19 +91,6 @@ async function tokenSetOf(
   return { accessToken, refreshToken, tokenType: "Bearer", expiresIn: auth.config.ttl.access, user: view };
 }
 
-/**
- * What a re-authentication answers (STUP-2): a new access token of the same session, carrying the
- * `auth_time` and `amr` it raised, and the user; the client keeps its refresh token, whose next
- * refreshes carry them too.
- */
-export type AccessTokenSet = Omit<TokenSet, "refreshToken" | "deviceToken">;
-
-/** A new access token of a live session, and the user: what a re-authentication answers (STUP-2). */
-export async function accessTokenSet(auth: Auth, user: UserRecord, session: SessionRecord): Promise<AccessTokenSet> {
-  const accessToken = await accessTokenOf(auth, user, session);
-  return { accessToken, tokenType: "Bearer", expiresIn: auth.config.ttl.access, user: await publicUser(auth, user) };
-}
-
 /** Signs an access token of `session` for `user`, now: its `amr` and `auth_time` are the session's (STUP-1). */
 function accessTokenOf(auth: Auth, user: UserRecord, session: SessionRecord): Promise<string> {
   const issuedAt = Math.floor(auth.now() / 1000);
@@ -122,6 +109,45 @@ function accessTokenOf(auth: Auth, user: UserRecord, session: SessionRecord): Pr
   });
 }
 
+/** What {@link beginSession} makes a new session of. */
+export interface NewSession {
+  /** How it was proven (STUP-1). */
+  amr: AuthMethod[];
+  /** When `amr` was proven: the access tokens' `auth_time`. */
+  authTime: number;
+  /** Its absolute end, never moved by a refresh (RT-4). */
+  expiresAt: number;
+  /** The request that begins it: its `User-Agent` and address, as the sessions list shows them. */
+  client: SessionClient;
+}
+
+/**
+ * Stores a new session of `user` at its token version, begun now with a random id, and mints its
+ * first tokens: the part a sign-in and a re-authentication share (PW-7, STUP-2). Emits nothing
+ * and ends no other session: each caller says why the session began.
+ */
+export async function beginSession(
+  auth: Auth,
+  user: UserRecord,
+  { amr, authTime, expiresAt, client }: NewSession,
+): Promise<{ session: SessionRecord; tokens: TokenSet }> {
+  const now = auth.now();
+  const session: SessionRecord = {
+    id: randomId(auth),
+    userId: user.id,
+    tokenVersion: user.tokenVersion,
+    amr,
+    authTime,
+    createdAt: now,
+    expiresAt,
+    revokedAt: null,
+    lastUsedAt: now,
+    ...sessionUseOf(auth, client),
+  };
+  await auth.storage.sessions.createSession(session);
+  return { session, tokens: await issueTokens(auth, user, session) };
+}
+
 /**
  * Begins a new session for a user whose every required factor was just proven, and mints its
  * first tokens. Nothing from before the login (temporary token, ceremony id) becomes part of
@@ -138,20 +164,12 @@ export async function startSession(
   authTime?: number,
 ): Promise<TokenSet> {
   const now = auth.now();
-  const session: SessionRecord = {
-    id: randomId(auth),
-    userId: user.id,
-    tokenVersion: user.tokenVersion,
+  const { session, tokens } = await beginSession(auth, user, {
     amr,
     authTime: Math.min(authTime ?? now, now),
-    createdAt: now,
     expiresAt: now + auth.config.ttl.refresh * 1000,
-    revokedAt: null,
-    lastUsedAt: now,
-    ...sessionUseOf(auth, client),
-  };
-  await auth.storage.sessions.createSession(session);
-  const tokens = await issueTokens(auth, user, session);
+    client,
+  });
   auth.emit({ type: "login.succeeded", userId: user.id, sessionId: session.id, amr, at: now, ip: client.ip });
   await endSessionsOverCap(auth, user.id);
   return tokens;

@@ -294,15 +294,6 @@ export function sessionStore(context: StoreContext): SessionStore {
     async recordUse(id, now, use) {
       await updateLive("id", id, { last_used_at: now, user_agent: use.userAgent, address: use.address });
     },
-    async recordAuthentication(id, authTime, amr) {
-      const written = JSON.stringify(amr);
-      if ((await updateLive("id", id, { auth_time: authTime, amr: written })) === 1) return true;
-      // MySQL counts only changed rows: a live session that already held these matched too.
-      const session = await findSession(id);
-      return (
-        session !== null && session.revokedAt === null && session.authTime === authTime && JSON.stringify(session.amr) === written
-      );
-    },
     async insertRefreshToken(token) {
       await db
         .insertInto(t.refreshTokens)

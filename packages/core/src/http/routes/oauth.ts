@@ -11,7 +11,7 @@ import {
   requestObject,
 } from "../openapi-schemas.js";
 import type { ParameterDoc, Route, RouteContext, RouteResult } from "../route-types.js";
-import { loginResponse, sessionOf, setsDeviceCookie, signedIn } from "./shared.js";
+import { loginResponse, sessionOf, setsDeviceCookie, signedIn, signedInResponse } from "./shared.js";
 
 const oauthEnabled = (auth: Auth) => auth.config.oauthProviders.size > 0;
 
@@ -24,20 +24,21 @@ const providerParameter: ParameterDoc = {
 const bindingCookieDoc =
   "The binding cookie the callback needs, HttpOnly, SameSite=Lax, for 10 minutes: `__Host-portcullis_oauth` (Secure, path `/`) over TLS, `portcullis_oauth` (path of the OAuth routes) over plain HTTP";
 
-/** The callback's answer: a sign-in's, or for a re-authentication (STUP-5) a new access token of the session that began it. */
+/**
+ * The callback's answer: a sign-in's, or for a re-authentication (STUP-5, ASVS 7.2.4) the tokens of
+ * the new session that replaced the one that began it, answered as a sign-in's are.
+ */
 async function callbackAnswer(context: RouteContext): Promise<RouteResult> {
   const { auth, params, query, header, secure, ip } = context;
   const browserBinding = bindingFrom(header("cookie"), secure);
   const userAgent = header("user-agent");
   const result = await oauthCallback(auth, { provider: params.provider as string, query, browserBinding, ip, userAgent });
   const clearBinding = bindingCookie(auth, "", secure, 0);
-  if (result.status === "reauthenticated") {
-    return { data: { ...result.tokens, returnPath: result.returnPath, reauthenticated: true }, cookies: [clearBinding] };
-  }
-  const answer = loginResponse(context, result);
+  const answer = result.status === "reauthenticated" ? signedInResponse(context, result.tokens) : loginResponse(context, result);
+  const flag = result.status === "reauthenticated" ? { reauthenticated: true } : {};
   return {
     ...answer,
-    data: { ...(answer.data as object), returnPath: result.returnPath },
+    data: { ...(answer.data as object), returnPath: result.returnPath, ...flag },
     cookies: [clearBinding, ...(answer.cookies ?? [])],
   };
 }
@@ -99,7 +100,7 @@ export const oauthRoutes: readonly Route[] = [
       tag: "OAuth",
       summary: "Finish a sign-in with a provider: relay the provider's callback query",
       description:
-        "A user with TOTP gets 40102, unless the provider is trusted for the second factor and its ID token asserts one (`amr`, `acr`; STUP-5); a user who must have a second factor and has none, 40105 (STUP-4). The session's `amr` and sign-in time are what the ID token states. For a flow begun by `oauthReauthenticate`, answers a new access token of the session that began it (`reauthenticated: true`), once the provider signed the person in again (`auth_time` at most 30 s old) with the provider account linked to the user.",
+        "A user with TOTP gets 40102, unless the provider is trusted for the second factor and its ID token asserts one (`amr`, `acr`; STUP-5); a user who must have a second factor and has none, 40105 (STUP-4). The session's `amr` and sign-in time are what the ID token states. For a flow begun by `oauthReauthenticate`, once the provider signed the person in again (`auth_time` at most 30 s old) with the provider account linked to the user, ends the session that began it and answers the token set of a new one in its place, as a sign-in answers (`reauthenticated: true`, no device token; ASVS 7.2.4): its `auth_time` now, the ended session's absolute expiry, and every token of the ended session refused from then on.",
       parameters: [
         providerParameter,
         { name: "code", in: "query", description: "From the provider" },
@@ -120,7 +121,7 @@ export const oauthRoutes: readonly Route[] = [
       data: { oneOf: [oauthSignInData, oauthReauthenticatedData] },
       secondFactor: oauthSecondFactorData,
       enrolment: oauthSecondFactorData,
-      setsCookie: `Clears the binding cookie. ${setsDeviceCookie}`,
+      setsCookie: `Clears the binding cookie. ${setsDeviceCookie}; not at a re-authentication, whose answer has no device token`,
       codes: [40100, 40101, 40300, 40400, 40900, 50300],
     },
     handle: callbackAnswer,
@@ -135,7 +136,7 @@ export const oauthRoutes: readonly Route[] = [
       tag: "OAuth",
       summary: "Begin re-authenticating this session through a provider linked to the user",
       description:
-        "For a user who signs in through a provider and is asked to step up (40104) or to prove a recent sign-in (STUP-5). Answers the provider's URL, which asks it to authenticate the person again (`max_age=0`, `prompt=login`), and sets the binding cookie; the provider sends the browser to the callback, which answers a new access token of this session with `auth_time` now and `amr` `fed` (with the provider's asserted factors and `mfa` where it is trusted for the second factor). A user with TOTP sends `totpCode` (40001 without it) unless the provider is trusted for the second factor and asserts one. 40400 for a plain OAuth 2.0 provider, 40900 when none of the user's accounts at this provider is linked.",
+        "For a user who signs in through a provider and is asked to step up (40104) or to prove a recent sign-in (STUP-5). Answers the provider's URL, which asks it to authenticate the person again (`max_age=0`, `prompt=login`), and sets the binding cookie; the provider sends the browser to the callback, which ends this session and answers the token set of a new one in its place (ASVS 7.2.4), with `auth_time` now and `amr` `fed` (with the provider's asserted factors and `mfa` where it is trusted for the second factor). A user with TOTP sends `totpCode` (40001 without it) unless the provider is trusted for the second factor and asserts one. 40400 for a plain OAuth 2.0 provider, 40900 when none of the user's accounts at this provider is linked.",
       parameters: [providerParameter],
       body: requestObject({
         redirect: { type: "string", description: "Where the app goes afterwards: a path of this app only" },

@@ -81,26 +81,20 @@ export function sessionsSuite(context: SuiteContext): void {
       expect(await storage.sessions.setTokenVersion(uniqueId("session"), 3)).toBe(false);
     });
 
-    it("STUP-1, STUP-2, ASVS 10.3.4, 7.5.3: recordAuthentication sets a live session's authTime and amr, and nothing else; the same again is true; a revoked or unknown one is false and unchanged", async () => {
+    it("STUP-2, ASVS 7.2.4, ST-1: of 20 concurrent revokeSession calls on one session exactly one is true, and the session is revoked at its time; the user's other session stays live", async () => {
+      // A re-authentication ends the session it raises before it begins the new one: only the
+      // caller whose revocation ended it goes on, so two re-authentications of one session never
+      // both leave a live session behind.
       const storage = await makeStorage();
       const userId = await createUser(storage);
-      const live = sampleSession(userId, { amr: ["pwd"], authTime: BASE_TIME });
-      const other = sampleSession(userId, { amr: ["pwd"], authTime: BASE_TIME });
-      const revoked = sampleSession(userId, { amr: ["pwd"], revokedAt: BASE_TIME + 5 });
-      for (const session of [live, other, revoked]) await storage.sessions.createSession(session);
-      expect(await storage.sessions.recordAuthentication(live.id, BASE_TIME + 60_000, ["hwk", "user"])).toBe(true);
-      const raised = { ...live, authTime: BASE_TIME + 60_000, amr: ["hwk", "user"] };
-      expect(await storage.sessions.findSession(live.id)).toEqual(raised);
-      expect(await storage.sessions.recordAuthentication(live.id, BASE_TIME + 60_000, ["hwk", "user"])).toBe(true);
-      expect(await storage.sessions.findSession(live.id)).toEqual(raised);
-      expect(await storage.sessions.recordAuthentication(live.id, BASE_TIME + 90_000, ["pwd", "otp"])).toBe(true);
-      expect(await storage.sessions.findSession(live.id)).toEqual({ ...live, authTime: BASE_TIME + 90_000, amr: ["pwd", "otp"] });
+      const session = sampleSession(userId);
+      const other = sampleSession(userId);
+      for (const created of [session, other]) await storage.sessions.createSession(created);
+      const results = await concurrently(20, (index) => storage.sessions.revokeSession(session.id, BASE_TIME + 100 + index));
+      expect(countWhere(results, (ended) => ended)).toBe(1);
+      const winner = results.indexOf(true);
+      expect(await storage.sessions.findSession(session.id)).toEqual({ ...session, revokedAt: BASE_TIME + 100 + winner });
       expect(await storage.sessions.findSession(other.id)).toEqual(other);
-      expect(await storage.sessions.recordAuthentication(revoked.id, BASE_TIME + 60_000, ["pwd", "otp"])).toBe(false);
-      expect(await storage.sessions.findSession(revoked.id)).toEqual(revoked);
-      const unknown = uniqueId("session");
-      expect(await storage.sessions.recordAuthentication(unknown, BASE_TIME + 60_000, ["pwd"])).toBe(false);
-      expect(await storage.sessions.findSession(unknown)).toBeNull();
     });
 
     it("revokeUserSessions revokes and counts only that user's live sessions", async () => {
