@@ -476,6 +476,11 @@ describe("random input on every route with a body", () => {
         if (enrolling && envelope.code === 0 && (route.path.endsWith("/enable") || finish)) await undoEnrolment();
         // Ending every session ended the requests' own too: sign in again, so the next request is judged signed in.
         if (route.path === "/auth/admin/sessions" && envelope.code === 0) Object.assign(session, await signIn());
+        // A re-authentication ended the requests' session and answered a new one's tokens (STUP-2, ASVS 7.2.4): go on with those.
+        const renewed = (envelope.data as { refreshToken?: unknown; accessToken?: unknown } | undefined) ?? {};
+        if (envelope.code === 0 && typeof renewed.refreshToken === "string" && typeof renewed.accessToken === "string") {
+          Object.assign(session, { accessToken: renewed.accessToken, sessionId: sessionOf(renewed.accessToken) });
+        }
         // The test route answers a policy it cannot try with code 0 and a category, never a 4xx.
         if (route.path === "/auth/directory/policy/test" && envelope.code === 0) {
           expect(envelope.data, replay).toMatchObject({ ok: false, category: "configuration" });
