@@ -150,6 +150,10 @@ describe("portcullis sessions revoke-all on PGlite", () => {
       ["sessions", "revoke-all", "--pglite", dataDir, "--yes", "--dry-run"],
       ["sessions", "revoke-all", "--yes"],
       ["migrate", "--pglite", dataDir, "--yes"],
+      ["migrate", "extra", "--pglite", dataDir],
+      ["import", join(directory, "users.jsonl"), "--pglite", dataDir, "--yes"],
+      ["import", "--pglite", dataDir],
+      ["frobnicate", "revoke-all", "--pglite", dataDir, "--yes"],
     ]) {
       const { lines, output } = captured("yes");
       expect(await main(argv, {}, output), argv.join(" ")).toBe(2);
