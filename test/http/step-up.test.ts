@@ -221,11 +221,15 @@ describe.each(adapters)("step-up over HTTP on %s", (_name, start) => {
       authenticator.authenticate(again.body.data.options),
       {
         token: tokens.accessToken,
-        headers: { "x-webauthn-ceremony": again.body.data.ceremonyId },
+        headers: { "x-webauthn-ceremony": again.body.data.ceremonyId, "user-agent": "Passkey Browser/7" },
       },
     );
     expectEnvelope(finish, 0);
     expect(Object.keys(finish.body.data).sort()).toEqual(["accessToken", "expiresIn", "refreshToken", "tokenType", "user"]);
+    // The new session records the request that began it, as a sign-in's does.
+    const listed = await get(`${base}/sessions`, finish.body.data.accessToken);
+    expectEnvelope(listed, 0);
+    expect(listed.body.data.find((session: { current: boolean }) => session.current)?.userAgent).toBe("Passkey Browser/7");
     const strong = await get("/api/v1/things/strong", finish.body.data.accessToken);
     expectAppAnswer(strong);
     expect(strong.body.data).toEqual({ userId: user.id, authTime: seconds(), amr: ["hwk", "user", "mfa"] });

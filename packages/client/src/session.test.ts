@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type AuthClientOptions, createAuthClient } from "./client.js";
 import { AuthClientError } from "./errors.js";
+import { createClientEvents } from "./events.js";
 import {
   type ScriptedAnswer,
   type ScriptedRequest,
@@ -9,7 +10,9 @@ import {
   scriptedUser,
   tokenSet,
 } from "./scripted-server.test-support.js";
+import { createSession } from "./session.js";
 import { type StoredTokens, type TokenStore, memoryTokenStore } from "./token-store.js";
+import { createTransport } from "./transport.js";
 
 const signedIn = { code: 0, data: tokenSet(1) };
 const expired = { code: 40101, message: "Invalid or expired token", status: 401 };
@@ -441,5 +444,86 @@ describe("tabs sharing a store", () => {
     tab.state.listener?.();
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(signedOut).toEqual([]);
+  });
+});
+
+describe("the session's re-authentication (STUP-2)", () => {
+  it("STUP-2, RL-5: a re-authentication's answer, which carries no device token, keeps the one the sign-in gave for the next sign-in", async () => {
+    const server = scriptedServer((request) =>
+      request.path === "/auth/login"
+        ? { code: 0, data: { ...tokenSet(1), deviceToken: "device-1" } }
+        : request.path === "/auth/reauthenticate"
+          ? { code: 0, data: tokenSet(2) }
+          : { code: 0 },
+    );
+    const client = createAuthClient({ baseUrl: scriptedBaseUrl, fetch: server.fetch, store: memoryTokenStore() });
+    await client.login({ username: "alice", password: "pw" });
+    await client.stepUp.reauthenticate({ password: "pw" });
+    expect(await client.accessToken()).toBe("access-2");
+    await client.login({ username: "alice", password: "pw" });
+    expect(server.sentTo("/auth/login").map((request) => (request.body as { deviceToken?: string }).deviceToken)).toEqual([
+      undefined,
+      "device-1",
+    ]);
+  });
+
+  it("STUP-2: a re-authentication whose access token is refused refreshes once and is sent again; a refused proof rejects with its own code", async () => {
+    const { client, server, login } = clientOf((request) => {
+      if (request.path === "/auth/refresh") return { code: 0, data: tokenSet(2) };
+      if (request.authorization === "Bearer access-1") return expired;
+      const { password } = request.body as { password?: string };
+      return password === "pw" ? { code: 0, data: tokenSet(3) } : { code: 40100, message: "Invalid password", status: 401 };
+    });
+    await login();
+    expect(await client.stepUp.reauthenticate({ password: "pw" })).toEqual(scriptedUser);
+    expect(server.sentTo("/auth/reauthenticate").map((request) => request.authorization)).toEqual([
+      "Bearer access-1",
+      "Bearer access-2",
+    ]);
+    expect(server.sentTo("/auth/refresh")).toHaveLength(1);
+    expect(await client.accessToken()).toBe("access-3");
+    const refused = await rejectionOf(client.stepUp.reauthenticate({ password: "wrong" }));
+    expect(refused.code).toBe(40100);
+    expect(await client.accessToken()).toBe("access-3");
+  });
+
+  it("STUP-2, ASVS 7.2.4: while a second re-authentication is under way, the end of the first does not stop a refused request from waiting for it: no refresh is sent", async () => {
+    const arrived = gate();
+    const held = gate();
+    const { client, server, login } = clientOf(async (request) => {
+      if (request.path === "/auth/reauthenticate") {
+        if ((request.body as { password: string }).password === "first") return { code: 0, data: tokenSet(2) };
+        arrived.open();
+        await held.opened;
+        return { code: 0, data: tokenSet(3) };
+      }
+      if (request.path === "/auth/refresh") return { code: 0, data: tokenSet(9) };
+      return request.authorization === "Bearer access-3" ? { code: 0, data: scriptedUser } : expired;
+    });
+    await login();
+    const first = client.stepUp.reauthenticate({ password: "first" });
+    const second = client.stepUp.reauthenticate({ password: "second" });
+    await first;
+    await arrived.opened;
+    const me = client.me();
+    held.open();
+    expect(await me).toEqual(scriptedUser);
+    expect(await second).toEqual(scriptedUser);
+    expect(server.sentTo("/auth/refresh")).toEqual([]);
+    expect(server.sentTo("/auth/me").map((request) => request.authorization)).toEqual(["Bearer access-2", "Bearer access-3"]);
+  });
+
+  it("STUP-2, STUP-5: replace keeps a new session's tokens under the lock and answers its user", async () => {
+    const tab = tabStore();
+    const session = createSession({
+      transport: createTransport(scriptedBaseUrl, scriptedServer(() => ({ code: 0 })).fetch),
+      store: tab.store,
+      events: createClientEvents(),
+      now: () => 0,
+      refreshAheadSeconds: 0,
+    });
+    expect(await session.replace({ ...tokenSet(5), tokenType: "Bearer" })).toEqual(scriptedUser);
+    expect(tab.state.latest).toMatchObject({ accessToken: "access-5", refreshToken: "refresh-5" });
+    expect(tab.state.exclusive).toBe(1);
   });
 });

@@ -231,11 +231,19 @@ describe("re-authenticating with a passkey (STUP-2, STUP-3)", () => {
       sessionId,
       ceremonyId: begun.ceremonyId,
       response,
+      ip: "203.0.113.44",
+      userAgent: "Passkey Browser/2",
     });
-    expect(await provenOf(harness, await sessionOf(harness, renewed))).toEqual({
+    const renewedId = await sessionOf(harness, renewed);
+    expect(await provenOf(harness, renewedId)).toEqual({
       authTime: harness.clock.now,
       amr: ["hwk"],
       revokedAt: null,
+    });
+    // The new session records the request that began it, as a sign-in's does.
+    expect(await harness.storage.sessions.findSession(renewedId)).toMatchObject({
+      userAgent: "Passkey Browser/2",
+      address: expect.stringMatching(/^203\.0\.113\./),
     });
   });
 
