@@ -40,12 +40,12 @@ export function fillAtScale(url: string, schema: string, users: number, password
       [passwordHash, now, users],
     );
     await client.query(
-      `insert into sessions (id, user_id, token_version, amr, created_at, expires_at, revoked_at, last_used_at, user_agent, address)
-       select 'scale-session-' || n, 'scale-user-' || lpad(n::text, 7, '0'), 0, '["pwd"]', $1::bigint - ${hour}, $1::bigint + ${29 * day},
+      `insert into sessions (id, user_id, token_version, amr, created_at, auth_time, expires_at, revoked_at, last_used_at, user_agent, address)
+       select 'scale-session-' || n, 'scale-user-' || lpad(n::text, 7, '0'), 0, '["pwd"]', $1::bigint - ${hour}, $1::bigint - ${hour}, $1::bigint + ${29 * day},
               null::bigint, $1::bigint - ${hour}, 'Mozilla/5.0 (X11; Linux x86_64) Scale/1.0', '203.0.113.0/24'
        from generate_series(1, $2::int) n
        union all
-       select 'scale-old-session-' || n, 'scale-user-' || lpad(n::text, 7, '0'), 0, '["pwd"]', $1::bigint - ${31 * day}, $1::bigint - ${day},
+       select 'scale-old-session-' || n, 'scale-user-' || lpad(n::text, 7, '0'), 0, '["pwd"]', $1::bigint - ${31 * day}, $1::bigint - ${31 * day}, $1::bigint - ${day},
               null::bigint, $1::bigint - ${2 * day}, null, null
        from generate_series(1, $2::int / 5) n`,
       [now, users],

@@ -42,7 +42,7 @@ const auth = createAuth({
   ttl: { access: "15m", refresh: "30d" },
 });
 auth.events.on("login.failed", (event) => {
-  const reason: "invalid_credentials" | "disabled" | "no_role" = event.reason;
+  const reason: "invalid_credentials" | "disabled" | "no_role" | "passkey_required" = event.reason;
   void reason;
 });
 auth.events.on("*", (event: AuthEvent) => void event.type);
@@ -67,7 +67,7 @@ fastify.get("/api/v1/things", { preHandler: requireFastifyAuth(auth, { roles: ["
 
 export async function signInOnce(): Promise<string> {
   const result: LoginResult = await login(auth, { username: "alice", password: "a long passphrase" });
-  if (result.status === "totp_required") return result.tempToken;
+  if (result.status === "totp_required" || result.status === "enrolment_required") return result.tempToken;
   return result.tokens.accessToken;
 }
 
