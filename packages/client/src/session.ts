@@ -170,9 +170,15 @@ export function createSession(options: SessionOptions): Session {
     return kept;
   }
 
+  /** How many times this client has ended a session: a read that spans one does not set `holding` again. */
+  let ends = 0;
+
   /** Reads the store, with `loadLatest` when `latest` and the store has it, and announces a session another client ended. */
   async function read(latest = false): Promise<StoredTokens | null> {
+    const endsBefore = ends;
     const tokens = await (latest && store.loadLatest ? store.loadLatest() : store.load());
+    // A read begun before this client ended the session saw the tokens it ended: it holds nothing.
+    if (ends !== endsBefore) return tokens;
     if (tokens === null && holding) events.emit("signedOut", { reason: "signed_out_elsewhere" });
     holding = tokens !== null;
     return tokens;
@@ -183,6 +189,7 @@ export function createSession(options: SessionOptions): Session {
 
   /** Every `signedOut` follows a change of `holding` from true to false: once per session, whoever sees it end first. */
   async function end(reason: SignOutReason): Promise<void> {
+    ends += 1;
     await store.save(null);
     if (!holding) return;
     holding = false;
