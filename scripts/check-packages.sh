@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packaging check: packs every package in packages/* with pnpm (which rewrites workspace:^ to real
 # versions), lints each tarball with publint, installs all tarballs at once into an empty npm project
-# together with the peer dependencies, runs scripts/package-smoke.mjs there, measures the client's
+# together with the peer dependencies, runs scripts/package-smoke.mjs there (on this machine's Node.js
+# and on the newest 22 and 24), measures the client's
 # browser bundle (scripts/client-bundle-size.mjs), type-checks scripts/package-consumer.ts, the
 # Express, Hono and Fastify quick starts of docs/examples and the NestJS example (examples/nestjs/src
 # without its test, with Nest 11 from the registry) against the packed type declarations in one tsc
@@ -82,6 +83,19 @@ done
 cp "$root/scripts/package-smoke.mjs" ./smoke.mjs
 echo "--- import and sign in"
 node smoke.mjs || status=1
+
+# The same smoke test under the newest release of each other Node.js line docs/node-versions.md
+# supports (issue 38, item 5), with the binaries from the npm registry (scripts/node-binary.sh).
+for major in 22 24; do
+  echo "--- import and sign in on Node.js $major"
+  if node_binary="$(bash "$root/scripts/node-binary.sh" "$major")"; then
+    echo "$("$node_binary" --version) at $node_binary"
+    "$node_binary" smoke.mjs || status=1
+  else
+    echo "check-packages: no Node.js $major binary for this machine (above)" >&2
+    status=1
+  fi
+done
 
 echo "--- the client's browser bundle"
 node "$root/scripts/client-bundle-size.mjs" "$work/project" || status=1
