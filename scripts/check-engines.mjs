@@ -6,7 +6,7 @@
 // accept the range itself; what the peer installs in turn is the host's choice of version, so a
 // narrower range there is printed as a note, not a failure (docs/node-versions.md names the ones
 // known). Run by .ci/run; `node scripts/check-engines.mjs`.
-import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import semver from "semver";
@@ -48,7 +48,9 @@ const packageDirs = readdirSync(join(root, "packages"))
 for (const packageDir of packageDirs) {
   const manifest = readJson(join(packageDir, "package.json"));
   if (manifest.engines?.node !== range) {
-    problems.push(`${manifest.name} declares engines.node ${JSON.stringify(manifest.engines?.node)}; the root declares ${JSON.stringify(range)}`);
+    problems.push(
+      `${manifest.name} declares engines.node ${JSON.stringify(manifest.engines?.node)}; the root declares ${JSON.stringify(range)}`,
+    );
   }
   const seen = new Set();
   const queue = [{ dir: realpathSync(packageDir), chain: [manifest.name], belowPeer: false }];
