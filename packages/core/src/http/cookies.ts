@@ -19,6 +19,32 @@ export const deviceCookieName = "portcullis_device";
  */
 export const hostDeviceCookieName = `__Host-${deviceCookieName}`;
 
+/** What {@link hostOnlyCookie} makes a `Set-Cookie` value of. */
+export interface HostOnlyCookie {
+  /** The name over plain HTTP; over TLS it gets the `__Host-` prefix. */
+  name: string;
+  value: string;
+  /** Whether the request arrived over TLS (`RouteContext.secure`). */
+  secure: boolean;
+  /** The `Path` over plain HTTP; over TLS a `__Host-` cookie must have `Path=/`. */
+  plainPath: string;
+  sameSite: "Strict" | "Lax";
+  /** 0 deletes the cookie. */
+  maxAgeSeconds: number;
+}
+
+/**
+ * The `Set-Cookie` value of an HttpOnly cookie of this host, never of a `Domain`. Over TLS
+ * `__Host-<name>` on `/` with `Secure`, which only this host can set, so a sibling subdomain cannot
+ * plant or shadow it (RFC 6265bis 4.1.3.2); over plain HTTP (a development server on loopback) `<name>`
+ * scoped to `plainPath`.
+ */
+export function hostOnlyCookie({ name, value, secure, plainPath, sameSite, maxAgeSeconds }: HostOnlyCookie): string {
+  const attributes = [`Path=${secure ? "/" : plainPath}`, "HttpOnly", `SameSite=${sameSite}`, `Max-Age=${maxAgeSeconds}`];
+  if (secure) attributes.push("Secure");
+  return [`${secure ? `__Host-${name}` : name}=${value}`, ...attributes].join("; ");
+}
+
 /**
  * The `Set-Cookie` value that hands a browser its device token (RL-5): HttpOnly,
  * SameSite=Strict (only the app's own pages sign in with it), for `throttle.deviceTokenLifetime`.
@@ -26,15 +52,14 @@ export const hostDeviceCookieName = `__Host-${deviceCookieName}`;
  * scoped to the auth routes.
  */
 export function deviceCookie(auth: Auth, token: string, secure: boolean): string {
-  const [name, path] = secure ? [hostDeviceCookieName, "/"] : [deviceCookieName, `${auth.config.basePath}/auth`];
-  const attributes = [
-    `Path=${path}`,
-    "HttpOnly",
-    "SameSite=Strict",
-    `Max-Age=${auth.config.throttle.deviceTokenLifetimeSeconds}`,
-  ];
-  if (secure) attributes.push("Secure");
-  return [`${name}=${token}`, ...attributes].join("; ");
+  return hostOnlyCookie({
+    name: deviceCookieName,
+    value: token,
+    secure,
+    plainPath: `${auth.config.basePath}/auth`,
+    sameSite: "Strict",
+    maxAgeSeconds: auth.config.throttle.deviceTokenLifetimeSeconds,
+  });
 }
 
 /**

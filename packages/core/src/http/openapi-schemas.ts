@@ -80,7 +80,11 @@ export const listOf = (name: ComponentName): JsonSchema => ({ type: "array", ite
 
 const tokenSetProperties: Record<string, JsonSchema> = {
   accessToken: { type: "string", description: "A JWT (`typ: at+jwt`), sent as `Authorization: Bearer`" },
-  refreshToken: { type: "string", description: "Opaque; spent by its next use" },
+  refreshToken: {
+    type: "string",
+    description:
+      "Opaque; spent by its next use. Left out in cookie mode (`X-Portcullis-Token-Delivery: cookie`), where the HttpOnly refresh cookie carries it (CK-1)",
+  },
   tokenType: { const: "Bearer" },
   expiresIn: { type: "integer", minimum: 1, description: "Seconds until the access token expires" },
   user: schemaRef("PublicUser"),
@@ -112,16 +116,17 @@ export const totpEnrolledData: JsonSchema = answerObject(
     ...tokenSetProperties,
     recoveryCodes: { type: "array", items: text, description: "Ten codes, shown this once" },
   },
-  ["deviceToken"],
+  ["deviceToken", "refreshToken"],
 );
 
 /** The `data` of a sign-in completed by registering a passkey: the token set and the new passkey. */
 export const passkeyEnrolledData: JsonSchema = answerObject({ ...tokenSetProperties, passkey: schemaRef("PasskeyInfo") }, [
   "deviceToken",
+  "refreshToken",
 ]);
 
 /** The `data` of a successful OAuth callback: the token set and the return path. */
-export const oauthSignInData: JsonSchema = answerObject({ ...tokenSetProperties, returnPath }, ["deviceToken"]);
+export const oauthSignInData: JsonSchema = answerObject({ ...tokenSetProperties, returnPath }, ["deviceToken", "refreshToken"]);
 
 /**
  * The `data` of an OAuth callback that re-authenticated the session that began it (STUP-5, ASVS
@@ -130,7 +135,7 @@ export const oauthSignInData: JsonSchema = answerObject({ ...tokenSetProperties,
  */
 export const oauthReauthenticatedData: JsonSchema = answerObject(
   { ...tokenSetProperties, returnPath, reauthenticated: { const: true } },
-  ["deviceToken"],
+  ["deviceToken", "refreshToken"],
 );
 
 /** The `data` of an OAuth callback that asks for the second factor. */
@@ -241,7 +246,7 @@ export const componentSchemas: Record<ComponentName, JsonSchema> = {
   TokenSet: {
     description:
       "The answer of every step that completes a sign-in, of a refresh, and of a re-authentication (the tokens of the new session that replaced the re-authenticated one).",
-    ...answerObject(tokenSetProperties, ["deviceToken"]),
+    ...answerObject(tokenSetProperties, ["deviceToken", "refreshToken"]),
   },
   PasskeyInfo: answerObject({
     id: { ...base64url, description: "The credential id" },

@@ -234,6 +234,7 @@ describe("openApiDocument", () => {
     const document = documentOf(everythingOn);
     expect(operation(document, "/api/v1/auth/public-key/login/finish", "post").parameters).toEqual([
       expect.objectContaining({ name: "X-WebAuthn-Ceremony", in: "header", required: true }),
+      expect.objectContaining({ name: "X-Portcullis-Token-Delivery", in: "header", required: false }),
     ]);
     expect(operation(document, "/api/v1/auth/public-key/credentials/{id}", "delete").parameters).toEqual([
       expect.objectContaining({ name: "id", in: "path", required: true }),
@@ -241,6 +242,48 @@ describe("openApiDocument", () => {
     const authorize = operation(document, "/api/v1/auth/oauth/{provider}/authorize", "get");
     expect(authorize.responses["302"]?.headers?.Location?.required).toBe(true);
     expect(authorize.responses["200"]?.headers).toHaveProperty("Set-Cookie");
+  });
+
+  it("CK-1, CK-2: every route that answers tokens declares cookie mode's header and cookie; refresh and logout read the cookie and need no body token", () => {
+    const document = documentOf(everythingOn);
+    const answersTokens = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods as Record<string, OperationShape>)
+        .filter(([, operation]) => /accessToken|\/TokenSet"/.test(JSON.stringify(operation.responses["200"] ?? {})))
+        .map(([method, operation]) => [operation.operationId, `${method} ${path}`] as const),
+    );
+    expect(answersTokens.map(([id]) => id).sort()).toEqual([
+      "finishPasskeyEnrolment",
+      "finishTotpEnrolment",
+      "login",
+      "oauthCallback",
+      "reauthenticate",
+      "reauthenticateWithPasskeyFinish",
+      "refresh",
+      "register",
+      "useRecoveryCode",
+      "verifyTotp",
+      "webauthnFinish",
+    ]);
+    for (const [, entry] of answersTokens) {
+      const [method, path] = entry.split(" ") as [string, string];
+      const declared = operation(document, path, method);
+      expect(
+        declared.parameters?.map((parameter) => parameter.name),
+        entry,
+      ).toContain("X-Portcullis-Token-Delivery");
+      const setCookie = declared.responses["200"]?.headers?.["Set-Cookie"] as { description?: string } | undefined;
+      expect(setCookie?.description, entry).toMatch(/portcullis_refresh/);
+    }
+    for (const path of ["/api/v1/auth/refresh", "/api/v1/auth/logout"]) {
+      const declared = operation(document, path, "post");
+      expect(declared.parameters?.filter((parameter) => parameter.in === "cookie").map((parameter) => parameter.name)).toEqual([
+        "__Host-portcullis_refresh",
+        "portcullis_refresh",
+      ]);
+      const body = declared.requestBody as { content: Record<string, { schema: object }> };
+      expect(body.content["application/json"]?.schema).not.toHaveProperty("required");
+    }
+    expect(componentSchemas.TokenSet.required).not.toContain("refreshToken");
   });
 
   it("has the core package's version, and the servers it is given", () => {

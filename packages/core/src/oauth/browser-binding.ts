@@ -1,7 +1,7 @@
 import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import { cookieValues } from "../http/cookies.js";
+import { cookieValues, hostOnlyCookie } from "../http/cookies.js";
 
 /** The cookie that binds a provider sign-in to the browser that began it (OA-1), over plain HTTP. */
 export const bindingCookieName = "portcullis_oauth";
@@ -20,10 +20,8 @@ export const hostBindingCookieName = `__Host-${bindingCookieName}`;
  * OAuth routes. A `maxAgeSeconds` of 0 deletes it.
  */
 export function bindingCookie(auth: Auth, value: string, secure: boolean, maxAgeSeconds: number): string {
-  const scope = secure ? [hostBindingCookieName, "/"] : [bindingCookieName, `${auth.config.basePath}/auth/oauth`];
-  const attributes = [`Path=${scope[1]}`, "HttpOnly", "SameSite=Lax", `Max-Age=${maxAgeSeconds}`];
-  if (secure) attributes.push("Secure");
-  return [`${scope[0]}=${value}`, ...attributes].join("; ");
+  const plainPath = `${auth.config.basePath}/auth/oauth`;
+  return hostOnlyCookie({ name: bindingCookieName, value, secure, plainPath, sameSite: "Lax", maxAgeSeconds });
 }
 
 /**

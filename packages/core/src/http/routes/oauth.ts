@@ -1,4 +1,5 @@
 import type { Auth } from "../../auth.js";
+import { tokenDeliveryParameter } from "../../cookie-sessions/refresh-cookie.js";
 import { oauthAuthorize, oauthCallback, oauthProviders } from "../../flows/oauth-sign-in.js";
 import { bindingCookie, bindingFrom } from "../../oauth/browser-binding.js";
 import { beginOAuthReauthentication } from "../../oauth/reauthenticate.js";
@@ -34,7 +35,8 @@ async function callbackAnswer(context: RouteContext): Promise<RouteResult> {
   const userAgent = header("user-agent");
   const result = await oauthCallback(auth, { provider: params.provider as string, query, browserBinding, ip, userAgent });
   const clearBinding = bindingCookie(auth, "", secure, 0);
-  const answer = result.status === "reauthenticated" ? signedInResponse(context, result.tokens) : loginResponse(context, result);
+  const answer =
+    result.status === "reauthenticated" ? await signedInResponse(context, result.tokens) : await loginResponse(context, result);
   const flag = result.status === "reauthenticated" ? { reauthenticated: true } : {};
   return {
     ...answer,
@@ -117,6 +119,7 @@ export const oauthRoutes: readonly Route[] = [
           in: "cookie",
           description: "The cookie `authorize` set, over plain HTTP (development); ignored over TLS; sent twice, 40100",
         },
+        tokenDeliveryParameter,
       ],
       data: { oneOf: [oauthSignInData, oauthReauthenticatedData] },
       secondFactor: oauthSecondFactorData,

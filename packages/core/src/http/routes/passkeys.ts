@@ -1,4 +1,5 @@
 import type { Auth } from "../../auth.js";
+import { tokenDeliveryParameter } from "../../cookie-sessions/refresh-cookie.js";
 import { listPasskeys, renamePasskey, revokePasskey } from "../../flows/passkey-management.js";
 import { webauthnBegin, webauthnFinish } from "../../flows/webauthn-login.js";
 import { webauthnRegisterBegin, webauthnRegisterFinish } from "../../flows/webauthn-register.js";
@@ -79,7 +80,7 @@ export const passkeyRoutes: readonly Route[] = [
       summary: "Finish a passkey sign-in with the browser's assertion",
       description:
         "Bodies up to 1 MiB. A passkey without user verification, for a user with TOTP, answers 40102; for a user who must have a second factor and has none, 40105 (STUP-4).",
-      parameters: [ceremonyParameter],
+      parameters: [ceremonyParameter, tokenDeliveryParameter],
       body: schemaRef("AuthenticationResponse"),
       data: schemaRef("TokenSet"),
       setsCookie: setsDeviceCookie,

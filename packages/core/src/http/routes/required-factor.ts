@@ -1,4 +1,5 @@
 import type { Auth } from "../../auth.js";
+import { tokenDeliveryParameter } from "../../cookie-sessions/refresh-cookie.js";
 import { beginPasskeyEnrolment, finishPasskeyEnrolment, passkeyEnrolmentOffered } from "../../required-factor/enrol-passkey.js";
 import { beginTotpEnrolment, finishTotpEnrolment } from "../../required-factor/enrol-totp.js";
 import { ceremonyHeader } from "../../webauthn/ceremony.js";
@@ -70,6 +71,7 @@ export const requiredFactorRoutes: readonly Route[] = [
         "code",
       ]),
       data: totpEnrolledData,
+      parameters: [tokenDeliveryParameter],
       setsCookie: setsDeviceCookie,
       codes: [40001, 40100, 40103, 40900, 42900, 50300],
     },
@@ -81,7 +83,8 @@ export const requiredFactorRoutes: readonly Route[] = [
         ip,
         userAgent: header("user-agent"),
       });
-      return { ...signedInResponse(context, tokens), data: { ...tokens, recoveryCodes } };
+      const answer = await signedInResponse(context, tokens);
+      return { ...answer, data: { ...(answer.data as object), recoveryCodes } };
     },
   },
   {
@@ -123,6 +126,7 @@ export const requiredFactorRoutes: readonly Route[] = [
           required: true,
           description: "The `ceremonyId` the begin step answered; without it, 40002",
         },
+        tokenDeliveryParameter,
       ],
       body: requestObject({ tempToken: enrolmentToken, response: schemaRef("RegistrationResponse") }, ["tempToken", "response"]),
       data: passkeyEnrolledData,
@@ -138,7 +142,8 @@ export const requiredFactorRoutes: readonly Route[] = [
         ip,
         userAgent: header("user-agent"),
       });
-      return { ...signedInResponse(context, tokens), data: { ...tokens, passkey } };
+      const answer = await signedInResponse(context, tokens);
+      return { ...answer, data: { ...(answer.data as object), passkey } };
     },
   },
 ];

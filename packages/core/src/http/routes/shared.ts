@@ -1,3 +1,4 @@
+import { asksCookieDelivery, refreshCookieOf } from "../../cookie-sessions/refresh-cookie.js";
 import { ErrorCode } from "../../errors/codes.js";
 import type { LoginResult } from "../../flows/login-result.js";
 import type { ReauthenticationProof } from "../../flows/reauthenticate.js";
@@ -24,21 +25,36 @@ export const reauthentication = (context: RouteContext): ReauthenticationProof =
 });
 
 /** The answer of a route that completes a login: tokens, 40102 with a temporary token, or 40105 with an enrolment token (STUP-4). */
-export const loginResponse = (context: RouteContext, result: LoginResult): RouteResult => {
-  if (result.status === "authenticated") return signedInResponse(context, result.tokens);
+export const loginResponse = async (context: RouteContext, result: LoginResult): Promise<RouteResult> => {
+  if (result.status === "authenticated") return await signedInResponse(context, result.tokens);
   const code = result.status === "totp_required" ? ErrorCode.SecondFactorRequired : ErrorCode.SecondFactorEnrolmentRequired;
   return { code, data: { tempToken: result.tempToken } };
 };
 
-/** The answer of a completed sign-in: the token set, and the device token also as a cookie (RL-5). */
-export const signedInResponse = ({ auth, secure }: RouteContext, tokens: TokenSet): RouteResult => ({
-  data: tokens,
-  cookies: tokens.deviceToken === undefined ? [] : [deviceCookie(auth, tokens.deviceToken, secure)],
-});
+/**
+ * The answer of a completed sign-in, a refresh or a re-authentication: the token set, and the device
+ * token also as a cookie (RL-5). In cookie mode (`inCookie`, by default when the request asks for it)
+ * the refresh token goes in the refresh cookie instead of the body (CK-1, CK-2).
+ */
+export const signedInResponse = async (
+  context: RouteContext,
+  tokens: TokenSet,
+  inCookie: boolean = asksCookieDelivery(context),
+): Promise<RouteResult> => {
+  const { auth, secure } = context;
+  const cookies = tokens.deviceToken === undefined ? [] : [deviceCookie(auth, tokens.deviceToken, secure)];
+  if (!inCookie) return { data: tokens, cookies };
+  const { refreshToken: _inTheCookie, ...data } = tokens;
+  return { data, cookies: [...cookies, await refreshCookieOf(auth, tokens, secure)] };
+};
 
-/** What the routes that complete a sign-in say of the device cookie. */
+/** What the routes that complete a sign-in say of the device cookie and the refresh cookie. */
 export const setsDeviceCookie =
-  "On success, `portcullis_device` (`__Host-portcullis_device` over TLS), HttpOnly, SameSite=Strict: the device token (RL-5)";
+  "On success, `portcullis_device` (`__Host-portcullis_device` over TLS), HttpOnly, SameSite=Strict: the device token (RL-5). In cookie mode (`X-Portcullis-Token-Delivery: cookie`), also `portcullis_refresh` (`__Host-portcullis_refresh` over TLS), HttpOnly, SameSite=Strict, for the refresh token's lifetime, and `data` has no `refreshToken` (CK-1, CK-2)";
+
+/** What a re-authentication's answer says of the refresh cookie. */
+export const setsRefreshCookie =
+  "In cookie mode (`X-Portcullis-Token-Delivery: cookie`), the new session's refresh token: `portcullis_refresh` (`__Host-portcullis_refresh` over TLS), HttpOnly, SameSite=Strict, for its lifetime; `data` has no `refreshToken` (CK-1)";
 
 /** The `password` field of a bearer route that may ask to re-authenticate. */
 export const passwordProof: JsonSchema = {

@@ -1,3 +1,4 @@
+import { tokenDeliveryParameter } from "../../cookie-sessions/refresh-cookie.js";
 import { login } from "../../flows/login.js";
 import { register } from "../../flows/register.js";
 import { useRecoveryCode } from "../../flows/use-recovery-code.js";
@@ -42,6 +43,7 @@ export const signInRoutes: readonly Route[] = [
       data: schemaRef("TokenSet"),
       secondFactor: tempTokenData,
       enrolment: enrolmentTokenData,
+      parameters: [tokenDeliveryParameter],
       setsCookie: setsDeviceCookie,
       codes: [40001, 40100, 40300, 40400, 40900, 42900, 50300],
     },
@@ -71,6 +73,7 @@ export const signInRoutes: readonly Route[] = [
         "code",
       ]),
       data: schemaRef("TokenSet"),
+      parameters: [tokenDeliveryParameter],
       setsCookie: setsDeviceCookie,
       codes: [40001, 40100, 40103, 40300, 42900, 50300],
     },
@@ -90,6 +93,7 @@ export const signInRoutes: readonly Route[] = [
       summary: "Complete a 40102 sign-in with a one-time recovery code",
       body: requestObject({ tempToken: requiredText, recoveryCode: requiredText }, ["tempToken", "recoveryCode"]),
       data: schemaRef("TokenSet"),
+      parameters: [tokenDeliveryParameter],
       setsCookie: setsDeviceCookie,
       codes: [40001, 40100, 40103, 40300, 42900, 50300],
     },
@@ -129,6 +133,7 @@ export const signInRoutes: readonly Route[] = [
       ),
       data: schemaRef("TokenSet"),
       enrolment: enrolmentTokenData,
+      parameters: [tokenDeliveryParameter],
       setsCookie: setsDeviceCookie,
       codes: [40001, 40002, 40400, 40900, 42200, 42900, 50300],
     },

@@ -1,3 +1,4 @@
+import { tokenDeliveryParameter } from "../../cookie-sessions/refresh-cookie.js";
 import {
   reauthenticate,
   reauthenticateWithPasskeyBegin,
@@ -7,7 +8,7 @@ import { ceremonyHeader } from "../../webauthn/ceremony.js";
 import { ceremonyStartData, reauthenticatedData, requestObject, schemaRef } from "../openapi-schemas.js";
 import type { Route } from "../route-types.js";
 import { ceremonyParameter, passkeysEnabled, webauthnBodyLimit } from "./passkeys.js";
-import { proofFields, reauthentication, sessionOf, signedIn, signedInResponse } from "./shared.js";
+import { proofFields, reauthentication, sessionOf, setsRefreshCookie, signedIn, signedInResponse } from "./shared.js";
 
 /** What the re-authentication routes say of their answer (STUP-2, ASVS 7.2.4). */
 const newSessionAnswer =
@@ -28,8 +29,10 @@ export const stepUpRoutes: readonly Route[] = [
       tag: "Step-up",
       summary: "Re-authenticate this session with the password (and a TOTP code)",
       description: `Every factor of the account, as a sign-in asks: the \`password\`, and a \`totpCode\` when TOTP is on (40001 naming what is missing; STUP-3). ${newSessionAnswer} The new session's \`auth_time\` is now and its \`amr\` \`pwd\` (with \`otp\`): routes that asked for a recent sign-in or a second factor (40104) let its tokens through, and its refreshes carry them. Attempts count against this session's failure budget (RL-1, RL-5).`,
+      parameters: [tokenDeliveryParameter],
       body: requestObject(proofFields),
       data: reauthenticatedData,
+      setsCookie: setsRefreshCookie,
       codes: [40001, 40100, 40103, 40900, 42900],
     },
     async handle(context) {
@@ -74,9 +77,10 @@ export const stepUpRoutes: readonly Route[] = [
       tag: "Step-up",
       summary: "Finish re-authenticating this session with the browser's assertion",
       description: `Bodies up to 1 MiB. ${newSessionAnswer} The new session's \`auth_time\` is now and its \`amr\` the passkey's: \`hwk\` (a device-bound key) or \`swk\` (a synced one), with \`user\` when the user was verified.`,
-      parameters: [ceremonyParameter],
+      parameters: [ceremonyParameter, tokenDeliveryParameter],
       body: schemaRef("AuthenticationResponse"),
       data: reauthenticatedData,
+      setsCookie: setsRefreshCookie,
       codes: [40100, 42900],
     },
     async handle(context) {
