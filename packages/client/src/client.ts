@@ -1,5 +1,6 @@
 import { type AccountClient, createAccountClient } from "./account.js";
 import { type StatusMode, createAppFetch } from "./app-fetch.js";
+import { cookieModeTokenStore } from "./cookie-mode.js";
 import { type EmailClient, createEmailClient } from "./email.js";
 import { type AuthClientEventMap, type AuthClientEventName, createClientEvents } from "./events.js";
 import { type OAuthClient, createOAuthClient } from "./oauth.js";
@@ -29,6 +30,15 @@ export interface AuthClientOptions {
   baseUrl?: string;
   /** Where the tokens are kept. Default {@link memoryTokenStore}: gone on reload, out of reach of other pages. */
   store?: TokenStore;
+  /**
+   * `"cookie"`: cookie mode, for a page served from the API's own origin. The server sets the refresh
+   * token in an HttpOnly, SameSite=Strict cookie (`__Host-portcullis_refresh` over TLS) that no
+   * script can read, and leaves it out of every answer; the client keeps only the access token and
+   * the user, in memory, and after a reload {@link AuthClient.restore} brings the session back with one
+   * refresh. Refreshes are serialised across the origin's tabs with Web Locks. `store` cannot be
+   * given with it. Default `"store"`: the refresh token in the answers, kept in `store`.
+   */
+  tokens?: "store" | "cookie";
   /** The `fetch` every request goes through. Default the global `fetch`. */
   fetch?: FetchFunction;
   /**
@@ -130,6 +140,22 @@ export interface AuthClient {
    * ```
    */
   refresh(): Promise<AuthUser>;
+  /**
+   * Brings back the session after a reload, in cookie mode: one refresh with the refresh cookie,
+   * however many calls are under way at once; `signedIn` is emitted when a session comes back.
+   * Resolves with the user, or null when this browser has no session (no cookie, or one the server
+   * refused). Call it as the page starts. Outside cookie mode, or with tokens already held, it sends
+   * nothing and resolves with the user held (or null).
+   *
+   * @throws {AuthClientError} `network` when the server could not be reached; 42900 or 50300.
+   * @example
+   * ```ts
+   * const client = createAuthClient({ tokens: "cookie" });
+   * const user = await client.restore();
+   * if (user === null) showSignInForm();
+   * ```
+   */
+  restore(): Promise<AuthUser | null>;
   /**
    * Revokes the session on the server (`POST /auth/logout`) and forgets the tokens. The tokens are
    * forgotten and `signedOut` (reason `logout`) emitted even when the server cannot be reached;
@@ -234,14 +260,21 @@ export interface AuthClient {
  * ```
  */
 export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
+  const tokens = options.tokens ?? "store";
+  if (tokens !== "store" && tokens !== "cookie")
+    throw new TypeError(`tokens must be "store" or "cookie"; got ${JSON.stringify(tokens)}`);
+  if (tokens === "cookie" && options.store !== undefined) {
+    throw new TypeError('tokens: "cookie" keeps the access token in memory and the refresh token in a cookie: it takes no store');
+  }
   const transport = createTransport(
     options.baseUrl ?? "/api/v1",
     options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    tokens === "cookie" ? "cookie" : "body",
   );
   const events = createClientEvents(options.onListenerError);
   const session = createSession({
     transport,
-    store: options.store ?? memoryTokenStore(),
+    store: options.store ?? (tokens === "cookie" ? cookieModeTokenStore() : memoryTokenStore()),
     events,
     now: options.now ?? Date.now,
     refreshAheadSeconds: options.refreshAheadSeconds ?? 0,
@@ -261,6 +294,7 @@ export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
       return (await signInStep(transport, session, answer, runRegistration)) as SignedIn | EnrolmentStep;
     },
     refresh: async () => (await session.refresh()).user,
+    restore: () => session.restore(),
     async logout() {
       const failure = await session.logout("logout");
       if (failure) throw failure;

@@ -1,4 +1,4 @@
-import { type Session, readTokenSet } from "./session.js";
+import type { Session } from "./session.js";
 import { type RunRegistration, type SignInStep, signInStep } from "./sign-in.js";
 import type { KeyValueStorage } from "./token-store.js";
 import { type EnvelopeAnswer, type Transport, dataOf } from "./transport.js";
@@ -200,7 +200,7 @@ export function createOAuthClient(transport: Transport, session: Session, runReg
       }
       const returnPath = sameAppPath((answer.data as { returnPath?: unknown } | undefined)?.returnPath);
       if (answer.code === 0 && (answer.data as { reauthenticated?: unknown }).reauthenticated === true) {
-        const user = await session.replace(readTokenSet(answer));
+        const user = await session.replace(session.tokenSet(answer));
         return { status: "reauthenticated", user, returnPath };
       }
       const step = await signInStep(transport, session, answer, runRegistration);

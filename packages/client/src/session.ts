@@ -1,7 +1,15 @@
 import { AuthClientError } from "./errors.js";
 import type { ClientEvents, SignOutReason } from "./events.js";
 import type { StoredTokens, TokenStore } from "./token-store.js";
-import { type EnvelopeAnswer, type EnvelopeRequest, type Transport, answerError, dataOf, malformedAnswer } from "./transport.js";
+import {
+  type EnvelopeAnswer,
+  type EnvelopeRequest,
+  type RefreshTokenDelivery,
+  type Transport,
+  answerError,
+  dataOf,
+  malformedAnswer,
+} from "./transport.js";
 import type { AuthUser, TokenSet } from "./types.js";
 
 /** The contract's code for an access or refresh token that is invalid, expired or revoked. */
@@ -29,6 +37,22 @@ export interface Session {
   tokens(): Promise<StoredTokens | null>;
   /** Stores the tokens of a completed sign-in and emits `signedIn`. */
   begin(tokens: TokenSet): Promise<AuthUser>;
+  /**
+   * Reads the token set of a successful answer as this client's transport asked for it: with the
+   * refresh token in the body, or in cookie mode without it (see {@link readTokenSet}).
+   */
+  tokenSet(answer: EnvelopeAnswer): TokenSet;
+  /**
+   * In cookie mode, brings back the session of the refresh cookie after a reload: one refresh
+   * (`POST /auth/refresh` with an empty body, the browser sending the cookie), however many calls
+   * are under way at once; its tokens are kept and `signedIn` emitted. Resolves with the user, or
+   * null when the server knows no session for this browser (a refusal; nothing is emitted). When the
+   * client already holds tokens, or keeps its refresh token in a store, it sends nothing and
+   * resolves with the user it holds.
+   *
+   * @throws {AuthClientError} when the server could not be reached or could not answer (`network`, 50300, 42900).
+   */
+  restore(): Promise<AuthUser | null>;
   /**
    * The device token of this client's last completed sign-in, kept in memory across sign-outs
    * (RL-5): a login sends it back, so failures of other clients cannot lock this one out. A
@@ -104,22 +128,25 @@ export function notSignedIn(): AuthClientError {
 }
 
 /**
- * Reads a token set from a successful answer.
+ * Reads a token set from a successful answer. In cookie mode (`refreshTokenIn` `"cookie"`) the
+ * answer must not carry the refresh token (the HttpOnly cookie does: a server that put it in the
+ * body did not take up cookie mode), and the set's `refreshToken` is `""`.
  *
  * @throws {AuthClientError} `invalid_response` when the data is not a token set.
  */
-export function readTokenSet(answer: EnvelopeAnswer): TokenSet {
+export function readTokenSet(answer: EnvelopeAnswer, refreshTokenIn: RefreshTokenDelivery = "body"): TokenSet {
   const data = answer.data as Partial<TokenSet> | undefined;
   const user = data?.user as Partial<AuthUser> | undefined;
+  const inCookie = refreshTokenIn === "cookie";
   if (
     typeof data?.accessToken !== "string" ||
-    typeof data.refreshToken !== "string" ||
+    (inCookie ? data.refreshToken !== undefined : typeof data.refreshToken !== "string") ||
     typeof data.expiresIn !== "number" ||
     typeof user?.id !== "string"
   ) {
     throw malformedAnswer(answer);
   }
-  return data as TokenSet;
+  return (inCookie ? { ...data, refreshToken: "" } : data) as TokenSet;
 }
 
 /** A refresh refused for the token itself ends the session; a throttled, failed or unanswered one does not. */
@@ -141,6 +168,12 @@ function refusalEndsSession(code: number): boolean {
  */
 export function createSession(options: SessionOptions): Session {
   const { transport, store, events, now } = options;
+  const { refreshTokenIn } = transport;
+  /** What refresh and logout send: the refresh token, or in cookie mode nothing (the browser sends the cookie). */
+  const presenting = (tokens: StoredTokens | null) =>
+    refreshTokenIn === "cookie" || tokens === null ? {} : { refreshToken: tokens.refreshToken };
+  /** The restore under way: one refresh for every call of {@link Session.restore} meanwhile. */
+  let restoring: Promise<AuthUser | null> | null = null;
   const refreshAheadMs = options.refreshAheadSeconds * 1000;
   const exclusive = <T>(task: () => Promise<T>) => (store.runExclusive ? store.runExclusive(task) : task());
   let inflight: Promise<StoredTokens> | null = null;
@@ -200,12 +233,12 @@ export function createSession(options: SessionOptions): Session {
   const exchangedHere = new WeakSet<StoredTokens>();
 
   async function exchange(current: StoredTokens): Promise<StoredTokens> {
-    const answer = await transport.send({ method: "POST", path: "/auth/refresh", body: { refreshToken: current.refreshToken } });
+    const answer = await transport.send({ method: "POST", path: "/auth/refresh", body: presenting(current) });
     if (answer.code !== 0) {
       if (refusalEndsSession(answer.code)) await end("session_ended");
       throw answerError(answer);
     }
-    const renewed = stored(readTokenSet(answer));
+    const renewed = stored(readTokenSet(answer, refreshTokenIn));
     await store.save(renewed);
     exchangedHere.add(renewed);
     return renewed;
@@ -275,7 +308,7 @@ export function createSession(options: SessionOptions): Session {
       answer = await transport.send({ ...request, accessToken: current.accessToken });
     }
     if (answer.code !== 0) throw answerError(answer);
-    const kept = await keep(readTokenSet(answer));
+    const kept = await keep(readTokenSet(answer, refreshTokenIn));
     exchangedHere.add(kept);
     return kept;
   }
@@ -286,6 +319,22 @@ export function createSession(options: SessionOptions): Session {
       await keep(set);
       events.emit("signedIn", { user: set.user });
       return set.user;
+    },
+    tokenSet: (answer) => readTokenSet(answer, refreshTokenIn),
+    restore() {
+      restoring ??= exclusive(async () => {
+        const held = await read(true);
+        if (held !== null || refreshTokenIn !== "cookie") return held?.user ?? null;
+        const answer = await transport.send({ method: "POST", path: "/auth/refresh", body: presenting(null) });
+        if (answer.code !== 0) {
+          if (refusalEndsSession(answer.code)) return null;
+          throw answerError(answer);
+        }
+        return session.begin(readTokenSet(answer, refreshTokenIn));
+      }).finally(() => {
+        restoring = null;
+      });
+      return restoring;
     },
     async replace(set) {
       await exclusive(() => keep(set));
@@ -317,7 +366,7 @@ export function createSession(options: SessionOptions): Session {
           const answer = await transport.send({
             method: "POST",
             path: "/auth/logout",
-            body: { refreshToken: tokens.refreshToken },
+            body: presenting(tokens),
           });
           if (answer.code !== 0 && answer.code !== invalidTokenCode) failure = answerError(answer);
         } catch (error) {

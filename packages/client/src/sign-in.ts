@@ -1,6 +1,5 @@
 import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON } from "@simplewebauthn/browser";
 import type { Session } from "./session.js";
-import { readTokenSet } from "./session.js";
 import { type EnvelopeAnswer, type Transport, answerError, dataOf, malformedAnswer } from "./transport.js";
 import type { AuthUser, PasskeyInfo, TotpSetup } from "./types.js";
 
@@ -86,7 +85,7 @@ export type RunRegistration = (options: PublicKeyCredentialCreationOptionsJSON) 
  */
 export async function completeSignIn(session: Session, answer: EnvelopeAnswer): Promise<SignedIn> {
   if (answer.code !== 0) throw answerError(answer);
-  return { status: "authenticated", user: await session.begin(readTokenSet(answer)) };
+  return { status: "authenticated", user: await session.begin(session.tokenSet(answer)) };
 }
 
 /**

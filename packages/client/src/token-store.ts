@@ -4,6 +4,7 @@ import type { AuthUser } from "./types.js";
 /** What a {@link TokenStore} keeps for a signed-in client. */
 export interface StoredTokens {
   accessToken: string;
+  /** Empty in cookie mode (`tokens: "cookie"`): the browser holds the refresh token in an HttpOnly cookie. */
   refreshToken: string;
   /** When the access token expires, in epoch milliseconds by the client's clock. */
   expiresAt: number;

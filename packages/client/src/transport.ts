@@ -30,11 +30,23 @@ export interface EnvelopeAnswer {
   retryAfter?: number;
 }
 
+/**
+ * Where the server puts the refresh token: `"body"`, the contract's token set (every client before
+ * cookie mode), or `"cookie"`, an HttpOnly cookie of the API's origin that no script can read
+ * (cookie mode; the server's CK-1 … CK-6).
+ */
+export type RefreshTokenDelivery = "body" | "cookie";
+
+/** The header by which a request asks the server for cookie mode. */
+export const tokenDeliveryHeader = "x-portcullis-token-delivery";
+
 /** Sends requests to the Portcullis routes under one base URL and reads their envelopes. */
 export interface Transport {
   /** The base URL without a trailing slash: `/api/v1`, or `https://api.example.com/api/v1`. */
   readonly baseUrl: string;
   readonly fetch: FetchFunction;
+  /** Where this client has the server put the refresh token. */
+  readonly refreshTokenIn: RefreshTokenDelivery;
   /**
    * Sends one request and reads its envelope, whatever its code.
    *
@@ -45,7 +57,9 @@ export interface Transport {
 
 /**
  * Makes the {@link Transport} of a base URL. The server marks every answer `Cache-Control: no-store`,
- * so no cache keeps one.
+ * so no cache keeps one. With `refreshTokenIn` `"cookie"` every request asks for cookie mode
+ * (`X-Portcullis-Token-Delivery: cookie`) and carries the origin's cookies (`credentials:
+ * "same-origin"` unless the request says otherwise).
  *
  * @example
  * ```ts
@@ -53,13 +67,24 @@ export interface Transport {
  * const answer = await transport.send({ method: "GET", path: "/auth/oauth/providers" });
  * ```
  */
-export function createTransport(baseUrl: string, fetchFunction: FetchFunction): Transport {
+export function createTransport(
+  baseUrl: string,
+  fetchFunction: FetchFunction,
+  refreshTokenIn: RefreshTokenDelivery = "body",
+): Transport {
   const base = baseUrl.replace(/\/+$/, "");
+  const inCookie = refreshTokenIn === "cookie";
   return {
     baseUrl: base,
     fetch: fetchFunction,
+    refreshTokenIn,
     async send(request) {
-      const headers: Record<string, string> = { accept: "application/json", ...request.headers };
+      const headers: Record<string, string> = {
+        accept: "application/json",
+        ...(inCookie ? { [tokenDeliveryHeader]: "cookie" } : {}),
+        ...request.headers,
+      };
+      const credentials = request.credentials ?? (inCookie ? "same-origin" : undefined);
       const hasBody = request.method === "POST" || request.method === "PUT" || request.body !== undefined;
       if (hasBody) headers["content-type"] = "application/json";
       if (request.accessToken) headers.authorization = `Bearer ${request.accessToken}`;
@@ -69,7 +94,7 @@ export function createTransport(baseUrl: string, fetchFunction: FetchFunction): 
           method: request.method,
           headers,
           ...(hasBody ? { body: JSON.stringify(request.body ?? {}) } : {}),
-          ...(request.credentials ? { credentials: request.credentials } : {}),
+          ...(credentials ? { credentials } : {}),
         });
       } catch (cause) {
         throw networkError(cause);
