@@ -18,15 +18,20 @@ import type { TelemetryOption, TelemetrySwitch } from "./telemetry/types.js";
 import type { AccessContext } from "./tokens/access-token.js";
 import { type TokenKeys, loadTokenKeys } from "./tokens/keys.js";
 import { type VerifiedTokenCache, createVerifiedTokenCache } from "./tokens/verified-tokens.js";
+import { type ResolvedField, type UserConfig, resolveUserFields } from "./user-fields/declaration.js";
+import type { UserFieldDefinitions } from "./user-fields/field.js";
 import type { PublicUserHook } from "./users/public-user.js";
 import type { RevocationChannel } from "./users/revocation-channel.js";
 import { type RevocationState, type TokenStateEntry, listenForRevocations, revocationState } from "./users/token-state.js";
 
 /**
  * An auth instance: checked configuration, storage, keys, clock and events. Every flow takes
- * one as its first argument. Make it once at startup with {@link createAuth}.
+ * one as its first argument. Make it once at startup with {@link createAuth}. `Fields` is the
+ * declaration of its additional user fields (`user.fields`), which types the user objects:
+ * `InferUser<typeof auth>`, `req.auth.user` (see `Register`), the client's `createAuthClient<typeof auth>()`.
  */
-export interface Auth {
+// biome-ignore lint/complexity/noBannedTypes: no fields declared is the empty object type.
+export interface Auth<Fields extends UserFieldDefinitions = {}> {
   readonly config: ResolvedConfig;
   readonly storage: Storage;
   /**
@@ -69,6 +74,10 @@ export interface Auth {
   readonly publicUserHook: PublicUserHook | undefined;
   /** @internal Whether spans and metrics are on (see the `telemetry` option). */
   readonly telemetry: TelemetrySwitch;
+  /** @internal The declared additional user fields (`user.fields`), checked. */
+  readonly userFields: readonly ResolvedField[];
+  /** @internal The declaration's type, for inference only: never present. */
+  readonly "~fields"?: Fields;
 }
 
 /** Options of {@link createAuth} that are not configuration. */
@@ -124,6 +133,18 @@ export interface CreateAuthOptions {
    * ```
    */
   revocationChannel?: RevocationChannel;
+  /**
+   * Additional fields of every user, declared once with `field` (`docs/flows/user-fields.md`):
+   * their types, limits and defaults, who may set them (sign-up, the user, administrators), and
+   * whether tokens and `/me` show them. SQL storage keeps each in a column of its own, added by
+   * `portcullis-kysely fields`.
+   *
+   * @example
+   * ```ts
+   * createAuth({ ...config, user: { fields: { company: field.string({ maxLength: 100, signUp: true, selfEdit: true }) } } });
+   * ```
+   */
+  user?: UserConfig<UserFieldDefinitions>;
 }
 
 const createAuthOptions = {
@@ -158,6 +179,7 @@ const createAuthOptions = {
   telemetry: true,
   email: true,
   revocationChannel: true,
+  user: true,
 } satisfies OptionNames<AuthConfig & CreateAuthOptions>;
 
 /**
@@ -174,9 +196,13 @@ const createAuthOptions = {
  * });
  * ```
  */
-export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
+// biome-ignore lint/complexity/noBannedTypes: no fields declared is the empty object type.
+export function createAuth<const Fields extends UserFieldDefinitions = {}>(
+  config: AuthConfig & CreateAuthOptions & { user?: UserConfig<Fields> },
+): Auth<Fields> {
   refuseUnknownOptions(config, createAuthOptions, "");
   const resolved = resolveConfig(config);
+  const userFields = resolveUserFields(config.user);
   if (config.onInternalError !== undefined && typeof config.onInternalError !== "function") {
     throw new TypeError("onInternalError must be a function (error, requestId) => void; pass () => {} to silence it");
   }
@@ -191,7 +217,7 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
   const secretBox = createSecretBox(config.secrets.encryption, randomBytes);
   const hub = createEventHub(config.onListenerError);
   const pseudonymKey = secretBox.deriveKey("portcullis username pseudonym v1");
-  const auth: Auth = {
+  const auth: Auth<Fields> = {
     config: resolved,
     storage: config.storage,
     directory: config.directory ? boundedDirectory(config.directory, resolved.directoryLimits) : null,
@@ -210,6 +236,7 @@ export function createAuth(config: AuthConfig & CreateAuthOptions): Auth {
     verifiedTokens: createVerifiedTokenCache(resolved.verifiedTokenCacheSize),
     publicUserHook: config.publicUser,
     telemetry: telemetryOff(),
+    userFields,
   };
   startTelemetry(auth, telemetry);
   startSweeping(auth, resolved.sweepIntervalMs);

@@ -252,6 +252,28 @@ export type { ThrottleConfig, ThrottleTier } from "./throttle/throttle-config.js
 export type { AccessContext, AccessTokenClaims } from "./tokens/access-token.js";
 export type { PublicUser, TokenSet } from "./tokens/issue-tokens.js";
 export type { AsymmetricSigningKey, JWK, VerificationKey } from "./tokens/token-config.js";
+export { type ResolvedField, type UserConfig, resolveUserFields } from "./user-fields/declaration.js";
+export {
+  type AdminFieldInput,
+  type BooleanFieldOptions,
+  type EnumFieldOptions,
+  type FieldFlags,
+  type FieldKind,
+  type FieldValue,
+  type FieldValueOf,
+  type NumberFieldOptions,
+  type PublicFieldValues,
+  type SelfEditFieldInput,
+  type SignUpFieldInput,
+  type StringArrayFieldOptions,
+  type StringFieldOptions,
+  type TokenFieldValues,
+  type UserField,
+  type UserFieldDefinitions,
+  type UserFieldValues,
+  field,
+} from "./user-fields/field.js";
+export type { AccessUser, FieldsOf, InferUser, Register, RegisteredAuth, RegisteredFields } from "./user-fields/inference.js";
 export { emailKeyOf, maxEmailLength, normalizeEmail } from "./users/email.js";
 export type { PublicUserHook } from "./users/public-user.js";
 export type { Revocation, RevocationChannel, RevocationReceiver } from "./users/revocation-channel.js";

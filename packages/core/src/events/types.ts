@@ -51,7 +51,7 @@ export type UserCreator = "sign_up" | "admin" | "directory" | "provider" | "serv
 export type CheckName = "passkey_origin" | "passkey_rp_id" | "oauth_issuer" | "token_issuer" | "token_audience";
 
 /** What a change to an account changed (`user.updated`). */
-export type UserChange = "roles" | "disabled" | "totp_removed";
+export type UserChange = "roles" | "disabled" | "totp_removed" | "fields";
 
 interface EventBase {
   /** Epoch milliseconds, from the auth instance's clock. */

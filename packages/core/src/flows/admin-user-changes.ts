@@ -1,6 +1,8 @@
 import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import type { FieldValue } from "../user-fields/field.js";
+import { readFieldInput } from "../user-fields/values.js";
 import { signedInUser } from "../users/signed-in-user.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { type AdminUser, adminUserView } from "./admin-users.js";
@@ -19,22 +21,28 @@ export interface UpdateUserInput extends AdminProof {
   userId: string;
   disabled?: boolean;
   roles?: string[];
+  /** Additional fields to set (any declared field: an administrator may set them all); those left out stay. */
+  fields?: Record<string, FieldValue>;
 }
 
-/** The changes of an update, checked: 40002 a `disabled` that is no boolean, 42200 bad roles, 40001 neither. */
-function changesOf(input: UpdateUserInput): UserChanges {
+/**
+ * The changes of an update, checked: 40002 a `disabled` that is no boolean or a malformed field,
+ * 42200 bad roles or a field's value out of its limits, 40001 none of them.
+ */
+function changesOf(auth: Auth, input: UpdateUserInput): UserChanges {
   const changes: UserChanges = {};
   if (input.disabled !== undefined) {
     if (typeof input.disabled !== "boolean") throw new AuthError(ErrorCode.MalformedParameter, "disabled must be true or false");
     changes.disabled = input.disabled;
   }
   if (input.roles !== undefined) changes.roles = checkRoles(input.roles);
-  if (Object.keys(changes).length === 0) throw new AuthError(ErrorCode.MissingParameter, "disabled or roles is required");
+  if (input.fields !== undefined) changes.fields = readFieldInput(auth.userFields, input.fields, "admin");
+  if (Object.keys(changes).length === 0) throw new AuthError(ErrorCode.MissingParameter, "disabled, roles or fields is required");
   return changes;
 }
 
 /**
- * Disables or enables an account and sets its roles (`PATCH /auth/admin/users/:id`), after the
+ * Disables or enables an account, sets its roles and its additional fields (`PATCH /auth/admin/users/:id`), after the
  * administrator re-authenticates: a sign-in of theirs younger than `reauthentication.recentSignIn`,
  * or their own `password` or `totpCode`. `password` here is only ever the administrator's proof:
  * no admin route sets anyone's password (AD-1). New roles and disabling end every session of the
@@ -44,12 +52,12 @@ function changesOf(input: UpdateUserInput): UserChanges {
  * themselves (40900), so the last administrator cannot lock everyone out (AD-1). A directory
  * user's roles come from the directory policy at each sign-in: setting them is 40900.
  *
- * @throws {AuthError} 40001 no change or no proof, 40002 a `disabled` that is no boolean, 40100
+ * @throws {AuthError} 40001 no change or no proof, 40002 a `disabled` that is no boolean or a malformed field, 40100
  *   wrong password, 40103 wrong code, 40400 unknown user, 40900 a change to oneself that AD-1
- *   refuses or roles for a directory user, 42200 bad roles, 42900 throttled.
+ *   refuses or roles for a directory user, 42200 bad roles or a field out of its limits, 42900 throttled.
  */
 export async function updateUser(auth: Auth, input: UpdateUserInput): Promise<AdminUser> {
-  const changes = changesOf(input);
+  const changes = changesOf(auth, input);
   const admin = await signedInUser(auth, input.adminUserId);
   const user = await existingUser(auth, input.userId);
   if (user.id === admin.id && changes.disabled === true) {

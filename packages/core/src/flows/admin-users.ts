@@ -3,6 +3,7 @@ import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
 import { type PublicUser, publicUser } from "../tokens/issue-tokens.js";
+import type { FieldValue } from "../user-fields/field.js";
 import { checkRoles, createUserRecord } from "./create-user.js";
 import { requiredString } from "./input.js";
 import { existingUser } from "./manage-users.js";
@@ -67,6 +68,8 @@ export interface AdminCreateUserInput {
   emailVerified?: boolean;
   /** Role names; never the admin role, which `updateUser` grants after re-authentication. */
   roles?: string[];
+  /** Additional fields: any declared one (see `CreateUserInput.fields`). */
+  fields?: Record<string, FieldValue>;
 }
 
 /**
@@ -91,7 +94,14 @@ export async function adminCreateUser(auth: Auth, input: AdminCreateUserInput): 
   }
   const user = await createUserRecord(
     auth,
-    { username: input.username, password: input.password, roles, email: input.email, emailVerified: input.emailVerified },
+    {
+      username: input.username,
+      password: input.password,
+      roles,
+      email: input.email,
+      emailVerified: input.emailVerified,
+      fields: input.fields,
+    },
     { by: "admin", adminUserId },
   );
   return adminUserView(auth, user);

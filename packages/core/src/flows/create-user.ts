@@ -5,6 +5,8 @@ import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserCreator } from "../events/types.js";
 import type { UserRecord } from "../storage/types.js";
+import type { FieldValue } from "../user-fields/field.js";
+import { newUserFields, readFieldInput, storedFieldValues } from "../user-fields/values.js";
 import { emailKeyOf, normalizeEmail } from "../users/email.js";
 import { rolesProblem } from "../users/roles.js";
 import { normalizeUsername } from "../users/username.js";
@@ -24,6 +26,12 @@ export interface CreateUserInput {
    * stored verified, which no other account may be (EV-1: 40900). Default false; true needs `email`.
    */
   emailVerified?: boolean;
+  /**
+   * Additional fields (`user.fields` of `createAuth`): any declared field, checked against its
+   * declaration (40002 malformed, 42200 out of its limits, naming it); each left out gets its
+   * default, and a `required` one without a default must be given (40001).
+   */
+  fields?: Record<string, FieldValue>;
 }
 
 /** Who asks for an account, as the `user.created` event tells it. */
@@ -33,13 +41,18 @@ export interface UserOrigin {
   adminUserId?: string;
 }
 
-/** A user as management functions return it: everything but the password hash. */
+/**
+ * A user as management functions return it: everything but the password hash; with fields
+ * declared, `fields` holds every one of them (defaults filled in, `inMe: false` ones too: this
+ * view is the service's).
+ */
 export type User = Omit<UserRecord, "passwordHash" | "usernameKey"> & { hasPassword: boolean };
 
 /** The management view of a user record. */
-export function toUser(record: UserRecord): User {
-  const { passwordHash, usernameKey: _, ...rest } = record;
-  return { ...rest, roles: [...rest.roles], hasPassword: passwordHash !== null };
+export function toUser(auth: Auth, record: UserRecord): User {
+  const { passwordHash, usernameKey: _, fields, ...rest } = record;
+  const view: User = { ...rest, roles: [...rest.roles], hasPassword: passwordHash !== null };
+  return auth.userFields.length === 0 ? view : { ...view, fields: storedFieldValues(auth.userFields, fields) };
 }
 
 /**
@@ -72,7 +85,7 @@ export function checkRoles(roles: unknown): string[] {
  * ```
  */
 export async function createUser(auth: Auth, input: CreateUserInput): Promise<User> {
-  return toUser(await createUserRecord(auth, input, { by: "service" }));
+  return toUser(auth, await createUserRecord(auth, input, { by: "service" }));
 }
 
 /**
@@ -81,6 +94,7 @@ export async function createUser(auth: Auth, input: CreateUserInput): Promise<Us
  */
 export async function createUserRecord(auth: Auth, input: CreateUserInput, origin: UserOrigin): Promise<UserRecord> {
   const { username, usernameKey, password, roles, address } = readCreateUserInput(input);
+  const fields = newUserFields(auth.userFields, readFieldInput(auth.userFields, input.fields, "admin"));
   if (password !== undefined) await assertAcceptablePassword(auth.config.password, password, username);
   const now = auth.now();
   const record: UserRecord = {
@@ -96,6 +110,7 @@ export async function createUserRecord(auth: Auth, input: CreateUserInput, origi
     emailVerified: address?.verified === true,
     createdAt: now,
     updatedAt: now,
+    ...(auth.userFields.length > 0 ? { fields } : {}),
   };
   if (!(await auth.storage.users.create(record))) {
     // The store refuses a taken username key or id, or a verified address another account holds (EV-1).

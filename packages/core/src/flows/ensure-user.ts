@@ -2,6 +2,8 @@ import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserRecord } from "../storage/types.js";
+import type { FieldValue } from "../user-fields/field.js";
+import { changedFields, readFieldInput } from "../user-fields/values.js";
 import {
   type CheckedUserInput,
   type CreateUserInput,
@@ -15,7 +17,7 @@ import {
  * A field of {@link CreateUserInput} in which an existing user differs from what {@link ensureUser}
  * was given; `hasPassword` when a password was given and the user has none.
  */
-export type EnsureUserDifference = "roles" | "disabled" | "email" | "emailVerified" | "hasPassword";
+export type EnsureUserDifference = "roles" | "disabled" | "email" | "emailVerified" | "hasPassword" | "fields";
 
 /** What {@link ensureUser} did. */
 export type EnsureUserResult =
@@ -37,8 +39,9 @@ export type EnsureUserResult =
  * - **The username is taken** (regardless of case, as for `createUser`): nothing is written, and the
  *   answer is `{ created: false, user, differs }` with the user as stored. Its password, roles,
  *   state, address, second factors and sessions are left as they are, even where the input asks for
- *   something else: `differs` names those fields (`roles` compared as sets; a field the input leaves
- *   out is not compared). The password given is not checked against the policy, hashed or compared,
+ *   something else: `differs` names those fields (`roles` compared as sets; `fields` when a given
+ *   additional field differs from the stored value or its default; a field the input leaves out is
+ *   not compared). The password given is not checked against the policy, hashed or compared,
  *   so the answer says nothing of whether it matches; `hasPassword` is listed when the user has none.
  *   To change a user, call the function that changes that field ({@link setUserRoles}, {@link setUserDisabled},
  *   {@link setPassword}, …).
@@ -63,22 +66,31 @@ export type EnsureUserResult =
  */
 export async function ensureUser(auth: Auth, input: CreateUserInput): Promise<EnsureUserResult> {
   const checked = readCreateUserInput(input);
+  const givenFields = input.fields === undefined ? undefined : readFieldInput(auth.userFields, input.fields, "admin");
   const existing = await auth.storage.users.findByUsernameKey(checked.usernameKey);
-  if (existing) return keptAsItIs(existing, input, checked);
+  if (existing) return keptAsItIs(auth, existing, input, checked, givenFields);
   try {
-    return { created: true, user: toUser(await createUserRecord(auth, input, { by: "service" })), differs: [] };
+    return { created: true, user: toUser(auth, await createUserRecord(auth, input, { by: "service" })), differs: [] };
   } catch (error) {
     // Another call created it between the lookup and the write: the store refused the taken username.
     if (!(error instanceof AuthError) || error.code !== ErrorCode.Conflict) throw error;
     const winner = await auth.storage.users.findByUsernameKey(checked.usernameKey);
     if (winner === null) throw error;
-    return keptAsItIs(winner, input, checked);
+    return keptAsItIs(auth, winner, input, checked, givenFields);
   }
 }
 
 /** The answer for a user that exists: the fields the input gives that the record does not hold. */
-function keptAsItIs(record: UserRecord, input: CreateUserInput, checked: CheckedUserInput): EnsureUserResult {
-  return { created: false, user: toUser(record), differs: differences(record, input, checked) };
+function keptAsItIs(
+  auth: Auth,
+  record: UserRecord,
+  input: CreateUserInput,
+  checked: CheckedUserInput,
+  givenFields: Record<string, FieldValue> | undefined,
+): EnsureUserResult {
+  const differs = differences(record, input, checked);
+  if (changedFields(auth, record, givenFields) !== null) differs.push("fields");
+  return { created: false, user: toUser(auth, record), differs };
 }
 
 /** Decides, from the record and the checked input alone, which given fields the record does not hold. */

@@ -4,6 +4,8 @@ import { ErrorCode } from "../errors/codes.js";
 import type { UserChange } from "../events/types.js";
 import type { UserRecord } from "../storage/types.js";
 import { type PublicUser, publicUser } from "../tokens/issue-tokens.js";
+import type { FieldValue } from "../user-fields/field.js";
+import { changedFields } from "../user-fields/values.js";
 import { revoked } from "../users/token-state.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { type User, checkRoles, toUser } from "./create-user.js";
@@ -25,12 +27,15 @@ export async function getPublicUser(auth: Auth, input: { userId: string }): Prom
 export interface UserChanges {
   roles?: string[];
   disabled?: boolean;
+  /** Additional fields already read with `readFieldInput`: only those named change. */
+  fields?: Record<string, FieldValue>;
 }
 
 const sameRoles = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((role) => b.includes(role));
 
 /**
- * Applies checked changes to a user: only the fields that differ are written. New roles raise the
+ * Applies checked changes to a user: only the fields that differ are written (an additional
+ * field's change raises nothing: tokens carry its new value from their next refresh). New roles raise the
  * token version (TV-1) and so does disabling, which also revokes every session (RT-4); one raise
  * for both. Emits `user.updated` with what changed and `by` (an administrator's id, or null for the
  * service's own code); nothing differing, nothing is written or emitted. Returns the stored user.
@@ -45,6 +50,11 @@ export async function changeUser(auth: Auth, user: UserRecord, changes: UserChan
   if (changes.disabled !== undefined && changes.disabled !== user.disabled) {
     patch.disabled = changes.disabled;
     changed.push("disabled");
+  }
+  const fields = changedFields(auth, user, changes.fields);
+  if (fields !== null) {
+    patch.fields = fields;
+    changed.push("fields");
   }
   if (changed.length === 0) return user;
   const now = auth.now();
@@ -65,7 +75,7 @@ export async function changeUser(auth: Auth, user: UserRecord, changes: UserChan
  */
 export async function setUserRoles(auth: Auth, input: { userId: string; roles: string[] }): Promise<User> {
   const user = await existingUser(auth, input.userId);
-  return toUser(await changeUser(auth, user, { roles: checkRoles(input.roles) }, null));
+  return toUser(auth, await changeUser(auth, user, { roles: checkRoles(input.roles) }, null));
 }
 
 /**
@@ -75,7 +85,7 @@ export async function setUserRoles(auth: Auth, input: { userId: string; roles: s
  */
 export async function setUserDisabled(auth: Auth, input: { userId: string; disabled: boolean }): Promise<User> {
   const user = await existingUser(auth, input.userId);
-  return toUser(await changeUser(auth, user, { disabled: input.disabled === true }, null));
+  return toUser(auth, await changeUser(auth, user, { disabled: input.disabled === true }, null));
 }
 
 /**

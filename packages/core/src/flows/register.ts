@@ -2,6 +2,8 @@ import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { takeAttempt } from "../throttle/throttle.js";
+import type { FieldValue } from "../user-fields/field.js";
+import { readFieldInput } from "../user-fields/values.js";
 import { normalizeEmail } from "../users/email.js";
 import { sendVerificationLink } from "./change-email.js";
 import { createUserRecord } from "./create-user.js";
@@ -21,6 +23,11 @@ export interface RegisterInput {
   userAgent?: string;
   /** The request's `Accept-Language`: the language of the verification link's message. */
   acceptLanguage?: string | undefined;
+  /**
+   * Additional fields declared `signUp: true` (any other is 42200, naming it); each checked against
+   * its declaration, and those left out get their defaults.
+   */
+  fields?: Record<string, FieldValue>;
 }
 
 /**
@@ -42,8 +49,9 @@ export type RegisterResult = Exclude<LoginResult, { status: "totp_required" }>;
  * sign-ups or of probes for taken names is held back per address (RL-7). An `email` is stored
  * unverified, whoever else has it (EV-1: only the address's own token verifies it).
  *
- * @throws {AuthError} 40001/40002 a missing or non-string field, 40002 an `email` that is not an address, 40400 sign-up is off, 40900 the
- *   username is taken, 42200 the username or password is refused (with the reason), 42900 too many
+ * @throws {AuthError} 40001/40002 a missing or non-string field, 40002 an `email` that is not an address or a malformed
+ *   additional field, 40400 sign-up is off, 40900 the username is taken, 42200 the username or password is refused
+ *   (with the reason) or an additional field is not `signUp` or out of its limits, 42900 too many
  *   from `ip`, 50300 the hashing queue is full or `password.isBreached` failed.
  * @example
  * ```ts
@@ -57,10 +65,15 @@ export async function register(auth: Auth, input: RegisterInput): Promise<Regist
   const password = requiredString(input.password, "password");
   const rawEmail = optionalString(input.email, "email");
   const email = rawEmail === undefined ? undefined : normalizeEmail(rawEmail, "email");
+  const fields = readFieldInput(auth.userFields, input.fields, "signUp");
   if (input.ip !== undefined) await takeAttempt(auth, "unauthenticatedWrites", input.ip, input.ip);
   // Never verified, so never 40900 for an address: sign-up neither proves an address nor tells whose it is (EV-1).
   const roles = auth.config.signUp.defaultRoles;
-  const user = await createUserRecord(auth, { username, password, roles, email, emailVerified: false }, { by: "sign_up" });
+  const user = await createUserRecord(
+    auth,
+    { username, password, roles, email, emailVerified: false, fields },
+    { by: "sign_up" },
+  );
   if (email !== undefined && auth.config.email !== null) sendVerificationLink(auth, user, email, input.acceptLanguage);
   // A new account has no second factor: its password completes the sign-in, unless one is required of it (STUP-4).
   return (await completeFirstFactor(auth, user, ["pwd"], input.ip, { userAgent: input.userAgent })) as RegisterResult;

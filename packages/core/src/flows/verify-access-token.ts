@@ -6,6 +6,7 @@ import { ErrorCode } from "../errors/codes.js";
 import { findTokenState } from "../storage/token-state.js";
 import type { TokenState } from "../storage/types.js";
 import { type AccessContext, type AccessTokenClaims, ClaimMismatch, verifyAccessTokenClaims } from "../tokens/access-token.js";
+import { accessUserFields } from "../user-fields/views.js";
 import { requiredString } from "./input.js";
 
 export type { AccessContext } from "../tokens/access-token.js";
@@ -80,9 +81,12 @@ async function verifyAndRemember(auth: Auth, token: string, now: number): Promis
   }
   Object.freeze(claims.roles);
   Object.freeze(claims.amr);
+  if (typeof claims.fields === "object" && claims.fields !== null) deepFreeze(claims.fields);
   Object.freeze(claims);
+  const user = deepFreeze({ ...accessUserFields(auth, claims.fields), id: claims.sub, roles: claims.roles });
   const access: AccessContext = Object.freeze({
     userId: claims.sub,
+    user: user as AccessContext["user"],
     sessionId: claims.sid,
     roles: claims.roles,
     amr: claims.amr,
@@ -92,6 +96,12 @@ async function verifyAndRemember(auth: Auth, token: string, now: number): Promis
   });
   auth.verifiedTokens.remember(token, access, claims.exp * 1000, now);
   return access;
+}
+
+/** Freezes an object of claims and the arrays and objects in it, so no handler changes what the next request sees. */
+function deepFreeze<T extends object>(value: T): T {
+  for (const inner of Object.values(value)) if (typeof inner === "object" && inner !== null) deepFreeze(inner);
+  return Object.freeze(value);
 }
 
 const tokenStateCacheLimit = 10_000;

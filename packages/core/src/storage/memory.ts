@@ -1,3 +1,4 @@
+import type { FieldValue } from "../user-fields/field.js";
 import { emailKeyOf } from "../users/email.js";
 import { compareCodePoints } from "./code-point-order.js";
 import { mayRotate, replacementToken } from "./refresh-rotation.js";
@@ -98,6 +99,17 @@ function frozenCopy<T extends object>(record: T): T {
     if (Array.isArray(value)) copied[name] = Object.freeze([...value]);
   }
   return Object.freeze(copied) as T;
+}
+
+/** A user's additional fields copied and frozen, arrays too: nothing a caller holds reaches what is stored. */
+function frozenFields(fields: Record<string, FieldValue> | undefined): Record<string, FieldValue> | undefined {
+  return fields === undefined ? undefined : frozenCopy(fields);
+}
+
+/** A user record copied and frozen, its additional fields too. */
+function frozenUser(user: UserRecord): UserRecord {
+  const copied = frozenCopy(user);
+  return user.fields === undefined ? copied : Object.freeze({ ...copied, fields: frozenFields(user.fields) });
 }
 
 /** A frozen record like `record` with `changes`: what a write of a frozen record stores in its place. */
@@ -208,6 +220,10 @@ const patchableUserFields = [
   "disabled",
 ] as const satisfies (keyof UserPatch)[];
 
+/** The fields of a user with those of a patch written over them: a patch names only the fields it changes. */
+const patchedFields = (user: UserRecord, patch: UserPatch): Pick<UserRecord, "fields"> =>
+  patch.fields === undefined ? {} : { fields: { ...user.fields, ...patch.fields } };
+
 /** The key of a user's address when it is verified (EV-1's unique key), else null. */
 const verifiedEmailKeyOf = (user: Pick<UserRecord, "email" | "emailVerified">) =>
   user.emailVerified && user.email !== null ? emailKeyOf(user.email) : null;
@@ -232,7 +248,7 @@ function memoryUsers(owned: OwnedTables) {
     const emailKey = verifiedEmailKeyOf(user);
     if (byId.has(user.id) || idByKey.has(user.usernameKey)) return false;
     if (emailKey !== null && idByVerifiedEmail.has(emailKey)) return false;
-    byId.set(user.id, frozenCopy({ ...user, emailVerified: emailKey !== null }));
+    byId.set(user.id, frozenUser({ ...user, emailVerified: emailKey !== null }));
     idByKey.set(user.usernameKey, user.id);
     if (emailKey !== null) idByVerifiedEmail.set(emailKey, user.id);
     return true;
@@ -290,7 +306,7 @@ function memoryUsers(owned: OwnedTables) {
         idByKey.delete(user.usernameKey);
         idByKey.set(changes.usernameKey, id);
       }
-      const updated = frozenCopy({ ...user, ...changes, updatedAt: now });
+      const updated = frozenUser({ ...user, ...changes, ...patchedFields(user, patch), updatedAt: now });
       byId.set(id, updated);
       return updated;
     },

@@ -8,6 +8,8 @@
  * compare-and-set, a delete that returns the row), never a read followed by a write.
  */
 
+import type { FieldValue } from "../user-fields/field.js";
+
 /** Where an account's credentials live: in this library, or in a directory (LDAP). */
 export type UserSource = "local" | "directory";
 
@@ -35,6 +37,13 @@ export interface UserRecord {
   emailVerified: boolean;
   createdAt: number;
   updatedAt: number;
+  /**
+   * The values of the additional user fields declared in `createAuth({ user: { fields } })`, by
+   * name (JSON-safe: strings, numbers, booleans, string arrays, null). Stores keep it as given
+   * and answer it back; absent for a user stored before any field was declared, or by a store
+   * that predates fields (the flows read each missing field as its default).
+   */
+  fields?: Record<string, FieldValue>;
 }
 
 /** What {@link UserStore.setEmail} gives a user: an address and whether it is verified, or null for none. */
@@ -49,8 +58,12 @@ export type EmailChange =
   /** Nothing written: no user has this id. */
   | { outcome: "unknown" };
 
-/** The fields a caller may change with {@link UserStore.update}; the address changes only through {@link UserStore.setEmail}. */
-export type UserPatch = Partial<Pick<UserRecord, "username" | "usernameKey" | "passwordHash" | "roles" | "disabled">>;
+/**
+ * The fields a caller may change with {@link UserStore.update}; the address changes only through
+ * {@link UserStore.setEmail}. `fields` names only the additional fields to change: the others keep
+ * their stored values.
+ */
+export type UserPatch = Partial<Pick<UserRecord, "username" | "usernameKey" | "passwordHash" | "roles" | "disabled" | "fields">>;
 
 /** Users. */
 export interface UserStore {

@@ -2,6 +2,8 @@ import { jose } from "../dependencies.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { AmrValue } from "../step-up/amr.js";
+import type { FieldValue } from "../user-fields/field.js";
+import type { AccessUser, RegisteredFields } from "../user-fields/inference.js";
 import type { TokenKey, TokenKeys } from "./keys.js";
 
 /** The claims of a Portcullis access token (contract: Tokens). */
@@ -25,6 +27,8 @@ export interface AccessTokenClaims {
    */
   auth_time?: number;
   nbf?: number;
+  /** The additional user fields declared `inToken`, by name; absent when none is declared. */
+  fields?: Record<string, FieldValue>;
   /** Claims a token may carry beyond these; Portcullis signs none. */
   [claim: string]: unknown;
 }
@@ -32,10 +36,17 @@ export interface AccessTokenClaims {
 /**
  * Who a verified access token speaks for: what `requireAuth` puts on the request. It is frozen,
  * arrays and claims included: the same object answers every request that presents the same
- * token, so no handler can change what the next one sees.
+ * token, so no handler can change what the next one sees. `Fields` is the auth instance's field
+ * declaration: by default the {@link Register registered} one's.
  */
-export interface AccessContext {
+export interface AccessContext<Fields = RegisteredFields> {
   readonly userId: string;
+  /**
+   * The user as the token tells it: `id`, `roles`, and the additional fields declared `inToken`
+   * (read from the token's `fields` claim, defaults filled in; no storage read). A field changed
+   * since the token was minted shows its new value from the next refresh on.
+   */
+  readonly user: AccessUser<Fields>;
   readonly sessionId: string;
   readonly roles: readonly string[];
   /**

@@ -3,6 +3,8 @@ import { opaqueToken, randomId } from "../crypto/ids.js";
 import { amrClaim, authTimeOf } from "../step-up/amr.js";
 import { sweepNowAndThen } from "../storage/sweep.js";
 import type { AuthMethod, SessionRecord, UserRecord } from "../storage/types.js";
+import type { FieldValue } from "../user-fields/field.js";
+import { publicFieldsOf, tokenFieldsClaim } from "../user-fields/views.js";
 import { type PublicUser, withHookFields } from "../users/public-user.js";
 import { endSessionsOverCap } from "../users/session-cap.js";
 import { type SessionClient, sessionUseOf } from "../users/session-use.js";
@@ -27,8 +29,9 @@ export interface TokenSet {
 }
 
 /**
- * The public view of a user (token sets, `/me`, the admin views): the contract's fields, with
- * those of the `publicUser` hook of `createAuth` added, the contract's winning.
+ * The public view of a user (token sets, `/me`, the admin views): the contract's fields, with the
+ * additional fields not declared `inMe: false` and those of the `publicUser` hook of `createAuth`
+ * added; the contract's fields win over both, the declared fields over the hook's.
  */
 export async function publicUser(auth: Auth, user: UserRecord): Promise<PublicUser> {
   const totp = await auth.storage.totp.get(user.id);
@@ -38,6 +41,7 @@ export async function publicUser(auth: Auth, user: UserRecord): Promise<PublicUs
 /** {@link publicUser} for a caller that already knows whether the user's TOTP is enabled. */
 function publicUserOf(auth: Auth, user: UserRecord, totpEnabled: boolean): Promise<PublicUser> {
   const fields = {
+    ...publicFieldsOf(auth, user),
     id: user.id,
     username: user.username,
     roles: [...user.roles],
@@ -106,7 +110,14 @@ function accessTokenOf(auth: Auth, user: UserRecord, session: SessionRecord): Pr
     roles: [...user.roles],
     amr: amrClaim(session.amr),
     auth_time: Math.floor(authTimeOf(session) / 1000),
+    ...fieldsClaim(auth, user),
   });
+}
+
+/** The `fields` claim of `user`'s tokens, or nothing when no field is declared `inToken`. */
+function fieldsClaim(auth: Auth, user: UserRecord): { fields?: Record<string, FieldValue> } {
+  const fields = tokenFieldsClaim(auth, user);
+  return fields === undefined ? {} : { fields };
 }
 
 /** What {@link beginSession} makes a new session of. */
