@@ -56,7 +56,6 @@ function discardingBrokenClients(pool: import("pg").Pool, prepare: boolean): Pos
       } as unknown as PostgresPoolClient;
     },
     end: () => pool.end(),
-    options: pool.options,
   };
 }
 
