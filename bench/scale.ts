@@ -146,7 +146,6 @@ export function recordingStorage(url: string, { explain = false, max = 4 } = {})
       } as unknown as PostgresPoolClient;
     },
     end: () => pool.end(),
-    options: pool.options,
   };
   const storage = kyselyStorage({ db: new Kysely({ dialect: new PostgresDialect({ pool: recording }) }), dialect: "postgres" });
   return { storage, sent };
