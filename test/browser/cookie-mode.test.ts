@@ -68,12 +68,12 @@ async function refreshCookie(context: BrowserContext, origin: string) {
   return (await context.cookies(`${origin}/api/v1/auth/refresh`)).find((cookie) => cookie.name === "portcullis_refresh");
 }
 
-/** What the page's scripts can see: `document.cookie` and every Web Storage value. */
+/** What the page's scripts can see: `document.cookie` and every Web Storage value (a string: the tests compile without the DOM's types). */
 function scriptVisible(page: Page): Promise<string> {
-  return page.evaluate(() => {
-    const stored = (storage: Storage) => Object.keys(storage).map((key) => `${key}=${storage.getItem(key)}`);
-    return [document.cookie, ...stored(localStorage), ...stored(sessionStorage)].join("\n");
-  });
+  return page.evaluate(`(() => {
+    const stored = (storage) => Object.keys(storage).map((key) => key + "=" + storage.getItem(key));
+    return [document.cookie, ...stored(localStorage), ...stored(sessionStorage)].join("\\n");
+  })()`);
 }
 
 /** The page's call of the protected route, with the client's access token. */
@@ -90,21 +90,19 @@ async function formPost(context: BrowserContext, attackerOrigin: string, target:
   try {
     await page.goto(`${attackerOrigin}${attackerPath}`);
     const answered = page.waitForResponse((response) => response.url() === target);
-    await page.evaluate(
-      ({ target, enctype }) => {
-        const form = document.createElement("form");
-        form.method = "POST";
-        form.action = target;
-        form.enctype = enctype;
-        const field = document.createElement("input");
-        field.name = "refreshToken";
-        field.value = "";
-        form.append(field);
-        document.body.append(form);
-        form.submit();
-      },
-      { target, enctype },
-    );
+    const post = { target, enctype };
+    await page.evaluate(`(() => {
+      const { target, enctype } = ${JSON.stringify(post)};
+      const form = document.createElement("form");
+      form.method = "POST";
+      form.action = target;
+      form.enctype = enctype;
+      const field = document.createElement("input");
+      field.name = "refreshToken";
+      form.append(field);
+      document.body.append(form);
+      form.submit();
+    })()`);
     const response = await answered;
     return ((await response.json()) as { code: number }).code;
   } finally {

@@ -123,7 +123,11 @@ describe.each(adapters)("cookie mode on %s", (_name, start) => {
     expectEnvelope(await refreshWithCookie(replaced?.token as string), 0);
   });
 
-  it("CK-2: refresh reads the cookie and answers a new one, the body without the token; the spent cookie again revokes the session (RT-2)", async () => {
+  it("CK-2: refresh reads the cookie and answers a new one, the body without the token; the spent cookie again revokes the session (RT-2); no event carries a token", async () => {
+    const events: unknown[] = [];
+    const unsubscribe = testAuth.auth.events.on("*", (event) => {
+      events.push(event);
+    });
     const first = await signInWithCookie("ck2");
     const renewed = await refreshWithCookie(first);
     expectEnvelope(renewed, 0);
@@ -133,6 +137,11 @@ describe.each(adapters)("cookie mode on %s", (_name, start) => {
     expect(second?.token).not.toBe(first);
     expectEnvelope(await refreshWithCookie(first), 40101);
     expectEnvelope(await refreshWithCookie(second?.token as string), 40101);
+    unsubscribe();
+    const seen = JSON.stringify(events);
+    expect(seen).toContain("refresh_token.reused");
+    expect(seen).not.toContain(first);
+    expect(seen).not.toContain(second?.token);
   });
 
   it("CK-2: over TLS only __Host-portcullis_refresh is read", async () => {
@@ -148,7 +157,7 @@ describe.each(adapters)("cookie mode on %s", (_name, start) => {
   it("CK-3: a refresh or logout by cookie from another origin is 40300 and spends nothing; Sec-Fetch-Site same-origin, or else the request's own Origin, passes", async () => {
     const token = await signInWithCookie("ck3");
     const own = plain.baseUrl;
-    const refused = [
+    const refused: Record<string, string>[] = [
       { "sec-fetch-site": "cross-site" },
       { "sec-fetch-site": "same-site" },
       { "sec-fetch-site": "none" },

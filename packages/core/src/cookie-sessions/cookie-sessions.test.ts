@@ -78,7 +78,7 @@ describe("cookie mode", () => {
     expect(check({ origin: "https://app.example.com", host: "app.example.com" })).not.toThrow();
     expect(check({ origin: "HTTPS://App.Example.com", host: "APP.example.com" })).not.toThrow();
     expect(check({ origin: "http://localhost:3000", host: "localhost:3000" }, false)).not.toThrow();
-    for (const refused of [
+    const refusals: Record<string, string>[] = [
       { "sec-fetch-site": "same-site", origin: "https://app.example.com", host: "app.example.com" },
       { "sec-fetch-site": "cross-site" },
       { "sec-fetch-site": "none" },
@@ -89,7 +89,8 @@ describe("cookie mode", () => {
       { origin: "null", host: "app.example.com" },
       { host: "app.example.com" },
       {},
-    ]) {
+    ];
+    for (const refused of refusals) {
       expect(check(refused), JSON.stringify(refused)).toThrow(expect.objectContaining({ code: 40300 }));
     }
   });
