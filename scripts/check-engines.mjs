@@ -5,13 +5,13 @@
 // before a user meets npm's EBADENGINE warning. A peer (the host's own Express, Hono or Fastify) must
 // accept the range itself; what the peer installs in turn is the host's choice of version, so a
 // narrower range there is printed as a note, not a failure (docs/node-versions.md names the ones
-// known). Run by .ci/run; `node scripts/check-engines.mjs`.
+// known). Run by .ci/run; `node scripts/check-engines.mjs [workspace root]`.
 import { existsSync, readFileSync, readdirSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import semver from "semver";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const root = process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), "..");
 const readJson = (path) => JSON.parse(readFileSync(path, "utf8"));
 
 /** The directory holding `name` as Node would find it from `fromDir`, or null when it is not installed. */
