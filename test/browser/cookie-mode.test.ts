@@ -201,6 +201,42 @@ for (const [name, start] of adapters) {
       }
     });
 
+    it("RT-2: two tabs sharing the cookie, both meeting an expired access token at once, refresh one after the other under the Web Lock, and neither is signed out", async () => {
+      const user = await createTestUser(testAuth.auth, `two-tabs-${name.toLowerCase()}`);
+      const { context, refreshes } = await cookieContext();
+      const reused: unknown[] = [];
+      const unsubscribe = testAuth.auth.events.on("refresh_token.reused", (event) => {
+        reused.push(event);
+      });
+      try {
+        const tabs = [await context.newPage(), await context.newPage()];
+        for (const tab of tabs) {
+          await tab.goto(`${origin}${pagePath}`);
+          await startClient(tab);
+        }
+        await tabs[0]?.evaluate(
+          ({ username, password }) => (globalThis as unknown as PageGlobals).client.login({ username, password }),
+          { username: user.username, password: testPassword },
+        );
+        expect(
+          await tabs[1]?.evaluate(() => (globalThis as unknown as PageGlobals).client.restore().then((u) => u?.username)),
+        ).toBe(user.username);
+        const { ttl, clockToleranceSeconds } = testAuth.auth.config;
+        const rounds = 10;
+        const before = refreshes.length;
+        for (let round = 0; round < rounds; round += 1) {
+          testAuth.clock.advance((ttl.access + clockToleranceSeconds + 1) * 1000);
+          expect(await Promise.all(tabs.map(callThings)), `round ${round + 1}`).toEqual([200, 200]);
+        }
+        // Each tab holds its own access token, so each refreshes once a round: never with a spent cookie.
+        expect(refreshes.length - before).toBe(2 * rounds);
+        expect(reused).toEqual([]);
+      } finally {
+        unsubscribe();
+        await context.close();
+      }
+    });
+
     it("CK-3: a form post or a fetch to refresh and to logout from another site, or from another origin of the same site, is refused and the session survives", async () => {
       const user = await createTestUser(testAuth.auth, `cross-site-${name.toLowerCase()}`);
       const { context, refreshes } = await cookieContext();
