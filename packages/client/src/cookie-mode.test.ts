@@ -114,6 +114,20 @@ describe('cookie mode (tokens: "cookie")', () => {
     expect(server.sent.map((request) => request.path)).toEqual(["/auth/login"]);
   });
 
+  it("logout after a reload, before any restore, still sends the cookie to be revoked; with no session it is quiet", async () => {
+    const { client, server, events } = cookieClient((request) =>
+      request.path === "/auth/logout" ? { code: 0, data: {} } : refused,
+    );
+    await client.logout();
+    expect(server.sentTo("/auth/logout")).toHaveLength(1);
+    expect(server.sentTo("/auth/logout")[0]?.body).toEqual({});
+    expect(events).toEqual([]);
+    const gone = cookieClient(() => refused);
+    await gone.client.logout();
+    expect(gone.server.sentTo("/auth/logout")).toHaveLength(1);
+    expect(gone.events).toEqual([]);
+  });
+
   it("a refused refresh by cookie signs out", async () => {
     const { client, events } = cookieClient(() => refused);
     await client.login({ username: "alice", password: "pw" });

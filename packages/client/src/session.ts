@@ -66,7 +66,8 @@ export interface Session {
    * the store's `runExclusive`, so with the tokens no other client is refreshing), then forgets the
    * tokens and emits `signedOut` with `reason`, whatever the server answered. Resolves with what
    * kept the server from revoking it (no answer, 50300…), or null: a 40101 means the session was
-   * already gone.
+   * already gone. Without tokens it sends nothing, except in cookie mode, where the browser may hold
+   * a session cookie this client has not restored: the logout then revokes it and deletes the cookie.
    */
   logout(reason: SignOutReason): Promise<AuthClientError | null>;
   /** Keeps a newer view of the signed-in user beside the tokens. */
@@ -360,7 +361,8 @@ export function createSession(options: SessionOptions): Session {
       await session.settled();
       return exclusive(async () => {
         const tokens = await read(true);
-        if (tokens === null) return null;
+        // In cookie mode the browser may hold a session this client has not restored: the cookie goes anyway.
+        if (tokens === null && refreshTokenIn !== "cookie") return null;
         let failure: AuthClientError | null = null;
         try {
           const answer = await transport.send({
