@@ -1,4 +1,5 @@
 import type { Session } from "./session.js";
+import type { ServerProfileFields, ServerUser } from "./types.js";
 
 /** What a password change sends. */
 export interface ChangePasswordInput {
@@ -8,8 +9,8 @@ export interface ChangePasswordInput {
   totpCode?: string;
 }
 
-/** The signed-in user's own account: `POST /auth/password`. */
-export interface AccountClient {
+/** The signed-in user's own account: `POST /auth/password`, `PATCH /auth/me`. */
+export interface AccountClient<Server = unknown> {
   /**
    * Changes the user's password (`POST /auth/password`): the current one proves it is them, the
    * new one must pass the server's policy. The server ends the user's other sessions and voids
@@ -24,6 +25,19 @@ export interface AccountClient {
    * ```
    */
   changePassword(input: ChangePasswordInput): Promise<{ sessionsEnded: number }>;
+  /**
+   * Changes the user's own additional fields (`PATCH /auth/me`): only those the server declares
+   * `selfEdit: true`; those left out stay. Answers the user as `/me` shows it, and keeps it beside
+   * the tokens. Tokens carry a changed field from their next refresh.
+   *
+   * @throws {AuthClientError} 40002 an undeclared field or a value of the wrong type, 42200 a field
+   * the user may not change or a value out of its limits (the message names the field).
+   * @example
+   * ```ts
+   * const user = await client.account.updateProfile({ company: "Acme" });
+   * ```
+   */
+  updateProfile(fields: ServerProfileFields<Server>): Promise<ServerUser<Server>>;
 }
 
 /**
@@ -34,7 +48,7 @@ export interface AccountClient {
  * const account = createAccountClient(session);
  * ```
  */
-export function createAccountClient(session: Session): AccountClient {
+export function createAccountClient<Server = unknown>(session: Session): AccountClient<Server> {
   return {
     async changePassword({ currentPassword, newPassword, totpCode }) {
       const { sessionsEnded } = await session.call<{ sessionsEnded: number }>({
@@ -43,6 +57,11 @@ export function createAccountClient(session: Session): AccountClient {
         body: { currentPassword, newPassword, totpCode },
       });
       return { sessionsEnded };
+    },
+    async updateProfile(fields) {
+      const user = await session.call<ServerUser<Server>>({ method: "PATCH", path: "/auth/me", body: { fields } });
+      await session.updateUser(user);
+      return user;
     },
   };
 }

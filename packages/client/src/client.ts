@@ -19,7 +19,7 @@ import { type StepUpClient, createStepUp } from "./step-up.js";
 import { type TokenStore, memoryTokenStore } from "./token-store.js";
 import { type TotpClient, createTotpClient } from "./totp.js";
 import { type FetchFunction, createTransport } from "./transport.js";
-import type { AuthUser } from "./types.js";
+import type { AuthUser, ServerSignUpFields, ServerUser } from "./types.js";
 
 /** Options of {@link createAuthClient}. Every one has a default. */
 export interface AuthClientOptions {
@@ -79,9 +79,11 @@ export interface LoginInput {
 }
 
 /** What a sign-up sends: the new account's name and password, and its address when the user gives one. */
-export interface RegisterInput {
+export interface RegisterInput<Server = unknown> {
   username: string;
   password: string;
+  /** The server's additional user fields declared `signUp: true` (typed with `createAuthClient<typeof auth>()`). */
+  fields?: ServerSignUpFields<Server>;
   /**
    * The account's address, stored unverified; where the server has `email` configured, a
    * verification link goes to it ({@link EmailClient.verifyEmail} completes it).
@@ -89,8 +91,12 @@ export interface RegisterInput {
   email?: string;
 }
 
-/** A client of the Portcullis routes, from {@link createAuthClient}. */
-export interface AuthClient {
+/**
+ * A client of the Portcullis routes, from {@link createAuthClient}. `Server` is the type of the
+ * server's auth instance (`typeof auth`), which types the user objects with its additional fields;
+ * `unknown` by default: the contract's user.
+ */
+export interface AuthClient<Server = unknown> {
   /**
    * Signs in with a username and password (`POST /auth/login`), against local accounts or, with
    * `provider: "directory"`, the directory. Answers `authenticated` (tokens stored, `signedIn`
@@ -128,7 +134,7 @@ export interface AuthClient {
    * const { user } = await client.register({ username, password });
    * ```
    */
-  register(input: RegisterInput): Promise<SignedIn | EnrolmentStep>;
+  register(input: RegisterInput<Server>): Promise<SignedIn<ServerUser<Server>> | EnrolmentStep>;
   /**
    * Renews the tokens now (`POST /auth/refresh`), joining a refresh already under way. A refusal
    * signs out (`signedOut`, reason `session_ended`).
@@ -139,7 +145,7 @@ export interface AuthClient {
    * const user = await client.refresh();
    * ```
    */
-  refresh(): Promise<AuthUser>;
+  refresh(): Promise<ServerUser<Server>>;
   /**
    * Brings back the session after a reload, in cookie mode: one refresh with the refresh cookie,
    * however many calls are under way at once; `signedIn` is emitted when a session comes back.
@@ -155,7 +161,7 @@ export interface AuthClient {
    * if (user === null) showSignInForm();
    * ```
    */
-  restore(): Promise<AuthUser | null>;
+  restore(): Promise<ServerUser<Server> | null>;
   /**
    * Revokes the session on the server (`POST /auth/logout`) and forgets the tokens. The tokens are
    * forgotten and `signedOut` (reason `logout`) emitted even when the server cannot be reached;
@@ -177,7 +183,7 @@ export interface AuthClient {
    * const { username, roles } = await client.me();
    * ```
    */
-  me(): Promise<AuthUser>;
+  me(): Promise<ServerUser<Server>>;
   /**
    * The user as the last sign-in, refresh or `me()` saw it, from the token store: no request.
    *
@@ -186,7 +192,7 @@ export interface AuthClient {
    * const user = await client.currentUser(); // null when signed out
    * ```
    */
-  currentUser(): Promise<AuthUser | null>;
+  currentUser(): Promise<ServerUser<Server> | null>;
   /**
    * The stored access token, for a transport `client.fetch` does not cover (a WebSocket's first
    * message, say). No request: it may have expired.
@@ -229,8 +235,8 @@ export interface AuthClient {
   on<E extends AuthClientEventName>(event: E, listener: (detail: AuthClientEventMap[E]) => void): () => void;
   /** Re-authenticating the session: what a `stepUpRequired` listener calls, or the app before a sensitive form (STUP-2). */
   stepUp: StepUpClient;
-  /** The user's own account: the password change. */
-  account: AccountClient;
+  /** The user's own account: the password change and the user's own additional fields. */
+  account: AccountClient<Server>;
   /** The user's sessions: list them, end one, the others, or all. */
   sessions: SessionsClient;
   /** TOTP enrolment and management. */
@@ -257,9 +263,11 @@ export interface AuthClient {
  * const step = await client.login({ username, password });
  * if (step.status === "totp_required") await step.verifyTotp(code);
  * const things = await (await client.fetch("/api/v1/things")).json();
+ * // With the server's type, its additional user fields are typed: (await client.me()).company
+ * const typed = createAuthClient<typeof auth>({ baseUrl: "/api/v1" });
  * ```
  */
-export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
+export function createAuthClient<Server = unknown>(options: AuthClientOptions = {}): AuthClient<Server> {
   const tokens = options.tokens ?? "store";
   if (tokens !== "store" && tokens !== "cookie")
     throw new TypeError(`tokens must be "store" or "cookie"; got ${JSON.stringify(tokens)}`);
@@ -282,15 +290,19 @@ export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
   const ceremonies = options.passkeyCeremonies ?? browserPasskeyCeremonies;
   const runRegistration = registrationRunner(ceremonies);
   const stepUp = createStepUp(session, events, ceremonies);
-  return {
+  const client: AuthClient = {
     async login({ username, password, provider }) {
       // JSON leaves an undefined provider or device token out: the server's defaults.
       const body = { username, password, provider, deviceToken: session.deviceToken() };
       return signInStep(transport, session, await transport.send({ method: "POST", path: "/auth/login", body }), runRegistration);
     },
-    async register({ username, password, email }) {
+    async register({ username, password, email, fields }) {
       // JSON leaves an undefined email out. A new account has no TOTP: the answer is never 40102.
-      const answer = await transport.send({ method: "POST", path: "/auth/register", body: { username, password, email } });
+      const answer = await transport.send({
+        method: "POST",
+        path: "/auth/register",
+        body: { username, password, email, fields },
+      });
       return (await signInStep(transport, session, answer, runRegistration)) as SignedIn | EnrolmentStep;
     },
     refresh: async () => (await session.refresh()).user,
@@ -322,4 +334,6 @@ export function createAuthClient(options: AuthClientOptions = {}): AuthClient {
     oauth: createOAuthClient(transport, session, runRegistration),
     email: createEmailClient(transport, session, options.reauthenticate),
   };
+  // The server's type changes only the types of the user objects it answers: the same client, typed.
+  return client as AuthClient<Server>;
 }

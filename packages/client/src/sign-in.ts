@@ -7,9 +7,9 @@ const secondFactorRequiredCode = 40102;
 const enrolmentRequiredCode = 40105;
 
 /** A completed sign-in: the tokens are stored and `signedIn` was emitted. */
-export interface SignedIn {
+export interface SignedIn<User extends AuthUser = AuthUser> {
   status: "authenticated";
-  user: AuthUser;
+  user: User;
 }
 
 /**

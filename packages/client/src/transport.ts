@@ -5,7 +5,7 @@ export type FetchFunction = (input: string | URL | Request, init?: RequestInit) 
 
 /** One call of a Portcullis route. */
 export interface EnvelopeRequest {
-  method: "GET" | "POST" | "PUT" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** The path under the base URL, with its query: `/auth/login`. */
   path: string;
   /**

@@ -12,6 +12,48 @@ export interface AuthUser {
   createdAt: number;
 }
 
+/**
+ * What a client knows of its server from the type of the server's auth instance
+ * (`createAuthClient<typeof auth>()`): read from a type-only marker of `@portcullis/core`'s `Auth`,
+ * so the client depends on no server package. `unknown` (the default): the contract's user, and
+ * fields of any name.
+ */
+type ServerTypes<Server> = Server extends {
+  readonly "~types"?: infer Types;
+}
+  ? NonNullable<Types>
+  : never;
+
+/**
+ * The user object of a server (`typeof auth`): the contract's fields and its additional user
+ * fields, as `/me` and every sign-in answer them.
+ *
+ * @example
+ * ```ts
+ * import type { auth } from "../server/auth";
+ * type User = ServerUser<typeof auth>; // AuthUser & { company: string | null; … }
+ * ```
+ */
+export type ServerUser<Server> = [ServerTypes<Server>] extends [never]
+  ? AuthUser
+  : ServerTypes<Server> extends { user: infer User extends AuthUser }
+    ? User
+    : AuthUser;
+
+/** The additional fields sign-up takes on a server (those declared `signUp: true`). */
+export type ServerSignUpFields<Server> = [ServerTypes<Server>] extends [never]
+  ? Record<string, unknown>
+  : ServerTypes<Server> extends { signUpFields: infer Fields }
+    ? Fields
+    : Record<string, unknown>;
+
+/** The additional fields a user may change on a server (those declared `selfEdit: true`). */
+export type ServerProfileFields<Server> = [ServerTypes<Server>] extends [never]
+  ? Record<string, unknown>
+  : ServerTypes<Server> extends { profileFields: infer Fields }
+    ? Fields
+    : Record<string, unknown>;
+
 /** The `data` of every answer that completes a sign-in (the contract's token set). */
 export interface TokenSet {
   accessToken: string;

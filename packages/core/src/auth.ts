@@ -19,8 +19,8 @@ import type { AccessContext } from "./tokens/access-token.js";
 import { type TokenKeys, loadTokenKeys } from "./tokens/keys.js";
 import { type VerifiedTokenCache, createVerifiedTokenCache } from "./tokens/verified-tokens.js";
 import { type ResolvedField, type UserConfig, resolveUserFields } from "./user-fields/declaration.js";
-import type { UserFieldDefinitions } from "./user-fields/field.js";
-import type { PublicUserHook } from "./users/public-user.js";
+import type { PublicFieldValues, SelfEditFieldInput, SignUpFieldInput, UserFieldDefinitions } from "./user-fields/field.js";
+import type { PublicUser, PublicUserHook } from "./users/public-user.js";
 import type { RevocationChannel } from "./users/revocation-channel.js";
 import { type RevocationState, type TokenStateEntry, listenForRevocations, revocationState } from "./users/token-state.js";
 
@@ -78,6 +78,16 @@ export interface Auth<Fields extends UserFieldDefinitions = {}> {
   readonly userFields: readonly ResolvedField[];
   /** @internal The declaration's type, for inference only: never present. */
   readonly "~fields"?: Fields;
+  /**
+   * @internal The types a client of this instance's routes sees, for inference only (never
+   * present): `createAuthClient<typeof auth>()` of `@portcullis/client` reads them without
+   * depending on this package.
+   */
+  readonly "~types"?: {
+    user: PublicUser & PublicFieldValues<Fields>;
+    signUpFields: SignUpFieldInput<Fields>;
+    profileFields: SelfEditFieldInput<Fields>;
+  };
 }
 
 /** Options of {@link createAuth} that are not configuration. */

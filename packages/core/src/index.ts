@@ -274,6 +274,7 @@ export {
   field,
 } from "./user-fields/field.js";
 export type { AccessUser, FieldsOf, InferUser, Register, RegisteredAuth, RegisteredFields } from "./user-fields/inference.js";
+export { type UpdateProfileInput, setUserFields, updateProfile } from "./user-fields/profile.js";
 export { emailKeyOf, maxEmailLength, normalizeEmail } from "./users/email.js";
 export type { PublicUserHook } from "./users/public-user.js";
 export type { Revocation, RevocationChannel, RevocationReceiver } from "./users/revocation-channel.js";

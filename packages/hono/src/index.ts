@@ -8,9 +8,12 @@
 import {
   type AccessContext,
   type Auth,
+  type FieldsOf,
   type HttpRequest,
   type HttpResponse,
+  type RegisteredAuth,
   type StepUpOptions,
+  type UserFieldDefinitions,
   assertAuthArgument,
   authorizeRequest,
   errorResponse,
@@ -21,8 +24,17 @@ import {
 } from "@portcullis/core";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 
-/** The variables {@link requireAuth} sets on the context: `c.get("auth")`. */
-export type AuthVariables = { auth: AccessContext };
+/**
+ * The variables {@link requireAuth} sets on the context: `c.get("auth")`. `A` is the auth
+ * instance's type, whose additional user fields `c.get("auth").user` shows; by default the one
+ * registered in `Register` (`@portcullis/core`).
+ *
+ * @example
+ * ```ts
+ * const app = new Hono<{ Variables: AuthVariables<typeof auth> }>();
+ * ```
+ */
+export type AuthVariables<A = RegisteredAuth> = { auth: AccessContext<FieldsOf<A>> };
 
 /** Options of {@link authRoutes} and {@link authApp}. */
 export interface AuthRoutesOptions {
@@ -258,13 +270,16 @@ export function withResolvedTargets<Incoming extends { url?: string }, Rest exte
  * @throws {TypeError} at once, for a `maxAge`, `secondFactor` or `amr` that is not one.
  * @example
  * ```ts
- * const app = new Hono<{ Variables: AuthVariables }>();
- * app.get("/api/v1/things", requireAuth(auth), (c) => c.json({ owner: c.get("auth").userId }));
+ * const app = new Hono<{ Variables: AuthVariables<typeof auth> }>();
+ * app.get("/api/v1/things", requireAuth(auth), (c) => c.json({ owner: c.get("auth").userId, plan: c.get("auth").user.plan }));
  * app.delete("/api/v1/things/:id", requireAuth(auth, { roles: ["admin"] }), deleteThing);
  * app.post("/api/v1/payouts", requireAuth(auth, { maxAge: "5m", secondFactor: true }), sendPayout);
  * ```
  */
-export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): MiddlewareHandler<{ Variables: AuthVariables }> {
+export function requireAuth<A extends Auth<UserFieldDefinitions>>(
+  auth: A,
+  options: RequireAuthOptions = {},
+): MiddlewareHandler<{ Variables: AuthVariables<A> }> {
   assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
   stepUpRequirementOf(options);
   const refuse = (error: unknown) => toResponse(errorResponse(auth, error));
@@ -277,7 +292,8 @@ export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): Middl
       return Promise.resolve(refuse(error));
     }
     return authorized.then((access) => {
-      c.set("auth", access);
+      // The token's fields are the instance's declared inToken ones: what AccessContext<FieldsOf<A>> says.
+      c.set("auth", access as AccessContext<FieldsOf<A>>);
       return next();
     }, refuse);
   };

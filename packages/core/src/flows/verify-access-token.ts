@@ -86,7 +86,8 @@ async function verifyAndRemember(auth: Auth, token: string, now: number): Promis
   const user = deepFreeze({ ...accessUserFields(auth, claims.fields), id: claims.sub, roles: claims.roles });
   const access: AccessContext = Object.freeze({
     userId: claims.sub,
-    user: user as AccessContext["user"],
+    // The claim's fields are the declared inToken ones, defaults filled in: what the registered type says.
+    user: user as unknown as AccessContext["user"],
     sessionId: claims.sid,
     roles: claims.roles,
     amr: claims.amr,

@@ -34,6 +34,18 @@ export function requestObject(properties: Record<string, JsonSchema>, required: 
 }
 
 /**
+ * The `fields` of a request body: the service's additional user fields by name (`user.fields` of
+ * `createAuth`), each checked against its declaration; `who` says which of them this route takes.
+ */
+export function userFieldsBody(who: string): JsonSchema {
+  return {
+    type: "object",
+    additionalProperties: true,
+    description: `Additional user fields by name: ${who}. An undeclared name or a value of the wrong type is 40002; a field this route may not set, or a value out of its limits, 42200 (the message names the field).`,
+  };
+}
+
+/**
  * An answer: an object with exactly these properties, each present unless named in `optional`.
  * Closed, so that a field the server starts to send without documenting it is drift the tests
  * see.
@@ -218,7 +230,8 @@ export const componentSchemas: Record<ComponentName, JsonSchema> = {
       emailVerified: { type: "boolean", description: "Whether the address is proven; a verified one is on no other account" },
       createdAt: instant,
     }),
-    description: "The user: these fields always, and any the service's `publicUser` hook adds.",
+    description:
+      "The user: these fields always, the service's additional user fields (those not declared `inMe: false`), and any its `publicUser` hook adds.",
     additionalProperties: true,
   },
   AdminUser: {

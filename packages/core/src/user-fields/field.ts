@@ -64,7 +64,7 @@ export interface StringArrayFieldOptions extends FieldFlags {
   /** Of each item. Default 100; at most 1,000. */
   maxLength?: number;
   /** As for {@link StringFieldOptions.default}. */
-  default?: string[] | null;
+  default?: readonly string[] | null;
 }
 
 /**
@@ -85,19 +85,18 @@ export interface UserField<Value extends FieldValue = FieldValue, Options extend
 export type UserFieldDefinitions = { readonly [name: string]: UserField<any, any> };
 
 /** The value type of one declared field: without a non-null `default` and not `required`, it may be null. */
-export type FieldValueOf<Field> =
-  Field extends UserField<infer Value, infer Options>
-    ? Options extends { required: true }
-      ? Value
-      : Options extends { default: infer Default }
-        ? null extends Default
-          ? Value | null
-          : Value
-        : Value | null
-    : never;
+export type FieldValueOf<Field> = Field extends { readonly options: infer Options; readonly "~value"?: infer Value }
+  ? Options extends { required: true }
+    ? Value
+    : Options extends { default: infer Default }
+      ? null extends Default
+        ? Value | null
+        : Value
+      : Value | null
+  : never;
 
-// biome-ignore lint/suspicious/noExplicitAny: matching any field's value type.
-type OptionsOf<Field> = Field extends UserField<any, infer Options> ? Options : never;
+// Matched by shape, not as UserField<…>: options with no flag (`{ maxLength: 3 }`) share no key with FieldFlags.
+type OptionsOf<Field> = Field extends { readonly options: infer Options } ? Options : never;
 
 /** Every declared field's value, by name: what the store holds of a user. */
 export type UserFieldValues<Fields> = { -readonly [Name in keyof Fields]: FieldValueOf<Fields[Name]> };
@@ -114,16 +113,20 @@ export type PublicFieldValues<Fields> = {
 
 /** What sign-up accepts: the fields declared `signUp: true`, each optional. */
 export type SignUpFieldInput<Fields> = {
-  [Name in keyof Fields as OptionsOf<Fields[Name]> extends { signUp: true } ? Name : never]?: FieldValueOf<Fields[Name]>;
+  -readonly [Name in keyof Fields as OptionsOf<Fields[Name]> extends { signUp: true } ? Name : never]?: FieldValueOf<
+    Fields[Name]
+  >;
 };
 
 /** What the user's own profile update accepts: the fields declared `selfEdit: true`, each optional. */
 export type SelfEditFieldInput<Fields> = {
-  [Name in keyof Fields as OptionsOf<Fields[Name]> extends { selfEdit: true } ? Name : never]?: FieldValueOf<Fields[Name]>;
+  -readonly [Name in keyof Fields as OptionsOf<Fields[Name]> extends { selfEdit: true } ? Name : never]?: FieldValueOf<
+    Fields[Name]
+  >;
 };
 
 /** What an administrator or the service may set: any declared field, each optional. */
-export type AdminFieldInput<Fields> = { [Name in keyof Fields]?: FieldValueOf<Fields[Name]> };
+export type AdminFieldInput<Fields> = { -readonly [Name in keyof Fields]?: FieldValueOf<Fields[Name]> };
 
 function make<Value extends FieldValue, Options extends FieldFlags>(
   kind: FieldKind,

@@ -1,7 +1,8 @@
 import { changePassword } from "../../flows/change-password.js";
 import { getPublicUser, signOutEverywhere } from "../../flows/manage-users.js";
 import { endOtherSessions, endSession, listSessions, sessionListLimit } from "../../flows/sessions.js";
-import { type JsonSchema, answerObject, requestObject, requiredText, schemaRef } from "../openapi-schemas.js";
+import { type UpdateProfileInput, updateProfile } from "../../user-fields/profile.js";
+import { type JsonSchema, answerObject, requestObject, requiredText, schemaRef, userFieldsBody } from "../openapi-schemas.js";
 import type { ParameterDoc, Route } from "../route-types.js";
 import { proofFields, reauthentication, sessionOf, signedIn, totpCodeProof } from "./shared.js";
 
@@ -26,7 +27,7 @@ const sessionInfo: JsonSchema = {
 const endedCount: JsonSchema = answerObject({ ended: { type: "integer", minimum: 0 } });
 const sessionIdParameter: ParameterDoc = { name: "id", in: "path", description: "A session's `id`, as the list shows it" };
 
-/** The signed-in user's own account: who they are, their password, and their sessions. */
+/** The signed-in user's own account: who they are, their own fields, their password, and their sessions. */
 export const accountRoutes: readonly Route[] = [
   {
     method: "GET",
@@ -41,6 +42,25 @@ export const accountRoutes: readonly Route[] = [
     },
     async handle(context) {
       return { data: await getPublicUser(context.auth, { userId: signedIn(context) }) };
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/auth/me",
+    access: "bearer",
+    doc: {
+      operationId: "updateProfile",
+      tag: "Account",
+      summary: "Change the signed-in user's own additional fields",
+      description:
+        "Only the additional user fields declared `selfEdit: true`; those left out stay. Ends no session: access tokens carry a changed `inToken` field from their next refresh.",
+      body: requestObject({ fields: userFieldsBody("only those declared `selfEdit: true`") }, ["fields"]),
+      data: schemaRef("PublicUser"),
+      codes: [40001, 40002, 42200],
+    },
+    async handle(context) {
+      const fields = context.body.fields as UpdateProfileInput["fields"];
+      return { data: await updateProfile(context.auth, { userId: signedIn(context), fields }) };
     },
   },
   {

@@ -1,10 +1,10 @@
 import { AuthError } from "../../errors/auth-error.js";
 import { ErrorCode } from "../../errors/codes.js";
-import { endUserSessions, removeTotp, updateUser } from "../../flows/admin-user-changes.js";
+import { type UpdateUserInput, endUserSessions, removeTotp, updateUser } from "../../flows/admin-user-changes.js";
 import { listUsers, maxPageSize } from "../../flows/admin-user-list.js";
-import { adminCreateUser, getUserDetails } from "../../flows/admin-users.js";
+import { type AdminCreateUserInput, adminCreateUser, getUserDetails } from "../../flows/admin-users.js";
 import { adminRevokeAllSessions } from "../../incident/revoke-all-sessions.js";
-import { answerObject, requestObject, requiredText, roleNames, schemaRef } from "../openapi-schemas.js";
+import { answerObject, requestObject, requiredText, roleNames, schemaRef, userFieldsBody } from "../openapi-schemas.js";
 import type { ParameterDoc, Route, RouteContext } from "../route-types.js";
 import { passwordProof, sessionOf, signedIn } from "./shared.js";
 
@@ -99,6 +99,7 @@ export const adminRoutes: readonly Route[] = [
           },
           emailVerified: { type: "boolean", description: "True when the administrator vouches for `email`; default false" },
           roles: roleNames,
+          fields: userFieldsBody("any declared field; those left out get their defaults"),
         },
         ["username"],
       ),
@@ -114,6 +115,7 @@ export const adminRoutes: readonly Route[] = [
         email: body.email as string | undefined,
         emailVerified: body.emailVerified as boolean | undefined,
         roles: body.roles as string[] | undefined,
+        fields: body.fields as AdminCreateUserInput["fields"],
       });
       return { data: user };
     },
@@ -141,13 +143,14 @@ export const adminRoutes: readonly Route[] = [
     doc: {
       operationId: "updateUser",
       tag: "Administration",
-      summary: "Disable or enable an account, or set its roles",
+      summary: "Disable or enable an account, set its roles or its additional fields",
       description:
         "Needs the administrator's re-authentication: a recent sign-in, or their own `password` or `totpCode`. New roles and disabling end every session of the user. An administrator cannot disable themselves or take the admin role from themselves (40900); a directory user's roles come from the directory policy (40900).",
       parameters: [userIdParameter],
       body: requestObject({
         disabled: { type: "boolean" },
         roles: { ...roleNames, description: `Replaces the roles. ${roleNames.description}` },
+        fields: userFieldsBody("any declared field; those left out stay"),
         ...adminProof,
       }),
       data: schemaRef("AdminUser"),
@@ -160,6 +163,7 @@ export const adminRoutes: readonly Route[] = [
         userId: params.id as string,
         disabled: body.disabled as boolean | undefined,
         roles: body.roles as string[] | undefined,
+        fields: body.fields as UpdateUserInput["fields"],
       });
       return { data: user };
     },

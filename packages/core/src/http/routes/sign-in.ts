@@ -1,10 +1,10 @@
 import { tokenDeliveryParameter } from "../../cookie-sessions/refresh-cookie.js";
 import { login } from "../../flows/login.js";
-import { register } from "../../flows/register.js";
+import { type RegisterInput, register } from "../../flows/register.js";
 import { useRecoveryCode } from "../../flows/use-recovery-code.js";
 import { verifyTotp } from "../../flows/verify-totp.js";
 import { deviceTokenFromCookie } from "../cookies.js";
-import { enrolmentTokenData, requestObject, requiredText, schemaRef, tempTokenData } from "../openapi-schemas.js";
+import { enrolmentTokenData, requestObject, requiredText, schemaRef, tempTokenData, userFieldsBody } from "../openapi-schemas.js";
 import type { Route, RouteContext } from "../route-types.js";
 import { loginResponse, setsDeviceCookie, signedInResponse } from "./shared.js";
 
@@ -118,7 +118,7 @@ export const signInRoutes: readonly Route[] = [
       tag: "Sign-in",
       summary: "Make an account and sign it in (sign-up)",
       description:
-        "Only with `signUp.enabled` (40400 otherwise). Where `secondFactor.required` names the new account, 40105 with a temporary token to enrol one (STUP-4). The account gets `signUp.defaultRoles`; no role, id or state is read from the body (SU-1). `email` is stored unverified, whoever else has it (EV-1: only the address's own token verifies it); one that is not an address is 40002. Each client address may sign up `throttle.unauthenticatedWrites` times, refusals included (RL-7).",
+        "Only with `signUp.enabled` (40400 otherwise). Where `secondFactor.required` names the new account, 40105 with a temporary token to enrol one (STUP-4). The account gets `signUp.defaultRoles`; no role, id or state is read from the body (SU-1). `email` is stored unverified, whoever else has it (EV-1: only the address's own token verifies it); one that is not an address is 40002. `fields` takes the additional user fields declared `signUp: true`; the others get their defaults. Each client address may sign up `throttle.unauthenticatedWrites` times, refusals included (RL-7).",
       body: requestObject(
         {
           username: requiredText,
@@ -128,6 +128,7 @@ export const signInRoutes: readonly Route[] = [
             maxLength: 254,
             description: "An address (at most 254 characters, one `@`, no spaces or control characters), stored unverified",
           },
+          fields: userFieldsBody("only those declared `signUp: true`"),
         },
         ["username", "password"],
       ),
@@ -146,6 +147,7 @@ export const signInRoutes: readonly Route[] = [
         ip,
         userAgent: context.header("user-agent"),
         acceptLanguage: context.header("accept-language"),
+        fields: body.fields as RegisterInput["fields"],
       });
       return loginResponse(context, result);
     },
