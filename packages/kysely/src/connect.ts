@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { UserFieldDefinitions } from "@portcullis/core";
 import {
   Kysely,
   MysqlDialect,
@@ -177,6 +178,8 @@ export interface ConnectStorageOptions {
   url: string;
   /** Table-name prefix, as for `kyselyStorage`. */
   prefix?: string;
+  /** The additional user fields, as for `kyselyStorage` (add their columns with `portcullis fields`). */
+  userFields?: UserFieldDefinitions;
   /** Connections in the pool. Default 10. */
   maxConnections?: number;
   /** How long to wait for a connection before the request answers 50300. Default 5000 ms. */
@@ -253,6 +256,7 @@ export async function connectStorageWith(options: ConnectStorageOptions, drivers
       }),
       dialect: "postgres",
       prefix: options.prefix,
+      userFields: options.userFields,
     });
   }
   if (url.protocol === "mysql:" || url.protocol === "mariadb:") {
@@ -274,6 +278,7 @@ export async function connectStorageWith(options: ConnectStorageOptions, drivers
       db: new Kysely({ dialect: new MysqlDialect({ pool: boundedMysqlPool(pool, connectTimeoutMs, queryTimeoutMs) }) }),
       dialect: "mysql",
       prefix: options.prefix,
+      userFields: options.userFields,
     });
   }
   throw new TypeError(

@@ -1,4 +1,4 @@
-import type { Storage } from "@portcullis/core";
+import type { Storage, UserFieldDefinitions } from "@portcullis/core";
 import type { Kysely } from "kysely";
 import { assertSchemaCurrent, schemaProblem } from "./migrations.js";
 import type { AnyDatabase, SqlDialect, Tables } from "./schema.js";
@@ -14,6 +14,7 @@ import { settingsStore } from "./stores/settings.js";
 import { totpStore } from "./stores/totp.js";
 import { userStore } from "./stores/users.js";
 import { type SchemaGuard, withUnavailableAsAuthError } from "./unavailable.js";
+import { type FieldColumn, fieldColumnsOf, fieldColumnsProblem } from "./user-fields.js";
 
 /** Options of {@link kyselyStorage}. */
 export interface KyselyStorageOptions {
@@ -24,6 +25,13 @@ export interface KyselyStorageOptions {
   dialect: SqlDialect;
   /** Put before every table name, so the tables live beside yours: `auth_` gives `auth_users`. */
   prefix?: string;
+  /**
+   * The additional user fields, the same declaration as `createAuth`'s `user.fields`: each is a
+   * column of the users table (its name in snake case), added by `portcullis fields` or
+   * {@link migrateUserFields}. A column missing is an error before the storage's first use that
+   * says how to add it.
+   */
+  userFields?: UserFieldDefinitions;
 }
 
 /** A {@link Storage} over SQL, with what `migrate` and `close` need. */
@@ -58,8 +66,9 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
   }
   const db = options.db as Kysely<AnyDatabase>;
   const t = tablesWithPrefix(options.prefix);
-  const schema = schemaGuard(db, dialect, t);
-  const stores = storesOver(storeContext(db, dialect, t));
+  const fieldColumns = fieldColumnsOf(options.userFields);
+  const schema = schemaGuard(db, dialect, t, fieldColumns);
+  const stores = storesOver(storeContext(db, dialect, t, fieldColumns));
   const storage = Object.fromEntries(
     Object.entries(stores).map(([name, store]) => [name, withUnavailableAsAuthError(store, schema)]),
   ) as unknown as Storage;
@@ -71,13 +80,19 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
  * again when a statement finds a table missing (the tables dropped, or the database replaced,
  * since), so that request's error says to run migrate rather than "relation does not exist".
  */
-function schemaGuard(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables): SchemaGuard {
+function schemaGuard(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables, fieldColumns: readonly FieldColumn[]): SchemaGuard {
   let schemaChecked: Promise<void> | null = null;
+  const assertFieldColumns = async () => {
+    const problem = await fieldColumnsProblem(db, dialect, t, fieldColumns);
+    if (problem !== null) throw new Error(problem);
+  };
   const ready = () => {
-    schemaChecked ??= assertSchemaCurrent(db, dialect, t).catch((error: unknown) => {
-      schemaChecked = null;
-      throw error;
-    });
+    schemaChecked ??= assertSchemaCurrent(db, dialect, t)
+      .then(assertFieldColumns)
+      .catch((error: unknown) => {
+        schemaChecked = null;
+        throw error;
+      });
     return schemaChecked;
   };
   return {

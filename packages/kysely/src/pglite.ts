@@ -1,9 +1,11 @@
 import type { PGlite } from "@electric-sql/pglite";
+import type { UserFieldDefinitions } from "@portcullis/core";
 import { Kysely, PostgresDialect } from "kysely";
 import { type KyselyStorage, kyselyStorage } from "./kysely-storage.js";
 import { loadDriver } from "./load-driver.js";
 import { migrate } from "./migrate.js";
 import { lockDataDirectory } from "./pglite-lock.js";
+import { migrateUserFields } from "./user-fields.js";
 
 /**
  * A `pg`-style pool over one PGlite database, for Kysely's own PostgreSQL dialect. PGlite is one
@@ -51,8 +53,13 @@ export interface PgliteStorageOptions {
   dataDir: string;
   /** Table-name prefix, as for `kyselyStorage`. */
   prefix?: string;
-  /** Bring the schema up to date at once (default true): an embedded database has no one else to do it. */
+  /**
+   * Bring the schema up to date at once (default true): an embedded database has no one else to
+   * do it. With `userFields`, the columns of the fields too (`migrateUserFields`).
+   */
   migrate?: boolean;
+  /** The additional user fields, as for `kyselyStorage`. */
+  userFields?: UserFieldDefinitions;
 }
 
 /**
@@ -94,8 +101,12 @@ export async function pgliteStorageWith(options: PgliteStorageOptions, load: () 
       db: new Kysely({ dialect: new PostgresDialect({ pool }) }),
       dialect: "postgres",
       prefix: options.prefix,
+      userFields: options.userFields,
     });
-    if (options.migrate !== false) await migrate(storage);
+    if (options.migrate !== false) {
+      await migrate(storage);
+      if (options.userFields !== undefined) await migrateUserFields(storage, options.userFields);
+    }
     return storage;
   } catch (error) {
     await storage?.close().catch(() => {});

@@ -186,7 +186,7 @@ describe("updateUser", () => {
       const error = await authError(updateUser(harness.auth, { adminUserId, sessionId, userId, ...input } as never));
       return [error.code, error.message];
     };
-    expect(await answer({})).toEqual([ErrorCode.MissingParameter, "disabled or roles is required"]);
+    expect(await answer({})).toEqual([ErrorCode.MissingParameter, "disabled, roles or fields is required"]);
     expect(await answer({ disabled: "true" })).toEqual([ErrorCode.MalformedParameter, "disabled must be true or false"]);
     expect(await answer({ disabled: 1, roles: ["a"] })).toEqual([ErrorCode.MalformedParameter, "disabled must be true or false"]);
     expect(await answer({ roles: [""] })).toEqual([

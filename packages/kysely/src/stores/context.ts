@@ -1,5 +1,6 @@
 import { CompiledQuery, type Kysely, type QueryResult, type RawBuilder, sql } from "kysely";
 import type { AnyDatabase, SqlDialect, Tables } from "../schema.js";
+import type { FieldColumn } from "../user-fields.js";
 
 /** What every SQL store is built from: the database, its dialect and the prefixed table names. */
 export interface StoreContext {
@@ -8,11 +9,18 @@ export interface StoreContext {
   /** `dialect === "postgres"`: `RETURNING` and `ON CONFLICT`, where MySQL has neither. */
   readonly postgres: boolean;
   readonly tables: Tables;
+  /** The declared additional user fields and their columns of the users table (`userFields`). */
+  readonly fieldColumns: readonly FieldColumn[];
 }
 
 /** The context the stores of one {@link StoreContext.db} share. */
-export function storeContext(db: Kysely<AnyDatabase>, dialect: SqlDialect, tables: Tables): StoreContext {
-  return { db, dialect, postgres: dialect === "postgres", tables };
+export function storeContext(
+  db: Kysely<AnyDatabase>,
+  dialect: SqlDialect,
+  tables: Tables,
+  fieldColumns: readonly FieldColumn[] = [],
+): StoreContext {
+  return { db, dialect, postgres: dialect === "postgres", tables, fieldColumns };
 }
 
 /**

@@ -122,13 +122,19 @@ interface RotationRead {
   totpEnabled: boolean;
 }
 
-function toRotationRead(joined: Record<string, unknown>): RotationRead {
+/** The users columns a rotation reads: the user's own, and those of the declared fields. */
+const userColumnsOf = ({ fieldColumns }: StoreContext): readonly string[] => [
+  ...userColumns,
+  ...fieldColumns.map(({ column }) => column),
+];
+
+function toRotationRead(joined: Record<string, unknown>, context: StoreContext): RotationRead {
   const session = rowOf<SessionRow>(joined, "s", sessionColumns);
-  const user = rowOf<UserRow>(joined, "u", userColumns);
+  const user = rowOf<UserRow>(joined, "u", userColumnsOf(context));
   return {
     token: toRefreshToken(rowOf<RefreshTokenRow>(joined, "r", tokenColumns) as RefreshTokenRow),
     session: session && toSession(session),
-    user: user && toUser(user),
+    user: user && toUser(user, context.fieldColumns),
     totpEnabled: joined.totp_enabled !== null && flag(joined.totp_enabled as boolean | number | string),
   };
 }
@@ -167,7 +173,7 @@ function rotationStatement(context: StoreContext) {
       where id = (select session_id from allowed) and revoked_at is null
       returning id
     )
-    select ${selectedAs("r", tokenColumns)}, ${selectedAs("s", sessionColumns)}, ${selectedAs("u", userColumns)},
+    select ${selectedAs("r", tokenColumns)}, ${selectedAs("s", sessionColumns)}, ${selectedAs("u", userColumnsOf(context))},
       (select enabled from ${totp} where user_id = r.user_id) as totp_enabled,
       exists (select 1 from spent) as spent,
       (select expires_at from inserted) as next_expires_at
@@ -184,10 +190,11 @@ function rotationValues({ hash, now, nextHash, idleMs, use }: RefreshRotation): 
  * and the user's TOTP state. MySQL has no writing CTE and no `UPDATE … RETURNING`, so the spend,
  * the insert and the session's use follow as a statement each.
  */
-function rotationReadQuery({ tables: t }: StoreContext, hash: string) {
+function rotationReadQuery(context: StoreContext, hash: string) {
+  const t = context.tables;
   const [tokens, sessions, users, totp] = [t.refreshTokens, t.sessions, t.users, t.totp].map((name) => sql.table(name));
   return sql<Record<string, unknown>>`
-    select ${selectedAs("r", tokenColumns)}, ${selectedAs("s", sessionColumns)}, ${selectedAs("u", userColumns)},
+    select ${selectedAs("r", tokenColumns)}, ${selectedAs("s", sessionColumns)}, ${selectedAs("u", userColumnsOf(context))},
       p.enabled as totp_enabled
     from ${tokens} r
     left join ${sessions} s on s.id = r.session_id
@@ -324,12 +331,12 @@ export function sessionStore(context: StoreContext): SessionStore {
         const joined = (await rotateInOneStatement(rotationValues(rotation))).rows[0];
         if (joined === undefined) return { outcome: "unknown" };
         const spent = flag(joined.spent as boolean);
-        const read = await spentMeanwhile(toRotationRead(joined), spent);
+        const read = await spentMeanwhile(toRotationRead(joined, context), spent);
         return rotationResult(rotation, read, spent, joined.next_expires_at !== null);
       }
       const joined = (await rotationReadQuery(context, rotation.hash).execute(db)).rows[0];
       if (joined === undefined) return { outcome: "unknown" };
-      const read = toRotationRead(joined);
+      const read = toRotationRead(joined, context);
       const spend = await db
         .updateTable(t.refreshTokens)
         .set({ spent_at: rotation.now })

@@ -8,15 +8,16 @@ import {
 } from "@portcullis/core";
 import { sql } from "kysely";
 import type { UserRow } from "../schema.js";
+import { type FieldColumn, fromFieldColumn, toFieldColumn } from "../user-fields.js";
 import { type StoreContext, findOne, flag, insertUnlessDuplicate, num, unlessDuplicate, updateCounting } from "./context.js";
 import { toIdentityRow } from "./identities.js";
 import { toPasskeyRow } from "./passkeys.js";
 import { recoveryCodeRows } from "./recovery-codes.js";
 import { toTotpRow } from "./totp.js";
 
-/** A users row as the record core reads. */
-export function toUser(row: UserRow): UserRecord {
-  return {
+/** A users row as the record core reads; with declared fields, their columns as `fields`. */
+export function toUser(row: UserRow, fieldColumns: readonly FieldColumn[] = []): UserRecord {
+  const user: UserRecord = {
     id: row.id,
     username: row.username,
     usernameKey: row.username_key,
@@ -30,6 +31,20 @@ export function toUser(row: UserRow): UserRecord {
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
   };
+  if (fieldColumns.length === 0) return user;
+  const cells = row as unknown as Record<string, unknown>;
+  user.fields = Object.fromEntries(fieldColumns.map(({ field, column }) => [field.name, fromFieldColumn(field, cells[column])]));
+  return user;
+}
+
+/** The columns of the fields a record or patch gives (those it leaves out are not written). */
+function fieldCells(fieldColumns: readonly FieldColumn[], fields: UserRecord["fields"]): Record<string, unknown> {
+  if (fields === undefined) return {};
+  return Object.fromEntries(
+    fieldColumns
+      .filter(({ field }) => Object.hasOwn(fields, field.name))
+      .map(({ field, column }) => [column, toFieldColumn(field, fields[field.name])]),
+  );
 }
 
 /**
@@ -61,8 +76,9 @@ function emailColumns(email: string | null, verified: boolean) {
 }
 
 /** A user as the row `create` inserts. Exported for the migration tests, which write older versions' rows. */
-export function toUserRow(user: UserRecord): UserRow {
+export function toUserRow(user: UserRecord, fieldColumns: readonly FieldColumn[] = []): UserRow {
   return {
+    ...fieldCells(fieldColumns, user.fields),
     id: user.id,
     username: user.username,
     username_key: user.usernameKey,
@@ -84,23 +100,25 @@ export function toUserRow(user: UserRecord): UserRow {
  */
 export function userStore(context: StoreContext): UserStore {
   const { db, tables: t } = context;
-  const findById = (id: string) => findOne(context, t.users, "id", id, toUser);
+  const { fieldColumns } = context;
+  const toRecord = (row: UserRow) => toUser(row, fieldColumns);
+  const findById = (id: string) => findOne(context, t.users, "id", id, toRecord);
   return {
     async create(user) {
-      return insertUnlessDuplicate(context, t.users, { ...toUserRow(user) });
+      return insertUnlessDuplicate(context, t.users, { ...toUserRow(user, fieldColumns) });
     },
     async createAccount({ user, totp, recoveryCodeHashes, passkeys, identities }) {
       const userId = user.id;
       // A user alone is one statement, atomic by itself: no transaction's two more round trips.
       if (totp === null && recoveryCodeHashes.length + passkeys.length + identities.length === 0) {
-        return insertUnlessDuplicate(context, t.users, { ...toUserRow(user) });
+        return insertUnlessDuplicate(context, t.users, { ...toUserRow(user, fieldColumns) });
       }
       // One transaction, one INSERT per table: every row or none. A duplicate key in any of them
       // (the user's id, username or verified address, a credential id, a link) rolls back all,
       // and so does a connection cut part way (the server rolls back what it had open).
       return unlessDuplicate(() =>
         db.transaction().execute(async (trx) => {
-          await trx.insertInto(t.users).values(toUserRow(user)).execute();
+          await trx.insertInto(t.users).values(toUserRow(user, fieldColumns)).execute();
           if (totp !== null)
             await trx
               .insertInto(t.totp)
@@ -124,8 +142,8 @@ export function userStore(context: StoreContext): UserStore {
       );
     },
     findById,
-    findByUsernameKey: (usernameKey) => findOne(context, t.users, "username_key", usernameKey, toUser),
-    findByVerifiedEmail: (emailKey) => findOne(context, t.users, "verified_email_key", emailKey, toUser),
+    findByUsernameKey: (usernameKey) => findOne(context, t.users, "username_key", usernameKey, toRecord),
+    findByVerifiedEmail: (emailKey) => findOne(context, t.users, "verified_email_key", emailKey, toRecord),
     async setEmail(id, setting, now) {
       const columns = emailColumns(setting?.email ?? null, setting?.verified === true);
       const written = await unlessDuplicate(() =>
@@ -140,15 +158,15 @@ export function userStore(context: StoreContext): UserStore {
       return user ? { outcome: "set", user } : { outcome: "unknown" };
     },
     async update(id, patch, now) {
-      const set: Record<string, unknown> = { updated_at: now };
-      const columns: Record<keyof UserPatch, string> = {
+      const set: Record<string, unknown> = { ...fieldCells(fieldColumns, patch.fields), updated_at: now };
+      const columns: Record<Exclude<keyof UserPatch, "fields">, string> = {
         username: "username",
         usernameKey: "username_key",
         passwordHash: "password_hash",
         roles: "roles",
         disabled: "disabled",
       };
-      for (const [field, column] of Object.entries(columns) as [keyof UserPatch, string][]) {
+      for (const [field, column] of Object.entries(columns) as [Exclude<keyof UserPatch, "fields">, string][]) {
         const value = patch[field];
         if (value !== undefined) set[column] = field === "roles" ? JSON.stringify(value) : value;
       }
@@ -185,7 +203,7 @@ export function userStore(context: StoreContext): UserStore {
     },
     async list(query) {
       const rows = await listUsersQuery(context, query).execute();
-      return rows.map((row) => toUser(row as UserRow));
+      return rows.map((row) => toRecord(row as UserRow));
     },
   };
 }
