@@ -6,6 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { connect } from "node:net";
+import type { UserFieldDefinitions } from "@portcullis/core";
 import { Kysely, MysqlDialect, PostgresDialect, sql } from "kysely";
 import mysql from "mysql2";
 import pg from "pg";
@@ -35,14 +36,17 @@ export async function serverMissing(url: string): Promise<string | null> {
 export const scratchName = () => `portcullis_t_${randomBytes(6).toString("hex")}`;
 
 /** A database of one test file's own: a fresh PostgreSQL schema, and the storage on it, made by `connectStorage` as a service makes it. */
-export async function postgresScratch(prefix = ""): Promise<{ storage: KyselyStorage; drop(): Promise<void> }> {
+export async function postgresScratch(
+  prefix = "",
+  userFields?: UserFieldDefinitions,
+): Promise<{ storage: KyselyStorage; drop(): Promise<void> }> {
   const schema = scratchName();
   const admin = new pg.Pool({ connectionString: postgresUrl, max: 1 });
   admin.on("error", () => {});
   await admin.query(`create schema ${schema}`);
   const url = new URL(postgresUrl);
   url.searchParams.set("options", `-c search_path=${schema}`);
-  const storage = await connectStorage({ url: url.href, prefix });
+  const storage = await connectStorage({ url: url.href, prefix, userFields });
   return {
     storage,
     async drop() {
@@ -54,14 +58,22 @@ export async function postgresScratch(prefix = ""): Promise<{ storage: KyselySto
 }
 
 /** A database of one test file's own on MariaDB, and the storage on it. */
-export async function mariadbScratch(prefix = ""): Promise<{ storage: KyselyStorage; drop(): Promise<void> }> {
+export async function mariadbScratch(
+  prefix = "",
+  userFields?: UserFieldDefinitions,
+): Promise<{ storage: KyselyStorage; drop(): Promise<void> }> {
   const database = scratchName();
   const { hostname, port, username } = new URL(mariadbUrl);
   const connection = { host: hostname, port: Number(port), user: decodeURIComponent(username) };
   const admin = new Kysely({ dialect: new MysqlDialect({ pool: mysql.createPool({ ...connection, connectionLimit: 1 }) }) });
   await sql.raw(`create database ${database}`).execute(admin);
   const pool = mysql.createPool({ ...connection, database, connectionLimit: 10, flags: ["+FOUND_ROWS"] });
-  const storage = kyselyStorage({ db: new Kysely({ dialect: new MysqlDialect({ pool }) }), dialect: "mysql", prefix });
+  const storage = kyselyStorage({
+    db: new Kysely({ dialect: new MysqlDialect({ pool }) }),
+    dialect: "mysql",
+    prefix,
+    userFields,
+  });
   return {
     storage,
     async drop() {

@@ -19,6 +19,7 @@ import { totpSuite } from "./conformance/totp.js";
 import { usersSuite } from "./conformance/users.js";
 
 export type { ConformanceAssertion, ConformanceTestFunctions } from "./conformance/harness.js";
+export { conformanceUserFields, sampleFieldValues } from "./conformance/samples.js";
 
 const suites = {
   users: usersSuite,

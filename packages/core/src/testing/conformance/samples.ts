@@ -9,6 +9,42 @@ import type {
   TotpRecord,
   UserRecord,
 } from "../../storage/types.js";
+import { type FieldValue, field } from "../../user-fields/field.js";
+
+/**
+ * The additional user fields the conformance kit stores, one of each kind: a store under test
+ * must be made able to hold them (`memoryStorage()` holds any; `@portcullis/kysely` with
+ * `userFields: conformanceUserFields` and their columns added). Every sample user carries them.
+ *
+ * @example
+ * ```ts
+ * const storage = await pgliteStorage({ dataDir: "memory://", userFields: conformanceUserFields });
+ * runStorageConformance({ name: "PGlite", makeStorage: () => storage, test });
+ * ```
+ */
+export const conformanceUserFields = {
+  company: field.string({ maxLength: 100 }),
+  bio: field.string({ maxLength: 5000 }),
+  seats: field.integer(),
+  score: field.number(),
+  beta: field.boolean(),
+  plan: field.enum(["free", "pro"]),
+  tags: field.stringArray(),
+};
+
+/** Values of every {@link conformanceUserFields} field: an awkward one of each kind, and nulls. */
+export function sampleFieldValues(overrides: Record<string, FieldValue> = {}): Record<string, FieldValue> {
+  return {
+    company: "Zoë & Søn \u{1F600} 'quoted' \"double\" \\ %_",
+    bio: null,
+    seats: 9_007_199_254_740_991,
+    score: -0.125,
+    beta: false,
+    plan: "pro",
+    tags: [],
+    ...overrides,
+  };
+}
 
 /** A fixed "now" for the suites: every time in the storage interfaces is passed in as epoch ms. */
 export const BASE_TIME = 1_700_000_000_000;
@@ -41,6 +77,7 @@ export function sampleUser(overrides: Partial<UserRecord> = {}): UserRecord {
     emailVerified: false,
     createdAt: BASE_TIME,
     updatedAt: BASE_TIME,
+    fields: sampleFieldValues(),
     ...overrides,
   };
 }

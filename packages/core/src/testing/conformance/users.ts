@@ -1,6 +1,7 @@
 import { accountCreationTests } from "./account-creation.js";
 import { type SuiteContext, concurrently, tryToMutate } from "./harness.js";
 import { BASE_TIME, createUser, sampleUser, uniqueId } from "./samples.js";
+import { userFieldTests } from "./user-fields.js";
 import { userListingTests } from "./user-listing.js";
 import { verifiedEmailTests } from "./verified-emails.js";
 
@@ -17,6 +18,7 @@ export function usersSuite(context: SuiteContext): void {
     userListingTests(context);
     verifiedEmailTests(context);
     accountCreationTests(context);
+    userFieldTests(context);
 
     it("create stores a user that findById and findByUsernameKey return", async () => {
       const storage = await makeStorage();
