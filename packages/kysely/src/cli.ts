@@ -4,6 +4,7 @@ import { createInterface } from "node:readline/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { connectStorage } from "./connect.js";
+import { loadFieldDeclaration, runFieldsMigration } from "./fields-command.js";
 import { importProblem, runImport } from "./import-command.js";
 import type { KyselyStorage } from "./kysely-storage.js";
 import { latestSchemaVersion, migrate } from "./migrate.js";
@@ -13,12 +14,16 @@ import { revokeAllRefusal, runRevokeAll } from "./sessions-command.js";
 const usage = `Usage: portcullis migrate (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>]
        portcullis import <file.jsonl> (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--dry-run]
        portcullis sessions revoke-all (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--yes]
+       portcullis fields --fields <module> [--export <name>] (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--print]
 
   --url      postgres://user@host:5432/db or mysql://user@host:3306/db (or the DATABASE_URL variable)
   --pglite   the data directory of an embedded PGlite database
   --prefix   the table-name prefix the service uses, if any
   --dry-run  (import) check every line, against the database too, and write nothing
   --yes      (sessions revoke-all) confirm without being asked: for scripts and other non-interactive use
+  --fields   (fields) a JavaScript module exporting the user field declaration given to createAuth
+  --export   (fields) the name of that export; default "fields"
+  --print    (fields) write the ALTER TABLE statements instead of running them
 
 migrate brings the Portcullis tables to schema version ${latestSchemaVersion}. Safe to run again, and from
 several processes at once; never migrates down.
@@ -30,7 +35,11 @@ was refused, or an existing account lacks a factor its line carries (named as in
 
 sessions revoke-all ends every session of every user (incident response, docs/flows/step-up.md):
 every refresh token is refused at once, every access token at its next check. Without --yes it
-asks at a terminal, and exits 2 where there is none.`;
+asks at a terminal, and exits 2 where there is none.
+
+fields adds a nullable column to the users table for each declared user field that has none
+(docs/flows/user-fields.md); existing rows keep their data and read the new fields' defaults.
+Safe to run again.`;
 
 /** Where the command writes: a line for the operator, or one about a failure; `progress`, on a terminal only, redraws one line. */
 export interface CommandOutput {
@@ -60,7 +69,8 @@ const terminal: CommandOutput = {
 
 /**
  * `portcullis migrate`, what a deploy step runs before the new service version starts,
- * `portcullis import`, which imports users from a JSON Lines file (`importUsers`), and
+ * `portcullis import`, which imports users from a JSON Lines file (`importUsers`), `portcullis
+ * fields`, which adds the columns of the declared user fields, and
  * `portcullis sessions revoke-all`, which ends every session of every user (`revokeAllSessions`,
  * STUP-6) once confirmed. Returns the exit code.
  */
@@ -88,7 +98,9 @@ export async function main(
       ? positionals.length === 1 && !values["dry-run"] && !values.yes
       : command === "import"
         ? positionals.length === 2 && !values.yes
-        : command === "sessions" && positionals[1] === "revoke-all" && positionals.length === 2 && !values["dry-run"];
+        : command === "fields"
+          ? positionals.length === 1 && values.fields !== undefined && !values["dry-run"] && !values.yes
+          : command === "sessions" && positionals[1] === "revoke-all" && positionals.length === 2 && !values["dry-run"];
   if (!wellFormed || (url === undefined) === (values.pglite === undefined)) {
     output.err(usage);
     return 2;
@@ -102,6 +114,11 @@ export async function main(
   if (problem) {
     output.err(problem.message);
     return problem.code;
+  }
+  const declared = command === "fields" ? await loadFieldDeclaration(values.fields as string, values.export) : null;
+  if (declared !== null && "problem" in declared) {
+    output.err(declared.problem);
+    return 2;
   }
   let storage: KyselyStorage;
   try {
@@ -121,6 +138,13 @@ export async function main(
   if (command === "sessions") {
     try {
       return await runRevokeAll(storage, output);
+    } finally {
+      await storage.close();
+    }
+  }
+  if (declared !== null) {
+    try {
+      return await runFieldsMigration(storage, declared.fields, { print: values.print === true, output });
     } finally {
       await storage.close();
     }
@@ -145,7 +169,7 @@ export async function main(
 }
 
 /** What a command names when the database cannot be opened. */
-const failedStep = { migrate: "migration", import: "import", sessions: "revoke-all" } as const;
+const failedStep = { migrate: "migration", import: "import", sessions: "revoke-all", fields: "fields" } as const;
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -159,6 +183,9 @@ function parseOptions(argv: string[]) {
       prefix: { type: "string" },
       "dry-run": { type: "boolean" },
       yes: { type: "boolean" },
+      fields: { type: "string" },
+      export: { type: "string" },
+      print: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
