@@ -12,3 +12,4 @@ export { checkSchema, latestSchemaVersion, migrate } from "./migrate.js";
 export { type PgliteStorageOptions, pgliteStorage } from "./pglite.js";
 export type { SqlDialect, Tables } from "./schema.js";
 export { isConnectionFailure } from "./unavailable.js";
+export { type FieldColumn, fieldColumnsOf, fieldMigrationStatements, migrateUserFields } from "./user-fields.js";

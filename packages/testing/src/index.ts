@@ -15,7 +15,9 @@ export {
   type ConformanceTestFunctions,
   type StorageConformanceOptions,
   type StorageConformanceSuite,
+  conformanceUserFields,
   runStorageConformance,
+  sampleFieldValues,
   storageConformanceSuites,
 } from "@portcullis/core/testing";
 export { type CborValue, encodeCbor } from "./cbor.js";
