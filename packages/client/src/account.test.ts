@@ -30,3 +30,37 @@ describe("client.account.changePassword", () => {
     }
   });
 });
+
+describe("client.account.updateProfile", () => {
+  it("sends the fields with PATCH /auth/me and the bearer token, answers the user and keeps it as the current user", async () => {
+    const user = {
+      id: "u1",
+      username: "ada",
+      roles: [],
+      totpEnabled: false,
+      email: null,
+      emailVerified: false,
+      createdAt: 1,
+      company: "Initech",
+    };
+    const { client, server, signedOut } = await signedInAccountClient({ code: 0, data: user });
+    expect(await client.account.updateProfile({ company: "Initech" })).toEqual(user);
+    expect(server.sentTo("/auth/me").map(({ method, body, authorization }) => [method, body, authorization])).toEqual([
+      ["PATCH", { fields: { company: "Initech" } }, "Bearer access-1"],
+    ]);
+    expect(await client.currentUser()).toEqual(user);
+    expect(signedOut).toEqual([]);
+  });
+
+  it("a refused field (42200) or a malformed one (40002) rejects with the code, and the session goes on", async () => {
+    for (const code of [42200, 40002]) {
+      const { client, signedOut } = await signedInAccountClient({
+        code,
+        message: "fields.plan cannot be changed by the user",
+        status: 400,
+      });
+      await expect(client.account.updateProfile({ plan: "pro" })).rejects.toMatchObject({ kind: "server", code });
+      expect(signedOut).toEqual([]);
+    }
+  });
+});
