@@ -18,7 +18,7 @@ import type { TelemetryOption, TelemetrySwitch } from "./telemetry/types.js";
 import type { AccessContext } from "./tokens/access-token.js";
 import { type TokenKeys, loadTokenKeys } from "./tokens/keys.js";
 import { type VerifiedTokenCache, createVerifiedTokenCache } from "./tokens/verified-tokens.js";
-import { type ResolvedField, type UserConfig, resolveUserFields } from "./user-fields/declaration.js";
+import { type ResolvedField, type UserConfig, checkRequiredFields, resolveUserFields } from "./user-fields/declaration.js";
 import type { PublicFieldValues, SelfEditFieldInput, SignUpFieldInput, UserFieldDefinitions } from "./user-fields/field.js";
 import type { PublicUser, PublicUserHook } from "./users/public-user.js";
 import type { RevocationChannel } from "./users/revocation-channel.js";
@@ -213,6 +213,11 @@ export function createAuth<const Fields extends UserFieldDefinitions = {}>(
   refuseUnknownOptions(config, createAuthOptions, "");
   const resolved = resolveConfig(config);
   const userFields = resolveUserFields(config.user);
+  checkRequiredFields(userFields, {
+    signUp: resolved.signUp.enabled,
+    providers: resolved.oauthProviders.size > 0,
+    directory: config.directory !== undefined,
+  });
   if (config.onInternalError !== undefined && typeof config.onInternalError !== "function") {
     throw new TypeError("onInternalError must be a function (error, requestId) => void; pass () => {} to silence it");
   }

@@ -119,6 +119,22 @@ describe("user field declarations", () => {
     expect(refusal(Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`f${i}`, field.boolean()])))).toMatch(/at most 50/);
   });
 
+  it("createAuth refuses a required field without a default that sign-up, a provider or the directory could not give", () => {
+    const code = field.string({ required: true });
+    expect(() => makeAuth({ signUp: { enabled: true }, user: { fields: { code } } })).toThrow(
+      "user.fields.code is required without a default, which sign-up (the field is not signUp) cannot give: give it a default",
+    );
+    expect(
+      makeAuth({ signUp: { enabled: true }, user: { fields: { code: field.string({ required: true, signUp: true }) } } }).auth
+        .userFields,
+    ).toHaveLength(1);
+    expect(
+      makeAuth({ signUp: { enabled: true }, user: { fields: { code: field.string({ required: true, default: "x" }) } } }).auth
+        .userFields,
+    ).toHaveLength(1);
+    expect(makeAuth({ user: { fields: { code } } }).auth.userFields).toHaveLength(1);
+  });
+
   it("createAuth checks the declaration at startup and refuses an unknown option of user", () => {
     expect(() => makeAuth({ user: { fields: { roles: field.string() } } })).toThrow(/"roles" is a name of the user's own/);
     expect(makeAuth({ user: { fields: { company: field.string() } } }).auth.userFields.map((one) => one.name)).toEqual([

@@ -253,3 +253,31 @@ export function valueProblem(field: ResolvedField, value: unknown): ValueProblem
     }
   }
 }
+
+/** The ways a configuration makes accounts without an administrator or the service's code. */
+export interface AccountSources {
+  signUp: boolean;
+  providers: boolean;
+  directory: boolean;
+}
+
+/**
+ * Refuses a `required` field without a `default` that some configured way of making accounts
+ * could not fill: sign-up when the field is not `signUp`, a provider's first sign-in, the
+ * directory. Such an account could never be made (40001 at every attempt); a `default` fills it.
+ */
+export function checkRequiredFields(fields: readonly ResolvedField[], sources: AccountSources): void {
+  for (const field of fields) {
+    if (!field.required || field.default !== null) continue;
+    const unfilled = [
+      sources.signUp && !field.signUp ? "sign-up (the field is not signUp)" : null,
+      sources.providers ? "a provider's first sign-in" : null,
+      sources.directory ? "the directory" : null,
+    ].filter((way) => way !== null);
+    if (unfilled.length > 0) {
+      fail(
+        `user.fields.${field.name} is required without a default, which ${unfilled.join(" and ")} cannot give: give it a default`,
+      );
+    }
+  }
+}
