@@ -17,6 +17,9 @@ const declared = resolveUserFields({
   },
 });
 
+/** What a user without any value of {@link declared} reads: each default, else null. */
+const defaults = { company: null, plan: "free", seats: 1, score: null, beta: null, tags: null, code: null };
+
 /** The message of the `TypeError` that resolving `fields` throws, without the prefix every configuration error has. */
 function refusal(fields: unknown): string {
   try {
@@ -214,37 +217,17 @@ describe("reading field values", () => {
   });
 
   it("a new user gets each default, null without one; a required field without a value or default is 40001", async () => {
-    expect(newUserFields(declared, { code: "ABC" })).toEqual({
-      company: null,
-      plan: "free",
-      seats: 1,
-      score: null,
-      beta: null,
-      tags: null,
-      code: "ABC",
-    });
+    expect(newUserFields(declared, { code: "ABC" })).toEqual({ ...defaults, code: "ABC" });
     const missing = await authError(Promise.resolve().then(() => newUserFields(declared, {})));
     expect([missing.code, missing.message]).toEqual([ErrorCode.MissingParameter, "fields.code is required"]);
   });
 
   it("a stored user without a field (made before it was declared) or with a value the declaration now refuses reads the default", () => {
-    expect(storedFieldValues(declared, undefined)).toEqual({
-      company: null,
-      plan: "free",
-      seats: 1,
-      score: null,
-      beta: null,
-      tags: null,
-      code: null,
-    });
+    expect(storedFieldValues(declared, undefined)).toEqual(defaults);
     expect(storedFieldValues(declared, { plan: "gold", seats: 7, removed: "x", company: "Acme" })).toEqual({
+      ...defaults,
       company: "Acme",
-      plan: "free",
       seats: 7,
-      score: null,
-      beta: null,
-      tags: null,
-      code: null,
     });
   });
 
