@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestAuth, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
 import { call, post } from "./client.js";
 import { expectEnvelope } from "./contract-suite.js";
+import { describeOpenApiDrift } from "./openapi-drift.js";
 import { type RunningServer, adapters } from "./servers.js";
 
 const base = "/api/v1/auth";
@@ -66,3 +67,5 @@ describe.each(adapters)("additional user fields on %s", (_name, start) => {
     expect((await context.testAuth.auth.storage.users.findByUsernameKey("cyd"))?.fields).toMatchObject({ plan: "free" });
   });
 });
+
+describeOpenApiDrift({ exercises: ["register", "updateProfile", "getPublicUser"] });

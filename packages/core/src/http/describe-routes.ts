@@ -1,5 +1,6 @@
 import type { Auth } from "../auth.js";
 import { ErrorCode, defaultMessages } from "../errors/codes.js";
+import { publicUserWithFields } from "../user-fields/json-schema.js";
 import { coreVersion } from "../version.js";
 import { envelopeStatus } from "./envelope.js";
 import { type ComponentName, type JsonSchema, componentSchemas, schemaRef } from "./openapi-schemas.js";
@@ -176,6 +177,12 @@ function referencedSchemas(value: unknown): Record<string, JsonSchema> {
   return Object.fromEntries([...names].sort().map((name) => [name, componentSchemas[name]]));
 }
 
+/** The component schemas with the user object's declared fields typed (`user.fields` of `createAuth`). */
+function withUserFields(schemas: Record<string, JsonSchema>, auth: Auth): Record<string, JsonSchema> {
+  const { PublicUser } = schemas;
+  return PublicUser === undefined ? schemas : { ...schemas, PublicUser: publicUserWithFields(PublicUser, auth.userFields) };
+}
+
 function descriptionOf(auth: Auth): string {
   const statuses =
     auth.config.statusMode === "always-200"
@@ -214,7 +221,7 @@ export function describeRoutes(auth: Auth, table: readonly Route[], options: Ope
     tags: [...tags].map((name) => ({ name, description: tagDescriptions[name] })),
     paths,
     components: {
-      schemas: referencedSchemas({ paths, error: schemaRef("Error") }),
+      schemas: withUserFields(referencedSchemas({ paths, error: schemaRef("Error") }), auth),
       securitySchemes: {
         bearerAuth: {
           type: "http",
