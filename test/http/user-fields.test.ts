@@ -2,7 +2,7 @@
 // on every adapter, with the contract's codes for a malformed field (40002) and a refused one (42200).
 import { field } from "@portcullis/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestAuth, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
+import { type TestAuth, createTestUser, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
 import { call, post } from "./client.js";
 import { expectEnvelope } from "./contract-suite.js";
 import { describeOpenApiDrift } from "./openapi-drift.js";
@@ -66,6 +66,35 @@ describe.each(adapters)("additional user fields on %s", (_name, start) => {
     expectEnvelope(await call(context.server, "PATCH", `${base}/me`, { json: { fields: { company: "x" } } }), 40101);
     expect((await context.testAuth.auth.storage.users.findByUsernameKey("cyd"))?.fields).toMatchObject({ plan: "free" });
   });
+
+  it("administrators set any field: POST /auth/admin/users with fields, PATCH with fields after re-authentication", async () => {
+    await createTestUser(context.testAuth.auth, "root", ["admin"]);
+    const signedIn = await post(context.server, `${base}/login`, { username: "root", password: testPassword });
+    const token = signedIn.body.data.accessToken as string;
+    const made = await call(context.server, "POST", `${base}/admin/users`, {
+      token,
+      json: { username: "dee", fields: { plan: "pro", company: "Acme" } },
+    });
+    expectEnvelope(made, 0);
+    expect(made.body.data).toMatchObject({ username: "dee", plan: "pro", company: "Acme" });
+    const malformed = await call(context.server, "POST", `${base}/admin/users`, {
+      token,
+      json: { username: "eve", fields: { plan: 1 } },
+    });
+    expectEnvelope(malformed, 40002);
+    const changed = await call(context.server, "PATCH", `${base}/admin/users/${made.body.data.id}`, {
+      token,
+      json: { fields: { plan: "free", beta: true }, password: testPassword },
+    });
+    expectEnvelope(changed, 0);
+    expect(changed.body.data).toMatchObject({ plan: "free", company: "Acme" });
+    const outOfRange = await call(context.server, "PATCH", `${base}/admin/users/${made.body.data.id}`, {
+      token,
+      json: { fields: { plan: "gold" }, password: testPassword },
+    });
+    expectEnvelope(outOfRange, 42200);
+    expect(outOfRange.body.message).toBe("fields.plan must be one of free, pro");
+  });
 });
 
-describeOpenApiDrift({ exercises: ["register", "updateProfile", "getPublicUser"] });
+describeOpenApiDrift({ exercises: ["register", "updateProfile", "getPublicUser", "login", "adminCreateUser", "updateUser"] });
