@@ -420,9 +420,29 @@ return raised`;
 
 const patchableUserFields = ["username", "usernameKey", "passwordHash", "roles", "disabled"] as const;
 
-/** A stored user as core reads it: users stored before addresses existed have none. */
-const withAddress = (user: UserRecord | null): UserRecord | null =>
-  user ? { ...user, email: user.email ?? null, emailVerified: user.emailVerified === true } : null;
+/** Each additional user field as a hash field of its own, `field:<name>`: an update sets the ones it names and no other. */
+const fieldPrefix = "field:";
+const asHashFields = (fields: UserRecord["fields"]) =>
+  Object.fromEntries(Object.entries(fields ?? {}).map(([name, value]) => [`${fieldPrefix}${name}`, value]));
+
+/** A user as hash fields: its additional fields one hash field each. */
+function userHashFields(user: UserRecord): object {
+  const { fields, ...rest } = user;
+  return { ...rest, ...asHashFields(fields) };
+}
+
+/** A stored user as core reads it: users stored before addresses existed have none; `field:*` hash fields are its `fields`. */
+function withAddress(stored: UserRecord | null): UserRecord | null {
+  if (!stored) return null;
+  const user: Record<string, unknown> = {};
+  const fields: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(stored)) {
+    if (name.startsWith(fieldPrefix)) fields[name.slice(fieldPrefix.length)] = value;
+    else user[name] = value;
+  }
+  const read = { ...(user as unknown as UserRecord), email: stored.email ?? null, emailVerified: stored.emailVerified === true };
+  return Object.keys(fields).length === 0 ? read : { ...read, fields: fields as UserRecord["fields"] };
+}
 
 const pick = <T extends object, K extends keyof T>(record: T, fields: readonly K[]) =>
   Object.fromEntries(fields.filter((field) => record[field] !== undefined).map((field) => [field, record[field]]));
@@ -469,7 +489,7 @@ function redisUsers(redis: Redis): UserStore {
         passkeys.length,
         identities.length,
         index.length > 0 ? "1" : "0",
-        ...listArgs(toArgs({ ...user, emailVerified: index.length > 0 })),
+        ...listArgs(toArgs({ ...userHashFields(user), emailVerified: index.length > 0 })),
         ...listArgs(totp === null ? [] : toArgs({ ...totp, userId })),
         ...listArgs(recoveryCodeHashes),
         ...passkeys.flatMap((passkey) => [ref(passkey.id), ...listArgs(toArgs({ ...passkey, userId }))]),
@@ -487,7 +507,7 @@ function redisUsers(redis: Redis): UserStore {
         addressOfKey(user.id),
         ...index,
       ];
-      const stored = { ...user, emailVerified: index.length > 0 };
+      const stored = { ...userHashFields(user), emailVerified: index.length > 0 };
       const args = [ref(user.id), orderMember(user.usernameKey, ref(user.id)), ...toArgs(stored)];
       return (await run<number>(createUserScript, keys, args)) === 1;
     },
@@ -517,7 +537,7 @@ function redisUsers(redis: Redis): UserStore {
     },
     async update(id, patch, now) {
       // Only the patchable fields, whatever else the object holds: never the id or token version.
-      const changes = { ...pick(patch, patchableUserFields), updatedAt: now };
+      const changes = { ...pick(patch, patchableUserFields), ...asHashFields(patch.fields), updatedAt: now };
       const renamed = patch.usernameKey !== undefined;
       const keys = [userKey(id), orderKey, ...(renamed ? [usernameKey(patch.usernameKey as string)] : [])];
       const member = renamed ? orderMember(patch.usernameKey as string, ref(id)) : "";
