@@ -103,7 +103,7 @@ for (const database of everyDatabase) {
         });
         expect(set.fields).toEqual({ company: "Zoë's \u{1F600}", plan: "free", seats: 3, beta: true, tags: ["a", "b"] });
         // Stored as written: plan was never set, so its column holds null and reads as the default.
-      expect((await after.users.findById(ids[1] as string))?.fields).toEqual({ ...set.fields, plan: null });
+        expect((await after.users.findById(ids[1] as string))?.fields).toEqual({ ...set.fields, plan: null });
       });
 
       it("a changed inToken field reaches the token at the refresh, read by the rotation's own statement", async () => {
