@@ -280,7 +280,7 @@ export type { PublicUserHook } from "./users/public-user.js";
 export type { Revocation, RevocationChannel, RevocationReceiver } from "./users/revocation-channel.js";
 export type { SessionConfig } from "./users/session-config.js";
 export { type RevocationChannelStatus, revocationChannelStatus } from "./users/token-state.js";
-export { usernameProblem } from "./users/username.js";
+export { normalizeUsername, usernameProblem } from "./users/username.js";
 export type { CeremonyStart } from "./webauthn/ceremony.js";
 export type { PasskeyConfig } from "./webauthn/passkey-config.js";
 export type { PasskeyInfo } from "./webauthn/passkey-info.js";

@@ -112,7 +112,8 @@ export async function createUserRecord(auth: Auth, input: CreateUserInput, origi
     updatedAt: now,
     ...(auth.userFields.length > 0 ? { fields } : {}),
   };
-  if (!(await auth.storage.users.create(record))) {
+  const created = await auth.storage.users.create(record);
+  if (!created) {
     // The store refuses a taken username key or id, or a verified address another account holds (EV-1).
     const holder = address?.verified ? await auth.storage.users.findByVerifiedEmail(emailKeyOf(address.email)) : null;
     throw new AuthError(
@@ -120,8 +121,10 @@ export async function createUserRecord(auth: Auth, input: CreateUserInput, origi
       holder ? "The email address is verified on another account" : "The username is taken",
     );
   }
-  auth.emit({ type: "user.created", userId: record.id, ...origin, at: now });
-  return record;
+  // A store that keeps ids of its own form (an existing users table's integers) answers the id it gave.
+  const stored = typeof created === "string" ? { ...record, id: created } : record;
+  auth.emit({ type: "user.created", userId: stored.id, ...origin, at: now });
+  return stored;
 }
 
 /** A {@link CreateUserInput} with each field checked and normalised, before the password policy and storage. */

@@ -560,8 +560,10 @@ async function settle(auth: Auth, record: CheckedRecord, dryRun: boolean): Promi
   if (decided instanceof Refused) return { kind: "refused", refused: decided };
   if (decided !== null) return decided;
   if (dryRun) return { kind: "imported" };
-  if (await auth.storage.users.createAccount(accountOf(auth, record))) {
-    auth.emit({ type: "user.created", userId: record.user.id, by: "import", at: auth.now() });
+  const created = await auth.storage.users.createAccount(accountOf(auth, record));
+  if (created) {
+    const userId = typeof created === "string" ? created : record.user.id;
+    auth.emit({ type: "user.created", userId, by: "import", at: auth.now() });
     return { kind: "imported" };
   }
   const again = await decide(auth, record);

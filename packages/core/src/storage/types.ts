@@ -65,6 +65,13 @@ export type EmailChange =
  */
 export type UserPatch = Partial<Pick<UserRecord, "username" | "usernameKey" | "passwordHash" | "roles" | "disabled" | "fields">>;
 
+/**
+ * What {@link UserStore.create} and {@link UserStore.createAccount} answer: false when they
+ * stored nothing; true when they stored the user under its `id`; a string when they stored it
+ * under that id instead, made by the store (see {@link UserStore.create}).
+ */
+export type UserCreation = boolean | string;
+
 /** Users. */
 export interface UserStore {
   /**
@@ -72,8 +79,15 @@ export interface UserStore {
    * the user's `email` is verified and another account holds an address with the same
    * `emailKeyOf` verified (EV-1). Atomically: of concurrent creates with one verified address, one
    * stores (SQL: a unique index on the key of verified addresses, null for the others).
+   *
+   * Answers true when it stored the user under `user.id`. A store that keeps ids of a form of its
+   * own (integers or UUIDs of an existing users table: `@portcullis/kysely`'s `users` option)
+   * stores a user whose `id` is not of that form under an id it makes (the database's sequence or
+   * AUTO_INCREMENT, a random UUID) and answers that id: the caller then uses it. Core's random
+   * ids are never of those forms, so a new user always gets the store's id; an id of the form
+   * (an import that keeps ids) is stored as it is.
    */
-  create(user: UserRecord): Promise<boolean>;
+  create(user: UserRecord): Promise<UserCreation>;
   /**
    * Creates an account whole: the user and every factor and link it owns, all or nothing (IM-1:
    * an account must never exist without the second factor its record carries, not even for a
@@ -91,8 +105,10 @@ export interface UserStore {
    * is taken (OA-7), or when the account names one credential id or one link twice. Of
    * concurrent calls that share any of these keys, at most one writes. A store that fails part
    * way (the database unreachable) throws, and has stored nothing of the account.
+   *
+   * Answers as {@link UserStore.create} does: true, or the id the store gave the user.
    */
-  createAccount(account: NewAccount): Promise<boolean>;
+  createAccount(account: NewAccount): Promise<UserCreation>;
   /** The user with this id, or null. */
   findById(id: string): Promise<UserRecord | null>;
   /** The user whose `usernameKey` equals this one exactly, or null: callers pass a key already normalised. */

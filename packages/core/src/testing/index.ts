@@ -16,6 +16,7 @@ import { recoveryCodesSuite } from "./conformance/recovery-codes.js";
 import { sessionsSuite } from "./conformance/sessions.js";
 import { settingsSuite } from "./conformance/settings.js";
 import { totpSuite } from "./conformance/totp.js";
+import { useUserIds } from "./conformance/samples.js";
 import { usersSuite } from "./conformance/users.js";
 
 export type { ConformanceAssertion, ConformanceTestFunctions } from "./conformance/harness.js";
@@ -55,6 +56,13 @@ export interface StorageConformanceOptions {
    * registers one passing test named `opted out: <reason>`, so the gap shows in every report.
    */
   skip?: Partial<Record<StorageConformanceSuite, string>>;
+  /**
+   * Makes a fresh user id in the form the storage keeps them, for the users the tests create:
+   * `() => randomUUID()` for a store of UUID ids, a random decimal for one of integer ids (see
+   * `@portcullis/kysely`'s `users` option). Default: `user-<uuid>`. Ids the tests look up without
+   * creating them stay `user-<uuid>`, which such a store must answer as unknown.
+   */
+  userIds?: () => string;
 }
 
 /**
@@ -93,7 +101,13 @@ export function runStorageConformance(options: StorageConformanceOptions): void 
       throw new Error(`runStorageConformance: opting out of "${suite}" needs a written reason`);
     }
   }
-  const context: SuiteContext = { test: options.test, makeStorage: options.makeStorage };
+  const context: SuiteContext = {
+    test: options.test,
+    makeStorage: () => {
+      useUserIds(options.userIds);
+      return options.makeStorage();
+    },
+  };
   options.test.describe(`storage conformance: ${options.name}`, () => {
     for (const suite of storageConformanceSuites) {
       const reason = skip[suite];

@@ -56,6 +56,18 @@ export function uniqueId(prefix: string): string {
   return `${prefix}-${randomUUID()}`;
 }
 
+/** Where {@link sampleUser} takes a new user's id: `user-<uuid>` unless the run gave `userIds`. */
+let newUserId: () => string = () => uniqueId("user");
+
+/**
+ * Makes {@link sampleUser} take new users' ids from `make` (a store that keeps integer or UUID
+ * ids needs ids of that form), or `user-<uuid>` when it is undefined. The kit calls it as each
+ * test asks for its storage, so each run's tests use that run's ids.
+ */
+export function useUserIds(make: (() => string) | undefined): void {
+  newUserId = make ?? (() => uniqueId("user"));
+}
+
 /** A 64-hex-digit stand-in for a SHA-256, distinct per call. */
 export function uniqueHash(): string {
   return `${randomUUID()}${randomUUID()}`.replaceAll("-", "");
@@ -63,7 +75,7 @@ export function uniqueHash(): string {
 
 /** A local user with a unique id and usernameKey, token version 0; `overrides` replace any field. */
 export function sampleUser(overrides: Partial<UserRecord> = {}): UserRecord {
-  const id = overrides.id ?? uniqueId("user");
+  const id = overrides.id ?? newUserId();
   return {
     id,
     username: `Name-${id}`,
