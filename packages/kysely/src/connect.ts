@@ -12,6 +12,7 @@ import {
 import { type KyselyStorage, kyselyStorage } from "./kysely-storage.js";
 import { loadDriver } from "./load-driver.js";
 import { isConnectionFailure } from "./unavailable.js";
+import type { UsersTableOptions } from "./users-table.js";
 
 const preparedNames = new Map<string, string>();
 
@@ -180,6 +181,8 @@ export interface ConnectStorageOptions {
   prefix?: string;
   /** The additional user fields, as for `kyselyStorage` (add their columns with `portcullis fields`). */
   userFields?: UserFieldDefinitions;
+  /** Your own users table, as for `kyselyStorage` (docs/existing-users-table.md). */
+  users?: UsersTableOptions;
   /** Connections in the pool. Default 10. */
   maxConnections?: number;
   /** How long to wait for a connection before the request answers 50300. Default 5000 ms. */
@@ -257,6 +260,7 @@ export async function connectStorageWith(options: ConnectStorageOptions, drivers
       dialect: "postgres",
       prefix: options.prefix,
       userFields: options.userFields,
+      users: options.users,
     });
   }
   if (url.protocol === "mysql:" || url.protocol === "mariadb:") {
@@ -279,6 +283,7 @@ export async function connectStorageWith(options: ConnectStorageOptions, drivers
       dialect: "mysql",
       prefix: options.prefix,
       userFields: options.userFields,
+      users: options.users,
     });
   }
   throw new TypeError(

@@ -15,6 +15,7 @@ import { totpStore } from "./stores/totp.js";
 import { userStore } from "./stores/users.js";
 import { type SchemaGuard, withUnavailableAsAuthError } from "./unavailable.js";
 import { type FieldColumn, fieldColumnsOf, fieldColumnsProblem } from "./user-fields.js";
+import { type UsersTable, type UsersTableOptions, checkUsersTable, usersTableOf } from "./users-table.js";
 
 /** Options of {@link kyselyStorage}. */
 export interface KyselyStorageOptions {
@@ -32,6 +33,12 @@ export interface KyselyStorageOptions {
    * says how to add it.
    */
   userFields?: UserFieldDefinitions;
+  /**
+   * Your own users table, whose rows are Portcullis's users (docs/existing-users-table.md):
+   * Portcullis reads and writes only the columns it names, and keeps its own data about each
+   * user in `<prefix>accounts`, keyed by your id. Absent: Portcullis's own `<prefix>users` table.
+   */
+  users?: UsersTableOptions;
 }
 
 /** A {@link Storage} over SQL, with what `migrate` and `close` need. */
@@ -40,6 +47,8 @@ export interface KyselyStorage extends Storage {
   readonly db: Kysely<any>;
   readonly dialect: SqlDialect;
   readonly tables: Tables;
+  /** Your users table (the `users` option), checked; null when Portcullis keeps its own. */
+  readonly usersTable: UsersTable | null;
   /** Ends the Kysely instance (and its pool). */
   close(): Promise<void>;
 }
@@ -65,34 +74,43 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
     throw new TypeError(`@portcullis/kysely: dialect must be "postgres" or "mysql"; got ${JSON.stringify(dialect)}`);
   }
   const db = options.db as Kysely<AnyDatabase>;
-  const t = tablesWithPrefix(options.prefix);
+  const usersTable = usersTableOf(options.users, dialect);
+  const t = tablesWithPrefix(options.prefix, usersTable !== null);
   const fieldColumns = fieldColumnsOf(options.userFields);
-  const schema = schemaGuard(db, dialect, t, fieldColumns);
-  const stores = storesOver(storeContext(db, dialect, t, fieldColumns));
+  const schema = schemaGuard(db, dialect, t, fieldColumns, usersTable);
+  const stores = storesOver(storeContext(db, dialect, t, fieldColumns, usersTable));
   const storage = Object.fromEntries(
     Object.entries(stores).map(([name, store]) => [name, withUnavailableAsAuthError(store, schema)]),
   ) as unknown as Storage;
-  return { ...storage, db, dialect, tables: t, close: () => db.destroy() };
+  return { ...storage, db, dialect, tables: t, usersTable, close: () => db.destroy() };
 }
 
 /**
  * The schema check of one storage: made before its first operation and kept once it passed; made
  * again when a statement finds a table missing (the tables dropped, or the database replaced,
  * since), so that request's error says to run migrate rather than "relation does not exist".
+ * With your users table, it is checked too: a NOT NULL column without a default that Portcullis
+ * does not write fails here, naming the column, before any sign-up meets it.
  */
-function schemaGuard(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables, fieldColumns: readonly FieldColumn[]): SchemaGuard {
+function schemaGuard(
+  db: Kysely<AnyDatabase>,
+  dialect: SqlDialect,
+  t: Tables,
+  fieldColumns: readonly FieldColumn[],
+  usersTable: UsersTable | null,
+): SchemaGuard {
   let schemaChecked: Promise<void> | null = null;
-  const assertFieldColumns = async () => {
+  const check = async () => {
+    await assertSchemaCurrent(db, dialect, t);
     const problem = await fieldColumnsProblem(db, dialect, t, fieldColumns);
     if (problem !== null) throw new Error(problem);
+    if (usersTable !== null) await checkUsersTable(db, dialect, usersTable);
   };
   const ready = () => {
-    schemaChecked ??= assertSchemaCurrent(db, dialect, t)
-      .then(assertFieldColumns)
-      .catch((error: unknown) => {
-        schemaChecked = null;
-        throw error;
-      });
+    schemaChecked ??= check().catch((error: unknown) => {
+      schemaChecked = null;
+      throw error;
+    });
     return schemaChecked;
   };
   return {

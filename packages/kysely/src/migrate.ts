@@ -5,6 +5,8 @@ import { assertSchemaCurrent, latestSchemaVersion, migrateSchema } from "./migra
  * Brings the database schema of a storage to the version this code needs, applying each missing
  * migration once, under a lock (two processes migrating at once are safe). Never migrates down:
  * a database newer than this code throws, saying to upgrade. Returns the versions before and after.
+ * With the storage's `users` option, your table is checked and Portcullis's tables are built
+ * against it (docs/existing-users-table.md); your table itself is never altered.
  *
  * @example
  * ```ts
@@ -13,7 +15,7 @@ import { assertSchemaCurrent, latestSchemaVersion, migrateSchema } from "./migra
  * ```
  */
 export async function migrate(storage: KyselyStorage): Promise<{ from: number; to: number }> {
-  return migrateSchema(storage.db, storage.dialect, storage.tables, Date.now());
+  return migrateSchema(storage.db, storage.dialect, storage.tables, Date.now(), undefined, storage.usersTable);
 }
 
 /**

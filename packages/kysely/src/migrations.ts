@@ -1,6 +1,7 @@
 import { type Kysely, sql } from "kysely";
 import type { AnyDatabase, SqlDialect, Tables } from "./schema.js";
 import { existingTables, migrateCommands, noSchemaMessage, tablesTakenMessage } from "./schema-hints.js";
+import { type UsersTable, checkUsersTable, quoted, quotedTable } from "./users-table.js";
 
 /**
  * How text compares in MySQL columns: byte for byte, with no padding (a trailing space is a
@@ -36,22 +37,44 @@ function columnTypes(dialect: SqlDialect, collations: MysqlCollations | null) {
   };
 }
 
+/**
+ * Your users table, as the migrations build Portcullis's tables against it (the `users` option):
+ * the `accounts` table's id is your id's SQL type and a foreign key to it, every `user_id` column
+ * takes that type, and the columns of yours Portcullis reads are left out of its own table.
+ */
+interface UsersSchema {
+  table: UsersTable;
+  /** Your id column's SQL type, as the catalogue gives it (MySQL: with its character set and collation). */
+  idSqlType: string;
+}
+
 /** One version of the schema: the statements that make it from the one before. */
 interface Migration {
   version: number;
-  statements(dialect: SqlDialect, t: Tables, collations: MysqlCollations | null): string[];
+  statements(dialect: SqlDialect, t: Tables, collations: MysqlCollations | null, users: UsersSchema | null): string[];
 }
 
 const migrations: readonly Migration[] = [
   {
     version: 1,
-    statements(dialect, t, collations) {
+    statements(dialect, t, collations, users) {
       const c = columnTypes(dialect, collations);
       const table = c.table;
+      // A user's id: Portcullis's own text, or your table's id's type, pointing at your row.
+      const userId = users === null ? c.ascii(255) : users.idSqlType;
+      const yours =
+        users === null
+          ? ""
+          : `,
+          constraint ${t.users}_yours foreign key (id) references ${quotedTable(dialect, users.table)} (${quoted(dialect, users.table.idColumn)})`;
       return [
         `create table ${t.users} (
-          id ${c.ascii(255)} primary key,
-          username ${c.text(512)} not null,
+          id ${userId} primary key,${
+            users?.table.username
+              ? ""
+              : `
+          username ${c.text(512)} not null,`
+          }
           username_key ${c.text(512)} not null,
           password_hash ${c.ascii(1024)},
           roles ${c.long} not null,
@@ -60,11 +83,11 @@ const migrations: readonly Migration[] = [
           source ${c.ascii(16)} not null,
           created_at ${c.time} not null,
           updated_at ${c.time} not null,
-          constraint ${t.users}_username_key unique (username_key)
+          constraint ${t.users}_username_key unique (username_key)${yours}
         )${table}`,
         `create index ${t.users}_source on ${t.users} (source)`,
         `create table ${t.totp} (
-          user_id ${c.ascii(255)} primary key references ${t.users} (id),
+          user_id ${userId} primary key references ${t.users} (id),
           secret_key_id ${c.ascii(255)} not null,
           secret_sealed ${c.ascii(1024)} not null,
           enabled ${c.flag} not null,
@@ -72,14 +95,14 @@ const migrations: readonly Migration[] = [
           created_at ${c.time} not null
         )${table}`,
         `create table ${t.recoveryCodes} (
-          user_id ${c.ascii(255)} not null references ${t.users} (id),
+          user_id ${userId} not null references ${t.users} (id),
           hash ${c.ascii(255)} not null,
           created_at ${c.time} not null,
           primary key (user_id, hash)
         )${table}`,
         `create table ${t.sessions} (
           id ${c.ascii(255)} primary key,
-          user_id ${c.ascii(255)} not null references ${t.users} (id),
+          user_id ${userId} not null references ${t.users} (id),
           token_version bigint not null,
           amr ${c.long} not null,
           created_at ${c.time} not null,
@@ -91,7 +114,7 @@ const migrations: readonly Migration[] = [
         `create table ${t.refreshTokens} (
           hash ${c.ascii(255)} primary key,
           session_id ${c.ascii(255)} not null,
-          user_id ${c.ascii(255)} not null,
+          user_id ${userId} not null,
           created_at ${c.time} not null,
           expires_at ${c.time} not null,
           spent_at ${c.time}
@@ -101,7 +124,7 @@ const migrations: readonly Migration[] = [
         `create table ${t.challenges} (
           id ${c.ascii(255)} primary key,
           kind ${c.ascii(32)} not null,
-          user_id ${c.ascii(255)},
+          user_id ${userId},
           data ${c.long} not null,
           attempts integer not null,
           created_at ${c.time} not null,
@@ -116,7 +139,7 @@ const migrations: readonly Migration[] = [
         `create index ${t.counters}_reset on ${t.counters} (reset_at)`,
         `create table ${t.passkeys} (
           id ${c.ascii(1400)} primary key,
-          user_id ${c.ascii(255)} not null references ${t.users} (id),
+          user_id ${userId} not null references ${t.users} (id),
           public_key ${c.long} not null,
           counter bigint not null,
           transports ${c.long} not null,
@@ -130,7 +153,7 @@ const migrations: readonly Migration[] = [
         `create table ${t.identities} (
           provider ${c.text(64)} not null,
           subject ${c.text(512)} not null,
-          user_id ${c.ascii(255)} not null,
+          user_id ${userId} not null,
           email ${c.text(512)},
           email_verified ${c.flag} not null,
           created_at ${c.time} not null,
@@ -173,11 +196,13 @@ const migrations: readonly Migration[] = [
     // Issue 24: an address on each account, and the key of a verified one, unique (EV-1). Null
     // keys never collide, so unverified addresses repeat. Existing users: no address, not verified.
     version: 3,
-    statements(dialect, t, collations) {
+    statements(dialect, t, collations, users) {
       const c = columnTypes(dialect, collations);
       const key = dialect === "mysql" ? c.text(512) : `${c.text(512)} collate "C"`;
+      // With the users option's email column, the address is yours: Portcullis keeps whether it is verified.
+      const email = users?.table.email ? "" : `add column email ${c.text(512)}, `;
       return [
-        `alter table ${t.users} add column email ${c.text(512)}, add column email_verified ${c.flag} not null default false, add column verified_email_key ${key}`,
+        `alter table ${t.users} ${email}add column email_verified ${c.flag} not null default false, add column verified_email_key ${key}`,
         `alter table ${t.users} add constraint ${t.users}_verified_email_key unique (verified_email_key)`,
       ];
     },
@@ -222,9 +247,13 @@ export async function schemaVersionOf(db: Kysely<AnyDatabase>, dialect: SqlDiale
  * before running it again. Returns the versions before and after. `to` stops at an older version: the
  * migration tests build a database as an older release made it.
  *
+ * With `users` (the storage's `users` option), your table is checked first (see `checkUsersTable`)
+ * and Portcullis's tables are built against it: `<prefix>accounts` keyed by your id.
+ *
  * @throws {Error} when the database is newer than this code: it never migrates down; and when a
  * table the first migration would create exists without the schema-version table beside it
- * (another application's `users`): the message names the prefix option of the CLI and of the storage.
+ * (another application's `users`): the message names the prefix option of the CLI and of the
+ * storage; and when your users table is missing or cannot take Portcullis's inserts.
  */
 export async function migrateSchema(
   db: Kysely<AnyDatabase>,
@@ -232,14 +261,17 @@ export async function migrateSchema(
   t: Tables,
   now: number,
   to = latestSchemaVersion,
+  users: UsersTable | null = null,
 ): Promise<{ from: number; to: number }> {
   return withMigrationLock(db, dialect, t, async (locked) => {
     const from = await schemaVersionOf(locked, dialect, t);
     if (from > latestSchemaVersion) throw newerThanCode(from);
+    const usersSchema =
+      users === null ? null : { table: users, idSqlType: (await checkUsersTable(locked, dialect, users)).sqlType };
     if (from === 0) await startSchema(locked, dialect, t);
     const collations = dialect === "mysql" ? mysqlCollationsFor(await serverVersion(locked)) : null;
     for (const migration of migrations.filter((step) => step.version > from && step.version <= to)) {
-      for (const statement of migration.statements(dialect, t, collations)) await sql.raw(statement).execute(locked);
+      for (const statement of migration.statements(dialect, t, collations, usersSchema)) await sql.raw(statement).execute(locked);
       await locked.updateTable(t.schema).set({ version: migration.version, updated_at: now }).where("id", "=", 1).execute();
     }
     return { from, to: Math.max(from, to) };

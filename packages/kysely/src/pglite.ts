@@ -6,6 +6,7 @@ import { loadDriver } from "./load-driver.js";
 import { migrate } from "./migrate.js";
 import { lockDataDirectory } from "./pglite-lock.js";
 import { migrateUserFields } from "./user-fields.js";
+import type { UsersTableOptions } from "./users-table.js";
 
 /**
  * A `pg`-style pool over one PGlite database, for Kysely's own PostgreSQL dialect. PGlite is one
@@ -53,6 +54,8 @@ export interface PgliteStorageOptions {
   dataDir: string;
   /** Table-name prefix, as for `kyselyStorage`. */
   prefix?: string;
+  /** Your own users table, as for `kyselyStorage` (docs/existing-users-table.md). */
+  users?: UsersTableOptions;
   /**
    * Bring the schema up to date at once (default true): an embedded database has no one else to
    * do it. With `userFields`, the columns of the fields too (`migrateUserFields`).
@@ -102,6 +105,7 @@ export async function pgliteStorageWith(options: PgliteStorageOptions, load: () 
       dialect: "postgres",
       prefix: options.prefix,
       userFields: options.userFields,
+      users: options.users,
     });
     if (options.migrate !== false) {
       await migrate(storage);

@@ -18,11 +18,13 @@ export interface Tables {
 
 /**
  * The table names under `prefix`: empty, or a lower-case letter then up to 30 letters, digits
- * or underscores (identifiers are never quoted from input, so this is the whole rule).
+ * or underscores (identifiers are never quoted from input, so this is the whole rule). With
+ * `accounts` (the storage's `users` option: your own table holds the users), Portcullis's table of
+ * its own data about each user is `<prefix>accounts`, so that it never meets your `users`.
  *
  * @throws {TypeError} naming `prefix` when it is not one.
  */
-export function tablesWithPrefix(prefix = ""): Tables {
+export function tablesWithPrefix(prefix = "", accounts = false): Tables {
   if (typeof prefix !== "string" || (prefix !== "" && !/^[a-z][a-z0-9_]{0,30}$/.test(prefix))) {
     throw new TypeError(
       `@portcullis/kysely: prefix must be empty or a lower-case letter then up to 30 letters, digits or "_"; got ${JSON.stringify(prefix)}`,
@@ -31,7 +33,7 @@ export function tablesWithPrefix(prefix = ""): Tables {
   const name = (table: string) => `${prefix}${table}`;
   return {
     schema: name("portcullis_schema"),
-    users: name("users"),
+    users: name(accounts ? "accounts" : "users"),
     totp: name("totp"),
     recoveryCodes: name("recovery_codes"),
     sessions: name("sessions"),

@@ -13,10 +13,10 @@ import type { ConformanceTestFunctions, SuiteContext } from "./conformance/harne
 import { identitiesSuite } from "./conformance/identities.js";
 import { passkeysSuite } from "./conformance/passkeys.js";
 import { recoveryCodesSuite } from "./conformance/recovery-codes.js";
+import { useUserIds } from "./conformance/samples.js";
 import { sessionsSuite } from "./conformance/sessions.js";
 import { settingsSuite } from "./conformance/settings.js";
 import { totpSuite } from "./conformance/totp.js";
-import { useUserIds } from "./conformance/samples.js";
 import { usersSuite } from "./conformance/users.js";
 
 export type { ConformanceAssertion, ConformanceTestFunctions } from "./conformance/harness.js";

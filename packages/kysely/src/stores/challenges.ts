@@ -1,6 +1,7 @@
 import type { ChallengeKind, ChallengeRecord, ChallengeStore } from "@portcullis/core";
 import { sql } from "kysely";
 import type { ChallengeRow } from "../schema.js";
+import { userIdFromRow } from "../users-table.js";
 import { type StoreContext, num, updateCounting, upsert } from "./context.js";
 import { deleteExpiredRows } from "./expired-rows.js";
 
@@ -8,7 +9,7 @@ function toChallenge(row: ChallengeRow): ChallengeRecord {
   return {
     id: row.id,
     kind: row.kind as ChallengeKind,
-    userId: row.user_id,
+    userId: row.user_id === null ? null : userIdFromRow(row.user_id),
     data: JSON.parse(row.data) as Record<string, unknown>,
     attempts: num(row.attempts),
     createdAt: num(row.created_at),

@@ -1,6 +1,7 @@
 import { CompiledQuery, type Kysely, type QueryResult, type RawBuilder, sql } from "kysely";
 import type { AnyDatabase, SqlDialect, Tables } from "../schema.js";
 import type { FieldColumn } from "../user-fields.js";
+import { type UsersTable, isUserIdOf, usersRelation } from "../users-table.js";
 
 /** What every SQL store is built from: the database, its dialect and the prefixed table names. */
 export interface StoreContext {
@@ -11,6 +12,12 @@ export interface StoreContext {
   readonly tables: Tables;
   /** The declared additional user fields and their columns of the users table (`userFields`). */
   readonly fieldColumns: readonly FieldColumn[];
+  /** Your users table (the `users` option), or null: Portcullis's own `users` table holds the users. */
+  readonly hostUsers: UsersTable | null;
+  /** The users as a relation with the columns of a {@link UserRow}: `tables.users`, or it joined to your table. */
+  readonly usersFrom: RawBuilder<unknown>;
+  /** Whether `id` can be a user's: of the form your table keeps ids (see {@link isUserIdOf}); any string without it. */
+  isUserId(id: string): boolean;
 }
 
 /** The context the stores of one {@link StoreContext.db} share. */
@@ -19,8 +26,22 @@ export function storeContext(
   dialect: SqlDialect,
   tables: Tables,
   fieldColumns: readonly FieldColumn[] = [],
+  hostUsers: UsersTable | null = null,
 ): StoreContext {
-  return { db, dialect, postgres: dialect === "postgres", tables, fieldColumns };
+  return {
+    db,
+    dialect,
+    postgres: dialect === "postgres",
+    tables,
+    fieldColumns,
+    hostUsers,
+    usersFrom: usersRelation(
+      tables.users,
+      hostUsers,
+      fieldColumns.map(({ column }) => column),
+    ),
+    isUserId: (id) => isUserIdOf(hostUsers, id),
+  };
 }
 
 /**

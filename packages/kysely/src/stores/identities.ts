@@ -1,12 +1,13 @@
 import type { IdentityRecord, IdentityStore } from "@portcullis/core";
 import type { IdentityRow } from "../schema.js";
+import { userIdFromRow } from "../users-table.js";
 import { type StoreContext, flag, insertUnlessDuplicate, num, numOrNull } from "./context.js";
 
 function toIdentity(row: IdentityRow): IdentityRecord {
   return {
     provider: row.provider,
     subject: row.subject,
-    userId: row.user_id,
+    userId: userIdFromRow(row.user_id),
     email: row.email,
     emailVerified: flag(row.email_verified),
     createdAt: num(row.created_at),
@@ -29,7 +30,7 @@ export function toIdentityRow(identity: IdentityRecord) {
 
 /** The identities table as an {@link IdentityStore}: (provider, subject) is its key, so a second link is a duplicate (OA-7). */
 export function identityStore(context: StoreContext): IdentityStore {
-  const { db, tables: t } = context;
+  const { db, tables: t, isUserId } = context;
   return {
     async link(identity) {
       return insertUnlessDuplicate(context, t.identities, toIdentityRow(identity));
@@ -44,6 +45,7 @@ export function identityStore(context: StoreContext): IdentityStore {
       return row ? toIdentity(row as IdentityRow) : null;
     },
     async listByUser(userId) {
+      if (!isUserId(userId)) return [];
       const rows = await db.selectFrom(t.identities).selectAll().where("user_id", "=", userId).orderBy("created_at").execute();
       return rows.map((row) => toIdentity(row as IdentityRow));
     },
@@ -57,6 +59,7 @@ export function identityStore(context: StoreContext): IdentityStore {
       return rows.map((row) => toIdentity(row as IdentityRow));
     },
     async unlink(userId, provider, subject) {
+      if (!isUserId(userId)) return false;
       const result = await db
         .deleteFrom(t.identities)
         .where("user_id", "=", userId)

@@ -1,11 +1,12 @@
 import type { PasskeyRecord, PasskeyStore } from "@portcullis/core";
 import type { PasskeyRow } from "../schema.js";
+import { userIdFromRow } from "../users-table.js";
 import { type StoreContext, findOne, flag, insertUnlessDuplicate, num, numOrNull } from "./context.js";
 
 function toPasskey(row: PasskeyRow): PasskeyRecord {
   return {
     id: row.id,
-    userId: row.user_id,
+    userId: userIdFromRow(row.user_id),
     publicKey: row.public_key,
     counter: num(row.counter),
     transports: JSON.parse(row.transports) as string[],
@@ -39,7 +40,7 @@ export function toPasskeyRow(passkey: PasskeyRecord) {
  * of a user's last passkeys locks that user's passkey rows in a transaction.
  */
 export function passkeyStore(context: StoreContext): PasskeyStore {
-  const { db, tables: t } = context;
+  const { db, tables: t, isUserId } = context;
   const findById = (id: string) => findOne(context, t.passkeys, "id", id, toPasskey);
   return {
     async create(passkey) {
@@ -47,6 +48,7 @@ export function passkeyStore(context: StoreContext): PasskeyStore {
     },
     findById,
     async listByUser(userId) {
+      if (!isUserId(userId)) return [];
       const rows = await db.selectFrom(t.passkeys).selectAll().where("user_id", "=", userId).orderBy("created_at").execute();
       return rows.map((row) => toPasskey(row as PasskeyRow));
     },
@@ -64,6 +66,7 @@ export function passkeyStore(context: StoreContext): PasskeyStore {
       return passkey !== null && passkey.counter === counter && passkey.backupState === backupState && passkey.lastUsedAt === now;
     },
     async rename(userId, id, label) {
+      if (!isUserId(userId)) return false;
       const result = await db
         .updateTable(t.passkeys)
         .set({ label })
@@ -75,10 +78,12 @@ export function passkeyStore(context: StoreContext): PasskeyStore {
       return passkey !== null && passkey.userId === userId && passkey.label === label;
     },
     async delete(userId, id) {
+      if (!isUserId(userId)) return false;
       const result = await db.deleteFrom(t.passkeys).where("id", "=", id).where("user_id", "=", userId).executeTakeFirst();
       return num(result.numDeletedRows) === 1;
     },
     async deleteUnlessLast(userId, id) {
+      if (!isUserId(userId)) return "not_found";
       // The user's passkeys, locked: concurrent deletes of the last two take turns.
       return db.transaction().execute(async (trx) => {
         const owned = await trx.selectFrom(t.passkeys).select("id").where("user_id", "=", userId).forUpdate().execute();

@@ -10,7 +10,7 @@ export function recoveryCodeRows(userId: string, hashes: string[], now: number) 
  * The recovery_codes table as a {@link RecoveryCodeStore}: only hashes are stored (RC-2), a new
  * set replaces the old in one transaction (RC-1), and consuming a code deletes exactly one row (RC-3).
  */
-export function recoveryCodeStore({ db, tables: t }: StoreContext): RecoveryCodeStore {
+export function recoveryCodeStore({ db, tables: t, isUserId }: StoreContext): RecoveryCodeStore {
   return {
     async replace(userId, hashes, now) {
       // The user's row, locked, orders concurrent replaces of one user's set, so one set stays
@@ -31,6 +31,7 @@ export function recoveryCodeStore({ db, tables: t }: StoreContext): RecoveryCode
         });
     },
     async has(userId, hash) {
+      if (!isUserId(userId)) return false;
       const row = await db
         .selectFrom(t.recoveryCodes)
         .select("hash")
@@ -40,6 +41,7 @@ export function recoveryCodeStore({ db, tables: t }: StoreContext): RecoveryCode
       return row !== undefined;
     },
     async consume(userId, hash) {
+      if (!isUserId(userId)) return false;
       const result = await db
         .deleteFrom(t.recoveryCodes)
         .where("user_id", "=", userId)
@@ -48,6 +50,7 @@ export function recoveryCodeStore({ db, tables: t }: StoreContext): RecoveryCode
       return num(result.numDeletedRows) === 1;
     },
     async count(userId) {
+      if (!isUserId(userId)) return 0;
       const row = await db
         .selectFrom(t.recoveryCodes)
         .select((eb) => eb.fn.countAll().as("count"))
@@ -56,6 +59,7 @@ export function recoveryCodeStore({ db, tables: t }: StoreContext): RecoveryCode
       return num(row?.count ?? 0);
     },
     async removeAll(userId) {
+      if (!isUserId(userId)) return;
       await db.deleteFrom(t.recoveryCodes).where("user_id", "=", userId).execute();
     },
   };

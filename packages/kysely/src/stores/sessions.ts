@@ -9,6 +9,7 @@ import type {
 import { mayRotate, replacementToken } from "@portcullis/core";
 import { type RawBuilder, sql } from "kysely";
 import type { RefreshTokenRow, SessionRow, UserRow } from "../schema.js";
+import { userIdFromRow } from "../users-table.js";
 import { type StoreContext, compiledOnce, findOne, flag, num, numOrNull, placeholders } from "./context.js";
 import { revokeAllSessions } from "./revoke-all.js";
 import { toUser } from "./users.js";
@@ -16,7 +17,7 @@ import { toUser } from "./users.js";
 function toSession(row: SessionRow): SessionRecord {
   return {
     id: row.id,
-    userId: row.user_id,
+    userId: userIdFromRow(row.user_id),
     tokenVersion: num(row.token_version),
     amr: JSON.parse(row.amr) as SessionRecord["amr"],
     authTime: num(row.auth_time),
@@ -50,7 +51,7 @@ function toRefreshToken(row: RefreshTokenRow): RefreshTokenRecord {
   return {
     hash: row.hash,
     sessionId: row.session_id,
-    userId: row.user_id,
+    userId: userIdFromRow(row.user_id),
     createdAt: num(row.created_at),
     expiresAt: num(row.expires_at),
     spentAt: numOrNull(row.spent_at),
@@ -150,13 +151,14 @@ function toRotationRead(joined: Record<string, unknown>, context: StoreContext):
  */
 function rotationStatement(context: StoreContext) {
   const t = context.tables;
-  const [tokens, sessions, users, totp] = [t.refreshTokens, t.sessions, t.users, t.totp].map((name) => sql.table(name));
+  const [tokens, sessions, totp] = [t.refreshTokens, t.sessions, t.totp].map((name) => sql.table(name));
+  const users = context.usersFrom;
   const [hash, now, nextHash, idleEnd, userAgent, address] = placeholders(context, 6);
   return sql<Record<string, unknown>>`/* prepared */
     with r as (select * from ${tokens} where hash = ${hash}),
     spent as (update ${tokens} set spent_at = ${now} where hash = ${hash} and spent_at is null returning hash),
     s as (select * from ${sessions} where id = (select session_id from r)),
-    u as (select * from ${users} where id = (select user_id from r)),
+    u as (select * from ${users} as users where id = (select user_id from r)),
     allowed as (
       select s.id as session_id, r.user_id, least(${idleEnd}::bigint, s.expires_at) as expires_at
       from spent, r, s, u
@@ -191,8 +193,8 @@ function rotationValues({ hash, now, nextHash, idleMs, use }: RefreshRotation): 
  * the insert and the session's use follow as a statement each.
  */
 function rotationReadQuery(context: StoreContext, hash: string) {
-  const t = context.tables;
-  const [tokens, sessions, users, totp] = [t.refreshTokens, t.sessions, t.users, t.totp].map((name) => sql.table(name));
+  const { tables: t, usersFrom: users } = context;
+  const [tokens, sessions, totp] = [t.refreshTokens, t.sessions, t.totp].map((name) => sql.table(name));
   return sql<Record<string, unknown>>`
     select ${selectedAs("r", tokenColumns)}, ${selectedAs("s", sessionColumns)}, ${selectedAs("u", userColumnsOf(context))},
       p.enabled as totp_enabled
@@ -236,7 +238,7 @@ function tokenStateQuery(context: StoreContext) {
 function toTokenState(row: Record<string, unknown>): TokenState {
   return {
     session: {
-      userId: row.user_id as string,
+      userId: userIdFromRow(row.user_id),
       revokedAt: numOrNull(row.revoked_at as string | number | null),
       expiresAt: num(row.expires_at as string | number),
     },
@@ -255,7 +257,7 @@ function toTokenState(row: Record<string, unknown>): TokenState {
  * listed through the index on `user_id`.
  */
 export function sessionStore(context: StoreContext): SessionStore {
-  const { db, postgres, tables: t } = context;
+  const { db, postgres, tables: t, isUserId } = context;
   const findSession = (id: string) => findOne(context, t.sessions, "id", id, toSession);
   const findRefreshToken = (hash: string) => findOne(context, t.refreshTokens, "hash", hash, toRefreshToken);
   const readTokenState = compiledOnce(context, () => tokenStateQuery(context));
@@ -292,9 +294,11 @@ export function sessionStore(context: StoreContext): SessionStore {
       const session = await findSession(id);
       return session !== null && session.revokedAt === null && session.tokenVersion === tokenVersion;
     },
-    revokeUserSessions: (userId, now, exceptSessionId) => updateLive("user_id", userId, { revoked_at: now }, exceptSessionId),
+    revokeUserSessions: async (userId, now, exceptSessionId) =>
+      isUserId(userId) ? updateLive("user_id", userId, { revoked_at: now }, exceptSessionId) : 0,
     revokeAll: revokeAllSessions(context),
     async listByUser(userId, now, limit) {
+      if (!isUserId(userId)) return [];
       const rows = await listSessionsQuery(context, userId, now, limit).execute();
       return rows.map((row) => toSession(row as SessionRow));
     },

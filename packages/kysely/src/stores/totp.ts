@@ -1,10 +1,11 @@
 import type { TotpRecord, TotpStore } from "@portcullis/core";
 import type { TotpRow } from "../schema.js";
+import { userIdFromRow } from "../users-table.js";
 import { type StoreContext, findOne, flag, num } from "./context.js";
 
 function toTotp(row: TotpRow): TotpRecord {
   return {
-    userId: row.user_id,
+    userId: userIdFromRow(row.user_id),
     secret: { keyId: row.secret_key_id, sealed: row.secret_sealed },
     enabled: flag(row.enabled),
     lastUsedStep: num(row.last_used_step),
@@ -30,9 +31,9 @@ export function toTotpRow(record: TotpRecord) {
  * PostgreSQL, and under the user's row lock on MySQL.
  */
 export function totpStore(context: StoreContext): TotpStore {
-  const { db, postgres, tables: t } = context;
+  const { db, postgres, tables: t, isUserId } = context;
   return {
-    get: (userId) => findOne(context, t.totp, "user_id", userId, toTotp),
+    get: async (userId) => (isUserId(userId) ? findOne(context, t.totp, "user_id", userId, toTotp) : null),
     async putPending(record) {
       const values = toTotpRow({ ...record, enabled: false });
       if (postgres) {
@@ -71,6 +72,7 @@ export function totpStore(context: StoreContext): TotpStore {
       });
     },
     async enable(userId) {
+      if (!isUserId(userId)) return false;
       const result = await db
         .updateTable(t.totp)
         .set({ enabled: true })
@@ -80,10 +82,12 @@ export function totpStore(context: StoreContext): TotpStore {
       return num(result.numUpdatedRows) === 1;
     },
     async remove(userId) {
+      if (!isUserId(userId)) return false;
       const result = await db.deleteFrom(t.totp).where("user_id", "=", userId).executeTakeFirst();
       return num(result.numDeletedRows) > 0;
     },
     async advanceStep(userId, step) {
+      if (!isUserId(userId)) return false;
       const result = await db
         .updateTable(t.totp)
         .set({ last_used_step: step })
