@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 import { realpathSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { adoptExistingUsers } from "./adopt.js";
 import { connectStorage } from "./connect.js";
 import { loadFieldDeclaration, runFieldsMigration } from "./fields-command.js";
 import { importProblem, runImport } from "./import-command.js";
@@ -10,8 +12,10 @@ import type { KyselyStorage } from "./kysely-storage.js";
 import { latestSchemaVersion, migrate } from "./migrate.js";
 import { pgliteStorage } from "./pglite.js";
 import { revokeAllRefusal, runRevokeAll } from "./sessions-command.js";
+import type { UsersTableOptions } from "./users-table.js";
 
-const usage = `Usage: portcullis migrate (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>]
+const usage = `Usage: portcullis migrate (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--users <file.json>]
+       portcullis adopt (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] --users <file.json>
        portcullis import <file.jsonl> (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--dry-run]
        portcullis sessions revoke-all (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--yes]
        portcullis fields --fields <module> [--export <name>] (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--print]
@@ -19,6 +23,8 @@ const usage = `Usage: portcullis migrate (--url <database URL> | --pglite <data 
   --url      postgres://user@host:5432/db or mysql://user@host:3306/db (or the DATABASE_URL variable)
   --pglite   the data directory of an embedded PGlite database
   --prefix   the table-name prefix the service uses, if any
+  --users    a JSON file holding the storage's users option, when your own table holds the users
+             (docs/existing-users-table.md); every command takes it
   --dry-run  (import) check every line, against the database too, and write nothing
   --yes      (sessions revoke-all) confirm without being asked: for scripts and other non-interactive use
   --fields   (fields) a JavaScript module exporting the user field declaration given to createAuth
@@ -32,6 +38,9 @@ import reads one user per line (docs/importing.md), sealing TOTP secrets under A
 and writes each user with its factors as one. A bad line (or one over 1 MiB) is refused with its
 number and reason, the others are imported; running it again changes nothing. Exits 1 when a line
 was refused, or an existing account lacks a factor its line carries (named as incomplete).
+
+adopt makes a Portcullis account for each row of your users table that has none, importing its
+password hash (docs/existing-users-table.md). Running it again adopts only rows added since.
 
 sessions revoke-all ends every session of every user (incident response, docs/flows/step-up.md):
 every refresh token is refused at once, every access token at its next check. Without --yes it
@@ -94,8 +103,8 @@ export async function main(
   const url = values.url ?? env.DATABASE_URL;
   const command = positionals[0];
   const wellFormed =
-    command === "migrate"
-      ? positionals.length === 1 && !values["dry-run"] && !values.yes
+    command === "migrate" || command === "adopt"
+      ? positionals.length === 1 && !values["dry-run"] && !values.yes && (command === "migrate" || values.users !== undefined)
       : command === "import"
         ? positionals.length === 2 && !values.yes
         : command === "fields"
@@ -122,10 +131,16 @@ export async function main(
   }
   let storage: KyselyStorage;
   try {
+    const users = values.users === undefined ? undefined : await usersOption(values.users);
     storage =
       values.pglite !== undefined
-        ? await pgliteStorage({ dataDir: values.pglite, prefix: values.prefix, migrate: false })
-        : await connectStorage({ url: url as string, prefix: values.prefix, maxConnections: command === "import" ? 8 : 1 });
+        ? await pgliteStorage({ dataDir: values.pglite, prefix: values.prefix, users, migrate: false })
+        : await connectStorage({
+            url: url as string,
+            prefix: values.prefix,
+            users,
+            maxConnections: command === "import" ? 8 : 1,
+          });
   } catch (error) {
     // A TypeError is a malformed --url or --prefix: its message names the mistake and never holds the URL.
     if (error instanceof TypeError) {
@@ -145,6 +160,23 @@ export async function main(
   if (declared !== null) {
     try {
       return await runFieldsMigration(storage, declared.fields, { print: values.print === true, output });
+    } finally {
+      await storage.close();
+    }
+  }
+  if (command === "adopt") {
+    try {
+      const summary = await adoptExistingUsers(storage, {
+        onSkipped: ({ id, reason }) => output.err(`id ${id}: skipped: ${reason}`),
+        onWithoutPassword: ({ id, reason }) => output.err(`id ${id}: adopted without a password: ${reason}`),
+      });
+      output.out(
+        `${summary.read} without an account, ${summary.adopted} adopted (${summary.withoutPassword} without a password), ${summary.skipped} skipped`,
+      );
+      return summary.skipped > 0 ? 1 : 0;
+    } catch (error) {
+      output.err(`adopt failed: ${messageOf(error)}`);
+      return 1;
     } finally {
       await storage.close();
     }
@@ -169,7 +201,26 @@ export async function main(
 }
 
 /** What a command names when the database cannot be opened. */
-const failedStep = { migrate: "migration", import: "import", sessions: "revoke-all", fields: "fields" } as const;
+const failedStep = { migrate: "migration", import: "import", sessions: "revoke-all", fields: "fields", adopt: "adopt" } as const;
+
+/**
+ * The users option held in the JSON file at `path`.
+ *
+ * @throws {TypeError} saying the file cannot be read or is not JSON: the command exits 2.
+ */
+async function usersOption(path: string): Promise<UsersTableOptions> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    throw new TypeError(`@portcullis/kysely: cannot read the --users file ${path}`);
+  }
+  try {
+    return JSON.parse(text) as UsersTableOptions;
+  } catch {
+    throw new TypeError(`@portcullis/kysely: the --users file ${path} is not JSON`);
+  }
+}
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -181,6 +232,7 @@ function parseOptions(argv: string[]) {
       url: { type: "string" },
       pglite: { type: "string" },
       prefix: { type: "string" },
+      users: { type: "string" },
       "dry-run": { type: "boolean" },
       yes: { type: "boolean" },
       fields: { type: "string" },

@@ -1,0 +1,240 @@
+// The three usual cases of the `users` option (issue 38 item 3, docs/existing-users-table.md), on
+// PGlite, PostgreSQL and MariaDB: a fresh database whose users table is the service's own; an
+// existing users table with email and a bcrypt hash, adopted in place; a users table in another
+// schema (MariaDB: database). Each builds the host's table with columns Portcullis never names,
+// fills it, runs Portcullis on it (sign-up, sign-in with the adopted hash, sessions, TOTP) and
+// compares the host's rows column by column before and after.
+import { type Auth, beginTotpSetup, createUser, enableTotp, listSessions, login, refresh, verifyTotp } from "@portcullis/core";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { base32Decode, makeTestAuth, nextTotpCode, testPassword, totpCodeAt } from "../../../test/fixtures/auth.js";
+import { describeNeedingService } from "../../../test/fixtures/required-service.js";
+import { adoptExistingUsers } from "./adopt.js";
+import { mariadbUrl, postgresUrl, serverMissing } from "./databases.test-support.js";
+import { migrate } from "./migrate.js";
+import { type HostScratch, hostRows, hostScratch } from "./users-table.test-support.js";
+
+/** bcrypt (cost 5) of {@link testPassword}, as the host's own sign-up stored it. */
+const bcryptOfTestPassword = "$2b$05$PcyMLc92IJvGkWE5PqCWSusuoaPNNyR6GtWK1Mn4OvsO82XUIWeby";
+/** bcrypt (cost 4) of another password. */
+const bcryptOfOther = "$2b$04$vQ92EE3l4Q.mwEzfOLzTuuTh0CkV5nD807V7MBf7L0FxxqOaSpEoG";
+
+/** Signs in with a password and, when TOTP is on, the next code; answers the token set. */
+async function signIn(auth: Auth, username: string, password = testPassword) {
+  const result = await login(auth, { username, password });
+  if (result.status !== "authenticated") throw new Error(`expected tokens, got ${result.status}`);
+  return result.tokens;
+}
+
+/** Turns TOTP on for `userId` and proves that a sign-in then needs a code, which it passes with one. */
+async function totpRoundTrip(testAuth: ReturnType<typeof makeTestAuth>, userId: string, username: string): Promise<void> {
+  const { auth } = testAuth;
+  const setup = await beginTotpSetup(auth, { userId, password: testPassword });
+  const secret = base32Decode(setup.secret);
+  await enableTotp(auth, { userId, password: testPassword, code: await totpCodeAt(auth, secret, -1) });
+  const first = await login(auth, { username, password: testPassword });
+  expect(first.status).toBe("totp_required");
+  if (first.status !== "totp_required") return;
+  const tokens = await verifyTotp(auth, { tempToken: first.tempToken, code: await nextTotpCode(testAuth, secret) });
+  expect(tokens.user.id).toBe(userId);
+}
+
+/** The host's table of each case, per dialect: extra columns, NOT NULL ones with defaults. */
+const tables = {
+  fresh: {
+    postgres: `create table users (id uuid primary key default gen_random_uuid(), email varchar(320) not null unique,
+      display_name text not null default 'new user', plan varchar(20) not null default 'free',
+      created timestamptz not null default now(), newsletter boolean)`,
+    mysql: `create table users (id uuid primary key default uuid(), email varchar(320) not null unique,
+      display_name varchar(100) not null default 'new user', plan varchar(20) not null default 'free',
+      created timestamp not null default current_timestamp, newsletter boolean) engine=InnoDB`,
+  },
+  existing: {
+    postgres: `create table users (id serial primary key, email varchar(320) not null unique, password_digest varchar(100),
+      display_name text not null default 'new user', plan varchar(20) not null default 'free',
+      created timestamptz not null default now(), last_seen timestamptz)`,
+    mysql: `create table users (id int unsigned auto_increment primary key, email varchar(320) not null unique,
+      password_digest varchar(100), display_name varchar(100) not null default 'new user',
+      plan varchar(20) not null default 'free', created timestamp not null default current_timestamp,
+      last_seen timestamp null) engine=InnoDB`,
+  },
+  apart: {
+    postgres: (schema: string) => `create table ${schema}.members (id bigint generated always as identity primary key,
+      login varchar(64) not null unique, email varchar(320), password_hash varchar(100),
+      display_name text not null default 'member', created timestamptz not null default now())`,
+    mysql: (schema: string) => `create table ${schema}.members (id bigint auto_increment primary key,
+      login varchar(64) not null unique, email varchar(320), password_hash varchar(100),
+      display_name varchar(100) not null default 'member', created timestamp not null default current_timestamp) engine=InnoDB`,
+  },
+};
+
+for (const [name, url] of [
+  ["PGlite", null],
+  ["PostgreSQL", postgresUrl],
+  ["MariaDB", mariadbUrl],
+] as const) {
+  const missing = url === null ? null : await serverMissing(url);
+  describeNeedingService(`packages/kysely/src/existing-users-table.test.ts (${name})`, missing)(
+    `the service's own users table on ${name}`,
+    () => {
+      let scratch: HostScratch;
+      beforeEach(async () => {
+        scratch = await hostScratch(name);
+      });
+      afterEach(async () => {
+        await scratch?.drop();
+      });
+
+      it("case 1, a fresh database: sign-ups become rows of the service's new users table (UUIDs), its own rows left as they were", async () => {
+        await scratch.run(tables.fresh[scratch.dialect]);
+        await scratch.run(
+          "insert into users (id, email, display_name, plan, newsletter) values ('0b7e4a86-3a5f-4f7e-9a51-5d6c1c8e2f10', 'staff@example.com', 'Staff', 'team', true)",
+        );
+        const before = await hostRows(scratch, "users");
+        const storage = await scratch.storage({
+          prefix: "auth_",
+          users: { table: "users", id: { type: "uuid" }, columns: { email: "email" } },
+        });
+        expect(await migrate(storage)).toEqual({ from: 0, to: expect.any(Number) });
+        const testAuth = makeTestAuth({ storage });
+        const { auth } = testAuth;
+
+        const alice = await createUser(auth, { username: "alice", email: "alice@example.com", password: testPassword });
+        expect(alice.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+        const tokens = await signIn(auth, "alice");
+        expect(tokens.user.id).toBe(alice.id);
+        const renewed = await refresh(auth, { refreshToken: tokens.refreshToken });
+        expect(renewed.user.id).toBe(alice.id);
+        expect(await listSessions(auth, { userId: alice.id })).toHaveLength(1);
+        await totpRoundTrip(testAuth, alice.id, "alice");
+
+        const after = await hostRows(scratch, "users");
+        expect(after.filter((row) => row.id !== alice.id)).toEqual(before);
+        expect(after.find((row) => row.id === alice.id)).toMatchObject({
+          email: "alice@example.com",
+          display_name: "new user",
+          plan: "free",
+          newsletter: null,
+        });
+        // The staff row has no account: Portcullis knows only the users it made or adopted.
+        expect(await storage.users.findById("0b7e4a86-3a5f-4f7e-9a51-5d6c1c8e2f10")).toBeNull();
+      });
+
+      it("case 2, an existing users table (serial ids, email, bcrypt): adopted in place, the hash imported and re-hashed in Portcullis's table; the host's rows left as they were", async () => {
+        await scratch.run(tables.existing[scratch.dialect]);
+        await scratch.run(
+          `insert into users (email, password_digest, display_name, plan) values
+            ('bob@example.com', '${bcryptOfTestPassword}', 'Bob', 'pro'),
+            ('carol@example.com', '${bcryptOfOther}', 'Carol', 'free'),
+            ('dave@example.com', null, 'Dave', 'free'),
+            (' padded@example.com', '${bcryptOfOther}', 'Padded', 'free')`,
+        );
+        const before = await hostRows(scratch, "users");
+        const storage = await scratch.storage({
+          prefix: "auth_",
+          users: { table: "users", id: { type: "integer" }, columns: { email: "email", passwordHash: "password_digest" } },
+        });
+        await migrate(storage);
+        const skipped: string[] = [];
+        const withoutPassword: string[] = [];
+        const adoption = await adoptExistingUsers(storage, {
+          batchSize: 2,
+          onSkipped: ({ id }) => skipped.push(id),
+          onWithoutPassword: ({ id }) => withoutPassword.push(id),
+        });
+        // The padded address is no username Portcullis accepts: that row is skipped, and named.
+        expect(adoption).toEqual({ read: 4, adopted: 3, withoutPassword: 1, skipped: 1 });
+        expect(withoutPassword).toEqual(["3"]);
+        expect(skipped).toEqual(["4"]);
+        // Idempotent: a second run adopts nothing more (it tries the skipped row again).
+        expect(await adoptExistingUsers(storage)).toEqual({ read: 1, adopted: 0, withoutPassword: 0, skipped: 1 });
+
+        const testAuth = makeTestAuth({ storage });
+        const { auth } = testAuth;
+        const bob = await signIn(auth, "bob@example.com");
+        expect(bob.user.id).toBe("1");
+        // PW-1: the imported bcrypt hash was re-hashed to argon2id, in Portcullis's table.
+        const [account] = await scratch.run("select password_hash from auth_accounts where id = 1");
+        expect(String(account?.password_hash)).toMatch(/^\$argon2id\$/);
+        expect(await signIn(auth, "bob@example.com")).toMatchObject({ user: { id: "1" } });
+        await expect(login(auth, { username: "dave@example.com", password: testPassword })).rejects.toThrow();
+
+        const erin = await createUser(auth, { username: "erin", email: "erin@example.com", password: testPassword });
+        expect(erin.id).toBe("5");
+        expect((await signIn(auth, "erin")).user.id).toBe("5");
+        const session = await signIn(auth, "bob@example.com");
+        await refresh(auth, { refreshToken: session.refreshToken });
+        expect(await listSessions(auth, { userId: "1" })).toHaveLength(3);
+        await totpRoundTrip(testAuth, "1", "bob@example.com");
+
+        const after = await hostRows(scratch, "users");
+        expect(after.slice(0, 4)).toEqual(before);
+        expect(after[4]).toMatchObject({
+          id: "5",
+          email: "erin@example.com",
+          password_digest: null,
+          display_name: "new user",
+          plan: "free",
+        });
+        expect(await adoptExistingUsers(storage)).toEqual({ read: 1, adopted: 0, withoutPassword: 0, skipped: 1 });
+      });
+
+      it("case 3, a users table in another schema (MariaDB: database): Portcullis's tables apart reference it; adopted by login column, the host's rows left as they were", async () => {
+        await scratch.run(tables.apart[scratch.dialect](scratch.other));
+        await scratch.run(
+          `insert into ${scratch.other}.members (login, email, password_hash, display_name) values
+            ('Frank', 'frank@example.com', '${bcryptOfTestPassword}', 'Frank F'),
+            ('grace', null, '${bcryptOfOther}', 'Grace G')`,
+        );
+        const table = `${scratch.other}.members`;
+        const before = await hostRows(scratch, table);
+        const storage = await scratch.storage({
+          users: {
+            table: "members",
+            schema: scratch.other,
+            id: { type: "integer" },
+            columns: { username: "login", email: "email", passwordHash: "password_hash" },
+          },
+        });
+        await migrate(storage);
+        expect(await adoptExistingUsers(storage)).toEqual({ read: 2, adopted: 2, withoutPassword: 0, skipped: 0 });
+        const testAuth = makeTestAuth({ storage });
+        const { auth } = testAuth;
+        const frank = await signIn(auth, "frank");
+        expect(frank.user).toMatchObject({ id: "1", username: "Frank" });
+        await refresh(auth, { refreshToken: frank.refreshToken });
+        await totpRoundTrip(testAuth, "1", "frank");
+        const heidi = await createUser(auth, { username: "heidi", password: testPassword });
+        expect(heidi.id).toBe("3");
+        expect((await signIn(auth, "heidi")).user.id).toBe("3");
+
+        const after = await hostRows(scratch, table);
+        expect(after.slice(0, 2)).toEqual(before);
+        expect(after[2]).toMatchObject({ id: "3", login: "heidi", email: null, password_hash: null, display_name: "member" });
+        // Portcullis's tables are in the connection's own schema, none in the host's.
+        expect(await tablesIn(scratch, scratch.other)).toEqual(["members"]);
+      });
+
+      it("a host table with a NOT NULL column without a default that Portcullis does not write: migrate fails naming it, and creates nothing", async () => {
+        await scratch.run(tables.existing[scratch.dialect]);
+        await scratch.run("alter table users add column country varchar(2) not null");
+        const storage = await scratch.storage({
+          prefix: "auth_",
+          users: { table: "users", id: { type: "integer" }, columns: { email: "email" } },
+        });
+        await expect(migrate(storage)).rejects.toThrow(
+          /NOT NULL columns without a default that Portcullis does not write: country/,
+        );
+        expect(await tablesIn(scratch, null)).toEqual(["users"]);
+      });
+    },
+  );
+}
+
+/** The tables of a schema (MariaDB: database), null for the connection's own, in name order. */
+async function tablesIn(scratch: HostScratch, schema: string | null): Promise<string[]> {
+  const where = schema === null ? (scratch.dialect === "mysql" ? "database()" : "current_schema()") : `'${schema}'`;
+  const rows = await scratch.run(
+    `select table_name as name from information_schema.tables where table_schema = ${where} order by table_name`,
+  );
+  return rows.map((row) => String(row.name));
+}
