@@ -9,7 +9,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { base32Decode, makeTestAuth, nextTotpCode, testPassword, totpCodeAt } from "../../../test/fixtures/auth.js";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
 import { adoptExistingUsers } from "./adopt.js";
-import { mariadbUrl, postgresUrl, serverMissing } from "./databases.test-support.js";
+import { everyDatabase, serverMissing } from "./databases.test-support.js";
 import { migrate } from "./migrate.js";
 import { type HostScratch, hostRows, hostScratch } from "./users-table.test-support.js";
 
@@ -67,11 +67,7 @@ const tables = {
   },
 };
 
-for (const [name, url] of [
-  ["PGlite", null],
-  ["PostgreSQL", postgresUrl],
-  ["MariaDB", mariadbUrl],
-] as const) {
+for (const { name, url } of everyDatabase) {
   const missing = url === null ? null : await serverMissing(url);
   describeNeedingService(`packages/kysely/src/existing-users-table.test.ts (${name})`, missing)(
     `the service's own users table on ${name}`,

@@ -5,7 +5,7 @@ import { randomInt, randomUUID } from "node:crypto";
 import { runStorageConformance } from "@portcullis/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
-import { mariadbUrl, postgresUrl, serverMissing } from "./databases.test-support.js";
+import { everyDatabase, serverMissing } from "./databases.test-support.js";
 import type { KyselyStorage } from "./kysely-storage.js";
 import { migrate } from "./migrate.js";
 import type { UsersTableOptions } from "./users-table.js";
@@ -38,11 +38,7 @@ const mappings: Record<keyof typeof hostTables, UsersTableOptions> = {
 
 const userIds = { integer: () => String(1 + randomInt(2 ** 47)), uuid: () => randomUUID() };
 
-for (const [name, url] of [
-  ["PGlite", null],
-  ["PostgreSQL", postgresUrl],
-  ["MariaDB", mariadbUrl],
-] as const) {
+for (const { name, url } of everyDatabase) {
   const missing = url === null ? null : await serverMissing(url);
   for (const kind of ["integer", "uuid"] as const) {
     describeNeedingService(`packages/kysely/src/users-table.conformance.test.ts (${name})`, missing)(
