@@ -61,6 +61,44 @@ for (const { name, url } of everyDatabase) {
           test,
           userIds: userIds[kind],
         });
+        it("an id not of the host's form is no one's: answered as unknown, never compared by the database (MariaDB would read '42abc' as 42)", async () => {
+          const id = kind === "integer" ? String(1 + randomInt(2 ** 40)) : randomUUID();
+          const near =
+            kind === "integer" ? [`${id}abc`, `0${id}`, ` ${id}`] : [id.toUpperCase(), `{${id}}`, id.replaceAll("-", "")];
+          const created = await storage.users.create({
+            id,
+            username: `near-${id}`,
+            usernameKey: `near-${id}`,
+            passwordHash: null,
+            roles: [],
+            disabled: false,
+            tokenVersion: 0,
+            source: "local",
+            email: null,
+            emailVerified: false,
+            createdAt: 1,
+            updatedAt: 1,
+          });
+          expect(created).toBe(true);
+          expect((await storage.users.findById(id))?.id).toBe(id);
+          for (const other of near) {
+            expect(await storage.users.findById(other)).toBeNull();
+            expect(await storage.users.incrementTokenVersion(other, 2)).toBeNull();
+            expect(await storage.sessions.listByUser(other, 2, 10)).toEqual([]);
+            expect(await storage.totp.get(other)).toBeNull();
+            const link = {
+              provider: "ldap",
+              subject: `s-${other}`,
+              userId: other,
+              email: null,
+              emailVerified: false,
+              createdAt: 1,
+              lastUsedAt: null,
+            };
+            expect(await storage.identities.link(link)).toBe(false);
+          }
+          expect((await storage.users.findById(id))?.tokenVersion).toBe(0);
+        });
         it("the kit's users are rows of the host's table, each with its account beside it", async () => {
           const [host] = await scratch.run("select count(*) as n from host_users");
           const [accounts] = await scratch.run("select count(*) as n from auth_accounts");

@@ -33,6 +33,8 @@ export function identityStore(context: StoreContext): IdentityStore {
   const { db, tables: t, isUserId } = context;
   return {
     async link(identity) {
+      // A link to an id of another form than your table's can bind no one (a directory's first sign-in proposes core's own).
+      if (!isUserId(identity.userId)) return false;
       return insertUnlessDuplicate(context, t.identities, toIdentityRow(identity));
     },
     async find(provider, subject) {
