@@ -51,10 +51,15 @@ export interface UsersTableOptions {
 export interface UsersTable {
   /** Your table as Kysely names it: `schema.table` or `table`. */
   readonly qualified: string;
+  /** Your table's name (`users.table`). */
   readonly table: string;
+  /** Its schema or database (`users.schema`), or null for the connection's. */
   readonly schema: string | null;
+  /** Your primary key (`users.id.column`, default `id`). */
   readonly idColumn: string;
+  /** What the id holds (`users.id.type`). */
   readonly idType: "integer" | "uuid" | "text";
+  /** Who makes a new user's id (`users.id.generated`, with its default). */
   readonly generated: "database" | "portcullis";
   /** The columns of yours Portcullis reads; null where Portcullis keeps the value in its own table. */
   readonly email: string | null;
