@@ -2,12 +2,13 @@
 // table (the `users` option, issue 38 item 3): integer ids the database makes, and UUIDs, on
 // embedded PGlite and this machine's PostgreSQL and MariaDB.
 import { randomInt, randomUUID } from "node:crypto";
-import { runStorageConformance } from "@portcullis/core/testing";
+import { conformanceUserFields, runStorageConformance } from "@portcullis/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
 import { everyDatabase, serverMissing } from "./databases.test-support.js";
 import type { KyselyStorage } from "./kysely-storage.js";
 import { migrate } from "./migrate.js";
+import { migrateUserFields } from "./user-fields.js";
 import type { UsersTableOptions } from "./users-table.js";
 import { type HostScratch, hostScratch } from "./users-table.test-support.js";
 
@@ -49,8 +50,10 @@ for (const { name, url } of everyDatabase) {
         beforeAll(async () => {
           scratch = await hostScratch(name);
           await scratch.run(hostTables[kind][scratch.dialect]);
-          storage = await scratch.storage({ prefix: "auth_", users: mappings[kind] });
+          storage = await scratch.storage({ prefix: "auth_", users: mappings[kind], userFields: conformanceUserFields });
           await migrate(storage);
+          // The additional user fields are columns of Portcullis's own accounts table.
+          await migrateUserFields(storage, conformanceUserFields);
         });
         afterAll(async () => {
           await scratch?.drop();

@@ -4,6 +4,7 @@
  * a second one for a host table kept apart (case 3), both dropped afterwards. Not a test file;
  * excluded from the build.
  */
+import type { UserFieldDefinitions } from "@portcullis/core";
 import { Kysely, MysqlDialect, PostgresDialect, sql } from "kysely";
 import mysql from "mysql2";
 import pg from "pg";
@@ -21,7 +22,7 @@ export interface HostScratch {
   /** Runs SQL as the host application would, on the connection's own schema or database. */
   run(statement: string): Promise<Record<string, unknown>[]>;
   /** A storage with these options over the scratch database; closed by `drop`. */
-  storage(options: { prefix?: string; users?: UsersTableOptions }): Promise<KyselyStorage>;
+  storage(options: { prefix?: string; users?: UsersTableOptions; userFields?: UserFieldDefinitions }): Promise<KyselyStorage>;
   drop(): Promise<void>;
 }
 
