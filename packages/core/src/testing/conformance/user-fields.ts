@@ -1,6 +1,6 @@
 import type { FieldValue } from "../../user-fields/field.js";
 import { type SuiteContext, tryToMutate } from "./harness.js";
-import { BASE_TIME, sampleFieldValues, sampleUser, uniqueId } from "./samples.js";
+import { BASE_TIME, sampleFieldValues, sampleUser } from "./samples.js";
 
 /** The `users` tests of additional fields: stored as given by every write, and read back by every read. */
 export function userFieldTests({ test: { describe, it, expect }, makeStorage }: SuiteContext): void {
@@ -27,7 +27,7 @@ export function userFieldTests({ test: { describe, it, expect }, makeStorage }: 
 
     it("update writes only the fields its patch names and keeps the others", async () => {
       const storage = await makeStorage();
-      const user = sampleUser({ id: uniqueId("user") });
+      const user = sampleUser();
       await storage.users.create(user);
       const updated = await storage.users.update(
         user.id,
