@@ -4,7 +4,18 @@
 // schema (MariaDB: database). Each builds the host's table with columns Portcullis never names,
 // fills it, runs Portcullis on it (sign-up, sign-in with the adopted hash, sessions, TOTP) and
 // compares the host's rows column by column before and after.
-import { type Auth, beginTotpSetup, createUser, enableTotp, listSessions, login, refresh, verifyTotp } from "@portcullis/core";
+import {
+  type Auth,
+  ErrorCode,
+  beginTotpSetup,
+  createUser,
+  enableTotp,
+  listSessions,
+  login,
+  refresh,
+  register,
+  verifyTotp,
+} from "@portcullis/core";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { base32Decode, makeTestAuth, nextTotpCode, testPassword, totpCodeAt } from "../../../test/fixtures/auth.js";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
@@ -221,6 +232,30 @@ for (const { name, url } of everyDatabase) {
           /NOT NULL columns without a default that Portcullis does not write: country/,
         );
         expect(await tablesIn(scratch, null)).toEqual(["users"]);
+      });
+
+      it("a NOT NULL email column: a user without an address is 40001 'email is required' (sign-up, createUser, removing the address), and nothing is written", async () => {
+        await scratch.run(tables.existing[scratch.dialect]);
+        await scratch.run("insert into users (email, display_name) values ('hank@example.com', 'Hank')");
+        const storage = await scratch.storage({
+          prefix: "auth_",
+          users: { table: "users", id: { type: "integer" }, columns: { email: "email" } },
+        });
+        await migrate(storage);
+        const { auth } = makeTestAuth({ storage, signUp: { enabled: true } });
+        const ivy = await createUser(auth, { username: "ivy", email: "ivy@example.com", password: testPassword });
+        const hostBefore = await hostRows(scratch, "users");
+        const accountsBefore = await scratch.run("select * from auth_accounts order by id");
+
+        const refusal = { code: ErrorCode.MissingParameter, message: "email is required" };
+        await expect(createUser(auth, { username: "nomail", password: testPassword })).rejects.toMatchObject(refusal);
+        await expect(register(auth, { username: "nomail2", password: testPassword })).rejects.toMatchObject(refusal);
+        await expect(storage.users.setEmail(ivy.id, null, Date.now())).rejects.toMatchObject(refusal);
+
+        expect(await hostRows(scratch, "users")).toEqual(hostBefore);
+        expect(await scratch.run("select * from auth_accounts order by id")).toEqual(accountsBefore);
+        expect(await storage.users.findByUsernameKey("nomail")).toBeNull();
+        expect((await storage.users.findById(ivy.id))?.email).toBe("ivy@example.com");
       });
     },
   );

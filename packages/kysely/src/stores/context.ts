@@ -1,3 +1,4 @@
+import { AuthError, ErrorCode } from "@portcullis/core";
 import { CompiledQuery, type Kysely, type QueryResult, type RawBuilder, sql } from "kysely";
 import type { AnyDatabase, SqlDialect, Tables } from "../schema.js";
 import type { FieldColumn } from "../user-fields.js";
@@ -88,6 +89,32 @@ export const flag = (value: boolean | number | string) => value === true || valu
 function isDuplicate(error: unknown): boolean {
   const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
   return code === "23505" || code === "ER_DUP_ENTRY" || errno === 1062;
+}
+
+/**
+ * Whether `error` is the database refusing a null in `column` (PostgreSQL and PGlite: SQLSTATE
+ * 23502 naming the column; MySQL and MariaDB: error 1048, "Column '<column>' cannot be null").
+ */
+function isNullRefusedIn(error: unknown, column: string): boolean {
+  const { code, errno, column: named, message } = (error ?? {}) as Record<string, unknown>;
+  if (code === "23502") return named === column;
+  return errno === 1048 && typeof message === "string" && message.includes(`'${column}'`);
+}
+
+/**
+ * Runs a write of your users table (the `users` option) whose `email` column is `emailColumn`: a
+ * NOT NULL email column refusing a user without an address is 40001 "email is required", never a
+ * database error (50000). Nothing is written: the refused statement ends its transaction.
+ */
+export async function requiringEmailWhereYourTableDoes<T>(emailColumn: string | null, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (emailColumn !== null && isNullRefusedIn(error, emailColumn)) {
+      throw new AuthError(ErrorCode.MissingParameter, "email is required");
+    }
+    throw error;
+  }
 }
 
 /** Runs an insert or update; false when it met another row with the same unique key. */

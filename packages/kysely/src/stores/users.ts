@@ -12,7 +12,15 @@ import { type Kysely, type SelectQueryBuilder, sql } from "kysely";
 import type { AnyDatabase, UserRow } from "../schema.js";
 import { type FieldColumn, fromFieldColumn, toFieldColumn } from "../user-fields.js";
 import { portcullisMadeId, userIdFromRow } from "../users-table.js";
-import { type StoreContext, flag, insertUnlessDuplicate, num, unlessDuplicate, updateCounting } from "./context.js";
+import {
+  type StoreContext,
+  flag,
+  insertUnlessDuplicate,
+  num,
+  requiringEmailWhereYourTableDoes,
+  unlessDuplicate,
+  updateCounting,
+} from "./context.js";
 import { toIdentityRow } from "./identities.js";
 import { toPasskeyRow } from "./passkeys.js";
 import { recoveryCodeRows } from "./recovery-codes.js";
@@ -169,32 +177,34 @@ async function createInYourTable(
   const chosen = kept ? user.id : portcullisMadeId(host);
   const { host: yours, own } = splitOff(context, { ...toUserRow(user, context.fieldColumns) });
   let stored = "";
-  const written = await unlessDuplicate(() =>
-    db.transaction().execute(async (trx) => {
-      const values = chosen === null ? yours : { [host.idColumn]: chosen, ...yours };
-      if (chosen !== null) {
-        await trx.insertInto(host.qualified).values(values).execute();
-        stored = chosen;
-      } else if (postgres) {
-        const insert =
-          Object.keys(values).length === 0
-            ? trx.insertInto(host.qualified).defaultValues()
-            : trx.insertInto(host.qualified).values(values);
-        const row = await insert.returning(host.idColumn).executeTakeFirstOrThrow();
-        stored = userIdFromRow(row[host.idColumn]);
-      } else {
-        const result =
-          Object.keys(values).length === 0
-            ? await sql`insert into ${sql.table(host.qualified)} () values ()`.execute(trx)
-            : await trx.insertInto(host.qualified).values(values).executeTakeFirstOrThrow();
-        stored = userIdFromRow(result.insertId);
-      }
-      await trx
-        .insertInto(t.users)
-        .values({ ...own, id: stored })
-        .execute();
-      await more(trx, stored);
-    }),
+  const written = await requiringEmailWhereYourTableDoes(host.email, () =>
+    unlessDuplicate(() =>
+      db.transaction().execute(async (trx) => {
+        const values = chosen === null ? yours : { [host.idColumn]: chosen, ...yours };
+        if (chosen !== null) {
+          await trx.insertInto(host.qualified).values(values).execute();
+          stored = chosen;
+        } else if (postgres) {
+          const insert =
+            Object.keys(values).length === 0
+              ? trx.insertInto(host.qualified).defaultValues()
+              : trx.insertInto(host.qualified).values(values);
+          const row = await insert.returning(host.idColumn).executeTakeFirstOrThrow();
+          stored = userIdFromRow(row[host.idColumn]);
+        } else {
+          const result =
+            Object.keys(values).length === 0
+              ? await sql`insert into ${sql.table(host.qualified)} () values ()`.execute(trx)
+              : await trx.insertInto(host.qualified).values(values).executeTakeFirstOrThrow();
+          stored = userIdFromRow(result.insertId);
+        }
+        await trx
+          .insertInto(t.users)
+          .values({ ...own, id: stored })
+          .execute();
+        await more(trx, stored);
+      }),
+    ),
   );
   if (!written) return false;
   return kept ? true : stored;
@@ -219,16 +229,18 @@ async function writeUser(
     return written ? "written" : "duplicate";
   }
   let known = true;
-  const written = await unlessDuplicate(() =>
-    db.transaction().execute(async (trx) => {
-      const account = await trx.selectFrom(t.users).select("id").where("id", "=", id).forUpdate().executeTakeFirst();
-      if (account === undefined) {
-        known = false;
-        return;
-      }
-      await trx.updateTable(t.users).set(own).where("id", "=", id).execute();
-      await trx.updateTable(hostUsers.qualified).set(yours).where(hostUsers.idColumn, "=", id).execute();
-    }),
+  const written = await requiringEmailWhereYourTableDoes(hostUsers.email, () =>
+    unlessDuplicate(() =>
+      db.transaction().execute(async (trx) => {
+        const account = await trx.selectFrom(t.users).select("id").where("id", "=", id).forUpdate().executeTakeFirst();
+        if (account === undefined) {
+          known = false;
+          return;
+        }
+        await trx.updateTable(t.users).set(own).where("id", "=", id).execute();
+        await trx.updateTable(hostUsers.qualified).set(yours).where(hostUsers.idColumn, "=", id).execute();
+      }),
+    ),
   );
   if (!known) return "unknown";
   return written ? "written" : "duplicate";
