@@ -14,11 +14,13 @@ import {
   login,
   refresh,
   register,
+  saveDirectoryPolicy,
   verifyTotp,
 } from "@portcullis/core";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { base32Decode, makeTestAuth, nextTotpCode, testPassword, totpCodeAt } from "../../../test/fixtures/auth.js";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
+import { fakeDirectory, groupsDn, person, workingPolicy } from "../../core/src/directory/directory.test-support.js";
 import { adoptExistingUsers } from "./adopt.js";
 import { everyDatabase, serverMissing } from "./databases.test-support.js";
 import { migrate } from "./migrate.js";
@@ -219,6 +221,32 @@ for (const { name, url } of everyDatabase) {
         expect(after[2]).toMatchObject({ id: "3", login: "heidi", email: null, password_hash: null, display_name: "member" });
         // Portcullis's tables are in the connection's own schema, none in the host's.
         expect(await tablesIn(scratch, scratch.other)).toEqual(["members"]);
+      });
+
+      it("a directory user's first sign-in on a table of integer ids: the account and its link made in one write, under the table's own id", async () => {
+        await scratch.run(tables.apart[scratch.dialect](scratch.other));
+        const table = `${scratch.other}.members`;
+        const storage = await scratch.storage({
+          users: {
+            table: "members",
+            schema: scratch.other,
+            id: { type: "integer" },
+            columns: { username: "login", email: "email" },
+          },
+        });
+        await migrate(storage);
+        const { auth } = makeTestAuth({ storage, directory: fakeDirectory([person("ivan", [groupsDn.engineers])]) });
+        await saveDirectoryPolicy(auth, workingPolicy);
+        const signInIvan = () => login(auth, { username: "ivan", password: "ivan directory password", provider: "directory" });
+
+        const first = await signInIvan();
+        expect(first).toMatchObject({
+          status: "authenticated",
+          tokens: { user: { id: "1", username: "ivan", roles: ["engineer"] } },
+        });
+        expect(await signInIvan()).toMatchObject({ status: "authenticated", tokens: { user: { id: "1" } } });
+        expect(await storage.identities.find("directory", "uuid-ivan")).toMatchObject({ userId: "1" });
+        expect(await hostRows(scratch, table)).toEqual([expect.objectContaining({ id: "1", login: "ivan", email: null })]);
       });
 
       it("a host table with a NOT NULL column without a default that Portcullis does not write: migrate fails naming it, and creates nothing", async () => {

@@ -211,10 +211,27 @@ describe("directory login", () => {
     }
   });
 
-  it("a link that vanished between storing it failed and reading it back is 40900, never a crash", async () => {
+  it("a first sign-in whose account was refused, with no link to be found after, is 40900 and stores nothing, never a crash", async () => {
     const harness = await makeDirectoryAuth();
-    vi.spyOn(harness.storage.identities, "link").mockResolvedValueOnce(false);
+    vi.spyOn(harness.storage.users, "createAccount").mockResolvedValueOnce(false);
     expect((await authError(directorySignIn(harness, "alice"))).code).toBe(ErrorCode.Conflict);
+    expect(await harness.storage.identities.find("directory", "uuid-alice")).toBeNull();
+    expect(await harness.storage.users.findByUsernameKey("alice")).toBeNull();
+  });
+
+  it("a first sign-in makes the account and its link in one write, under the id the store answers (an existing users table's own ids)", async () => {
+    const harness = await makeDirectoryAuth();
+    const link = vi.spyOn(harness.storage.identities, "link");
+    const createAccount = harness.storage.users.createAccount.bind(harness.storage.users);
+    vi.spyOn(harness.storage.users, "createAccount").mockImplementationOnce(async (account) => {
+      await createAccount({ ...account, user: { ...account.user, id: "42" } });
+      return "42";
+    });
+    const { user } = await directorySignIn(harness, "alice");
+    expect(user.id).toBe("42");
+    expect(link).not.toHaveBeenCalled();
+    expect(await harness.storage.identities.find("directory", "uuid-alice")).toMatchObject({ userId: "42" });
+    expect(harness.events.find((event) => event.type === "user.created")).toMatchObject({ userId: "42", by: "directory" });
   });
 
   it("an account another sign-in made between the look-up and the create is the one signed in to", async () => {
@@ -348,14 +365,30 @@ describe("directory login", () => {
     expect(harness.events.filter((event) => event.type === "user.created")).toHaveLength(1);
   });
 
-  it("a sign-in cut off after the link was stored finishes the account the next time", async () => {
+  it("a first sign-in cut off leaves no account and no link, and the next one makes both", async () => {
     const harness = await makeDirectoryAuth();
-    const create = vi.spyOn(harness.storage.users, "create").mockRejectedValueOnce(new Error("connection lost"));
+    const create = vi.spyOn(harness.storage.users, "createAccount").mockRejectedValueOnce(new Error("connection lost"));
     await expect(directorySignIn(harness, "alice")).rejects.toThrow("connection lost");
     create.mockRestore();
-    const linked = await harness.storage.identities.find("directory", "uuid-alice");
+    expect(await harness.storage.identities.find("directory", "uuid-alice")).toBeNull();
     const { user } = await directorySignIn(harness, "alice");
-    expect(user.id).toBe(linked?.userId);
+    expect(await harness.storage.identities.find("directory", "uuid-alice")).toMatchObject({ userId: user.id });
+  });
+
+  it("a link an earlier release stored without its account (cut off between the two) gets its account at the next sign-in", async () => {
+    const harness = await makeDirectoryAuth();
+    const at = harness.auth.now();
+    const link = {
+      provider: "directory",
+      subject: "uuid-alice",
+      userId: "user-linked-before",
+      email: null,
+      emailVerified: false,
+    };
+    await harness.storage.identities.link({ ...link, createdAt: at, lastUsedAt: at });
+    const { user } = await directorySignIn(harness, "alice");
+    expect(user.id).toBe("user-linked-before");
+    expect(await harness.storage.users.findById("user-linked-before")).toMatchObject({ username: "alice", source: "directory" });
   });
 
   it("EN-3: a directory user with TOTP gets a temporary token and finishes with a code; re-authentication asks the directory", async () => {

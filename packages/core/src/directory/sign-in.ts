@@ -51,26 +51,23 @@ function localUsername(entry: DirectoryEntry): { username: string; usernameKey: 
  * same user): made on first sign-in (source `directory`, no password, `roles`), otherwise
  * brought up to date with the entry's username and `roles`. A username held by another account,
  * local or another entry's, is 40900: never linked silently. Changed roles raise the token version
- * (TV-1), so the account's other sessions end rather than keep the old roles. The link is stored before the
- * account, so a sign-in cut off between the two finishes the account the next time.
+ * (TV-1), so the account's other sessions end rather than keep the old roles. A first sign-in makes
+ * the account and its link in one write (`createAccount`), so the store may give the account an id
+ * of its own form (an existing users table's integers) and no half-made account or link is left.
  */
 export async function directoryAccount(auth: Auth, entry: DirectoryEntry, roles: string[]): Promise<UserRecord> {
   const { username, usernameKey } = localUsername(entry);
   const now = auth.now();
   let userId = (await auth.storage.identities.find(directoryProvider, entry.stableId))?.userId;
-  let madeLink = false;
   if (userId === undefined) {
-    const identity = {
-      provider: directoryProvider,
-      subject: entry.stableId,
-      userId: randomId(auth),
-      email: null,
-      emailVerified: false,
-      createdAt: now,
-      lastUsedAt: now,
-    };
-    madeLink = await auth.storage.identities.link(identity);
-    userId = madeLink ? identity.userId : (await auth.storage.identities.find(directoryProvider, entry.stableId))?.userId;
+    const made = await createDirectoryAccount(
+      auth,
+      entry.stableId,
+      directoryUser(randomId(auth), username, usernameKey, roles, now),
+    );
+    if (made !== null) return made;
+    // A concurrent first sign-in of the same entry made the account; otherwise the name is taken.
+    userId = (await auth.storage.identities.find(directoryProvider, entry.stableId))?.userId;
     if (userId === undefined) throw collision();
   }
   const existing = await auth.storage.users.findById(userId);
@@ -83,8 +80,21 @@ export async function directoryAccount(auth: Auth, entry: DirectoryEntry, roles:
     if (sameRoles(existing.roles, roles)) return updated;
     return { ...updated, tokenVersion: await raiseTokenVersion(auth, userId, "roles_changed") };
   }
-  const record: UserRecord = {
-    id: userId,
+  // A link without its account: an earlier release stored the link first and was cut off before the account.
+  const record = directoryUser(userId, username, usernameKey, roles, now);
+  if (await auth.storage.users.create(record)) {
+    auth.emit({ type: "user.created", userId, by: "directory", at: now });
+    return record;
+  }
+  const raced = await auth.storage.users.findById(userId);
+  if (raced) return raced;
+  throw collision();
+}
+
+/** A new directory account: source `directory`, no password, no address. */
+function directoryUser(id: string, username: string, usernameKey: string, roles: string[], now: number): UserRecord {
+  return {
+    id,
     username,
     usernameKey,
     passwordHash: null,
@@ -97,16 +107,27 @@ export async function directoryAccount(auth: Auth, entry: DirectoryEntry, roles:
     createdAt: now,
     updatedAt: now,
   };
-  if (await auth.storage.users.create(record)) {
-    auth.emit({ type: "user.created", userId, by: "directory", at: now });
-    return record;
-  }
-  // A concurrent first sign-in of the same entry made the account; otherwise the name is taken,
-  // and a link made here is taken back so that it binds no one.
-  const raced = await auth.storage.users.findById(userId);
-  if (raced) return raced;
-  if (madeLink) await auth.storage.identities.unlink(userId, directoryProvider, entry.stableId);
-  throw collision();
+}
+
+/**
+ * Makes `user` and its link to the directory entry `subject` as one account (IM-1's one write):
+ * null, writing nothing, when the username is taken or the entry is linked already (a concurrent
+ * first sign-in). The store may answer an id of its own; the account answered carries it.
+ */
+async function createDirectoryAccount(auth: Auth, subject: string, user: UserRecord): Promise<UserRecord | null> {
+  const { createdAt } = user;
+  const link = { provider: directoryProvider, subject, email: null, emailVerified: false, createdAt, lastUsedAt: createdAt };
+  const created = await auth.storage.users.createAccount({
+    user,
+    totp: null,
+    recoveryCodeHashes: [],
+    passkeys: [],
+    identities: [link],
+  });
+  if (created === false) return null;
+  const stored = typeof created === "string" ? { ...user, id: created } : user;
+  auth.emit({ type: "user.created", userId: stored.id, by: "directory", at: createdAt });
+  return stored;
 }
 
 /** Whether two role lists are the same, in the same order. */
