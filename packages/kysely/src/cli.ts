@@ -16,7 +16,7 @@ import type { UsersTableOptions } from "./users-table.js";
 
 const usage = `Usage: portcullis migrate (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--users <file.json>]
        portcullis adopt (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] --users <file.json>
-       portcullis import <file.jsonl> (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--dry-run]
+       portcullis import <file.jsonl> (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--fields <module> [--export <name>]] [--dry-run]
        portcullis sessions revoke-all (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--yes]
        portcullis fields --fields <module> [--export <name>] (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--print]
 
@@ -27,8 +27,9 @@ const usage = `Usage: portcullis migrate (--url <database URL> | --pglite <data 
              (docs/existing-users-table.md); every command takes it
   --dry-run  (import) check every line, against the database too, and write nothing
   --yes      (sessions revoke-all) confirm without being asked: for scripts and other non-interactive use
-  --fields   (fields) a JavaScript module exporting the user field declaration given to createAuth
-  --export   (fields) the name of that export; default "fields"
+  --fields   (fields, import) a JavaScript module exporting the user field declaration given to
+             createAuth; import needs it for lines that carry fields
+  --export   (fields, import) the name of that export; default "fields"
   --print    (fields) write the ALTER TABLE statements instead of running them
 
 migrate brings the Portcullis tables to schema version ${latestSchemaVersion}. Safe to run again, and from
@@ -124,21 +125,27 @@ export async function main(
     output.err(problem.message);
     return problem.code;
   }
-  const declared = command === "fields" ? await loadFieldDeclaration(values.fields as string, values.export) : null;
+  const declared =
+    command === "fields" || (command === "import" && values.fields !== undefined)
+      ? await loadFieldDeclaration(values.fields as string, values.export)
+      : null;
   if (declared !== null && "problem" in declared) {
     output.err(declared.problem);
     return 2;
   }
+  // The import reads and writes the declared fields' columns; the fields command adds them, so it opens the storage without.
+  const userFields = command === "import" && declared !== null && "fields" in declared ? declared.fields : undefined;
   let storage: KyselyStorage;
   try {
     const users = values.users === undefined ? undefined : await usersOption(values.users);
     storage =
       values.pglite !== undefined
-        ? await pgliteStorage({ dataDir: values.pglite, prefix: values.prefix, users, migrate: false })
+        ? await pgliteStorage({ dataDir: values.pglite, prefix: values.prefix, users, migrate: false, userFields })
         : await connectStorage({
             url: url as string,
             prefix: values.prefix,
             users,
+            userFields,
             maxConnections: command === "import" ? 8 : 1,
           });
   } catch (error) {
@@ -157,7 +164,7 @@ export async function main(
       await storage.close();
     }
   }
-  if (declared !== null) {
+  if (command === "fields" && declared !== null) {
     try {
       return await runFieldsMigration(storage, declared.fields, { print: values.print === true, output });
     } finally {
@@ -183,7 +190,12 @@ export async function main(
   }
   if (command === "import") {
     try {
-      return await runImport(storage, positionals[1] as string, { dryRun: values["dry-run"] === true, env, output });
+      return await runImport(storage, positionals[1] as string, {
+        dryRun: values["dry-run"] === true,
+        env,
+        output,
+        ...(userFields === undefined ? {} : { userFields }),
+      });
     } finally {
       await storage.close();
     }

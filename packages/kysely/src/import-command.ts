@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { access, constants, open } from "node:fs/promises";
-import { type ImportSummary, UnreadableRecord, createAuth, importUsers } from "@portcullis/core";
+import { type ImportSummary, UnreadableRecord, type UserFieldDefinitions, createAuth, importUsers } from "@portcullis/core";
 import type { KyselyStorage } from "./kysely-storage.js";
 
 /** Where `portcullis import` writes: lines for the operator, and a progress line that a terminal redraws. */
@@ -149,7 +149,7 @@ export async function importProblem(file: string, env: NodeJS.ProcessEnv): Promi
 export async function runImport(
   storage: KyselyStorage,
   file: string,
-  options: { dryRun: boolean; env: NodeJS.ProcessEnv; output: ImportOutput },
+  options: { dryRun: boolean; env: NodeJS.ProcessEnv; output: ImportOutput; userFields?: UserFieldDefinitions },
 ): Promise<number> {
   const { env, output } = options;
   const encryption = env.AUTH_ENCRYPTION_KEY as string;
@@ -161,6 +161,7 @@ export async function runImport(
       audience: env.AUTH_AUDIENCE || "portcullis-import",
       secrets: { signing: env.AUTH_SIGNING_SECRET || randomBytes(32).toString("base64url"), encryption },
       sweepInterval: false,
+      ...(options.userFields === undefined ? {} : { user: { fields: options.userFields } }),
     });
   } catch (error) {
     output.err((error as Error).message);

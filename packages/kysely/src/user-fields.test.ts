@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -20,6 +20,7 @@ import { everyDatabase, serverMissing } from "./databases.test-support.js";
 import { fields } from "./fields.test-support.js";
 import { type KyselyStorage, kyselyStorage } from "./kysely-storage.js";
 import { migrate } from "./migrate.js";
+import { pgliteStorage } from "./pglite.js";
 import { tablesWithPrefix } from "./schema.js";
 import { fieldColumnsOf, fieldMigrationStatements, migrateUserFields } from "./user-fields.js";
 
@@ -153,6 +154,48 @@ describe("portcullis fields", () => {
       const again = captured();
       expect(await main(["fields", "--fields", module, "--pglite", dataDir], {}, again.output)).toBe(0);
       expect(again.lines).toEqual(["every field has its column"]);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("portcullis import --fields: lines carry the declared fields into their columns; without --fields such a line is refused", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "portcullis-fields-import-"));
+    try {
+      expect(await main(["migrate", "--pglite", dataDir], {}, captured().output)).toBe(0);
+      expect(await main(["fields", "--fields", module, "--pglite", dataDir], {}, captured().output)).toBe(0);
+      const file = join(dataDir, "users.jsonl");
+      await writeFile(
+        file,
+        `${JSON.stringify({ username: "ada", fields: { company: "Analytical", seats: 3, tags: ["a", "b"] } })}\n${JSON.stringify({ username: "bo" })}\n`,
+      );
+      const env = { AUTH_ENCRYPTION_KEY: secrets.encryption };
+      const without = captured();
+      expect(await main(["import", file, "--pglite", dataDir], env, without.output)).toBe(1);
+      expect(without.lines).toContain("line 1: refused: fields fields.company is not a declared field");
+      const imported = captured();
+      expect(await main(["import", file, "--pglite", dataDir, "--fields", module], env, imported.output)).toBe(0);
+      const storage = await pgliteStorage({ dataDir, userFields: fields });
+      try {
+        expect((await storage.users.findByUsernameKey("ada"))?.fields).toEqual({
+          company: "Analytical",
+          plan: "free",
+          seats: 3,
+          beta: false,
+          tags: ["a", "b"],
+        });
+        // bo was imported by the first run, without --fields: its columns hold nothing, which core reads as the defaults.
+        expect((await storage.users.findByUsernameKey("bo"))?.fields).toMatchObject({ company: null, plan: null });
+        const auth = authOn(storage, fields);
+        const bo = await storage.users.findByUsernameKey("bo");
+        expect(await getPublicUser(auth, { userId: bo?.id ?? "none" })).toMatchObject({
+          company: null,
+          plan: "free",
+          beta: false,
+        });
+      } finally {
+        await storage.close();
+      }
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }

@@ -28,6 +28,7 @@ import { memoryStorage } from "../storage/memory.js";
 import type { EncryptedSecret, Storage } from "../storage/types.js";
 import { hashRecoveryCode } from "../totp/recovery-codes.js";
 import { openTotpSecret } from "../totp/totp-secret.js";
+import { field } from "../user-fields/field.js";
 import {
   type ImportIncomplete,
   type ImportRefusal,
@@ -102,6 +103,35 @@ describe("importUsers: the fields", () => {
     expect(
       events.filter((event) => event.type === "user.created").map((event) => event.type === "user.created" && event.by),
     ).toEqual(["import", "import"]);
+  });
+
+  it("UF-1: additional user fields are imported as an administrator sets them, the others take their defaults; a bad or undeclared one refuses the record naming it; a re-run is unchanged, other values are other data", async () => {
+    const fields = {
+      company: field.string({ maxLength: 20 }),
+      plan: field.enum(["free", "pro"], { default: "free" }),
+      seats: field.integer({ min: 1, max: 100, default: 1 }),
+    };
+    const { auth, storage } = makeAuth({ user: { fields } });
+    const records = [
+      { username: "carol", fields: { company: "Acme", seats: 12 } },
+      { username: "dan" },
+      { username: "erin", fields: { seats: 1000 } },
+      { username: "fay", fields: { colour: "red" } },
+    ];
+    const { summary, refusals } = await run(auth, records);
+    expect(summary).toMatchObject({ read: 4, imported: 2, refused: 2 });
+    expect(refusals).toEqual([
+      { position: 3, field: "fields", reason: expect.stringContaining("fields.seats") },
+      { position: 4, field: "fields", reason: expect.stringContaining("fields.colour is not a declared field") },
+    ]);
+    expect((await storage.users.findByUsernameKey("carol"))?.fields).toEqual({ company: "Acme", plan: "free", seats: 12 });
+    expect((await storage.users.findByUsernameKey("dan"))?.fields).toEqual({ company: null, plan: "free", seats: 1 });
+    expect(await storage.users.findByUsernameKey("erin")).toBeNull();
+
+    const again = await run(auth, records.slice(0, 2));
+    expect(again.summary).toMatchObject({ read: 2, imported: 0, unchanged: 2, skipped: 0 });
+    const changed = await run(auth, [{ username: "carol", fields: { company: "Acme", seats: 13 } }]);
+    expect(changed.summary).toMatchObject({ read: 1, imported: 0, unchanged: 0, skipped: 1 });
   });
 
   it("TOTP-6: an imported TOTP secret is sealed at once (never stored as given), enabled, and its code passes at sign-in", async () => {

@@ -10,6 +10,8 @@ import type { IdentityRecord, NewAccount, PasskeyRecord, TotpRecord, UserRecord 
 import { hashRecoveryCode, normalizeRecoveryCode } from "../totp/recovery-codes.js";
 import { totpSecretBytes } from "../totp/totp.js";
 import { openTotpSecret, sealTotpSecret } from "../totp/totp-secret.js";
+import type { FieldValue } from "../user-fields/field.js";
+import { newUserFields, readFieldInput, storedFieldValues } from "../user-fields/values.js";
 import { emailKeyOf, normalizeEmail } from "../users/email.js";
 import { normalizeUsername } from "../users/username.js";
 import { readLabel } from "../webauthn/passkey-info.js";
@@ -67,6 +69,12 @@ export interface ImportedUser {
   recoveryCodes?: string[];
   passkeys?: ImportedPasskey[];
   identities?: ImportedIdentity[];
+  /**
+   * Values of the additional user fields `createAuth` declares (`user.fields`), as an
+   * administrator sets them: any declared field, each checked against its kind and limits; the
+   * others take their defaults. An undeclared name or a bad value refuses the record, naming it.
+   */
+  fields?: Record<string, FieldValue>;
 }
 
 /**
@@ -173,6 +181,7 @@ const recordFields = new Set([
   "recoveryCodes",
   "passkeys",
   "identities",
+  "fields",
 ]);
 const passkeyFields = new Set(["id", "publicKey", "counter", "transports", "label", "backupEligible", "backupState"]);
 const identityFields = new Set(["provider", "subject", "email", "emailVerified"]);
@@ -377,6 +386,7 @@ async function checkRecord(auth: Auth, value: unknown): Promise<CheckedRecord> {
   if (new Set(identities.map((identity) => `${identity.provider}\0${identity.subject}`)).size !== identities.length) {
     throw new Refused("identities", "hold the same provider and subject twice");
   }
+  const fields = checked("fields", () => newUserFields(auth.userFields, readFieldInput(auth.userFields, value.fields, "admin")));
   const totpSecret = await readTotpSecret(value.totpSecret);
   const recoveryCodes = readRecoveryCodes(value.recoveryCodes, totpSecret !== null);
   const user: UserRecord = {
@@ -392,6 +402,7 @@ async function checkRecord(auth: Auth, value: unknown): Promise<CheckedRecord> {
     emailVerified,
     createdAt: now,
     updatedAt: now,
+    ...(auth.userFields.length > 0 ? { fields } : {}),
   };
   return { user, idGiven: givenId !== undefined, totpSecret, recoveryCodes, passkeys, identities };
 }
@@ -467,6 +478,7 @@ async function holdsSameData(auth: Auth, existing: UserRecord, stored: StoredFac
     existing.disabled !== user.disabled ||
     existing.passwordHash !== user.passwordHash ||
     !sameSet(existing.roles, user.roles) ||
+    !sameFieldValues(auth, existing, user) ||
     stored.recoveryCodes !== record.recoveryCodes.length ||
     stored.passkeys.length !== record.passkeys.length ||
     stored.identities.length !== record.identities.length ||
@@ -482,6 +494,13 @@ async function holdsSameData(auth: Auth, existing: UserRecord, stored: StoredFac
     if (!(await auth.storage.recoveryCodes.has(existing.id, hashRecoveryCode(existing.id, code)))) return false;
   }
   return true;
+}
+
+/** Whether the account holds the record's field values (a user stored before a field was declared reads its default). */
+function sameFieldValues(auth: Auth, existing: UserRecord, user: UserRecord): boolean {
+  const held = storedFieldValues(auth.userFields, existing.fields);
+  const given = storedFieldValues(auth.userFields, user.fields);
+  return JSON.stringify(held) === JSON.stringify(given);
 }
 
 /** What a record is, against the account that holds its username. */
