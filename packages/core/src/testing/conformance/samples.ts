@@ -9,7 +9,7 @@ import type {
   TotpRecord,
   UserRecord,
 } from "../../storage/types.js";
-import { type FieldValue, field } from "../../user-fields/field.js";
+import { type FieldValue, type UserFieldDefinitions, field } from "../../user-fields/field.js";
 
 /**
  * The additional user fields the conformance kit stores, one of each kind: a store under test
@@ -22,7 +22,7 @@ import { type FieldValue, field } from "../../user-fields/field.js";
  * runStorageConformance({ name: "PGlite", makeStorage: () => storage, test });
  * ```
  */
-export const conformanceUserFields = {
+export const conformanceUserFields: UserFieldDefinitions = {
   company: field.string({ maxLength: 100 }),
   bio: field.string({ maxLength: 5000 }),
   seats: field.integer(),
