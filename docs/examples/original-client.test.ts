@@ -1,5 +1,6 @@
 // Runs docs/examples/original-client.ts: the settings it gives make a valid auth, refuse two
-// providers on one redirect URI, and answer refusals with HTTP 200 and the user with a role.
+// providers on one redirect URI, and answer refusals with HTTP 200 and the user with a role; its
+// settings pages' options are on.
 // test/http/original-client.test.ts plays the original client's calls against them on every adapter.
 import { randomBytes } from "node:crypto";
 import { createAuth, createUser, login, memoryStorage } from "@portcullis/core";
@@ -20,12 +21,17 @@ const corp = {
 };
 
 describe("docs/examples/original-client.ts", () => {
-  it("sets always-200, the role hook and unsafeAllowMissingIss on every provider; the token set's user has one role", async () => {
+  it("sets always-200, the password-change alias, the role hook, unsafeAllowMissingIss on every provider, the recovery codes at setup and TOTP enrolment without proof; the token set's user has one role", async () => {
     const settings = originalClientSettings({ corp });
-    expect(settings.http).toEqual({ statusMode: "always-200" });
+    expect(settings.http).toEqual({ statusMode: "always-200", passwordChangeAlias: true });
     expect(settings.oauth?.providers.corp).toEqual({ ...corp, unsafeAllowMissingIss: true });
+    expect(settings.totp).toEqual({ recoveryCodesAtSetup: true });
+    expect(settings.reauthentication).toEqual({ unsafeAllowTotpEnrolmentWithoutProof: true });
     const auth = createAuth({ ...base(), ...settings });
     expect(auth.config.statusMode).toBe("always-200");
+    expect(auth.config.passwordChangeAlias).toBe(true);
+    expect(auth.config.totp.recoveryCodesAtSetup).toBe(true);
+    expect(auth.config.reauthentication.unsafeAllowTotpEnrolmentWithoutProof).toBe(true);
     await createUser(auth, { username: "dana", password: "correct horse battery staple", roles: ["admin", "user"] });
     const result = await login(auth, { username: "dana", password: "correct horse battery staple" });
     expect(result.status === "authenticated" && result.tokens.user).toMatchObject({ role: "admin", roles: ["admin", "user"] });

@@ -13,9 +13,13 @@ export function singleRole(user: PublicUser): { role: string } {
 /**
  * What Portcullis needs to serve a client built for the original service unchanged
  * (`docs/compatibility.md`): every answer with HTTP 200 and the outcome in `code` (the client
- * reads nothing else), a single `user.role` in every token set, and each provider's callback
- * accepted without `iss`, which that client's callback page drops (OA-12). Each provider must
- * then have a `redirectUri` of its own: `createAuth` refuses the configuration otherwise.
+ * reads nothing else), a single `user.role` in every token set, each provider's callback
+ * accepted without `iss`, which that client's callback page drops (OA-12), and its settings
+ * pages: the recovery codes in the `2fa/setup` answer, a pending set usable once `2fa/enable`
+ * succeeds (RC-4); TOTP enrolment without a password, however old the sign-in (TOTP-7, unsafe:
+ * a stolen session can bind the thief's authenticator); and the password change at
+ * `PUT /api/v1/users/me/password` with `{oldPassword, newPassword}` (SE-6). Each provider must
+ * have a `redirectUri` of its own: `createAuth` refuses the configuration otherwise.
  *
  * @example
  * ```ts
@@ -30,12 +34,14 @@ export function singleRole(user: PublicUser): { role: string } {
 export function originalClientSettings(
   providers: Record<string, OAuthProviderConfig>,
   oauth: Omit<NonNullable<AuthConfig["oauth"]>, "providers"> = {},
-): Pick<AuthConfig, "http" | "oauth"> & Pick<CreateAuthOptions, "publicUser"> {
+): Pick<AuthConfig, "http" | "oauth" | "totp" | "reauthentication"> & Pick<CreateAuthOptions, "publicUser"> {
   const lenient: Record<string, OAuthProviderConfig> = {};
   for (const [name, provider] of Object.entries(providers)) lenient[name] = { ...provider, unsafeAllowMissingIss: true };
   return {
-    http: { statusMode: "always-200" },
+    http: { statusMode: "always-200", passwordChangeAlias: true },
     publicUser: singleRole,
     oauth: { ...oauth, providers: lenient },
+    totp: { recoveryCodesAtSetup: true },
+    reauthentication: { unsafeAllowTotpEnrolmentWithoutProof: true },
   };
 }

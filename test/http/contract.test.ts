@@ -117,5 +117,6 @@ describeOpenApiDrift({
     reauthenticate: "test/http/step-up.test.ts, with the app's step-up routes",
     reauthenticateWithPasskeyBegin: "test/http/step-up.test.ts",
     reauthenticateWithPasskeyFinish: "test/http/step-up.test.ts",
+    changePasswordAlias: "test/http/original-client.test.ts, with http.passwordChangeAlias",
   },
 });

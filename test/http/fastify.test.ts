@@ -53,6 +53,36 @@ describe("@portcullis/fastify", () => {
     expect((await post(server, "/api/v1/echo", { hello: "world" })).body).toEqual({ app: "echo", body: { hello: "world" } });
   });
 
+  it("SE-6: inside an encapsulated plugin and under a prefix, with http.passwordChangeAlias, PUT <basePath>/users/me/password is the plugin's route; without it, the app's 404", async () => {
+    for (const passwordChangeAlias of [true, false]) {
+      const testAuth = makeTestAuth({ throttle: generousThrottle, http: { passwordChangeAlias } });
+      const user = await createTestUser(testAuth.auth, "alias");
+      const server = await startFastifyUnderPrefix(testAuth.auth);
+      running.push(server);
+      const signedIn = await post(server, "/api/v1/auth/login", { username: user.username, password: testPassword });
+      const change = await call(server, "PUT", "/api/v1/users/me/password", {
+        json: { oldPassword: testPassword, newPassword: "a brand new passphrase" },
+        token: signedIn.body.data.accessToken,
+      });
+      if (passwordChangeAlias) expectEnvelope(change, 0);
+      else expect({ status: change.status, body: change.body }).toEqual({ status: 404, body: { app: "not found" } });
+    }
+  });
+
+  it("SE-6: the alias's body reaches core unread, whatever the app's body limit, as on the plugin's other routes", async () => {
+    const testAuth = makeTestAuth({ throttle: generousThrottle, http: { passwordChangeAlias: true } });
+    const user = await createTestUser(testAuth.auth, "unread");
+    const app = Fastify({ bodyLimit: 16 });
+    await app.register(portcullis, { auth: testAuth.auth });
+    const server = await serve(app);
+    const signedIn = await post(server, "/api/v1/auth/login", { username: user.username, password: testPassword });
+    const change = await call(server, "PUT", "/api/v1/users/me/password", {
+      json: { oldPassword: "not the password", newPassword: "a brand new passphrase" },
+      token: signedIn.body.data.accessToken,
+    });
+    expectEnvelope(change, 40100);
+  });
+
   it("the app's own JSON parser and body limit apply to its routes, never to the plugin's", async () => {
     const { auth } = makeTestAuth({ throttle: generousThrottle });
     const app = Fastify({ bodyLimit: 16 });

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { originalClientSettings } from "../../docs/examples/original-client.js";
 import {
   type TestAuth,
+  base32Decode,
   createTestUser,
   createTotpUser,
   generousThrottle,
@@ -27,6 +28,7 @@ import { type OidcTestProvider, startOidcProvider } from "../fixtures/oidc-provi
 import { describeNeedingService } from "../fixtures/required-service.js";
 import { type SlapdServer, ldapGroups, ldapPeople, slapdMissing, startSlapd } from "../fixtures/slapd.js";
 import { call } from "./client.js";
+import { describeOpenApiDrift } from "./openapi-drift.js";
 import { type RunningServer, adapters } from "./servers.js";
 
 /**
@@ -34,6 +36,10 @@ import { type RunningServer, adapters } from "./servers.js";
  * call by call against Portcullis configured as `docs/compatibility.md` says. It never looks at
  * the HTTP status beyond expecting 200, reads only `code` of the envelope and `data`, forwards
  * the provider's callback without `iss`, and reads `user.role` (one string) from a token set.
+ * Its login sends `provider: "local"`, or `"directory"` when the user picks the directory
+ * toggle. Its settings pages: TOTP enrolment (`2fa/setup` with no password, showing the recovery
+ * codes of that answer, then `2fa/enable` with a code) and the password change
+ * (`PUT /api/v1/users/me/password` with `{oldPassword, newPassword}`).
  */
 
 const redirectUri = "https://app.example.com/auth/callback";
@@ -51,7 +57,7 @@ afterAll(async () => {
  * The configuration `docs/compatibility.md` gives for such a client (its example,
  * `docs/examples/original-client.ts`), on the test provider; `unsafeAllowMissingIss: false`
  * takes the provider option back to show what it is for; `config` adds top-level entries (a
- * directory).
+ * directory) or replaces the example's (to take one of its options back).
  */
 function compatibleAuth(
   changes: { unsafeAllowMissingIss?: false } = {},
@@ -128,9 +134,17 @@ class OriginalClient {
     return { accessToken, refreshToken, role: user.role, username: user.username };
   }
 
-  /** POST /api/v1/auth/login: a session, 40102 with a temporary token, or the refusal's code. */
-  async login(username: string, password: string): Promise<Session | { tempToken: string } | { code: number }> {
-    const answer = await this.send("POST", "/api/v1/auth/login", { username, password });
+  /**
+   * POST /api/v1/auth/login: a session, 40102 with a temporary token, or the refusal's code. The
+   * page sends `provider: "local"`, or `"directory"` with its directory toggle on.
+   */
+  async login(
+    username: string,
+    password: string,
+    { directory = false }: { directory?: boolean } = {},
+  ): Promise<Session | { tempToken: string } | { code: number }> {
+    const provider = directory ? "directory" : "local";
+    const answer = await this.send("POST", "/api/v1/auth/login", { username, password, provider });
     if (answer.code === 40102) return { tempToken: answer.data.tempToken };
     if (answer.code !== 0) return { code: answer.code };
     return this.session(answer);
@@ -157,6 +171,33 @@ class OriginalClient {
 
   async me(accessToken: string): Promise<Answer> {
     return this.send("GET", "/api/v1/auth/me", undefined, accessToken);
+  }
+
+  /**
+   * The TOTP settings page's first step: `POST 2fa/setup` with an empty body (the page has no
+   * password field); it shows the QR code and renders `data.recoveryCodes.map(…)`, so an answer
+   * without that list breaks the page.
+   */
+  async setupTotp(
+    accessToken: string,
+  ): Promise<{ secret: string; otpauthUrl: string; recoveryCodes: string[] } | { code: number }> {
+    const answer = await this.send("POST", "/api/v1/auth/2fa/setup", {}, accessToken);
+    if (answer.code !== 0) return { code: answer.code };
+    const { secret, otpauthUrl, recoveryCodes } = answer.data;
+    expect(typeof secret).toBe("string");
+    expect(typeof otpauthUrl).toBe("string");
+    expect(Array.isArray(recoveryCodes), "the page renders data.recoveryCodes").toBe(true);
+    return { secret, otpauthUrl, recoveryCodes: recoveryCodes.map((code: unknown) => String(code)) };
+  }
+
+  /** The TOTP settings page's second step: `POST 2fa/enable` with the code typed from the app. */
+  async enableTotp(accessToken: string, code: string): Promise<Answer> {
+    return this.send("POST", "/api/v1/auth/2fa/enable", { code }, accessToken);
+  }
+
+  /** The password settings page: `PUT /api/v1/users/me/password` with `{oldPassword, newPassword}`. */
+  async changePassword(accessToken: string, oldPassword: string, newPassword: string): Promise<Answer> {
+    return this.send("PUT", "/api/v1/users/me/password", { oldPassword, newPassword }, accessToken);
   }
 
   /** GET /api/v1/auth/public-key/config: whether its page offers a passkey button. */
@@ -343,6 +384,108 @@ describe("a client built for the original service, unchanged, against Portcullis
           expect(await client.oauthSignIn("corp", "alice")).toEqual({ code: 40100 });
         });
       });
+
+      it('login sends provider "local" by default: the local account signs in; "directory" without a directory configured is 40400', async () => {
+        const testAuth = compatibleAuth();
+        await createTestUser(testAuth.auth, "lark", ["editor"]);
+        await withServer(start, testAuth.auth, async (client) => {
+          expect(await client.login("lark", testPassword)).toMatchObject({ username: "lark", role: "editor" });
+          expect(await client.login("lark", "wrong password")).toEqual({ code: 40100 });
+          expect(await client.login("lark", testPassword, { directory: true })).toEqual({ code: 40400 });
+        });
+      });
+
+      it("RC-4, TOTP-7: TOTP enrolment as its settings page does it, six minutes after signing in and with no password: 2fa/setup's recovery codes (a second setup replaces them), 2fa/enable, then 40102 and one of those codes signs in, once", async () => {
+        const testAuth = compatibleAuth();
+        await createTestUser(testAuth.auth, "gale", ["editor"]);
+        await withServer(start, testAuth.auth, async (client) => {
+          const signedIn = await client.login("gale", testPassword);
+          if (!isSession(signedIn)) throw new Error(`login: ${JSON.stringify(signedIn)}`);
+          testAuth.clock.advance(6 * 60_000);
+
+          const abandoned = await client.setupTotp(signedIn.accessToken);
+          if (!("secret" in abandoned)) throw new Error(`setup: ${JSON.stringify(abandoned)}`);
+          expect(abandoned.recoveryCodes).toHaveLength(10);
+          expect(await client.login("gale", testPassword), "a pending factor asks for nothing yet").toMatchObject({
+            username: "gale",
+          });
+          const setup = await client.setupTotp(signedIn.accessToken);
+          if (!("secret" in setup)) throw new Error(`second setup: ${JSON.stringify(setup)}`);
+          expect(setup.recoveryCodes.filter((code) => abandoned.recoveryCodes.includes(code))).toEqual([]);
+
+          const secret = base32Decode(setup.secret);
+          const enabled = await client.enableTotp(signedIn.accessToken, await nextTotpCode(testAuth, secret));
+          expect(enabled).toEqual({ code: 0, data: { enabled: true, recoveryCodes: setup.recoveryCodes } });
+          expect((await client.me(signedIn.accessToken)).data).toMatchObject({ username: "gale", totpEnabled: true });
+
+          const first = await client.login("gale", testPassword);
+          if (!("tempToken" in first)) throw new Error(`login after enrolment: ${JSON.stringify(first)}`);
+          expect(await client.recover(first.tempToken, abandoned.recoveryCodes[0] as string), "a replaced set").toEqual({
+            code: 40103,
+          });
+          const recoveryCode = setup.recoveryCodes[4] as string;
+          expect(await client.recover(first.tempToken, recoveryCode)).toMatchObject({ username: "gale", role: "editor" });
+          const second = await client.login("gale", testPassword);
+          if (!("tempToken" in second)) throw new Error("second login");
+          expect(await client.recover(second.tempToken, recoveryCode), "spent").toEqual({ code: 40103 });
+          expect(await client.verifyTotp(second.tempToken, await nextTotpCode(testAuth, secret))).toMatchObject({
+            username: "gale",
+          });
+        });
+      });
+
+      it("TOTP-5: without unsafeAllowTotpEnrolmentWithoutProof the same page is refused with 40001 once the sign-in is five minutes old, and works before", async () => {
+        const testAuth = compatibleAuth({}, { reauthentication: {} });
+        await createTestUser(testAuth.auth, "hale");
+        await withServer(start, testAuth.auth, async (client) => {
+          const signedIn = await client.login("hale", testPassword);
+          if (!isSession(signedIn)) throw new Error(`login: ${JSON.stringify(signedIn)}`);
+          testAuth.clock.advance(4 * 60_000);
+          expect(await client.setupTotp(signedIn.accessToken)).toMatchObject({ recoveryCodes: expect.any(Array) });
+          testAuth.clock.advance(60_000);
+          expect(await client.setupTotp(signedIn.accessToken)).toEqual({ code: 40001 });
+        });
+      });
+
+      it("SE-6: the password page's PUT /api/v1/users/me/password {oldPassword, newPassword} changes the password: the new one signs in and the old one is 40100; the other sessions end, this one goes on", async () => {
+        const testAuth = compatibleAuth();
+        await createTestUser(testAuth.auth, "iris", ["admin"]);
+        const newPassword = "a brand new passphrase";
+        await withServer(start, testAuth.auth, async (client) => {
+          const elsewhere = await client.login("iris", testPassword);
+          const signedIn = await client.login("iris", testPassword);
+          if (!isSession(signedIn) || !isSession(elsewhere)) throw new Error("login");
+          testAuth.clock.advance(6 * 60_000);
+          expect(await client.changePassword(signedIn.accessToken, "not my password", newPassword)).toMatchObject({
+            code: 40100,
+          });
+          expect(await client.changePassword(signedIn.accessToken, testPassword, "short")).toMatchObject({ code: 42200 });
+          expect(await client.changePassword(signedIn.accessToken, testPassword, newPassword)).toEqual({
+            code: 0,
+            data: { changed: true, sessionsEnded: 1 },
+          });
+          expect(await client.refresh(elsewhere.refreshToken), "the other session ended").toEqual({ code: 40101 });
+          expect(await client.refresh(signedIn.refreshToken), "this one goes on").toMatchObject({ role: "admin" });
+          expect(await client.login("iris", testPassword)).toEqual({ code: 40100 });
+          expect(await client.login("iris", newPassword)).toMatchObject({ username: "iris", role: "admin" });
+        });
+      });
+
+      it("SE-6: without http.passwordChangeAlias the same PUT is the app's own 404, not Portcullis's", async () => {
+        const testAuth = compatibleAuth({}, { http: { statusMode: "always-200" } });
+        const user = await createTestUser(testAuth.auth, "jade");
+        await withServer(start, testAuth.auth, async (client) => {
+          const signedIn = await client.login("jade", user.password);
+          if (!isSession(signedIn)) throw new Error("login");
+          const server = (client as unknown as { server: RunningServer }).server;
+          const answer = await call(server, "PUT", "/api/v1/users/me/password", {
+            json: { oldPassword: user.password, newPassword: "a brand new passphrase" },
+            token: signedIn.accessToken,
+          });
+          expect({ status: answer.status, body: answer.body }).toEqual({ status: 404, body: { app: "not found" } });
+          expect(await client.login("jade", user.password)).toMatchObject({ username: "jade" });
+        });
+      });
     });
   }
 });
@@ -352,13 +495,11 @@ const { alice, bob, johnSmith } = ldapPeople;
 let slapd: SlapdServer;
 
 /**
- * The saved directory policy such a client needs (`docs/compatibility.md`): it sends
- * `{username, password}` without `provider`, so `loginOrder: "directory-first"`; admins → admin,
- * engineers → engineer; then `changes`.
+ * A saved directory policy for such a client: `loginOrder` as given (the client names the provider
+ * at every login, so either order serves it); admins → admin, engineers → engineer; then `changes`.
  */
 const originalClientDirectory = (changes: Partial<DirectorySettings> = {}): DirectorySettings =>
   directorySettingsFor(slapd, {
-    loginOrder: "directory-first",
     mappings: [
       { group: ldapGroups.admins.dn, role: "admin", priority: 1 },
       { group: ldapGroups.engineers.dn, role: "engineer", priority: 5 },
@@ -383,38 +524,61 @@ describeWithSlapd("a client built for the original service, with directory accou
 
   for (const [name, start] of adapters) {
     describe(name, () => {
-      it('under loginOrder "directory-first", {username, password} signs a directory account in with user.role from its groups; refresh and logout; a local account still signs in', async () => {
-        const testAuth = await compatibleAuthWithDirectory(originalClientDirectory());
-        await createTestUser(testAuth.auth, "dana", ["admin"]);
-        await withServer(start, testAuth.auth, async (client) => {
-          const admin = await client.login(alice.uid, alice.password);
-          if (!isSession(admin)) throw new Error(`directory login: ${JSON.stringify(admin)}`);
-          expect(admin).toMatchObject({ username: alice.uid, role: "admin" });
-          expect((await client.me(admin.accessToken)).data).toMatchObject({ username: alice.uid, role: "admin" });
-          const refreshed = await client.refresh(admin.refreshToken);
-          if (!isSession(refreshed)) throw new Error(`refresh: ${JSON.stringify(refreshed)}`);
-          expect(refreshed.role, "groups re-read at refresh").toBe("admin");
-          expect(await client.logout(refreshed.refreshToken)).toBe(0);
-          expect(await client.refresh(refreshed.refreshToken), "after logout").toEqual({ code: 40101 });
+      for (const loginOrder of ["explicit", "directory-first"] as const) {
+        it(`under loginOrder "${loginOrder}", the directory toggle (provider "directory") signs a directory account in with user.role from its groups, refresh and logout; the default "local" signs the local account in and never a directory one`, async () => {
+          const testAuth = await compatibleAuthWithDirectory(originalClientDirectory({ loginOrder }));
+          await createTestUser(testAuth.auth, "dana", ["admin"]);
+          await withServer(start, testAuth.auth, async (client) => {
+            const directory = { directory: true };
+            const admin = await client.login(alice.uid, alice.password, directory);
+            if (!isSession(admin)) throw new Error(`directory login: ${JSON.stringify(admin)}`);
+            expect(admin).toMatchObject({ username: alice.uid, role: "admin" });
+            expect((await client.me(admin.accessToken)).data).toMatchObject({ username: alice.uid, role: "admin" });
+            const refreshed = await client.refresh(admin.refreshToken);
+            if (!isSession(refreshed)) throw new Error(`refresh: ${JSON.stringify(refreshed)}`);
+            expect(refreshed.role, "groups re-read at refresh").toBe("admin");
+            expect(await client.logout(refreshed.refreshToken)).toBe(0);
+            expect(await client.refresh(refreshed.refreshToken), "after logout").toEqual({ code: 40101 });
 
-          expect(await client.login(johnSmith.uid, johnSmith.password)).toMatchObject({ role: "engineer" });
-          expect(await client.login(alice.uid, "not alice's password")).toEqual({ code: 40100 });
-          expect(await client.login(bob.uid, bob.password), "in no mapped group, without a fallback role").toEqual({
-            code: 40300,
-          });
-          expect(await client.login("dana", testPassword), "no directory entry: the local account").toMatchObject({
-            username: "dana",
-            role: "admin",
+            expect(await client.login(johnSmith.uid, johnSmith.password, directory)).toMatchObject({ role: "engineer" });
+            expect(await client.login(alice.uid, "not alice's password", directory)).toEqual({ code: 40100 });
+            expect(await client.login(bob.uid, bob.password, directory), "in no mapped group, without a fallback role").toEqual({
+              code: 40300,
+            });
+            expect(await client.login("dana", testPassword, directory), "a local account is not the directory's").toEqual({
+              code: 40100,
+            });
+
+            expect(await client.login("dana", testPassword), '"local": the local account').toMatchObject({
+              username: "dana",
+              role: "admin",
+            });
+            expect(await client.login(alice.uid, alice.password), '"local": a directory account is not a local one').toEqual({
+              code: 40100,
+            });
           });
         });
-      });
-
-      it('under the default loginOrder "explicit" the same login of a directory account is 40100: the client sends no provider', async () => {
-        const testAuth = await compatibleAuthWithDirectory(originalClientDirectory({ loginOrder: "explicit" }));
-        await withServer(start, testAuth.auth, async (client) => {
-          expect(await client.login(alice.uid, alice.password)).toEqual({ code: 40100 });
-        });
-      });
+      }
     });
   }
+});
+
+describeOpenApiDrift({
+  exercises: [
+    "login",
+    "verifyTotp",
+    "useRecoveryCode",
+    "refresh",
+    "logout",
+    "getPublicUser",
+    "beginTotpSetup",
+    "enableTotp",
+    "changePasswordAlias",
+    "passkeyConfig",
+    "webauthnBegin",
+    "webauthnFinish",
+    "oauthProviders",
+    "oauthAuthorize",
+    "oauthCallback",
+  ],
 });

@@ -103,6 +103,7 @@ const fieldsByRoute: Record<string, string[]> = {
   "POST /auth/directory/policy/test": directoryPolicyFields,
   "POST /auth/directory/policy/preview": ["username"],
   "POST /auth/password": ["currentPassword", "newPassword", "totpCode"],
+  "PUT /users/me/password": ["oldPassword", "newPassword", "totpCode"],
   "POST /auth/reauthenticate": ["password", "totpCode"],
   "POST /auth/reauthenticate/public-key/begin": [],
   "POST /auth/reauthenticate/public-key/finish": credentialFields,
@@ -257,6 +258,8 @@ describe("random input on every route with a body", () => {
       secondFactor: { required: { roles: [enrollingRole] } },
       // A provider, so that the re-authentication through it exists and reaches its checks (STUP-5).
       oauth: corpOAuthConfig(idp, defaultOidcRedirectUri),
+      // The password-change alias, so that it exists and reaches its checks (SE-6).
+      http: { passwordChangeAlias: true },
     }).auth;
     // An admin, so that the directory policy routes are reached past the role check.
     const user = await createTestUser(auth, "fuzz", ["user", "admin"]);
@@ -458,6 +461,7 @@ describe("random input on every route with a body", () => {
         ].includes(route.path);
         if (hashes && typeof body.password === "string" && next() < 0.9) body.password = 42;
         if (typeof body.currentPassword === "string" && next() < 0.9) body.currentPassword = 42;
+        if (typeof body.oldPassword === "string" && next() < 0.9) body.oldPassword = 42;
         const url = urlFor(next, route.path);
         const text = JSON.stringify(body);
         const response = (await handleRequest(auth, request(route.method, url, text, headers))) as HttpResponse;

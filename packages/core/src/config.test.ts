@@ -38,7 +38,13 @@ describe("createAuth configuration", () => {
     expect(auth.config.password.hashing).toEqual({ memoryCost: 19456, timeCost: 2, parallelism: 1 });
     expect(auth.config.password.minLength).toBe(8);
     expect(auth.config.password.maxBytes).toBe(1024);
-    expect(auth.config.totp).toEqual({ window: 1, label: "api.example.com", maxAttemptsPerToken: 5 });
+    expect(auth.config.totp).toEqual({
+      window: 1,
+      label: "api.example.com",
+      maxAttemptsPerToken: 5,
+      recoveryCodesAtSetup: false,
+    });
+    expect(auth.config.passwordChangeAlias).toBe(false);
     expect(auth.config.throttle.account).toEqual([
       { limit: 5, windowMs: 15 * 60_000 },
       { limit: 20, windowMs: 24 * 3_600_000 },
@@ -285,12 +291,17 @@ describe("createAuth configuration", () => {
   });
 
   it("TOTP-5: the recent sign-in window defaults to 5 minutes, may be false, and is at most an hour", () => {
-    expect(createAuth(valid()).config.reauthentication).toEqual({ recentSignInSeconds: 300 });
+    expect(createAuth(valid()).config.reauthentication).toEqual({
+      recentSignInSeconds: 300,
+      unsafeAllowTotpEnrolmentWithoutProof: false,
+    });
     expect(createAuth({ ...valid(), reauthentication: { recentSignIn: false } }).config.reauthentication).toEqual({
       recentSignInSeconds: 0,
+      unsafeAllowTotpEnrolmentWithoutProof: false,
     });
     expect(createAuth({ ...valid(), reauthentication: { recentSignIn: "1h" } }).config.reauthentication).toEqual({
       recentSignInSeconds: 3600,
+      unsafeAllowTotpEnrolmentWithoutProof: false,
     });
     for (const recentSignIn of ["61m", "2h", 0, -5, "soon", true]) {
       expect(configError({ reauthentication: { recentSignIn } }).message, String(recentSignIn)).toMatch(

@@ -175,6 +175,12 @@ function registerRoutes(
   const options = { config: { [routeMark]: serve } };
   fastify.all(authPath, options, serve);
   fastify.all(`${authPath}/*`, options, serve);
+  // The aliases under the base path but outside its `/auth` (`/users/me/password` with
+  // `http.passwordChangeAlias`), each only when this auth turns it on.
+  const basePath = authPath.slice(0, -"/auth".length);
+  for (const route of routes.filter((route) => !route.atRoot && !route.path.startsWith("/auth/") && route.enabled?.(auth))) {
+    fastify.all(`${basePath}${route.path}`, options, serve);
+  }
   for (const route of routes.filter((route) => route.atRoot)) {
     if (prefix === "") fastify.all(route.path, options, serve);
     else if (!route.enabled || route.enabled(auth)) {

@@ -8,18 +8,42 @@ export interface ReauthenticationConfig {
    * for proof every time.
    */
   recentSignIn?: Duration | false;
+  /**
+   * UNSAFE: let a signed-in session start and finish TOTP enrolment (`2fa/setup`, `2fa/enable`)
+   * without re-authenticating, however old its sign-in (TOTP-7), for a client whose enrolment
+   * page has no password field (`docs/compatibility.md`). The risk: whoever holds a stolen access
+   * token can bind their own authenticator to the account, and enabling ends the owner's other
+   * sessions, so the owner is then locked out until an administrator removes the factor. A
+   * password the request does offer is still checked, the new authenticator must still prove a
+   * code at `2fa/enable`, and nothing else is relaxed: turning TOTP off, new recovery codes,
+   * passkeys, the password, the address, sessions and providers still need re-authentication
+   * (STUP-3). Default false.
+   */
+  unsafeAllowTotpEnrolmentWithoutProof?: boolean;
 }
 
 /** {@link ReauthenticationConfig} with its default filled in: 0 when proof is asked every time. */
 export interface ResolvedReauthenticationConfig {
   recentSignInSeconds: number;
+  /** Whether TOTP enrolment skips re-authentication (TOTP-7). */
+  unsafeAllowTotpEnrolmentWithoutProof: boolean;
 }
 
 /** Checks the `reauthentication` options and fills in their default; throws a `TypeError` naming a bad one. */
 export function resolveReauthenticationConfig(config: ReauthenticationConfig | undefined): ResolvedReauthenticationConfig {
-  refuseUnknownOptions(config, { recentSignIn: true } satisfies OptionNames<ReauthenticationConfig>, "reauthentication.");
+  const options = {
+    recentSignIn: true,
+    unsafeAllowTotpEnrolmentWithoutProof: true,
+  } satisfies OptionNames<ReauthenticationConfig>;
+  refuseUnknownOptions(config, options, "reauthentication.");
   const recentSignIn = config?.recentSignIn ?? "5m";
   const recentSignInSeconds = recentSignIn === false ? 0 : durationSeconds(recentSignIn, "reauthentication.recentSignIn");
   if (recentSignInSeconds > 3600) fail(`reauthentication.recentSignIn must be at most 1h; got ${recentSignInSeconds} seconds`);
-  return { recentSignInSeconds };
+  const unsafeAllowTotpEnrolmentWithoutProof = config?.unsafeAllowTotpEnrolmentWithoutProof ?? false;
+  if (typeof unsafeAllowTotpEnrolmentWithoutProof !== "boolean") {
+    fail(
+      `reauthentication.unsafeAllowTotpEnrolmentWithoutProof must be true or false; got ${JSON.stringify(unsafeAllowTotpEnrolmentWithoutProof)}`,
+    );
+  }
+  return { recentSignInSeconds, unsafeAllowTotpEnrolmentWithoutProof };
 }

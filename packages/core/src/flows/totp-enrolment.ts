@@ -1,24 +1,38 @@
 import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
-import type { UserRecord } from "../storage/types.js";
+import type { EncryptedSecret, TotpRecord, UserRecord } from "../storage/types.js";
 import { clearFailureBudget, takeFailureAttempt } from "../throttle/failure-budget.js";
+import { pendingRecoveryCodes } from "../totp/pending-recovery-codes.js";
 import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from "../totp/recovery-codes.js";
 import { totpEnrolment, totpSecretBytes } from "../totp/totp.js";
-import { acceptTotpCode, sealTotpSecret } from "../totp/totp-secret.js";
+import { acceptTotpCode, openTotpSecret, sealTotpSecret } from "../totp/totp-secret.js";
 import { endOtherSessions } from "../users/sessions.js";
 import { signedInUser } from "../users/signed-in-user.js";
 import { optionalString, requiredString } from "./input.js";
 import { type ReauthenticationProof, budgetOfProof, requireRecentAuthentication } from "./reauthenticate.js";
 
-/** Checks a code of the pending factor, counting the attempt against the session's budget, or the account's (RL-1, RL-5). */
-async function provePendingTotp(auth: Auth, user: UserRecord, code: string, sessionId: string | undefined): Promise<void> {
+/**
+ * Checks a code of the pending factor, counting the attempt against the session's budget, or the
+ * account's (RL-1, RL-5); answers the factor it proved.
+ */
+async function provePendingTotp(auth: Auth, user: UserRecord, code: string, sessionId: string | undefined): Promise<TotpRecord> {
   const totp = await auth.storage.totp.get(user.id);
   if (!totp || totp.enabled) throw new AuthError(ErrorCode.Conflict, "Start TOTP setup first");
   const budget = await budgetOfProof(auth, user, sessionId);
   await takeFailureAttempt(auth, budget);
   if (!(await acceptTotpCode(auth, totp, code))) throw new AuthError(ErrorCode.SecondFactorFailed);
   await clearFailureBudget(auth, budget);
+  return totp;
+}
+
+/**
+ * The re-authentication TOTP enrolment needs (TOTP-5), unless `reauthentication.unsafeAllowTotpEnrolmentWithoutProof`
+ * waives it for a request that offers no password (TOTP-7): a password that is offered is checked all the same.
+ */
+async function requireEnrolmentProof(auth: Auth, user: UserRecord, proof: ReauthenticationProof): Promise<void> {
+  if (auth.config.reauthentication.unsafeAllowTotpEnrolmentWithoutProof && proof.password === undefined) return;
+  await requireRecentAuthentication(auth, user, { sessionId: proof.sessionId, password: proof.password });
 }
 
 /** Replaces a user's recovery codes with a new set (RC-1), stored as hashes (RC-2); answers the codes, to show once. */
@@ -29,10 +43,28 @@ export async function storeNewRecoveryCodes(auth: Auth, userId: string): Promise
   return codes;
 }
 
+/**
+ * Replaces a user's recovery codes with the set `2fa/setup` showed for the factor `enabled` (RC-4,
+ * `totp.recoveryCodesAtSetup`), stored as hashes (RC-2); answers the codes.
+ */
+async function storePendingRecoveryCodes(auth: Auth, enabled: TotpRecord): Promise<string[]> {
+  const secret = openTotpSecret(auth, enabled.secret, enabled.userId);
+  const codes = pendingRecoveryCodes(enabled.userId, secret, enabled.secret);
+  secret.fill(0);
+  const hashes = codes.map((code) => hashRecoveryCode(enabled.userId, normalizeRecoveryCode(code) as string));
+  await auth.storage.recoveryCodes.replace(enabled.userId, hashes, auth.now());
+  return codes;
+}
+
 /** What {@link beginTotpSetup} returns: the secret in base32 and the `otpauth://` URI for a QR code. */
 export interface TotpSetup {
   secret: string;
   otpauthUrl: string;
+  /**
+   * With `totp.recoveryCodesAtSetup` only: the recovery codes that become usable when this factor
+   * is enabled (RC-4), to show now; absent otherwise.
+   */
+  recoveryCodes?: string[];
 }
 
 /** The input of {@link beginTotpSetup}: the user, and the proof of a recent sign-in. */
@@ -43,9 +75,11 @@ export interface BeginTotpSetupInput extends ReauthenticationProof {
 /**
  * Starts TOTP enrolment for a signed-in user (`POST /auth/2fa/setup`; TOTP-5) who has just
  * proven it is them (the password, or a sign-in younger than `reauthentication.recentSignIn`):
- * a stolen access token alone cannot put the thief's authenticator on the account. A new
+ * a stolen access token alone cannot put the thief's authenticator on the account (unless
+ * `reauthentication.unsafeAllowTotpEnrolmentWithoutProof` says otherwise, TOTP-7). A new
  * 20-byte secret (TOTP-2) is stored encrypted (TOTP-6) and pending until {@link enableTotp}
- * sees a valid code. Calling it again replaces a pending secret.
+ * sees a valid code. Calling it again replaces a pending secret. With `totp.recoveryCodesAtSetup`
+ * the answer also holds the recovery codes that enabling this factor will make usable (RC-4).
  *
  * @throws {AuthError} 40001 no proof and no recent sign-in, 40100 wrong password, 40900 TOTP already enabled, 42900 throttled.
  * @example
@@ -56,8 +90,32 @@ export interface BeginTotpSetupInput extends ReauthenticationProof {
 export async function beginTotpSetup(auth: Auth, input: BeginTotpSetupInput): Promise<TotpSetup> {
   const user = await signedInUser(auth, input.userId);
   if ((await auth.storage.totp.get(user.id))?.enabled) throw new AuthError(ErrorCode.Conflict, "TOTP is already enabled");
-  await requireRecentAuthentication(auth, user, { sessionId: input.sessionId, password: input.password });
-  return putPendingTotp(auth, user);
+  await requireEnrolmentProof(auth, user, input);
+  const pending = await storePendingTotp(auth, user);
+  if (!auth.config.totp.recoveryCodesAtSetup) return pending.setup;
+  return { ...pending.setup, recoveryCodes: pendingRecoveryCodes(user.id, pending.secret, pending.sealed) };
+}
+
+/** A pending factor just stored: what the authenticator app needs, and the secret in its two forms. */
+interface StoredPendingTotp {
+  setup: TotpSetup;
+  secret: Uint8Array;
+  sealed: EncryptedSecret;
+}
+
+/** Stores a fresh 20-byte secret (TOTP-2), sealed (TOTP-6), as the user's pending factor. */
+async function storePendingTotp(auth: Auth, user: UserRecord): Promise<StoredPendingTotp> {
+  const secret = auth.randomBytes(totpSecretBytes);
+  const sealed = sealTotpSecret(auth, user.id, secret);
+  const stored = await auth.storage.totp.putPending({
+    userId: user.id,
+    secret: sealed,
+    enabled: false,
+    lastUsedStep: -1,
+    createdAt: auth.now(),
+  });
+  if (!stored) throw new AuthError(ErrorCode.Conflict, "TOTP is already enabled");
+  return { setup: await totpEnrolment(secret, auth.config.totp.label, user.username), secret, sealed };
 }
 
 /**
@@ -67,16 +125,7 @@ export async function beginTotpSetup(auth: Auth, input: BeginTotpSetupInput): Pr
  * @throws {AuthError} 40900 TOTP already enabled.
  */
 export async function putPendingTotp(auth: Auth, user: UserRecord): Promise<TotpSetup> {
-  const secret = auth.randomBytes(totpSecretBytes);
-  const stored = await auth.storage.totp.putPending({
-    userId: user.id,
-    secret: sealTotpSecret(auth, user.id, secret),
-    enabled: false,
-    lastUsedStep: -1,
-    createdAt: auth.now(),
-  });
-  if (!stored) throw new AuthError(ErrorCode.Conflict, "TOTP is already enabled");
-  return totpEnrolment(secret, auth.config.totp.label, user.username);
+  return (await storePendingTotp(auth, user)).setup;
 }
 
 /** The input of {@link enableTotp}: a code of the new authenticator, and the proof of a recent sign-in. */
@@ -87,7 +136,8 @@ export interface EnableTotpInput extends BeginTotpSetupInput {
 /**
  * Turns pending TOTP on once the user proves a code from it (`POST /auth/2fa/enable`), with
  * the same re-authentication as {@link beginTotpSetup}; issues ten recovery codes (shown once;
- * RC-1) and ends every other session of the user, keeping `sessionId`, the one it was made from
+ * RC-1; with `totp.recoveryCodesAtSetup`, the set `2fa/setup` showed for this factor, RC-4) and
+ * ends every other session of the user, keeping `sessionId`, the one it was made from
  * (SE-2; every session when none is given): the next sign-in asks for the second factor.
  *
  * @throws {AuthError} 40001 no proof and no recent sign-in, 40100 wrong password, 40900 nothing pending or already enabled, 40103 wrong code, 42900 throttled.
@@ -98,10 +148,12 @@ export async function enableTotp(auth: Auth, input: EnableTotpInput): Promise<{ 
   const password = optionalString(input.password, "password");
   // Already on: nothing to enable, whatever the proof (re-authenticating would ask for its code).
   if ((await auth.storage.totp.get(user.id))?.enabled) throw new AuthError(ErrorCode.Conflict, "Start TOTP setup first");
-  await requireRecentAuthentication(auth, user, { sessionId: input.sessionId, password });
-  await provePendingTotp(auth, user, code, input.sessionId);
+  await requireEnrolmentProof(auth, user, { sessionId: input.sessionId, password });
+  const proven = await provePendingTotp(auth, user, code, input.sessionId);
   if (!(await auth.storage.totp.enable(user.id))) throw new AuthError(ErrorCode.Conflict, "TOTP is already enabled");
-  const recoveryCodes = await storeNewRecoveryCodes(auth, user.id);
+  const recoveryCodes = auth.config.totp.recoveryCodesAtSetup
+    ? await storePendingRecoveryCodes(auth, proven)
+    : await storeNewRecoveryCodes(auth, user.id);
   await endOtherSessions(auth, { userId: user.id, keepSessionId: input.sessionId, reason: "totp_enabled" });
   auth.emit({ type: "totp.enabled", userId: user.id, at: auth.now() });
   return { recoveryCodes };

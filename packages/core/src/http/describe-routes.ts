@@ -110,7 +110,8 @@ function responsesOf(auth: Auth, route: Route): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const schemas: JsonSchema[] = [];
-    if (codes.includes(0)) schemas.push(doc.bare ? doc.data : envelopeSchema(0, doc.data));
+    const data = doc.dataFor?.(auth) ?? doc.data;
+    if (codes.includes(0)) schemas.push(doc.bare ? data : envelopeSchema(0, data));
     for (const [code, data] of partial) if (codes.includes(code)) schemas.push(envelopeSchema(code, data));
     const errors = codes.filter((code) => code !== 0 && !partial.has(code));
     if (errors.length > 0) schemas.push(errorSchema(errors));

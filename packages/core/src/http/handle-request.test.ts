@@ -50,7 +50,8 @@ async function envelopeOf(auth: ReturnType<typeof makeAuth>["auth"], request: Ht
 
 describe("handleRequest", () => {
   it("HTTP-7: plain HTTP from a non-loopback peer gets 40300 on every route, before the Authorization header or the body is read", async () => {
-    const harness = makeAuth();
+    // The password-change alias on, so that every route of the table is served (SE-6).
+    const harness = makeAuth({ http: { passwordChangeAlias: true } });
     const { auth } = harness;
     await addUser(auth, "alice");
     const token = (await signIn(harness, "alice")).accessToken;

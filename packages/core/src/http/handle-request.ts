@@ -128,11 +128,18 @@ interface CompiledRoute {
 /** The route table of one auth instance, with its base path applied, made once. */
 interface CompiledRoutes {
   routes: CompiledRoute[];
-  /** `<basePath>/auth`: every route not at the root is under it. */
+  /** `<basePath>/auth`: every route not at the root is under it, but the aliases of `outsidePaths`. */
   prefix: string;
-  /** The paths of the routes served at the root (`/.well-known/jwks.json`). */
-  rootPaths: ReadonlySet<string>;
+  /**
+   * The paths outside the prefix that are Portcullis's: those of the routes served at the root
+   * (`/.well-known/jwks.json`), and those of the routes under the base path but outside its
+   * `/auth` that this auth turns on (`<basePath>/users/me/password` with `http.passwordChangeAlias`).
+   */
+  outsidePaths: ReadonlySet<string>;
 }
+
+/** True for a route under the base path but not under its `/auth`: an alias only some configurations serve. */
+const outsideAuthPrefix = (route: Route): boolean => !route.atRoot && !route.path.startsWith("/auth/");
 
 const compiledRoutes = new WeakMap<Auth, CompiledRoutes>();
 
@@ -145,7 +152,12 @@ function routesOf(auth: Auth): CompiledRoutes {
         segments: (route.atRoot ? route.path : `${auth.config.basePath}${route.path}`).split("/"),
       })),
       prefix: `${auth.config.basePath}/auth`,
-      rootPaths: new Set(routes.filter((route) => route.atRoot).map((route) => route.path)),
+      outsidePaths: new Set([
+        ...routes.filter((route) => route.atRoot).map((route) => route.path),
+        ...routes
+          .filter((route) => outsideAuthPrefix(route) && route.enabled?.(auth) === true)
+          .map((route) => `${auth.config.basePath}${route.path}`),
+      ]),
     };
     compiledRoutes.set(auth, compiled);
   }
@@ -164,10 +176,13 @@ function matchPath(expected: string[], actual: string[]): Record<string, string>
   return params;
 }
 
-/** True for a normalised path under `<basePath>/auth`, or one of the routes served at the root. */
+/**
+ * True for a normalised path under `<basePath>/auth`, one of the routes served at the root, or an
+ * alias outside `<basePath>/auth` this auth turns on.
+ */
 function isOurPath(auth: Auth, path: string): boolean {
-  const { prefix, rootPaths } = routesOf(auth);
-  return path.startsWith(prefix) ? path.length === prefix.length || path[prefix.length] === "/" : rootPaths.has(path);
+  const { prefix, outsidePaths } = routesOf(auth);
+  return path.startsWith(prefix) ? path.length === prefix.length || path[prefix.length] === "/" : outsidePaths.has(path);
 }
 
 /**

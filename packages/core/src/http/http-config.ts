@@ -22,6 +22,14 @@ export interface HttpConfig {
    * `GET <basePath>/auth/openapi.json`, public. Default false: the route answers 40400.
    */
   openApi?: boolean;
+  /**
+   * Also serve the password change at `PUT <basePath>/users/me/password` with
+   * `{oldPassword, newPassword}` (and an optional `totpCode`), as clients built for the original
+   * service send it (`docs/compatibility.md`; SE-6). It is `POST <basePath>/auth/password` under
+   * another path and field name: the same checks, throttles, events and sessions ended. Default
+   * false: the path is not Portcullis's, and the app (or its framework's 404) answers it.
+   */
+  passwordChangeAlias?: boolean;
 }
 
 /** {@link HttpConfig} with its defaults filled in. */
@@ -33,6 +41,8 @@ export interface ResolvedHttpConfig {
   unsafeAllowPlainHttp: boolean;
   /** Whether `GET <basePath>/auth/openapi.json` serves the OpenAPI document. */
   openApi: boolean;
+  /** Whether `PUT <basePath>/users/me/password` changes the password (SE-6). */
+  passwordChangeAlias: boolean;
 }
 
 /** Checks the `http` options and fills in their defaults; throws a `TypeError` naming a bad one. */
@@ -43,6 +53,7 @@ export function resolveHttpConfig(config: HttpConfig | undefined): ResolvedHttpC
     trustedProxies: true,
     unsafeAllowPlainHttp: true,
     openApi: true,
+    passwordChangeAlias: true,
   } satisfies OptionNames<HttpConfig>;
   refuseUnknownOptions(config, options, "http.");
   const basePath = config?.basePath ?? "/api/v1";
@@ -59,11 +70,16 @@ export function resolveHttpConfig(config: HttpConfig | undefined): ResolvedHttpC
   }
   const openApi = config?.openApi ?? false;
   if (typeof openApi !== "boolean") fail(`http.openApi must be true or false; got ${JSON.stringify(openApi)}`);
+  const passwordChangeAlias = config?.passwordChangeAlias ?? false;
+  if (typeof passwordChangeAlias !== "boolean") {
+    fail(`http.passwordChangeAlias must be true or false; got ${JSON.stringify(passwordChangeAlias)}`);
+  }
   return {
     basePath,
     statusMode,
     trustedProxies: [...(config?.trustedProxies ?? [])],
     unsafeAllowPlainHttp,
     openApi,
+    passwordChangeAlias,
   };
 }

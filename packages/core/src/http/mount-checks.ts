@@ -39,7 +39,9 @@ export function assertAuthArgument(value: unknown, name: string, call: string): 
   throw new TypeError(`${name} needs the auth instance createAuth() returns, and got ${described(value)}. Write ${call}`);
 }
 
-const routeSegments = routes.filter((route) => !route.atRoot).map((route) => route.path.split("/").slice(1));
+const routeSegments = routes
+  .filter((route) => !route.atRoot && route.path.startsWith("/auth/"))
+  .map((route) => route.path.split("/").slice(1));
 
 /**
  * The base path under which `path` would name one of the routes, or undefined when it names none.

@@ -28,7 +28,7 @@ const everythingOn: AuthOverrides = {
     },
   },
   directory: fakeDirectory(),
-  http: { openApi: true },
+  http: { openApi: true, passwordChangeAlias: true },
   signUp: { enabled: true },
   secondFactor: { required: "always" },
   email: { send: () => {}, resetUrl: "https://example.com/reset-password", verifyUrl: "https://example.com/verify-email" },
@@ -38,6 +38,14 @@ const configurations: [string, AuthOverrides][] = [
   ["everything on", everythingOn],
   ["passkeys, OAuth and directory off, HS256", {}],
   ['statusMode "always-200"', { ...everythingOn, http: { openApi: true, statusMode: "always-200" } }],
+  [
+    "the original client's settings (docs/compatibility.md)",
+    {
+      ...everythingOn,
+      http: { openApi: true, statusMode: "always-200", passwordChangeAlias: true },
+      totp: { recoveryCodesAtSetup: true },
+    },
+  ],
   ['basePath ""', { ...everythingOn, http: { basePath: "" } }],
   ['basePath "/svc/auth-api"', { ...everythingOn, http: { basePath: "/svc/auth-api" } }],
 ];
@@ -105,6 +113,7 @@ describe("openApiDocument", () => {
       "POST /api/v1/auth/register",
       "PUT /api/v1/auth/directory/policy",
       "PUT /api/v1/auth/public-key/credentials/{id}",
+      "PUT /api/v1/users/me/password",
     ]);
     expect(all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, signUp: undefined })).includes(entry))).toEqual([
       "POST /api/v1/auth/register",
@@ -160,6 +169,29 @@ describe("openApiDocument", () => {
       expect(paths).toContain(`${basePath}/auth/login`);
       expect(paths.filter((path) => !path.startsWith(`${basePath}/auth/`))).toEqual(["/.well-known/jwks.json"]);
     }
+  });
+
+  it("SE-6: the password-change alias is documented only with http.passwordChangeAlias, under the base path, as PUT with {oldPassword, newPassword}", () => {
+    for (const basePath of ["/api/v1", "", "/svc/auth-api"]) {
+      const paths = documentOf({ ...everythingOn, http: { basePath, passwordChangeAlias: true } }).paths;
+      expect(Object.keys(paths).filter((path) => !path.startsWith(`${basePath}/auth/`))).toEqual([
+        `${basePath}/users/me/password`,
+        "/.well-known/jwks.json",
+      ]);
+      expect(Object.keys(paths[`${basePath}/users/me/password`] ?? {})).toEqual(["put"]);
+    }
+    const alias = operation(documentOf(everythingOn), "/api/v1/users/me/password", "put");
+    const own = operation(documentOf(everythingOn), "/api/v1/auth/password", "post");
+    expect(JSON.stringify(alias.requestBody)).toContain('"required":["oldPassword","newPassword"]');
+    expect(alias.responses).toEqual(own.responses);
+    expect(Object.keys(documentOf({}).paths)).not.toContain("/api/v1/users/me/password");
+  });
+
+  it("RC-4: 2fa/setup's success data holds recoveryCodes only with totp.recoveryCodesAtSetup", () => {
+    const setupData = (overrides: AuthOverrides) =>
+      JSON.stringify(operation(documentOf(overrides), "/api/v1/auth/2fa/setup", "post").responses["200"]);
+    expect(setupData({})).not.toContain("recoveryCodes");
+    expect(setupData({ totp: { recoveryCodesAtSetup: true } })).toContain('"required":["secret","otpauthUrl","recoveryCodes"]');
   });
 
   it("gives each code the status it travels with: by its first three digits in standard mode, 200 in always-200 mode", () => {

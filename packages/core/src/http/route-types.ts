@@ -77,6 +77,11 @@ export interface RouteDoc {
   body?: JsonSchema;
   /** The envelope's `data` on success (code 0); with `bare`, the whole body. */
   data: JsonSchema;
+  /**
+   * The success `data` where an option changes it (the recovery codes `totp.recoveryCodesAtSetup`
+   * adds to `2fa/setup`): `data` for this auth's configuration. Default `data` itself.
+   */
+  dataFor?: (auth: Auth) => JsonSchema;
   /** The success body is `data` itself, not the envelope (the route returns `bare`). */
   bare?: true;
   /** The `data` of a code-40102 answer, for a route that may ask for the second factor. */
@@ -103,7 +108,9 @@ export interface Route {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /**
    * Under the base path (`/auth/login`), or absolute when `atRoot` (`/.well-known/jwks.json`).
-   * A segment `:name` matches any one non-empty segment, passed in `params`.
+   * A segment `:name` matches any one non-empty segment, passed in `params`. A route under the
+   * base path but not under its `/auth` (`/users/me/password`, a compatibility alias) must have
+   * `enabled`: its path is Portcullis's only for an auth that turns it on, read once per auth.
    */
   path: string;
   atRoot?: boolean;

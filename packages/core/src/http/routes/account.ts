@@ -1,9 +1,10 @@
 import { changePassword } from "../../flows/change-password.js";
+import { requiredString } from "../../flows/input.js";
 import { getPublicUser, signOutEverywhere } from "../../flows/manage-users.js";
 import { endOtherSessions, endSession, listSessions, sessionListLimit } from "../../flows/sessions.js";
 import { type UpdateProfileInput, updateProfile } from "../../user-fields/profile.js";
 import { type JsonSchema, answerObject, requestObject, requiredText, schemaRef, userFieldsBody } from "../openapi-schemas.js";
-import type { ParameterDoc, Route } from "../route-types.js";
+import type { ParameterDoc, Route, RouteContext } from "../route-types.js";
 import { proofFields, reauthentication, sessionOf, signedIn, totpCodeProof } from "./shared.js";
 
 /** A session as the list shows it: never a token. */
@@ -25,6 +26,25 @@ const sessionInfo: JsonSchema = {
 };
 
 const endedCount: JsonSchema = answerObject({ ended: { type: "integer", minimum: 0 } });
+
+/** What a password change answers, on its own route and on its alias. */
+const passwordChanged: JsonSchema = answerObject({
+  changed: { const: true },
+  sessionsEnded: { type: "integer", minimum: 0, description: "How many other sessions ended" },
+});
+
+/** The codes of a password change, on its own route and on its alias. */
+const passwordChangeCodes = [40001, 40100, 40103, 40900, 42200, 42900] as const;
+
+/** Changes the password of the token's user from the token's session (SE-4), the current one proven by `currentPassword`. */
+const changePasswordFrom = (context: RouteContext, currentPassword: string) =>
+  changePassword(context.auth, {
+    userId: signedIn(context),
+    sessionId: sessionOf(context),
+    currentPassword,
+    newPassword: context.body.newPassword as string,
+    totpCode: context.body.totpCode as string | undefined,
+  });
 const sessionIdParameter: ParameterDoc = { name: "id", in: "path", description: "A session's `id`, as the list shows it" };
 
 /** The signed-in user's own account: who they are, their own fields, their password, and their sessions. */
@@ -77,22 +97,34 @@ export const accountRoutes: readonly Route[] = [
         "currentPassword",
         "newPassword",
       ]),
-      data: answerObject({
-        changed: { const: true },
-        sessionsEnded: { type: "integer", minimum: 0, description: "How many other sessions ended" },
-      }),
-      codes: [40001, 40100, 40103, 40900, 42200, 42900],
+      data: passwordChanged,
+      codes: [...passwordChangeCodes],
     },
     async handle(context) {
-      const { body } = context;
-      const input = {
-        userId: signedIn(context),
-        sessionId: sessionOf(context),
-        currentPassword: body.currentPassword as string,
-        newPassword: body.newPassword as string,
-        totpCode: body.totpCode as string | undefined,
-      };
-      return { data: await changePassword(context.auth, input) };
+      return { data: await changePasswordFrom(context, context.body.currentPassword as string) };
+    },
+  },
+  {
+    method: "PUT",
+    path: "/users/me/password",
+    access: "bearer",
+    enabled: (auth) => auth.config.passwordChangeAlias,
+    doc: {
+      operationId: "changePasswordAlias",
+      tag: "Account",
+      summary: "Change the password, as clients built for the original service send it",
+      description:
+        "Only with `http.passwordChangeAlias`; otherwise the path is not Portcullis's and the app answers it. `POST /auth/password` at the path and with the field name of the original service (`oldPassword` for `currentPassword`): the same checks, throttles, events and sessions ended (SE-4, SE-6). The old password re-authenticates; with TOTP on, a `totpCode` too, unless the session's sign-in or re-authentication within `reauthentication.recentSignIn` proved a second factor (STUP-3; 40001 without).",
+      body: requestObject({ oldPassword: requiredText, newPassword: requiredText, totpCode: totpCodeProof }, [
+        "oldPassword",
+        "newPassword",
+      ]),
+      data: passwordChanged,
+      codes: [...passwordChangeCodes],
+    },
+    async handle(context) {
+      // Named as this route's body names it: a missing or non-string one is 40001 or 40002 for `oldPassword` (PW-5).
+      return { data: await changePasswordFrom(context, requiredString(context.body.oldPassword, "oldPassword")) };
     },
   },
   {

@@ -16,6 +16,23 @@ const issuedRecoveryCodes = {
   description: "Ten codes of 120 bits, shown this once; only their hashes are kept",
 } as const;
 
+/** What `2fa/setup` answers: the new secret. */
+const totpSetupProperties = {
+  secret: { type: "string", description: "Base32, for typing in" },
+  otpauthUrl: { type: "string", description: "The `otpauth://totp/…` URI, for a QR code" },
+} as const;
+const totpSetupData = answerObject(totpSetupProperties);
+
+/** What `2fa/setup` answers with `totp.recoveryCodesAtSetup`: the secret and the pending recovery codes (RC-4). */
+const totpSetupWithCodesData = answerObject({
+  ...totpSetupProperties,
+  recoveryCodes: {
+    ...issuedRecoveryCodes,
+    description:
+      "Ten codes of 120 bits, usable only once `2fa/enable` turns this factor on (the same ones it answers); a new setup replaces them",
+  },
+});
+
 /** The body of a change to the second factor (STUP-3): a current code and the password. */
 const secondFactorChangeBody = requestObject({
   code: {
@@ -43,12 +60,11 @@ export const secondFactorRoutes: readonly Route[] = [
       operationId: "beginTotpSetup",
       tag: "Second factor",
       summary: "Start TOTP enrolment",
-      description: "The factor stays pending until `2fa/enable`; calling again replaces a pending secret.",
+      description:
+        "The factor stays pending until `2fa/enable`; calling again replaces a pending secret. With `totp.recoveryCodesAtSetup`, also the recovery codes `2fa/enable` will make usable (RC-4); with `reauthentication.unsafeAllowTotpEnrolmentWithoutProof`, no re-authentication (TOTP-7).",
       body: requestObject({ password: passwordProof }),
-      data: answerObject({
-        secret: { type: "string", description: "Base32, for typing in" },
-        otpauthUrl: { type: "string", description: "The `otpauth://totp/…` URI, for a QR code" },
-      }),
+      data: totpSetupData,
+      dataFor: (auth) => (auth.config.totp.recoveryCodesAtSetup ? totpSetupWithCodesData : totpSetupData),
       codes: [40001, 40100, 40900, 42900],
     },
     async handle(context) {
