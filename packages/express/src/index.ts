@@ -142,8 +142,8 @@ function bodyParserRefusal(error: unknown): HttpRequest["bodyRefusal"] {
 }
 
 /**
- * Mounts the Portcullis routes (`<basePath>/auth/*` and `/.well-known/jwks.json`) in an
- * Express 4 or 5 app. Requests for other paths go on to the rest of the app untouched.
+ * Mounts the Portcullis routes (`<basePath>/auth/*`, `/.well-known/jwks.json`, and
+ * `<basePath>/users/me/password` with `http.passwordChangeAlias`) in an Express 4 or 5 app. Requests for other paths go on to the rest of the app untouched.
  *
  * It returns two middleware for `app.use`: the routes, and an error handler that answers, in
  * the Portcullis envelope, a body that an earlier `express.json()` refused on these paths

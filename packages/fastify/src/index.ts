@@ -237,8 +237,9 @@ const portcullisPlugin: FastifyPluginCallback<PortcullisOptions> = (fastify: Fas
 };
 
 /**
- * The Fastify plugin that serves the Portcullis routes (`<basePath>/auth/*` and
- * `/.well-known/jwks.json`): `app.register(portcullis, { auth })`. All auth rules (TLS,
+ * The Fastify plugin that serves the Portcullis routes (`<basePath>/auth/*`,
+ * `/.well-known/jwks.json`, and `<basePath>/users/me/password` with `http.passwordChangeAlias`):
+ * `app.register(portcullis, { auth })`. All auth rules (TLS,
  * limits, JSON checks, tokens, status codes) are in `@portcullis/core`; this only translates
  * the request and the response.
  *

@@ -168,8 +168,8 @@ function toResponse(response: HttpResponse): Response {
 }
 
 /**
- * Middleware that serves the Portcullis routes (`<basePath>/auth/*` and
- * `/.well-known/jwks.json`) and passes every other request on with `next()`. All auth rules
+ * Middleware that serves the Portcullis routes (`<basePath>/auth/*`,
+ * `/.well-known/jwks.json`, and `<basePath>/users/me/password` with `http.passwordChangeAlias`) and passes every other request on with `next()`. All auth rules
  * (TLS, limits, JSON checks, tokens, status codes) are in `@portcullis/core`; this only
  * translates the request and the response. Paths are matched as the client sent them,
  * whatever the middleware is mounted under, so `http.basePath` must be the full prefix.
