@@ -181,6 +181,7 @@ const createAuthOptions = {
   randomBytes: true,
   ttl: true,
   clockToleranceSeconds: true,
+  refreshReuseInterval: true,
   tokenStateCacheSeconds: true,
   verifiedTokenCacheSize: true,
   onListenerError: true,

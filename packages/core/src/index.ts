@@ -239,7 +239,7 @@ export {
 } from "./step-up/requirement.js";
 export { compareCodePoints, prefixUpperBound } from "./storage/code-point-order.js";
 export { type MemoryStorage, type MemoryStorageSizes, memoryStorage } from "./storage/memory.js";
-export { mayRotate, replacementToken } from "./storage/refresh-rotation.js";
+export { mayRefresh, mayRotate, rotatedSession } from "./storage/refresh-rotation.js";
 export { type SweepOptions, type SweepResult, sweepExpired } from "./storage/sweep.js";
 export type * from "./storage/types.js";
 export type {

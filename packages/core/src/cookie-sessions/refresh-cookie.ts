@@ -1,10 +1,10 @@
 import type { Auth } from "../auth.js";
-import { sha256 } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { cookieValues, hostOnlyCookie } from "../http/cookies.js";
 import type { ParameterDoc, RouteContext } from "../http/route-types.js";
 import type { TokenSet } from "../tokens/issue-tokens.js";
+import { readRefreshToken } from "../tokens/refresh-token.js";
 import { requireSameOrigin } from "./same-origin.js";
 
 /** The refresh cookie's name over plain HTTP (a development server on loopback), scoped to the auth routes. */
@@ -52,12 +52,13 @@ export function clearedRefreshCookie(auth: Auth, secure: boolean): string {
 
 /**
  * The refresh cookie of a token set, for its refresh token's remaining lifetime as stored (its idle
- * lifetime, cut at the session's absolute end: RT-4), read back by the token's hash; the configured
- * idle lifetime should the store no longer hold it.
+ * lifetime, cut at the session's absolute end: RT-4), read from the session the token names; the
+ * configured idle lifetime should the store no longer hold it.
  */
 export async function refreshCookieOf(auth: Auth, tokens: TokenSet, secure: boolean): Promise<string> {
-  const stored = await auth.storage.sessions.findRefreshToken(sha256(tokens.refreshToken));
-  const expiresAt = stored?.expiresAt ?? auth.now() + auth.config.ttl.refreshIdle * 1000;
+  const token = await readRefreshToken(auth, tokens.refreshToken);
+  const session = token === null ? null : await auth.storage.sessions.findSession(token.sessionId);
+  const expiresAt = session?.refreshExpiresAt ?? auth.now() + auth.config.ttl.refreshIdle * 1000;
   return refreshCookie(auth, tokens.refreshToken, secure, expiresAt);
 }
 

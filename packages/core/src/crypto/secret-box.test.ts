@@ -150,4 +150,16 @@ describe("secret box", () => {
     );
     expect(rotated.deriveKey("portcullis username pseudonym v1")).toEqual(box.deriveKey("portcullis username pseudonym v1"));
   });
+
+  it("deriveKeys derives from every key of the ring, the current one first, each as deriveKey would with it current", () => {
+    const key = Buffer.from(Array.from({ length: 32 }, (_, index) => index)).toString("hex");
+    const other = keyOne.toString("hex");
+    const rotated = createSecretBox({ current: "k2", keys: { k1: other, k2: key } }, randomBytes);
+    const purpose = "some purpose";
+    expect(rotated.deriveKeys(purpose)).toEqual([
+      createSecretBox(key, randomBytes).deriveKey(purpose),
+      createSecretBox(other, randomBytes).deriveKey(purpose),
+    ]);
+    expect(createSecretBox(key, randomBytes).deriveKeys(purpose)).toHaveLength(1);
+  });
 });

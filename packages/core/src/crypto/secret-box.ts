@@ -21,6 +21,8 @@ export interface SecretBox {
   open(secret: EncryptedSecret, associatedData: string): Buffer;
   /** A 32-byte key for another purpose, derived from the current key with HKDF-SHA256. */
   deriveKey(purpose: string): Buffer;
+  /** {@link deriveKey} from every key of the ring, the current one first: to know again what an earlier key made. */
+  deriveKeys(purpose: string): Buffer[];
 }
 
 /**
@@ -53,9 +55,14 @@ export function createSecretBox(
   const keys = new Map(Object.entries(ring.keys).map(([id, value]) => [id, decodeKey(value, settingOf(id))]));
   const broken = (cause?: unknown) => new AuthError(ErrorCode.Internal, "A stored secret could not be decrypted", { cause });
 
+  const derive = (key: Buffer, purpose: string) => Buffer.from(hkdfSync("sha256", key, "portcullis", purpose, 32));
   return {
     deriveKey(purpose) {
-      return Buffer.from(hkdfSync("sha256", keys.get(ring.current) as Buffer, "portcullis", purpose, 32));
+      return derive(keys.get(ring.current) as Buffer, purpose);
+    },
+    deriveKeys(purpose) {
+      const others = [...keys].filter(([id]) => id !== ring.current).map(([, key]) => derive(key, purpose));
+      return [derive(keys.get(ring.current) as Buffer, purpose), ...others];
     },
     seal(plaintext, associatedData) {
       const key = keys.get(ring.current) as Buffer;

@@ -89,7 +89,12 @@ export type AuthEvent =
       replacedSessionId: string;
       amr: AuthMethod[];
     })
-  | (EventBase & { type: "refresh_token.reused"; userId: string; sessionId: string })
+  /**
+   * A refresh token presented after it was replaced (RT-2). `withinReuseInterval`: it was the one
+   * replaced last, within `refreshReuseInterval`, and was answered with the current one; otherwise
+   * the session was revoked.
+   */
+  | (EventBase & { type: "refresh_token.reused"; userId: string; sessionId: string; withinReuseInterval: boolean })
   | (EventBase & { type: "session.revoked"; userId: string; sessionId: string; reason: RevocationReason })
   /** `by`: with `ended_by_admin`, the administrator's user id. */
   | (EventBase & {

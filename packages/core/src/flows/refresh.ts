@@ -1,13 +1,12 @@
 import type { Auth } from "../auth.js";
-import { opaqueToken } from "../crypto/ids.js";
-import { sha256 } from "../crypto/random.js";
 import { directoryRolesAtRefresh, sameRoles } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { signInStepOf } from "../required-factor/requirement.js";
-import { rotateRefreshToken } from "../storage/refresh-rotation.js";
-import type { RotationResult, UserRecord } from "../storage/types.js";
+import { mayRefresh } from "../storage/refresh-rotation.js";
+import type { SessionRecord, UserRecord } from "../storage/types.js";
 import { type TokenSet, rotatedTokenSet } from "../tokens/issue-tokens.js";
+import { type PresentedRefreshToken, nextRefreshToken, readRefreshToken, relationToCurrent } from "../tokens/refresh-token.js";
 import { sessionUseOf } from "../users/session-use.js";
 import { revokeSession } from "../users/sessions.js";
 import { raiseTokenVersion } from "../users/token-version.js";
@@ -23,19 +22,19 @@ export interface RefreshInput {
 
 const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
 
-type RefusedRotation = Extract<RotationResult, { outcome: "refused" }>;
-
 /**
  * Exchanges a refresh token for a new access token and a new refresh token
- * (`POST /auth/refresh`). The presented token is spent by one atomic write, so of N parallel
- * refreshes exactly one succeeds (RT-3); there is no grace window. A token presented after it
- * was spent is reuse: the whole session is revoked, its newest token included, and
- * `refresh_token.reused` is emitted (RT-2). Refresh never moves the session's absolute expiry
- * (RT-4), and a session whose user changed token version, or was disabled, ends (TV-2). The
- * spend, the insert of the new token and the session's use are one operation of the store, one
- * statement on PostgreSQL (`rotateRefreshToken`), which reads the session as it was before the
- * spend: of N concurrent refreshes exactly one answers with tokens, even when a loser's reuse
- * detection revokes the session meanwhile (those tokens then die with it).
+ * (`POST /auth/refresh`). The token names its session, and the exchange is one conditional write
+ * of that session (`rotateRefresh`: one UPDATE by primary key on SQL), which takes the new token
+ * only while the session holds the presented one, so of N parallel refreshes exactly one
+ * succeeds (RT-3). A token the session no longer holds but that this service issued for it (an
+ * earlier generation, traced along the chain of {@link nextRefreshToken}) is reuse: the whole
+ * session is revoked, its newest token included, and `refresh_token.reused` is emitted (RT-2).
+ * With `refreshReuseInterval`, the token replaced last is answered instead, within that many
+ * seconds of its replacement, with the session's current refresh token and a new access token
+ * (two tabs that refresh at once), still with the event. Refresh never moves the session's
+ * absolute expiry (RT-4), and a session whose user changed token version, or was disabled, ends
+ * (TV-2).
  *
  * A directory user's groups are read again first, when the policy's `refreshMapping` says so
  * (LDAP-5): the new access token carries the roles they map to now, and a user gone from the
@@ -60,29 +59,25 @@ type RefusedRotation = Extract<RotationResult, { outcome: "refused" }>;
 export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet> {
   const presented = requiredString(input.refreshToken, "refreshToken");
   const now = auth.now();
-  const hash = sha256(presented);
-  const directoryRoles = auth.directory === null ? undefined : await directoryRolesBeforeSpending(auth, hash, now);
-  const next = opaqueToken(auth);
-  const rotation = await rotateRefreshToken(auth.storage, {
-    hash,
+  const token = await readRefreshToken(auth, presented);
+  if (token === null) throw invalidToken();
+  if (token.spentBeforeUpgrade) return reused(auth, token, input, now);
+  const directoryRoles = auth.directory === null ? undefined : await directoryRolesBeforeSpending(auth, token, now);
+  const next = nextRefreshToken(auth, token);
+  const rotation = await auth.storage.sessions.rotateRefresh({
+    sessionId: token.sessionId,
+    hash: token.hash,
     now,
     nextHash: next.hash,
+    nextGeneration: next.generation,
     idleMs: auth.config.ttl.refreshIdle * 1000,
     use: sessionUseOf(auth, input),
   });
-  if (rotation.outcome === "unknown") throw invalidToken();
-  const { sessionId, userId } = rotation.token;
-  if (rotation.outcome === "already_spent") {
-    auth.emit({ type: "refresh_token.reused", userId, sessionId, at: now, ip: input.ip });
-    await revokeSession(auth, userId, sessionId, "refresh_token_reused");
-    throw invalidToken();
-  }
-  if (rotation.outcome === "refused") {
-    await endRefusedSession(auth, rotation, now);
-    throw invalidToken();
-  }
-  const { session } = rotation;
+  if (rotation.outcome === "refused") return notRotated(auth, token, input, now);
+  const { session, totpEnabled } = rotation;
   let { user } = rotation;
+  const { sessionId } = token;
+  const userId = user.id;
   if (user.source === "directory") {
     const roles = directoryRoles === undefined ? await directoryRolesAtRefresh(auth, user) : directoryRoles;
     if (roles === null) {
@@ -95,24 +90,88 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
   // A session whose sign-in a trusted provider asserted a second factor for (its stored `mfa`:
   // STUP-5) proved two factors itself, as a sign-in would need (STUP-4).
   const assertedSecondFactor = session.amr.includes("mfa");
-  if ((await signInStepOf(auth, user, assertedSecondFactor, rotation.totpEnabled)) === "enrolment_required") {
+  if ((await signInStepOf(auth, user, assertedSecondFactor, totpEnabled)) === "enrolment_required") {
     await revokeSession(auth, userId, sessionId, "second_factor_required");
     throw invalidToken();
   }
-  const tokens = await rotatedTokenSet(auth, user, session, next.value, rotation.totpEnabled);
+  const tokens = await rotatedTokenSet(auth, user, session, next.value, totpEnabled);
   auth.emit({ type: "token.refreshed", userId, sessionId, at: now, ip: input.ip });
   return tokens;
 }
 
 /**
- * Ends the session of a refresh refused because of its user (gone, disabled, or at another token
- * version: TV-2). A refusal for the token itself (expired) or its session (gone, expired, another
- * user's) leaves the session as it is; one already revoked stays revoked, reported once.
+ * A refresh whose write was refused: the session is read to say why. Holding the token still, the
+ * session or its user may not refresh (ended as {@link endRefusedSession} says); holding another,
+ * the token is the one replaced last within `refreshReuseInterval` (answered with the current
+ * one), an earlier one (reuse: RT-2), or none it ever held (refused, the session untouched).
  */
-async function endRefusedSession(auth: Auth, { token, session, user }: RefusedRotation, now: number): Promise<void> {
-  if (session === null || session.expiresAt <= now || session.userId !== token.userId) return;
+async function notRotated(auth: Auth, token: PresentedRefreshToken, input: RefreshInput, now: number): Promise<TokenSet> {
+  const session = await auth.storage.sessions.findSession(token.sessionId);
+  if (session === null) throw invalidToken();
+  if (session.refreshHash === token.hash) {
+    await endRefusedSession(auth, session, await auth.storage.users.findById(session.userId), now);
+    throw invalidToken();
+  }
+  const standing = relationToCurrent(auth, token, session);
+  if (standing.relation === "unrelated") throw invalidToken();
+  if (standing.relation === "parent" && now - session.lastUsedAt < auth.config.refreshReuseInterval * 1000) {
+    return currentTokensOf(auth, session, standing.current, input, now);
+  }
+  return reused(auth, { sessionId: session.id }, input, now, session.userId);
+}
+
+/** Reuse (RT-2): the event, and the session revoked with every token it has. */
+async function reused(
+  auth: Auth,
+  token: Pick<PresentedRefreshToken, "sessionId">,
+  input: RefreshInput,
+  now: number,
+  knownUserId?: string,
+): Promise<never> {
+  const userId = knownUserId ?? (await auth.storage.sessions.findSession(token.sessionId))?.userId;
+  if (userId === undefined) throw invalidToken();
+  const { sessionId } = token;
+  auth.emit({ type: "refresh_token.reused", userId, sessionId, at: now, ip: input.ip, withinReuseInterval: false });
+  await revokeSession(auth, userId, sessionId, "refresh_token_reused");
+  throw invalidToken();
+}
+
+/**
+ * The answer to the token replaced last, presented again within `refreshReuseInterval`: the
+ * session's current refresh token (`current`, the replacement that token has) and a new access
+ * token, when the session and its user may still refresh; nothing is written.
+ */
+async function currentTokensOf(
+  auth: Auth,
+  session: SessionRecord,
+  current: string,
+  input: RefreshInput,
+  now: number,
+): Promise<TokenSet> {
+  const user = await auth.storage.users.findById(session.userId);
+  if (!mayRefresh(session, user, now)) {
+    await endRefusedSession(auth, session, user, now);
+    throw invalidToken();
+  }
+  const { id: sessionId, userId } = session;
+  auth.emit({ type: "refresh_token.reused", userId, sessionId, at: now, ip: input.ip, withinReuseInterval: true });
+  const totpEnabled = (await auth.storage.totp.get(userId))?.enabled === true;
+  if ((await signInStepOf(auth, user, session.amr.includes("mfa"), totpEnabled)) === "enrolment_required") {
+    await revokeSession(auth, userId, sessionId, "second_factor_required");
+    throw invalidToken();
+  }
+  return rotatedTokenSet(auth, user, session, current, totpEnabled);
+}
+
+/**
+ * Ends a session whose refresh was refused because of its user (gone, disabled, or at another
+ * token version: TV-2). A refusal for the token itself (expired) or its session (expired) leaves
+ * the session as it is; one already revoked stays revoked, reported once.
+ */
+async function endRefusedSession(auth: Auth, session: SessionRecord, user: UserRecord | null, now: number): Promise<void> {
+  if (session.expiresAt <= now) return;
   if (user !== null && !user.disabled && user.tokenVersion === session.tokenVersion) return;
-  await revokeSession(auth, token.userId, session.id, user?.disabled ? "user_disabled" : "token_version_changed");
+  await revokeSession(auth, session.userId, session.id, user?.disabled ? "user_disabled" : "token_version_changed");
 }
 
 /**
@@ -130,12 +189,16 @@ async function carryOnWithRoles(auth: Auth, user: UserRecord, sessionId: string,
 /**
  * A directory user's roles as the directory maps them now (see {@link directoryRolesAtRefresh}),
  * read before the token is spent so that a directory that is down leaves it usable; undefined
- * for a token that is unknown, spent or expired (the rotation decides those) or a user who is not
- * the directory's.
+ * for a token its session does not hold now or that expired (the rotation decides those) or a
+ * user who is not the directory's.
  */
-async function directoryRolesBeforeSpending(auth: Auth, hash: string, now: number): Promise<string[] | null | undefined> {
-  const token = await auth.storage.sessions.findRefreshToken(hash);
-  if (!token || token.spentAt !== null || token.expiresAt <= now) return undefined;
-  const user = await auth.storage.users.findById(token.userId);
+async function directoryRolesBeforeSpending(
+  auth: Auth,
+  token: PresentedRefreshToken,
+  now: number,
+): Promise<string[] | null | undefined> {
+  const session = await auth.storage.sessions.findSession(token.sessionId);
+  if (!session || session.refreshHash !== token.hash || session.refreshExpiresAt <= now) return undefined;
+  const user = await auth.storage.users.findById(session.userId);
   return user?.source === "directory" ? await directoryRolesAtRefresh(auth, user) : undefined;
 }

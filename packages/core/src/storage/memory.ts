@@ -1,7 +1,7 @@
 import type { FieldValue } from "../user-fields/field.js";
 import { emailKeyOf } from "../users/email.js";
 import { compareCodePoints } from "./code-point-order.js";
-import { mayRotate, replacementToken } from "./refresh-rotation.js";
+import { mayRotate, rotatedSession } from "./refresh-rotation.js";
 import type {
   ChallengeKind,
   ChallengeRecord,
@@ -13,7 +13,6 @@ import type {
   PasskeyRecord,
   PasskeyStore,
   RecoveryCodeStore,
-  RefreshTokenRecord,
   SessionRecord,
   SessionStore,
   SettingsStore,
@@ -29,7 +28,6 @@ import type {
 export interface MemoryStorageSizes {
   users: number;
   sessions: number;
-  refreshTokens: number;
   challenges: number;
   counters: number;
 }
@@ -46,10 +44,9 @@ export interface MemoryStorage extends Storage {
  * read and its write, which makes it atomic within the process.
  *
  * Records are copied in, so a caller that mutates an argument changes nothing stored. Users,
- * sessions and refresh tokens are kept frozen and handed out as they are, with no copy, which
+ * and sessions are kept frozen and handed out as they are, with no copy, which
  * makes the check of a token's state on every request two map lookups; a write replaces the
- * record. Other records are copied out. Either way, mutating a result changes nothing stored. Expired counter windows, challenges, sessions and refresh tokens (spent ones
- * included) are pruned as new entries arrive, so a stream of distinct keys holds memory in
+ * record. Other records are copied out. Either way, mutating a result changes nothing stored. Expired counter windows, challenges and sessions are pruned as new entries arrive, so a stream of distinct keys holds memory in
  * proportion to the keys live at once, not to every key ever seen, and by
  * `challenges.deleteExpired`, which the auth instance's sweep calls.
  *
@@ -80,7 +77,6 @@ export function memoryStorage(): MemoryStorage {
     sizes: () => ({
       users: users.size(),
       sessions: sessions.sessionCount(),
-      refreshTokens: sessions.tokenCount(),
       challenges: challenges.size(),
       counters: counters.size(),
     }),
@@ -403,7 +399,7 @@ function memoryRecoveryCodes() {
   return { store, set };
 }
 
-/** What the session store reads of the other tables to rotate a refresh token, or find a token's state, in one step. */
+/** What the session store reads of the other tables to rotate a session's refresh token, or find a token's state, in one step. */
 interface RotationReads {
   user(id: string): UserRecord | null;
   totpEnabled(userId: string): boolean;
@@ -419,9 +415,7 @@ function memorySessions(reads: RotationReads) {
     if (ids?.size === 0) sessionIdsByUser.delete(session.userId);
   };
   const sessionMap = expiringMap<SessionRecord>(expiresAt, unindex);
-  const tokenMap = expiringMap<RefreshTokenRecord>(expiresAt);
   const { entries: sessions, set: setSession } = sessionMap;
-  const { entries: tokens, set: setToken } = tokenMap;
   const sessionsOf = (userId: string) => [...(sessionIdsByUser.get(userId) ?? [])].map((id) => sessions.get(id) as SessionRecord);
   const store: SessionStore = {
     async createSession(session) {
@@ -477,48 +471,19 @@ function memorySessions(reads: RotationReads) {
         .sort((a, b) => b.createdAt - a.createdAt || compareCodePoints(b.id, a.id))
         .slice(0, limit);
     },
-    async recordUse(id, now, use) {
-      const session = sessions.get(id);
-      if (!session || session.revokedAt !== null) return;
-      sessions.set(id, frozenWith(session, { lastUsedAt: now, userAgent: use.userAgent, address: use.address }));
-    },
-    async insertRefreshToken(token) {
-      setToken(token.hash, frozenCopy(token), token.createdAt);
-    },
-    async findRefreshToken(hash) {
-      return tokens.get(hash) ?? null;
-    },
-    async spendRefreshToken(hash, now) {
-      const token = tokens.get(hash);
-      if (!token) return { outcome: "unknown" };
-      if (token.spentAt !== null) return { outcome: "already_spent", token };
-      const spent = frozenWith(token, { spentAt: now });
-      tokens.set(hash, spent);
-      return { outcome: "spent", token: spent };
-    },
-    async rotateRefreshToken(rotation) {
-      const token = tokens.get(rotation.hash);
-      if (!token) return { outcome: "unknown" };
-      if (token.spentAt !== null) return { outcome: "already_spent", token };
-      const spent = frozenWith(token, { spentAt: rotation.now });
-      tokens.set(rotation.hash, spent);
-      const session = sessions.get(token.sessionId) ?? null;
-      const user = reads.user(token.userId);
-      if (session === null || user === null || !mayRotate(spent, session, user, rotation.now)) {
-        return { outcome: "refused", token: spent, session, user };
-      }
-      const next = replacementToken(rotation, spent, session);
-      setToken(next.hash, Object.freeze(next), next.createdAt);
-      const { userAgent, address } = rotation.use;
-      sessions.set(session.id, frozenWith(session, { lastUsedAt: rotation.now, userAgent, address }));
-      return { outcome: "rotated", token: spent, session, user, totpEnabled: reads.totpEnabled(user.id), next };
+    async rotateRefresh(rotation) {
+      const session = sessions.get(rotation.sessionId);
+      if (session === undefined) return { outcome: "refused" };
+      const user = reads.user(session.userId);
+      if (!mayRotate(session, user, rotation)) return { outcome: "refused" };
+      sessions.set(session.id, Object.freeze(rotatedSession(session, rotation)));
+      return { outcome: "rotated", session, user, totpEnabled: reads.totpEnabled(user.id) };
     },
   };
   return {
     store,
     sessionCount: () => sessions.size,
-    tokenCount: () => tokens.size,
-    deleteExpired: (now: number, limit: number) => sessionMap.deleteExpired(now, limit) + tokenMap.deleteExpired(now, limit),
+    deleteExpired: (now: number, limit: number) => sessionMap.deleteExpired(now, limit),
   };
 }
 

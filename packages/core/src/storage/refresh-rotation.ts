@@ -1,65 +1,41 @@
-import type {
-  RefreshRotation,
-  RefreshTokenRecord,
-  RotationResult,
-  SessionRecord,
-  SessionStore,
-  Storage,
-  UserRecord,
-} from "./types.js";
+import type { RefreshRotation, SessionRecord, SessionStore, UserRecord } from "./types.js";
 
 /**
- * Whether a token this call spent may be exchanged for a new one, given its session and user as
- * they were before the spend: the rule of {@link SessionStore.rotateRefreshToken}.
+ * Whether `session` may take the refresh of `rotation`, its user being `user`: the condition of
+ * {@link SessionStore.rotateRefresh}. For stores that check it in code (the memory store does).
  */
-export function mayRotate(token: RefreshTokenRecord, session: SessionRecord, user: UserRecord, now: number): boolean {
+export function mayRotate(session: SessionRecord, user: UserRecord | null, rotation: RefreshRotation): user is UserRecord {
+  return session.id === rotation.sessionId && session.refreshHash === rotation.hash && mayRefresh(session, user, rotation.now);
+}
+
+/**
+ * Whether `session` may still be refreshed at `now`, its user being `user`: not revoked, neither it
+ * nor its refresh token expired (RT-4), and its user there, enabled, at its token version (TV-2).
+ */
+export function mayRefresh(session: SessionRecord, user: UserRecord | null, now: number): user is UserRecord {
   return (
-    token.expiresAt > now &&
     session.revokedAt === null &&
     session.expiresAt > now &&
-    session.userId === token.userId &&
+    session.refreshExpiresAt > now &&
+    user !== null &&
+    user.id === session.userId &&
     !user.disabled &&
     user.tokenVersion === session.tokenVersion
   );
 }
 
-/** The replacement a rotation inserts: unspent, idle-valid for `idleMs` but never past its session (RT-4). */
-export function replacementToken(
-  rotation: RefreshRotation,
-  token: RefreshTokenRecord,
-  session: SessionRecord,
-): RefreshTokenRecord {
-  return {
-    hash: rotation.nextHash,
-    sessionId: session.id,
-    userId: token.userId,
-    createdAt: rotation.now,
-    expiresAt: Math.min(rotation.now + rotation.idleMs, session.expiresAt),
-    spentAt: null,
-  };
-}
-
 /**
- * One refresh's writes through `storage.sessions.rotateRefreshToken` when the store has it, and
- * otherwise through its single operations in turn: the token and its session read before the
- * spend (so a concurrent reuse revoking the session after it cannot fail the caller that spent
- * it, RT-3), the spend, the user and TOTP reads, then the insert and the session's use.
+ * The session after the write of {@link SessionStore.rotateRefresh}: its new token, generation and
+ * idle expiry (never past `expiresAt`: RT-4), and where and when it was last used.
  */
-export async function rotateRefreshToken(storage: Storage, rotation: RefreshRotation): Promise<RotationResult> {
-  const { sessions } = storage;
-  if (sessions.rotateRefreshToken) return sessions.rotateRefreshToken(rotation);
-  const before = await sessions.findRefreshToken(rotation.hash);
-  const session = before ? await sessions.findSession(before.sessionId) : null;
-  const spend = await sessions.spendRefreshToken(rotation.hash, rotation.now);
-  if (spend.outcome !== "spent") return spend;
-  const { token } = spend;
-  const user = await storage.users.findById(token.userId);
-  if (session === null || user === null || !mayRotate(token, session, user, rotation.now)) {
-    return { outcome: "refused", token, session, user };
-  }
-  const next = replacementToken(rotation, token, session);
-  await sessions.insertRefreshToken(next);
-  await sessions.recordUse(session.id, rotation.now, rotation.use);
-  const totp = await storage.totp.get(user.id);
-  return { outcome: "rotated", token, session, user, totpEnabled: totp?.enabled === true, next };
+export function rotatedSession(session: SessionRecord, rotation: RefreshRotation): SessionRecord {
+  return {
+    ...session,
+    refreshHash: rotation.nextHash,
+    refreshGeneration: rotation.nextGeneration,
+    refreshExpiresAt: Math.min(rotation.now + rotation.idleMs, session.expiresAt),
+    lastUsedAt: rotation.now,
+    userAgent: rotation.use.userAgent,
+    address: rotation.use.address,
+  };
 }

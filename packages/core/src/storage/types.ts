@@ -235,7 +235,7 @@ export interface RecoveryCodeStore {
  */
 export type AuthMethod = "pwd" | "otp" | "rc" | "hwk" | "swk" | "user" | "fed" | "ldap" | "mfa";
 
-/** A signed-in session: the family of refresh tokens minted from one login. */
+/** A signed-in session: one login, and the refresh token that carries it on, rotated at each refresh. */
 export interface SessionRecord {
   id: string;
   userId: string;
@@ -258,6 +258,16 @@ export interface SessionRecord {
   userAgent: string | null;
   /** The client address it was last used from, truncated as configured (IPv4 /24, IPv6 /48 by default). */
   address: string | null;
+  /**
+   * The SHA-256 of the one refresh token the session accepts now (RT-1); the token names the
+   * session and its generation, so a refresh finds the session by its id. Null when it accepts
+   * none: a session of an earlier release left with no unspent token.
+   */
+  refreshHash: string | null;
+  /** How many refreshes the session has had: the generation its current refresh token names (0 at sign-in). */
+  refreshGeneration: number;
+  /** When the current refresh token stops being accepted unused (its idle expiry); never after `expiresAt` (RT-4). */
+  refreshExpiresAt: number;
 }
 
 /** Where a session was last used from: what {@link SessionStore.recordUse} keeps. */
@@ -266,56 +276,45 @@ export interface SessionUse {
   address: string | null;
 }
 
-/** One refresh token, stored only as its SHA-256 (RT-1). */
-export interface RefreshTokenRecord {
+/**
+ * A refresh token of an earlier release, kept in a table of its own (one row per token, spent or
+ * not) until it expires; what {@link SessionStore.findLegacyRefreshToken} reads. Migration 5 of
+ * the SQL storage made each live session hold its newest unspent one as its current token.
+ */
+export interface LegacyRefreshToken {
   hash: string;
   sessionId: string;
   userId: string;
   createdAt: number;
-  /** Idle expiry of this token; never later than the session's `expiresAt`. */
   expiresAt: number;
-  /** When it was exchanged; a second exchange is reuse (RT-2). */
+  /** When it was exchanged before the migration; a token exchanged then is reuse (RT-2). */
   spentAt: number | null;
 }
 
-/** What {@link SessionStore.spendRefreshToken} found. */
-export type SpendResult =
-  | { outcome: "spent"; token: RefreshTokenRecord }
-  | { outcome: "already_spent"; token: RefreshTokenRecord }
-  | { outcome: "unknown" };
-
-/** What {@link SessionStore.rotateRefreshToken} is asked to do: one refresh's writes. */
+/** What {@link SessionStore.rotateRefresh} is asked to do: one refresh's one write. */
 export interface RefreshRotation {
-  /** The SHA-256 of the presented refresh token. */
+  sessionId: string;
+  /** The SHA-256 of the presented refresh token: the session must hold it as its current one. */
   hash: string;
   now: number;
   /** The SHA-256 of the token that replaces it. */
   nextHash: string;
+  /** The generation the replacement names: the session's `refreshGeneration` after the write. */
+  nextGeneration: number;
   /** The replacement's idle lifetime in milliseconds: it expires at `now + idleMs`, or with its session if that is sooner (RT-4). */
   idleMs: number;
-  /** Where the session is used from, recorded on it as by {@link SessionStore.recordUse} when the rotation happens. */
+  /** Where the session is used from, recorded on it (`lastUsedAt`, `userAgent`, `address`) by the same write. */
   use: SessionUse;
 }
 
 /**
- * What {@link SessionStore.rotateRefreshToken} did. `session` and `user` are as they were before
- * the call's writes, `totpEnabled` whether the user's second factor is enabled then.
+ * What {@link SessionStore.rotateRefresh} did. `session` and `user` are as they were before the
+ * write, `totpEnabled` whether the user's second factor was enabled then.
  */
 export type RotationResult =
-  | { outcome: "unknown" }
-  /** Spent before this call, or by a concurrent one: nothing written. */
-  | { outcome: "already_spent"; token: RefreshTokenRecord }
-  /** This call spent the token, but it may not be exchanged: no token inserted, the session untouched. */
-  | { outcome: "refused"; token: RefreshTokenRecord; session: SessionRecord | null; user: UserRecord | null }
-  /** This call spent the token, inserted `next` and recorded the session's use. */
-  | {
-      outcome: "rotated";
-      token: RefreshTokenRecord;
-      session: SessionRecord;
-      user: UserRecord;
-      totpEnabled: boolean;
-      next: RefreshTokenRecord;
-    };
+  | { outcome: "rotated"; session: SessionRecord; user: UserRecord; totpEnabled: boolean }
+  /** Nothing written: the session is unknown, holds another token, or may not refresh (see {@link SessionStore.rotateRefresh}). */
+  | { outcome: "refused" };
 
 /**
  * What {@link SessionStore.findTokenState} reads for the check of an access token (TV-2): a
@@ -377,32 +376,20 @@ export interface SessionStore {
    */
   listByUser(userId: string, now: number, limit: number): Promise<SessionRecord[]>;
   /**
-   * Sets `lastUsedAt` to `now` and where the session was used from, unless it is revoked (one
-   * conditional write; an unknown id changes and creates nothing). Called at a refresh, never
-   * per request.
+   * A refresh's one write, one conditional UPDATE of the session by its id (RT-3): only when the
+   * session holds `hash` as its current refresh token, is not revoked, has not expired
+   * (`expiresAt`) nor has its token (`refreshExpiresAt`), and its user exists, is not disabled and
+   * has the session's token version (TV-2), the session takes `nextHash` as its token, at
+   * `nextGeneration`, idle-valid until `now + idleMs` but never past `expiresAt` (RT-4), and records
+   * `use` at `now` as where it was last used. Of N concurrent calls with one `hash` at most one
+   * rotates; the others, and any call whose condition fails, write nothing and answer `refused`.
    */
-  recordUse(id: string, now: number, use: SessionUse): Promise<void>;
-  /** Inserts a new, unspent refresh token of a session: at sign-in, and at each refresh without {@link rotateRefreshToken}. */
-  insertRefreshToken(token: RefreshTokenRecord): Promise<void>;
-  /** The token with this hash, spent or not, changing nothing: read before spending, so a check that fails leaves it usable. */
-  findRefreshToken(hash: string): Promise<RefreshTokenRecord | null>;
+  rotateRefresh(rotation: RefreshRotation): Promise<RotationResult>;
   /**
-   * Atomically marks the token with this hash spent. Exactly one of N concurrent callers gets
-   * `spent`; the others, and any later caller, get `already_spent` (RT-3).
+   * Optional, for a store whose earlier releases kept refresh tokens in a table of their own: the token
+   * with this hash there, spent or not, or null. A store that never had such tokens leaves it out.
    */
-  spendRefreshToken(hash: string, now: number): Promise<SpendResult>;
-  /**
-   * Optional: a refresh's writes as one atomic operation, the fewest round trips the database
-   * allows (one statement on PostgreSQL). Spends the token with `hash` exactly as
-   * {@link spendRefreshToken} does (RT-3: one of N concurrent callers), reading its session and
-   * user as they were before the spend. Only when this call spent it, the token had not expired,
-   * its session is not revoked, has not expired and is its user's, and that user exists, is not
-   * disabled and has the session's token version, it inserts the replacement (`nextHash`, unspent)
-   * and records the session's use; otherwise it writes nothing more and answers `refused`. A store
-   * without it is served by {@link findRefreshToken}, {@link findSession}, {@link spendRefreshToken},
-   * the user and TOTP reads, {@link insertRefreshToken} and {@link recordUse} in turn.
-   */
-  rotateRefreshToken?(rotation: RefreshRotation): Promise<RotationResult>;
+  findLegacyRefreshToken?(hash: string): Promise<LegacyRefreshToken | null>;
 }
 
 /** What a one-time challenge is for. */
@@ -458,7 +445,7 @@ export interface ChallengeStore {
   /**
    * Deletes at most `limit` expired challenges (`expiresAt <= now`), and may prune the store's
    * other expired rows here too, at most `limit` of each kind: throttling windows that ended,
-   * refresh tokens and sessions past their expiry (the SQL storage and `memoryStorage` do).
+   * sessions past their expiry and an earlier release's refresh tokens (the SQL storage and `memoryStorage` do).
    * Returns how many rows it deleted, all kinds together. Each call must be short, one bounded
    * statement per kind: core's sweep (`sweepExpired`, run by the auth instance's timer) calls it
    * again while it returns `limit` or more.

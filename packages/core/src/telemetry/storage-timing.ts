@@ -11,7 +11,7 @@ export type StorageCallAttributes = {
 
 /**
  * Every method of every store, so that a method added to an interface must be added here too
- * (the type checker refuses a missing one). `rotateRefreshToken` and `findTokenState` are optional: timed when present.
+ * (the type checker refuses a missing one). `findLegacyRefreshToken` and `findTokenState` are optional: timed when present.
  */
 const storeMethods = {
   users: {
@@ -38,11 +38,8 @@ const storeMethods = {
     revokeUserSessions: true,
     revokeAll: true,
     listByUser: true,
-    recordUse: true,
-    insertRefreshToken: true,
-    findRefreshToken: true,
-    spendRefreshToken: true,
-    rotateRefreshToken: true,
+    rotateRefresh: true,
+    findLegacyRefreshToken: true,
   },
   challenges: { put: true, find: true, consume: true, takeAttempt: true, deleteExpired: true },
   counters: { hit: true, peek: true, reset: true },

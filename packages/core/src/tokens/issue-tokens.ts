@@ -1,5 +1,5 @@
 import type { Auth } from "../auth.js";
-import { opaqueToken, randomId } from "../crypto/ids.js";
+import { randomId } from "../crypto/ids.js";
 import { amrClaim, authTimeOf } from "../step-up/amr.js";
 import { sweepNowAndThen } from "../storage/sweep.js";
 import type { AuthMethod, SessionRecord, UserRecord } from "../storage/types.js";
@@ -9,6 +9,7 @@ import { type PublicUser, withHookFields } from "../users/public-user.js";
 import { endSessionsOverCap } from "../users/session-cap.js";
 import { type SessionClient, sessionUseOf } from "../users/session-use.js";
 import { signAccessToken } from "./access-token.js";
+import { firstRefreshToken } from "./refresh-token.js";
 
 export type { PublicUser } from "../users/public-user.js";
 
@@ -53,25 +54,9 @@ function publicUserOf(auth: Auth, user: UserRecord, totpEnabled: boolean): Promi
   return withHookFields(fields, auth.publicUserHook);
 }
 
-/** Mints an access token and a new refresh token for a live session. */
-export async function issueTokens(auth: Auth, user: UserRecord, session: SessionRecord): Promise<TokenSet> {
-  const now = auth.now();
-  sweepNowAndThen(auth, now);
-  const refresh = opaqueToken(auth);
-  await auth.storage.sessions.insertRefreshToken({
-    hash: refresh.hash,
-    sessionId: session.id,
-    userId: user.id,
-    createdAt: now,
-    expiresAt: Math.min(now + auth.config.ttl.refreshIdle * 1000, session.expiresAt),
-    spentAt: null,
-  });
-  return tokenSetOf(auth, user, session, refresh.value, await publicUser(auth, user));
-}
-
 /**
- * The token set of a session whose new refresh token, `refreshToken`, is already stored (a
- * refresh stores it with the spend of the old one): signs the access token.
+ * The token set of a session whose refresh token, `refreshToken`, is already stored (a sign-in
+ * stores it with the session, a refresh with the spend of the old one): signs the access token.
  */
 export async function rotatedTokenSet(
   auth: Auth,
@@ -143,8 +128,10 @@ export async function beginSession(
   { amr, authTime, expiresAt, client }: NewSession,
 ): Promise<{ session: SessionRecord; tokens: TokenSet }> {
   const now = auth.now();
+  const id = randomId(auth);
+  const refresh = firstRefreshToken(auth, id);
   const session: SessionRecord = {
-    id: randomId(auth),
+    id,
     userId: user.id,
     tokenVersion: user.tokenVersion,
     amr,
@@ -154,9 +141,13 @@ export async function beginSession(
     revokedAt: null,
     lastUsedAt: now,
     ...sessionUseOf(auth, client),
+    refreshHash: refresh.hash,
+    refreshGeneration: refresh.generation,
+    refreshExpiresAt: Math.min(now + auth.config.ttl.refreshIdle * 1000, expiresAt),
   };
   await auth.storage.sessions.createSession(session);
-  return { session, tokens: await issueTokens(auth, user, session) };
+  sweepNowAndThen(auth, now);
+  return { session, tokens: await tokenSetOf(auth, user, session, refresh.value, await publicUser(auth, user)) };
 }
 
 /**

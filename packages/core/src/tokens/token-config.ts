@@ -41,6 +41,14 @@ export interface TokenConfig {
   /** Allowed clock skew when checking `exp` and `nbf`: at most 60 s. Default 5 s. */
   clockToleranceSeconds?: number;
   /**
+   * How long the refresh token replaced last may still be presented (seconds, or a string like
+   * `"30s"`; at most 60 s): within it, it is answered with the session's current refresh token
+   * and a new access token instead of being taken as reuse, for tabs of one browser that share
+   * their tokens and refresh at once. After it, reuse ends the session (RT-2). Either way the
+   * reuse is a `refresh_token.reused` event. Default 0: every reuse ends the session.
+   */
+  refreshReuseInterval?: Duration;
+  /**
    * How long the check of a token's version and session may be cached per session. Default
    * 0 (checked on every request); must be shorter than the access lifetime (TV-2).
    */
@@ -58,6 +66,8 @@ export interface TokenConfig {
 export interface ResolvedTokenConfig {
   ttl: { access: number; refresh: number; refreshIdle: number; temporary: number };
   clockToleranceSeconds: number;
+  /** Seconds; 0 when reuse is never tolerated. */
+  refreshReuseInterval: number;
   tokenStateCacheSeconds: number;
   verifiedTokenCacheSize: number;
 }
@@ -81,10 +91,15 @@ export function resolveTokenConfig(config: TokenConfig): ResolvedTokenConfig {
 
   const clockToleranceSeconds = positiveInteger(config.clockToleranceSeconds, "clockToleranceSeconds", 5, 0);
   if (clockToleranceSeconds > 60) fail("clockToleranceSeconds must be at most 60 (AT-3)");
+  const refreshReuseInterval =
+    config.refreshReuseInterval === undefined || config.refreshReuseInterval === 0
+      ? 0
+      : durationSeconds(config.refreshReuseInterval, "refreshReuseInterval");
+  if (refreshReuseInterval > 60) fail(`refreshReuseInterval must be at most 60 seconds; got ${refreshReuseInterval}`);
   const tokenStateCacheSeconds = positiveInteger(config.tokenStateCacheSeconds, "tokenStateCacheSeconds", 0, 0);
   if (tokenStateCacheSeconds >= ttl.access) {
     fail("tokenStateCacheSeconds must be shorter than ttl.access, or revoked tokens would outlive their lifetime");
   }
   const verifiedTokenCacheSize = positiveInteger(config.verifiedTokenCacheSize, "verifiedTokenCacheSize", 10_000, 0);
-  return { ttl, clockToleranceSeconds, tokenStateCacheSeconds, verifiedTokenCacheSize };
+  return { ttl, clockToleranceSeconds, refreshReuseInterval, tokenStateCacheSeconds, verifiedTokenCacheSize };
 }
