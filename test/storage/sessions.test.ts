@@ -134,6 +134,9 @@ for (const store of stores) {
           lastUsedAt: now - index * minute,
           userAgent: null,
           address: null,
+          refreshHash: null,
+          refreshGeneration: 0,
+          refreshExpiresAt: now + 60 * minute,
         };
         await auth.storage.sessions.createSession(session);
       }

@@ -15,7 +15,6 @@ import {
   signIn,
   signingSecret,
   slowStorage,
-  stepwiseMemoryStorage,
   wrongCodeAt,
 } from "../flows/fixtures.test-support.js";
 import { listIdentities, unlinkIdentity } from "../flows/identities.js";
@@ -825,13 +824,15 @@ describe("refresh of a directory user", () => {
   });
 
   it("with a directory configured, a refresh token whose user is gone from storage is 40101, and an expired one too", async () => {
-    // Memory storage cannot lose a user; a store without rotateRefreshToken reads it through findById.
-    const harness = await makeDirectoryAuth(undefined, {}, { storage: stepwiseMemoryStorage() });
+    // Memory storage cannot lose a user: its rotation is refused, and every user read finds none, as a store that lost one would.
+    const harness = await makeDirectoryAuth();
     await addUser(harness.auth, "lou");
     const tokens = await signIn(harness, "lou");
     const findById = vi.spyOn(harness.storage.users, "findById").mockResolvedValue(null);
+    const rotate = vi.spyOn(harness.storage.sessions, "rotateRefresh").mockResolvedValue({ outcome: "refused" });
     expect((await authError(refresh(harness.auth, { refreshToken: tokens.refreshToken }))).code).toBe(ErrorCode.InvalidToken);
     findById.mockRestore();
+    rotate.mockRestore();
     const later = await signIn(harness, "lou");
     harness.clock.advance(7 * 86_400_000);
     expect((await authError(refresh(harness.auth, { refreshToken: later.refreshToken }))).code).toBe(ErrorCode.InvalidToken);

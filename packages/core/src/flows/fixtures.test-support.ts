@@ -87,13 +87,12 @@ export function makeAuth(overrides: AuthOverrides = {}): Harness {
 }
 
 /**
- * Memory storage without the optional `sessions.rotateRefreshToken` and `sessions.findTokenState`:
- * refreshes and token checks go through its single operations, as on a store that does not have
- * them (see `rotateRefreshToken` and `findTokenState`).
+ * Memory storage without the optional `sessions.findTokenState`: token checks go through its
+ * single operations, as on a store that does not have it (see `findTokenState`).
  */
 export function stepwiseMemoryStorage(): Storage {
   const storage = memoryStorage();
-  const { rotateRefreshToken: _, findTokenState: __, ...sessions } = storage.sessions;
+  const { findTokenState: _, ...sessions } = storage.sessions;
   return { ...storage, sessions };
 }
 

@@ -1,8 +1,9 @@
+import { randomBytes } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
 import { sha256 } from "../crypto/random.js";
 import { ErrorCode } from "../errors/codes.js";
 import { memoryStorage } from "../storage/memory.js";
-import type { RefreshTokenRecord } from "../storage/types.js";
+import type { LegacyRefreshToken, SessionRecord, Storage } from "../storage/types.js";
 import type { TokenSet } from "../tokens/issue-tokens.js";
 import {
   type Harness,
@@ -11,7 +12,6 @@ import {
   makeAuth,
   outcome,
   signIn,
-  stepwiseMemoryStorage,
   tally,
 } from "./fixtures.test-support.js";
 import { setUserDisabled, setUserRoles } from "./manage-users.js";
@@ -39,45 +39,46 @@ async function sessionOf(harness: Harness, accessToken: string) {
   return session;
 }
 
-const stores = [
-  ["memory storage's rotateRefreshToken", memoryStorage],
-  ["a store without rotateRefreshToken (its single operations)", stepwiseMemoryStorage],
-] as const;
+const makeStorage = memoryStorage;
 
-describe.each(stores)("refresh, through %s", (_, makeStorage) => {
+describe("refresh", () => {
   const harness = makeAuth({ storage: makeStorage() });
   const userId = addUser(harness.auth, "refresher");
 
-  it("RT-1: the refresh token is 256 random bits, base64url; storage holds only its SHA-256", async () => {
+  it("RT-1: the refresh token names its session, with 256 random bits; storage holds only its SHA-256, in the session", async () => {
     await userId;
-    const insert = vi.spyOn(harness.storage.sessions, "insertRefreshToken");
+    const create = vi.spyOn(harness.storage.sessions, "createSession");
     const tokens = await signIn(harness, "refresher");
-    expect(tokens.refreshToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(Buffer.from(tokens.refreshToken, "base64url")).toHaveLength(32);
-    const record = insert.mock.calls[0]?.[0] as RefreshTokenRecord;
-    expect(record.hash).toBe(sha256(tokens.refreshToken));
-    expect(JSON.stringify(insert.mock.calls)).not.toContain(tokens.refreshToken);
-    const session = await harness.storage.sessions.findSession(record.sessionId);
-    expect(record).toEqual({
-      hash: record.hash,
-      sessionId: session?.id,
+    const sessionId = sessionIdOf(tokens.accessToken);
+    expect(tokens.refreshToken).toMatch(new RegExp(`^${sessionId}\\.0\\.[A-Za-z0-9_-]{43}$`));
+    expect(Buffer.from(tokens.refreshToken.split(".")[2] as string, "base64url")).toHaveLength(32);
+    const record = create.mock.calls[0]?.[0] as SessionRecord;
+    expect(JSON.stringify(create.mock.calls)).not.toContain(tokens.refreshToken.split(".")[2]);
+    expect(await harness.storage.sessions.findSession(sessionId)).toEqual(record);
+    expect(record).toMatchObject({
+      id: sessionId,
       userId: await userId,
-      createdAt: harness.clock.now,
-      expiresAt: harness.clock.now + 7 * day,
-      spentAt: null,
+      refreshHash: sha256(tokens.refreshToken),
+      refreshGeneration: 0,
+      refreshExpiresAt: harness.clock.now + 7 * day,
+      expiresAt: harness.clock.now + 30 * day,
     });
-    expect(session?.expiresAt).toBe(harness.clock.now + 30 * day);
     const again = await signIn(harness, "refresher");
     expect(again.refreshToken).not.toBe(tokens.refreshToken);
-    insert.mockRestore();
+    create.mockRestore();
   });
 
-  it("RT-2: every use rotates: the new token differs and the old one is spent", async () => {
+  it("RT-2: every use rotates: the new token is the next generation, and the session holds only it", async () => {
     await userId;
     const first = await signIn(harness, "refresher");
     const second = await refresh(harness.auth, { refreshToken: first.refreshToken });
     expect(second.refreshToken).not.toBe(first.refreshToken);
-    expect(second.refreshToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(second.refreshToken).toMatch(new RegExp(`^${sessionIdOf(first.accessToken)}\\.1\\.[A-Za-z0-9_-]{43}$`));
+    expect(await sessionOf(harness, second.accessToken)).toMatchObject({
+      refreshHash: sha256(second.refreshToken),
+      refreshGeneration: 1,
+      lastUsedAt: harness.clock.now,
+    });
     expect(second.accessToken).not.toBe(first.accessToken);
     expect(second.user.id).toBe(await userId);
     const third = await refresh(harness.auth, { refreshToken: second.refreshToken });
@@ -247,26 +248,19 @@ describe.each(stores)("refresh, through %s", (_, makeStorage) => {
     expect((await own.storage.sessions.findSession(session.id))?.revokedAt).toBeNull();
   });
 
-  it("ST-2: a refresh token whose record names another user than its session is refused", async () => {
+  it("RT-2: a token the session never held (made up from its id, another generation, another session's) is refused and ends nothing", async () => {
     const own = makeAuth({ storage: makeStorage() });
     await addUser(own.auth, "session-owner");
-    const intruderId = await addUser(own.auth, "intruder");
     const owner = await signIn(own, "session-owner");
-    const session = await sessionOf(own, owner.accessToken);
-    const forged = "F".repeat(43);
-    await own.storage.sessions.insertRefreshToken({
-      hash: sha256(forged),
-      sessionId: session.id,
-      userId: intruderId,
-      createdAt: own.clock.now,
-      expiresAt: own.clock.now + day,
-      spentAt: null,
-    });
-    // The intruder's own sessions would end (another token version): the owner's must not.
-    await own.storage.users.incrementTokenVersion(intruderId, own.clock.now);
-    expect(await outcome(refresh(own.auth, { refreshToken: forged }))).toBe(ErrorCode.InvalidToken);
-    expect(own.events.filter((event) => event.type === "token.refreshed" || event.type === "session.revoked")).toEqual([]);
-    await refresh(own.auth, { refreshToken: owner.refreshToken });
+    const renewed = await refresh(own.auth, { refreshToken: owner.refreshToken });
+    const sessionId = sessionIdOf(owner.accessToken);
+    const secret = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+    own.events.length = 0;
+    for (const forged of [`${sessionId}.0.${secret()}`, `${sessionId}.1.${secret()}`, `${sessionId}.9.${secret()}`, `unknown-session.0.${secret()}`]) {
+      expect(await outcome(refresh(own.auth, { refreshToken: forged }))).toBe(ErrorCode.InvalidToken);
+    }
+    expect(own.events).toEqual([]);
+    await refresh(own.auth, { refreshToken: renewed.refreshToken });
   });
 
   it("RT-2: a spent token presented again and again ends its session once: one session.revoked, a refresh_token.reused each time", async () => {
@@ -301,16 +295,164 @@ describe.each(stores)("refresh, through %s", (_, makeStorage) => {
   });
 
   it("TV-2: a refresh for a user gone from storage is refused and its session ends", async () => {
-    // Memory storage cannot lose a user; a store without rotateRefreshToken reads it through findById.
-    const own = makeAuth({ storage: stepwiseMemoryStorage() });
+    // Memory storage cannot lose a user: its rotation is refused, and the user read after it finds none, as a store that lost one would.
+    const own = makeAuth({ storage: makeStorage() });
     const id = await addUser(own.auth, "deleted");
     const tokens = await signIn(own, "deleted");
     const session = await sessionOf(own, tokens.accessToken);
     const findById = own.storage.users.findById.bind(own.storage.users);
+    vi.spyOn(own.storage.sessions, "rotateRefresh").mockResolvedValue({ outcome: "refused" });
     vi.spyOn(own.storage.users, "findById").mockImplementation(async (userId) => (userId === id ? null : findById(userId)));
     own.events.length = 0;
     expect(await outcome(refresh(own.auth, { refreshToken: tokens.refreshToken }))).toBe(ErrorCode.InvalidToken);
     expect(own.events).toEqual([expect.objectContaining({ type: "session.revoked", userId: id, sessionId: session.id })]);
     expect((await own.storage.sessions.findSession(session.id))?.revokedAt).toBe(own.clock.now);
+  });
+});
+
+describe("refreshReuseInterval (RT-5)", () => {
+  const reuseEvents = (harness: Harness) => harness.events.filter((event) => event.type === "refresh_token.reused");
+
+  it("RT-5: within the interval, the token replaced last answers with the session's current refresh token and a new access token; nothing ends", async () => {
+    const own = makeAuth({ refreshReuseInterval: "30s" });
+    const id = await addUser(own.auth, "two-tabs");
+    const first = await signIn(own, "two-tabs");
+    const winner = await refresh(own.auth, { refreshToken: first.refreshToken });
+    own.clock.advance(29_999);
+    own.events.length = 0;
+    const late = await refresh(own.auth, { refreshToken: first.refreshToken });
+    expect(late.refreshToken).toBe(winner.refreshToken);
+    expect(late.accessToken).not.toBe(winner.accessToken);
+    await verifyAccessToken(own.auth, { token: late.accessToken });
+    expect(own.events).toEqual([
+      expect.objectContaining({ type: "refresh_token.reused", userId: id, withinReuseInterval: true }),
+    ]);
+    // The shared token carries on, once.
+    const next = await refresh(own.auth, { refreshToken: late.refreshToken });
+    await verifyAccessToken(own.auth, { token: next.accessToken });
+  });
+
+  it("RT-5, RT-3: 20 parallel refreshes with one token all answer, with one and the same new refresh token; the session rotated once", async () => {
+    const own = makeAuth({ refreshReuseInterval: 60 });
+    await addUser(own.auth, "many-tabs");
+    const first = await signIn(own, "many-tabs");
+    const answers = await Promise.all(Array.from({ length: 20 }, () => refresh(own.auth, { refreshToken: first.refreshToken })));
+    expect(new Set(answers.map((answer) => answer.refreshToken)).size).toBe(1);
+    expect((await sessionOf(own, (answers[0] as TokenSet).accessToken)).refreshGeneration).toBe(1);
+    expect(own.events.filter((event) => event.type === "token.refreshed")).toHaveLength(1);
+    expect(reuseEvents(own)).toHaveLength(19);
+  });
+
+  it("RT-2, RT-5: at the interval's end the replaced token is reuse again: the session is revoked", async () => {
+    const own = makeAuth({ refreshReuseInterval: "30s" });
+    await addUser(own.auth, "too-late");
+    const first = await signIn(own, "too-late");
+    const winner = await refresh(own.auth, { refreshToken: first.refreshToken });
+    own.clock.advance(30_000);
+    own.events.length = 0;
+    expect(await outcome(refresh(own.auth, { refreshToken: first.refreshToken }))).toBe(ErrorCode.InvalidToken);
+    expect(own.events.map((event) => event.type)).toEqual(["refresh_token.reused", "session.revoked"]);
+    expect(reuseEvents(own)[0]).toMatchObject({ withinReuseInterval: false });
+    expect(await outcome(refresh(own.auth, { refreshToken: winner.refreshToken }))).toBe(ErrorCode.InvalidToken);
+  });
+
+  it("RT-2, RT-5: a token replaced two rotations ago is reuse even within the interval", async () => {
+    const own = makeAuth({ refreshReuseInterval: "60s" });
+    await addUser(own.auth, "two-back");
+    const first = await signIn(own, "two-back");
+    const second = await refresh(own.auth, { refreshToken: first.refreshToken });
+    const third = await refresh(own.auth, { refreshToken: second.refreshToken });
+    expect(await outcome(refresh(own.auth, { refreshToken: first.refreshToken }))).toBe(ErrorCode.InvalidToken);
+    expect(await outcome(refresh(own.auth, { refreshToken: third.refreshToken }))).toBe(ErrorCode.InvalidToken);
+  });
+
+  it("RT-5, TV-2: within the interval a session that may no longer refresh is not answered: a disabled user's session ends", async () => {
+    const own = makeAuth({ refreshReuseInterval: "60s" });
+    const id = await addUser(own.auth, "disabled-meanwhile");
+    const first = await signIn(own, "disabled-meanwhile");
+    await refresh(own.auth, { refreshToken: first.refreshToken });
+    await own.storage.users.update(id, { disabled: true }, own.clock.now);
+    own.events.length = 0;
+    expect(await outcome(refresh(own.auth, { refreshToken: first.refreshToken }))).toBe(ErrorCode.InvalidToken);
+    expect(own.events).toEqual([expect.objectContaining({ type: "session.revoked", reason: "user_disabled" })]);
+  });
+
+  it("RT-5: without the option (default 0) the token replaced a millisecond ago is reuse", async () => {
+    const own = makeAuth();
+    await addUser(own.auth, "no-interval");
+    const first = await signIn(own, "no-interval");
+    await refresh(own.auth, { refreshToken: first.refreshToken });
+    expect(await outcome(refresh(own.auth, { refreshToken: first.refreshToken }))).toBe(ErrorCode.InvalidToken);
+    expect(reuseEvents(own)).toEqual([expect.objectContaining({ withinReuseInterval: false })]);
+  });
+
+  it("refreshReuseInterval is at most 60 seconds, 0 or a duration", () => {
+    expect(() => makeAuth({ refreshReuseInterval: 61 })).toThrow(/refreshReuseInterval must be at most 60 seconds/);
+    expect(() => makeAuth({ refreshReuseInterval: "2m" })).toThrow(/refreshReuseInterval must be at most 60 seconds/);
+    expect(() => makeAuth({ refreshReuseInterval: -1 })).toThrow(/refreshReuseInterval/);
+    expect(makeAuth({ refreshReuseInterval: 0 }).auth.config.refreshReuseInterval).toBe(0);
+    expect(makeAuth({ refreshReuseInterval: "1m" }).auth.config.refreshReuseInterval).toBe(60);
+  });
+});
+
+describe("refresh tokens of an earlier release (kept in a table of their own)", () => {
+  /** Memory storage whose sessions also answer findLegacyRefreshToken from `legacy`, as the SQL storage does after migration 5. */
+  function upgradedStorage(legacy: Map<string, LegacyRefreshToken>): Storage {
+    const storage = memoryStorage();
+    return { ...storage, sessions: { ...storage.sessions, findLegacyRefreshToken: async (hash) => legacy.get(hash) ?? null } };
+  }
+
+  /** A session of the earlier release: its outstanding token `live` held as its current one (what the migration does), `spent` exchanged before. */
+  async function earlierSession(own: Harness, userId: string, legacy: Map<string, LegacyRefreshToken>) {
+    const [live, spent] = [randomBytes(32).toString("base64url"), randomBytes(32).toString("base64url")];
+    const now = own.clock.now;
+    const session: SessionRecord = {
+      id: "earlier-session",
+      userId,
+      tokenVersion: 0,
+      amr: ["pwd"],
+      authTime: now,
+      createdAt: now,
+      expiresAt: now + 30 * day,
+      revokedAt: null,
+      lastUsedAt: now,
+      userAgent: null,
+      address: null,
+      refreshHash: sha256(live),
+      refreshGeneration: 0,
+      refreshExpiresAt: now + 7 * day,
+    };
+    await own.storage.sessions.createSession(session);
+    const row = { sessionId: session.id, userId, createdAt: now, expiresAt: now + 7 * day };
+    legacy.set(sha256(live), { ...row, hash: sha256(live), spentAt: null });
+    legacy.set(sha256(spent), { ...row, hash: sha256(spent), spentAt: now });
+    return { session, live, spent };
+  }
+
+  it("RT-2: the outstanding token refreshes once into the session's chain; presented again, it is reuse", async () => {
+    const legacy = new Map<string, LegacyRefreshToken>();
+    const own = makeAuth({ storage: upgradedStorage(legacy) });
+    const id = await addUser(own.auth, "upgraded");
+    const { session, live } = await earlierSession(own, id, legacy);
+    const renewed = await refresh(own.auth, { refreshToken: live });
+    expect(renewed.refreshToken).toMatch(new RegExp(`^${session.id}\\.1\\.`));
+    const again = await refresh(own.auth, { refreshToken: renewed.refreshToken });
+    expect(await outcome(refresh(own.auth, { refreshToken: live }))).toBe(ErrorCode.InvalidToken);
+    expect(own.events.filter((event) => event.type === "session.revoked")).toEqual([
+      expect.objectContaining({ sessionId: session.id, reason: "refresh_token_reused" }),
+    ]);
+    expect(await outcome(refresh(own.auth, { refreshToken: again.refreshToken }))).toBe(ErrorCode.InvalidToken);
+  });
+
+  it("RT-2: a token exchanged before the upgrade is reuse: the session ends", async () => {
+    const legacy = new Map<string, LegacyRefreshToken>();
+    const own = makeAuth({ storage: upgradedStorage(legacy) });
+    const id = await addUser(own.auth, "upgraded-spent");
+    const { session, live, spent } = await earlierSession(own, id, legacy);
+    own.events.length = 0;
+    expect(await outcome(refresh(own.auth, { refreshToken: spent }))).toBe(ErrorCode.InvalidToken);
+    expect(own.events.map((event) => event.type)).toEqual(["refresh_token.reused", "session.revoked"]);
+    expect((await own.storage.sessions.findSession(session.id))?.revokedAt).toBe(own.clock.now);
+    expect(await outcome(refresh(own.auth, { refreshToken: live }))).toBe(ErrorCode.InvalidToken);
   });
 });

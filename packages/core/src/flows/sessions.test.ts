@@ -77,10 +77,12 @@ describe("listSessions", () => {
     const harness = makeAuth();
     const userId = await addUser(harness.auth, "mover");
     const { tokens, sessionId } = await signInFrom(harness, "mover", { ip: "192.0.2.10", userAgent: "First/1" });
-    const recordUse = vi.spyOn(harness.storage.sessions, "recordUse");
+    const writes = (["rotateRefresh", "createSession", "revokeSession"] as const).map((name) =>
+      vi.spyOn(harness.storage.sessions, name),
+    );
     harness.clock.advance(10 * minute);
     await verifyAccessToken(harness.auth, { token: tokens.accessToken });
-    expect(recordUse).not.toHaveBeenCalled();
+    for (const write of writes) expect(write).not.toHaveBeenCalled();
     expect((await listSessions(harness.auth, { userId }))[0]?.lastUsedAt).toBe(harness.clock.now - 10 * minute);
     await refresh(harness.auth, { refreshToken: tokens.refreshToken, ip: "198.51.100.200", userAgent: "Second/2" });
     expect(await listSessions(harness.auth, { userId, sessionId })).toEqual([
@@ -117,6 +119,9 @@ describe("listSessions", () => {
         expiresAt: now + 60 * minute,
         revokedAt: null,
         lastUsedAt: now - index * minute,
+        refreshHash: null,
+        refreshGeneration: 0,
+        refreshExpiresAt: now + 60 * minute,
         userAgent: null,
         address: null,
       };

@@ -49,8 +49,12 @@ export function nextRefreshToken(
   token: Pick<PresentedRefreshToken, "value" | "sessionId" | "generation">,
   key: Buffer = chainKeys(auth)[0] as Buffer,
 ): IssuedRefreshToken {
-  const secret = createHmac("sha256", key).update(token.value).digest("base64url");
-  return issued(`${token.sessionId}.${token.generation + 1}.${secret}`, token.generation + 1);
+  return issued(successorOf(token.value, token.sessionId, token.generation, key), token.generation + 1);
+}
+
+/** The value of the token that replaces `value` (of `sessionId`, at `generation`) under `key`. */
+function successorOf(value: string, sessionId: string, generation: number, key: Buffer): string {
+  return `${sessionId}.${generation + 1}.${createHmac("sha256", key).update(value).digest("base64url")}`;
 }
 
 /**
@@ -86,10 +90,12 @@ export function relationToCurrent(
   const steps = session.refreshGeneration - token.generation;
   if (session.refreshHash === null || steps < 1 || steps > maxGenerationsBack) return { relation: "unrelated" };
   for (const key of chainKeys(auth)) {
-    let next = nextRefreshToken(auth, token, key);
-    if (steps === 1 && next.hash === session.refreshHash) return { relation: "parent", current: next.value };
-    for (let step = 1; step < steps; step += 1) next = nextRefreshToken(auth, { ...next, sessionId: token.sessionId }, key);
-    if (steps > 1 && next.hash === session.refreshHash) return { relation: "earlier" };
+    let value = token.value;
+    for (let generation = token.generation; generation < session.refreshGeneration; generation += 1) {
+      value = successorOf(value, token.sessionId, generation, key);
+    }
+    if (sha256(value) !== session.refreshHash) continue;
+    return steps === 1 ? { relation: "parent", current: value } : { relation: "earlier" };
   }
   return { relation: "unrelated" };
 }
