@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { sampleSession, sampleUser } from "../testing/conformance/samples.js";
 import { runStorageConformance } from "../testing/index.js";
 import { type MemoryStorage, type MemoryStorageSizes, expiringMap, memoryStorage } from "./memory.js";
 
@@ -53,64 +54,48 @@ describe("memory storage prunes what has expired (bounded memory under a stream 
     expect(peak).toBeLessThanOrEqual(2 * live + 1);
   });
 
-  it("expired refresh tokens, spent ones included, and expired sessions are pruned", async () => {
-    const storage = memoryStorage();
-    let peakTokens = 0;
-    let peakSessions = 0;
-    for (let index = 0; index < total; index += 1) {
-      const now = index * stepMs;
-      const session = {
+  it("expired sessions, rotated or not, are pruned", async () => {
+    const { peak } = await peakSize("sessions", total, stepMs, async (storage, index, now) => {
+      const session = sampleSession("user", {
         id: `session-${index}`,
-        userId: "user",
-        tokenVersion: 0,
-        amr: ["pwd" as const],
-        authTime: now,
         createdAt: now,
         expiresAt: now + minute,
-        revokedAt: null,
-        lastUsedAt: now,
-        userAgent: null,
-        address: null,
-      };
-      await storage.sessions.createSession(session);
-      const hash = `token-${index}`;
-      await storage.sessions.insertRefreshToken({
-        hash,
-        sessionId: session.id,
-        userId: "user",
-        createdAt: now,
-        expiresAt: now + minute,
-        spentAt: null,
+        refreshExpiresAt: now + minute,
       });
-      expect((await storage.sessions.spendRefreshToken(hash, now)).outcome).toBe("spent");
-      peakTokens = Math.max(peakTokens, storage.sizes().refreshTokens);
-      peakSessions = Math.max(peakSessions, storage.sizes().sessions);
-    }
-    expect(peakTokens).toBeLessThanOrEqual(2 * live + 1);
-    expect(peakSessions).toBeLessThanOrEqual(2 * live + 1);
+      await storage.sessions.createSession(session);
+      if (index % 2 === 0) return;
+      const rotation = {
+        sessionId: session.id,
+        hash: session.refreshHash as string,
+        nextHash: `next-${index}`,
+        nextGeneration: 1,
+      };
+      await storage.sessions.rotateRefresh({ ...rotation, now, idleMs: minute, use: { userAgent: null, address: null } });
+    });
+    expect(peak).toBeLessThanOrEqual(2 * live + 1);
   });
 
-  it("live entries are never pruned: a spent refresh token is still told apart until it expires", async () => {
+  it("live entries are never pruned: a live session still rotates after a stream of short-lived ones", async () => {
     const storage = memoryStorage();
-    const keep = {
-      hash: "kept",
-      sessionId: "s",
-      userId: "user",
-      createdAt: 0,
-      expiresAt: 10 * minute,
-      spentAt: null,
-    };
-    await storage.sessions.insertRefreshToken(keep);
-    await storage.sessions.spendRefreshToken("kept", 0);
+    await storage.users.create(sampleUser({ id: "user" }));
+    const kept = sampleSession("user", { createdAt: 0, expiresAt: 10 * minute, refreshExpiresAt: 10 * minute });
+    await storage.sessions.createSession(kept);
     await storage.counters.hit("kept", 5, 10 * minute, 0);
     for (let index = 0; index < 5000; index += 1) {
       const now = index * 100;
-      await storage.sessions.insertRefreshToken({ ...keep, hash: `other-${index}`, createdAt: now, expiresAt: now + 1 });
+      await storage.sessions.createSession(sampleSession("user", { createdAt: now, expiresAt: now + 1 }));
       await storage.counters.hit(`other-${index}`, 5, 1, now);
     }
-    expect((await storage.sessions.spendRefreshToken("kept", 499_900)).outcome).toBe("already_spent");
+    const rotation = { sessionId: kept.id, hash: kept.refreshHash as string, nextHash: "next", nextGeneration: 1 };
+    const rotated = await storage.sessions.rotateRefresh({
+      ...rotation,
+      now: 499_900,
+      idleMs: minute,
+      use: { userAgent: null, address: null },
+    });
+    expect(rotated.outcome).toBe("rotated");
     expect(await storage.counters.peek("kept", 499_900)).toBe(1);
-    expect(storage.sizes().refreshTokens).toBeLessThan(2100);
+    expect(storage.sizes().sessions).toBeLessThan(2100);
     expect(storage.sizes().counters).toBeLessThan(2100);
   });
 });

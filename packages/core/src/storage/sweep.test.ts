@@ -83,7 +83,7 @@ describe("sweepExpired", () => {
     expect(calls).toHaveLength(3);
   });
 
-  it("deletes from memory storage the expired challenges, throttling windows, sessions and refresh tokens, and nothing live", async () => {
+  it("deletes from memory storage the expired challenges, throttling windows and sessions, and nothing live", async () => {
     const storage = memoryStorage();
     const now = 1_000_000;
     for (const [id, expiresAt] of [
@@ -103,12 +103,14 @@ describe("sweepExpired", () => {
         lastUsedAt: 1,
         userAgent: null,
         address: null,
+        refreshHash: id,
+        refreshGeneration: 0,
+        refreshExpiresAt: expiresAt,
       });
-      await storage.sessions.insertRefreshToken({ hash: id, sessionId: id, userId: "u", createdAt: 1, expiresAt, spentAt: null });
       await storage.counters.hit(id, 5, expiresAt - 1, 1);
     }
-    expect(await sweepExpired({ storage, now: () => now })).toEqual({ deleted: 4, batches: 1, complete: true });
-    expect(storage.sizes()).toMatchObject({ sessions: 1, refreshTokens: 1, challenges: 1, counters: 1 });
+    expect(await sweepExpired({ storage, now: () => now })).toEqual({ deleted: 3, batches: 1, complete: true });
+    expect(storage.sizes()).toEqual({ users: 0, sessions: 1, challenges: 1, counters: 1 });
     expect(await storage.sessions.findSession("kept")).not.toBeNull();
     expect(await storage.challenges.find("kept", "oauth_state", now)).not.toBeNull();
     expect(await storage.counters.peek("kept", now)).toBe(1);

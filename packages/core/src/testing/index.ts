@@ -6,7 +6,7 @@
  * @packageDocumentation
  * @module @portcullis/core/testing
  */
-import type { Storage } from "../storage/types.js";
+import type { LegacyRefreshToken, Storage } from "../storage/types.js";
 import { challengesSuite } from "./conformance/challenges.js";
 import { countersSuite } from "./conformance/counters.js";
 import type { ConformanceTestFunctions, SuiteContext } from "./conformance/harness.js";
@@ -63,6 +63,13 @@ export interface StorageConformanceOptions {
    * creating them stay `user-<uuid>`, which such a store must answer as unknown.
    */
   userIds?: () => string;
+  /**
+   * For a store with `sessions.findLegacyRefreshToken` (one whose earlier releases kept refresh
+   * tokens in a table of their own): stores `token` in that table, as such a release left it, so
+   * the `sessions` suite can read it back. Without it the suite checks only that the method finds
+   * no token it was not given.
+   */
+  insertLegacyRefreshToken?: (storage: Storage, token: LegacyRefreshToken) => Promise<void>;
 }
 
 /**
@@ -107,6 +114,7 @@ export function runStorageConformance(options: StorageConformanceOptions): void 
       useUserIds(options.userIds);
       return options.makeStorage();
     },
+    insertLegacyRefreshToken: options.insertLegacyRefreshToken,
   };
   options.test.describe(`storage conformance: ${options.name}`, () => {
     for (const suite of storageConformanceSuites) {

@@ -1,4 +1,4 @@
-import type { Storage } from "../../storage/types.js";
+import type { LegacyRefreshToken, Storage } from "../../storage/types.js";
 
 /**
  * Tries to change a record a storage returned. A storage may hand out copies (the change is
@@ -55,6 +55,8 @@ export interface ConformanceTestFunctions {
 export interface SuiteContext {
   test: ConformanceTestFunctions;
   makeStorage: () => Storage | Promise<Storage>;
+  /** Stores a refresh token of an earlier release where `findLegacyRefreshToken` reads it; absent for a store without such tokens. */
+  insertLegacyRefreshToken?: (storage: Storage, token: LegacyRefreshToken) => Promise<void>;
 }
 
 /** Runs `operation` `times` times at once and waits for all of them. */

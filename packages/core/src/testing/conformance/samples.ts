@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import type {
   ChallengeRecord,
   IdentityRecord,
+  LegacyRefreshToken,
   PasskeyRecord,
-  RefreshTokenRecord,
   SessionRecord,
   Storage,
   TotpRecord,
@@ -113,8 +113,12 @@ export function sampleTotp(userId: string, overrides: Partial<TotpRecord> = {}):
   };
 }
 
-/** A live session of `userId`, valid for a day from {@link BASE_TIME}. */
+/**
+ * A live session of `userId`, valid for a day from {@link BASE_TIME}, holding a fresh refresh
+ * token hash at generation 0, idle-valid for an hour (or until the session ends, if sooner: RT-4).
+ */
 export function sampleSession(userId: string, overrides: Partial<SessionRecord> = {}): SessionRecord {
+  const expiresAt = overrides.expiresAt ?? BASE_TIME + 24 * HOUR;
   return {
     id: uniqueId("session"),
     userId,
@@ -122,17 +126,26 @@ export function sampleSession(userId: string, overrides: Partial<SessionRecord> 
     amr: ["pwd", "otp"],
     authTime: BASE_TIME + 7,
     createdAt: BASE_TIME,
-    expiresAt: BASE_TIME + 24 * HOUR,
+    expiresAt,
     revokedAt: null,
     lastUsedAt: BASE_TIME,
     userAgent: null,
     address: null,
+    refreshHash: uniqueHash(),
+    refreshGeneration: 0,
+    refreshExpiresAt: Math.min(BASE_TIME + HOUR, expiresAt),
     ...overrides,
   };
 }
 
-/** An unspent refresh token of `session` with a unique hash, idle-valid for an hour. */
-export function sampleRefreshToken(session: SessionRecord, overrides: Partial<RefreshTokenRecord> = {}): RefreshTokenRecord {
+/**
+ * An unspent refresh token of an earlier release, of `session`, with a unique hash, idle-valid for
+ * an hour: what a store's `findLegacyRefreshToken` reads from that release's table.
+ */
+export function sampleLegacyRefreshToken(
+  session: SessionRecord,
+  overrides: Partial<LegacyRefreshToken> = {},
+): LegacyRefreshToken {
   return {
     hash: uniqueHash(),
     sessionId: session.id,

@@ -1,5 +1,7 @@
+import { rotatedSession } from "../../storage/refresh-rotation.js";
 import type { SessionRecord } from "../../storage/types.js";
 import { type SuiteContext, concurrently } from "./harness.js";
+import { rotationOf } from "./refresh-rotation.js";
 import { BASE_TIME, createUser, sampleSession, uniqueId } from "./samples.js";
 
 /** A User-Agent of 256 code points, some beyond U+FFFF (more than 256 UTF-16 units), as a flow cuts it. */
@@ -10,7 +12,7 @@ const longUserAgent = Array.from(`Mozilla/5.0 (X11; Linux x86_64) ${"é\u{1F600}
 /**
  * Registers the tests of the session operations that the account and admin routes use: the
  * listing (SE-1), ending every session of a user but one (SE-2), concurrently (SE-3), and
- * recording where a session was last used (issue 21).
+ * where a session was last used, which its refresh records (issue 21).
  */
 export function sessionListingTests({ test: { describe, it, expect }, makeStorage }: SuiteContext): void {
   describe("listing and ending a user's sessions (SE-1, SE-2, SE-3)", () => {
@@ -127,38 +129,26 @@ export function sessionListingTests({ test: { describe, it, expect }, makeStorag
     });
   });
 
-  describe("recordUse", () => {
-    it("recordUse moves lastUsedAt, userAgent and address of a live session, and nothing else", async () => {
+  describe("where a session was last used, moved by its rotation (SE-1)", () => {
+    it("SE-1: a rotation moves lastUsedAt, userAgent and address in the listing, and nothing of another session", async () => {
       const storage = await makeStorage();
       const userId = await createUser(storage);
       const session = sampleSession(userId, { userAgent: "first", address: "198.51.100.0/24" });
       const neighbour = sampleSession(userId, { createdAt: BASE_TIME + 1 });
-      await storage.sessions.createSession(session);
-      await storage.sessions.createSession(neighbour);
-      await storage.sessions.recordUse(session.id, BASE_TIME + 50, { userAgent: longUserAgent, address: "2001:db8:1::/48" });
-      const used = { ...session, lastUsedAt: BASE_TIME + 50, userAgent: longUserAgent, address: "2001:db8:1::/48" };
-      expect(await storage.sessions.findSession(session.id)).toEqual(used);
-      expect(await storage.sessions.findSession(neighbour.id)).toEqual(neighbour);
+      for (const created of [session, neighbour]) await storage.sessions.createSession(created);
+      const first = rotationOf(session, { now: BASE_TIME + 50, use: { userAgent: longUserAgent, address: "2001:db8:1::/48" } });
+      expect((await storage.sessions.rotateRefresh(first)).outcome).toBe("rotated");
+      const used = {
+        ...rotatedSession(session, first),
+        lastUsedAt: BASE_TIME + 50,
+        userAgent: longUserAgent,
+        address: "2001:db8:1::/48",
+      };
       expect(await storage.sessions.listByUser(userId, BASE_TIME + 60, 10)).toEqual([neighbour, used]);
-      await storage.sessions.recordUse(session.id, BASE_TIME + 70, { userAgent: null, address: null });
-      expect(await storage.sessions.findSession(session.id)).toEqual({
-        ...session,
-        lastUsedAt: BASE_TIME + 70,
-        userAgent: null,
-        address: null,
-      });
-    });
-
-    it("recordUse changes nothing of a revoked session, and creates nothing for an unknown id", async () => {
-      const storage = await makeStorage();
-      const userId = await createUser(storage);
-      const revoked = sampleSession(userId, { revokedAt: BASE_TIME + 5 });
-      await storage.sessions.createSession(revoked);
-      await storage.sessions.recordUse(revoked.id, BASE_TIME + 50, { userAgent: "late", address: "203.0.113.0/24" });
-      expect(await storage.sessions.findSession(revoked.id)).toEqual(revoked);
-      const unknown = uniqueId("session");
-      await storage.sessions.recordUse(unknown, BASE_TIME + 50, { userAgent: "ghost", address: null });
-      expect(await storage.sessions.findSession(unknown)).toBeNull();
+      const second = rotationOf(used, { now: BASE_TIME + 70, use: { userAgent: null, address: null } });
+      expect((await storage.sessions.rotateRefresh(second)).outcome).toBe("rotated");
+      const [, listed] = await storage.sessions.listByUser(userId, BASE_TIME + 80, 10);
+      expect(listed).toEqual({ ...rotatedSession(used, second), lastUsedAt: BASE_TIME + 70, userAgent: null, address: null });
     });
   });
 }

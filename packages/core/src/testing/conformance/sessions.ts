@@ -1,14 +1,16 @@
+import { rotatedSession } from "../../storage/refresh-rotation.js";
 import { findTokenState } from "../../storage/token-state.js";
-import type { SpendResult } from "../../storage/types.js";
 import { type SuiteContext, concurrently, countWhere, tryToMutate } from "./harness.js";
-import { refreshRotationTests } from "./refresh-rotation.js";
+import { legacyRefreshTokenTests } from "./legacy-refresh-tokens.js";
+import { refreshRotationTests, rotationOf } from "./refresh-rotation.js";
 import { revokeAllTests } from "./revoke-all.js";
-import { BASE_TIME, createUser, sampleRefreshToken, sampleSession, uniqueHash, uniqueId } from "./samples.js";
+import { BASE_TIME, createUser, sampleSession, uniqueId } from "./samples.js";
 import { sessionListingTests } from "./session-listing.js";
 
 /**
- * Registers the `sessions` suite: revocation, refresh tokens spent exactly once (RT-3) and
- * rotated, and a user's sessions listed and ended but one (SE-1, SE-2, SE-3).
+ * Registers the `sessions` suite: revocation, a session's refresh token rotated by one write,
+ * exactly once of N concurrent tries (RT-3), an earlier release's tokens read where the store
+ * has them, and a user's sessions listed and ended but one (SE-1, SE-2, SE-3).
  */
 export function sessionsSuite(context: SuiteContext): void {
   const {
@@ -18,13 +20,19 @@ export function sessionsSuite(context: SuiteContext): void {
   describe("sessions", () => {
     sessionListingTests(context);
     refreshRotationTests(context);
+    legacyRefreshTokenTests(context);
     revokeAllTests(context);
 
-    it("createSession stores a session that findSession returns; an unknown id is null", async () => {
+    it("RT-1: createSession stores a session that findSession returns, its refresh hash, generation and idle expiry included; an unknown id is null", async () => {
       const storage = await makeStorage();
-      const session = sampleSession(await createUser(storage));
-      await storage.sessions.createSession(session);
-      expect(await storage.sessions.findSession(session.id)).toEqual(session);
+      const userId = await createUser(storage);
+      const session = sampleSession(userId);
+      const later = sampleSession(userId, { refreshGeneration: 999_999_999_999_999, refreshExpiresAt: BASE_TIME + 5 });
+      const without = sampleSession(userId, { refreshHash: null, refreshGeneration: 3 });
+      for (const created of [session, later, without]) {
+        await storage.sessions.createSession(created);
+        expect(await storage.sessions.findSession(created.id)).toEqual(created);
+      }
       expect(await storage.sessions.findSession(uniqueId("session"))).toBeNull();
     });
 
@@ -114,54 +122,6 @@ export function sessionsSuite(context: SuiteContext): void {
       expect(await storage.sessions.revokeUserSessions(userId, BASE_TIME + 200)).toBe(0);
     });
 
-    it("RT-2: spendRefreshToken spends once; a second exchange is already_spent; an unknown hash is unknown", async () => {
-      const storage = await makeStorage();
-      const session = sampleSession(await createUser(storage));
-      await storage.sessions.createSession(session);
-      const token = sampleRefreshToken(session);
-      await storage.sessions.insertRefreshToken(token);
-      const spentToken = { ...token, spentAt: BASE_TIME + 10 };
-      expect(await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 10)).toEqual({
-        outcome: "spent",
-        token: spentToken,
-      });
-      expect(await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 20)).toEqual({
-        outcome: "already_spent",
-        token: spentToken,
-      });
-      expect(await storage.sessions.spendRefreshToken(uniqueHash(), BASE_TIME)).toEqual({ outcome: "unknown" });
-    });
-
-    it("findRefreshToken reads a token, spent or not, and spends nothing; an unknown hash is null", async () => {
-      const storage = await makeStorage();
-      const session = sampleSession(await createUser(storage));
-      await storage.sessions.createSession(session);
-      const token = sampleRefreshToken(session);
-      await storage.sessions.insertRefreshToken(token);
-      expect(await storage.sessions.findRefreshToken(token.hash)).toEqual(token);
-      expect(await storage.sessions.findRefreshToken(token.hash)).toEqual(token);
-      expect((await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 10)).outcome).toBe("spent");
-      expect(await storage.sessions.findRefreshToken(token.hash)).toEqual({ ...token, spentAt: BASE_TIME + 10 });
-      expect(await storage.sessions.findRefreshToken(uniqueHash())).toBeNull();
-    });
-
-    it("RT-3, ST-1: 20 concurrent spends of one refresh token give one spent and 19 already_spent", async () => {
-      const storage = await makeStorage();
-      const session = sampleSession(await createUser(storage));
-      await storage.sessions.createSession(session);
-      const token = sampleRefreshToken(session);
-      await storage.sessions.insertRefreshToken(token);
-      const results = await concurrently(20, (index) => storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 100 + index));
-      const outcome = (wanted: SpendResult["outcome"]) => countWhere(results, (result) => result.outcome === wanted);
-      expect(outcome("spent")).toBe(1);
-      expect(outcome("already_spent")).toBe(19);
-      const winner = results.find((result) => result.outcome === "spent");
-      const spentAt = winner?.outcome === "spent" ? winner.token.spentAt : undefined;
-      for (const result of results) {
-        expect(result.outcome === "unknown" ? undefined : result.token.spentAt).toBe(spentAt);
-      }
-    });
-
     it("records are copied in, and copied or frozen out: mutating an argument or a result changes nothing stored", async () => {
       const storage = await makeStorage();
       const session = sampleSession(await createUser(storage));
@@ -180,18 +140,19 @@ export function sessionsSuite(context: SuiteContext): void {
       expect(await storage.sessions.findSession(original.id)).toEqual(original);
       expect(await storage.sessions.revokeSession(original.id, BASE_TIME + 1)).toBe(true);
 
-      const token = sampleRefreshToken(original);
-      await storage.sessions.insertRefreshToken(token);
-      token.spentAt = BASE_TIME;
-      const first = await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 10);
-      expect(first.outcome).toBe("spent");
+      const live = sampleSession(original.userId);
+      await storage.sessions.createSession(live);
+      const rotation = rotationOf(live);
+      const rotated = await storage.sessions.rotateRefresh(rotation);
+      expect(rotated.outcome).toBe("rotated");
       tryToMutate(() => {
-        if (first.outcome === "spent") first.token.spentAt = null;
+        if (rotated.outcome === "rotated") {
+          rotated.session.refreshHash = rotation.hash;
+          rotated.user.tokenVersion += 1;
+        }
       });
-      expect(await storage.sessions.spendRefreshToken(token.hash, BASE_TIME + 20)).toEqual({
-        outcome: "already_spent",
-        token: { ...token, spentAt: BASE_TIME + 10 },
-      });
+      expect(await storage.sessions.findSession(live.id)).toEqual(rotatedSession(live, rotation));
+      expect((await storage.users.findById(live.userId))?.tokenVersion).toBe(0);
     });
   });
 }
