@@ -2,7 +2,15 @@ import { type IncomingMessage, type RequestListener, type Server, type ServerRes
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { serveStatic } from "@hono/node-server/serve-static";
-import { type Auth, type PasskeyConfig, createAuth, createUser, memoryStorage } from "@portcullis/core";
+import {
+  type Auth,
+  type AuthConfig,
+  type CreateAuthOptions,
+  type PasskeyConfig,
+  createAuth,
+  createUser,
+  memoryStorage,
+} from "@portcullis/core";
 import { portcullis, requireAuth as requireAuthFastify } from "@portcullis/fastify";
 import { authApp, requireAuth } from "@portcullis/hono";
 import Fastify from "fastify";
@@ -193,9 +201,12 @@ export async function fastifyApi(auth: Auth): Promise<FastifyApi> {
  * A small Hono app: `authApp(auth)`, the demo's page (its `public/` folder and its bundled client,
  * under the same content security policy) and the protected list the page reads,
  * `GET /api/v1/things`, on `@hono/node-server`'s request listener. Passkeys for its origin, with
- * `passkeys` overriding the defaults.
+ * `passkeys` overriding the defaults, and `config` merged over the whole configuration.
  */
-export async function startHonoPageApp(passkeys: Partial<PasskeyConfig> = {}): Promise<PageApp> {
+export async function startHonoPageApp(
+  passkeys: Partial<PasskeyConfig> = {},
+  config: Partial<AuthConfig & CreateAuthOptions> = {},
+): Promise<PageApp> {
   const listening = await listenFirst();
   const clock = movableClock();
   const auth = createAuth({
@@ -205,6 +216,7 @@ export async function startHonoPageApp(passkeys: Partial<PasskeyConfig> = {}): P
     secrets: { signing: randomSecret(), encryption: randomSecret() },
     passkeys: { rpId: "localhost", rpName: "Portcullis on Hono", origins: [listening.origin], ...passkeys },
     now: clock.now,
+    ...config,
   });
 
   const { publicDirectory, pageClientPath, bundlePageClient } = demoPageFiles;

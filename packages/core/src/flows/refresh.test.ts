@@ -5,15 +5,7 @@ import { ErrorCode } from "../errors/codes.js";
 import { memoryStorage } from "../storage/memory.js";
 import type { LegacyRefreshToken, SessionRecord, Storage } from "../storage/types.js";
 import type { TokenSet } from "../tokens/issue-tokens.js";
-import {
-  type Harness,
-  addUser,
-  authError,
-  makeAuth,
-  outcome,
-  signIn,
-  tally,
-} from "./fixtures.test-support.js";
+import { type Harness, addUser, authError, makeAuth, outcome, signIn, tally } from "./fixtures.test-support.js";
 import { setUserDisabled, setUserRoles } from "./manage-users.js";
 import { refresh } from "./refresh.js";
 import { verifyAccessToken } from "./verify-access-token.js";
@@ -256,7 +248,12 @@ describe("refresh", () => {
     const sessionId = sessionIdOf(owner.accessToken);
     const secret = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
     own.events.length = 0;
-    for (const forged of [`${sessionId}.0.${secret()}`, `${sessionId}.1.${secret()}`, `${sessionId}.9.${secret()}`, `unknown-session.0.${secret()}`]) {
+    for (const forged of [
+      `${sessionId}.0.${secret()}`,
+      `${sessionId}.1.${secret()}`,
+      `${sessionId}.9.${secret()}`,
+      `unknown-session.0.${secret()}`,
+    ]) {
       expect(await outcome(refresh(own.auth, { refreshToken: forged }))).toBe(ErrorCode.InvalidToken);
     }
     expect(own.events).toEqual([]);

@@ -140,7 +140,8 @@ describe("refresh tokens (RT-1, RT-2)", () => {
       `${sessionId}.7.${randomBytes(32).toString("base64url")}`,
       firstRefreshToken(auth, "b3RoZXItc2Vzc2lvbi1pZA").value,
     ];
-    for (const value of madeUp) expect(relationToCurrent(auth, await presented(auth, value), session)).toEqual({ relation: "unrelated" });
+    for (const value of madeUp)
+      expect(relationToCurrent(auth, await presented(auth, value), session)).toEqual({ relation: "unrelated" });
     expect(relationToCurrent(auth, await presented(auth, first.value), { refreshHash: null, refreshGeneration: 2 })).toEqual({
       relation: "unrelated",
     });
@@ -149,12 +150,20 @@ describe("refresh tokens (RT-1, RT-2)", () => {
   it(`RT-2: a token more than ${maxGenerationsBack} generations back is not followed (a bounded cost), one at the limit is`, async () => {
     const first = firstRefreshToken(auth, sessionId);
     const atLimit = after(auth, first, maxGenerationsBack);
-    expect(relationToCurrent(auth, await presented(auth, first.value), { refreshHash: atLimit.hash, refreshGeneration: maxGenerationsBack })).toEqual({
+    expect(
+      relationToCurrent(auth, await presented(auth, first.value), {
+        refreshHash: atLimit.hash,
+        refreshGeneration: maxGenerationsBack,
+      }),
+    ).toEqual({
       relation: "earlier",
     });
     const beyond = nextRefreshToken(auth, { ...atLimit, sessionId });
     expect(
-      relationToCurrent(auth, await presented(auth, first.value), { refreshHash: beyond.hash, refreshGeneration: maxGenerationsBack + 1 }),
+      relationToCurrent(auth, await presented(auth, first.value), {
+        refreshHash: beyond.hash,
+        refreshGeneration: maxGenerationsBack + 1,
+      }),
     ).toEqual({ relation: "unrelated" });
   });
 
