@@ -95,7 +95,7 @@ const tokenSetProperties: Record<string, JsonSchema> = {
   refreshToken: {
     type: "string",
     description:
-      "Opaque; spent by its next use. Left out in cookie mode (`X-Portcullis-Token-Delivery: cookie`), where the HttpOnly refresh cookie carries it (CK-1)",
+      "`<session id>.<generation>.<secret>`, to be kept as given; spent by its next use. Left out in cookie mode (`X-Portcullis-Token-Delivery: cookie`), where the HttpOnly refresh cookie carries it (CK-1)",
   },
   tokenType: { const: "Bearer" },
   expiresIn: { type: "integer", minimum: 1, description: "Seconds until the access token expires" },

@@ -369,6 +369,9 @@ describe("STUP-2, ASVS 7.2.4: a re-authentication begins a new session in place 
       lastUsedAt: harness.clock.now,
       userAgent: "New browser",
       address: "203.0.113.0/24",
+      refreshHash: expect.any(String),
+      refreshGeneration: 0,
+      refreshExpiresAt: harness.clock.now + 7 * 86_400_000,
     });
     expect(harness.events).toEqual([
       expect.objectContaining({ type: "session.revoked", userId, sessionId, reason: "reauthenticated" }),

@@ -28,7 +28,7 @@ export const tokenRoutes: readonly Route[] = [
       tag: "Tokens",
       summary: "Exchange a refresh token for a new token set",
       description:
-        "The refresh token sent is spent; sending a spent one again revokes its whole session. The session records this request's time, `User-Agent` and address as where it was last used. Without `refreshToken` in the body the refresh cookie is read (cookie mode, CK-2): only from a page of this origin (`Sec-Fetch-Site: same-origin`, or else an `Origin` equal to the request's own; 40300 otherwise, CK-3), and the answer sets the new refresh token in the cookie and leaves it out of `data`. Without either, 40001, or 40101 when the request asks for cookie mode.",
+        "The refresh token sent is spent; sending a spent one again revokes its whole session, unless `refreshReuseInterval` is set and it is the one replaced last, within that interval: then the answer carries the session's current refresh token (RT-5). The session records this request's time, `User-Agent` and address as where it was last used. Without `refreshToken` in the body the refresh cookie is read (cookie mode, CK-2): only from a page of this origin (`Sec-Fetch-Site: same-origin`, or else an `Origin` equal to the request's own; 40300 otherwise, CK-3), and the answer sets the new refresh token in the cookie and leaves it out of `data`. Without either, 40001, or 40101 when the request asks for cookie mode.",
       parameters: [tokenDeliveryParameter, ...refreshCookieParameters],
       body: requestObject({ refreshToken: refreshTokenField }),
       data: schemaRef("TokenSet"),
