@@ -68,19 +68,33 @@ describeWithRedis("redisStorage", () => {
       expect(await indexUsernames({ client, prefix: upgradePrefix })).toBe(0);
     });
 
-    it("SE-1, STUP-1: a session stored before lastUsedAt, userAgent, address and authTime existed reads as last used, and proven, when it began", async () => {
+    it("SE-1, STUP-1, RT-1: a session stored before lastUsedAt, userAgent, address, authTime and its refresh token's fields existed reads as last used, and proven, when it began, holding no refresh token, and refuses every rotation", async () => {
       const storage = await storageOf();
+      await storage.users.create(sampleUser({ id: "old-user" }));
       const session = sampleSession("old-user");
-      const { lastUsedAt, userAgent, address, authTime, ...before } = session;
+      const { lastUsedAt, userAgent, address, authTime, refreshHash, refreshGeneration, refreshExpiresAt, ...before } = session;
       const fields = Object.fromEntries(Object.entries(before).map(([field, value]) => [field, JSON.stringify(value)]));
       await client.hSet(`${upgradePrefix}:sessions:${JSON.stringify(session.id)}`, fields);
       await client.zAdd(`${upgradePrefix}:user-sessions:${JSON.stringify("old-user")}`, {
         score: session.expiresAt,
         value: JSON.stringify(session.id),
       });
-      const upgraded = { ...before, lastUsedAt: session.createdAt, userAgent: null, address: null, authTime: session.createdAt };
+      const { createdAt } = session;
+      const upgraded = {
+        ...before,
+        lastUsedAt: createdAt,
+        userAgent: null,
+        address: null,
+        authTime: createdAt,
+        refreshHash: null,
+        refreshGeneration: 0,
+        refreshExpiresAt: createdAt,
+      };
       expect(await storage.sessions.findSession(session.id)).toEqual(upgraded);
-      expect(await storage.sessions.listByUser("old-user", session.createdAt, 10)).toEqual([upgraded]);
+      expect(await storage.sessions.listByUser("old-user", createdAt, 10)).toEqual([upgraded]);
+      const rotation = { sessionId: session.id, hash: refreshHash as string, nextHash: "next", nextGeneration: 1, idleMs: 1 };
+      const use = { userAgent: null, address: null };
+      expect(await storage.sessions.rotateRefresh({ ...rotation, now: createdAt + 1, use })).toEqual({ outcome: "refused" });
     });
   });
 

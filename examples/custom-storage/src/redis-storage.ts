@@ -10,11 +10,10 @@ import {
   type PasskeyRecord,
   type PasskeyStore,
   type RecoveryCodeStore,
-  type RefreshTokenRecord,
+  type RotationResult,
   type SessionRecord,
   type SessionStore,
   type SettingsStore,
-  type SpendResult,
   type Storage,
   type TotpRecord,
   type TotpStore,
@@ -52,8 +51,8 @@ export interface RedisStorageOptions {
  * `runStorageConformance` from `@portcullis/core/testing` (see `redis-storage.test.ts`).
  *
  * Each record is a hash whose fields hold the record's fields as JSON text. Every write that
- * depends on what is stored (consume a challenge, spend a refresh token, compare-and-set a
- * counter) is one Lua script, which Redis runs with nothing in between (ST-1); writes that
+ * depends on what is stored (consume a challenge, rotate a session's refresh token,
+ * compare-and-set a counter) is one Lua script, which Redis runs with nothing in between (ST-1); writes that
  * depend on nothing are one `MULTI` transaction; reads are plain commands. Scripts never
  * decode JSON: Lua's cjson turns `[]` into `{}` and rounds numbers to 14 digits, so a script
  * only compares and sets the scalar fields it needs.
@@ -613,8 +612,8 @@ function redisRecoveryCodes({ client, prefix }: Redis): RecoveryCodeStore {
   };
 }
 
-// Sessions: `sessions:<id>` hashes, a sorted set of each user's session refs by expiry, and
-// `refresh-tokens:<hash>` hashes. All of them expire in Redis after their lifetime.
+// Sessions: `sessions:<id>` hashes, holding their current refresh token's hash, and a sorted set
+// of each user's session refs by expiry. Sessions expire in Redis after their lifetime.
 
 const updateLiveSessionScript = `
 -- KEYS: the session. ARGV: field, value pairs. Changes the session only while it is not revoked.
@@ -648,20 +647,33 @@ for _, key in ipairs(KEYS) do
 end
 return revoked`;
 
-const spendRefreshTokenScript = `
--- KEYS: the token. ARGV: spentAt. Returns the outcome, then the token's field, value pairs.
-local spentAt = redis.call('HGET', KEYS[1], 'spentAt')
-if not spentAt then return {'unknown'} end
-local outcome = 'already_spent'
-if spentAt == 'null' then
-  redis.call('HSET', KEYS[1], 'spentAt', ARGV[1])
-  outcome = 'spent'
-end
-return {outcome, unpack(redis.call('HGETALL', KEYS[1]))}`;
+const rotateRefreshScript = `
+-- KEYS: the session. ARGV: prefix, the presented hash, now, now + idleMs, then field, value pairs
+-- (refreshHash, refreshGeneration, lastUsedAt, userAgent, address), each as JSON text.
+-- One refresh's one write (RT-3): only while the session holds the presented hash, is not revoked,
+-- and neither it nor its token has expired (RT-4), and its user is there, enabled, at the
+-- session's token version (TV-2). Returns {} when it writes nothing, else the session and the user
+-- as they were before the write (field, value lists) and 1 when the user's TOTP is enabled, else 0.
+local session = redis.call('HGETALL', KEYS[1])
+local s = redis.call('HMGET', KEYS[1], 'userId', 'refreshHash', 'revokedAt', 'expiresAt', 'refreshExpiresAt', 'tokenVersion')
+if not s[1] or s[2] ~= ARGV[2] or s[3] ~= 'null' then return {} end
+local now = tonumber(ARGV[3])
+if tonumber(s[4]) <= now or not s[5] or tonumber(s[5]) <= now then return {} end
+local userKey = ARGV[1] .. ':users:' .. s[1]
+local u = redis.call('HMGET', userKey, 'disabled', 'tokenVersion')
+if u[1] ~= 'false' or u[2] ~= s[6] then return {} end
+-- The idle expiry never passes the absolute one (RT-4); both are kept as the text they came as.
+local refreshExpiresAt = ARGV[4]
+if tonumber(s[4]) < tonumber(ARGV[4]) then refreshExpiresAt = s[4] end
+redis.call('HSET', KEYS[1], 'refreshExpiresAt', refreshExpiresAt, unpack(ARGV, 5))
+local totpEnabled = 0
+if redis.call('HGET', ARGV[1] .. ':totp:' .. s[1], 'enabled') == 'true' then totpEnabled = 1 end
+return {session, redis.call('HGETALL', userKey), totpEnabled}`;
 
 /**
  * A session as stored, with the fields sessions stored before they existed lack: last used, and
- * its methods proven, when it began, from nowhere known.
+ * its methods proven, when it began, from nowhere known; and no refresh token (an earlier version
+ * of this example kept them apart: such a session cannot be refreshed, so its user signs in again).
  */
 function withUseFields(session: SessionRecord | null): SessionRecord | null {
   if (session === null) return null;
@@ -671,6 +683,9 @@ function withUseFields(session: SessionRecord | null): SessionRecord | null {
     lastUsedAt: session.lastUsedAt ?? session.createdAt,
     userAgent: session.userAgent ?? null,
     address: session.address ?? null,
+    refreshHash: session.refreshHash ?? null,
+    refreshGeneration: session.refreshGeneration ?? 0,
+    refreshExpiresAt: session.refreshExpiresAt ?? session.createdAt,
   };
 }
 
@@ -678,7 +693,6 @@ function redisSessions(redis: Redis): SessionStore {
   const { client, prefix, run } = redis;
   const sessionKey = (id: string) => `${prefix}:sessions:${ref(id)}`;
   const userSessionsKey = (userId: string) => `${prefix}:user-sessions:${ref(userId)}`;
-  const tokenKey = (hash: string) => `${prefix}:refresh-tokens:${ref(hash)}`;
   return {
     async createSession(session) {
       const key = sessionKey(session.id);
@@ -724,20 +738,18 @@ function redisSessions(redis: Redis): SessionStore {
         .sort((a, b) => b.createdAt - a.createdAt || compareCodePoints(b.id, a.id))
         .slice(0, limit);
     },
-    async recordUse(id, now, use) {
-      const fields = ["lastUsedAt", json(now), "userAgent", json(use.userAgent), "address", json(use.address)];
-      await run<number>(updateLiveSessionScript, [sessionKey(id)], fields);
-    },
-    async insertRefreshToken(token) {
-      const key = tokenKey(token.hash);
-      await client.multi().del(key).hSet(key, toFields(token)).pExpire(key, ttlOf(token)).exec();
-    },
-    findRefreshToken: async (hash) => fromFields<RefreshTokenRecord>(await client.hGetAll(tokenKey(hash))),
-    async spendRefreshToken(hash, now): Promise<SpendResult> {
-      const [outcome, ...pairs] = await run<string[]>(spendRefreshTokenScript, [tokenKey(hash)], [json(now)]);
-      const token = fromPairs<RefreshTokenRecord>(pairs);
-      if (token === null || (outcome !== "spent" && outcome !== "already_spent")) return { outcome: "unknown" };
-      return { outcome, token };
+    async rotateRefresh({ sessionId, hash, now, nextHash, nextGeneration, idleMs, use }): Promise<RotationResult> {
+      const next = { refreshHash: nextHash, refreshGeneration: nextGeneration, lastUsedAt: now, ...use };
+      const args = [prefix, json(hash), json(now), json(now + idleMs), ...toArgs(next)];
+      const reply = await run<[string[], string[], number] | []>(rotateRefreshScript, [sessionKey(sessionId)], args);
+      if (reply.length === 0) return { outcome: "refused" };
+      const [session, user, totpEnabled] = reply;
+      return {
+        outcome: "rotated",
+        session: withUseFields(fromPairs<SessionRecord>(session)) as SessionRecord,
+        user: withAddress(fromPairs<UserRecord>(user)) as UserRecord,
+        totpEnabled: totpEnabled === 1,
+      };
     },
   };
 }

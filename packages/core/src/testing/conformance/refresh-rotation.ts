@@ -104,7 +104,8 @@ export function refreshRotationTests({ test: { describe, it, expect }, makeStora
       ["RT-2: a hash the session does not hold (an earlier one, or none it ever held)", {}, {}, { hash: uniqueHash() }],
       ["RT-2: any hash, to a session that holds no refresh token", { refreshHash: null }, {}, {}],
       ["RT-4: a revoked session", { revokedAt: BASE_TIME + 1 }, {}, {}],
-      ["RT-4: a session past its absolute expiry (expiresAt <= now)", { expiresAt: now }, {}, {}],
+      // Its token's idle expiry later, so that only the session's own expiry refuses it.
+      ["RT-4: a session past its absolute expiry (expiresAt <= now)", { expiresAt: now, refreshExpiresAt: now + HOUR }, {}, {}],
       ["RT-4: a refresh token past its idle expiry (refreshExpiresAt <= now)", { refreshExpiresAt: now }, {}, {}],
       ["RT-4: a disabled user", {}, { disabled: true }, {}],
       ["TV-2: a user at another token version", {}, { tokenVersion: 1 }, {}],
