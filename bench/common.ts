@@ -39,7 +39,13 @@ export interface ServerOptions {
    * Bare Express: the schema whose `bench_rows` its JSON POST updates one row of (figure 7's ceiling).
    */
   postgresUrl?: string;
-  /** Bare Express with `postgresUrl`: its pool's size (default 10). */
+  /**
+   * Portcullis storage: the URL (`mysql://`) of a MariaDB or MySQL database for `connectStorage`.
+   * Bare Express: the database whose `bench_rows` its JSON POST updates one row of (the MariaDB
+   * ceiling of figure 7). Not with `postgresUrl`.
+   */
+  mysqlUrl?: string;
+  /** Bare Express with `postgresUrl` or `mysqlUrl`: its pool's size (default 10). */
   pool?: number;
   /** Portcullis: throttle limits no benchmark reaches (for the login figures) instead of the defaults. */
   generousThrottle?: boolean;

@@ -25,6 +25,7 @@ import {
 } from "./common.js";
 import { importedHashFigure } from "./imported-hashes.js";
 import type { LoadResult, LoadSpec } from "./load.js";
+import { type ScratchDatabase, createScratchDatabase, mariadbMissing } from "./mariadb.js";
 import { type ScratchSchema, createScratchSchema, postgresMissing, postgresUrl } from "./postgres.js";
 import {
   type Pinning,
@@ -507,43 +508,91 @@ function refreshFigure(): Promise<Row[]> {
 
 /** Figure 7's ceiling: bare Express answering the JSON POST of figure 6 after pgbench's one-row UPDATE. */
 const ceilingName = "bare Express JSON POST + pgbench's UPDATE";
+/** Figure 7's MariaDB ceiling: the same JSON POST after the same one-row UPDATE on MariaDB, prepared (mysql2 `execute`). */
+const mariadbCeilingName = "bare Express JSON POST + 1-row UPDATE on MariaDB";
 
 /**
  * Figure 7: refreshes per second on PostgreSQL beside pgbench's TPS for a single-row UPDATE, same
  * client count; and beside its ceiling, bare Express that makes pgbench's UPDATE and answers the
- * JSON POST: one round trip to PostgreSQL per request and nothing else.
+ * JSON POST: one round trip to PostgreSQL per request and nothing else. In the same rounds, the
+ * refresh on MariaDB (`connectStorage` on a `mysql://` URL, a scratch database) beside its own
+ * ceiling: bare Express answering the same POST after the same UPDATE on MariaDB, on a `mysql2`
+ * pool of the same size. Each database's rows are skipped, with the reason, when it is missing.
  */
 async function postgresFigure(): Promise<Row[]> {
   const figure = "7 refresh, PostgreSQL (refreshes/s)";
   const baseline = "pgbench 1-row UPDATE (TPS)";
-  const missing = await postgresMissing();
-  if (missing) {
-    console.log(`\nFigure 7 skipped: ${missing}`);
-    return [{ figure, baseline, raw: "", skipped: `skipped: ${missing}` }];
+  const mariadbFigure = "7 refresh, MariaDB";
+  const [postgresGone, mariadbGone] = await Promise.all([postgresMissing(), mariadbMissing()]);
+  const skipped: Row[] = [];
+  if (postgresGone) {
+    console.log(`\nFigure 7 (PostgreSQL rows) skipped: ${postgresGone}`);
+    skipped.push({ figure, baseline, raw: "", skipped: `skipped: ${postgresGone}` });
   }
+  if (mariadbGone) {
+    console.log(`\nFigure 7 (MariaDB rows) skipped: ${mariadbGone}`);
+    skipped.push({ figure: mariadbFigure, baseline: mariadbCeilingName, raw: "", skipped: `skipped: ${mariadbGone}` });
+  }
+  if (postgresGone && mariadbGone) return skipped;
   const clients = connections.postgres;
   const refreshTokens = clients * loadsPerCase + 1;
-  const schema = await createScratchSchema();
+  let schema: ScratchSchema | null = null;
+  let database: ScratchDatabase | null = null;
   try {
-    const servers = {
-      portcullis: startServer(pinning, secrets, "portcullis-express", { postgresUrl: schema.url, refreshTokens }),
-      ceiling: startServer(pinning, secrets, "bare-express", { postgresUrl: schema.url, pool: clients }),
-    };
-    return await withServers(servers, async ({ portcullis, ceiling }) => {
-      const title = `Figure 7: refresh on PostgreSQL (schema ${schema.name}, pool of ${clients}), autocannon -c ${clients}; pgbench -c ${clients}`;
-      const samples = await roundRobin(title, {
-        refresh: refreshCase("Portcullis refresh", portcullis.url(refreshPath), portcullis.ready.refreshTokens ?? [], clients),
-        pgbench: { name: "pgbench", unit: "TPS", measure: (_run, seconds) => schema.pgbenchTps(pinning, clients, seconds) },
-        ceiling: refreshCase(ceilingName, ceiling.url(jsonPostPath), placeholderTokens(refreshTokens), clients),
-      });
+    if (!postgresGone) schema = await createScratchSchema();
+    if (!mariadbGone) database = await createScratchDatabase();
+    const servers: Record<string, Promise<RunningServer>> = {};
+    if (schema) {
+      servers.portcullis = startServer(pinning, secrets, "portcullis-express", { postgresUrl: schema.url, refreshTokens });
+      servers.ceiling = startServer(pinning, secrets, "bare-express", { postgresUrl: schema.url, pool: clients });
+    }
+    if (database) {
+      servers.mariadb = startServer(pinning, secrets, "portcullis-express", { mysqlUrl: database.url, refreshTokens });
+      servers.mariadbCeiling = startServer(pinning, secrets, "bare-express", { mysqlUrl: database.url, pool: clients });
+    }
+    const rows = await withServers(servers, async (s) => {
+      const url = (key: string, path: string) => (s[key] as RunningServer).url(path);
+      const tokens = (key: string) => (s[key] as RunningServer).ready.refreshTokens ?? [];
+      const cases: Record<string, Case> = {};
+      const where: string[] = [];
+      if (schema) {
+        const pgbench = schema;
+        where.push(`on PostgreSQL (schema ${pgbench.name}, pool of ${clients})`);
+        cases.refresh = refreshCase("Portcullis refresh", url("portcullis", refreshPath), tokens("portcullis"), clients);
+        cases.pgbench = {
+          name: "pgbench",
+          unit: "TPS",
+          measure: (_run, seconds) => pgbench.pgbenchTps(pinning, clients, seconds),
+        };
+        cases.ceiling = refreshCase(ceilingName, url("ceiling", jsonPostPath), placeholderTokens(refreshTokens), clients);
+      }
+      if (database) {
+        where.push(`on MariaDB (database ${database.name}, pool of ${clients})`);
+        cases.mariadb = refreshCase("Portcullis refresh, MariaDB", url("mariadb", refreshPath), tokens("mariadb"), clients);
+        cases.mariadbCeiling = refreshCase(
+          mariadbCeilingName,
+          url("mariadbCeiling", jsonPostPath),
+          placeholderTokens(refreshTokens),
+          clients,
+        );
+      }
+      const title = `Figure 7: refresh ${where.join(" and ")}, autocannon -c ${clients}${schema ? `; pgbench -c ${clients}` : ""}`;
+      const samples = await roundRobin(title, cases);
+      const of = (key: string) => samples[key] as number[];
       return [
-        rowOf(figure, baseline, samples.refresh, samples.pgbench, ["refreshes/s", "TPS"]),
-        rowOf(`7 ${ceilingName} (req/s)`, baseline, samples.ceiling, samples.pgbench, ["req/s", "TPS"]),
-        rowOf("7 refresh, PostgreSQL", ceilingName, samples.refresh, samples.ceiling, "req/s"),
+        ...(schema
+          ? [
+              rowOf(figure, baseline, of("refresh"), of("pgbench"), ["refreshes/s", "TPS"]),
+              rowOf(`7 ${ceilingName} (req/s)`, baseline, of("ceiling"), of("pgbench"), ["req/s", "TPS"]),
+              rowOf("7 refresh, PostgreSQL", ceilingName, of("refresh"), of("ceiling"), "req/s"),
+            ]
+          : []),
+        ...(database ? [rowOf(mariadbFigure, mariadbCeilingName, of("mariadb"), of("mariadbCeiling"), "req/s")] : []),
       ];
     });
+    return [...rows, ...skipped];
   } finally {
-    await schema.drop();
+    await Promise.all([schema?.drop(), database?.drop()]);
   }
 }
 

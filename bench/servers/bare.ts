@@ -32,14 +32,39 @@ async function pgbenchUpdate(url: string, connections: number): Promise<() => Pr
 }
 
 /**
+ * The same one-row `UPDATE` by primary key of a random row on MariaDB (the MariaDB ceiling of
+ * figure 7), on a `mysql2` pool of `connections`: `execute` prepares it once per connection
+ * (binary protocol), so each call is one `COM_STMT_EXECUTE` round trip, autocommitted.
+ */
+async function mysqlUpdate(url: string, connections: number): Promise<() => Promise<void>> {
+  const { createPool } = await import("mysql2/promise");
+  const { benchRows } = await import("../postgres.js");
+  const { mysqlConnectionOptions } = await import("../mariadb.js");
+  const pool = createPool({ ...mysqlConnectionOptions(url), connectionLimit: connections });
+  return async () => {
+    const id = 1 + Math.floor(Math.random() * benchRows);
+    await pool.execute("UPDATE bench_rows SET n = n + 1 WHERE id = ?", [id]);
+  };
+}
+
+/** The ceiling's one-row `UPDATE` on the database the options name, or null for none. */
+function ceilingUpdate(options: ServerOptions): Promise<() => Promise<void>> | null {
+  const pool = options.pool ?? 10;
+  if (options.postgresUrl !== undefined) return pgbenchUpdate(options.postgresUrl, pool);
+  if (options.mysqlUrl !== undefined) return mysqlUpdate(options.mysqlUrl, pool);
+  return null;
+}
+
+/**
  * Bare Express 5: the protected route with no check, a JSON POST that answers a token-shaped
  * body, and a login that is one raw argon2id `verify` of a stored hash. With `postgresUrl`, the
  * JSON POST first runs pgbench's one-row `UPDATE` in that schema: one round trip to PostgreSQL
  * and nothing else, the most a Node server that touches the database once per request can do.
+ * With `mysqlUrl`, the same `UPDATE` on that MariaDB database, prepared: one round trip to MariaDB.
  */
 export async function startBareExpress(secrets: BenchSecrets, options: ServerOptions = {}): Promise<ServerReady> {
   const storedHash = await hash(secrets.BENCH_PASSWORD, argon2Options);
-  const update = options.postgresUrl === undefined ? null : await pgbenchUpdate(options.postgresUrl, options.pool ?? 10);
+  const update = await ceilingUpdate(options);
   const app = express();
   app.get(protectedPath, (_req, res) => {
     res.json(ok);

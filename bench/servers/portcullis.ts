@@ -25,10 +25,12 @@ export const generousThrottle: AuthConfig["throttle"] = {
   ip: [{ limit: 1_000_000_000, window: "15m" }],
 };
 
+/** Memory storage, or `connectStorage` (pool of 10) migrated on the PostgreSQL or MariaDB URL the options name. */
 async function storageFor(options: ServerOptions): Promise<Storage> {
-  if (options.postgresUrl === undefined) return memoryStorage();
+  const url = options.postgresUrl ?? options.mysqlUrl;
+  if (url === undefined) return memoryStorage();
   const { connectStorage, migrate } = await import("@portcullis/kysely");
-  const storage = await connectStorage({ url: options.postgresUrl });
+  const storage = await connectStorage({ url });
   await migrate(storage);
   return storage;
 }
