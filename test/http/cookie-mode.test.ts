@@ -69,7 +69,7 @@ describe.each(adapters)("cookie mode on %s", (_name, start) => {
     expect(result.body.data).not.toHaveProperty("refreshToken");
     expect(typeof result.body.data.accessToken).toBe("string");
     const cookie = refreshCookieOf(result, cookieName);
-    expect(cookie?.token).toMatch(/^[A-Za-z0-9_-]{43,}$/);
+    expect(cookie?.token).toMatch(/^[A-Za-z0-9_-]{22}\.0\.[A-Za-z0-9_-]{43}$/);
     expect(cookie?.header).toBe(
       `${cookieName}=${cookie?.token}; Path=/api/v1/auth; HttpOnly; SameSite=Strict; Max-Age=${testAuth.auth.config.ttl.refreshIdle}`,
     );
@@ -118,7 +118,7 @@ describe.each(adapters)("cookie mode on %s", (_name, start) => {
     expectEnvelope(again, 0);
     expect(again.body.data).not.toHaveProperty("refreshToken");
     const replaced = refreshCookieOf(again, cookieName);
-    expect(replaced?.token).toMatch(/^[A-Za-z0-9_-]{43,}$/);
+    expect(replaced?.token).toMatch(/^[A-Za-z0-9_-]{22}\.[0-9]+\.[A-Za-z0-9_-]{43}$/);
     expect(replaced?.token).not.toBe(signedIn?.token);
     expectEnvelope(await refreshWithCookie(replaced?.token as string), 0);
   });
