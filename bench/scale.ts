@@ -1,5 +1,6 @@
-// Figure 10's data and checks: a PostgreSQL schema filled by SQL with a million users, their live
-// sessions and ten refresh-token rows each (most spent or expired), the plan of every statement the
+// Figure 10's data and checks: a PostgreSQL schema filled by SQL with a million users and their
+// sessions, each session holding its current refresh token (schema version 5: a refresh writes
+// the session's row, and no table grows with refreshes), the plan of every statement the
 // measured flows send, and the sweep's statements timed while it deletes.
 
 import { connectStorage, kyselyStorage, migrate } from "@portcullis/kysely";
@@ -8,6 +9,8 @@ import pg from "pg";
 
 const day = 86_400_000;
 const hour = 3_600_000;
+/** Expired sessions per user the fill writes: the sweep's backlog. */
+export const expiredSessionsPerUser = 2;
 
 /** Rows a scale schema holds once filled. */
 export interface ScaleCounts {
@@ -16,17 +19,28 @@ export interface ScaleCounts {
   counters: number;
   liveSessions: number;
   expiredSessions: number;
-  refreshTokens: number;
-  expiredRefreshTokens: number;
+}
+
+/**
+ * The SQL of a refresh token's hash as core stores it (`refresh_hash`: the SHA-256 of the whole
+ * token, base64url without padding), of a token made as core makes one, `<session id>.<generation>.<secret>`
+ * with a 43-character base64url secret (here derived from the session id by md5, so the fill is
+ * repeatable; no filled token is ever presented).
+ */
+function refreshHashSql(sessionId: string, generation: string): string {
+  const base64url = (bytes: string) => `rtrim(translate(encode(${bytes}, 'base64'), '+/', '-_'), '=')`;
+  const secret = base64url(`decode(md5(${sessionId}) || md5('secret' || ${sessionId}), 'hex')`);
+  return base64url(`sha256(convert_to(${sessionId} || '.' || ${generation} || '.' || ${secret}, 'UTF8'))`);
 }
 
 /**
  * Fills the migrated schema `schema` with `users` users (`scale-user-0000001`…, all with the
- * password hash `passwordHash`), one live session each, one expired session per five users, and
- * ten refresh-token rows per live session: one live, three spent but not yet expired (a session
- * refreshed through the idle lifetime keeps those), six spent and expired (the sweep's backlog,
- * big enough to last through the sweep's samples);
- * TOTP enabled for one user in ten, and a live throttling window for as many. Plain SQL over
+ * password hash `passwordHash`), one live session each and {@link expiredSessionsPerUser} expired
+ * ones per user (the sweep's backlog, big enough to last through the sweep's samples), each
+ * session holding its current refresh token's hash, generation and idle expiry as a refresh
+ * leaves them (live ones refreshed 0 to 96 times, their token idle-valid for a week; expired
+ * ones unused for a week before their end); no rows in the refresh-token table of earlier releases. TOTP enabled
+ * for one user in ten, and a live throttling window for as many. Plain SQL over
  * `generate_series`, then `ANALYZE` and a `CHECKPOINT`.
  */
 export function fillAtScale(url: string, schema: string, users: number, passwordHash: string, now: number): Promise<ScaleCounts> {
@@ -39,25 +53,25 @@ export function fillAtScale(url: string, schema: string, users: number, password
        from generate_series(1, $3::int) n`,
       [passwordHash, now, users],
     );
+    const live = "'scale-session-' || n";
+    const old = "'scale-old-session-' || n || '-' || k";
     await client.query(
-      `insert into sessions (id, user_id, token_version, amr, created_at, auth_time, expires_at, revoked_at, last_used_at, user_agent, address)
-       select 'scale-session-' || n, 'scale-user-' || lpad(n::text, 7, '0'), 0, '["pwd"]', $1::bigint - ${hour}, $1::bigint - ${hour}, $1::bigint + ${29 * day},
-              null::bigint, $1::bigint - ${hour}, 'Mozilla/5.0 (X11; Linux x86_64) Scale/1.0', '203.0.113.0/24'
-       from generate_series(1, $2::int) n
-       union all
-       select 'scale-old-session-' || n, 'scale-user-' || lpad(n::text, 7, '0'), 0, '["pwd"]', $1::bigint - ${31 * day}, $1::bigint - ${31 * day}, $1::bigint - ${day},
-              null::bigint, $1::bigint - ${2 * day}, null, null
-       from generate_series(1, $2::int / 5) n`,
+      `insert into sessions (id, user_id, token_version, amr, created_at, auth_time, expires_at, revoked_at, last_used_at, user_agent, address,
+                             refresh_hash, refresh_generation, refresh_expires_at)
+       select ${live}, 'scale-user-' || lpad(n::text, 7, '0'), 0, '["pwd"]', $1::bigint - ${day}, $1::bigint - ${day}, $1::bigint + ${29 * day},
+              null::bigint, $1::bigint - ${hour}, 'Mozilla/5.0 (X11; Linux x86_64) Scale/1.0', '203.0.113.0/24',
+              ${refreshHashSql(live, "(n % 97)::text")}, n % 97, $1::bigint + ${7 * day} - ${hour}
+       from generate_series(1, $2::int) n`,
       [now, users],
     );
     await client.query(
-      `insert into refresh_tokens (hash, session_id, user_id, created_at, expires_at, spent_at)
-       select md5(n || '-' || k) || md5(k || '/' || n), 'scale-session-' || n, 'scale-user-' || lpad(n::text, 7, '0'),
-              $1::bigint - ${hour} * (k + 1),
-              case when k = 0 then $1::bigint + ${7 * day} when k < 4 then $1::bigint + ${hour} * k else $1::bigint - ${hour} * k end,
-              case when k = 0 then null else $1::bigint - ${hour} * k end
-       from generate_series(1, $2::int) n, generate_series(0, 9) k`,
-      [now, users],
+      `insert into sessions (id, user_id, token_version, amr, created_at, auth_time, expires_at, revoked_at, last_used_at, user_agent, address,
+                             refresh_hash, refresh_generation, refresh_expires_at)
+       select ${old}, 'scale-user-' || lpad(n::text, 7, '0'), 0, '["pwd"]', $1::bigint - ${day}::bigint * (30 + k), $1::bigint - ${day}::bigint * (30 + k),
+              $1::bigint - ${day}::bigint * k, null::bigint, $1::bigint - ${day}::bigint * (8 + k), null, null,
+              ${refreshHashSql(old, "(n % 13)::text")}, n % 13, $1::bigint - ${day}::bigint * (1 + k)
+       from generate_series(1, $2::int) n, generate_series(1, $3::int) k`,
+      [now, users, expiredSessionsPerUser],
     );
     await client.query(
       `insert into totp (user_id, secret_key_id, secret_sealed, enabled, last_used_step, created_at)
@@ -79,9 +93,7 @@ export function fillAtScale(url: string, schema: string, users: number, password
       totp: Math.ceil(users / 10),
       counters: Math.floor(users / 10),
       liveSessions: users,
-      expiredSessions: Math.floor(users / 5),
-      refreshTokens: users * 10,
-      expiredRefreshTokens: users * 6,
+      expiredSessions: users * expiredSessionsPerUser,
     };
   });
 }
