@@ -142,16 +142,20 @@ export function sessionsSuite(context: SuiteContext): void {
 
       const live = sampleSession(original.userId);
       await storage.sessions.createSession(live);
-      const rotation = rotationOf(live);
+      const rotation = rotationOf(live, { use: { userAgent: "Agent/2.0", address: null } });
       const rotated = await storage.sessions.rotateRefresh(rotation);
       expect(rotated.outcome).toBe("rotated");
-      tryToMutate(() => {
-        if (rotated.outcome === "rotated") {
-          rotated.session.refreshHash = rotation.hash;
+      if (rotated.outcome === "rotated") {
+        // The answer's session shares nothing with the one stored: its amr neither.
+        tryToMutate(() => rotated.session.amr.push("fed"));
+        tryToMutate(() => {
+          rotated.session.refreshHash = null;
           rotated.user.tokenVersion += 1;
-        }
-      });
-      expect(await storage.sessions.findSession(live.id)).toEqual(rotatedSession(live, rotation));
+        });
+      }
+      rotation.use.userAgent = "changed after the call";
+      const use = { userAgent: "Agent/2.0", address: null };
+      expect(await storage.sessions.findSession(live.id)).toEqual(rotatedSession(live, { ...rotation, use }));
       expect((await storage.users.findById(live.userId))?.tokenVersion).toBe(0);
     });
   });
