@@ -1,10 +1,14 @@
-// MariaDB for figure 7's MariaDB rows: a scratch database with the table its ceiling updates.
+// MariaDB for figure 7's MariaDB row: a scratch database with the table its ceiling updates, and a
+// storage that records the statements a refresh sends.
 
 import { randomBytes } from "node:crypto";
+import { type KyselyStorage, kyselyStorage } from "@portcullis/kysely";
+import { Kysely, MysqlDialect, type MysqlPool, type MysqlPoolConnection } from "kysely";
+import { createPool } from "mysql2";
 import mysql from "mysql2/promise";
 import { benchRows } from "./postgres.js";
 
-/** The server of figure 7's MariaDB rows; `BENCH_MARIADB_URL` names another (`mysql://` or `mariadb://`). */
+/** The server of figure 7's MariaDB row; `BENCH_MARIADB_URL` names another (`mysql://` or `mariadb://`). */
 export const mariadbUrl = process.env.BENCH_MARIADB_URL ?? "mysql://root@127.0.0.1:3306/test";
 
 /** A database of one run's own on {@link mariadbUrl}, dropped with everything in it at the end. */
@@ -15,23 +19,11 @@ export interface ScratchDatabase {
   drop(): Promise<void>;
 }
 
-/** The `mysql2` connection options a `mysql://` URL names: host, port, user, password, database. */
-export function mysqlConnectionOptions(url: string): mysql.ConnectionOptions {
-  const parsed = new URL(url);
-  return {
-    host: parsed.hostname,
-    port: parsed.port === "" ? 3306 : Number(parsed.port),
-    user: decodeURIComponent(parsed.username),
-    password: decodeURIComponent(parsed.password),
-    database: decodeURIComponent(parsed.pathname.slice(1)) || undefined,
-  };
-}
-
-/** Why figure 7's MariaDB rows cannot run here (no server answers), or null when they can. */
+/** Why figure 7's MariaDB row cannot run here (no server answers), or null when it can. */
 export async function mariadbMissing(): Promise<string | null> {
   let connection: mysql.Connection | undefined;
   try {
-    connection = await mysql.createConnection({ ...mysqlConnectionOptions(mariadbUrl), connectTimeout: 3000 });
+    connection = await mysql.createConnection({ uri: mariadbUrl, connectTimeout: 3000 });
     await connection.query("select 1");
     return null;
   } catch (error) {
@@ -47,7 +39,7 @@ export async function mariadbMissing(): Promise<string | null> {
  */
 export async function createScratchDatabase(): Promise<ScratchDatabase> {
   const name = `portcullis_bench_${randomBytes(6).toString("hex")}`;
-  const admin = await mysql.createConnection(mysqlConnectionOptions(mariadbUrl));
+  const admin = await mysql.createConnection({ uri: mariadbUrl });
   try {
     await admin.query(`create database ${name}`);
     await admin.query(`create table ${name}.bench_rows (id int primary key, n bigint not null default 0) engine = InnoDB`);
@@ -71,4 +63,40 @@ export async function createScratchDatabase(): Promise<ScratchDatabase> {
       }
     },
   };
+}
+
+/**
+ * Storage on the MariaDB database `url`, as `connectStorage` opens it (`FOUND_ROWS`, big numbers
+ * as numbers), through a pool that records the text of every statement it sends.
+ */
+export function recordingMysqlStorage(url: string): { storage: KyselyStorage; sent: { text: string }[] } {
+  const sent: { text: string }[] = [];
+  const pool = createPool({
+    uri: url,
+    connectionLimit: 2,
+    flags: ["+FOUND_ROWS"],
+    supportBigNumbers: true,
+    bigNumberStrings: false,
+  });
+  const recorded = new WeakSet<object>();
+  const recording: MysqlPool = {
+    getConnection(callback) {
+      pool.getConnection((error, connection) => {
+        if (!error && !recorded.has(connection)) {
+          recorded.add(connection);
+          const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
+          Object.assign(connection, {
+            query: (text: unknown, ...rest: unknown[]) => {
+              sent.push({ text: typeof text === "string" ? text : String((text as { sql?: unknown }).sql) });
+              return query(text, ...rest);
+            },
+          });
+        }
+        callback(error, connection as unknown as MysqlPoolConnection);
+      });
+    },
+    end: (callback) => pool.end(callback),
+  };
+  const storage = kyselyStorage({ db: new Kysely({ dialect: new MysqlDialect({ pool: recording }) }), dialect: "mysql" });
+  return { storage, sent };
 }

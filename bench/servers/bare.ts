@@ -39,8 +39,7 @@ async function pgbenchUpdate(url: string, connections: number): Promise<() => Pr
 async function mysqlUpdate(url: string, connections: number): Promise<() => Promise<void>> {
   const { createPool } = await import("mysql2/promise");
   const { benchRows } = await import("../postgres.js");
-  const { mysqlConnectionOptions } = await import("../mariadb.js");
-  const pool = createPool({ ...mysqlConnectionOptions(url), connectionLimit: connections });
+  const pool = createPool({ uri: url, connectionLimit: connections });
   return async () => {
     const id = 1 + Math.floor(Math.random() * benchRows);
     await pool.execute("UPDATE bench_rows SET n = n + 1 WHERE id = ?", [id]);
