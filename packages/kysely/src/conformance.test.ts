@@ -3,7 +3,14 @@
 import { conformanceUserFields, runStorageConformance } from "@portcullis/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
-import { mariadbScratch, mariadbUrl, postgresScratch, postgresUrl, serverMissing } from "./databases.test-support.js";
+import {
+  insertLegacyRefreshToken,
+  mariadbScratch,
+  mariadbUrl,
+  postgresScratch,
+  postgresUrl,
+  serverMissing,
+} from "./databases.test-support.js";
 import type { KyselyStorage } from "./kysely-storage.js";
 import { migrate } from "./migrate.js";
 import { pgliteStorage } from "./pglite.js";
@@ -19,7 +26,7 @@ describe("PGlite", () => {
   afterAll(async () => {
     await storage.close();
   });
-  runStorageConformance({ name: "PGlite", makeStorage: () => storage, test });
+  runStorageConformance({ name: "PGlite", makeStorage: () => storage, test, insertLegacyRefreshToken });
 });
 
 for (const [name, url, scratch] of [
@@ -36,6 +43,6 @@ for (const [name, url, scratch] of [
     afterAll(async () => {
       await database?.drop();
     });
-    runStorageConformance({ name, makeStorage: () => database.storage, test });
+    runStorageConformance({ name, makeStorage: () => database.storage, test, insertLegacyRefreshToken });
   });
 }

@@ -4,7 +4,7 @@ import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
 import { startTcpForwarder } from "../../../test/fixtures/tcp-forwarder.js";
-import { BASE_TIME, createUser, sampleRefreshToken, sampleSession } from "../../core/src/testing/conformance/samples.js";
+import { BASE_TIME, createUser, sampleSession } from "../../core/src/testing/conformance/samples.js";
 import { type DriverImports, connectStorage, connectStorageWith } from "./connect.js";
 import { mariadbUrl, postgresScratch, postgresUrl, scratchName, serverMissing } from "./databases.test-support.js";
 import { migrate } from "./migrate.js";
@@ -168,22 +168,26 @@ describeNeedingService("packages/kysely/src/connect.test.ts (PostgreSQL prepared
         await migrate(storage);
         const userId = await createUser(storage);
         const now = BASE_TIME;
-        const session = sampleSession(userId);
+        const session = sampleSession(userId, {
+          refreshHash: scratchName(),
+          refreshGeneration: 0,
+          refreshExpiresAt: now + 60_000,
+        });
         await storage.sessions.createSession(session);
-        const first = sampleRefreshToken(session);
-        await storage.sessions.insertRefreshToken(first);
-        let { hash } = first;
+        let hash = session.refreshHash as string;
         for (let round = 0; round < 3; round += 1) {
           const nextHash = scratchName();
           const use = { userAgent: null, address: null };
-          const result = await storage.sessions.rotateRefreshToken?.({
+          const result = await storage.sessions.rotateRefresh({
+            sessionId: session.id,
             hash,
             now: now + 1000 + round,
             nextHash,
+            nextGeneration: round + 1,
             idleMs: 60_000,
             use,
           });
-          expect(result?.outcome).toBe("rotated");
+          expect(result.outcome).toBe("rotated");
           hash = nextHash;
         }
         const prepared = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(storage.db);

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { connect } from "node:net";
-import type { UserFieldDefinitions } from "@portcullis/core";
+import type { LegacyRefreshToken, Storage, UserFieldDefinitions } from "@portcullis/core";
 import { Kysely, MysqlDialect, PostgresDialect, sql } from "kysely";
 import mysql from "mysql2";
 import pg from "pg";
@@ -124,3 +124,23 @@ export const everyDatabase = [
   { name: "PostgreSQL", url: postgresUrl, open: postgresScratch },
   { name: "MariaDB", url: mariadbUrl, open: mariadbScratch },
 ] as const;
+
+/**
+ * Writes a refresh token of a release before schema version 5 into `storage`'s refresh_tokens
+ * table, as that release left it: the conformance kit's `insertLegacyRefreshToken`, for the
+ * store's `findLegacyRefreshToken`.
+ */
+export async function insertLegacyRefreshToken(storage: Storage, token: LegacyRefreshToken): Promise<void> {
+  const { db, tables } = storage as KyselyStorage;
+  await db
+    .insertInto(tables.refreshTokens)
+    .values({
+      hash: token.hash,
+      session_id: token.sessionId,
+      user_id: token.userId,
+      created_at: token.createdAt,
+      expires_at: token.expiresAt,
+      spent_at: token.spentAt,
+    })
+    .execute();
+}

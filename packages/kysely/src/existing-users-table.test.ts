@@ -4,6 +4,8 @@
 // schema (MariaDB: database). Each builds the host's table with columns Portcullis never names,
 // fills it, runs Portcullis on it (sign-up, sign-in with the adopted hash, sessions, TOTP) and
 // compares the host's rows column by column before and after.
+
+import { randomBytes } from "node:crypto";
 import {
   type Auth,
   ErrorCode,
@@ -20,10 +22,12 @@ import {
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { base32Decode, makeTestAuth, nextTotpCode, testPassword, totpCodeAt } from "../../../test/fixtures/auth.js";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
+import { sha256 } from "../../core/src/crypto/random.js";
 import { fakeDirectory, groupsDn, person, workingPolicy } from "../../core/src/directory/directory.test-support.js";
 import { adoptExistingUsers } from "./adopt.js";
 import { everyDatabase, serverMissing } from "./databases.test-support.js";
 import { migrate } from "./migrate.js";
+import { migrateSchema } from "./migrations.js";
 import { type HostScratch, hostRows, hostScratch } from "./users-table.test-support.js";
 
 /** bcrypt (cost 5) of {@link testPassword}, as the host's own sign-up stored it. */
@@ -247,6 +251,40 @@ for (const { name, url } of everyDatabase) {
         expect(await signInIvan()).toMatchObject({ status: "authenticated", tokens: { user: { id: "1" } } });
         expect(await storage.identities.find("directory", "uuid-ivan")).toMatchObject({ userId: "1" });
         expect(await hostRows(scratch, table)).toEqual([expect.objectContaining({ id: "1", login: "ivan", email: null })]);
+      });
+
+      it("RT-2 (issue 39 item 1): a database of schema version 4 built on your users table migrates to 5; a session's token of before refreshes once, through your table, and a spent one is reuse", async () => {
+        await scratch.run(tables.existing[scratch.dialect]);
+        await scratch.run("insert into users (email, display_name) values ('olga@example.com', 'Olga')");
+        const storage = await scratch.storage({
+          prefix: "auth_",
+          users: { table: "users", id: { type: "integer" }, columns: { email: "email" } },
+        });
+        await migrateSchema(storage.db, storage.dialect, storage.tables, 1, 4, storage.usersTable);
+        const testAuth = makeTestAuth({ storage });
+        const now = testAuth.clock.now;
+        // What the release before issue 39 stored: the account, a session, its first token spent by
+        // a refresh and the replacement outstanding.
+        await scratch.run(`insert into auth_accounts (id, username, username_key, password_hash, roles, disabled, token_version,
+          source, created_at, updated_at, email_verified, verified_email_key)
+          values (1, 'olga', 'olga', null, '["user"]', false, 0, 'local', ${now}, ${now}, false, null)`);
+        await scratch.run(`insert into auth_sessions (id, user_id, token_version, amr, auth_time, created_at, expires_at, revoked_at,
+          last_used_at, user_agent, address) values ('s-olga', 1, 0, '["pwd"]', ${now}, ${now}, ${now + 86_400_000}, null, ${now}, null, null)`);
+        const [spent, outstanding] = [randomBytes(32).toString("base64url"), randomBytes(32).toString("base64url")];
+        await scratch.run(`insert into auth_refresh_tokens (hash, session_id, user_id, created_at, expires_at, spent_at) values
+          ('${sha256(spent)}', 's-olga', 1, ${now}, ${now + 3_600_000}, ${now + 1}),
+          ('${sha256(outstanding)}', 's-olga', 1, ${now + 1}, ${now + 3_600_000}, null)`);
+        expect(await migrate(storage)).toEqual({ from: 4, to: 5 });
+
+        testAuth.clock.advance(1000);
+        const { auth } = testAuth;
+        const renewed = await refresh(auth, { refreshToken: outstanding });
+        expect(renewed.user).toMatchObject({ id: "1", username: "olga", email: "olga@example.com" });
+        expect((await refresh(auth, { refreshToken: renewed.refreshToken })).refreshToken.startsWith("s-olga.2.")).toBe(true);
+        await expect(refresh(auth, { refreshToken: outstanding })).rejects.toMatchObject({ code: ErrorCode.InvalidToken });
+        expect((await storage.sessions.findSession("s-olga"))?.revokedAt).toBe(testAuth.clock.now);
+        await expect(refresh(auth, { refreshToken: spent })).rejects.toMatchObject({ code: ErrorCode.InvalidToken });
+        expect(await scratch.run("select count(*) as n from auth_refresh_tokens")).toEqual([{ n: expect.anything() }]);
       });
 
       it("a host table with a NOT NULL column without a default that Portcullis does not write: migrate fails naming it, and creates nothing", async () => {

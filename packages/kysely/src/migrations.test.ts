@@ -32,7 +32,7 @@ import type { KyselyStorage } from "./kysely-storage.js";
 import { checkSchema, latestSchemaVersion, migrate } from "./migrate.js";
 import { pgliteStorage } from "./pglite.js";
 import { tablesWithPrefix } from "./schema.js";
-import { makeOldAccounts, rowCounts, writeOldVersion } from "./schema-v1.test-support.js";
+import { makeOldAccounts, migratedSession, rowCounts, sessionIdOf, writeOldVersion } from "./schema-v1.test-support.js";
 
 /** The checks every database gets, on a storage whose database has no Portcullis tables yet. */
 function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselyStorage; drop(): Promise<void> }>) {
@@ -50,7 +50,7 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
    * A database an older release made and filled (schema `version`), which every operation refuses
    * until it is migrated; migrated, it holds as many rows of each table as before.
    */
-  const migratedFrom = async (version: 1 | 2 | 3) => {
+  const migratedFrom = async (version: 1 | 2 | 3 | 4) => {
     const accounts = await makeOldAccounts();
     const storage = await open("app_");
     await writeOldVersion(storage, accounts, version);
@@ -110,10 +110,17 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     for (const user of accounts.users) expect(await storage.users.findById(user.id)).toEqual(user);
     for (const session of accounts.sessions) {
       // A session of before the upgrade was last used, as far as anyone knows, when it began.
-      const upgraded = { ...session, lastUsedAt: session.createdAt, userAgent: null, address: null, authTime: session.createdAt };
+      const upgraded = {
+        ...migratedSession(accounts, session),
+        lastUsedAt: session.createdAt,
+        userAgent: null,
+        address: null,
+        authTime: session.createdAt,
+      };
       expect(await storage.sessions.findSession(session.id)).toEqual(upgraded);
     }
-    for (const token of accounts.refreshTokens) expect(await storage.sessions.findRefreshToken(token.hash)).toEqual(token);
+    for (const token of accounts.refreshTokens)
+      expect(await storage.sessions.findLegacyRefreshToken?.(token.hash)).toEqual(token);
     expect(await storage.totp.get(accounts.alice.id)).toEqual(accounts.totp[0]);
     expect(await storage.recoveryCodes.count(accounts.alice.id)).toBe(accounts.recoveryCodeHashes.length);
     expect(await storage.passkeys.listByUser(accounts.bob.id)).toEqual(accounts.passkeys);
@@ -164,9 +171,13 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
       expect(await storage.users.findById(user.id)).toEqual({ ...user, email: null, emailVerified: false });
     }
     for (const session of accounts.sessions) {
-      expect(await storage.sessions.findSession(session.id)).toEqual({ ...session, authTime: session.createdAt });
+      expect(await storage.sessions.findSession(session.id)).toEqual({
+        ...migratedSession(accounts, session),
+        authTime: session.createdAt,
+      });
     }
-    for (const token of accounts.refreshTokens) expect(await storage.sessions.findRefreshToken(token.hash)).toEqual(token);
+    for (const token of accounts.refreshTokens)
+      expect(await storage.sessions.findLegacyRefreshToken?.(token.hash)).toEqual(token);
     expect(await storage.totp.get(accounts.alice.id)).toEqual(accounts.totp[0]);
     expect(await storage.passkeys.listByUser(accounts.bob.id)).toEqual(accounts.passkeys);
     expect(await storage.identities.listByUser(accounts.bob.id)).toEqual(accounts.identities);
@@ -191,9 +202,13 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     for (const user of accounts.users) expect(await storage.users.findById(user.id)).toEqual(user);
     expect(accounts.sessions.length).toBeGreaterThan(1);
     for (const session of accounts.sessions) {
-      expect(await storage.sessions.findSession(session.id)).toEqual({ ...session, authTime: session.createdAt });
+      expect(await storage.sessions.findSession(session.id)).toEqual({
+        ...migratedSession(accounts, session),
+        authTime: session.createdAt,
+      });
     }
-    for (const token of accounts.refreshTokens) expect(await storage.sessions.findRefreshToken(token.hash)).toEqual(token);
+    for (const token of accounts.refreshTokens)
+      expect(await storage.sessions.findLegacyRefreshToken?.(token.hash)).toEqual(token);
     expect(await storage.passkeys.listByUser(accounts.bob.id)).toEqual(accounts.passkeys);
 
     const { clock } = accounts.testAuth;
@@ -216,11 +231,69 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
       expiresAt: session?.expiresAt,
     });
   });
-}
 
-/** The session id an access token names, read without verifying it. */
-const sessionIdOf = (accessToken: string): string =>
-  JSON.parse(Buffer.from(accessToken.split(".")[1] as string, "base64url").toString()).sid as string;
+  it("RT-2, RT-3 (issue 39 item 1): a database made and filled by schema version 4 keeps every row through migration 5; each live session's outstanding token refreshes once, its replacement again, the old one presented again is reuse, and so is a token spent before the migration", async () => {
+    const { accounts, storage } = await migratedFrom(4);
+    for (const user of accounts.users) expect(await storage.users.findById(user.id)).toEqual(user);
+    expect(accounts.outstandingRefreshTokens.length).toBe(accounts.sessions.length);
+    for (const session of accounts.sessions) {
+      const migrated = migratedSession(accounts, session);
+      expect(migrated.refreshHash).not.toBeNull();
+      expect(await storage.sessions.findSession(session.id)).toEqual(migrated);
+    }
+    for (const token of accounts.refreshTokens)
+      expect(await storage.sessions.findLegacyRefreshToken?.(token.hash)).toEqual(token);
+
+    const { clock } = accounts.testAuth;
+    const { auth } = makeTestAuth({ secrets: accounts.secrets, storage, throttle: generousThrottle, now: () => clock.now });
+    const reuses: string[] = [];
+    auth.events.on("refresh_token.reused", (event) => {
+      reuses.push(event.sessionId);
+    });
+    const refused = (refreshToken: string) =>
+      refresh(auth, { refreshToken }).then(
+        () => false,
+        (error: unknown) => isAuthError(error, ErrorCode.InvalidToken),
+      );
+    const refreshTokensRows = async () => (await rowCounts(storage)).refreshTokens;
+    const rowsBefore = await refreshTokensRows();
+    const [first, second] = accounts.bobSignIns as [(typeof accounts.bobSignIns)[number], (typeof accounts.bobSignIns)[number]];
+
+    // Bob's second session: its token of before the upgrade refreshes once, its replacement (a
+    // token of this release, generation 1) again; the old one presented again is reuse (RT-2): the
+    // session ends, and with it the newest token.
+    clock.advance(60_000);
+    const renewed = await refresh(auth, { refreshToken: second.refreshToken });
+    const secondId = sessionIdOf(second.accessToken);
+    expect(renewed.refreshToken.startsWith(`${secondId}.1.`)).toBe(true);
+    expect((await verifyAccessToken(auth, { token: renewed.accessToken })).sessionId).toBe(secondId);
+    const again = await refresh(auth, { refreshToken: renewed.refreshToken });
+    expect(again.refreshToken.startsWith(`${secondId}.2.`)).toBe(true);
+    expect(await refused(second.refreshToken)).toBe(true);
+    expect(reuses).toEqual([secondId]);
+    expect((await storage.sessions.findSession(secondId))?.revokedAt).toBe(clock.now);
+    expect(await refused(again.refreshToken)).toBe(true);
+
+    // Bob's first session: its outstanding token refreshes once; the token a refresh spent before
+    // the upgrade is reuse, and ends the session.
+    const firstId = sessionIdOf(first.accessToken);
+    const firstRenewed = await refresh(auth, { refreshToken: first.refreshToken });
+    expect(firstRenewed.refreshToken.startsWith(`${firstId}.1.`)).toBe(true);
+    expect(await refused(accounts.spentRefreshToken)).toBe(true);
+    expect(reuses).toEqual([secondId, firstId]);
+    expect((await storage.sessions.findSession(firstId))?.revokedAt).toBe(clock.now);
+    expect(await refused(firstRenewed.refreshToken)).toBe(true);
+
+    // Every other live session's token of before the upgrade refreshes, once.
+    const bobs = new Set([firstId, secondId]);
+    for (const { sessionId, refreshToken } of accounts.outstandingRefreshTokens.filter(({ sessionId }) => !bobs.has(sessionId))) {
+      expect((await refresh(auth, { refreshToken })).refreshToken.startsWith(`${sessionId}.1.`)).toBe(true);
+      expect(await refused(refreshToken)).toBe(true);
+    }
+    // No refresh wrote a row of the old table.
+    expect(await refreshTokensRows()).toBe(rowsBefore);
+  });
+}
 
 describe("migrations on PGlite", () => {
   migrationChecks(async (prefix) => {

@@ -1,22 +1,24 @@
 /**
  * A database as release 0.1 (schema version 1, before issue 21), the release before issue 24
- * (schema version 2) or the one before issue 37 (schema version 3) made and filled it, for the migration tests: accounts made by the real flows on memory storage (an argon2id password, a
- * sealed TOTP secret and recovery codes, a passkey of a software authenticator, sessions with
- * live and spent refresh tokens, a linked identity, a setting), written into the version 1 tables
- * with the columns that schema has. Not a test file; excluded from the build.
+ * (schema version 2), the one before issue 37 (schema version 3) or the one before issue 39
+ * (schema version 4) made and filled it, for the migration tests: accounts made by the real flows
+ * on memory storage (an argon2id password, a sealed TOTP secret and recovery codes, a passkey of a
+ * software authenticator, sessions, a linked identity, a setting), written into the older tables
+ * with the columns that schema has, and the sessions' refresh tokens as those releases made and
+ * kept them (43 base64url characters, a row each in refresh_tokens, one spent by a refresh).
+ * Not a test file; excluded from the build.
  */
 import { randomBytes } from "node:crypto";
 import {
   type Auth,
   type IdentityRecord,
+  type LegacyRefreshToken,
   type PasskeyRecord,
-  type RefreshTokenRecord,
   type SessionRecord,
   type TokenSet,
   type TotpRecord,
   type UserRecord,
   login,
-  refresh,
   webauthnRegisterBegin,
   webauthnRegisterFinish,
 } from "@portcullis/core";
@@ -34,6 +36,7 @@ import {
 } from "../../../test/fixtures/auth.js";
 import { sha256 } from "../../core/src/crypto/random.js";
 import { hashRecoveryCode, normalizeRecoveryCode } from "../../core/src/totp/recovery-codes.js";
+import { insertLegacyRefreshToken } from "./databases.test-support.js";
 import type { KyselyStorage } from "./kysely-storage.js";
 import { migrateSchema } from "./migrations.js";
 import { challengeStore } from "./stores/challenges.js";
@@ -42,7 +45,7 @@ import { counterStore } from "./stores/counters.js";
 import { identityStore } from "./stores/identities.js";
 import { passkeyStore } from "./stores/passkeys.js";
 import { recoveryCodeStore } from "./stores/recovery-codes.js";
-import { sessionStore, toSessionRow } from "./stores/sessions.js";
+import { toSessionRow } from "./stores/sessions.js";
 import { settingsStore } from "./stores/settings.js";
 import { totpStore } from "./stores/totp.js";
 import { toUserRow } from "./stores/users.js";
@@ -55,14 +58,22 @@ export interface OldAccounts {
   bob: UserRecord;
   carol: UserRecord;
   bobAuthenticator: SoftwareAuthenticator;
-  /** Bob's two password sign-ins; the first refreshed once, so its first refresh token is spent. */
+  /**
+   * Bob's two password sign-ins, each with the refresh token its session holds unspent: the first
+   * session's replacement of its first token (spent by a refresh), the second's first token.
+   */
   bobSignIns: TokenSet[];
+  /** The first session's first refresh token, spent by that refresh. */
   spentRefreshToken: string;
+  /** Every session's unspent refresh token, as its holder keeps it. */
+  outstandingRefreshTokens: { sessionId: string; refreshToken: string }[];
   users: UserRecord[];
   totp: TotpRecord[];
   recoveryCodeHashes: string[];
+  /** The sessions as the memory store holds them (its refresh columns are not written into older versions). */
   sessions: SessionRecord[];
-  refreshTokens: RefreshTokenRecord[];
+  /** Every session's refresh tokens, as refresh_tokens held them: one unspent each, and Bob's spent one. */
+  refreshTokens: LegacyRefreshToken[];
   passkeys: PasskeyRecord[];
   identities: IdentityRecord[];
   settings: { key: string; value: unknown }[];
@@ -102,13 +113,19 @@ export async function makeOldAccounts(): Promise<OldAccounts> {
   });
   await auth.storage.settings.set("kept-setting", { across: ["the", "upgrade"] }, auth.now());
 
+  // The releases before issue 39 gave each session a random token of 43 characters, stored by its
+  // hash; a refresh spent it and stored its replacement.
+  const legacyToken = (session: SessionRecord, createdAt: number, spentAt: number | null) => {
+    const value = randomBytes(32).toString("base64url");
+    const expiresAt = Math.min(createdAt + auth.config.ttl.refreshIdle * 1000, session.expiresAt);
+    const record = { hash: sha256(value), sessionId: session.id, userId: session.userId, createdAt, expiresAt, spentAt };
+    return { value, record };
+  };
   testAuth.clock.advance(1000);
   const first = await tokensOf(auth, "bob");
   testAuth.clock.advance(1000);
   const second = await tokensOf(auth, "bob");
   testAuth.clock.advance(1000);
-  const refreshed = await refresh(auth, { refreshToken: first.refreshToken });
-
   const found = async <T>(read: Promise<T | null | undefined>): Promise<T> => {
     const record = await read;
     if (record === null || record === undefined) throw new Error("setup: a record the flows wrote is missing");
@@ -117,9 +134,16 @@ export async function makeOldAccounts(): Promise<OldAccounts> {
   const userIds = [alice.id, bobUser.id, carolUser.id];
   const users = await Promise.all(userIds.map((id) => found(auth.storage.users.findById(id))));
   const sessions = (await Promise.all(userIds.map((id) => auth.storage.sessions.listByUser(id, auth.now(), 100)))).flat();
-  const refreshTokens = await Promise.all(
-    [first, second, refreshed].map((tokens) => found(auth.storage.sessions.findRefreshToken(sha256(tokens.refreshToken)))),
-  );
+  const sessionOf = (tokens: TokenSet) =>
+    sessions.find((session) => session.id === sessionIdOf(tokens.accessToken)) as SessionRecord;
+  const spent = legacyToken(sessionOf(first), sessionOf(first).createdAt, auth.now());
+  const replacement = legacyToken(sessionOf(first), auth.now(), null);
+  const others = sessions
+    .filter((session) => session !== sessionOf(first))
+    .map((session) => legacyToken(session, session.createdAt, null));
+  const secondToken = others.find(({ record }) => record.sessionId === sessionOf(second).id);
+  if (secondToken === undefined) throw new Error("setup: bob's second session is missing");
+  const refreshTokens = [spent, replacement, ...others].map(({ record }) => record);
   return {
     testAuth,
     secrets,
@@ -127,8 +151,15 @@ export async function makeOldAccounts(): Promise<OldAccounts> {
     bob: users[1] as UserRecord,
     carol: users[2] as UserRecord,
     bobAuthenticator,
-    bobSignIns: [refreshed, second],
-    spentRefreshToken: first.refreshToken,
+    bobSignIns: [
+      { ...first, refreshToken: replacement.value },
+      { ...second, refreshToken: secondToken.value },
+    ],
+    spentRefreshToken: spent.value,
+    outstandingRefreshTokens: [replacement, ...others].map(({ value, record }) => ({
+      sessionId: record.sessionId,
+      refreshToken: value,
+    })),
     users,
     totp: [await found(auth.storage.totp.get(alice.id))],
     recoveryCodeHashes: alice.recoveryCodes.map((code) => hashRecoveryCode(alice.id, normalizeRecoveryCode(code) as string)),
@@ -140,15 +171,36 @@ export async function makeOldAccounts(): Promise<OldAccounts> {
   };
 }
 
+/** The session id an access token names, read without verifying it. */
+export const sessionIdOf = (accessToken: string): string =>
+  JSON.parse(Buffer.from(accessToken.split(".")[1] as string, "base64url").toString()).sid as string;
+
+/**
+ * A session of `accounts` as migration 5 leaves it: holding its newest unspent refresh token of
+ * refresh_tokens as its current one, at generation 0, with that token's expiry; none when it had none.
+ */
+export function migratedSession(accounts: OldAccounts, session: SessionRecord): SessionRecord {
+  const current = accounts.refreshTokens
+    .filter((token) => token.sessionId === session.id && token.spentAt === null)
+    .sort((a, b) => b.createdAt - a.createdAt)[0];
+  return {
+    ...session,
+    refreshHash: current?.hash ?? null,
+    refreshGeneration: 0,
+    refreshExpiresAt: current?.expiresAt ?? session.createdAt,
+  };
+}
+
 /**
  * Brings an empty database to schema version `version` (1, release 0.1's; 2, the release before
- * issue 24's; or 3, the release before issue 37's) and writes `accounts` into it as that release's storage did: the users, and at
- * version 1 the sessions, by SQL with the columns that schema has; the tables later migrations
+ * issue 24's; 3, the release before issue 37's; or 4, the release before issue 39's) and writes
+ * `accounts` into it as that release's storage did: the users, the sessions and the refresh
+ * tokens by SQL with the columns that schema has; the tables later migrations
  * leave as they were through their stores, whose statements are still those versions' (a store
  * that one day writes a column the old version lacks fails here, and this file then writes that
  * table by SQL too). A throttling window and a pending challenge as well, which the upgrade must keep.
  */
-export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccounts, version: 1 | 2 | 3): Promise<void> {
+export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccounts, version: 1 | 2 | 3 | 4): Promise<void> {
   const { db, dialect, tables: t } = storage;
   const { to } = await migrateSchema(db, dialect, t, 1, version);
   if (to !== version) throw new Error(`setup: the schema went to version ${to}, not ${version}`);
@@ -165,15 +217,16 @@ export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccou
   }
   const { alice } = accounts;
   await recoveryCodeStore(context).replace(alice.id, accounts.recoveryCodeHashes, 1);
-  // Version 1's sessions have no last_used_at, user_agent or address (migration 2 adds them), and
-  // no version before 4 has auth_time (migration 4 adds it).
+  // Version 1's sessions have no last_used_at, user_agent or address (migration 2 adds them), no
+  // version before 4 has auth_time (migration 4 adds it), and none before 5 the refresh columns.
   const sessionRows = accounts.sessions.map((session) => {
-    const { auth_time: _, ...beforeFour } = toSessionRow(session);
-    const { last_used_at: __, user_agent: ___, address: ____, ...versionOne } = beforeFour;
-    return version === 1 ? versionOne : beforeFour;
+    const { refresh_hash: _, refresh_generation: __, refresh_expires_at: ___, ...beforeFive } = toSessionRow(session);
+    const { auth_time: ____, ...beforeFour } = beforeFive;
+    const { last_used_at: _____, user_agent: ______, address: _______, ...versionOne } = beforeFour;
+    return version === 1 ? versionOne : version < 4 ? beforeFour : beforeFive;
   });
   await db.insertInto(t.sessions).values(sessionRows).execute();
-  for (const token of accounts.refreshTokens) await sessionStore(context).insertRefreshToken(token);
+  for (const token of accounts.refreshTokens) await insertLegacyRefreshToken(storage, token);
   for (const passkey of accounts.passkeys) await passkeyStore(context).create(passkey);
   for (const identity of accounts.identities) await identityStore(context).link(identity);
   for (const { key, value } of accounts.settings) await settingsStore(context).set(key, value, 1);

@@ -8,6 +8,7 @@ export interface Tables {
   totp: string;
   recoveryCodes: string;
   sessions: string;
+  /** The refresh tokens of the releases before schema version 5: read only, pruned as they expire. */
   refreshTokens: string;
   challenges: string;
   counters: string;
@@ -94,8 +95,18 @@ export interface SessionRow {
   last_used_at: number | string;
   user_agent: string | null;
   address: string | null;
+  /** The SHA-256 of the one refresh token the session accepts now, or null for none (migration 5). */
+  refresh_hash: string | null;
+  /** The generation that token names: how many refreshes the session has had. */
+  refresh_generation: number | string;
+  /** When that token stops being accepted unused; never after `expires_at`. */
+  refresh_expires_at: number | string;
 }
 
+/**
+ * A refresh token of a release before schema version 5, which kept one row per token, spent or
+ * not. Read only now (`findLegacyRefreshToken`); the sweep deletes the rows as they expire.
+ */
 export interface RefreshTokenRow {
   hash: string;
   session_id: string;

@@ -75,15 +75,22 @@ async function rowsOfEveryKind(storage: KyselyStorage, tag: string, now: number,
       lastUsedAt: 1,
       userAgent: null,
       address: null,
+      refreshHash: name("current", at),
+      refreshGeneration: 0,
+      refreshExpiresAt: expiresAt,
     });
-    await storage.sessions.insertRefreshToken({
-      hash: name("token", at),
-      sessionId: name("session", at),
-      userId,
-      createdAt: 1,
-      expiresAt,
-      spentAt: at % 2 === 0 ? null : 2,
-    });
+    // A token of an earlier release, spent or not: that table is pruned as its rows expire.
+    await storage.db
+      .insertInto(storage.tables.refreshTokens)
+      .values({
+        hash: name("token", at),
+        session_id: name("session", at),
+        user_id: userId,
+        created_at: 1,
+        expires_at: expiresAt,
+        spent_at: at % 2 === 0 ? null : 2,
+      })
+      .execute();
     await storage.challenges.put({
       id: name("challenge", at),
       kind: "oauth_state",

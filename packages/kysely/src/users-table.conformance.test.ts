@@ -5,7 +5,7 @@ import { randomInt, randomUUID } from "node:crypto";
 import { conformanceUserFields, runStorageConformance } from "@portcullis/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
-import { everyDatabase, serverMissing } from "./databases.test-support.js";
+import { everyDatabase, insertLegacyRefreshToken, serverMissing } from "./databases.test-support.js";
 import type { KyselyStorage } from "./kysely-storage.js";
 import { migrate } from "./migrate.js";
 import { migrateUserFields } from "./user-fields.js";
@@ -63,6 +63,7 @@ for (const { name, url } of everyDatabase) {
           makeStorage: () => storage,
           test,
           userIds: userIds[kind],
+          insertLegacyRefreshToken,
         });
         it("an id not of the host's form is no one's: answered as unknown, never compared by the database (MariaDB would read '42abc' as 42)", async () => {
           const id = kind === "integer" ? String(1 + randomInt(2 ** 40)) : randomUUID();

@@ -4,8 +4,9 @@ import { type StoreContext, num } from "./context.js";
 /**
  * Deletes what no flow can use any more, at most `limit` rows of each kind, those that expired
  * first: expired
- * challenges, ended throttling windows, refresh tokens past their idle expiry (spent ones too:
- * reuse of one is then "unknown", and it was refused anyway) and sessions past their absolute
+ * challenges, ended throttling windows, the refresh tokens the releases before schema version 5
+ * stored, past their idle expiry (spent ones too: reuse of one is then "unknown", and it was
+ * refused anyway; a refresh writes none now) and sessions past their absolute
  * expiry. Each is one statement over the index on its expiry column, so it holds only the rows
  * it deletes, briefly; on PostgreSQL it deletes them by their physical address, found by that
  * index, so a batch reads the large tables' key indexes not at all. Returns how many rows it deleted in all. `challenges.deleteExpired` runs it

@@ -46,6 +46,9 @@ async function fillSessions(storage: KyselyStorage): Promise<void> {
       lastUsedAt: 1,
       userAgent: null,
       address: null,
+      refreshHash: `h-${seq}`,
+      refreshGeneration: 0,
+      refreshExpiresAt: expired(seq) ? 50 : 4_000_000_000_000,
     });
   });
   for (let start = 0; start < rows.length; start += 2000) {
@@ -136,14 +139,24 @@ for (const database of everyDatabase) {
         expect(await storage.sessions.revokeAll(now + 1)).toBe(0);
       });
 
-      it("STUP-6, SE-3: revokeAll beside 40 users ending their own sessions and 40 sessions recording their use: every count adds up, and nothing deadlocks", async () => {
+      it("STUP-6, SE-3: revokeAll beside 40 users ending their own sessions and 40 sessions refreshing (rotateRefresh): every count adds up, and nothing deadlocks", async () => {
         const { storage } = opened;
         await storage.db.updateTable(storage.tables.sessions).set({ revoked_at: null }).where("revoked_at", "=", now).execute();
         const users = Array.from({ length: 40 }, (_, index) => index * 7 + 3);
         const perUser = users.map((user) => storage.sessions.revokeUserSessions(`u-${user}`, now));
-        const uses = Array.from({ length: 40 }, (_, index) =>
-          storage.sessions.recordUse(`s-${index * 613 + 1}`, now, { userAgent: "agent", address: null }),
-        );
+        const uses = Array.from({ length: 40 }, (_, index) => {
+          const seq = index * 613 + 1;
+          const use = { userAgent: "agent", address: null };
+          return storage.sessions.rotateRefresh({
+            sessionId: `s-${seq}`,
+            hash: `h-${seq}`,
+            now,
+            nextHash: `h-${seq}-1`,
+            nextGeneration: 1,
+            idleMs: 1000,
+            use,
+          });
+        });
         const [all, ...ended] = await Promise.all([storage.sessions.revokeAll(now), ...perUser]);
         await Promise.all(uses);
         // revokeUserSessions ends a user's expired sessions too; revokeAll leaves them.

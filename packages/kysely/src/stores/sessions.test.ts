@@ -1,5 +1,6 @@
-// A user's sessions on SQL: listed through the index on sessions.user_id (SE-1), and ended but one
-// by a single UPDATE (SE-2), on every database.
+// A user's sessions on SQL: listed through the index on sessions.user_id (SE-1), ended but one
+// by a single UPDATE (SE-2), and refreshed by one conditional UPDATE of the session (RT-3, issue 39
+// item 1), on every database.
 import { type KyselyPlugin, type RootOperationNode, sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeNeedingService } from "../../../../test/fixtures/required-service.js";
@@ -24,8 +25,8 @@ async function fillSessions(storage: KyselyStorage): Promise<void> {
       from ${numbers(userCount)}`)
     .execute(storage.db);
   await sql
-    .raw(`insert into ${t.sessions} (id, user_id, token_version, amr, created_at, auth_time, expires_at, revoked_at, last_used_at, user_agent, address)
-      select concat('s-', ${text("seq")}), concat('u-', ${text(`1 + mod(seq, ${userCount})`)}), 0, '["pwd"]', seq, seq, 4000000000000, null, seq, null, null
+    .raw(`insert into ${t.sessions} (id, user_id, token_version, amr, created_at, auth_time, expires_at, revoked_at, last_used_at, user_agent, address, refresh_hash, refresh_expires_at)
+      select concat('s-', ${text("seq")}), concat('u-', ${text(`1 + mod(seq, ${userCount})`)}), 0, '["pwd"]', seq, seq, 4000000000000, null, seq, null, null, concat('h-', ${text("seq")}), 4000000000000
       from ${numbers(userCount * sessionsPerUser)}`)
     .execute(storage.db);
   for (const table of [t.users, t.sessions]) {
@@ -33,18 +34,33 @@ async function fillSessions(storage: KyselyStorage): Promise<void> {
   }
 }
 
-/** A storage over the same database that records the kind of every statement it sends. */
+/**
+ * A storage over the same database that records every statement it sends: the kind of a query
+ * Kysely built, `compiled` for one a store compiled once (a rotation's, sent as its text).
+ */
 function recording(storage: KyselyStorage): { storage: KyselyStorage; statements: string[] } {
   const statements: string[] = [];
+  const kinds = new Map<unknown, string>();
   const recorder: KyselyPlugin = {
-    transformQuery({ node }): RootOperationNode {
-      statements.push(node.kind);
+    transformQuery({ node, queryId }): RootOperationNode {
+      kinds.set(queryId, node.kind);
       return node;
     },
-    transformResult: async ({ result }) => result,
+    transformResult: async ({ result, queryId }) => {
+      statements.push(kinds.get(queryId) ?? "compiled");
+      return result;
+    },
   };
   const db = storage.db.withPlugin(recorder);
   return { storage: kyselyStorage({ db, dialect: storage.dialect }), statements };
+}
+
+/** Every row of the sessions and refresh_tokens tables, as the database holds them. */
+async function everyRow(storage: KyselyStorage) {
+  const { db, tables: t } = storage;
+  const rows = async (table: string, key: string) =>
+    (await db.selectFrom(table).selectAll().orderBy(key).execute()).map((row) => JSON.stringify(row));
+  return { sessions: await rows(t.sessions, "id"), refreshTokens: await rows(t.refreshTokens, "hash") };
 }
 
 for (const database of everyDatabase) {
@@ -78,18 +94,83 @@ for (const database of everyDatabase) {
         expect(listed.map((session) => session.id)).toEqual(["s-18006", "s-16006", "s-14006"]);
       });
 
-      it("SE-2: revokeUserSessions with a kept session is one UPDATE, and so is recordUse", async () => {
+      it("SE-2: revokeUserSessions with a kept session is one UPDATE", async () => {
         const { storage, statements } = recording(opened.storage);
         await storage.sessions.findSession("s-1");
         statements.length = 0;
         expect(await storage.sessions.revokeUserSessions("u-8", 5, "s-7")).toBe(sessionsPerUser - 1);
         expect(statements).toEqual(["UpdateQueryNode"]);
+        expect((await storage.sessions.listByUser("u-8", 6, 100)).map((session) => session.id)).toEqual(["s-7"]);
+      });
+
+      it(`RT-3 (issue 39 item 1): a refresh's rotation is ${database.name === "MariaDB" ? "a SELECT and one UPDATE" : "one statement"} and writes one row: the session's; refresh_tokens does not grow`, async () => {
+        const { storage, statements } = recording(opened.storage);
+        const { db, tables: t } = opened.storage;
+        // An earlier release's token, left in its table: read only now.
+        await db
+          .insertInto(t.refreshTokens)
+          .values({
+            hash: "legacy-1",
+            session_id: "s-11",
+            user_id: "u-12",
+            created_at: 1,
+            expires_at: 4_000_000_000_000,
+            spent_at: null,
+          })
+          .execute();
+        await storage.sessions.findSession("s-11");
+        const before = await everyRow(opened.storage);
         statements.length = 0;
-        await storage.sessions.recordUse("s-7", 6, { userAgent: "agent", address: "203.0.113.0/24" });
-        expect(statements).toEqual(["UpdateQueryNode"]);
-        expect(await storage.sessions.listByUser("u-8", 6, 100)).toEqual([
-          expect.objectContaining({ id: "s-7", lastUsedAt: 6, userAgent: "agent", address: "203.0.113.0/24" }),
-        ]);
+        const rotation = {
+          sessionId: "s-11",
+          hash: "h-11",
+          now: 1000,
+          nextHash: "h-11-next",
+          nextGeneration: 1,
+          idleMs: 60_000,
+          use: { userAgent: "agent", address: "203.0.113.0/24" },
+        };
+        const rotated = await storage.sessions.rotateRefresh(rotation);
+        expect(statements).toEqual(database.name === "MariaDB" ? ["compiled", "compiled"] : ["compiled"]);
+        expect(rotated).toMatchObject({ outcome: "rotated", session: { id: "s-11", refreshHash: "h-11", lastUsedAt: 11 } });
+        const after = await everyRow(opened.storage);
+        expect(after.refreshTokens).toEqual(before.refreshTokens);
+        const changed = after.sessions.filter((row, index) => row !== before.sessions[index]);
+        expect(after.sessions).toHaveLength(before.sessions.length);
+        expect(changed.map((row) => JSON.parse(row).id)).toEqual(["s-11"]);
+        expect(await storage.sessions.findSession("s-11")).toMatchObject({
+          refreshHash: "h-11-next",
+          refreshGeneration: 1,
+          refreshExpiresAt: 61_000,
+          lastUsedAt: 1000,
+          userAgent: "agent",
+          address: "203.0.113.0/24",
+        });
+        // The same token again: refused, nothing written, and on MariaDB no UPDATE sent.
+        statements.length = 0;
+        expect(await storage.sessions.rotateRefresh({ ...rotation, nextHash: "h-11-other" })).toEqual({ outcome: "refused" });
+        expect(statements).toEqual(["compiled"]);
+        expect(await everyRow(opened.storage)).toEqual(after);
+      });
+
+      it("RT-3: of 20 concurrent rotations with one token exactly one rotates, and the session holds its replacement", async () => {
+        const { storage } = opened;
+        const outcomes = await Promise.all(
+          Array.from({ length: 20 }, (_, index) =>
+            storage.sessions.rotateRefresh({
+              sessionId: "s-21",
+              hash: "h-21",
+              now: 1000,
+              nextHash: `h-21-next-${index}`,
+              nextGeneration: 1,
+              idleMs: 60_000,
+              use: { userAgent: null, address: null },
+            }),
+          ),
+        );
+        const winners = outcomes.flatMap((outcome, index) => (outcome.outcome === "rotated" ? [index] : []));
+        expect(winners).toHaveLength(1);
+        expect((await storage.sessions.findSession("s-21"))?.refreshHash).toBe(`h-21-next-${winners[0]}`);
       });
     },
   );

@@ -1,12 +1,12 @@
 import type {
+  LegacyRefreshToken,
   RefreshRotation,
-  RefreshTokenRecord,
   RotationResult,
   SessionRecord,
   SessionStore,
   TokenState,
 } from "@portcullis/core";
-import { mayRotate, replacementToken } from "@portcullis/core";
+import { mayRotate } from "@portcullis/core";
 import { type RawBuilder, sql } from "kysely";
 import type { RefreshTokenRow, SessionRow, UserRow } from "../schema.js";
 import { userIdFromRow } from "../users-table.js";
@@ -27,6 +27,9 @@ function toSession(row: SessionRow): SessionRecord {
     lastUsedAt: num(row.last_used_at),
     userAgent: row.user_agent,
     address: row.address,
+    refreshHash: row.refresh_hash,
+    refreshGeneration: num(row.refresh_generation),
+    refreshExpiresAt: num(row.refresh_expires_at),
   };
 }
 
@@ -44,10 +47,13 @@ export function toSessionRow(session: SessionRecord): SessionRow {
     last_used_at: session.lastUsedAt,
     user_agent: session.userAgent,
     address: session.address,
+    refresh_hash: session.refreshHash,
+    refresh_generation: session.refreshGeneration,
+    refresh_expires_at: session.refreshExpiresAt,
   };
 }
 
-function toRefreshToken(row: RefreshTokenRow): RefreshTokenRecord {
+function toLegacyRefreshToken(row: RefreshTokenRow): LegacyRefreshToken {
   return {
     hash: row.hash,
     sessionId: row.session_id,
@@ -86,8 +92,10 @@ const sessionColumns = [
   "last_used_at",
   "user_agent",
   "address",
+  "refresh_hash",
+  "refresh_generation",
+  "refresh_expires_at",
 ] as const;
-const tokenColumns = ["hash", "session_id", "user_id", "created_at", "expires_at", "spent_at"] as const;
 const userColumns = [
   "id",
   "username",
@@ -115,10 +123,9 @@ function rowOf<Row>(joined: Record<string, unknown>, alias: string, columns: rea
   return Object.fromEntries(columns.map((column) => [column, joined[`${alias}_${column}`]])) as Row;
 }
 
-/** What a rotation read: the token as it was before the call, its session and user, the user's TOTP state. */
+/** What a rotation read, as it was before the rotation's write: the session, its user, the user's TOTP state. */
 interface RotationRead {
-  token: RefreshTokenRecord;
-  session: SessionRecord | null;
+  session: SessionRecord;
   user: ReturnType<typeof toUser> | null;
   totpEnabled: boolean;
 }
@@ -130,95 +137,105 @@ const userColumnsOf = ({ fieldColumns }: StoreContext): readonly string[] => [
 ];
 
 function toRotationRead(joined: Record<string, unknown>, context: StoreContext): RotationRead {
-  const session = rowOf<SessionRow>(joined, "s", sessionColumns);
   const user = rowOf<UserRow>(joined, "u", userColumnsOf(context));
   return {
-    token: toRefreshToken(rowOf<RefreshTokenRow>(joined, "r", tokenColumns) as RefreshTokenRow),
-    session: session && toSession(session),
+    session: toSession(rowOf<SessionRow>(joined, "s", sessionColumns) as SessionRow),
     user: user && toUser(user, context.fieldColumns),
     totpEnabled: joined.totp_enabled !== null && flag(joined.totp_enabled as boolean | number | string),
   };
 }
 
 /**
- * A refresh on PostgreSQL, one statement (see {@link SessionStore.rotateRefreshToken}): the token,
- * its session, its user and the user's TOTP state read from the statement's snapshot, taken before
- * its writes; the spend, a conditional UPDATE on `spent_at IS NULL` that a concurrent spend's row
- * lock makes wait and then skip (RT-3); and, only from a spend whose token, session and user pass
- * the rule of `mayRotate`, the insert of the replacement and the session's use. Returns the read
- * row with whether it spent the token and the replacement's expiry, or nothing for an unknown hash.
- * Compiled once per store; its values are those of {@link rotationValues}, in that order.
+ * The condition of the rotation's UPDATE of the session `target`, beyond its id and token, as
+ * {@link mayRotate} states it: not revoked, neither it nor its token expired (RT-4: `now` and
+ * `nowAgain` are the rotation's time), and its user there (through `usersFrom`: your table's row
+ * too, with the `users` option), enabled, at the session's token version (TV-2).
  */
-function rotationStatement(context: StoreContext) {
-  const t = context.tables;
-  const [tokens, sessions, totp] = [t.refreshTokens, t.sessions, t.totp].map((name) => sql.table(name));
-  const users = context.usersFrom;
-  const [hash, now, nextHash, idleEnd, userAgent, address] = placeholders(context, 6);
-  return sql<Record<string, unknown>>`/* prepared */
-    with r as (select * from ${tokens} where hash = ${hash}),
-    spent as (update ${tokens} set spent_at = ${now} where hash = ${hash} and spent_at is null returning hash),
-    s as (select * from ${sessions} where id = (select session_id from r)),
-    u as (select * from ${users} as users where id = (select user_id from r)),
-    allowed as (
-      select s.id as session_id, r.user_id, least(${idleEnd}::bigint, s.expires_at) as expires_at
-      from spent, r, s, u
-      where r.expires_at > ${now} and s.revoked_at is null and s.expires_at > ${now} and s.user_id = r.user_id
-        and not u.disabled and u.token_version = s.token_version
-    ),
-    inserted as (
-      insert into ${tokens} (hash, session_id, user_id, created_at, expires_at, spent_at)
-      select ${nextHash}, session_id, user_id, ${now}, expires_at, null from allowed
-      returning expires_at
-    ),
-    touched as (
-      update ${sessions} set last_used_at = ${now}, user_agent = ${userAgent}, address = ${address}
-      where id = (select session_id from allowed) and revoked_at is null
-      returning id
-    )
-    select ${selectedAs("r", tokenColumns)}, ${selectedAs("s", sessionColumns)}, ${selectedAs("u", userColumnsOf(context))},
-      (select enabled from ${totp} where user_id = r.user_id) as totp_enabled,
-      exists (select 1 from spent) as spent,
-      (select expires_at from inserted) as next_expires_at
-    from r left join s on true left join u on true`;
-}
-
-/** The values of {@link rotationStatement}, in the order of its placeholders. */
-function rotationValues({ hash, now, nextHash, idleMs, use }: RefreshRotation): unknown[] {
-  return [hash, now, nextHash, now + idleMs, use.userAgent, use.address];
+function mayRotateWhere(context: StoreContext, now: unknown, nowAgain: unknown) {
+  return sql`target.revoked_at is null and target.expires_at > ${now} and target.refresh_expires_at > ${nowAgain}
+        and exists (select 1 from ${context.usersFrom} as holder
+          where holder.id = target.user_id and not holder.disabled and holder.token_version = target.token_version)`;
 }
 
 /**
- * What a rotation read on MySQL, before its writes: one SELECT of the token, its session, its user
- * and the user's TOTP state. MySQL has no writing CTE and no `UPDATE … RETURNING`, so the spend,
- * the insert and the session's use follow as a statement each.
+ * A refresh on PostgreSQL, one statement (see {@link SessionStore.rotateRefresh}): the session, its
+ * user and the user's TOTP state read from the statement's snapshot, taken before its write, and
+ * one conditional UPDATE of the session by its primary key, on the token it holds and the rule of
+ * {@link mayRotateWhere}. A concurrent rotation of the same session holds the row's lock; this
+ * UPDATE waits for it, checks its condition again on the row that rotation left, which holds
+ * another token, and writes nothing (RT-3). Returns the read row with whether it rotated, or
+ * nothing for an unknown session. Compiled once per store; its values are those of
+ * {@link rotationValues}, in that order.
  */
-function rotationReadQuery(context: StoreContext, hash: string) {
-  const { tables: t, usersFrom: users } = context;
-  const [tokens, sessions, totp] = [t.refreshTokens, t.sessions, t.totp].map((name) => sql.table(name));
-  return sql<Record<string, unknown>>`
-    select ${selectedAs("r", tokenColumns)}, ${selectedAs("s", sessionColumns)}, ${selectedAs("u", userColumnsOf(context))},
-      p.enabled as totp_enabled
-    from ${tokens} r
-    left join ${sessions} s on s.id = r.session_id
-    left join ${users} u on u.id = r.user_id
-    left join ${totp} p on p.user_id = r.user_id
-    where r.hash = ${hash}`;
+function rotationStatement(context: StoreContext) {
+  const [sessions, totp] = [context.tables.sessions, context.tables.totp].map((name) => sql.table(name));
+  const [sessionId, hash, nextHash, nextGeneration, idleEnd, now, userAgent, address] = placeholders(context, 8);
+  return sql<Record<string, unknown>>`/* prepared */
+    with s as (select * from ${sessions} where id = ${sessionId}),
+    u as (select * from ${context.usersFrom} as users where id = (select user_id from s)),
+    rotated as (
+      update ${sessions} as target set refresh_hash = ${nextHash}, refresh_generation = ${nextGeneration},
+        refresh_expires_at = least(${idleEnd}::bigint, target.expires_at), last_used_at = ${now},
+        user_agent = ${userAgent}, address = ${address}
+      where target.id = ${sessionId} and target.refresh_hash = ${hash} and ${mayRotateWhere(context, now, now)}
+      returning target.id
+    )
+    select ${selectedAs("s", sessionColumns)}, ${selectedAs("u", userColumnsOf(context))},
+      (select enabled from ${totp} where user_id = s.user_id) as totp_enabled,
+      exists (select 1 from rotated) as rotated
+    from s left join u on true`;
 }
 
-/** The {@link RotationResult} of what a rotation read, whether it spent the token and whether it stored the replacement. */
-function rotationResult(rotation: RefreshRotation, read: RotationRead, spent: boolean, rotated: boolean): RotationResult {
-  if (!spent) return { outcome: "already_spent", token: read.token };
-  const token = { ...read.token, spentAt: rotation.now };
-  const { session, user } = read;
-  if (!rotated || session === null || user === null) return { outcome: "refused", token, session, user };
-  return {
-    outcome: "rotated",
-    token,
-    session,
-    user,
-    totpEnabled: read.totpEnabled,
-    next: replacementToken(rotation, token, session),
-  };
+/** The values of {@link rotationStatement}, in the order of its placeholders. */
+function rotationValues({ sessionId, hash, nextHash, nextGeneration, idleMs, now, use }: RefreshRotation): unknown[] {
+  return [sessionId, hash, nextHash, nextGeneration, now + idleMs, now, use.userAgent, use.address];
+}
+
+/**
+ * What a rotation on MySQL reads before its write: the session, its user and the user's TOTP
+ * state, one SELECT through their primary keys. Compiled once per store; its one value is the
+ * session's id.
+ */
+function rotationReadQuery(context: StoreContext) {
+  const t = context.tables;
+  const [sessionId] = placeholders(context, 1);
+  return sql<Record<string, unknown>>`
+    select ${selectedAs("s", sessionColumns)}, ${selectedAs("u", userColumnsOf(context))}, p.enabled as totp_enabled
+    from ${sql.table(t.sessions)} s
+    left join ${context.usersFrom} u on u.id = s.user_id
+    left join ${sql.table(t.totp)} p on p.user_id = s.user_id
+    where s.id = ${sessionId}`;
+}
+
+/**
+ * A rotation's write on MySQL: the conditional UPDATE of the session by its primary key, with the
+ * user's condition as an EXISTS subquery (see {@link mayRotateWhere}). InnoDB's row lock makes a
+ * concurrent rotation of the session wait, and its UPDATE then reads the row as that one left it,
+ * holding another token: it changes nothing (RT-3). Compiled once per store; its values are those
+ * of {@link rotationWriteValues}, in that order.
+ */
+function rotationWriteStatement(context: StoreContext) {
+  const [nextHash, nextGeneration, idleEnd, now, userAgent, address, sessionId, hash, notExpired, tokenNotExpired] = placeholders(
+    context,
+    10,
+  );
+  return sql<Record<string, unknown>>`
+    update ${sql.table(context.tables.sessions)} as target set refresh_hash = ${nextHash}, refresh_generation = ${nextGeneration},
+      refresh_expires_at = least(${idleEnd}, target.expires_at), last_used_at = ${now},
+      user_agent = ${userAgent}, address = ${address}
+    where target.id = ${sessionId} and target.refresh_hash = ${hash} and ${mayRotateWhere(context, notExpired, tokenNotExpired)}`;
+}
+
+/** The values of {@link rotationWriteStatement}, in the order of its placeholders. */
+function rotationWriteValues({ sessionId, hash, nextHash, nextGeneration, idleMs, now, use }: RefreshRotation): unknown[] {
+  return [nextHash, nextGeneration, now + idleMs, now, use.userAgent, use.address, sessionId, hash, now, now];
+}
+
+/** The {@link RotationResult} of what a rotation read and whether its write took place. */
+function rotationResult(read: RotationRead, rotated: boolean): RotationResult {
+  const { session, user, totpEnabled } = read;
+  if (!rotated || user === null) return { outcome: "refused" };
+  return { outcome: "rotated", session, user, totpEnabled };
 }
 
 /**
@@ -250,18 +267,32 @@ function toTokenState(row: Record<string, unknown>): TokenState {
 }
 
 /**
- * The sessions and refresh_tokens tables as a {@link SessionStore}: revoking is a conditional
- * UPDATE on `revoked_at IS NULL` (one statement for all of a user's sessions but the one kept,
- * SE-2), and spending a refresh token one on `spent_at IS NULL` (RT-3), with `RETURNING` on
- * PostgreSQL and the affected-row count deciding the winner on MySQL. A user's sessions are
- * listed through the index on `user_id`.
+ * The sessions table as a {@link SessionStore}. Each session holds the hash of the one refresh
+ * token it accepts now, that token's generation and idle expiry (schema version 5), so a refresh
+ * writes one row: {@link SessionStore.rotateRefresh} is one conditional UPDATE of the session by
+ * its primary key, on `refresh_hash` equal to the presented token's, whose row lock lets one of
+ * concurrent refreshes with one token through (RT-3). On PostgreSQL that UPDATE and the reads the
+ * refresh answers with (session, user, TOTP state) are one prepared statement, one round trip. On
+ * MySQL, which has no writing CTE and no `UPDATE … RETURNING`, they are two: the SELECT first, so
+ * that the session it answers is the session as it was before the write (the UPDATE overwrites
+ * `last_used_at`, the address and the token, which no later read could give back), then the
+ * UPDATE, sent only when what was read may rotate (a refusal costs the SELECT alone); the UPDATE
+ * checks the whole condition again, and its affected-row count decides.
+ *
+ * The refresh_tokens table of the releases before is only read now
+ * ({@link SessionStore.findLegacyRefreshToken}: a token handed out before the upgrade, which
+ * migration 5 made its session's current one, or one spent before it, which is reuse); the sweep
+ * deletes its rows as they expire. Revoking is a conditional UPDATE on `revoked_at IS NULL` (one
+ * statement for all of a user's sessions but the one kept, SE-2); a user's sessions are listed
+ * through the index on `user_id`.
  */
 export function sessionStore(context: StoreContext): SessionStore {
   const { db, postgres, tables: t, isUserId } = context;
   const findSession = (id: string) => findOne(context, t.sessions, "id", id, toSession);
-  const findRefreshToken = (hash: string) => findOne(context, t.refreshTokens, "hash", hash, toRefreshToken);
   const readTokenState = compiledOnce(context, () => tokenStateQuery(context));
   const rotateInOneStatement = compiledOnce(context, () => rotationStatement(context));
+  const readForRotation = compiledOnce(context, () => rotationReadQuery(context));
+  const writeRotation = compiledOnce(context, () => rotationWriteStatement(context));
   /** Sets `set` on the sessions, not yet revoked, whose `column` is `value`; returns how many it changed. */
   const updateLive = async (column: "id" | "user_id", value: string, set: Record<string, unknown>, exceptId?: string) => {
     const result = await db
@@ -273,10 +304,7 @@ export function sessionStore(context: StoreContext): SessionStore {
       .executeTakeFirst();
     return num(result.numUpdatedRows);
   };
-  /** A token another caller spent after it was read is read again, so already_spent carries its spend. */
-  const spentMeanwhile = async (read: RotationRead, spent: boolean): Promise<RotationRead> =>
-    spent || read.token.spentAt !== null ? read : { ...read, token: (await findRefreshToken(read.token.hash)) ?? read.token };
-  const store: SessionStore = {
+  return {
     async createSession(session) {
       await db.insertInto(t.sessions).values(toSessionRow(session)).execute();
     },
@@ -302,60 +330,19 @@ export function sessionStore(context: StoreContext): SessionStore {
       const rows = await listSessionsQuery(context, userId, now, limit).execute();
       return rows.map((row) => toSession(row as SessionRow));
     },
-    async recordUse(id, now, use) {
-      await updateLive("id", id, { last_used_at: now, user_agent: use.userAgent, address: use.address });
-    },
-    async insertRefreshToken(token) {
-      await db
-        .insertInto(t.refreshTokens)
-        .values({
-          hash: token.hash,
-          session_id: token.sessionId,
-          user_id: token.userId,
-          created_at: token.createdAt,
-          expires_at: token.expiresAt,
-          spent_at: token.spentAt,
-        })
-        .execute();
-    },
-    findRefreshToken,
-    async spendRefreshToken(hash, now) {
-      const spend = db.updateTable(t.refreshTokens).set({ spent_at: now }).where("hash", "=", hash).where("spent_at", "is", null);
-      if (postgres) {
-        const row = await spend.returningAll().executeTakeFirst();
-        if (row) return { outcome: "spent", token: toRefreshToken(row as RefreshTokenRow) };
-      } else if (num((await spend.executeTakeFirst()).numUpdatedRows) === 1) {
-        return { outcome: "spent", token: (await findRefreshToken(hash)) as RefreshTokenRecord };
-      }
-      const token = await findRefreshToken(hash);
-      return token ? { outcome: "already_spent", token } : { outcome: "unknown" };
-    },
-    async rotateRefreshToken(rotation) {
+    async rotateRefresh(rotation) {
       if (postgres) {
         const joined = (await rotateInOneStatement(rotationValues(rotation))).rows[0];
-        if (joined === undefined) return { outcome: "unknown" };
-        const spent = flag(joined.spent as boolean);
-        const read = await spentMeanwhile(toRotationRead(joined, context), spent);
-        return rotationResult(rotation, read, spent, joined.next_expires_at !== null);
+        if (joined === undefined) return { outcome: "refused" };
+        return rotationResult(toRotationRead(joined, context), flag(joined.rotated as boolean));
       }
-      const joined = (await rotationReadQuery(context, rotation.hash).execute(db)).rows[0];
-      if (joined === undefined) return { outcome: "unknown" };
+      const joined = (await readForRotation([rotation.sessionId])).rows[0];
+      if (joined === undefined) return { outcome: "refused" };
       const read = toRotationRead(joined, context);
-      const spend = await db
-        .updateTable(t.refreshTokens)
-        .set({ spent_at: rotation.now })
-        .where("hash", "=", rotation.hash)
-        .where("spent_at", "is", null)
-        .executeTakeFirst();
-      const spent = num(spend.numUpdatedRows) === 1;
-      const { session, user } = read;
-      const rotate = spent && session !== null && user !== null && mayRotate(read.token, session, user, rotation.now);
-      if (rotate) {
-        await store.insertRefreshToken(replacementToken(rotation, read.token, session));
-        await store.recordUse(session.id, rotation.now, rotation.use);
-      }
-      return rotationResult(rotation, await spentMeanwhile(read, spent), spent, rotate);
+      if (!mayRotate(read.session, read.user, rotation)) return { outcome: "refused" };
+      const written = await writeRotation(rotationWriteValues(rotation));
+      return rotationResult(read, num(written.numAffectedRows ?? 0) === 1);
     },
+    findLegacyRefreshToken: (hash) => findOne(context, t.refreshTokens, "hash", hash, toLegacyRefreshToken),
   };
-  return store;
 }
