@@ -30,8 +30,18 @@ interface TabGlobals {
 /** Installs the client's token handling in a tab: envelopes read by `code` only, tokens in localStorage. */
 function installClient(page: Page, key: string): Promise<void> {
   return page.evaluate((storageKey) => {
+    type Tokens = { accessToken: string; refreshToken: string };
+    const { localStorage } = globalThis as unknown as {
+      localStorage: {
+        getItem(key: string): string | null;
+        setItem(key: string, value: string): void;
+        removeItem(key: string): void;
+      };
+    };
     const post = async (path: string, body: unknown) =>
-      (await fetch(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).json();
+      (await (
+        await fetch(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+      ).json()) as { code: number; data: Tokens };
     const stored = () =>
       JSON.parse(localStorage.getItem(storageKey) ?? "null") as { accessToken: string; refreshToken: string } | null;
     const keep = (data: { accessToken: string; refreshToken: string }) =>

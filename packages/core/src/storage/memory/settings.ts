@@ -1,0 +1,15 @@
+import type { SettingsStore } from "../types.js";
+import { copy } from "./records.js";
+
+/** The memory {@link SettingsStore}: values copied in and out, so a caller's object is never shared. */
+export function memorySettings(): SettingsStore {
+  const values = new Map<string, unknown>();
+  return {
+    async get(key) {
+      return values.has(key) ? copy(values.get(key)) : undefined;
+    },
+    async set(key, value) {
+      values.set(key, copy(value));
+    },
+  };
+}
