@@ -383,6 +383,16 @@ describe("refreshReuseInterval (RT-5)", () => {
     expect(reuseEvents(own)).toEqual([expect.objectContaining({ withinReuseInterval: false })]);
   });
 
+  it("RT-3, RT-5: without the option, a loser whose clock is behind the winner's (another instance) is reuse, not answered", async () => {
+    const winner = makeAuth();
+    const behind = makeAuth({ storage: winner.storage, clock: { now: winner.clock.now - 5, advance: () => 0 } });
+    await addUser(winner.auth, "two-instances");
+    const first = await signIn(winner, "two-instances");
+    await refresh(winner.auth, { refreshToken: first.refreshToken });
+    expect(await outcome(refresh(behind.auth, { refreshToken: first.refreshToken }))).toBe(ErrorCode.InvalidToken);
+    expect(behind.events.map((event) => event.type)).toEqual(["refresh_token.reused", "session.revoked"]);
+  });
+
   it("refreshReuseInterval is at most 60 seconds, 0 or a duration", () => {
     expect(() => makeAuth({ refreshReuseInterval: 61 })).toThrow(/refreshReuseInterval must be at most 60 seconds/);
     expect(() => makeAuth({ refreshReuseInterval: "2m" })).toThrow(/refreshReuseInterval must be at most 60 seconds/);

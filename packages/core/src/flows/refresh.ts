@@ -114,7 +114,9 @@ async function notRotated(auth: Auth, token: PresentedRefreshToken, input: Refre
   }
   const standing = relationToCurrent(auth, token, session);
   if (standing.relation === "unrelated") throw invalidToken();
-  if (standing.relation === "parent" && now - session.lastUsedAt < auth.config.refreshReuseInterval * 1000) {
+  const interval = auth.config.refreshReuseInterval * 1000;
+  // Without an interval nothing is tolerated: not even a refresh whose clock is behind the winner's.
+  if (standing.relation === "parent" && interval > 0 && now - session.lastUsedAt < interval) {
     return currentTokensOf(auth, session, standing.current, input, now);
   }
   return reused(auth, { sessionId: session.id }, input, now, session.userId);
