@@ -21,17 +21,23 @@ const corp = {
 };
 
 describe("docs/examples/original-client.ts", () => {
-  it("sets always-200, the password-change alias, the role hook, unsafeAllowMissingIss on every provider, the recovery codes at setup and TOTP enrolment without proof; the token set's user has one role", async () => {
+  it("sets always-200, the password-change alias, the role hook, unsafeAllowMissingIss on every provider, the recovery codes at setup, TOTP enrolment without proof, the password change without the second factor and a 10-second refreshReuseInterval; the token set's user has one role", async () => {
     const settings = originalClientSettings({ corp });
     expect(settings.http).toEqual({ statusMode: "always-200", passwordChangeAlias: true });
     expect(settings.oauth?.providers.corp).toEqual({ ...corp, unsafeAllowMissingIss: true });
     expect(settings.totp).toEqual({ recoveryCodesAtSetup: true });
-    expect(settings.reauthentication).toEqual({ unsafeAllowTotpEnrolmentWithoutProof: true });
+    expect(settings.reauthentication).toEqual({
+      unsafeAllowTotpEnrolmentWithoutProof: true,
+      unsafeAllowPasswordChangeWithoutSecondFactor: true,
+    });
+    expect(settings.refreshReuseInterval).toBe("10s");
     const auth = createAuth({ ...base(), ...settings });
     expect(auth.config.statusMode).toBe("always-200");
     expect(auth.config.passwordChangeAlias).toBe(true);
     expect(auth.config.totp.recoveryCodesAtSetup).toBe(true);
     expect(auth.config.reauthentication.unsafeAllowTotpEnrolmentWithoutProof).toBe(true);
+    expect(auth.config.reauthentication.unsafeAllowPasswordChangeWithoutSecondFactor).toBe(true);
+    expect(auth.config.refreshReuseInterval).toBe(10);
     await createUser(auth, { username: "dana", password: "correct horse battery staple", roles: ["admin", "user"] });
     const result = await login(auth, { username: "dana", password: "correct horse battery staple" });
     expect(result.status === "authenticated" && result.tokens.user).toMatchObject({ role: "admin", roles: ["admin", "user"] });

@@ -17,8 +17,12 @@ export function singleRole(user: PublicUser): { role: string } {
  * accepted without `iss`, which that client's callback page drops (OA-12), and its settings
  * pages: the recovery codes in the `2fa/setup` answer, a pending set usable once `2fa/enable`
  * succeeds (RC-4); TOTP enrolment without a password, however old the sign-in (TOTP-7, unsafe:
- * a stolen session can bind the thief's authenticator); and the password change at
- * `PUT /api/v1/users/me/password` with `{oldPassword, newPassword}` (SE-6). Each provider must
+ * a stolen session can bind the thief's authenticator); the password change at
+ * `PUT /api/v1/users/me/password` with `{oldPassword, newPassword}` (SE-6), with the old password
+ * alone for a TOTP user too (TOTP-8, unsafe: a stolen session and a phished password change it
+ * without the authenticator); and a 10-second `refreshReuseInterval` for its tabs, which share
+ * their tokens in `localStorage` and refresh at once (RT-5: a token replayed within those seconds
+ * gets the session's current tokens instead of ending it). Each provider must
  * have a `redirectUri` of its own: `createAuth` refuses the configuration otherwise.
  *
  * @example
@@ -34,7 +38,8 @@ export function singleRole(user: PublicUser): { role: string } {
 export function originalClientSettings(
   providers: Record<string, OAuthProviderConfig>,
   oauth: Omit<NonNullable<AuthConfig["oauth"]>, "providers"> = {},
-): Pick<AuthConfig, "http" | "oauth" | "totp" | "reauthentication"> & Pick<CreateAuthOptions, "publicUser"> {
+): Pick<AuthConfig, "http" | "oauth" | "totp" | "reauthentication" | "refreshReuseInterval"> &
+  Pick<CreateAuthOptions, "publicUser"> {
   const lenient: Record<string, OAuthProviderConfig> = {};
   for (const [name, provider] of Object.entries(providers)) lenient[name] = { ...provider, unsafeAllowMissingIss: true };
   return {
@@ -42,6 +47,7 @@ export function originalClientSettings(
     publicUser: singleRole,
     oauth: { ...oauth, providers: lenient },
     totp: { recoveryCodesAtSetup: true },
-    reauthentication: { unsafeAllowTotpEnrolmentWithoutProof: true },
+    reauthentication: { unsafeAllowTotpEnrolmentWithoutProof: true, unsafeAllowPasswordChangeWithoutSecondFactor: true },
+    refreshReuseInterval: "10s",
   };
 }

@@ -276,7 +276,7 @@ async function withServer(
 describe("a client built for the original service, unchanged, against Portcullis configured for it", () => {
   for (const [name, start] of adapters) {
     describe(name, () => {
-      it("password login gives a token set with user.role; refresh rotates (the spent token is 40101); logout ends the session", async () => {
+      it("password login gives a token set with user.role; refresh rotates (the spent token answers the current one within 10 s, then is 40101); logout ends the session", async () => {
         const testAuth = compatibleAuth();
         await createTestUser(testAuth.auth, "dana", ["admin", "user"]);
         await withServer(start, testAuth.auth, async (client) => {
@@ -294,6 +294,11 @@ describe("a client built for the original service, unchanged, against Portcullis
 
           const fresh = await client.login("dana", "correct horse battery staple");
           if (!isSession(fresh)) throw new Error("second login");
+          // Within refreshReuseInterval (10 s) the spent token answers the session's current one (RT-5: two tabs).
+          const again = await client.refresh(signedIn.refreshToken);
+          if (!isSession(again)) throw new Error(`within the interval: ${JSON.stringify(again)}`);
+          expect(again.refreshToken).toBe(refreshed.refreshToken);
+          testAuth.clock.advance(10_000);
           expect(await client.refresh(signedIn.refreshToken), "a spent refresh token").toEqual({ code: 40101 });
           expect(await client.refresh(refreshed.refreshToken), "the reuse revoked that session").toEqual({ code: 40101 });
 
@@ -468,6 +473,27 @@ describe("a client built for the original service, unchanged, against Portcullis
           expect(await client.refresh(signedIn.refreshToken), "this one goes on").toMatchObject({ role: "admin" });
           expect(await client.login("iris", testPassword)).toEqual({ code: 40100 });
           expect(await client.login("iris", newPassword)).toMatchObject({ username: "iris", role: "admin" });
+        });
+      });
+
+      it("SE-6, TOTP-8: a TOTP user's password page, which sends no code, changes the password long after the sign-in; a wrong old password is still 40100", async () => {
+        const testAuth = compatibleAuth();
+        const user = await createTotpUser(testAuth.auth, "kira", ["editor"]);
+        const newPassword = "a brand new passphrase";
+        await withServer(start, testAuth.auth, async (client) => {
+          const first = await client.login("kira", user.password);
+          if (!("tempToken" in first)) throw new Error(`login: ${JSON.stringify(first)}`);
+          const signedIn = await client.verifyTotp(first.tempToken, await nextTotpCode(testAuth, user.secret));
+          if (!isSession(signedIn)) throw new Error(`2fa/verify: ${JSON.stringify(signedIn)}`);
+          testAuth.clock.advance(10 * 60_000);
+          expect(await client.changePassword(signedIn.accessToken, "not my password", newPassword)).toMatchObject({
+            code: 40100,
+          });
+          expect(await client.changePassword(signedIn.accessToken, user.password, newPassword)).toMatchObject({
+            code: 0,
+            data: { changed: true },
+          });
+          expect(await client.login("kira", newPassword)).toHaveProperty("tempToken");
         });
       });
 

@@ -6,7 +6,7 @@ import type { UserRecord } from "../storage/types.js";
 import { endOtherSessions } from "../users/sessions.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { requiredString } from "./input.js";
-import { requireRecentAuthentication } from "./reauthenticate.js";
+import { offeredProofs, proveEveryFactor, requireRecentAuthentication } from "./reauthenticate.js";
 
 /** The input of {@link changePassword}. */
 export interface ChangePasswordInput {
@@ -31,7 +31,8 @@ export interface PasswordChanged {
  * (PW-6), the attempt taken from the failure budget of `sessionId` when it is a live session of
  * the user, else the account's (RL-1, RL-5), and with TOTP on a current `totpCode` too, unless the
  * session proved one within `reauthentication.recentSignIn` (STUP-3, ASVS 7.5.1: see
- * `requireRecentAuthentication`); the new one passes the policy and the breached hook (PW-3). Every other session of the user ends and `sessionId` goes on (SE-2; every session when
+ * `requireRecentAuthentication`), or without it under the unsafe
+ * `reauthentication.unsafeAllowPasswordChangeWithoutSecondFactor` (TOTP-8); the new one passes the policy and the breached hook (PW-3). Every other session of the user ends and `sessionId` goes on (SE-2; every session when
  * none is given), without raising the token version; outstanding temporary tokens are void, their
  * password stamp no longer matching (TMP-4).
  *
@@ -49,11 +50,13 @@ export async function changePassword(auth: Auth, input: ChangePasswordInput): Pr
   const newPassword = requiredString(input.newPassword, "newPassword");
   const user = await localUser(auth, userId);
   if (user.passwordHash === null) throw new AuthError(ErrorCode.Conflict, "The account has no password to change");
-  await requireRecentAuthentication(auth, user, {
-    sessionId: input.sessionId,
-    password: currentPassword,
-    totpCode: input.totpCode,
-  });
+  const proof = { sessionId: input.sessionId, password: currentPassword, totpCode: input.totpCode };
+  if (auth.config.reauthentication.unsafeAllowPasswordChangeWithoutSecondFactor && input.totpCode === undefined) {
+    // TOTP-8: the current password alone, checked and throttled as always, as if no second factor were on.
+    await proveEveryFactor(auth, user, input.sessionId, offeredProofs(proof), null, null);
+  } else {
+    await requireRecentAuthentication(auth, user, proof);
+  }
   await storeNewPassword(auth, userId, user.username, newPassword);
   const sessionsEnded = await endOtherSessions(auth, { userId, keepSessionId: input.sessionId, reason: "password_changed" });
   auth.emit({ type: "password.changed", userId, sessionsEnded, at: auth.now() });

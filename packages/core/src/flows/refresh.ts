@@ -28,7 +28,7 @@ const invalidToken = () => new AuthError(ErrorCode.InvalidToken);
  * of that session (`rotateRefresh`: one UPDATE by primary key on SQL), which takes the new token
  * only while the session holds the presented one, so of N parallel refreshes exactly one
  * succeeds (RT-3). A token the session no longer holds but that this service issued for it (an
- * earlier generation, traced along the chain of {@link nextRefreshToken}) is reuse: the whole
+ * earlier generation, traced along the chain of replacements: each token's secret is the HMAC of the one it replaced) is reuse: the whole
  * session is revoked, its newest token included, and `refresh_token.reused` is emitted (RT-2).
  * With `refreshReuseInterval`, the token replaced last is answered instead, within that many
  * seconds of its replacement, with the session's current refresh token and a new access token

@@ -272,3 +272,70 @@ describe("TOTP-7: TOTP enrolment without re-authentication (reauthentication.uns
     expect((await harness.storage.totp.get(userId))?.enabled).toBe(true);
   });
 });
+
+describe("TOTP-8: a password change with the current password alone (reauthentication.unsafeAllowPasswordChangeWithoutSecondFactor)", () => {
+  const unsafe: AuthOverrides = {
+    reauthentication: { unsafeAllowPasswordChangeWithoutSecondFactor: true },
+    throttle: generousThrottle,
+  };
+  const newPassword = "another long passphrase";
+
+  /** A TOTP user signed in with both factors ten minutes ago: its id, session and secret. */
+  async function totpUserSignedInLongAgo(harness: Harness, username: string) {
+    const { userId, sessionId } = await signedInUser(harness, username);
+    const setup = await beginTotpSetup(harness.auth, { userId, sessionId });
+    const secret = decodeBase32(setup.secret);
+    await enableTotp(harness.auth, { userId, sessionId, code: codeAt(secret, harness.clock.now) });
+    harness.clock.advance(minutes(10));
+    return { userId, sessionId, secret };
+  }
+
+  it("TOTP-8, STUP-3: without the option, a TOTP user's change with the current password alone is 40001 and stores nothing", async () => {
+    const harness = makeAuth({ throttle: generousThrottle });
+    expect(harness.auth.config.reauthentication.unsafeAllowPasswordChangeWithoutSecondFactor).toBe(false);
+    const { userId, sessionId } = await totpUserSignedInLongAgo(harness, "needs-code");
+    const before = (await harness.storage.users.findById(userId))?.passwordHash;
+    expect(await outcome(changePassword(harness.auth, { userId, sessionId, currentPassword: goodPassword, newPassword }))).toBe(
+      ErrorCode.MissingParameter,
+    );
+    expect((await harness.storage.users.findById(userId))?.passwordHash).toBe(before);
+  });
+
+  it("TOTP-8: with the option, the current password alone changes a TOTP user's password however old the sign-in", async () => {
+    const harness = makeAuth({
+      ...unsafe,
+      reauthentication: { ...unsafe.reauthentication, unsafeAllowTotpEnrolmentWithoutProof: true },
+    });
+    const { userId, sessionId } = await totpUserSignedInLongAgo(harness, "password-only");
+    const result = await changePassword(harness.auth, { userId, sessionId, currentPassword: goodPassword, newPassword });
+    expect(result.changed).toBe(true);
+    expect(
+      await harness.auth.passwords.verify((await harness.storage.users.findById(userId))?.passwordHash ?? null, newPassword),
+    ).toBe(true);
+  });
+
+  it("TOTP-8: the current password is still checked, and a code that is sent must be right", async () => {
+    const harness = makeAuth({
+      ...unsafe,
+      reauthentication: { ...unsafe.reauthentication, unsafeAllowTotpEnrolmentWithoutProof: true },
+    });
+    const { userId, sessionId, secret } = await totpUserSignedInLongAgo(harness, "still-checked");
+    expect(
+      await outcome(changePassword(harness.auth, { userId, sessionId, currentPassword: "not the password", newPassword })),
+    ).toBe(ErrorCode.AuthenticationFailed);
+    expect(
+      await outcome(
+        changePassword(harness.auth, {
+          userId,
+          sessionId,
+          currentPassword: goodPassword,
+          newPassword,
+          totpCode: wrongCodeAt(secret, harness.clock.now),
+        }),
+      ),
+    ).toBe(ErrorCode.SecondFactorFailed);
+    expect(
+      await harness.auth.passwords.verify((await harness.storage.users.findById(userId))?.passwordHash ?? null, goodPassword),
+    ).toBe(true);
+  });
+});
