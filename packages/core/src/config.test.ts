@@ -294,14 +294,17 @@ describe("createAuth configuration", () => {
     expect(createAuth(valid()).config.reauthentication).toEqual({
       recentSignInSeconds: 300,
       unsafeAllowTotpEnrolmentWithoutProof: false,
+      unsafeAllowPasswordChangeWithoutSecondFactor: false,
     });
     expect(createAuth({ ...valid(), reauthentication: { recentSignIn: false } }).config.reauthentication).toEqual({
       recentSignInSeconds: 0,
       unsafeAllowTotpEnrolmentWithoutProof: false,
+      unsafeAllowPasswordChangeWithoutSecondFactor: false,
     });
     expect(createAuth({ ...valid(), reauthentication: { recentSignIn: "1h" } }).config.reauthentication).toEqual({
       recentSignInSeconds: 3600,
       unsafeAllowTotpEnrolmentWithoutProof: false,
+      unsafeAllowPasswordChangeWithoutSecondFactor: false,
     });
     for (const recentSignIn of ["61m", "2h", 0, -5, "soon", true]) {
       expect(configError({ reauthentication: { recentSignIn } }).message, String(recentSignIn)).toMatch(
