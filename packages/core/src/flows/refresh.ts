@@ -61,7 +61,7 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
   const now = auth.now();
   const token = await readRefreshToken(auth, presented);
   if (token === null) throw invalidToken();
-  if (token.spentBeforeUpgrade) return reused(auth, token, input, now);
+  if (token.spentBeforeUpgrade) return reused(auth, await auth.storage.sessions.findSession(token.sessionId), input, now);
   const directoryRoles = auth.directory === null ? undefined : await directoryRolesBeforeSpending(auth, token, now);
   const next = nextRefreshToken(auth, token);
   const rotation = await auth.storage.sessions.rotateRefresh({
@@ -87,13 +87,7 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
     }
     if (!sameRoles(roles, user.roles)) user = await carryOnWithRoles(auth, user, session.id, roles);
   }
-  // A session whose sign-in a trusted provider asserted a second factor for (its stored `mfa`:
-  // STUP-5) proved two factors itself, as a sign-in would need (STUP-4).
-  const assertedSecondFactor = session.amr.includes("mfa");
-  if ((await signInStepOf(auth, user, assertedSecondFactor, totpEnabled)) === "enrolment_required") {
-    await revokeSession(auth, userId, sessionId, "second_factor_required");
-    throw invalidToken();
-  }
+  await endUnlessSecondFactorStands(auth, user, session, totpEnabled);
   const tokens = await rotatedTokenSet(auth, user, session, next.value, totpEnabled);
   auth.emit({ type: "token.refreshed", userId, sessionId, at: now, ip: input.ip });
   return tokens;
@@ -119,20 +113,18 @@ async function notRotated(auth: Auth, token: PresentedRefreshToken, input: Refre
   if (standing.relation === "parent" && interval > 0 && now - session.lastUsedAt < interval) {
     return currentTokensOf(auth, session, standing.current, input, now);
   }
-  return reused(auth, { sessionId: session.id }, input, now, session.userId);
+  return reused(auth, session, input, now);
 }
 
-/** Reuse (RT-2): the event, and the session revoked with every token it has. */
+/** Reuse (RT-2): the event, and the session revoked with every token it has; 40101 for an unknown session. */
 async function reused(
   auth: Auth,
-  token: Pick<PresentedRefreshToken, "sessionId">,
+  session: Pick<SessionRecord, "id" | "userId"> | null,
   input: RefreshInput,
   now: number,
-  knownUserId?: string,
 ): Promise<never> {
-  const userId = knownUserId ?? (await auth.storage.sessions.findSession(token.sessionId))?.userId;
-  if (userId === undefined) throw invalidToken();
-  const { sessionId } = token;
+  if (session === null) throw invalidToken();
+  const { id: sessionId, userId } = session;
   auth.emit({ type: "refresh_token.reused", userId, sessionId, at: now, ip: input.ip, withinReuseInterval: false });
   await revokeSession(auth, userId, sessionId, "refresh_token_reused");
   throw invalidToken();
@@ -158,11 +150,24 @@ async function currentTokensOf(
   const { id: sessionId, userId } = session;
   auth.emit({ type: "refresh_token.reused", userId, sessionId, at: now, ip: input.ip, withinReuseInterval: true });
   const totpEnabled = (await auth.storage.totp.get(userId))?.enabled === true;
-  if ((await signInStepOf(auth, user, session.amr.includes("mfa"), totpEnabled)) === "enrolment_required") {
-    await revokeSession(auth, userId, sessionId, "second_factor_required");
-    throw invalidToken();
-  }
+  await endUnlessSecondFactorStands(auth, user, session, totpEnabled);
   return rotatedTokenSet(auth, user, session, current, totpEnabled);
+}
+
+/**
+ * Ends the session, and refuses the refresh, of a user the operator's `secondFactor.required`
+ * names who has no second factor (STUP-4). A session whose sign-in a trusted provider asserted a
+ * second factor for (its stored `mfa`: STUP-5) proved two factors itself, as a sign-in would need.
+ */
+async function endUnlessSecondFactorStands(
+  auth: Auth,
+  user: UserRecord,
+  session: SessionRecord,
+  totpEnabled: boolean,
+): Promise<void> {
+  if ((await signInStepOf(auth, user, session.amr.includes("mfa"), totpEnabled)) !== "enrolment_required") return;
+  await revokeSession(auth, user.id, session.id, "second_factor_required");
+  throw invalidToken();
 }
 
 /**
