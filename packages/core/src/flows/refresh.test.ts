@@ -319,6 +319,7 @@ describe("refreshReuseInterval (RT-5)", () => {
     own.events.length = 0;
     const late = await refresh(own.auth, { refreshToken: first.refreshToken });
     expect(late.refreshToken).toBe(winner.refreshToken);
+    expect(late.user).toEqual(winner.user);
     expect(late.accessToken).not.toBe(winner.accessToken);
     await verifyAccessToken(own.auth, { token: late.accessToken });
     expect(own.events).toEqual([
@@ -449,6 +450,23 @@ describe("refresh tokens of an earlier release (kept in a table of their own)", 
       expect.objectContaining({ sessionId: session.id, reason: "refresh_token_reused" }),
     ]);
     expect(await outcome(refresh(own.auth, { refreshToken: again.refreshToken }))).toBe(ErrorCode.InvalidToken);
+  });
+
+  it("RT-2: a token exchanged before the upgrade whose session is gone is 40101, and nothing is emitted", async () => {
+    const legacy = new Map<string, LegacyRefreshToken>();
+    const own = makeAuth({ storage: upgradedStorage(legacy) });
+    const spent = randomBytes(32).toString("base64url");
+    const now = own.clock.now;
+    legacy.set(sha256(spent), {
+      hash: sha256(spent),
+      sessionId: "gone",
+      userId: "u",
+      createdAt: now,
+      expiresAt: now + day,
+      spentAt: now,
+    });
+    expect(await outcome(refresh(own.auth, { refreshToken: spent }))).toBe(ErrorCode.InvalidToken);
+    expect(own.events).toEqual([]);
   });
 
   it("RT-2: a token exchanged before the upgrade is reuse: the session ends", async () => {
