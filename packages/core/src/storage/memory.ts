@@ -1,6 +1,7 @@
 import { memoryChallenges } from "./memory/challenges.js";
 import { memoryCounters } from "./memory/counters.js";
 import { memoryIdentities } from "./memory/identities.js";
+import { memoryOrganizations } from "./memory/organizations.js";
 import { memoryPasskeys } from "./memory/passkeys.js";
 import { memoryRecoveryCodes, memoryTotp } from "./memory/second-factor.js";
 import { memorySessions } from "./memory/sessions.js";
@@ -49,7 +50,9 @@ export function memoryStorage(): MemoryStorage {
   const passkeys = memoryPasskeys();
   const identities = memoryIdentities();
   const users = memoryUsers({ totp, recoveryCodes, passkeys, identities });
-  const sessions = memorySessions({ user: users.byId, totpEnabled: totp.enabled });
+  const organizations = memoryOrganizations();
+  const sessions = memorySessions({ user: users.byId, totpEnabled: totp.enabled, orgRoles: organizations.orgRoles });
+  organizations.attach(sessions.activeOrganizations);
   const counters = memoryCounters();
   const challenges = memoryChallenges([sessions.deleteExpired, counters.deleteExpired]);
   return {
@@ -62,6 +65,7 @@ export function memoryStorage(): MemoryStorage {
     passkeys: passkeys.store,
     identities: identities.store,
     settings: memorySettings(),
+    organizations: organizations.store,
     sizes: () => ({
       users: users.size(),
       sessions: sessions.sessionCount(),

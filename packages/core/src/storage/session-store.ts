@@ -43,6 +43,13 @@ export interface SessionRecord {
   refreshGeneration: number;
   /** When the current refresh token stops being accepted unused (its idle expiry); never after `expiresAt` (RT-4). */
   refreshExpiresAt: number;
+  /**
+   * The organization active in the session (OR-7), whose id and the member's roles there its
+   * access tokens carry (`org`, `org_roles`); null or absent for none. Set by
+   * {@link OrganizationStore.setActiveOrganization}; cleared when the membership or the
+   * organization ends, or the organization's rules change.
+   */
+  activeOrgId?: string | null;
 }
 
 /** Where a session was last used from: what {@link SessionStore.rotateRefresh} records. */
@@ -96,9 +103,15 @@ export type RotationResult =
  * session, and the standing of the user it belongs to.
  */
 export interface TokenState {
-  session: Pick<SessionRecord, "userId" | "revokedAt" | "expiresAt">;
+  session: Pick<SessionRecord, "userId" | "revokedAt" | "expiresAt" | "activeOrgId">;
   /** The session's user (`session.userId`), or null when no user has that id any more. */
   user: Pick<UserRecord, "tokenVersion" | "disabled"> | null;
+  /**
+   * The user's roles in the session's active organization, read with the rest (OR-7); null or
+   * absent when the session has none active or the user is no longer its member. A store without
+   * organizations leaves it out.
+   */
+  orgRoles?: string[] | null;
 }
 
 /** Sessions and their refresh tokens. */

@@ -11,6 +11,7 @@
 import type { ChallengeStore } from "./challenge-store.js";
 import type { CounterStore } from "./counter-store.js";
 import type { IdentityStore } from "./identity-store.js";
+import type { OrganizationStore } from "./organization-store.js";
 import type { PasskeyStore } from "./passkey-store.js";
 import type { SessionStore } from "./session-store.js";
 import type { SettingsStore } from "./settings-store.js";
@@ -20,6 +21,7 @@ import type { UserStore } from "./user-store.js";
 export type * from "./challenge-store.js";
 export type * from "./counter-store.js";
 export type * from "./identity-store.js";
+export type * from "./organization-store.js";
 export type * from "./passkey-store.js";
 export type * from "./session-store.js";
 export type * from "./settings-store.js";
@@ -37,4 +39,6 @@ export interface Storage {
   passkeys: PasskeyStore;
   identities: IdentityStore;
   settings: SettingsStore;
+  /** Organizations, their members, invitations and domains: needed only with `organizations.enabled`. */
+  organizations?: OrganizationStore;
 }

@@ -11,6 +11,7 @@ import { challengesSuite } from "./conformance/challenges.js";
 import { countersSuite } from "./conformance/counters.js";
 import type { ConformanceTestFunctions, SuiteContext } from "./conformance/harness.js";
 import { identitiesSuite } from "./conformance/identities.js";
+import { organizationsSuite } from "./conformance/organizations.js";
 import { passkeysSuite } from "./conformance/passkeys.js";
 import { recoveryCodesSuite } from "./conformance/recovery-codes.js";
 import { useUserIds } from "./conformance/samples.js";
@@ -20,6 +21,7 @@ import { totpSuite } from "./conformance/totp.js";
 import { usersSuite } from "./conformance/users.js";
 
 export type { ConformanceAssertion, ConformanceTestFunctions } from "./conformance/harness.js";
+export { sampleMembership, sampleOrganization } from "./conformance/organizations.js";
 export { conformanceUserFields, sampleFieldValues } from "./conformance/samples.js";
 
 const suites = {
@@ -32,6 +34,7 @@ const suites = {
   passkeys: passkeysSuite,
   identities: identitiesSuite,
   settings: settingsSuite,
+  organizations: organizationsSuite,
 } satisfies Record<keyof Storage, (context: SuiteContext) => void>;
 
 /** The name of one conformance suite: one per store of {@link Storage}. */

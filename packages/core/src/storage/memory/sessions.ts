@@ -8,6 +8,8 @@ import { frozenCopy, frozenWith } from "./records.js";
 export interface RotationReads {
   user(id: string): UserRecord | null;
   totpEnabled(userId: string): boolean;
+  /** The user's roles in an organization, or null when not a member (OR-7). */
+  orgRoles(orgId: string, userId: string): readonly string[] | null;
 }
 
 /** The memory {@link SessionStore}: sessions by id and by user, a refresh one replacement of the frozen session (RT-3). */
@@ -37,7 +39,10 @@ export function memorySessions(reads: RotationReads) {
     },
     async findTokenState(id) {
       const session = sessions.get(id);
-      return session === undefined ? null : { session, user: reads.user(session.userId) };
+      if (session === undefined) return null;
+      const orgId = session.activeOrgId ?? null;
+      const orgRoles = orgId === null ? null : reads.orgRoles(orgId, session.userId);
+      return { session, user: reads.user(session.userId), orgRoles: orgRoles === null ? null : [...orgRoles] };
     },
     async revokeSession(id, now) {
       const session = sessions.get(id);
@@ -86,8 +91,30 @@ export function memorySessions(reads: RotationReads) {
       return { outcome: "rotated", session, user, totpEnabled: reads.totpEnabled(user.id) };
     },
   };
+  /** The active organization of sessions, as {@link OrganizationStore} sets and clears it. */
+  const activeOrganizations = {
+    set(sessionId: string, userId: string, orgId: string | null): boolean {
+      const session = sessions.get(sessionId);
+      if (!session || session.userId !== userId || session.revokedAt !== null) return false;
+      sessions.set(sessionId, frozenWith(session, { activeOrgId: orgId }));
+      return true;
+    },
+    /** Clears `orgId` in every session that has it active, or in `userId`'s only; how many lost it. */
+    clear(orgId: string, userId?: string): number {
+      let cleared = 0;
+      const candidates = userId === undefined ? [...sessions.values()] : sessionsOf(userId);
+      for (const session of candidates) {
+        if (session.activeOrgId === orgId) {
+          sessions.set(session.id, frozenWith(session, { activeOrgId: null }));
+          cleared += 1;
+        }
+      }
+      return cleared;
+    },
+  };
   return {
     store,
+    activeOrganizations,
     sessionCount: () => sessions.size,
     deleteExpired: (now: number, limit: number) => sessionMap.deleteExpired(now, limit),
   };
