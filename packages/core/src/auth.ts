@@ -191,6 +191,7 @@ const createAuthOptions = {
   email: true,
   revocationChannel: true,
   user: true,
+  organizations: true,
 } satisfies OptionNames<AuthConfig & CreateAuthOptions>;
 
 /**

@@ -17,6 +17,11 @@ import { type ResolvedSignUpConfig, type SignUpConfig, resolveSignUpConfig } fro
 import { type HttpConfig, type ResolvedHttpConfig, resolveHttpConfig } from "./http/http-config.js";
 import { type OAuthConfig, type ResolvedOAuthProvider, resolveOAuthConfig } from "./oauth/provider-config.js";
 import {
+  type OrganizationsConfig,
+  type ResolvedOrganizationsConfig,
+  resolveOrganizationsConfig,
+} from "./organizations/organization-config.js";
+import {
   type ResolvedSecondFactorConfig,
   type SecondFactorConfig,
   resolveSecondFactorConfig,
@@ -75,6 +80,12 @@ export interface AuthConfig extends TokenConfig {
   /** Accounts people make for themselves (`POST /auth/register`): off unless `enabled` (SU-1). */
   signUp?: SignUpConfig;
   /**
+   * Organizations (OR-1…): members with roles of their own, invitations by email, an active
+   * organization in every access token (`org`, `org_roles`). Off unless `enabled`; needs a storage
+   * with `organizations`. See `OrganizationsConfig`.
+   */
+  organizations?: OrganizationsConfig;
+  /**
    * Password reset by email, verified addresses and security notices, delivered by your `send`;
    * without it those routes answer 40400. See `EmailConfig`.
    */
@@ -118,6 +129,7 @@ export interface ResolvedConfig extends ResolvedHttpConfig, ResolvedTokenConfig 
   /** The role the admin routes require. */
   adminRole: string;
   signUp: ResolvedSignUpConfig;
+  organizations: ResolvedOrganizationsConfig;
   /** Null when email is not configured. */
   email: ResolvedEmailConfig | null;
   throttle: ResolvedThrottleConfig;
@@ -173,6 +185,17 @@ function debugOf(value: unknown): boolean {
   if (value === undefined) return false;
   if (typeof value !== "boolean") fail(`debug must be true or false; got ${JSON.stringify(value)}`);
   return value;
+}
+
+/** The `organizations` options, refused when enabled over a storage that keeps no organizations. */
+function resolveOrganizations(config: AuthConfig): ResolvedOrganizationsConfig {
+  const organizations = resolveOrganizationsConfig(config.organizations);
+  if (organizations.enabled && config.storage.organizations === undefined) {
+    fail(
+      "organizations.enabled needs a storage with organizations: memoryStorage(), @portcullis/kysely at schema version 6, or a store of your own with an organizations store",
+    );
+  }
+  return organizations;
 }
 
 function isDirectory(value: unknown): value is Directory {
@@ -237,6 +260,7 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     oauthProviders: resolveOAuthConfig(config.oauth),
     adminRole: adminRoleOf(config.adminRole),
     signUp: resolveSignUpConfig(config.signUp, adminRoleOf(config.adminRole)),
+    organizations: resolveOrganizations(config),
     email: resolveEmailConfig(config.email, issuerUrl.host),
     throttle: resolveThrottleConfig(config.throttle),
     sessions: resolveSessionConfig(config.sessions),

@@ -58,6 +58,8 @@ export type {
   AuthEventType,
   CheckName,
   LoginFailureReason,
+  MemberSource,
+  OrganizationChange,
   RevocationReason,
   SecondFactorKind,
   UserChange,
@@ -197,6 +199,55 @@ export {
   revokeAllSessions,
 } from "./incident/revoke-all-sessions.js";
 export type { ClaimMapping, ExternalProfile, OAuthConfig, OAuthProviderConfig } from "./oauth/provider-config.js";
+export { deleteAnyOrganization, listAllOrganizations } from "./organizations/admin-organizations.js";
+export {
+  type DomainInput,
+  type DomainView,
+  type JoinableOrganization,
+  addDomain,
+  joinOrganization,
+  listDomains,
+  listJoinableOrganizations,
+  removeDomain,
+  verifyDomain,
+} from "./organizations/domains.js";
+export {
+  type InvitationInput,
+  type InvitationView,
+  type InviteMemberInput,
+  acceptInvitation,
+  inviteMember,
+  listInvitations,
+  resendInvitation,
+  revokeInvitation,
+} from "./organizations/invitations.js";
+export {
+  type CreateOrganizationInput,
+  type DeleteOrganizationInput,
+  type MyOrganization,
+  type UpdateOrganizationInput,
+  createOrganization,
+  deleteOrganization,
+  getOrganization,
+  listMyOrganizations,
+  readSlug,
+  updateOrganization,
+} from "./organizations/manage-organization.js";
+export {
+  type ChangeMemberRolesInput,
+  type MemberView,
+  type RemoveMemberInput,
+  changeMemberRoles,
+  listMembers,
+  removeMember,
+} from "./organizations/members.js";
+export type { DomainVerificationRecord, OrganizationsConfig } from "./organizations/organization-config.js";
+export type { OrganizationView } from "./organizations/organization-view.js";
+export {
+  type SwitchOrganizationInput,
+  type SwitchedOrganization,
+  switchOrganization,
+} from "./organizations/switch-organization.js";
 export {
   type BeginPasskeyEnrolmentInput,
   type FinishPasskeyEnrolmentInput,
@@ -249,7 +300,7 @@ export type {
   TelemetryTracerProvider,
 } from "./telemetry/types.js";
 export type { ThrottleConfig, ThrottleTier } from "./throttle/throttle-config.js";
-export type { AccessContext, AccessTokenClaims } from "./tokens/access-token.js";
+export type { AccessContext, AccessTokenClaims, ActiveOrganization } from "./tokens/access-token.js";
 export type { PublicUser, TokenSet } from "./tokens/issue-tokens.js";
 export type { AsymmetricSigningKey, JWK, VerificationKey } from "./tokens/token-config.js";
 export { type ResolvedField, type UserConfig, resolveUserFields } from "./user-fields/declaration.js";

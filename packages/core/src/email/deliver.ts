@@ -19,6 +19,10 @@ export interface Delivery {
   link?: () => Promise<string>;
   /** The request's `Accept-Language`, which chooses a localized template. */
   acceptLanguage?: string | undefined;
+  /** For an invitation: the organization's name (`username` is then the inviting member's). */
+  organization?: string;
+  /** Minutes the link works for, when not `email.tokenLifetime` (an invitation's). */
+  expiresInMinutes?: number;
 }
 
 /** The email options of an auth whose `email` is configured; throws 40400 otherwise, as its routes answer. */
@@ -68,7 +72,9 @@ export async function deliverEmail(auth: Auth, delivery: Delivery): Promise<void
   }
   const link = await delivery.link?.();
   try {
-    const content = writeMessage(config, { kind, notice, username: delivery.username, link }, delivery.acceptLanguage);
+    const { username, organization, expiresInMinutes } = delivery;
+    const values = { kind, notice, username, link, organization, expiresInMinutes };
+    const content = writeMessage(config, values, delivery.acceptLanguage);
     const message: EmailMessage = {
       kind,
       ...(notice ? { notice } : {}),

@@ -1,8 +1,8 @@
 import { type Duration, type OptionNames, durationSeconds, fail, lacksScheme, refuseUnknownOptions } from "../config-values.js";
 import { type ResolvedTier, type ThrottleTier, resolveTiers } from "../throttle/throttle-config.js";
 
-/** What a message is: a reset link, a verification link, or a notice of a security change. */
-export type EmailKind = "password_reset" | "email_verification" | "notice";
+/** What a message is: a reset link, a verification link, a notice of a security change, or an invitation to an organization. */
+export type EmailKind = "password_reset" | "email_verification" | "notice" | "organization_invitation";
 
 /** What a notice tells the user happened to the account. */
 export type NoticeReason =
@@ -41,11 +41,14 @@ export interface EmailTemplateValues {
   notice?: NoticeReason;
   /** `email.appName`: who the message is from, in words. */
   appName: string;
+  /** The account the message is about; for an invitation, the member who sent it. */
   username: string;
-  /** The link of a reset or verification message. */
+  /** The link of a reset, verification or invitation message. */
   link?: string;
   /** Minutes the link works for. */
   expiresInMinutes: number;
+  /** For an invitation: the name of the organization it invites to. */
+  organization?: string;
   locale: string;
 }
 
@@ -81,6 +84,12 @@ export interface EmailConfig {
   resetUrl: string;
   /** The page that confirms an address, as `resetUrl`: links are `verifyUrl#token=…`. */
   verifyUrl: string;
+  /**
+   * The page that accepts an invitation to an organization, as `resetUrl`: links are
+   * `invitationUrl#token=…`. Required for invitations (`organizations.enabled`); without it their
+   * routes answer 40400.
+   */
+  invitationUrl?: string;
   /** The sender, passed on as `message.from`. */
   from?: string;
   /** The name messages give the service. Default: the host of `issuer`. */
@@ -112,6 +121,8 @@ export interface ResolvedEmailConfig {
   send: (message: EmailMessage) => Promise<void> | void;
   resetUrl: string;
   verifyUrl: string;
+  /** Null when invitations by email are not configured. */
+  invitationUrl: string | null;
   from: string | undefined;
   appName: string;
   tokenLifetimeMs: number;
@@ -125,6 +136,7 @@ const emailOptions = {
   send: true,
   resetUrl: true,
   verifyUrl: true,
+  invitationUrl: true,
   from: true,
   appName: true,
   tokenLifetime: true,
@@ -139,14 +151,25 @@ const defaultRecipientLimit: ThrottleTier[] = [
   { limit: 30, window: "24h" },
 ];
 
-const templateKinds = { password_reset: true, email_verification: true, notice: true } satisfies Record<EmailKind, true>;
+const templateKinds = {
+  password_reset: true,
+  email_verification: true,
+  notice: true,
+  organization_invitation: true,
+} satisfies Record<EmailKind, true>;
 
 const isLoopback = (host: string) => host === "localhost" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
+
+const pageNames: Record<string, string> = {
+  resetUrl: "reset-password",
+  verifyUrl: "verify-email",
+  invitationUrl: "accept-invitation",
+};
 
 function linkBase(value: unknown, what: string): string {
   if (typeof value !== "string" || value.length === 0) {
     fail(
-      `email.${what} is required: the page of your front end that reads the token, e.g. "https://app.example.com/${what === "resetUrl" ? "reset-password" : "verify-email"}"`,
+      `email.${what} is required: the page of your front end that reads the token, e.g. "https://app.example.com/${pageNames[what] ?? "verify-email"}"`,
     );
   }
   if (lacksScheme(value))
@@ -219,6 +242,7 @@ export function resolveEmailConfig(config: EmailConfig | undefined, issuerHost: 
     send: config.send,
     resetUrl: linkBase(config.resetUrl, "resetUrl"),
     verifyUrl: linkBase(config.verifyUrl, "verifyUrl"),
+    invitationUrl: config.invitationUrl === undefined ? null : linkBase(config.invitationUrl, "invitationUrl"),
     from: config.from,
     appName: config.appName ?? issuerHost,
     tokenLifetimeMs: boundedDuration(config.tokenLifetime, "email.tokenLifetime", 30 * 60, 5 * 60, 24 * 3600),

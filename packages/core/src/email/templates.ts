@@ -69,11 +69,24 @@ const notice: EmailTemplate = ({ appName, username, notice: reason = "password_c
   return { subject, text: `${what}\n\n${advice}\n`, html: htmlOf(subject, [what, advice]) };
 };
 
+const organizationInvitation: EmailTemplate = ({ appName, username, organization = "", link = "", expiresInMinutes }) => {
+  const subject = `You are invited to join ${organization} on ${appName}`;
+  const days = Math.max(1, Math.round(expiresInMinutes / 1440));
+  const intro = `${username} invited this address to join the organization ${organization} at ${appName}. To accept, sign in with an account that holds this address, verified, and open this link within ${days} day${days === 1 ? "" : "s"}:`;
+  const ignore = "If you do not want to join, ignore this message: nothing happens unless the link is used.";
+  return {
+    subject,
+    text: `${intro}\n\n${link}\n\n${ignore}\n`,
+    html: htmlOf(subject, [intro, ignore], { label: "Accept the invitation", href: link }),
+  };
+};
+
 /** The built-in English templates. */
 export const defaultTemplates: Record<EmailKind, EmailTemplate> = {
   password_reset: passwordReset,
   email_verification: emailVerification,
   notice,
+  organization_invitation: organizationInvitation,
 };
 
 /**
@@ -100,10 +113,11 @@ export function requestedLocales(acceptLanguage: string | undefined): string[] {
 /** Writes a message of `kind`: the template of the first requested locale that has one, else `templates`, else the built-in one. */
 export function writeMessage(
   config: ResolvedEmailConfig,
-  values: Omit<EmailTemplateValues, "locale" | "appName" | "expiresInMinutes">,
+  values: Omit<EmailTemplateValues, "locale" | "appName" | "expiresInMinutes"> & { expiresInMinutes?: number },
   acceptLanguage: string | undefined,
 ): EmailContent & { locale: string } {
-  const base = { ...values, appName: config.appName, expiresInMinutes: Math.round(config.tokenLifetimeMs / 60_000) };
+  const expiresInMinutes = values.expiresInMinutes ?? Math.round(config.tokenLifetimeMs / 60_000);
+  const base = { ...values, appName: config.appName, expiresInMinutes };
   for (const locale of requestedLocales(acceptLanguage)) {
     const template = config.localizedTemplates.get(locale)?.[values.kind];
     if (template) return { ...checkedContent(template({ ...base, locale }), values.kind), locale };

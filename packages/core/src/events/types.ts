@@ -164,7 +164,24 @@ export type AuthEvent =
    * audience, cut at 200 characters; never secret material). With `debug: true` it is also a
    * line on stderr.
    */
-  | (EventBase & { type: "check.failed"; check: CheckName; expected: string[]; received: string | null });
+  | (EventBase & { type: "check.failed"; check: CheckName; expected: string[]; received: string | null })
+  /** Organizations (OR-1…): `by` is the acting user; `userId` the member concerned. */
+  | (EventBase & { type: "organization.created"; orgId: string; by: string })
+  | (EventBase & { type: "organization.updated"; orgId: string; by: string; changes: OrganizationChange[] })
+  | (EventBase & { type: "organization.deleted"; orgId: string; by: string })
+  | (EventBase & { type: "organization.member_added"; orgId: string; userId: string; roles: string[]; via: MemberSource })
+  | (EventBase & { type: "organization.member_roles_changed"; orgId: string; userId: string; roles: string[]; by: string })
+  | (EventBase & { type: "organization.member_removed"; orgId: string; userId: string; by: string })
+  | (EventBase & { type: "organization.invitation_sent"; orgId: string; invitationId: string; by: string })
+  | (EventBase & { type: "organization.invitation_revoked"; orgId: string; invitationId: string; by: string })
+  | (EventBase & { type: "organization.domain_verified"; orgId: string; domain: string; by: string })
+  | (EventBase & { type: "organization.switched"; userId: string; sessionId: string; orgId: string | null });
+
+/** What a change of an organization changed (`organization.updated`). */
+export type OrganizationChange = "name" | "slug" | "rules";
+
+/** How a member came in: created the organization, accepted an invitation, or joined by a verified domain. */
+export type MemberSource = "creation" | "invitation" | "domain";
 
 /** The name of an event. */
 export type AuthEventType = AuthEvent["type"];

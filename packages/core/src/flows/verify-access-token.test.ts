@@ -274,6 +274,7 @@ describe("verifyAccessToken", () => {
         cache.set(`filler-${index}`, {
           userId: "filler",
           tokenVersion: 0,
+          org: undefined,
           checkedAt: harness.clock.now,
           sessionExpiresAt: Number.POSITIVE_INFINITY,
         });

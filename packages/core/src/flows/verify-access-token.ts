@@ -81,6 +81,7 @@ async function verifyAndRemember(auth: Auth, token: string, now: number): Promis
   }
   Object.freeze(claims.roles);
   Object.freeze(claims.amr);
+  if (claims.org_roles !== undefined) Object.freeze(claims.org_roles);
   if (typeof claims.fields === "object" && claims.fields !== null) deepFreeze(claims.fields);
   Object.freeze(claims);
   const user = deepFreeze({ ...accessUserFields(auth, claims.fields), id: claims.sub, roles: claims.roles });
@@ -93,10 +94,26 @@ async function verifyAndRemember(auth: Auth, token: string, now: number): Promis
     amr: claims.amr,
     authTime: claims.auth_time ?? 0,
     tokenVersion: claims.tv,
+    org: claims.org === undefined ? null : Object.freeze({ id: claims.org, roles: claims.org_roles as readonly string[] }),
     claims,
   });
   auth.verifiedTokens.remember(token, access, claims.exp * 1000, now);
   return access;
+}
+
+/**
+ * The organization and roles a token carries as one comparable string (roles in any order), or
+ * undefined for none: what the state check matches against the session's active organization and
+ * the member's current roles (OR-7).
+ */
+function orgKeyOf(org: string | null | undefined, roles: readonly string[] | null | undefined): string | undefined {
+  if (org === undefined || org === null || roles === undefined || roles === null) return undefined;
+  return JSON.stringify([org, [...roles].sort()]);
+}
+
+/** The organization a token of the session must carry now: its active one while the user is a member, else none. */
+function currentOrgKeyOf(state: TokenState): string | undefined {
+  return orgKeyOf(state.session.activeOrgId, state.orgRoles);
 }
 
 /** Freezes an object of claims and the arrays and objects in it, so no handler changes what the next request sees. */
@@ -112,7 +129,14 @@ function tokenStateIsCurrent(auth: Auth, claims: Readonly<AccessTokenClaims>, no
   const cacheMs = auth.config.tokenStateCacheSeconds * 1000;
   const cached = auth.tokenStateCache.get(claims.sid);
   const age = cached ? now - cached.checkedAt : Number.NaN;
-  if (cached && cached.userId === claims.sub && cached.tokenVersion === claims.tv && age >= 0 && age < cacheMs) {
+  if (
+    cached &&
+    cached.userId === claims.sub &&
+    cached.tokenVersion === claims.tv &&
+    cached.org === orgKeyOf(claims.org, claims.org_roles) &&
+    age >= 0 &&
+    age < cacheMs
+  ) {
     if (now < cached.sessionExpiresAt) return true;
   }
   const generation = auth.revocations.generation;
@@ -130,15 +154,17 @@ function stateIsCurrent(
 ): boolean {
   if (state === null) return false;
   const { session, user } = state;
+  const org = orgKeyOf(claims.org, claims.org_roles);
   const current =
     user !== null &&
     !user.disabled &&
     user.tokenVersion === claims.tv &&
     session.userId === claims.sub &&
     session.revokedAt === null &&
-    session.expiresAt > now;
+    session.expiresAt > now &&
+    org === currentOrgKeyOf(state);
   if (current && auth.config.tokenStateCacheSeconds > 0 && auth.revocations.generation === generation) {
-    const entry = { userId: claims.sub, tokenVersion: claims.tv, checkedAt: now, sessionExpiresAt: session.expiresAt };
+    const entry = { userId: claims.sub, tokenVersion: claims.tv, org, checkedAt: now, sessionExpiresAt: session.expiresAt };
     setBounded(auth.tokenStateCache, claims.sid, entry, tokenStateCacheLimit);
   }
   return current;

@@ -6,6 +6,7 @@ import { ErrorCode } from "../errors/codes.js";
 import { requiredString } from "../flows/input.js";
 import { type ReauthenticationProof, offeredProofs, proveEveryFactor } from "../flows/reauthenticate.js";
 import { answersForUser, checkAssertion, passkeyMethods } from "../flows/webauthn-login.js";
+import { organizationToKeep } from "../organizations/session-organization.js";
 import type { AuthMethod, UserRecord } from "../storage/types.js";
 import { takeAttempt } from "../throttle/throttle.js";
 import { type TokenSet, beginSession } from "../tokens/issue-tokens.js";
@@ -94,7 +95,8 @@ export async function replaceSession(
   if (!live || !(await revokeSession(auth, user.id, sessionId, "reauthenticated"))) {
     throw new AuthError(ErrorCode.InvalidToken);
   }
-  const renewed = await beginSession(auth, user, { amr: methods, authTime: now, expiresAt: session.expiresAt, client });
+  const org = await organizationToKeep(auth, user.id, session.activeOrgId, methods);
+  const renewed = await beginSession(auth, user, { amr: methods, authTime: now, expiresAt: session.expiresAt, client, org });
   auth.emit({
     type: "session.reauthenticated",
     userId: user.id,

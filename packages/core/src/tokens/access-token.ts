@@ -29,6 +29,10 @@ export interface AccessTokenClaims {
   nbf?: number;
   /** The additional user fields declared `inToken`, by name; absent when none is declared. */
   fields?: Record<string, FieldValue>;
+  /** The id of the session's active organization (OR-7); absent when none is active. */
+  org?: string;
+  /** The member's roles in `org`; present exactly when `org` is. */
+  org_roles?: string[];
   /** Claims a token may carry beyond these; Portcullis signs none. */
   [claim: string]: unknown;
 }
@@ -62,7 +66,19 @@ export interface AccessContext<Fields = RegisteredFields> {
    */
   readonly authTime: number;
   readonly tokenVersion: number;
+  /**
+   * The session's active organization and the member's roles there (the `org` and `org_roles`
+   * claims; OR-7), or null when none is active. `requireAuth`'s `org` option reads it. A token
+   * whose membership ended or changed is refused (40101), and its refresh carries the current one.
+   */
+  readonly org: ActiveOrganization | null;
   readonly claims: Readonly<AccessTokenClaims>;
+}
+
+/** An access token's organization: its id and the member's roles in it (OR-7). */
+export interface ActiveOrganization {
+  readonly id: string;
+  readonly roles: readonly string[];
 }
 
 /** Signs access-token claims with the current key, header `typ: at+jwt` and its `kid`. */
@@ -153,6 +169,11 @@ function isAccessTokenClaims(payload: unknown): payload is AccessTokenClaims {
     claims.roles.every((role) => typeof role === "string") &&
     Array.isArray(claims.amr) &&
     claims.amr.every((method) => typeof method === "string") &&
-    (claims.auth_time === undefined || Number.isFinite(claims.auth_time))
+    (claims.auth_time === undefined || Number.isFinite(claims.auth_time)) &&
+    (claims.org === undefined
+      ? claims.org_roles === undefined
+      : typeof claims.org === "string" &&
+        Array.isArray(claims.org_roles) &&
+        claims.org_roles.every((role) => typeof role === "string"))
   );
 }

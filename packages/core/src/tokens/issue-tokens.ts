@@ -1,5 +1,6 @@
 import type { Auth } from "../auth.js";
 import { randomId } from "../crypto/ids.js";
+import { organizationAtSignIn, organizationOfSession } from "../organizations/session-organization.js";
 import { amrClaim, authTimeOf } from "../step-up/amr.js";
 import { sweepNowAndThen } from "../storage/sweep.js";
 import type { AuthMethod, SessionRecord, UserRecord } from "../storage/types.js";
@@ -8,7 +9,7 @@ import { publicFieldsOf, tokenFieldsClaim } from "../user-fields/views.js";
 import { type PublicUser, withHookFields } from "../users/public-user.js";
 import { endSessionsOverCap } from "../users/session-cap.js";
 import { type SessionClient, sessionUseOf } from "../users/session-use.js";
-import { signAccessToken } from "./access-token.js";
+import { type ActiveOrganization, signAccessToken } from "./access-token.js";
 import { firstRefreshToken } from "./refresh-token.js";
 
 export type { PublicUser } from "../users/public-user.js";
@@ -66,7 +67,11 @@ export async function rotatedTokenSet(
   totpEnabled: boolean,
 ): Promise<TokenSet> {
   sweepNowAndThen(auth, auth.now());
-  return tokenSetOf(auth, user, session, refreshToken, await publicUserOf(auth, user, totpEnabled));
+  const [view, org] = await Promise.all([
+    publicUserOf(auth, user, totpEnabled),
+    session.activeOrgId ? organizationOfSession(auth, user.id, session.activeOrgId) : null,
+  ]);
+  return tokenSetOf(auth, user, session, refreshToken, view, org);
 }
 
 async function tokenSetOf(
@@ -75,13 +80,22 @@ async function tokenSetOf(
   session: SessionRecord,
   refreshToken: string,
   view: PublicUser,
+  org: ActiveOrganization | null,
 ): Promise<TokenSet> {
-  const accessToken = await accessTokenOf(auth, user, session);
+  const accessToken = await accessTokenOf(auth, user, session, org);
   return { accessToken, refreshToken, tokenType: "Bearer", expiresIn: auth.config.ttl.access, user: view };
 }
 
-/** Signs an access token of `session` for `user`, now: its `amr` and `auth_time` are the session's (STUP-1). */
-function accessTokenOf(auth: Auth, user: UserRecord, session: SessionRecord): Promise<string> {
+/**
+ * Signs an access token of `session` for `user`, now: its `amr` and `auth_time` are the session's
+ * (STUP-1), its `org` and `org_roles` those of `org`, the session's active organization (OR-7).
+ */
+export function accessTokenOf(
+  auth: Auth,
+  user: UserRecord,
+  session: SessionRecord,
+  org: ActiveOrganization | null,
+): Promise<string> {
   const issuedAt = Math.floor(auth.now() / 1000);
   return signAccessToken(auth.keys, {
     iss: auth.config.issuer,
@@ -96,6 +110,7 @@ function accessTokenOf(auth: Auth, user: UserRecord, session: SessionRecord): Pr
     amr: amrClaim(session.amr),
     auth_time: Math.floor(authTimeOf(session) / 1000),
     ...fieldsClaim(auth, user),
+    ...(org === null ? {} : { org: org.id, org_roles: [...org.roles] }),
   });
 }
 
@@ -115,6 +130,8 @@ export interface NewSession {
   expiresAt: number;
   /** The request that begins it: its `User-Agent` and address, as the sessions list shows them. */
   client: SessionClient;
+  /** The organization active in it from the start, with the member's roles (OR-7); none when absent. */
+  org?: ActiveOrganization | null;
 }
 
 /**
@@ -125,7 +142,7 @@ export interface NewSession {
 export async function beginSession(
   auth: Auth,
   user: UserRecord,
-  { amr, authTime, expiresAt, client }: NewSession,
+  { amr, authTime, expiresAt, client, org = null }: NewSession,
 ): Promise<{ session: SessionRecord; tokens: TokenSet }> {
   const now = auth.now();
   const id = randomId(auth);
@@ -144,10 +161,11 @@ export async function beginSession(
     refreshHash: refresh.hash,
     refreshGeneration: refresh.generation,
     refreshExpiresAt: Math.min(now + auth.config.ttl.refreshIdle * 1000, expiresAt),
+    activeOrgId: org?.id ?? null,
   };
   await auth.storage.sessions.createSession(session);
   sweepNowAndThen(auth, now);
-  return { session, tokens: await tokenSetOf(auth, user, session, refresh.value, await publicUser(auth, user)) };
+  return { session, tokens: await tokenSetOf(auth, user, session, refresh.value, await publicUser(auth, user), org) };
 }
 
 /**
@@ -171,6 +189,7 @@ export async function startSession(
     authTime: Math.min(authTime ?? now, now),
     expiresAt: now + auth.config.ttl.refresh * 1000,
     client,
+    org: await organizationAtSignIn(auth, user, amr),
   });
   auth.emit({ type: "login.succeeded", userId: user.id, sessionId: session.id, amr, at: now, ip: client.ip });
   await endSessionsOverCap(auth, user.id);

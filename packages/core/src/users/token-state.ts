@@ -11,6 +11,8 @@ import {
 export interface TokenStateEntry {
   userId: string;
   tokenVersion: number;
+  /** The organization and roles the token carried, as compared (OR-7); undefined for none. */
+  org: string | undefined;
   /** When it was read from storage (the instance's clock). */
   checkedAt: number;
   /** When the session ends by itself; the entry answers for no longer. */

@@ -1,8 +1,5 @@
-import { AuthError } from "../errors/auth-error.js";
-import { ErrorCode } from "../errors/codes.js";
-import { requiredString } from "../flows/input.js";
+import { readVisibleText } from "../flows/input.js";
 import type { PasskeyRecord } from "../storage/types.js";
-import { invisibleCharacterIn } from "../text/visible-text.js";
 
 /** A passkey as its owner sees it: never the public key or the counter. Times are epoch milliseconds. */
 export interface PasskeyInfo {
@@ -38,10 +35,5 @@ export const maxLabelLength = 64;
  * @throws {AuthError} 40001 missing, 40002 not a string, 42200 empty, too long or with a character that does not show.
  */
 export function readLabel(value: unknown): string {
-  const label = requiredString(value, "label").normalize("NFC").trim();
-  const rule = `label must be 1 to ${maxLabelLength} characters of visible text`;
-  if (label === "" || [...label].length > maxLabelLength) throw new AuthError(ErrorCode.ValidationFailed, rule);
-  const invisible = invisibleCharacterIn(label);
-  if (invisible !== null) throw new AuthError(ErrorCode.ValidationFailed, `${rule}; ${invisible}, is not`);
-  return label;
+  return readVisibleText(value, "label", maxLabelLength);
 }
