@@ -26,7 +26,7 @@ import { sha256 } from "../../core/src/crypto/random.js";
 import { fakeDirectory, groupsDn, person, workingPolicy } from "../../core/src/directory/directory.test-support.js";
 import { adoptExistingUsers } from "./adopt.js";
 import { everyDatabase, serverMissing } from "./databases.test-support.js";
-import { migrate } from "./migrate.js";
+import { latestSchemaVersion, migrate } from "./migrate.js";
 import { migrateSchema } from "./migrations.js";
 import { type HostScratch, hostRows, hostScratch } from "./users-table.test-support.js";
 
@@ -274,7 +274,7 @@ for (const { name, url } of everyDatabase) {
         await scratch.run(`insert into auth_refresh_tokens (hash, session_id, user_id, created_at, expires_at, spent_at) values
           ('${sha256(spent)}', 's-olga', 1, ${now}, ${now + 3_600_000}, ${now + 1}),
           ('${sha256(outstanding)}', 's-olga', 1, ${now + 1}, ${now + 3_600_000}, null)`);
-        expect(await migrate(storage)).toEqual({ from: 4, to: 5 });
+        expect(await migrate(storage)).toEqual({ from: 4, to: latestSchemaVersion });
 
         testAuth.clock.advance(1000);
         const { auth } = testAuth;
@@ -285,6 +285,70 @@ for (const { name, url } of everyDatabase) {
         expect((await storage.sessions.findSession("s-olga"))?.revokedAt).toBe(testAuth.clock.now);
         await expect(refresh(auth, { refreshToken: spent })).rejects.toMatchObject({ code: ErrorCode.InvalidToken });
         expect(await scratch.run("select count(*) as n from auth_refresh_tokens")).toEqual([{ n: expect.anything() }]);
+      });
+
+      it("OR-7 (issue 40): a database of schema version 5 built on your users table migrates to 6; its sessions have no active organization, and your users become members by your ids", async () => {
+        await scratch.run(tables.existing[scratch.dialect]);
+        await scratch.run("insert into users (email, display_name) values ('olga@example.com', 'Olga')");
+        const storage = await scratch.storage({
+          prefix: "auth_",
+          users: { table: "users", id: { type: "integer" }, columns: { email: "email" } },
+        });
+        await migrateSchema(storage.db, storage.dialect, storage.tables, 1, 5, storage.usersTable);
+        const testAuth = makeTestAuth({ storage });
+        const now = testAuth.clock.now;
+        await scratch.run(`insert into auth_accounts (id, username, username_key, password_hash, roles, disabled, token_version,
+          source, created_at, updated_at, email_verified, verified_email_key)
+          values (1, 'olga', 'olga', null, '["user"]', false, 0, 'local', ${now}, ${now}, false, null)`);
+        const hash = sha256(randomBytes(32).toString("base64url"));
+        await scratch.run(`insert into auth_sessions (id, user_id, token_version, amr, auth_time, created_at, expires_at, revoked_at,
+          last_used_at, user_agent, address, refresh_hash, refresh_generation, refresh_expires_at)
+          values ('s-olga', 1, 0, '["pwd"]', ${now}, ${now}, ${now + 86_400_000}, null, ${now}, null, null, '${hash}', 0, ${now + 3_600_000})`);
+        expect(await migrate(storage)).toEqual({ from: 5, to: latestSchemaVersion });
+
+        const session = {
+          id: "s-olga",
+          userId: "1",
+          tokenVersion: 0,
+          amr: ["pwd"],
+          authTime: now,
+          createdAt: now,
+          expiresAt: now + 86_400_000,
+          revokedAt: null,
+          lastUsedAt: now,
+          userAgent: null,
+          address: null,
+          refreshHash: hash,
+          refreshGeneration: 0,
+          refreshExpiresAt: now + 3_600_000,
+          activeOrgId: null,
+        };
+        expect(await storage.sessions.findSession("s-olga")).toEqual(session);
+        expect(await storage.sessions.findTokenState?.("s-olga")).toMatchObject({
+          session: { activeOrgId: null },
+          orgRoles: null,
+        });
+        const organizations = storage.organizations;
+        if (organizations === undefined) throw new Error("the SQL storage has organizations");
+        const organization = {
+          id: "org-1",
+          slug: "olgas",
+          name: "Olga's",
+          rules: { requireSecondFactor: false, signInMethods: null },
+          createdAt: now,
+          updatedAt: now,
+        };
+        const owner = { orgId: "org-1", userId: "1", roles: ["owner"], createdAt: now, lastActiveAt: null };
+        expect(await organizations.createOrganization(organization, owner)).toBe(true);
+        expect(await organizations.listUserOrganizations("1")).toEqual([{ organization, membership: owner }]);
+        // An id not of your table's form is no one's.
+        expect(await organizations.findMembership("org-1", "1abc")).toBeNull();
+        expect(await organizations.setActiveOrganization("s-olga", "1abc", "org-1", now + 1)).toBe(false);
+        expect(await organizations.setActiveOrganization("s-olga", "1", "org-1", now + 1)).toBe(true);
+        expect(await storage.sessions.findTokenState?.("s-olga")).toMatchObject({
+          session: { activeOrgId: "org-1" },
+          orgRoles: ["owner"],
+        });
       });
 
       it("a host table with a NOT NULL column without a default that Portcullis does not write: migrate fails naming it, and creates nothing", async () => {

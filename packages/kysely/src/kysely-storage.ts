@@ -7,6 +7,7 @@ import { challengeStore } from "./stores/challenges.js";
 import { type StoreContext, storeContext } from "./stores/context.js";
 import { counterStore } from "./stores/counters.js";
 import { identityStore } from "./stores/identities.js";
+import { organizationStore } from "./stores/organizations.js";
 import { passkeyStore } from "./stores/passkeys.js";
 import { recoveryCodeStore } from "./stores/recovery-codes.js";
 import { sessionStore } from "./stores/sessions.js";
@@ -138,5 +139,6 @@ function storesOver(context: StoreContext): Storage {
     passkeys: passkeyStore(context),
     identities: identityStore(context),
     settings: settingsStore(context),
+    organizations: organizationStore(context),
   };
 }

@@ -32,7 +32,14 @@ import type { KyselyStorage } from "./kysely-storage.js";
 import { checkSchema, latestSchemaVersion, migrate } from "./migrate.js";
 import { pgliteStorage } from "./pglite.js";
 import { tablesWithPrefix } from "./schema.js";
-import { makeOldAccounts, migratedSession, rowCounts, sessionIdOf, writeOldVersion } from "./schema-v1.test-support.js";
+import {
+  makeOldAccounts,
+  migratedSession,
+  organizationTables,
+  rowCounts,
+  sessionIdOf,
+  writeOldVersion,
+} from "./schema-v1.test-support.js";
 
 /** The checks every database gets, on a storage whose database has no Portcullis tables yet. */
 function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselyStorage; drop(): Promise<void> }>) {
@@ -50,7 +57,7 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
    * A database an older release made and filled (schema `version`), which every operation refuses
    * until it is migrated; migrated, it holds as many rows of each table as before.
    */
-  const migratedFrom = async (version: 1 | 2 | 3 | 4) => {
+  const migratedFrom = async (version: 1 | 2 | 3 | 4 | 5) => {
     const accounts = await makeOldAccounts();
     const storage = await open("app_");
     await writeOldVersion(storage, accounts, version);
@@ -292,6 +299,56 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     }
     // No refresh wrote a row of the old table.
     expect(await refreshTokensRows()).toBe(rowsBefore);
+  });
+
+  it("OR-7 (issue 40): a database made and filled by schema version 5 keeps every row through migration 6; its sessions have no active organization, its tokens still verify, and organizations then work", async () => {
+    const { accounts, storage } = await migratedFrom(5);
+    for (const user of accounts.users) expect(await storage.users.findById(user.id)).toEqual(user);
+    expect(accounts.sessions.length).toBeGreaterThan(1);
+    for (const session of accounts.sessions) {
+      expect(await storage.sessions.findSession(session.id)).toEqual({ ...session, activeOrgId: null });
+      expect(await storage.sessions.findTokenState?.(session.id)).toMatchObject({
+        session: { userId: session.userId, activeOrgId: null },
+        orgRoles: null,
+      });
+    }
+    for (const token of accounts.refreshTokens)
+      expect(await storage.sessions.findLegacyRefreshToken?.(token.hash)).toEqual(token);
+    for (const table of organizationTables) {
+      const { rows } = await sql<{
+        count: number | string;
+      }>`select count(*) as count from ${sql.table(storage.tables[table])}`.execute(storage.db);
+      expect(Number(rows[0]?.count)).toBe(0);
+    }
+
+    // An access token of before the upgrade verifies (its check reads the session, the user and the
+    // new join of memberships in one statement).
+    const { clock } = accounts.testAuth;
+    const { auth } = makeTestAuth({ secrets: accounts.secrets, storage, throttle: generousThrottle, now: () => clock.now });
+    const signIn = accounts.bobSignIns[1] as (typeof accounts.bobSignIns)[number];
+    const access = await verifyAccessToken(auth, { token: signIn.accessToken });
+    expect(access.userId).toBe(accounts.bob.id);
+
+    // The new tables are in force: Bob's organization, active in his session.
+    const organizations = storage.organizations;
+    if (organizations === undefined) throw new Error("the SQL storage has organizations");
+    const organization = {
+      id: "org-bob",
+      slug: "bobs",
+      name: "Bob's",
+      rules: { requireSecondFactor: false, signInMethods: null },
+      createdAt: clock.now,
+      updatedAt: clock.now,
+    };
+    const owner = { orgId: organization.id, userId: accounts.bob.id, roles: ["owner"], createdAt: clock.now, lastActiveAt: null };
+    expect(await organizations.createOrganization(organization, owner)).toBe(true);
+    expect(await organizations.setActiveOrganization(access.sessionId, accounts.bob.id, organization.id, clock.now)).toBe(true);
+    expect(await storage.sessions.findTokenState?.(access.sessionId)).toMatchObject({
+      session: { activeOrgId: organization.id },
+      orgRoles: ["owner"],
+    });
+    expect(await organizations.deleteOrganization(organization.id)).toBe(true);
+    expect((await storage.sessions.findSession(access.sessionId))?.activeOrgId).toBeNull();
   });
 }
 

@@ -1,9 +1,10 @@
 /**
  * A database as release 0.1 (schema version 1, before issue 21), the release before issue 24
- * (schema version 2), the one before issue 37 (schema version 3) or the one before issue 39
- * (schema version 4) made and filled it, for the migration tests: accounts made by the real flows
- * on memory storage (an argon2id password, a sealed TOTP secret and recovery codes, a passkey of a
- * software authenticator, sessions, a linked identity, a setting), written into the older tables
+ * (schema version 2), the one before issue 37 (schema version 3), the one before issue 39
+ * (schema version 4) or the one before issue 40 (schema version 5) made and filled it, for the
+ * migration tests: accounts made by the real flows on memory storage (an argon2id password, a
+ * sealed TOTP secret and recovery codes, a passkey of a software authenticator, sessions, a linked
+ * identity, a setting), written into the older tables
  * with the columns that schema has, and the sessions' refresh tokens as those releases made and
  * kept them (43 base64url characters, a row each in refresh_tokens, one spent by a refresh).
  * Not a test file; excluded from the build.
@@ -188,19 +189,21 @@ export function migratedSession(accounts: OldAccounts, session: SessionRecord): 
     refreshHash: current?.hash ?? null,
     refreshGeneration: 0,
     refreshExpiresAt: current?.expiresAt ?? session.createdAt,
+    activeOrgId: null,
   };
 }
 
 /**
  * Brings an empty database to schema version `version` (1, release 0.1's; 2, the release before
- * issue 24's; 3, the release before issue 37's; or 4, the release before issue 39's) and writes
+ * issue 24's; 3, the release before issue 37's; 4, the release before issue 39's; or 5, the release
+ * before issue 40's) and writes
  * `accounts` into it as that release's storage did: the users, the sessions and the refresh
  * tokens by SQL with the columns that schema has; the tables later migrations
  * leave as they were through their stores, whose statements are still those versions' (a store
  * that one day writes a column the old version lacks fails here, and this file then writes that
  * table by SQL too). A throttling window and a pending challenge as well, which the upgrade must keep.
  */
-export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccounts, version: 1 | 2 | 3 | 4): Promise<void> {
+export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccounts, version: 1 | 2 | 3 | 4 | 5): Promise<void> {
   const { db, dialect, tables: t } = storage;
   const { to } = await migrateSchema(db, dialect, t, 1, version);
   if (to !== version) throw new Error(`setup: the schema went to version ${to}, not ${version}`);
@@ -218,12 +221,14 @@ export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccou
   const { alice } = accounts;
   await recoveryCodeStore(context).replace(alice.id, accounts.recoveryCodeHashes, 1);
   // Version 1's sessions have no last_used_at, user_agent or address (migration 2 adds them), no
-  // version before 4 has auth_time (migration 4 adds it), and none before 5 the refresh columns.
+  // version before 4 has auth_time (migration 4 adds it), none before 5 the refresh columns, and
+  // none before 6 the active organization.
   const sessionRows = accounts.sessions.map((session) => {
-    const { refresh_hash: _, refresh_generation: __, refresh_expires_at: ___, ...beforeFive } = toSessionRow(session);
+    const { active_org_id: _active, ...beforeSix } = toSessionRow(session);
+    const { refresh_hash: _, refresh_generation: __, refresh_expires_at: ___, ...beforeFive } = beforeSix;
     const { auth_time: ____, ...beforeFour } = beforeFive;
     const { last_used_at: _____, user_agent: ______, address: _______, ...versionOne } = beforeFour;
-    return version === 1 ? versionOne : version < 4 ? beforeFour : beforeFive;
+    return version === 1 ? versionOne : version < 4 ? beforeFour : version === 4 ? beforeFive : beforeSix;
   });
   await db.insertInto(t.sessions).values(sessionRows).execute();
   for (const token of accounts.refreshTokens) await insertLegacyRefreshToken(storage, token);
@@ -242,11 +247,20 @@ export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccou
   });
 }
 
-/** How many rows each table of the storage holds. */
+/** The tables migration 6 added, which no older version has: {@link rowCounts} leaves them out. */
+export const organizationTables = [
+  "organizations",
+  "organizationMembers",
+  "organizationInvitations",
+  "organizationDomains",
+] as const;
+
+/** How many rows each table of the storage that schema version 5 has holds. */
 export async function rowCounts(storage: KyselyStorage): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
+  const skipped = new Set<string>(["schema", ...organizationTables]);
   for (const [role, table] of Object.entries(storage.tables)) {
-    if (role === "schema") continue;
+    if (skipped.has(role)) continue;
     const { rows } = await sql<{ count: number | string }>`select count(*) as count from ${sql.table(table)}`.execute(storage.db);
     counts[role] = Number(rows[0]?.count);
   }

@@ -15,6 +15,13 @@ export interface Tables {
   passkeys: string;
   identities: string;
   settings: string;
+  /** Organizations (schema version 6). */
+  organizations: string;
+  /** Each organization's members and their roles there. */
+  organizationMembers: string;
+  organizationInvitations: string;
+  /** The email domains each organization claims, and proved. */
+  organizationDomains: string;
 }
 
 /**
@@ -44,6 +51,11 @@ export function tablesWithPrefix(prefix = "", accounts = false): Tables {
     passkeys: name("passkeys"),
     identities: name("identities"),
     settings: name("settings"),
+    // After the tables that point at it: what drops them in this order drops it last.
+    organizationMembers: name("organization_members"),
+    organizationInvitations: name("organization_invitations"),
+    organizationDomains: name("organization_domains"),
+    organizations: name("organizations"),
   };
 }
 
@@ -101,6 +113,8 @@ export interface SessionRow {
   refresh_generation: number | string;
   /** When that token stops being accepted unused; never after `expires_at`. */
   refresh_expires_at: number | string;
+  /** The organization active in the session, or null (migration 6). */
+  active_org_id: string | null;
 }
 
 /**
@@ -162,6 +176,51 @@ export interface SettingRow {
   /** JSON. */
   value: string;
   updated_at: number | string;
+}
+
+export interface OrganizationRow {
+  id: string;
+  slug: string;
+  name: string;
+  /** JSON object: the organization's rules. */
+  rules: string;
+  created_at: number | string;
+  updated_at: number | string;
+}
+
+export interface OrganizationMemberRow {
+  org_id: string;
+  user_id: string | number | bigint;
+  /** JSON array. */
+  roles: string;
+  created_at: number | string;
+  last_active_at: number | string | null;
+}
+
+export interface OrganizationInvitationRow {
+  id: string;
+  org_id: string;
+  /** Case-folded. */
+  email: string;
+  /** JSON array. */
+  roles: string;
+  token_hash: string;
+  invited_by: string | number | bigint;
+  created_at: number | string;
+  expires_at: number | string;
+  accepted_at: number | string | null;
+  accepted_by: string | number | bigint | null;
+  revoked_at: number | string | null;
+}
+
+export interface OrganizationDomainRow {
+  org_id: string;
+  domain: string;
+  verification_value: string;
+  created_at: number | string;
+  verified_at: number | string | null;
+  /** `domain` while it is verified, else null; unique, so one organization at most has it verified (OR-11). */
+  verified_domain: string | null;
 }
 
 export interface SchemaRow {

@@ -30,6 +30,7 @@ function toSession(row: SessionRow): SessionRecord {
     refreshHash: row.refresh_hash,
     refreshGeneration: num(row.refresh_generation),
     refreshExpiresAt: num(row.refresh_expires_at),
+    activeOrgId: row.active_org_id ?? null,
   };
 }
 
@@ -50,6 +51,7 @@ export function toSessionRow(session: SessionRecord): SessionRow {
     refresh_hash: session.refreshHash,
     refresh_generation: session.refreshGeneration,
     refresh_expires_at: session.refreshExpiresAt,
+    active_org_id: session.activeOrgId ?? null,
   };
 }
 
@@ -95,6 +97,7 @@ const sessionColumns = [
   "refresh_hash",
   "refresh_generation",
   "refresh_expires_at",
+  "active_org_id",
 ] as const;
 const userColumns = [
   "id",
@@ -239,16 +242,18 @@ function rotationResult(read: RotationRead, rotated: boolean): RotationResult {
 }
 
 /**
- * A session and its user's token version and disabled flag (see {@link SessionStore.findTokenState}):
- * one SELECT through both primary keys, prepared on PostgreSQL (every protected request may send
- * it), compiled once per store; its one value is the session's id.
+ * A session, its user's token version and disabled flag, and the user's roles in the session's
+ * active organization (see {@link SessionStore.findTokenState}, OR-7): one SELECT through the three
+ * primary keys, prepared on PostgreSQL (every protected request may send it), compiled once per
+ * store; its one value is the session's id.
  */
 function tokenStateQuery(context: StoreContext) {
   const t = context.tables;
   const [sessionId] = placeholders(context, 1);
   return sql<Record<string, unknown>>`/* prepared */
-    select s.user_id, s.revoked_at, s.expires_at, u.token_version, u.disabled
+    select s.user_id, s.revoked_at, s.expires_at, s.active_org_id, u.token_version, u.disabled, m.roles as org_roles
     from ${sql.table(t.sessions)} s left join ${sql.table(t.users)} u on u.id = s.user_id
+    left join ${sql.table(t.organizationMembers)} m on m.org_id = s.active_org_id and m.user_id = s.user_id
     where s.id = ${sessionId}`;
 }
 
@@ -258,11 +263,13 @@ function toTokenState(row: Record<string, unknown>): TokenState {
       userId: userIdFromRow(row.user_id),
       revokedAt: numOrNull(row.revoked_at as string | number | null),
       expiresAt: num(row.expires_at as string | number),
+      activeOrgId: (row.active_org_id as string | null) ?? null,
     },
     user:
       row.token_version === null
         ? null
         : { tokenVersion: num(row.token_version as string | number), disabled: flag(row.disabled as boolean | number) },
+    orgRoles: row.org_roles === null || row.org_roles === undefined ? null : (JSON.parse(row.org_roles as string) as string[]),
   };
 }
 
