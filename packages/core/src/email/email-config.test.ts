@@ -31,6 +31,7 @@ describe("resolveEmailConfig", () => {
       send,
       resetUrl: valid.resetUrl,
       verifyUrl: valid.verifyUrl,
+      invitationUrl: null,
       from: undefined,
       appName: "api.example.com",
       tokenLifetimeMs: 30 * 60_000,
@@ -206,7 +207,7 @@ describe("resolveEmailConfig", () => {
   it("refuses templates that are not an object of functions by kind, naming the kind meant", () => {
     for (const bad of ["template", [defaultTemplates.notice], null]) {
       expect(refusal({ ...valid, templates: bad })).toMatch(
-        /email\.templates must be an object of templates by kind \(password_reset, email_verification, notice\)/,
+        /email\.templates must be an object of templates by kind \(password_reset, email_verification, notice, organization_invitation\)/,
       );
     }
     expect(refusal({ ...valid, templates: { notices: defaultTemplates.notice } })).toMatch(

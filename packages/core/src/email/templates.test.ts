@@ -289,3 +289,19 @@ describe("writeMessage", () => {
     expect(message).toEqual({ subject: "s", text: "t", html: "h", locale: "en" });
   });
 });
+
+describe("the organization invitation", () => {
+  it("names the organization and the inviting member, in days, with the link, escaping both names in HTML", () => {
+    const config = configOf({ appName: "Example" });
+    const values = { kind: "organization_invitation" as const, username: "<b>alice</b>", organization: 'Acme & "Sons"' };
+    const message = writeMessage(config, { ...values, link, expiresInMinutes: 7 * 1440 }, undefined);
+    expect(message.subject).toBe('You are invited to join Acme & "Sons" on Example');
+    expect(message.text).toContain('<b>alice</b> invited this address to join the organization Acme & "Sons" at Example');
+    expect(message.text).toContain("within 7 days");
+    expect(message.text).toContain(link);
+    expect(message.html).toContain("&lt;b&gt;alice&lt;/b&gt;");
+    expect(message.html).toContain("Acme &amp; &quot;Sons&quot;");
+    expect(message.html).not.toContain("<b>alice</b>");
+    expect(message.html).toContain(escapeHtml(link));
+  });
+});
