@@ -242,6 +242,11 @@ export {
   removeMember,
 } from "./organizations/members.js";
 export type { DomainVerificationRecord, OrganizationsConfig } from "./organizations/organization-config.js";
+export {
+  type OrganizationOptions,
+  type OrganizationRequirement,
+  organizationRequirementOf,
+} from "./organizations/organization-requirement.js";
 export type { OrganizationView } from "./organizations/organization-view.js";
 export {
   type SwitchOrganizationInput,

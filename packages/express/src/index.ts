@@ -11,6 +11,7 @@ import {
   type Auth,
   type HttpRequest,
   type HttpResponse,
+  type OrganizationOptions,
   type StepUpOptions,
   assertAuthArgument,
   authorizeRequest,
@@ -18,6 +19,7 @@ import {
   explainMountPath,
   handleRequest,
   nodeRequestBody,
+  organizationRequirementOf,
   servesPath,
   stepUpRequirementOf,
 } from "@portcullis/core";
@@ -44,8 +46,8 @@ export interface AuthRouterOptions {
   getPeerAddress?: (req: Request) => string | undefined;
 }
 
-/** Options of {@link requireAuth}: the roles, what the route asks of the sign-in (`maxAge`, `secondFactor`, `amr`: STUP-2), and the peer address. */
-export interface RequireAuthOptions extends StepUpOptions {
+/** Options of {@link requireAuth}: the roles, the active organization and the roles in it (`org`: OR-7), what the route asks of the sign-in (`maxAge`, `secondFactor`, `amr`: STUP-2), and the peer address. */
+export interface RequireAuthOptions extends StepUpOptions, OrganizationOptions {
   /** The user must hold at least one of these roles, or the answer is 40300; an empty list lets no one through. */
   roles?: readonly string[];
   /** As for {@link authRouter}: the address of the peer, for the loopback exemption of HTTP-7. */
@@ -203,24 +205,28 @@ export function authRouter(auth: Auth, options: AuthRouterOptions = {}): AuthRou
  * Middleware that lets a request through only over TLS (HTTP-7: loopback clients and
  * `http.unsafeAllowPlainHttp` excepted) with a live access token in the
  * `Authorization: Bearer` header (never the query string; AT-6), when `roles` is given only
- * for a user holding one of them, and when `maxAge`, `secondFactor` or `amr` is given only for
+ * for a user holding one of them, with `org` only for a token carrying an active organization
+ * (and with `org: { roles }` only for a member holding one of them there; OR-7), and when
+ * `maxAge`, `secondFactor` or `amr` is given only for
  * a session whose sign-in or latest re-authentication meets them (STUP-2). It sets `req.auth` to
  * the token's {@link AccessContext} (with `authTime` and `amr`). Otherwise it answers in the
  * Portcullis envelope: 40300 for plain HTTP, before the token is read; 40101 for a missing,
- * invalid, expired or revoked token; 40300 for a missing role; 40104 (HTTP 401) with
+ * invalid, expired or revoked token; 40300 for a missing role or organization role, or no active organization; 40104 (HTTP 401) with
  * `data.required` when the session must step up.
  *
- * @throws {TypeError} at once, for a `maxAge`, `secondFactor` or `amr` that is not one.
+ * @throws {TypeError} at once, for a `maxAge`, `secondFactor`, `amr` or `org` that is not one.
  * @example
  * ```ts
  * app.get("/api/v1/things", requireAuth(auth), (req, res) => res.json({ owner: req.auth?.userId }));
  * app.delete("/api/v1/things/:id", requireAuth(auth, { roles: ["admin"] }), deleteThing);
  * app.post("/api/v1/payouts", requireAuth(auth, { maxAge: "5m", secondFactor: true }), sendPayout);
+ * app.get("/api/v1/billing", requireAuth(auth, { org: { roles: ["owner"] } }), (req, res) => res.json({ org: req.auth?.org?.id }));
  * ```
  */
 export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): RequestHandler {
   assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
   stepUpRequirementOf(options);
+  organizationRequirementOf(options);
   let declaredFor: object | null = null;
   return (req, res, next) => {
     const prototype = Object.getPrototypeOf(req);

@@ -11,12 +11,14 @@ import {
   type Auth,
   type HttpRequest,
   type HttpResponse,
+  type OrganizationOptions,
   type StepUpOptions,
   assertAuthArgument,
   authorizeRequest,
   errorResponse,
   handleRequest,
   nodeRequestBody,
+  organizationRequirementOf,
   routes,
   servesPath,
   stepUpRequirementOf,
@@ -58,8 +60,8 @@ export interface PortcullisOptions {
   getPeerAddress?: (request: FastifyRequest) => string | undefined;
 }
 
-/** Options of {@link requireAuth}: the roles, what the route asks of the sign-in (`maxAge`, `secondFactor`, `amr`: STUP-2), and the peer address. */
-export interface RequireAuthOptions extends StepUpOptions {
+/** Options of {@link requireAuth}: the roles, the active organization and the roles in it (`org`: OR-7), what the route asks of the sign-in (`maxAge`, `secondFactor`, `amr`: STUP-2), and the peer address. */
+export interface RequireAuthOptions extends StepUpOptions, OrganizationOptions {
   /** The user must hold at least one of these roles, or the answer is 40300; an empty list lets no one through. */
   roles?: readonly string[];
   /** As for {@link portcullis}: the address of the peer, for the loopback exemption of HTTP-7. */
@@ -330,24 +332,28 @@ export function frameworkErrorHandler(auth: Auth, options: FrameworkErrorHandler
  * A `preHandler` hook that lets a request through only over TLS (HTTP-7: loopback clients and
  * `http.unsafeAllowPlainHttp` excepted) with a live access token in the
  * `Authorization: Bearer` header (never the query string; AT-6), when `roles` is given only
- * for a user holding one of them, and when `maxAge`, `secondFactor` or `amr` is given only for
+ * for a user holding one of them, with `org` only for a token carrying an active organization
+ * (and with `org: { roles }` only for a member holding one of them there; OR-7), and when
+ * `maxAge`, `secondFactor` or `amr` is given only for
  * a session whose sign-in or latest re-authentication meets them (STUP-2). It sets
  * `request.auth` to the token's {@link AccessContext} (with `authTime` and `amr`). Otherwise it
  * answers in the Portcullis envelope: 40300 for plain HTTP, before the token is read; 40101 for
- * a missing, invalid, expired or revoked token; 40300 for a missing role; 40104 (HTTP 401) with
+ * a missing, invalid, expired or revoked token; 40300 for a missing role or organization role, or no active organization; 40104 (HTTP 401) with
  * `data.required` when the session must step up.
  *
- * @throws {TypeError} at once, for a `maxAge`, `secondFactor` or `amr` that is not one.
+ * @throws {TypeError} at once, for a `maxAge`, `secondFactor`, `amr` or `org` that is not one.
  * @example
  * ```ts
  * app.get("/api/v1/things", { preHandler: requireAuth(auth) }, async (request) => ({ owner: request.auth?.userId }));
  * app.delete("/api/v1/things/:id", { preHandler: requireAuth(auth, { roles: ["admin"] }) }, deleteThing);
  * app.post("/api/v1/payouts", { preHandler: requireAuth(auth, { maxAge: "5m", secondFactor: true }) }, sendPayout);
+ * app.get("/api/v1/billing", { preHandler: requireAuth(auth, { org: { roles: ["owner"] } }) }, async (request) => ({ org: request.auth?.org?.id }));
  * ```
  */
 export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): preHandlerAsyncHookHandler {
   assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
   stepUpRequirementOf(options);
+  organizationRequirementOf(options);
   const refuse = (reply: FastifyReply, error: unknown) => send(reply, errorResponse(auth, error));
   // Fastify calls a hook with `done`: then this is a callback hook, and Fastify chains no promise
   // of its own on each request. Called as its type says, with the request and reply only, it

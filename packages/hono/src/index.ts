@@ -11,6 +11,7 @@ import {
   type FieldsOf,
   type HttpRequest,
   type HttpResponse,
+  type OrganizationOptions,
   type RegisteredAuth,
   type StepUpOptions,
   type UserFieldDefinitions,
@@ -18,6 +19,7 @@ import {
   authorizeRequest,
   errorResponse,
   handleRequest,
+  organizationRequirementOf,
   resolvedTarget,
   servesPath,
   stepUpRequirementOf,
@@ -56,10 +58,11 @@ export interface AuthRoutesOptions {
 }
 
 /**
- * Options of {@link requireAuth}: the roles, what the route asks of the sign-in (`maxAge`,
- * `secondFactor`, `amr`: STUP-2), and how to read the connection as for {@link authRoutes}.
+ * Options of {@link requireAuth}: the roles, the active organization and the roles in it (`org`:
+ * OR-7), what the route asks of the sign-in (`maxAge`, `secondFactor`, `amr`: STUP-2), and how to
+ * read the connection as for {@link authRoutes}.
  */
-export interface RequireAuthOptions extends AuthRoutesOptions, StepUpOptions {
+export interface RequireAuthOptions extends AuthRoutesOptions, StepUpOptions, OrganizationOptions {
   /** The user must hold at least one of these roles, or the answer is 40300; an empty list lets no one through. */
   roles?: readonly string[];
 }
@@ -258,22 +261,25 @@ export function withResolvedTargets<Incoming extends { url?: string }, Rest exte
  * Middleware that lets a request through only over TLS (HTTP-7: loopback clients and
  * `http.unsafeAllowPlainHttp` excepted) with a live access token in the
  * `Authorization: Bearer` header (never the query string; AT-6), when `roles` is given only
- * for a user holding one of them, and when `maxAge`, `secondFactor` or `amr` is given only for
+ * for a user holding one of them, with `org` only for a token carrying an active organization
+ * (and with `org: { roles }` only for a member holding one of them there; OR-7), and when
+ * `maxAge`, `secondFactor` or `amr` is given only for
  * a session whose sign-in or latest re-authentication meets them (STUP-2). It sets
  * `c.get("auth")` to the token's {@link AccessContext} (with `authTime` and `amr`). Otherwise it
  * answers in the Portcullis envelope: 40300 for plain HTTP, before the token is read; 40101 for
- * a missing, invalid, expired or revoked token; 40300 for a missing role; 40104 (HTTP 401) with
+ * a missing, invalid, expired or revoked token; 40300 for a missing role or organization role, or no active organization; 40104 (HTTP 401) with
  * `data.required` when the session must step up. Off `@hono/node-server`, pass
  * `getPeerAddress` (and, if the URL's scheme does not tell, `isSecureConnection`) as to
  * {@link authRoutes}.
  *
- * @throws {TypeError} at once, for a `maxAge`, `secondFactor` or `amr` that is not one.
+ * @throws {TypeError} at once, for a `maxAge`, `secondFactor`, `amr` or `org` that is not one.
  * @example
  * ```ts
  * const app = new Hono<{ Variables: AuthVariables<typeof auth> }>();
  * app.get("/api/v1/things", requireAuth(auth), (c) => c.json({ owner: c.get("auth").userId, plan: c.get("auth").user.plan }));
  * app.delete("/api/v1/things/:id", requireAuth(auth, { roles: ["admin"] }), deleteThing);
  * app.post("/api/v1/payouts", requireAuth(auth, { maxAge: "5m", secondFactor: true }), sendPayout);
+ * app.get("/api/v1/billing", requireAuth(auth, { org: { roles: ["owner"] } }), (c) => c.json({ org: c.get("auth").org?.id }));
  * ```
  */
 export function requireAuth<A extends Auth<UserFieldDefinitions>>(
@@ -282,6 +288,7 @@ export function requireAuth<A extends Auth<UserFieldDefinitions>>(
 ): MiddlewareHandler<{ Variables: AuthVariables<A> }> {
   assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
   stepUpRequirementOf(options);
+  organizationRequirementOf(options);
   const refuse = (error: unknown) => toResponse(errorResponse(auth, error));
   // Not an async function: the check's promise is handed to Hono with one step chained, not awaited.
   return (c, next) => {

@@ -37,6 +37,8 @@ const tagDescriptions: Record<RouteTag, string> = {
   "Step-up": "Re-authenticating a signed-in session, for a route that asks for a recent sign-in or more factors (40104; STUP-2).",
   Email: "Password reset by email and verified addresses: only with `email` configured.",
   Administration: "Users, for the admin role: list, create, read, disable or enable, set roles, end sessions, remove TOTP.",
+  Organizations:
+    "Organizations of users: members and their roles, invitations by email, domains, the session's active organization, and the instance administrators' view: only with `organizations.enabled`.",
   Metadata: "Documents about the service itself.",
 };
 

@@ -3,6 +3,12 @@ import { base64url } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode, defaultMessages } from "../errors/codes.js";
 import { type AccessContext, verifyAccessToken, withCurrentState } from "../flows/verify-access-token.js";
+import {
+  type OrganizationOptions,
+  type OrganizationRequirement,
+  organizationRequirementOf,
+  requireOrganization,
+} from "../organizations/organization-requirement.js";
 import { type StepUpOptions, type StepUpRequirement, requireStepUp, stepUpRequirementOf } from "../step-up/requirement.js";
 import { telemetryOf } from "../telemetry/telemetry.js";
 import type { RequestObserver } from "../telemetry/types.js";
@@ -220,29 +226,34 @@ export function bearerToken(authorization: string | undefined): string | undefin
 }
 
 /**
- * The access of a request's bearer token, the role check, then the step-up check (STUP-2). A
- * missing token throws at once; without roles or step-up the token check's own promise is handed
- * back, with no further hop.
+ * The access of a request's bearer token, the role check, the organization check (OR-7), then the
+ * step-up check (STUP-2). A missing token throws at once; without roles, organization or step-up
+ * the token check's own promise is handed back, with no further hop.
  */
 function verifyBearer(
   auth: Auth,
   authorization: string | undefined,
   roles: readonly string[] | undefined,
   stepUp: StepUpRequirement | null = null,
+  org: OrganizationRequirement | null = null,
 ): Promise<AccessContext> {
   const verified = verifyPresentedToken(auth, authorization);
-  if (!roles && stepUp === null) return verified;
+  if (!roles && stepUp === null && org === null) return verified;
   return verified.then((access) => {
     if (roles && !roles.some((role) => access.roles.includes(role))) {
       throw new AuthError(ErrorCode.Forbidden, "A role this route requires is missing");
     }
+    if (org !== null) requireOrganization(access, org);
     if (stepUp !== null) requireStepUp(access, stepUp, auth.now());
     return access;
   });
 }
 
-/** The options of {@link authorizeRequest}: the roles, and what the route asks of the session's sign-in (STUP-2). */
-export interface AuthorizeOptions extends StepUpOptions {
+/**
+ * The options of {@link authorizeRequest}: the roles, the active organization and the roles in it
+ * (OR-7), and what the route asks of the session's sign-in (STUP-2).
+ */
+export interface AuthorizeOptions extends StepUpOptions, OrganizationOptions {
   /** The user must hold at least one of these roles (40300 otherwise); an empty list lets no one through. */
   roles?: readonly string[];
 }
@@ -269,14 +280,16 @@ function verifyPresentedToken(auth: Auth, authorization: string | undefined): Pr
 /**
  * Lets a request through only over TLS (HTTP-7, see `http.unsafeAllowPlainHttp` for the
  * exceptions) with a live bearer token in its `Authorization` header (AT-6), when `roles` is
- * given for a user holding at least one of them (so an empty list lets no one through), and when
- * `maxAge`, `secondFactor` or `amr` is given for a session whose sign-in or latest
- * re-authentication meets them (STUP-2, see {@link StepUpOptions}). What `requireAuth` in each
+ * given for a user holding at least one of them (so an empty list lets no one through), with
+ * `org` for a token carrying an active organization (and with `org.roles`, one of those roles
+ * there; OR-7), and when `maxAge`, `secondFactor` or `amr` is given for a session whose sign-in or
+ * latest re-authentication meets them (STUP-2, see {@link StepUpOptions}). What `requireAuth` in each
  * adapter calls; the TLS check runs before the header is read.
  *
  * @param request The request's headers, socket peer address and whether its connection is TLS.
  * @throws {AuthError} 40300 plain HTTP, 40101 missing or invalid token, 40300 none of the roles,
- *   40104 step-up required (`data.required`), `TypeError` bad step-up options.
+ *   40300 no active organization or none of its roles, 40104 step-up required (`data.required`),
+ *   `TypeError` bad step-up or `org` options.
  *
  * @example
  * ```ts
@@ -294,15 +307,16 @@ export function authorizeRequest(
 ): Promise<AccessContext> {
   try {
     const stepUp = stepUpRequirementOf(options);
+    const org = options.org === undefined ? null : organizationRequirementOf(options);
     const telemetry = telemetryOf(auth);
     if (telemetry !== null) {
       return telemetry.traceAuthorize(() => {
         requireTls(auth, request);
-        return verifyBearer(auth, request.header("authorization"), options.roles, stepUp);
+        return verifyBearer(auth, request.header("authorization"), options.roles, stepUp, org);
       });
     }
     requireTls(auth, request);
-    return verifyBearer(auth, request.header("authorization"), options.roles, stepUp);
+    return verifyBearer(auth, request.header("authorization"), options.roles, stepUp, org);
   } catch (error) {
     return Promise.reject(error);
   }

@@ -80,7 +80,12 @@ export type ComponentName =
   | "DirectoryPolicyInput"
   | "DirectoryCheck"
   | "DirectoryUserPreview"
-  | "JwkSet";
+  | "JwkSet"
+  | "Organization"
+  | "OrganizationRules"
+  | "OrganizationMember"
+  | "OrganizationInvitation"
+  | "OrganizationDomain";
 
 /** A reference to one of the {@link componentSchemas}. */
 export function schemaRef(name: ComponentName): JsonSchema {
@@ -187,6 +192,26 @@ const directoryPolicyFields: Record<string, JsonSchema> = {
   loginOrder: { enum: ["explicit", "directory-first"] },
 };
 
+/** An organization's rules (OR-9, OR-10). */
+const organizationRules: JsonSchema = answerObject({
+  requireSecondFactor: { type: "boolean", description: "Only a session that proved a second factor makes it active (OR-9)" },
+  signInMethods: {
+    type: ["array", "null"],
+    items: { enum: ["password", "directory", "passkey", "provider"] },
+    description: "The ways of signing in a session may have used to make it active, or null for every way (OR-10)",
+  },
+});
+
+/** The fields of an organization as its members see it: the `Organization` schema's, and those of the signed-in user's list. */
+export const organizationProperties: Record<string, JsonSchema> = {
+  id: text,
+  slug: { type: "string", description: "2 to 48 lower-case letters, digits and single hyphens" },
+  name: text,
+  rules: schemaRef("OrganizationRules"),
+  createdAt: instant,
+  roles: { ...texts, description: "The caller's roles in it" },
+};
+
 /**
  * The schemas the document keeps under `components.schemas`, which the route docs name with
  * {@link schemaRef}: the envelopes, the token set and the shapes several routes share.
@@ -194,7 +219,7 @@ const directoryPolicyFields: Record<string, JsonSchema> = {
 export const componentSchemas: Record<ComponentName, JsonSchema> = {
   Error: {
     description:
-      "A refusal: the business code, a fixed message, a `requestId` on 50000 and 50300, and on 40104 (from `requireAuth` on your routes) `data.required`.",
+      "A refusal: the business code, a fixed message, a `requestId` on 50000 and 50300, and on 40104 (from `requireAuth` on your routes, or switching to an organization) `data.required`.",
     ...answerObject(
       {
         code: { type: "integer" },
@@ -213,8 +238,17 @@ export const componentSchemas: Record<ComponentName, JsonSchema> = {
               },
               ["maxAge", "amr"],
             ),
+            enrolmentRequired: {
+              type: "boolean",
+              description:
+                "On 40104 from `POST /auth/orgs/active` (OR-9): true when the user has no second factor yet, so enrols one first",
+            },
+            signInMethods: {
+              ...texts,
+              description: "On 40300 from `POST /auth/orgs/active` (OR-10): the ways of signing in the organization allows",
+            },
           },
-          [],
+          ["required", "enrolmentRequired", "signInMethods"],
         ),
       },
       ["requestId", "data"],
@@ -368,5 +402,41 @@ export const componentSchemas: Record<ComponentName, JsonSchema> = {
     type: "object",
     properties: { keys: { type: "array", items: { type: "object", properties: { kty: text }, required: ["kty"] } } },
     required: ["keys"],
+  },
+  Organization: {
+    description: "An organization as its members see it, with the caller's roles in it. Times are epoch milliseconds.",
+    ...answerObject(organizationProperties),
+  },
+  OrganizationRules: organizationRules,
+  OrganizationMember: {
+    description: "A member of an organization. Times are epoch milliseconds.",
+    ...answerObject({
+      userId: text,
+      username: text,
+      email: { type: ["string", "null"], description: "The member's address when verified, else null" },
+      roles: texts,
+      joinedAt: instant,
+    }),
+  },
+  OrganizationInvitation: {
+    description: "A pending invitation, never its secret. Times are epoch milliseconds.",
+    ...answerObject({
+      id: text,
+      email: { type: "string", description: "The invited address, case-folded" },
+      roles: texts,
+      invitedBy: { type: "string", description: "The id of the member who sent it" },
+      createdAt: instant,
+      expiresAt: instant,
+    }),
+  },
+  OrganizationDomain: {
+    description: "A domain an organization claimed, and the TXT record that proves it (OR-11). Times are epoch milliseconds.",
+    ...answerObject({
+      domain: { type: "string", description: "Lower case, in its IDNA (punycode) form" },
+      recordName: { type: "string", description: "Where the TXT record goes: `_portcullis-verification.<domain>`" },
+      recordValue: { type: "string", description: "What the TXT record must hold" },
+      createdAt: instant,
+      verifiedAt: { type: ["integer", "null"], minimum: 0 },
+    }),
   },
 };

@@ -31,7 +31,13 @@ const everythingOn: AuthOverrides = {
   http: { openApi: true, passwordChangeAlias: true },
   signUp: { enabled: true },
   secondFactor: { required: "always" },
-  email: { send: () => {}, resetUrl: "https://example.com/reset-password", verifyUrl: "https://example.com/verify-email" },
+  email: {
+    send: () => {},
+    resetUrl: "https://example.com/reset-password",
+    verifyUrl: "https://example.com/verify-email",
+    invitationUrl: "https://example.com/accept-invitation",
+  },
+  organizations: { enabled: true, verifyDomain: async () => true },
 };
 
 const configurations: [string, AuthOverrides][] = [
@@ -84,7 +90,8 @@ describe("openApiDocument", () => {
     expect(all).toContain("GET /.well-known/jwks.json");
 
     const off = operationsOf(documentOf({ passkeys: undefined }));
-    const absent = all.filter((entry) => !off.includes(entry));
+    // Organizations are off there too: their routes are checked below.
+    const absent = all.filter((entry) => !off.includes(entry) && !/\/orgs(\/|$)/.test(entry));
     expect(absent.sort()).toEqual([
       "DELETE /api/v1/auth/public-key/credentials/{id}",
       "GET /.well-known/jwks.json",
@@ -144,7 +151,18 @@ describe("openApiDocument", () => {
       "POST /api/v1/auth/password/reset",
       "POST /api/v1/auth/email",
       "POST /api/v1/auth/email/verify",
+      "POST /api/v1/auth/orgs/{orgId}/invitations",
+      "POST /api/v1/auth/orgs/{orgId}/invitations/{invitationId}/resend",
     ]);
+    const organizationsOff = operationsOf(documentOf({ ...everythingOn, organizations: undefined }));
+    const organizations = all.filter((entry) => !organizationsOff.includes(entry));
+    expect(organizations).toHaveLength(routes.filter((route) => route.doc.tag === "Organizations").length);
+    expect(organizations.every((entry) => /\/auth\/(admin\/)?orgs(\/|$)/.test(entry))).toBe(true);
+    expect(
+      all.filter(
+        (entry) => !operationsOf(documentOf({ ...everythingOn, organizations: { enabled: true } })).includes(entry),
+      ),
+    ).toEqual(["POST /api/v1/auth/orgs/{orgId}/domains/{domain}/verify"]);
     // What a client asks to learn which features are on stays: public-key/config and oauth/providers.
     expect(off).toContain("GET /api/v1/auth/public-key/config");
     expect(off).toContain("GET /api/v1/auth/oauth/providers");
@@ -280,7 +298,8 @@ describe("openApiDocument", () => {
     const document = documentOf(everythingOn);
     const answersTokens = Object.entries(document.paths).flatMap(([path, methods]) =>
       Object.entries(methods as Record<string, OperationShape>)
-        .filter(([, operation]) => /accessToken|\/TokenSet"/.test(JSON.stringify(operation.responses["200"] ?? {})))
+        // A refresh token or a token set: switchOrganization answers an access token only, the refresh token unchanged.
+        .filter(([, operation]) => /refreshToken|\/TokenSet"/.test(JSON.stringify(operation.responses["200"] ?? {})))
         .map(([method, operation]) => [operation.operationId, `${method} ${path}`] as const),
     );
     expect(answersTokens.map(([id]) => id).sort()).toEqual([

@@ -60,6 +60,7 @@ export type RouteTag =
   | "Step-up"
   | "Email"
   | "Administration"
+  | "Organizations"
   | "Metadata";
 
 /**

@@ -1,44 +1,26 @@
-import { AuthError } from "../../errors/auth-error.js";
-import { ErrorCode } from "../../errors/codes.js";
 import { type UpdateUserInput, endUserSessions, removeTotp, updateUser } from "../../flows/admin-user-changes.js";
 import { listUsers, maxPageSize } from "../../flows/admin-user-list.js";
 import { type AdminCreateUserInput, adminCreateUser, getUserDetails } from "../../flows/admin-users.js";
 import { adminRevokeAllSessions } from "../../incident/revoke-all-sessions.js";
 import { answerObject, requestObject, requiredText, roleNames, schemaRef, userFieldsBody } from "../openapi-schemas.js";
 import type { ParameterDoc, Route, RouteContext } from "../route-types.js";
-import { passwordProof, sessionOf, signedIn } from "./shared.js";
+import { limitOf, passwordProof, queryValue, sessionOf, signedIn } from "./shared.js";
 
 const userIdParameter: ParameterDoc = { name: "id", in: "path", description: "The user's id" };
 
 /** The fields of an administrator's re-authentication (`password` is theirs, never the user's). */
-const adminProof = {
+export const adminProof = {
   password: { ...passwordProof, description: "The administrator's own password, when their sign-in is not recent" },
   totpCode: { type: "string", description: "A current code of the administrator's authenticator, instead of the password" },
 };
 
 /** The administrator's re-authentication of a request: their session, and a password or TOTP code from the body. */
-const adminProofOf = (context: RouteContext) => ({
+export const adminProofOf = (context: RouteContext) => ({
   adminUserId: signedIn(context),
   sessionId: sessionOf(context),
   password: context.body.password as string | undefined,
   totpCode: context.body.totpCode as string | undefined,
 });
-
-/** A query parameter given at most once; an empty one is absent. */
-function queryValue(query: URLSearchParams, name: string): string | undefined {
-  const values = query.getAll(name);
-  if (values.length > 1) throw new AuthError(ErrorCode.MalformedParameter, `${name} must be given once`);
-  return values[0] === "" ? undefined : values[0];
-}
-
-/** The `limit` of a listing's query: digits only, else 40002 (the flow checks the range). */
-function limitOf(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^[0-9]{1,3}$/.test(value)) {
-    throw new AuthError(ErrorCode.MalformedParameter, `limit must be a whole number from 1 to ${maxPageSize}`);
-  }
-  return Number(value);
-}
 
 /** User administration, for the admin role (AD-1). */
 export const adminRoutes: readonly Route[] = [
@@ -69,7 +51,7 @@ export const adminRoutes: readonly Route[] = [
       const params = new URLSearchParams(query);
       const page = await listUsers(auth, {
         cursor: queryValue(params, "cursor"),
-        limit: limitOf(queryValue(params, "limit")),
+        limit: limitOf(queryValue(params, "limit"), maxPageSize),
         q: queryValue(params, "q"),
       });
       return { data: page };

@@ -5,6 +5,7 @@ import { directoryRoutes } from "./directory.js";
 import { emailRoutes } from "./email.js";
 import { metadataRoutes } from "./metadata.js";
 import { oauthRoutes } from "./oauth.js";
+import { organizationRoutes } from "./organizations.js";
 import { passkeyRoutes } from "./passkeys.js";
 import { requiredFactorRoutes } from "./required-factor.js";
 import { secondFactorRoutes } from "./second-factor.js";
@@ -30,5 +31,6 @@ export const routes: readonly Route[] = [
   ...stepUpRoutes,
   ...emailRoutes,
   ...adminRoutes,
+  ...organizationRoutes,
   ...metadataRoutes(() => routes),
 ];

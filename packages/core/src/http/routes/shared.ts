@@ -1,4 +1,5 @@
 import { asksCookieDelivery, refreshCookieOf } from "../../cookie-sessions/refresh-cookie.js";
+import { AuthError } from "../../errors/auth-error.js";
 import { ErrorCode } from "../../errors/codes.js";
 import type { LoginResult } from "../../flows/login-result.js";
 import type { ReauthenticationProof } from "../../flows/reauthenticate.js";
@@ -72,3 +73,19 @@ export const totpCodeProof: JsonSchema = {
 
 /** The re-authentication fields of a body (STUP-3): the password, and a TOTP code when TOTP is on. */
 export const proofFields = { password: passwordProof, totpCode: totpCodeProof };
+
+/** A query parameter given at most once; an empty one is absent. */
+export function queryValue(query: URLSearchParams, name: string): string | undefined {
+  const values = query.getAll(name);
+  if (values.length > 1) throw new AuthError(ErrorCode.MalformedParameter, `${name} must be given once`);
+  return values[0] === "" ? undefined : values[0];
+}
+
+/** The `limit` of a listing's query: digits only, else 40002 (the flow checks the range, up to `max`). */
+export function limitOf(value: string | undefined, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[0-9]{1,3}$/.test(value)) {
+    throw new AuthError(ErrorCode.MalformedParameter, `limit must be a whole number from 1 to ${max}`);
+  }
+  return Number(value);
+}
