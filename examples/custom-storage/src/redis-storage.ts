@@ -1,12 +1,19 @@
 import { createHash } from "node:crypto";
 import {
+  type AcceptanceResult,
   type ChallengeKind,
   type ChallengeRecord,
   type ChallengeStore,
   type CounterStore,
+  type DomainRecord,
   type IdentityRecord,
   type IdentityStore,
+  type InvitationRecord,
+  type MembershipChange,
+  type MembershipRecord,
   type NewAccount,
+  type OrganizationRecord,
+  type OrganizationStore,
   type PasskeyRecord,
   type PasskeyStore,
   type RecoveryCodeStore,
@@ -15,6 +22,7 @@ import {
   type SessionStore,
   type SettingsStore,
   type Storage,
+  type TokenState,
   type TotpRecord,
   type TotpStore,
   type UserListQuery,
@@ -90,6 +98,7 @@ export function redisStorage({ client, prefix = "portcullis" }: RedisStorageOpti
     passkeys: unavailableWhenUnreachable(redisPasskeys(redis)),
     identities: unavailableWhenUnreachable(redisIdentities(redis)),
     settings: unavailableWhenUnreachable(redisSettings(redis)),
+    organizations: unavailableWhenUnreachable(redisOrganizations(redis)),
   };
 }
 
@@ -612,8 +621,10 @@ function redisRecoveryCodes({ client, prefix }: Redis): RecoveryCodeStore {
   };
 }
 
-// Sessions: `sessions:<id>` hashes, holding their current refresh token's hash, and a sorted set
-// of each user's session refs by expiry. Sessions expire in Redis after their lifetime.
+// Sessions: `sessions:<id>` hashes, holding their current refresh token's hash and their active
+// organization's ref (or null), and a sorted set of each user's session refs by expiry. Sessions
+// expire in Redis after their lifetime. A session made with an organization active joins that
+// organization's `org-sessions` set (see Organizations below).
 
 const updateLiveSessionScript = `
 -- KEYS: the session. ARGV: field, value pairs. Changes the session only while it is not revoked.
@@ -686,6 +697,31 @@ function withUseFields(session: SessionRecord | null): SessionRecord | null {
     refreshHash: session.refreshHash ?? null,
     refreshGeneration: session.refreshGeneration ?? 0,
     refreshExpiresAt: session.refreshExpiresAt ?? session.createdAt,
+    activeOrgId: session.activeOrgId ?? null,
+  };
+}
+
+const tokenStateScript = `
+-- KEYS: the session. ARGV: prefix. The session's user, revokedAt, expiresAt and active
+-- organization, its user's tokenVersion and disabled, and the user's roles in that organization
+-- (false for each that is not there), in one read; {} for an unknown session.
+local s = redis.call('HMGET', KEYS[1], 'userId', 'revokedAt', 'expiresAt', 'activeOrgId')
+if not s[1] then return {} end
+local u = redis.call('HMGET', ARGV[1] .. ':users:' .. s[1], 'tokenVersion', 'disabled')
+local roles = false
+if s[4] and s[4] ~= 'null' then roles = redis.call('HGET', ARGV[1] .. ':memberships:' .. s[4] .. ':' .. s[1], 'roles') end
+return {s[1], s[2], s[3], s[4] or 'null', u[1] or false, u[2] or false, roles}`;
+
+/** What {@link tokenStateScript} answered, as a {@link TokenState}. */
+function toTokenState(reply: (string | null)[]): TokenState | null {
+  if (reply.length === 0) return null;
+  const [userId, revokedAt, expiresAt, activeOrgId, tokenVersion, disabled, roles] = reply.map((field) =>
+    field === null || field === undefined ? null : JSON.parse(field),
+  );
+  return {
+    session: { userId, revokedAt, expiresAt, activeOrgId },
+    user: tokenVersion === null ? null : { tokenVersion, disabled: disabled === true },
+    orgRoles: roles,
   };
 }
 
@@ -697,17 +733,20 @@ function redisSessions(redis: Redis): SessionStore {
     async createSession(session) {
       const key = sessionKey(session.id);
       const index = userSessionsKey(session.userId);
-      await client
+      const transaction = client
         .multi()
         .del(key)
-        .hSet(key, toFields(session))
+        .hSet(key, toFields({ ...session, activeOrgId: session.activeOrgId ?? null }))
         .pExpire(key, ttlOf(session))
         // Drops the refs of sessions that had expired by the time this one began.
         .zRemRangeByScore(index, "-inf", session.createdAt)
-        .zAdd(index, { score: session.expiresAt, value: ref(session.id) })
-        .exec();
+        .zAdd(index, { score: session.expiresAt, value: ref(session.id) });
+      const { activeOrgId } = session;
+      if (activeOrgId != null) transaction.sAdd(`${prefix}:org-sessions:${ref(activeOrgId)}`, ref(session.id));
+      await transaction.exec();
     },
     findSession: async (id) => withUseFields(fromFields<SessionRecord>(await client.hGetAll(sessionKey(id)))),
+    findTokenState: async (id) => toTokenState(await run<(string | null)[]>(tokenStateScript, [sessionKey(id)], [prefix])),
     revokeSession: async (id, now) =>
       (await run<number>(updateLiveSessionScript, [sessionKey(id)], ["revokedAt", json(now)])) === 1,
     setTokenVersion: async (id, tokenVersion) =>
@@ -966,6 +1005,452 @@ function redisSettings({ client, prefix }: Redis): SettingsStore {
     async set(key, value) {
       if (value === undefined) await client.del(settingKey(key));
       else await client.set(settingKey(key), JSON.stringify(value));
+    },
+  };
+}
+
+// Organizations: `orgs:<id>` hashes, `org-slugs:<slug>` holding the organization's ref, and
+// `org-order`, a sorted set of the ids (score 0: Redis orders them by their bytes, code point
+// order) that `listOrganizations` pages through. A membership is `memberships:<org ref>:<user ref>`,
+// indexed by `org-members:<org ref>` (a set of user refs, which the scripts read), by
+// `org-member-order:<org ref>` (the user ids, for `listMembers`) and by `user-orgs:<user ref>`
+// (a set of organization refs). Invitations: `invitations:<id>` hashes, `invitation-tokens:<hash>`
+// holding the ref of the invitation whose current secret it is, and a set per organization.
+// Domains: `org-domains:<org ref>:<domain ref>` hashes, a set of each organization's domain refs,
+// and `verified-domains:<domain ref>` holding the ref of the one organization that has it verified
+// (OR-11). `org-sessions:<org ref>` holds the refs of the sessions it was made active in, which
+// the scripts that clear it check one by one (a session that changed since keeps its own).
+//
+// A member's roles are a JSON array of strings; a script tells whether they hold the owner role
+// by looking for `,"<role>",` in `,<the array's items>,`, which no other item can hold (a quote
+// inside an item is escaped).
+
+/** Lua: whether the JSON array of role strings `roles` holds the role whose JSON text is `quoted`. */
+const holdsRole = `
+local function holds(roles, quoted)
+  return roles ~= false and roles ~= nil and string.find(',' .. string.sub(roles, 2, -2) .. ',', ',' .. quoted .. ',', 1, true) ~= nil
+end`;
+
+/** Lua: clears the organization `orgRef` from the sessions whose refs are `refs` that still have it; how many. */
+const clearSessions = `
+local function clearSessions(prefix, refs, orgRef)
+  local cleared = 0
+  for _, sessionRef in ipairs(refs) do
+    local key = prefix .. ':sessions:' .. sessionRef
+    if redis.call('HGET', key, 'activeOrgId') == orgRef then
+      redis.call('HSET', key, 'activeOrgId', 'null')
+      cleared = cleared + 1
+    end
+  end
+  return cleared
+end`;
+
+const createOrganizationScript = `
+-- KEYS: the organization, its slug's index, org-order, the owner's membership, the organization's
+-- member set, its member order, the owner's organizations. ARGV: the organization's id, its ref,
+-- the owner's id, its ref, the number of the organization's field, value items, then those items,
+-- then the membership's.
+if redis.call('EXISTS', KEYS[1], KEYS[2]) > 0 then return 0 end
+local split = 5 + tonumber(ARGV[5])
+redis.call('HSET', KEYS[1], unpack(ARGV, 6, split))
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('ZADD', KEYS[3], 0, ARGV[1])
+redis.call('HSET', KEYS[4], unpack(ARGV, split + 1))
+redis.call('SADD', KEYS[5], ARGV[4])
+redis.call('ZADD', KEYS[6], 0, ARGV[3])
+redis.call('SADD', KEYS[7], ARGV[2])
+return 1`;
+
+const updateOrganizationScript = `
+-- KEYS: the organization. ARGV: prefix, its ref, the new slug's JSON text (or ''), then field, value
+-- pairs. Returns the organization after the change, 'slug_taken' with nothing written, or {}.
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+local old = redis.call('HGET', KEYS[1], 'slug')
+if ARGV[3] ~= '' and ARGV[3] ~= old then
+  local slugKey = ARGV[1] .. ':org-slugs:' .. ARGV[3]
+  if redis.call('EXISTS', slugKey) == 1 then return 'slug_taken' end
+  redis.call('DEL', ARGV[1] .. ':org-slugs:' .. old)
+  redis.call('SET', slugKey, ARGV[2])
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+return redis.call('HGETALL', KEYS[1])`;
+
+const deleteOrganizationScript = `${clearSessions}
+-- KEYS: the organization. ARGV: prefix, its ref, its id. Deletes it with its memberships,
+-- invitations and domains, and clears it from the sessions that have it active: one script.
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local prefix, orgRef = ARGV[1], ARGV[2]
+redis.call('DEL', prefix .. ':org-slugs:' .. redis.call('HGET', KEYS[1], 'slug'))
+redis.call('ZREM', prefix .. ':org-order', ARGV[3])
+for _, userRef in ipairs(redis.call('SMEMBERS', prefix .. ':org-members:' .. orgRef)) do
+  redis.call('DEL', prefix .. ':memberships:' .. orgRef .. ':' .. userRef)
+  redis.call('SREM', prefix .. ':user-orgs:' .. userRef, orgRef)
+end
+for _, invitationRef in ipairs(redis.call('SMEMBERS', prefix .. ':org-invitations:' .. orgRef)) do
+  local key = prefix .. ':invitations:' .. invitationRef
+  local tokenKey = prefix .. ':invitation-tokens:' .. (redis.call('HGET', key, 'tokenHash') or '')
+  if redis.call('GET', tokenKey) == invitationRef then redis.call('DEL', tokenKey) end
+  redis.call('DEL', key)
+end
+for _, domainRef in ipairs(redis.call('SMEMBERS', prefix .. ':org-domain-set:' .. orgRef)) do
+  local verifiedKey = prefix .. ':verified-domains:' .. domainRef
+  if redis.call('GET', verifiedKey) == orgRef then redis.call('DEL', verifiedKey) end
+  redis.call('DEL', prefix .. ':org-domains:' .. orgRef .. ':' .. domainRef)
+end
+clearSessions(prefix, redis.call('SMEMBERS', prefix .. ':org-sessions:' .. orgRef), orgRef)
+redis.call('DEL', KEYS[1], prefix .. ':org-members:' .. orgRef, prefix .. ':org-member-order:' .. orgRef,
+  prefix .. ':org-invitations:' .. orgRef, prefix .. ':org-domain-set:' .. orgRef, prefix .. ':org-sessions:' .. orgRef)
+return 1`;
+
+const addMemberScript = `
+-- KEYS: the organization, the membership, the organization's member set, its member order, the
+-- user's organizations. ARGV: the organization's ref, the user's ref, the user's id, then field,
+-- value pairs.
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('HSET', KEYS[2], unpack(ARGV, 4))
+redis.call('SADD', KEYS[3], ARGV[2])
+redis.call('ZADD', KEYS[4], 0, ARGV[3])
+redis.call('SADD', KEYS[5], ARGV[1])
+return 1`;
+
+const changeMembershipScript = `${holdsRole}
+${clearSessions}
+-- KEYS: the organization, the membership, the organization's member set, its member order, the
+-- user's organizations, the user's session index. ARGV: prefix, the organization's ref, the user's
+-- ref, the user's id, the owner role's JSON text, 'remove' or the new roles' JSON text.
+-- The last-owner rule (OR-3): the owners are counted and the membership changed by one script.
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[2]) == 0 then return 'not_found' end
+local prefix, orgRef, userRef, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[5]
+local removing = ARGV[6] == 'remove'
+if holds(redis.call('HGET', KEYS[2], 'roles'), owner) and (removing or not holds(ARGV[6], owner)) then
+  local others = 0
+  for _, memberRef in ipairs(redis.call('SMEMBERS', KEYS[3])) do
+    if memberRef ~= userRef and holds(redis.call('HGET', prefix .. ':memberships:' .. orgRef .. ':' .. memberRef, 'roles'), owner) then
+      others = others + 1
+      break
+    end
+  end
+  if others == 0 then return 'last_owner' end
+end
+if not removing then
+  redis.call('HSET', KEYS[2], 'roles', ARGV[6])
+  return 'done'
+end
+redis.call('DEL', KEYS[2])
+redis.call('SREM', KEYS[3], userRef)
+redis.call('ZREM', KEYS[4], ARGV[4])
+redis.call('SREM', KEYS[5], orgRef)
+clearSessions(prefix, redis.call('ZRANGE', KEYS[6], 0, -1), orgRef)
+return 'done'`;
+
+const setActiveOrganizationScript = `
+-- KEYS: the session, then (for an organization, not none) the membership and the organization's
+-- session set. ARGV: the user's ref, the organization's ref or 'null', now, the session's ref.
+local s = redis.call('HMGET', KEYS[1], 'userId', 'revokedAt')
+if s[1] ~= ARGV[1] or s[2] ~= 'null' then return 0 end
+if ARGV[2] ~= 'null' then
+  if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+  redis.call('HSET', KEYS[2], 'lastActiveAt', ARGV[3])
+  redis.call('SADD', KEYS[3], ARGV[4])
+end
+redis.call('HSET', KEYS[1], 'activeOrgId', ARGV[2])
+return 1`;
+
+const clearActiveOrganizationScript = `${clearSessions}
+-- KEYS: the organization's session set. ARGV: prefix, the organization's ref.
+local cleared = clearSessions(ARGV[1], redis.call('SMEMBERS', KEYS[1]), ARGV[2])
+redis.call('DEL', KEYS[1])
+return cleared`;
+
+/** Lua: whether the invitation at `key` is pending at `now` (a number). */
+const pendingInvitation = `
+local function pending(key, now)
+  local i = redis.call('HMGET', key, 'acceptedAt', 'revokedAt', 'expiresAt')
+  return i[1] == 'null' and i[2] == 'null' and i[3] and tonumber(i[3]) > now
+end`;
+
+const createInvitationScript = `${pendingInvitation}
+-- KEYS: the invitation, the organization's invitation set, its secret's index. ARGV: prefix, its
+-- ref, its address's JSON text, its createdAt, then field, value pairs. Revokes the pending
+-- invitations of the same organization and address at its createdAt.
+local createdAt = tonumber(ARGV[4])
+for _, invitationRef in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local key = ARGV[1] .. ':invitations:' .. invitationRef
+  if redis.call('HGET', key, 'email') == ARGV[3] and pending(key, createdAt) then
+    redis.call('HSET', key, 'revokedAt', ARGV[4])
+  end
+end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+redis.call('SADD', KEYS[2], ARGV[2])
+redis.call('SET', KEYS[3], ARGV[2])
+return 1`;
+
+const replaceInvitationTokenScript = `${pendingInvitation}
+-- KEYS: the invitation, its new secret's index. ARGV: prefix, its ref, the organization's ref, the
+-- new hash's JSON text, the new expiresAt, now. The old secret's index goes: a resend voids it.
+if redis.call('HGET', KEYS[1], 'orgId') ~= ARGV[3] or not pending(KEYS[1], tonumber(ARGV[6])) then return 0 end
+local oldKey = ARGV[1] .. ':invitation-tokens:' .. redis.call('HGET', KEYS[1], 'tokenHash')
+if redis.call('GET', oldKey) == ARGV[2] then redis.call('DEL', oldKey) end
+redis.call('HSET', KEYS[1], 'tokenHash', ARGV[4], 'expiresAt', ARGV[5])
+redis.call('SET', KEYS[2], ARGV[2])
+return 1`;
+
+const revokeInvitationScript = `${pendingInvitation}
+-- KEYS: the invitation. ARGV: the organization's ref, now.
+if redis.call('HGET', KEYS[1], 'orgId') ~= ARGV[1] or not pending(KEYS[1], tonumber(ARGV[2])) then return 0 end
+redis.call('HSET', KEYS[1], 'revokedAt', ARGV[2])
+return 1`;
+
+const acceptInvitationScript = `${pendingInvitation}
+-- KEYS: the secret's index. ARGV: prefix, the hash's JSON text, the user's ref, the user's id, the
+-- address's JSON text, now. Spends a pending, unexpired invitation for the address that holds this
+-- secret and adds the membership, or finds it there: one script, so one of concurrent calls
+-- spends it (OR-6). Returns {} when it writes nothing, else the outcome, the invitation and the
+-- membership (field, value lists).
+local prefix, userRef, now = ARGV[1], ARGV[3], ARGV[6]
+local invitationRef = redis.call('GET', KEYS[1])
+if not invitationRef then return {} end
+local key = prefix .. ':invitations:' .. invitationRef
+local i = redis.call('HMGET', key, 'tokenHash', 'email', 'orgId', 'roles')
+if i[1] ~= ARGV[2] or i[2] ~= ARGV[5] or not pending(key, tonumber(now)) then return {} end
+local orgRef = i[3]
+if redis.call('EXISTS', prefix .. ':orgs:' .. orgRef) == 0 then return {} end
+redis.call('HSET', key, 'acceptedAt', now, 'acceptedBy', userRef)
+local membershipKey = prefix .. ':memberships:' .. orgRef .. ':' .. userRef
+local outcome = 'already_member'
+if redis.call('EXISTS', membershipKey) == 0 then
+  outcome = 'accepted'
+  redis.call('HSET', membershipKey, 'orgId', orgRef, 'userId', userRef, 'roles', i[4], 'createdAt', now, 'lastActiveAt', 'null')
+  redis.call('SADD', prefix .. ':org-members:' .. orgRef, userRef)
+  redis.call('ZADD', prefix .. ':org-member-order:' .. orgRef, 0, ARGV[4])
+  redis.call('SADD', prefix .. ':user-orgs:' .. userRef, orgRef)
+end
+return {outcome, redis.call('HGETALL', key), redis.call('HGETALL', membershipKey)}`;
+
+const addDomainScript = `
+-- KEYS: the organization, the domain, the organization's domain set. ARGV: the domain's ref, then
+-- field, value pairs.
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('HSET', KEYS[2], unpack(ARGV, 2))
+redis.call('SADD', KEYS[3], ARGV[1])
+return 1`;
+
+const markDomainVerifiedScript = `
+-- KEYS: the domain, its verified index. ARGV: the organization's ref, now. A domain is verified for
+-- one organization at most (OR-11): the index names it.
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'not_found' end
+local holder = redis.call('GET', KEYS[2])
+if holder and holder ~= ARGV[1] then return 'taken' end
+if redis.call('HGET', KEYS[1], 'verifiedAt') == 'null' then redis.call('HSET', KEYS[1], 'verifiedAt', ARGV[2]) end
+redis.call('SET', KEYS[2], ARGV[1])
+return 'verified'`;
+
+const removeDomainScript = `
+-- KEYS: the domain, the organization's domain set, its verified index. ARGV: the organization's
+-- ref, the domain's ref.
+if redis.call('DEL', KEYS[1]) == 0 then return 0 end
+redis.call('SREM', KEYS[2], ARGV[2])
+if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
+return 1`;
+
+/** The `ZRANGEBYLEX` bounds of the ids after `cursor` (all of them without one). */
+const afterCursor = (cursor: string | undefined) => (cursor === undefined ? "-" : `(${cursor}`);
+
+function redisOrganizations(redis: Redis): OrganizationStore {
+  const { client, prefix, run } = redis;
+  const orgKey = (id: string) => `${prefix}:orgs:${ref(id)}`;
+  const slugKey = (slug: string) => `${prefix}:org-slugs:${ref(slug)}`;
+  const orderKey = `${prefix}:org-order`;
+  const membershipKey = (orgId: string, userId: string) => `${prefix}:memberships:${ref(orgId)}:${ref(userId)}`;
+  const membersKey = (orgId: string) => `${prefix}:org-members:${ref(orgId)}`;
+  const memberOrderKey = (orgId: string) => `${prefix}:org-member-order:${ref(orgId)}`;
+  const userOrgsKey = (userId: string) => `${prefix}:user-orgs:${ref(userId)}`;
+  const invitationKey = (id: string) => `${prefix}:invitations:${ref(id)}`;
+  const tokenKey = (tokenHash: string) => `${prefix}:invitation-tokens:${ref(tokenHash)}`;
+  const domainKey = (orgId: string, domain: string) => `${prefix}:org-domains:${ref(orgId)}:${ref(domain)}`;
+  const domainSetKey = (orgId: string) => `${prefix}:org-domain-set:${ref(orgId)}`;
+  const verifiedKey = (domain: string) => `${prefix}:verified-domains:${ref(domain)}`;
+  const sessionsOfKey = (orgId: string) => `${prefix}:org-sessions:${ref(orgId)}`;
+  const userSessionsKey = (userId: string) => `${prefix}:user-sessions:${ref(userId)}`;
+  const sessionKey = (id: string) => `${prefix}:sessions:${ref(id)}`;
+
+  const findOrganization = async (id: string) => fromFields<OrganizationRecord>(await client.hGetAll(orgKey(id)));
+  const findMembership = async (orgId: string, userId: string) =>
+    fromFields<MembershipRecord>(await client.hGetAll(membershipKey(orgId, userId)));
+  const findInvitation = async (id: string) => fromFields<InvitationRecord>(await client.hGetAll(invitationKey(id)));
+  /** A page of the ids of `orderKey` after `cursor`, read with the one after it, which says there is a next page. */
+  const pageOfIds = async (key: string, cursor: string | undefined, limit: number) => {
+    const ids = await client.zRangeByLex(key, afterCursor(cursor), "+", { LIMIT: { offset: 0, count: limit + 1 } });
+    const items = ids.slice(0, limit);
+    return { items, nextCursor: ids.length > limit ? (items.at(-1) ?? null) : null };
+  };
+  const changeMembership = (orgId: string, userId: string, ownerRole: string, change: string) =>
+    run<MembershipChange>(
+      changeMembershipScript,
+      [
+        orgKey(orgId),
+        membershipKey(orgId, userId),
+        membersKey(orgId),
+        memberOrderKey(orgId),
+        userOrgsKey(userId),
+        userSessionsKey(userId),
+      ],
+      [prefix, ref(orgId), ref(userId), userId, json(ownerRole), change],
+    );
+
+  return {
+    async createOrganization(organization, owner) {
+      const { id } = organization;
+      const fields = toArgs(organization);
+      const keys = [
+        orgKey(id),
+        slugKey(organization.slug),
+        orderKey,
+        membershipKey(id, owner.userId),
+        membersKey(id),
+        memberOrderKey(id),
+        userOrgsKey(owner.userId),
+      ];
+      const args = [id, ref(id), owner.userId, ref(owner.userId), fields.length, ...fields, ...toArgs(owner)];
+      return (await run<number>(createOrganizationScript, keys, args)) === 1;
+    },
+    findOrganization,
+    async findOrganizationBySlug(slug) {
+      const orgRef = await client.get(slugKey(slug));
+      return orgRef === null ? null : fromFields<OrganizationRecord>(await client.hGetAll(`${prefix}:orgs:${orgRef}`));
+    },
+    async updateOrganization(id, changes) {
+      const slug = changes.slug === undefined ? "" : json(changes.slug);
+      const reply = await run<string[] | "slug_taken">(
+        updateOrganizationScript,
+        [orgKey(id)],
+        [prefix, ref(id), slug, ...toArgs(changes)],
+      );
+      return reply === "slug_taken" ? reply : fromPairs<OrganizationRecord>(reply);
+    },
+    deleteOrganization: async (id) => (await run<number>(deleteOrganizationScript, [orgKey(id)], [prefix, ref(id), id])) === 1,
+    async listOrganizations({ cursor, limit }) {
+      const { items, nextCursor } = await pageOfIds(orderKey, cursor, limit);
+      return {
+        items: await readAll<OrganizationRecord>(
+          redis,
+          "orgs",
+          items.map((id) => ref(id)),
+        ),
+        nextCursor,
+      };
+    },
+    findMembership,
+    async listMembers(orgId, { cursor, limit }) {
+      const { items, nextCursor } = await pageOfIds(memberOrderKey(orgId), cursor, limit);
+      const memberships = await readAll<MembershipRecord>(
+        redis,
+        `memberships:${ref(orgId)}`,
+        items.map((id) => ref(id)),
+      );
+      return { items: memberships, nextCursor };
+    },
+    async listUserOrganizations(userId) {
+      const orgRefs = await client.sMembers(userOrgsKey(userId));
+      const found = await Promise.all(
+        orgRefs.map(async (orgRef) => {
+          const organization = fromFields<OrganizationRecord>(await client.hGetAll(`${prefix}:orgs:${orgRef}`));
+          const membership = organization && (await findMembership(organization.id, userId));
+          return organization && membership ? [{ organization, membership }] : [];
+        }),
+      );
+      return found.flat().sort((a, b) => compareCodePoints(a.organization.id, b.organization.id));
+    },
+    addMember: async (membership) =>
+      (await run<number>(
+        addMemberScript,
+        [
+          orgKey(membership.orgId),
+          membershipKey(membership.orgId, membership.userId),
+          membersKey(membership.orgId),
+          memberOrderKey(membership.orgId),
+          userOrgsKey(membership.userId),
+        ],
+        [ref(membership.orgId), ref(membership.userId), membership.userId, ...toArgs(membership)],
+      )) === 1,
+    changeMemberRoles: (orgId, userId, roles, ownerRole) => changeMembership(orgId, userId, ownerRole, json(roles)),
+    removeMember: (orgId, userId, ownerRole) => changeMembership(orgId, userId, ownerRole, "remove"),
+    async setActiveOrganization(sessionId, userId, orgId, now) {
+      const keys =
+        orgId === null ? [sessionKey(sessionId)] : [sessionKey(sessionId), membershipKey(orgId, userId), sessionsOfKey(orgId)];
+      const args = [ref(userId), orgId === null ? "null" : ref(orgId), json(now), ref(sessionId)];
+      return (await run<number>(setActiveOrganizationScript, keys, args)) === 1;
+    },
+    clearActiveOrganization: (orgId) => run<number>(clearActiveOrganizationScript, [sessionsOfKey(orgId)], [prefix, ref(orgId)]),
+    async createInvitation(invitation) {
+      const keys = [
+        invitationKey(invitation.id),
+        `${prefix}:org-invitations:${ref(invitation.orgId)}`,
+        tokenKey(invitation.tokenHash),
+      ];
+      const args = [prefix, ref(invitation.id), json(invitation.email), json(invitation.createdAt), ...toArgs(invitation)];
+      await run<number>(createInvitationScript, keys, args);
+    },
+    async findInvitation(orgId, id) {
+      const invitation = await findInvitation(id);
+      return invitation?.orgId === orgId ? invitation : null;
+    },
+    async listInvitations(orgId, now) {
+      const refs = await client.sMembers(`${prefix}:org-invitations:${ref(orgId)}`);
+      return (await readAll<InvitationRecord>(redis, "invitations", refs))
+        .filter((invitation) => invitation.acceptedAt === null && invitation.revokedAt === null && invitation.expiresAt > now)
+        .sort((a, b) => b.createdAt - a.createdAt || compareCodePoints(b.id, a.id));
+    },
+    replaceInvitationToken: async (orgId, id, tokenHash, expiresAt, now) =>
+      (await run<number>(
+        replaceInvitationTokenScript,
+        [invitationKey(id), tokenKey(tokenHash)],
+        [prefix, ref(id), ref(orgId), json(tokenHash), json(expiresAt), json(now)],
+      )) === 1,
+    revokeInvitation: async (orgId, id, now) =>
+      (await run<number>(revokeInvitationScript, [invitationKey(id)], [ref(orgId), json(now)])) === 1,
+    async acceptInvitation({ tokenHash, userId, email, now }): Promise<AcceptanceResult> {
+      const args = [prefix, json(tokenHash), ref(userId), userId, json(email), json(now)];
+      const reply = await run<[AcceptanceResult["outcome"], string[], string[]] | []>(
+        acceptInvitationScript,
+        [tokenKey(tokenHash)],
+        args,
+      );
+      if (reply.length === 0) return { outcome: "refused" };
+      const [outcome, invitation, membership] = reply;
+      return {
+        outcome: outcome as "accepted" | "already_member",
+        invitation: fromPairs<InvitationRecord>(invitation) as InvitationRecord,
+        membership: fromPairs<MembershipRecord>(membership) as MembershipRecord,
+      };
+    },
+    addDomain: async (domain) =>
+      (await run<number>(
+        addDomainScript,
+        [orgKey(domain.orgId), domainKey(domain.orgId, domain.domain), domainSetKey(domain.orgId)],
+        [ref(domain.domain), ...toArgs(domain)],
+      )) === 1,
+    async listDomains(orgId) {
+      const refs = await client.sMembers(domainSetKey(orgId));
+      const domains = await readAll<DomainRecord>(redis, `org-domains:${ref(orgId)}`, refs);
+      return domains.sort((a, b) => compareCodePoints(a.domain, b.domain));
+    },
+    markDomainVerified: (orgId, domain, now) =>
+      run<"verified" | "taken" | "not_found">(
+        markDomainVerifiedScript,
+        [domainKey(orgId, domain), verifiedKey(domain)],
+        [ref(orgId), json(now)],
+      ),
+    removeDomain: async (orgId, domain) =>
+      (await run<number>(
+        removeDomainScript,
+        [domainKey(orgId, domain), domainSetKey(orgId), verifiedKey(domain)],
+        [ref(orgId), ref(domain)],
+      )) === 1,
+    async findOrganizationByDomain(domain) {
+      const orgRef = await client.get(verifiedKey(domain));
+      return orgRef === null ? null : fromFields<OrganizationRecord>(await client.hGetAll(`${prefix}:orgs:${orgRef}`));
     },
   };
 }

@@ -494,10 +494,20 @@ export function organizationsSuite({ test: { describe, it, expect }, makeStorage
         for (const [sessionId, userId] of sessions) {
           await organizations.setActiveOrganization(sessionId, userId, organization.id, BASE_TIME + 1);
         }
+        // A session that begins with it active (a re-authentication keeps the organization).
+        const begun = sampleSession(memberId, { activeOrgId: organization.id });
+        await storage.sessions.createSession(begun);
+        expect(await activeIn(storage, begun.id, memberId)).toEqual({
+          activeOrgId: organization.id,
+          tokenOrgId: organization.id,
+          orgRoles: ["member"],
+        });
         const elsewhere = await newSession(storage, memberId);
         await organizations.setActiveOrganization(elsewhere, memberId, other.id, BASE_TIME + 1);
-        expect(await organizations.clearActiveOrganization(organization.id)).toBe(3);
-        for (const [sessionId, userId] of sessions) expect(await activeIn(storage, sessionId, userId)).toEqual(noActive);
+        expect(await organizations.clearActiveOrganization(organization.id)).toBe(4);
+        for (const [sessionId, userId] of [...sessions, [begun.id, memberId] as const]) {
+          expect(await activeIn(storage, sessionId, userId)).toEqual(noActive);
+        }
         expect((await activeIn(storage, elsewhere, memberId)).activeOrgId).toBe(other.id);
         expect(await organizations.clearActiveOrganization(organization.id)).toBe(0);
         // The memberships stay.
