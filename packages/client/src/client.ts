@@ -4,6 +4,7 @@ import { cookieModeTokenStore } from "./cookie-mode.js";
 import { type EmailClient, createEmailClient } from "./email.js";
 import { type AuthClientEventMap, type AuthClientEventName, createClientEvents } from "./events.js";
 import { type OAuthClient, createOAuthClient } from "./oauth.js";
+import { type OrganizationsClient, createOrganizationsClient } from "./orgs.js";
 import {
   type PasskeyCeremonies,
   type PasskeyClient,
@@ -55,7 +56,8 @@ export interface AuthClientOptions {
   refreshAheadSeconds?: number;
   /**
    * Asked for the password (or a TOTP code) when the server wants proof that it is still the user
-   * (40001 on TOTP setup and enable, passkey registration, ending sessions, or changing the address, after a sign-in
+   * (40001 on TOTP setup and enable, passkey registration, ending sessions, changing the address, or an
+   * organization's deletion and its members' roles and removal, after a sign-in
    * older than the server's `reauthentication.recentSignIn`); the call is then made once more with it.
    * Default: none, and those calls reject with the 40001.
    */
@@ -247,6 +249,11 @@ export interface AuthClient<Server = unknown> {
   oauth: OAuthClient;
   /** Password reset by email, and the account's address: change it, verify it with its link. */
   email: EmailClient;
+  /**
+   * The user's organizations (`/auth/orgs…`, where the server has `organizations.enabled`): create
+   * and manage them, their members, invitations and domains, and switch the session's active one.
+   */
+  orgs: OrganizationsClient;
 }
 
 /**
@@ -333,6 +340,7 @@ export function createAuthClient<Server = unknown>(options: AuthClientOptions = 
     passkeys: createPasskeyClient(transport, session, ceremonies, options.reauthenticate),
     oauth: createOAuthClient(transport, session, runRegistration),
     email: createEmailClient(transport, session, options.reauthenticate),
+    orgs: createOrganizationsClient(session, stepUp, options.reauthenticate),
   };
   // The server's type changes only the types of the user objects it answers: the same client, typed.
   return client as AuthClient<Server>;

@@ -21,6 +21,8 @@ export interface AuthClientErrorDetails {
   status?: number;
   requestId?: string;
   retryAfter?: number;
+  /** The envelope's `data` of a refusal that carries one. */
+  data?: unknown;
   cause?: unknown;
 }
 
@@ -54,6 +56,11 @@ export class AuthClientError extends Error {
   readonly requestId: string | undefined;
   /** Seconds to wait before trying again, from a 42900's `Retry-After` header. */
   readonly retryAfter: number | undefined;
+  /**
+   * The `data` a refusal carried, when it carried any: a 40104's `required` (and, switching to an
+   * organization, `enrolmentRequired`), a 40300's `signInMethods`. Undefined otherwise.
+   */
+  readonly data: unknown;
 
   /** Made by the client for each failure; a test may make one to stand in for a server's refusal. */
   constructor(message: string, details: AuthClientErrorDetails) {
@@ -63,5 +70,6 @@ export class AuthClientError extends Error {
     this.status = details.status ?? 0;
     this.requestId = details.requestId;
     this.retryAfter = details.retryAfter;
+    this.data = details.data;
   }
 }

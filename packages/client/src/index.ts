@@ -25,6 +25,25 @@ export type {
   OAuthSignInStep,
   OAuthStartOptions,
 } from "./oauth.js";
+export type {
+  ActiveOrganization,
+  CreateOrganizationInput,
+  InviteMemberInput,
+  JoinableOrganization,
+  MyOrganization,
+  Organization,
+  OrganizationDomain,
+  OrganizationDomainsClient,
+  OrganizationInvitation,
+  OrganizationInvitationsClient,
+  OrganizationMember,
+  OrganizationMemberPage,
+  OrganizationMembersClient,
+  OrganizationRules,
+  OrganizationSignInMethod,
+  OrganizationsClient,
+  UpdateOrganizationInput,
+} from "./orgs.js";
 export { type PasskeyCeremonies, type PasskeyClient, browserPasskeyCeremonies, registrationRunner } from "./passkeys.js";
 export type { Reauthenticate, ReauthenticatedOperation, ReauthenticationRequest } from "./reauthentication.js";
 export type { SessionsClient } from "./sessions.js";

@@ -11,7 +11,10 @@ export type ReauthenticatedOperation =
   | "passkeys.revoke"
   | "sessions.end"
   | "sessions.endOthers"
-  | "email.change";
+  | "email.change"
+  | "orgs.remove"
+  | "orgs.members.changeRoles"
+  | "orgs.members.remove";
 
 /** What the client asks the app for when the server wants proof that it is still the user. */
 export interface ReauthenticationRequest {

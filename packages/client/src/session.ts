@@ -80,6 +80,14 @@ export interface Session {
    */
   replace(tokens: TokenSet): Promise<AuthUser>;
   /**
+   * Keeps a new access token of this same session in place of the stored one (an organization
+   * switch answers one): the refresh token and the user stay. After any refresh or
+   * re-authentication under way, under the store's `runExclusive`, reading the latest tokens, so
+   * that a refresh token another client has just renewed is kept. Nothing is emitted (a refresh
+   * emits nothing either); without tokens it keeps nothing.
+   */
+  keepAccessToken(accessToken: string, expiresIn: number): Promise<void>;
+  /**
    * Sends a re-authentication: a bearer route whose answer is the token set of a new session that
    * replaces this one (STUP-2, ASVS 7.2.4), and stores it as {@link Session.replace} does. It goes
    * after any refresh or re-authentication under way, under the store's `runExclusive`; an access
@@ -340,6 +348,13 @@ export function createSession(options: SessionOptions): Session {
     async replace(set) {
       await exclusive(() => keep(set));
       return set.user;
+    },
+    async keepAccessToken(accessToken, expiresIn) {
+      await session.settled();
+      await exclusive(async () => {
+        const current = await read(true);
+        if (current !== null) await store.save({ ...current, accessToken, expiresAt: now() + expiresIn * 1000 });
+      });
     },
     async reauthenticate(request) {
       const before = renewing;

@@ -1,3 +1,4 @@
+import { accessTokenClaims } from "./claims.js";
 import { type Reauthenticate, withReauthentication } from "./reauthentication.js";
 import type { Session } from "./session.js";
 import type { ReauthenticationProof, SessionInfo } from "./types.js";
@@ -56,13 +57,7 @@ export interface SessionsClient {
 
 /** Whether `accessToken` (a JWT, read without verifying: the server did) is of session `id`: its `sid` claim. */
 function isTokenOfSession(accessToken: string, id: string): boolean {
-  try {
-    const payload = (accessToken.split(".")[1] ?? "").replace(/-/g, "+").replace(/_/g, "/");
-    const bytes = Uint8Array.from(atob(payload), (character) => character.charCodeAt(0));
-    return (JSON.parse(new TextDecoder().decode(bytes)) as { sid?: unknown }).sid === id;
-  } catch {
-    return false;
-  }
+  return accessTokenClaims(accessToken)?.sid === id;
 }
 
 /**

@@ -174,6 +174,7 @@ export function answerError(answer: EnvelopeAnswer): AuthClientError {
     status: answer.status,
     requestId: answer.requestId,
     retryAfter: answer.retryAfter,
+    ...(answer.data === undefined || answer.data === null ? {} : { data: answer.data }),
   });
 }
 
