@@ -1,6 +1,7 @@
 // A user's sessions on SQL: listed through the index on sessions.user_id (SE-1), ended but one
-// by a single UPDATE (SE-2), and refreshed by one conditional UPDATE of the session (RT-3, issue 39
-// item 1), on every database.
+// by a single UPDATE (SE-2), refreshed by one conditional UPDATE of the session (RT-3, issue 39
+// item 1), and checked for an access token by one statement with the org roles (OR-7, issue 40),
+// on every database.
 import { type KyselyPlugin, type RootOperationNode, sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeNeedingService } from "../../../../test/fixtures/required-service.js";
@@ -151,6 +152,44 @@ for (const database of everyDatabase) {
         expect(await storage.sessions.rotateRefresh({ ...rotation, nextHash: "h-11-other" })).toEqual({ outcome: "refused" });
         expect(statements).toEqual(["compiled"]);
         expect(await everyRow(opened.storage)).toEqual(after);
+      });
+
+      it("OR-7 (issue 40): the token-state check is one statement that reads the session, its user and the user's roles in the session's active organization", async () => {
+        const { storage, statements } = recording(opened.storage);
+        const organizations = storage.organizations;
+        if (organizations === undefined) throw new Error("the SQL storage has organizations");
+        const organization = {
+          id: "org-token-state",
+          slug: "token-state",
+          name: "Token state",
+          rules: { requireSecondFactor: false, signInMethods: null },
+          createdAt: 1,
+          updatedAt: 1,
+        };
+        // Session s-9 is u-10's (see fillSessions).
+        const owner = { orgId: organization.id, userId: "u-10", roles: ["owner", "billing"], createdAt: 1, lastActiveAt: null };
+        expect(await organizations.createOrganization(organization, owner)).toBe(true);
+        await storage.sessions.findTokenState?.("s-9");
+        statements.length = 0;
+        expect(await storage.sessions.findTokenState?.("s-9")).toEqual({
+          session: { userId: "u-10", revokedAt: null, expiresAt: 4_000_000_000_000, activeOrgId: null },
+          user: { tokenVersion: 0, disabled: false },
+          orgRoles: null,
+        });
+        expect(statements).toEqual(["compiled"]);
+        expect(await organizations.setActiveOrganization("s-9", "u-10", organization.id, 2)).toBe(true);
+        statements.length = 0;
+        expect(await storage.sessions.findTokenState?.("s-9")).toMatchObject({
+          session: { activeOrgId: organization.id },
+          orgRoles: ["owner", "billing"],
+        });
+        expect(statements).toEqual(["compiled"]);
+        // The roles as they are now; removed, the member's session loses the organization.
+        await organizations.addMember({ ...owner, userId: "u-11", roles: ["owner"] });
+        await organizations.changeMemberRoles(organization.id, "u-10", ["member"], "owner");
+        expect((await storage.sessions.findTokenState?.("s-9"))?.orgRoles).toEqual(["member"]);
+        expect(await organizations.removeMember(organization.id, "u-10", "owner")).toBe("done");
+        expect(await storage.sessions.findTokenState?.("s-9")).toMatchObject({ session: { activeOrgId: null }, orgRoles: null });
       });
 
       it("RT-3: of 20 concurrent rotations with one token exactly one rotates, and the session holds its replacement", async () => {
