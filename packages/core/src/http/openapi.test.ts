@@ -159,9 +159,7 @@ describe("openApiDocument", () => {
     expect(organizations).toHaveLength(routes.filter((route) => route.doc.tag === "Organizations").length);
     expect(organizations.every((entry) => /\/auth\/(admin\/)?orgs(\/|$)/.test(entry))).toBe(true);
     expect(
-      all.filter(
-        (entry) => !operationsOf(documentOf({ ...everythingOn, organizations: { enabled: true } })).includes(entry),
-      ),
+      all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, organizations: { enabled: true } })).includes(entry)),
     ).toEqual(["POST /api/v1/auth/orgs/{orgId}/domains/{domain}/verify"]);
     // What a client asks to learn which features are on stays: public-key/config and oauth/providers.
     expect(off).toContain("GET /api/v1/auth/public-key/config");
