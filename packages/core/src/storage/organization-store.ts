@@ -115,7 +115,9 @@ export type MembershipChange = "done" | "not_found" | "last_owner";
 export interface OrganizationStore {
   /** Inserts an organization and its first owner's membership atomically; false, with nothing written, when the slug is taken. */
   createOrganization(organization: OrganizationRecord, owner: MembershipRecord): Promise<boolean>;
+  /** The organization with this id, or null. */
   findOrganization(id: string): Promise<OrganizationRecord | null>;
+  /** The organization with this slug (compared as stored), or null. */
   findOrganizationBySlug(slug: string): Promise<OrganizationRecord | null>;
   /**
    * Changes an organization's name, slug or rules and its `updatedAt`; the updated record, null
@@ -133,6 +135,7 @@ export interface OrganizationStore {
   /** Every organization by id order, `limit` at a time after `cursor` (an id): the administrators' view. */
   listOrganizations(options: { cursor?: string; limit: number }): Promise<Page<OrganizationRecord>>;
 
+  /** The user's membership of the organization, or null when the user is not a member. */
   findMembership(orgId: string, userId: string): Promise<MembershipRecord | null>;
   /** An organization's members by user id order, `limit` at a time after `cursor` (a user id). */
   listMembers(orgId: string, options: { cursor?: string; limit: number }): Promise<Page<MembershipRecord>>;
@@ -162,6 +165,7 @@ export interface OrganizationStore {
 
   /** Stores an invitation, and revokes (at its `createdAt`) the pending ones of the same organization and address, atomically. */
   createInvitation(invitation: InvitationRecord): Promise<void>;
+  /** The organization's invitation with this id, in any state, or null (null too for another organization's). */
   findInvitation(orgId: string, id: string): Promise<InvitationRecord | null>;
   /** An organization's pending invitations (not accepted, not revoked, not expired at `now`), newest first. */
   listInvitations(orgId: string, now: number): Promise<InvitationRecord[]>;
@@ -177,9 +181,11 @@ export interface OrganizationStore {
 
   /** Adds a domain to an organization, unverified; false when the organization already claims it. */
   addDomain(domain: DomainRecord): Promise<boolean>;
+  /** The domains the organization claims, verified or not, by domain. */
   listDomains(orgId: string): Promise<DomainRecord[]>;
   /** Marks a domain verified, unless another organization has it verified (`"taken"`), atomically. */
   markDomainVerified(orgId: string, domain: string, now: number): Promise<"verified" | "taken" | "not_found">;
+  /** Removes the organization's claim of a domain (and its verification); false when it had none. */
   removeDomain(orgId: string, domain: string): Promise<boolean>;
   /** The organization that has `domain` verified, or null. */
   findOrganizationByDomain(domain: string): Promise<OrganizationRecord | null>;

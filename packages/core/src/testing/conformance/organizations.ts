@@ -13,7 +13,7 @@ import { BASE_TIME, createUser, sampleSession, uniqueHash, uniqueId } from "./sa
 const DAY = 86_400_000;
 const OWNER = "owner";
 
-/** An organization with a fresh id and slug, at {@link BASE_TIME}. */
+/** An organization with a fresh id and slug, at the kit's `BASE_TIME`. */
 export function sampleOrganization(overrides: Partial<OrganizationRecord> = {}): OrganizationRecord {
   const id = uniqueId("org");
   return {
@@ -30,12 +30,12 @@ export function sampleOrganization(overrides: Partial<OrganizationRecord> = {}):
   };
 }
 
-/** A membership of `userId` in `orgId` with `roles`, at {@link BASE_TIME}. */
+/** A membership of `userId` in `orgId` with `roles`, at the kit's `BASE_TIME`. */
 export function sampleMembership(orgId: string, userId: string, roles: string[] = ["member"]): MembershipRecord {
   return { orgId, userId, roles, createdAt: BASE_TIME, lastActiveAt: null };
 }
 
-/** A pending invitation to `orgId` for a fresh address, valid for a week from {@link BASE_TIME}. */
+/** A pending invitation to `orgId` for a fresh address, valid for a week from the kit's `BASE_TIME`. */
 export function sampleInvitation(orgId: string, invitedBy: string, overrides: Partial<InvitationRecord> = {}): InvitationRecord {
   return {
     id: uniqueId("invitation"),
