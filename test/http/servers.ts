@@ -81,9 +81,23 @@ const signInOf = (access: AccessContext | undefined): { userId?: string; authTim
 });
 
 /**
+ * The test apps' route for an organization's administrators (OR-7): `requireAuth` with
+ * `org: { roles: ["admin"] }`; it answers the user and `req.auth.org`.
+ */
+export const orgAdminRoute = "/api/v1/org-things";
+
+/** What the organization route answers of `req.auth` (or `c.get("auth")`, `request.auth`): typed, so the test apps check the types too. */
+const orgOf = (
+  access: AccessContext | undefined,
+): { userId?: string; org?: { id: string; roles: readonly string[] } | null } => ({
+  userId: access?.userId,
+  org: access?.org,
+});
+
+/**
  * The Express test app: the Portcullis routes, then the app's own routes under the same
- * `/api/v1` prefix, one behind `requireAuth`, one behind `requireAuth` with a role, and the
- * step-up routes.
+ * `/api/v1` prefix, one behind `requireAuth`, one behind `requireAuth` with a role, the
+ * step-up routes and the organization route.
  */
 function expressApp(express: ExpressFactory, auth: Auth, parseJsonFirst: boolean) {
   const app = express();
@@ -100,6 +114,9 @@ function expressApp(express: ExpressFactory, auth: Auth, parseJsonFirst: boolean
       res.json({ code: 0, message: "OK", data: signInOf(req.auth) });
     });
   }
+  app.get(orgAdminRoute, requireAuthExpress(auth, { org: { roles: ["admin"] } }), (req, res) => {
+    res.json({ code: 0, message: "OK", data: orgOf(req.auth) });
+  });
   app.get("/api/v1/health", (_req, res) => {
     res.json({ app: "health" });
   });
@@ -151,6 +168,9 @@ export function honoApp(
   for (const [path, options] of stepUpRoutes) {
     app.get(path, requireAuthHono(auth, options), (c) => c.json({ code: 0, message: "OK", data: signInOf(c.get("auth")) }));
   }
+  app.get(orgAdminRoute, requireAuthHono(auth, { org: { roles: ["admin"] } }), (c) =>
+    c.json({ code: 0, message: "OK", data: orgOf(c.get("auth")) }),
+  );
   app.get("/api/v1/health", (c) => c.json({ app: "health" }));
   app.post("/api/v1/echo", async (c) => c.json({ app: "echo", body: await c.req.json() }));
   app.notFound((c) => c.json({ app: "not found" }, 404));
@@ -222,6 +242,11 @@ async function fastifyApp(auth: Auth, options: ServerOptions, mount: FastifyMoun
       data: signInOf(request.auth),
     }));
   }
+  app.get(orgAdminRoute, { preHandler: requireAuthFastify(auth, { org: { roles: ["admin"] } }) }, async (request) => ({
+    code: 0,
+    message: "OK",
+    data: orgOf(request.auth),
+  }));
   app.get("/api/v1/health", async () => ({ app: "health" }));
   app.post("/api/v1/echo", async (request) => ({ app: "echo", body: request.body }));
   app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ app: "not found" }));
