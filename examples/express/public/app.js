@@ -69,7 +69,16 @@ function clearErrors(within = document) {
 }
 
 function show(sectionId) {
-  const sections = ["sign-in", "forgot-password", "reset-password", "verify-email", "second-factor", "account", "recovery-codes"];
+  const sections = [
+    "sign-in",
+    "forgot-password",
+    "reset-password",
+    "verify-email",
+    "accept-invitation",
+    "second-factor",
+    "account",
+    "recovery-codes",
+  ];
   for (const id of sections) $(id).hidden = id !== sectionId;
   clearErrors();
 }
@@ -198,7 +207,9 @@ client.on("signedIn", ({ user }) => {
   signedIn = true;
   pendingStep = null;
   renderAccount(user);
-  show("account");
+  // Signed in from an invitation's page: the invitation is what the user came for.
+  show(invitationWaiting() ? "accept-invitation" : "account");
+  loadOrganizations().catch((error) => showError(error, $("reload-organizations")));
   loadPasskeys().catch((error) => showError(error, $("passkey-list")));
   loadSessions().catch((error) => showError(error, $("reload-sessions")));
   if (isAdmin(user)) loadUsers().catch((error) => showError(error, $("user-list")));
@@ -210,7 +221,19 @@ client.on("signedIn", ({ user }) => {
 client.on("signedOut", ({ reason }) => {
   signedIn = false;
   releaseQr();
-  for (const list of ["things", "passkey-list", "session-list", "user-list"]) $(list).replaceChildren();
+  for (const list of [
+    "things",
+    "passkey-list",
+    "session-list",
+    "user-list",
+    "organization-list",
+    "member-list",
+    "invitation-list",
+  ]) {
+    $(list).replaceChildren();
+  }
+  selectedOrganization = null;
+  $("organization-manage").hidden = true;
   show("sign-in");
   if (reason === "session_ended") setStatus("Your session has ended; sign in again.");
 });
@@ -580,6 +603,285 @@ listen("end-all", "click", async () => {
   setStatus(`Signed out everywhere: ${counted(ended, "session")} ended, this one too.`, "ok");
 });
 
+// Organizations (client.orgs): the user's organizations, the active one marked and a switcher; an
+// organization's members, its invitations by email (to the outbox) and the pending ones. The
+// server decides who may do what (OR-2, OR-4); the page only hides what would be refused.
+
+/** The organization whose members and invitations the page shows: one of the user's, or null. */
+let selectedOrganization = null;
+
+/** The roles that administer an organization (the server's default `administratorRoles`). */
+const organizationAdministratorRoles = ["owner", "admin"];
+
+/** Whether the user administers `organization` (holds one of its administrator roles there). */
+const administers = (organization) => organization.roles.some((role) => organizationAdministratorRoles.includes(role));
+
+/** "owner", "admin, member": roles in plain words. */
+const rolesText = (roles) => (roles.length ? roles.join(", ") : "no roles");
+
+/** Whether the page is an invitation's page with its token, waiting to be accepted. */
+const invitationWaiting = () => invitationToken !== null;
+
+/**
+ * The token of the invitation this page was opened for, until it is accepted or the user leaves
+ * the page. A sign-in with a provider leaves the page and comes back to a new one, which would
+ * have lost it: it waits in sessionStorage (this tab only) for that round trip, and is taken out
+ * at once on return. It is worth nothing without the invited account, signed in.
+ */
+let invitationToken = null;
+const invitationStashKey = "portcullis-demo-invitation";
+
+/** Keeps the invitation's token in this tab across a provider sign-in (see {@link invitationToken}). */
+function stashInvitationForProviderSignIn() {
+  if (invitationToken !== null) sessionStorage.setItem(invitationStashKey, invitationToken);
+}
+
+/** Back from a provider: takes the invitation's token kept for the round trip, if any, out of sessionStorage. */
+function takeStashedInvitation() {
+  const stashed = sessionStorage.getItem(invitationStashKey);
+  sessionStorage.removeItem(invitationStashKey);
+  if (stashed) invitationToken = stashed;
+}
+
+/**
+ * Lists the user's organizations, the active one (the access token's `org` claim) marked, and
+ * shows the members of the one selected. A server without organizations (40400) hides the card.
+ */
+async function loadOrganizations() {
+  if (!signedIn) return [];
+  let organizations;
+  try {
+    organizations = await client.orgs.list();
+  } catch (error) {
+    if (error?.code !== 40400) throw error;
+    $("organizations").hidden = true;
+    $("organization-manage").hidden = true;
+    return [];
+  }
+  $("organizations").hidden = false;
+  const active = await client.orgs.active();
+  const activeOne = organizations.find((organization) => organization.id === active?.id);
+  $("active-organization").textContent = activeOne
+    ? `Your active organization: ${activeOne.name} (${rolesText(active.roles)}).`
+    : "No active organization: your access token carries none.";
+  $("organization-clear").hidden = !active;
+  $("organization-none").hidden = organizations.length > 0;
+  $("organization-list").replaceChildren(...organizations.map((organization) => organizationItem(organization, active)));
+  selectedOrganization =
+    organizations.find((organization) => organization.id === selectedOrganization?.id) ?? activeOne ?? organizations[0] ?? null;
+  await loadMembers();
+  return organizations;
+}
+
+/** One organization: its name, slug and the user's roles, "Active" or "Make active", "Members", and "Leave". */
+function organizationItem(organization, active) {
+  const isActive = organization.id === active?.id;
+  const details = ` ${organization.slug} · your roles: ${rolesText(organization.roles)}`;
+  const item = element(
+    "li",
+    {},
+    element(
+      "span",
+      { className: "row-main" },
+      element(
+        "span",
+        {},
+        element("strong", { className: "organization-name", textContent: organization.name }),
+        isActive ? " " : "",
+        isActive ? element("span", { className: "badge organization-active", textContent: "Active" }) : "",
+      ),
+      element("span", { className: "hint", textContent: details }),
+    ),
+  );
+  item.dataset.orgId = organization.id;
+  if (!isActive) {
+    const activate = element("button", { type: "button", className: "organization-switch", textContent: "Make active" });
+    listen(activate, "click", async () => {
+      await client.orgs.switch(organization.id);
+      selectedOrganization = organization;
+      await loadOrganizations();
+      setStatus(`${organization.name} is now your active organization.`, "ok");
+    });
+    item.append(activate);
+  }
+  const manage = element("button", { type: "button", className: "organization-members", textContent: "Members" });
+  listen(manage, "click", async () => {
+    selectedOrganization = organization;
+    await loadMembers();
+    $("organization-manage").scrollIntoView({ block: "nearest" });
+  });
+  const leave = element("button", { type: "button", className: "organization-leave danger", textContent: "Leave" });
+  listen(leave, "click", async () => {
+    if (!confirmedByASecondClick(leave, "Click again to leave")) return;
+    await client.orgs.members.leave(organization.id);
+    await loadOrganizations();
+    setStatus(`You left ${organization.name}.`, "ok");
+  });
+  item.append(manage, leave);
+  return item;
+}
+
+/** Shows the selected organization's members and, to its administrators, its pending invitations. */
+async function loadMembers() {
+  const organization = selectedOrganization;
+  $("organization-manage").hidden = organization === null;
+  if (organization === null) return;
+  $("organization-manage-name").textContent = organization.name;
+  const { members } = await client.orgs.members.list(organization.id, { limit: 100 });
+  $("member-list").replaceChildren(...members.map((member) => memberItem(organization, member)));
+  $("organization-admin").hidden = !administers(organization);
+  if (administers(organization)) await loadInvitations(organization);
+}
+
+/** One member: name, address and roles; for an administrator, a role to give and "Remove" (not for oneself). */
+function memberItem(organization, member) {
+  const you = member.userId === currentUserId ? " (you)" : "";
+  const details = ` ${member.email ?? "no verified address"} · ${rolesText(member.roles)}${you}`;
+  const item = element(
+    "li",
+    {},
+    element(
+      "span",
+      { className: "row-main" },
+      element("span", { className: "member-name", textContent: member.username }),
+      element("span", { className: "hint", textContent: details }),
+    ),
+  );
+  item.dataset.userId = member.userId;
+  if (!administers(organization) || member.userId === currentUserId) return item;
+  const select = element(
+    "select",
+    { name: "role" },
+    ...["member", "admin", "owner"].map((role) =>
+      element("option", { value: role, textContent: role, selected: member.roles[0] === role }),
+    ),
+  );
+  const change = element("button", { type: "submit", textContent: "Change role" });
+  const form = element(
+    "form",
+    { className: "member-roles" },
+    element("label", {}, `Role of ${member.username} `, select),
+    change,
+  );
+  listen(form, "submit", async () => {
+    await client.orgs.members.changeRoles(organization.id, member.userId, [select.value]);
+    setStatus(`${member.username} is now ${select.value} in ${organization.name}.`, "ok");
+    await loadMembers();
+  });
+  const remove = element("button", { type: "button", className: "member-remove danger", textContent: "Remove" });
+  listen(
+    remove,
+    "click",
+    checkingPassword(async () => {
+      if (!confirmedByASecondClick(remove, "Click again to remove")) return;
+      await client.orgs.members.remove(organization.id, member.userId);
+      setStatus(`${member.username} is no longer a member of ${organization.name}.`, "ok");
+      await loadMembers();
+    }),
+  );
+  item.append(form, remove);
+  return item;
+}
+
+/** The organization's pending invitations, newest first, each with "Resend" and "Revoke". */
+async function loadInvitations(organization) {
+  const invitations = await client.orgs.invitations.list(organization.id);
+  $("invitation-none").hidden = invitations.length > 0;
+  $("invitation-list").replaceChildren(...invitations.map((invitation) => invitationItem(organization, invitation)));
+}
+
+/** One pending invitation: the address, its roles and expiry, "Resend" and "Revoke". */
+function invitationItem(organization, invitation) {
+  const details = ` ${rolesText(invitation.roles)} · expires ${formatTime(invitation.expiresAt)}`;
+  const resend = element("button", { type: "button", className: "invitation-resend", textContent: "Resend" });
+  const revoke = element("button", { type: "button", className: "invitation-revoke danger", textContent: "Revoke" });
+  const item = element(
+    "li",
+    {},
+    element(
+      "span",
+      { className: "row-main" },
+      element("span", { className: "invitation-email", textContent: invitation.email }),
+      element("span", { className: "hint", textContent: details }),
+    ),
+    resend,
+    revoke,
+  );
+  item.dataset.invitationId = invitation.id;
+  listen(resend, "click", async () => {
+    await client.orgs.invitations.resend(organization.id, invitation.id);
+    setStatus(`A new invitation link is on its way to ${invitation.email}; the previous one no longer works.`, "ok");
+    await loadInvitations(organization);
+  });
+  listen(revoke, "click", async () => {
+    if (!confirmedByASecondClick(revoke, "Click again to revoke")) return;
+    await client.orgs.invitations.revoke(organization.id, invitation.id);
+    setStatus(`The invitation to ${invitation.email} is revoked.`, "ok");
+    await loadInvitations(organization);
+  });
+  return item;
+}
+
+listen("reload-organizations", "click", async () => {
+  const organizations = await loadOrganizations();
+  setStatus(`You belong to ${counted(organizations.length, "organization")}.`, "ok");
+});
+
+listen("reload-members", "click", async () => {
+  await loadMembers();
+  setStatus(`The members of ${selectedOrganization?.name ?? "the organization"} are up to date.`, "ok");
+});
+
+listen("organization-clear", "click", async () => {
+  await client.orgs.switch(null);
+  await loadOrganizations();
+  setStatus("No organization is active now.", "ok");
+});
+
+listen("organization-create-form", "submit", async (event) => {
+  const { name } = formValues(event.target);
+  const organization = await client.orgs.create({ name: name.trim() });
+  event.target.reset();
+  selectedOrganization = organization;
+  await loadOrganizations();
+  setStatus(`${organization.name} is created; you are its owner. Make it active to work in it.`, "ok");
+});
+
+listen("invite-form", "submit", async (event) => {
+  const { email, role } = formValues(event.target);
+  const invitation = await client.orgs.invitations.create(selectedOrganization.id, { email: email.trim(), roles: [role] });
+  event.target.reset();
+  setStatus(`An invitation to ${selectedOrganization.name} is on its way to ${invitation.email}: see the outbox.`, "ok");
+  await loadInvitations(selectedOrganization);
+});
+
+// Accepted by a click, not on load: a mail scanner that opens links and runs their scripts must not
+// accept an invitation for anyone. The account must hold the invited address, verified (OR-5).
+listen("accept-invitation-button", "click", async () => {
+  let organization;
+  try {
+    organization = await client.orgs.invitations.accept(invitationToken ?? "");
+  } catch (error) {
+    if (error?.code === 40300) {
+      throw new AuthClientError("Your account has no verified address: confirm the invited address first", {
+        kind: "server",
+        code: 40300,
+        status: 403,
+      });
+    }
+    if (error?.code !== 40101 || !signedIn) throw error;
+    throw new AuthClientError("This invitation is invalid, expired, already used, or for another address: ask for a new one", {
+      kind: "server",
+      code: 40101,
+      status: 401,
+    });
+  }
+  leaveLinkPage();
+  selectedOrganization = organization;
+  await loadOrganizations();
+  setStatus(`You joined ${organization.name}. Make it active under Organizations.`, "ok");
+});
+
 // Administrators: the users, each with "Disable" or "Enable". The client has no methods for the
 // admin routes; the page calls them through client.fetch. The server checks the role itself.
 async function loadUsers() {
@@ -769,6 +1071,7 @@ function providerButton(provider) {
   listen(button, "click", async () => {
     button.disabled = true;
     setStatus(`Taking you to ${provider.displayName}…`);
+    stashInvitationForProviderSignIn();
     await client.oauth.start(provider.name, { returnPath: location.pathname }).catch((error) => {
       button.disabled = false;
       throw error;
@@ -801,7 +1104,11 @@ async function finishProviderSignIn(name, providers) {
 // server, so never in a log or a Referer) and takes it out of the address bar at once.
 
 /** The pages of the links, by path, and the section each shows. */
-const linkPages = { "/reset-password": "reset-password", "/verify-email": "verify-email" };
+const linkPages = {
+  "/reset-password": "reset-password",
+  "/verify-email": "verify-email",
+  "/accept-invitation": "accept-invitation",
+};
 
 /** The token of the link this page was opened from, read once at load; null on any other page. */
 let linkToken = null;
@@ -809,6 +1116,7 @@ let linkToken = null;
 /** Leaves a link's page for the plain address, `/`, and shows the account when signed in, else the sign-in form. */
 function leaveLinkPage() {
   linkToken = null;
+  invitationToken = null;
   history.replaceState(null, "", "/");
   show(signedIn ? "account" : "sign-in");
 }
@@ -935,6 +1243,9 @@ const reauthenticationPurposes = {
   "sessions.end": "sign out a session",
   "sessions.endOthers": "sign out your other sessions",
   "email.change": "change your address",
+  "orgs.remove": "delete the organization",
+  "orgs.members.changeRoles": "change a member's role",
+  "orgs.members.remove": "remove a member",
 };
 
 /**
@@ -985,8 +1296,19 @@ function openLinkPage() {
   if (!section) return;
   linkToken = tokenFromLink(location.hash);
   history.replaceState(null, "", location.pathname);
+  if (!linkToken) {
+    show(section);
+    setStatus("This page needs the link from the email, with its #token=…; open the link again.", "error");
+    return;
+  }
+  if (section === "accept-invitation") invitationToken = linkToken;
+  // An invitation is accepted by a signed-in account (OR-5): first the sign-in, then the invitation.
+  if (section === "accept-invitation" && !signedIn) {
+    show("sign-in");
+    setStatus("Sign in with the invited account to accept the invitation.");
+    return;
+  }
   show(section);
-  if (!linkToken) setStatus("This page needs the link from the email, with its #token=…; open the link again.", "error");
 }
 
 /** Sets up the sign-in choices, then finishes a provider's sign-in when the page is its callback, or shows a link's page. */
@@ -995,7 +1317,10 @@ async function startPage() {
   const providers = await loadProviders();
   await loadPasskeyConfig(providers.length > 0);
   const returning = providerCallbackPath.exec(location.pathname);
-  if (returning) await finishProviderSignIn(returning[1], providers);
+  if (returning) {
+    takeStashedInvitation();
+    await finishProviderSignIn(returning[1], providers);
+  }
 }
 
 startPage().catch(showError);

@@ -395,6 +395,30 @@ describe("the Express demo's email, through its own SMTP server and outbox", () 
     expect(me.envelope.data).toMatchObject({ email: "mail-changed@example.test", emailVerified: true });
   });
 
+  it("OR-5: organizations are on; an invitation goes to the outbox with a link to /accept-invitation, whose token the invited user accepts", async () => {
+    const owner = await userWithAddress("org-owner");
+    const invited = await userWithAddress("org-invited");
+    const created = await call("POST", "/api/v1/auth/orgs", { name: "Demo Org" }, owner.token);
+    expect(created.envelope.data).toMatchObject({ name: "Demo Org", slug: "demo-org", roles: ["owner"] });
+    const orgId = created.envelope.data.id as string;
+    const invitation = await call("POST", `/api/v1/auth/orgs/${orgId}/invitations`, { email: invited.email }, owner.token);
+    expect(invitation.envelope.data).toMatchObject({ email: invited.email, roles: ["member"] });
+    const message = await mail.waitFor((received) => received.to === invited.email);
+    const token = tokenIn(message.text, "/accept-invitation");
+
+    const page = await fetch(`${base}/accept-invitation`);
+    expect(page.headers.get("cache-control")).toBe("no-store");
+    expect(await page.text()).toContain('id="accept-invitation-button"');
+
+    const accepted = await call("POST", "/api/v1/auth/orgs/invitations/accept", { token }, invited.token);
+    expect(accepted.envelope.data).toMatchObject({ id: orgId, roles: ["member"] });
+    const members = await call("GET", `/api/v1/auth/orgs/${orgId}/members`, undefined, owner.token);
+    expect(members.envelope.data.members.map((member: { username: string }) => member.username).sort()).toEqual([
+      "org-invited",
+      "org-owner",
+    ]);
+  });
+
   it("serves the page at the links' paths, never cached; the page has the forgot, reset and verify parts and the address form", async () => {
     const home = await (await fetch(`${base}/`)).text();
     for (const path of ["/reset-password", "/verify-email"]) {

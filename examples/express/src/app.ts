@@ -174,6 +174,8 @@ async function ensureDemoUser(auth: Auth, { username, password, roles, email }: 
 export const resetPasswordPath = "/reset-password";
 /** The page of the demo that reads a verification link's token: `verifyUrl`. */
 export const verifyEmailPath = "/verify-email";
+/** The page of the demo that reads an invitation link's token: `invitationUrl`. */
+export const acceptInvitationPath = "/accept-invitation";
 
 /** The sender of the demo's mail. */
 const demoSender = "Portcullis demo <no-reply@example.test>";
@@ -192,8 +194,9 @@ function sendEnvelope(res: Response, status: number, code: number, message: stri
  * (deleting one needs the `admin` role); the demo-only QR code route `POST /demo/qr`; and the
  * static sign-in page with its client (`@portcullis/client`, bundled for it). With `options.oauthProvider`, sign-in with
  * that provider too: the page offers it, and serves itself at {@link oauthCallbackUri} for the
- * provider to send the browser back to. With `options.mailServer`, email: the reset and
- * verification links lead to the page at `/reset-password` and `/verify-email`, and the outbox
+ * provider to send the browser back to. Organizations are on (any user creates one). With
+ * `options.mailServer`, email: the reset, verification and invitation links lead to the page at
+ * `/reset-password`, `/verify-email` and `/accept-invitation`, and the outbox
  * page `/outbox` (demo only) shows the mail sent. It creates one demo user, with a verified
  * address. It does not listen: the origin
  * must name the port, so listen first and hand the app to the server then (as `server.ts` and the
@@ -223,6 +226,9 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
     passkeys: { rpId: "localhost", rpName: "Portcullis demo", origins: [origin] },
     // The API reference page reads the OpenAPI document at /api/v1/auth/openapi.json.
     http: { openApi: true },
+    // Organizations: any user creates them, with the default roles owner, admin and member; the
+    // invitations go by email (with a mail server) to the page at /accept-invitation.
+    organizations: { enabled: true },
     // The page offers password fields only to an account that has a password (one made by a
     // provider sign-in has none): the user object says so through the documented hook.
     publicUser: async (user) => ({ hasPassword: (await storage.users.findById(user.id))?.passwordHash != null }),
@@ -235,6 +241,7 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
             send: sendThroughSmtp(options.mailServer, demoSender),
             resetUrl: new URL(resetPasswordPath, origin).href,
             verifyUrl: new URL(verifyEmailPath, origin).href,
+            invitationUrl: new URL(acceptInvitationPath, origin).href,
             from: demoSender,
             appName: "Portcullis demo",
           },
@@ -301,9 +308,9 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
     res.type("text/javascript").set("cache-control", "no-cache").send(pageClient.javascript);
   });
 
-  // The pages of the reset and verification links: the sign-in page, which reads the token from
-  // the fragment. Demo only: the outbox, where the demo's own SMTP server shows what it received.
-  for (const path of [resetPasswordPath, verifyEmailPath]) {
+  // The pages of the reset, verification and invitation links: the sign-in page, which reads the
+  // token from the fragment. Demo only: the outbox, where the demo's own SMTP server shows what it received.
+  for (const path of [resetPasswordPath, verifyEmailPath, acceptInvitationPath]) {
     app.get(path, (_req, res) => {
       res.set("cache-control", "no-store").sendFile("index.html", { root: publicDirectory });
     });
