@@ -2,9 +2,12 @@ import {
   type Auth,
   type HttpResponse,
   type Route,
+  addDomain,
   beginPasskeyEnrolment,
   beginTotpEnrolment,
+  createOrganization,
   handleRequest,
+  inviteMember,
   login,
   reauthenticateWithPasskeyBegin,
   routes,
@@ -124,6 +127,16 @@ const fieldsByRoute: Record<string, string[]> = {
   "POST /auth/2fa/enrolment/enable": ["tempToken", "code"],
   "POST /auth/public-key/enrolment/begin": ["tempToken", "label"],
   "POST /auth/public-key/enrolment/finish": ["tempToken", "response"],
+  "POST /auth/orgs": ["name", "slug"],
+  "POST /auth/orgs/active": ["orgId"],
+  "POST /auth/orgs/invitations/accept": ["token"],
+  "PATCH /auth/orgs/:orgId": ["name", "slug", "rules"],
+  "DELETE /auth/orgs/:orgId": ["password", "totpCode"],
+  "PATCH /auth/orgs/:orgId/members/:userId": ["roles", "password", "totpCode"],
+  "DELETE /auth/orgs/:orgId/members/:userId": ["password", "totpCode"],
+  "POST /auth/orgs/:orgId/invitations": ["email", "roles"],
+  "POST /auth/orgs/:orgId/domains": ["domain"],
+  "DELETE /auth/admin/orgs/:orgId": ["password", "totpCode"],
 };
 
 /** Bodies a route takes, mixed in one time in ten, so that random runs reach its success and its conflicts too. */
@@ -132,6 +145,13 @@ const wellFormed: Record<string, (index: number) => Record<string, unknown>> = {
   "POST /auth/admin/users": (index) => ({ username: `fuzz-made-${index % 3}`, roles: ["user"] }),
   "PATCH /auth/admin/users/:id": (index) => ({ disabled: index % 2 === 0, roles: ["user", `r${index % 3}`] }),
   "POST /auth/oauth/:provider/reauthenticate": (index) => (index % 2 === 0 ? { redirect: "/settings" } : {}),
+  "POST /auth/orgs": (index) => ({ name: `Fuzz made ${index}` }),
+  "PATCH /auth/orgs/:orgId": (index) => ({
+    name: `Renamed ${index}`,
+    rules: { signInMethods: index % 2 === 0 ? null : ["password"] },
+  }),
+  "POST /auth/orgs/:orgId/invitations": (index) => ({ email: `guest-${index}@fuzz.example`, roles: ["member"] }),
+  "POST /auth/orgs/:orgId/domains": (index) => ({ domain: `d${index}.fuzz.example` }),
 };
 
 /** The kinds of passkey ceremony a finish route spends; `enrolment` is the one a 40105 temporary token begins (STUP-4). */
@@ -142,7 +162,7 @@ const enrollingRole = "must-enrol";
 
 const routeKey = (route: Route) => `${route.method} ${route.path}`;
 
-const documentedCodes = new Set([0, 40001, 40002, 40100, 40101, 40102, 40103, 40300, 40400, 40900, 42200, 42900]);
+const documentedCodes = new Set([0, 40001, 40002, 40100, 40101, 40102, 40103, 40104, 40300, 40400, 40900, 42200, 42900]);
 
 function request(method: string, url: string, body: string, headers: Record<string, string>) {
   const all: Record<string, string> = { "content-type": "application/json", ...headers };
@@ -205,6 +225,8 @@ describe("random input on every route with a body", () => {
   let auth: Auth;
   const authenticator = makeTestAuthenticator();
   const session = { userId: "", accessToken: "", sessionId: "", passkeyId: "", otherSessionId: "", victimId: "" };
+  /** The organization of the fuzz user (its owner) the organization routes act on, fresh per route, with its pending invitation. */
+  const organization = { id: "", invitationId: "", made: 0 };
   /** The enrolling user, and the temporary token of their latest 40105 answer with how many requests it was sent in. */
   const enrolment = { userId: "", tempToken: "", uses: Number.POSITIVE_INFINITY };
 
@@ -253,7 +275,11 @@ describe("random input on every route with a body", () => {
         send: () => {},
         resetUrl: "https://app.example.com/reset-password",
         verifyUrl: "https://app.example.com/verify-email",
+        invitationUrl: "https://app.example.com/accept-invitation",
+        recipientLimit: [{ limit: 100_000, window: "1h" }],
       },
+      // Organizations on, with domains that verify, so that their routes reach their checks (OR-2…OR-11).
+      organizations: { enabled: true, verifyDomain: async () => true },
       // One role must have a second factor, so that the enrolment routes exist (STUP-4); only the enrolling user has it.
       secondFactor: { required: { roles: [enrollingRole] } },
       // A provider, so that the re-authentication through it exists and reaches its checks (STUP-5).
@@ -288,7 +314,25 @@ describe("random input on every route with a body", () => {
     Object.assign(session, await signIn());
     session.otherSessionId = (await signIn()).sessionId;
     enrolment.uses = Number.POSITIVE_INFINITY;
+    await makeOrganization();
   });
+
+  /** A new organization of the fuzz user, with the victim as a member, a pending invitation and a claimed domain. */
+  async function makeOrganization(): Promise<void> {
+    organization.made += 1;
+    const { id } = await createOrganization(auth, { userId: session.userId, name: `Fuzz org ${organization.made}` });
+    const now = auth.now();
+    await auth.storage.organizations?.addMember({
+      orgId: id,
+      userId: session.victimId,
+      roles: ["member"],
+      createdAt: now,
+      lastActiveAt: null,
+    });
+    const invitation = await inviteMember(auth, { userId: session.userId, orgId: id, email: "guest@fuzz.example" });
+    await addDomain(auth, { userId: session.userId, orgId: id, domain: "fuzz.example" });
+    Object.assign(organization, { id, invitationId: invitation.id });
+  }
 
   /** Bodies that need the auth: a right TOTP code of a pending enrolment (so the enable route reaches its success), a label. */
   const wellFormedEnrolment: Record<string, (index: number) => Promise<Record<string, unknown>>> = {
@@ -394,8 +438,20 @@ describe("random input on every route with a body", () => {
     return value.includes("\uD800") ? "%ED%A0%80" : encodeURIComponent(value);
   }
 
+  /** A path parameter of the organization routes: the known value mostly, else an unknown one or no id at all. */
+  function organizationParameterFor(next: () => number, known: string): string {
+    return next() < 0.8 ? encodeURIComponent(known) : ownedIdFor(next, known);
+  }
+
   /** The path of a request to a route, its `:id` filled by the kind of id the route takes. */
   function urlFor(next: () => number, path: string): string {
+    if (path.includes(":orgId")) {
+      return path
+        .replace(":orgId", () => organizationParameterFor(next, organization.id))
+        .replace(":userId", () => organizationParameterFor(next, session.victimId))
+        .replace(":invitationId", () => organizationParameterFor(next, organization.invitationId))
+        .replace(":domain", () => organizationParameterFor(next, "fuzz.example"));
+    }
     if (path.includes(":provider")) return path.replace(":provider", () => providerFor(next));
     if (path.startsWith("/auth/sessions/")) return path.replace(":id", () => ownedIdFor(next, session.otherSessionId));
     if (path.startsWith("/auth/admin/users/")) return path.replace(":id", () => ownedIdFor(next, session.victimId));
@@ -458,6 +514,9 @@ describe("random input on every route with a body", () => {
           "/auth/admin/users/:id",
           "/auth/admin/users/:id/totp",
           "/auth/admin/sessions",
+          "/auth/orgs/:orgId",
+          "/auth/orgs/:orgId/members/:userId",
+          "/auth/admin/orgs/:orgId",
         ].includes(route.path);
         if (hashes && typeof body.password === "string" && next() < 0.9) body.password = 42;
         if (typeof body.currentPassword === "string" && next() < 0.9) body.currentPassword = 42;
@@ -512,6 +571,8 @@ describe("random input on every route with a body", () => {
       if (route.path === "/auth/oauth/:provider/reauthenticate") {
         expect([...seen]).toEqual(expect.arrayContaining([0, 40002, 40400, 40900]));
       }
+      // The organization routes reached the organization, and unknown ids its 40400 (OR-2).
+      if (route.path.includes(":orgId")) expect([...seen]).toEqual(expect.arrayContaining([40400]));
       if (route.path.includes(":id") && route.path !== "/auth/admin/users/:id/totp")
         expect([...seen]).toEqual(expect.arrayContaining([0, 40400]));
     });
