@@ -4,7 +4,10 @@
 // change that refuses the old token while the refresh carries the new roles, and a removal that
 // refuses the member's token (OR-7, OR-8). Then every route of the organizations once, so that
 // the OpenAPI drift check reads a real answer of each. The clock is frozen (test/fixtures/auth.ts).
-import { type EmailMessage, createUser } from "@portcullis/core";
+import { type Auth, type EmailMessage, createUser } from "@portcullis/core";
+import { requireAuth as requireAuthExpress } from "@portcullis/express";
+import { requireAuth as requireAuthFastify } from "@portcullis/fastify";
+import { requireAuth as requireAuthHono } from "@portcullis/hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestAuth, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
 import { type CallResult, call, post } from "./client.js";
@@ -223,6 +226,22 @@ describe.each(adapters)("organizations over HTTP on %s", (_name, start) => {
 
     expect(ok(await send("DELETE", org, owner.accessToken, { password: testPassword }))).toEqual({ deleted: true });
     expectEnvelope(await get(org, owner.accessToken), 40400);
+  });
+});
+
+describe("requireAuth's org option on every adapter", () => {
+  it("a bad org value is a TypeError when requireAuth is called; a good one is taken", () => {
+    const { auth } = makeTestAuth();
+    for (const requireAuth of [requireAuthExpress, requireAuthHono, requireAuthFastify] as ((
+      auth: Auth,
+      options: { org?: unknown },
+    ) => unknown)[]) {
+      for (const org of [false, "admin", { roles: "admin" }, { roles: [""] }, { role: ["admin"] }]) {
+        expect(() => requireAuth(auth, { org }), JSON.stringify(org)).toThrow(TypeError);
+      }
+      expect(() => requireAuth(auth, { org: true })).not.toThrow();
+      expect(() => requireAuth(auth, { org: { roles: ["admin"] } })).not.toThrow();
+    }
   });
 });
 
