@@ -535,7 +535,7 @@ describe("organizations over HTTP", () => {
   ])("OR-8 %s", (_name, tokenStateCacheSeconds) => {
     it("OR-8: a removed member's token is refused at the next request; a role change refuses the old token and the refresh carries the new roles; a deleted organization's tokens are refused", async () => {
       const harness = makeOrgAuth({ tokenStateCacheSeconds });
-      const { orgId, owner, member } = await staffedOrg(harness);
+      const { orgId, owner, admin, member } = await staffedOrg(harness);
       const memberToken = await switchTo(harness, member, orgId);
       expect(claimsOf(memberToken)).toMatchObject({ org: orgId, org_roles: ["member"] });
       // Used once, so that a cache holds its state.
@@ -566,11 +566,22 @@ describe("organizations over HTTP", () => {
       ok(await me(harness, outside.accessToken));
 
       const ownerToken = await switchTo(harness, owner, orgId);
+      const adminToken = await switchTo(harness, admin, orgId);
       ok(await me(harness, ownerToken));
+      ok(await me(harness, adminToken));
       ok(await call(harness, "DELETE", `/auth/orgs/${orgId}`, { token: ownerToken, body: {} }));
       expect((await me(harness, ownerToken)).code).toBe(ErrorCode.InvalidToken);
+      expect((await me(harness, adminToken)).code).toBe(ErrorCode.InvalidToken);
       const after = await refreshed(harness, owner.refreshToken);
       expect(claimsOf(after.accessToken)).not.toHaveProperty("org");
+
+      // Deleted by the instance's administrators: the same.
+      const secondId = await createOrg(harness, { ...owner, accessToken: after.accessToken }, "Second");
+      const inSecond = await switchTo(harness, { ...owner, accessToken: after.accessToken }, secondId);
+      ok(await me(harness, inSecond));
+      const operator = await instanceAdministrator(harness);
+      ok(await call(harness, "DELETE", `/auth/admin/orgs/${secondId}`, { token: operator.accessToken, body: {} }));
+      expect((await me(harness, inSecond)).code).toBe(ErrorCode.InvalidToken);
     });
   });
 
@@ -604,6 +615,23 @@ describe("organizations over HTTP", () => {
     const verified = await verifyTotp(harness.auth, { tempToken: pending.tempToken, code: nextCode(harness, secret) });
     const strong = await call(harness, "POST", "/auth/orgs/active", { token: verified.accessToken, body: { orgId } });
     expect(claimsOf(ok<{ accessToken: string }>(strong).accessToken)).toMatchObject({ org: orgId });
+  });
+
+  it("OR-7: a new sign-in starts in the organization the user made active last, when it meets its rules; otherwise in none", async () => {
+    const harness = makeOrgAuth();
+    const { orgId, owner, member } = await staffedOrg(harness);
+    expect(claimsOf((await passwordSession(harness, member.username)).accessToken)).not.toHaveProperty("org");
+    await switchTo(harness, member, orgId);
+    const next = await passwordSession(harness, member.username);
+    expect(claimsOf(next.accessToken)).toMatchObject({ org: orgId, org_roles: ["member"] });
+    ok(await me(harness, next.accessToken));
+    ok(
+      await call(harness, "PATCH", `/auth/orgs/${orgId}`, {
+        token: owner.accessToken,
+        body: { rules: { requireSecondFactor: true } },
+      }),
+    );
+    expect(claimsOf((await passwordSession(harness, member.username)).accessToken)).not.toHaveProperty("org");
   });
 
   it("OR-9: a change of rules ends the organization's activation: its tokens are refused, and the refresh carries none", async () => {
