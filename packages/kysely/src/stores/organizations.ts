@@ -113,8 +113,10 @@ async function unlessRefused(db: Kysely<AnyDatabase>, work: (trx: Kysely<AnyData
  * row lock lets one of concurrent acceptances through (OR-6); a domain is verified for one
  * organization at most by the unique key on `verified_domain` (OR-11).
  *
- * The transactions take their row locks in one order (an organization's invitations, the
- * organization, its members, then sessions), so two of them never wait for each other.
+ * Every transaction that writes an organization's invitations or members locks the organization's
+ * row first, then takes the rest in one order (invitations, members, sessions); setting the active
+ * organization takes the membership's row before the session's. So no two of them wait for each
+ * other in a cycle, which MySQL's gap locks would otherwise make of concurrent invitations.
  */
 export function organizationStore(context: StoreContext): OrganizationStore {
   const { db, postgres, tables: t, isUserId } = context;
@@ -212,8 +214,8 @@ export function organizationStore(context: StoreContext): OrganizationStore {
     },
     async deleteOrganization(id) {
       return unlessRefused(db, async (trx) => {
-        await trx.deleteFrom(t.organizationInvitations).where("org_id", "=", id).execute();
         if (!(await lockOrganization(trx, id))) throw new Refused();
+        await trx.deleteFrom(t.organizationInvitations).where("org_id", "=", id).execute();
         await trx.deleteFrom(t.organizationMembers).where("org_id", "=", id).execute();
         await trx.deleteFrom(t.organizationDomains).where("org_id", "=", id).execute();
         await trx.updateTable(t.sessions).set({ active_org_id: null }).where("active_org_id", "=", id).execute();
@@ -345,6 +347,9 @@ export function organizationStore(context: StoreContext): OrganizationStore {
     },
     async createInvitation(invitation) {
       await db.transaction().execute(async (trx) => {
+        // One creation at a time per organization: on MySQL two would each hold the gap of the
+        // (org_id, email) index their UPDATE read, and each wait for the other's to insert.
+        await lockOrganization(trx, invitation.orgId);
         await pending(
           trx
             .updateTable(t.organizationInvitations)
@@ -399,13 +404,17 @@ export function organizationStore(context: StoreContext): OrganizationStore {
     },
     async acceptInvitation({ tokenHash, userId, email, now }): Promise<AcceptanceResult> {
       if (!isUserId(userId)) return { outcome: "refused" };
+      const found = await findInvitationBy("token_hash", tokenHash);
+      if (found === null) return { outcome: "refused" };
       return db.transaction().execute(async (trx): Promise<AcceptanceResult> => {
+        if (!(await lockOrganization(trx, found.orgId))) return { outcome: "refused" };
         // The one conditional write that decides: of concurrent acceptances one spends it (OR-6).
         const spent = await pending(
           trx
             .updateTable(t.organizationInvitations)
             .set({ accepted_at: now, accepted_by: userId })
             .where("token_hash", "=", tokenHash)
+            .where("org_id", "=", found.orgId)
             .where("email", "=", email),
           now,
         ).executeTakeFirst();

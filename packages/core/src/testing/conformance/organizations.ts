@@ -481,6 +481,52 @@ export function organizationsSuite({ test: { describe, it, expect }, makeStorage
         expect((await organizations.findMembership(organization.id, ownerId))?.lastActiveAt).toBeNull();
       });
 
+      it("OR-7: a member removed, or an organization deleted, while sessions switch to it is active in none of them afterwards", async () => {
+        const { storage, organizations, organization, ownerId } = await withOrganization(makeStorage);
+        const removed = await newMember(storage, organization.id);
+        const removedSessions = await concurrently(5, () => newSession(storage, removed));
+        const results = await Promise.all([
+          ...removedSessions.map((sessionId, index) =>
+            organizations.setActiveOrganization(sessionId, removed, organization.id, BASE_TIME + index),
+          ),
+          organizations.removeMember(organization.id, removed, OWNER),
+        ]);
+        expect(results.at(-1)).toBe("done");
+        for (const sessionId of removedSessions) expect(await activeIn(storage, sessionId, removed)).toEqual(noActive);
+
+        const members = await concurrently(5, () => newMember(storage, organization.id));
+        const sessions = await concurrently(5, (index) => newSession(storage, members[index] as string));
+        const invitations = await concurrently(5, async () => {
+          const invitation = sampleInvitation(organization.id, ownerId);
+          await organizations.createInvitation(invitation);
+          return invitation;
+        });
+        const invitees = await concurrently(5, () => createUser(storage));
+        const [deleted] = await Promise.all([
+          organizations.deleteOrganization(organization.id),
+          ...sessions.map((sessionId, index) =>
+            organizations.setActiveOrganization(sessionId, members[index] as string, organization.id, BASE_TIME + index),
+          ),
+          ...invitations.map((invitation, index) =>
+            organizations.acceptInvitation({
+              tokenHash: invitation.tokenHash,
+              userId: invitees[index] as string,
+              email: invitation.email,
+              now: BASE_TIME + index,
+            }),
+          ),
+        ]);
+        expect(deleted).toBe(true);
+        expect(await organizations.findOrganization(organization.id)).toBeNull();
+        for (const [index, sessionId] of sessions.entries()) {
+          expect(await activeIn(storage, sessionId, members[index] as string)).toEqual(noActive);
+        }
+        for (const userId of [...members, ...invitees, ownerId]) {
+          expect(await organizations.findMembership(organization.id, userId)).toBeNull();
+          expect(await organizations.listUserOrganizations(userId)).toEqual([]);
+        }
+      });
+
       it("clearActiveOrganization clears the organization from every session that has it, and counts them", async () => {
         const { storage, organizations, organization, ownerId } = await withOrganization(makeStorage);
         const other = (await withOrganization(async () => storage)).organization;
@@ -556,6 +602,33 @@ export function organizationsSuite({ test: { describe, it, expect }, makeStorage
           now: BASE_TIME + 11,
         });
         expect(refused).toEqual({ outcome: "refused" });
+      });
+
+      it("of 10 concurrent invitations for one address exactly one stays pending, and only its secret is accepted", async () => {
+        const { storage, organizations, organization, ownerId } = await withOrganization(makeStorage);
+        const email = `${uniqueId("invitee")}@example.com`;
+        const invitations = Array.from({ length: 10 }, (_, index) =>
+          sampleInvitation(organization.id, ownerId, { email, createdAt: BASE_TIME + index }),
+        );
+        // Other addresses invited at the same time stay pending.
+        const others = Array.from({ length: 5 }, () => sampleInvitation(organization.id, ownerId));
+        await Promise.all([...invitations, ...others].map((invitation) => organizations.createInvitation(invitation)));
+        const pendingNow = await organizations.listInvitations(organization.id, BASE_TIME + 100);
+        const forAddress = pendingNow.filter((invitation) => invitation.email === email);
+        expect(forAddress).toHaveLength(1);
+        expect(pendingNow).toHaveLength(6);
+        const userId = await createUser(storage);
+        const results = await concurrently(10, (index) =>
+          organizations.acceptInvitation({
+            tokenHash: (invitations[index] as InvitationRecord).tokenHash,
+            userId,
+            email,
+            now: BASE_TIME + 100,
+          }),
+        );
+        expect(countWhere(results, (result) => result.outcome === "accepted")).toBe(1);
+        const accepted = invitations[results.findIndex((result) => result.outcome === "accepted")] as InvitationRecord;
+        expect(accepted.id).toBe(forAddress[0]?.id);
       });
 
       it("listInvitations lists an organization's pending invitations only, newest first", async () => {
