@@ -243,7 +243,7 @@ function verifyBearer(
     if (roles && !roles.some((role) => access.roles.includes(role))) {
       throw new AuthError(ErrorCode.Forbidden, "A role this route requires is missing");
     }
-    if (org !== null) requireOrganization(access, org);
+    if (org !== null) requireOrganization(access, org, auth.config.organizations.roles);
     if (stepUp !== null) requireStepUp(access, stepUp, auth.now());
     return access;
   });

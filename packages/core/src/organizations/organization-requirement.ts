@@ -10,8 +10,9 @@ import type { AccessContext } from "../tokens/access-token.js";
 export interface OrganizationOptions {
   /**
    * `true`: the token must carry an active organization (`access.org` not null). `{ roles }`: the
-   * member must also hold at least one of these roles there (`access.org.roles`); an empty list
-   * lets no one through.
+   * member must also hold one of these roles there (`access.org.roles`), or a role ranked above it
+   * in `organizations.roles` (an owner passes `{ roles: ["admin"] }`); an empty list lets no one
+   * through.
    */
   org?: true | { roles: readonly string[] };
 }
@@ -57,16 +58,34 @@ function resolveRequirement(org: unknown): OrganizationRequirement | null {
 }
 
 /**
- * Lets a token through when it carries an active organization and, when the requirement names
- * roles, one of them there; otherwise throws 40300.
- *
- * @throws {AuthError} 40300 no active organization, or none of the roles in it.
+ * Whether `held` holds one of `asked`, or a role ranked above one of them in `order` (highest
+ * first). A role `order` does not name is matched by name only.
  */
-export function requireOrganization(access: Pick<AccessContext, "org">, requirement: OrganizationRequirement): void {
+export function holdsRoleOrAbove(order: readonly string[], held: readonly string[], asked: readonly string[]): boolean {
+  if (asked.some((role) => held.includes(role))) return true;
+  const bar = Math.max(-1, ...asked.map((role) => order.indexOf(role)));
+  return held.some((role) => {
+    const rank = order.indexOf(role);
+    return rank !== -1 && rank <= bar;
+  });
+}
+
+/**
+ * Lets a token through when it carries an active organization and, when the requirement names
+ * roles, one of them there or a role above it (`order`: `organizations.roles`, highest first);
+ * otherwise throws 40300.
+ *
+ * @throws {AuthError} 40300 no active organization, or none of the roles (nor one above) in it.
+ */
+export function requireOrganization(
+  access: Pick<AccessContext, "org">,
+  requirement: OrganizationRequirement,
+  order: readonly string[],
+): void {
   const { org } = access;
   if (org === null) throw new AuthError(ErrorCode.Forbidden, "An active organization is required: switch to one first");
   const { roles } = requirement;
-  if (roles !== null && !roles.some((role) => org.roles.includes(role))) {
+  if (roles !== null && !holdsRoleOrAbove(order, org.roles, roles)) {
     throw new AuthError(ErrorCode.Forbidden, "A role in the active organization this route requires is missing");
   }
 }
