@@ -28,6 +28,7 @@ export function readSlug(value: unknown, name?: string): string {
     given ??
     name
       ?.normalize("NFKD")
+      .replace(/\p{M}/gu, "")
       .toLowerCase()
       .replace(/[^a-z0-9]+/g, "-")
       .replace(/^-+|-+$/g, "")
