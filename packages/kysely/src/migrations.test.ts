@@ -30,6 +30,7 @@ import {
 } from "./databases.test-support.js";
 import type { KyselyStorage } from "./kysely-storage.js";
 import { checkSchema, latestSchemaVersion, migrate } from "./migrate.js";
+import { migrateSchema, schemaVersionOf } from "./migrations.js";
 import { pgliteStorage } from "./pglite.js";
 import { tablesWithPrefix } from "./schema.js";
 import {
@@ -299,6 +300,19 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     }
     // No refresh wrote a row of the old table.
     expect(await refreshTokensRows()).toBe(rowsBefore);
+  });
+
+  it("issue 40: a database at version 5 beside another application's organizations table: migrate refuses, naming it, and changes nothing", async () => {
+    const storage = await open("app_");
+    const { db, dialect, tables: t } = storage;
+    await migrateSchema(db, dialect, t, 1, 5);
+    await sql.raw(`create table ${t.organizations} (id integer primary key, title varchar(100))`).execute(db);
+    await expect(migrate(storage)).rejects.toThrow(
+      "@portcullis/kysely: migration 6 (organizations) cannot create its tables: the table app_organizations already exists and is not Portcullis's. Rename it, or move Portcullis's tables under a prefix of their own (docs/storage.md, \"Migrations\"), then run migrate again; nothing was changed, the schema is still at version 5",
+    );
+    expect(await schemaVersionOf(db, dialect, t)).toBe(5);
+    await sql.raw(`alter table ${t.organizations} rename to app_their_organizations`).execute(db);
+    expect(await migrate(storage)).toEqual({ from: 5, to: latestSchemaVersion });
   });
 
   it("OR-7 (issue 40): a database made and filled by schema version 5 keeps every row through migration 6; its sessions have no active organization, its tokens still verify, and organizations then work", async () => {

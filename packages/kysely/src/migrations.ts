@@ -354,6 +354,7 @@ export async function migrateSchema(
     const usersSchema =
       users === null ? null : { table: users, idSqlType: (await checkUsersTable(locked, dialect, users)).sqlType };
     if (from === 0) await startSchema(locked, dialect, t);
+    else if (from < 6 && to >= 6) await assertOrganizationTablesFree(locked, dialect, t, from);
     const collations = dialect === "mysql" ? mysqlCollationsFor(await serverVersion(locked)) : null;
     for (const migration of migrations.filter((step) => step.version > from && step.version <= to)) {
       for (const statement of migration.statements(dialect, t, collations, usersSchema)) await sql.raw(statement).execute(locked);
@@ -379,6 +380,33 @@ async function startSchema(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tabl
   if (present.includes(t.schema)) return;
   if (present.length > 0) throw new Error(await tablesTakenMessage(db, dialect, t, present));
   await createSchemaTable(db, dialect, t);
+}
+
+/**
+ * Checks, before a database of an earlier version takes migration 6, that none of the tables it
+ * creates is there already: a service may keep an `organizations` table of its own beside
+ * Portcullis's unprefixed ones.
+ *
+ * @throws {Error} naming the tables, and the ways out, with nothing changed.
+ */
+async function assertOrganizationTablesFree(
+  db: Kysely<AnyDatabase>,
+  dialect: SqlDialect,
+  t: Tables,
+  from: number,
+): Promise<void> {
+  const taken = await existingTables(db, dialect, [
+    t.organizations,
+    t.organizationMembers,
+    t.organizationInvitations,
+    t.organizationDomains,
+  ]);
+  if (taken.length === 0) return;
+  const tables = taken.length === 1 ? `the table ${taken[0]} already exists` : `the tables ${taken.join(", ")} already exist`;
+  throw new Error(
+    `@portcullis/kysely: migration 6 (organizations) cannot create its tables: ${tables} and ${taken.length === 1 ? "is" : "are"} not Portcullis's. ` +
+      `Rename ${taken.length === 1 ? "it" : "them"}, or move Portcullis's tables under a prefix of their own (docs/storage.md, "Migrations"), then run migrate again; nothing was changed, the schema is still at version ${from}`,
+  );
 }
 
 async function createSchemaTable(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables): Promise<void> {
