@@ -1,10 +1,29 @@
 // The client cannot import @portcullis/core (a browser has no use for argon2 and the rest), so it
 // declares the shapes of the contract's data again. These checks fail the type check when the two drift.
-import type { AuthUser, PasskeyInfo, SessionInfo, TokenSet } from "@portcullis/client";
 import type {
+  ActiveOrganization,
+  AuthUser,
+  JoinableOrganization,
+  MyOrganization,
+  Organization,
+  OrganizationDomain,
+  OrganizationInvitation,
+  OrganizationMember,
+  PasskeyInfo,
+  SessionInfo,
+  TokenSet,
+} from "@portcullis/client";
+import type {
+  ActiveOrganization as CoreActiveOrganization,
+  JoinableOrganization as CoreJoinableOrganization,
+  MyOrganization as CoreMyOrganization,
   PasskeyInfo as CorePasskeyInfo,
   SessionInfo as CoreSessionInfo,
   TokenSet as CoreTokenSet,
+  DomainView,
+  InvitationView,
+  MemberView,
+  OrganizationView,
   PublicUser,
 } from "@portcullis/core";
 import { describe, expectTypeOf, it } from "vitest";
@@ -15,5 +34,15 @@ describe("the client's types of the contract's data", () => {
     expectTypeOf<TokenSet>().toEqualTypeOf<CoreTokenSet>();
     expectTypeOf<PasskeyInfo>().toEqualTypeOf<CorePasskeyInfo>();
     expectTypeOf<SessionInfo>().toEqualTypeOf<CoreSessionInfo>();
+  });
+
+  it("are core's: an organization, one of the user's, a joinable one, the active one, a member, an invitation, a domain", () => {
+    expectTypeOf<Organization>().toEqualTypeOf<OrganizationView>();
+    expectTypeOf<MyOrganization>().toEqualTypeOf<CoreMyOrganization>();
+    expectTypeOf<JoinableOrganization>().toEqualTypeOf<CoreJoinableOrganization>();
+    expectTypeOf<ActiveOrganization>().toEqualTypeOf<CoreActiveOrganization>();
+    expectTypeOf<OrganizationMember>().toEqualTypeOf<MemberView>();
+    expectTypeOf<OrganizationInvitation>().toEqualTypeOf<InvitationView>();
+    expectTypeOf<OrganizationDomain>().toEqualTypeOf<DomainView>();
   });
 });

@@ -41,8 +41,8 @@ export interface JoinableOrganization {
 
 /** The active organization of an access token (`org`, `org_roles`): its id and the user's roles there. */
 export interface ActiveOrganization {
-  id: string;
-  roles: string[];
+  readonly id: string;
+  readonly roles: readonly string[];
 }
 
 /** A member of an organization. `joinedAt` is epoch milliseconds. */
