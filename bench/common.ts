@@ -8,6 +8,8 @@ export const refreshPath = "/api/v1/auth/refresh";
 /** Bare Express: a JSON POST answering a body shaped like a refresh answer, and raw argon2id `verify` of one stored hash. */
 export const jsonPostPath = "/api/v1/json";
 export const argon2LoginPath = "/api/v1/argon2-login";
+/** Figure 14: the protected route that also asks for an active organization (`requireAuth(auth, { org: true })`). */
+export const orgProtectedPath = "/api/v1/org-things";
 /** The administrators' user list, first page (figure 10). */
 export const adminUsersPath = "/api/v1/auth/admin/users";
 
@@ -45,6 +47,15 @@ export interface ServerOptions {
    * ceiling of figure 7). Not with `postgresUrl`.
    */
   mysqlUrl?: string;
+  /** Portcullis storage: PGlite in memory, in the server process (`pgliteStorage({ dataDir: "memory://" })`). Not with a URL. */
+  pglite?: boolean;
+  /**
+   * Portcullis (Express): organizations on; the bench user owns one and its session (`authHeaders`)
+   * has it active, so the access token carries `org`; `orgProtectedPath` is guarded by
+   * `requireAuth(auth, { org: true })` beside `protectedPath` (figure 14). `noOrgAuthHeaders`: a
+   * session of the same user without an organization.
+   */
+  organization?: boolean;
   /** Bare Express with `postgresUrl` or `mysqlUrl`: its pool's size (default 10). */
   pool?: number;
   /** Portcullis: throttle limits no benchmark reaches (for the login figures) instead of the defaults. */
@@ -71,6 +82,8 @@ export interface ServerReady {
   port: number;
   /** Headers that let a request through the protected route, when the server made its own credentials. */
   authHeaders?: Record<string, string>;
+  /** With `organization`: the headers of a session without an active organization, which `orgProtectedPath` refuses (40300). */
+  noOrgAuthHeaders?: Record<string, string>;
   accessTokens?: string[];
   refreshTokens?: string[];
   /** The `$argon2id$v=19$m=…,t=…,p=…` prefix of the stored password hash, where there is one. */

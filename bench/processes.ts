@@ -1,5 +1,6 @@
 // The child processes of a run: servers, load, pgbench, cold imports; each pinned to its core.
-import { spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -70,6 +71,8 @@ export function runToEnd(prefix: string[], command: string[], env?: NodeJS.Proce
 export interface RunningServer {
   mode: ServerMode;
   ready: ServerReady;
+  /** The CPU seconds (user and system, every thread) the server process has used so far, from `/proc`; null where there is none. */
+  cpuSeconds(): number | null;
   url(path: string): string;
   stop(): Promise<void>;
 }
@@ -116,6 +119,7 @@ export function startServer(
         mode,
         ready,
         url: (path) => `http://127.0.0.1:${ready.port}${path}`,
+        cpuSeconds: () => processCpuSeconds(child.pid as number),
         async stop() {
           if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
           await exited;
@@ -123,6 +127,25 @@ export function startServer(
       });
     });
   });
+}
+
+/** Clock ticks a second of `/proc/<pid>/stat`'s times (`getconf CLK_TCK`), read once; 100 on Linux. */
+let clockTicks: number | undefined;
+
+/**
+ * The CPU seconds a process has used, user and system time of all its threads (fields 14 and 15
+ * of `/proc/<pid>/stat`, after the command name in parentheses); null without `/proc`.
+ */
+export function processCpuSeconds(pid: number): number | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null;
+  }
+  clockTicks ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
 }
 
 /** A running `load.ts` process, which measures one spec at a time. */

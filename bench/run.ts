@@ -31,6 +31,7 @@ import {
   issuer,
   jsonPostPath,
   loginPath,
+  orgProtectedPath,
   protectedPath,
   refreshPath,
   username,
@@ -38,6 +39,7 @@ import {
 import { importedHashFigure } from "./imported-hashes.js";
 import type { LoadResult, LoadSpec } from "./load.js";
 import { type ScratchDatabase, createScratchDatabase, mariadbMissing, recordingMysqlStorage } from "./mariadb.js";
+import { checkStorages, measureOrgCheck } from "./org-check.js";
 import { type ScratchSchema, createScratchSchema, postgresMissing, postgresUrl } from "./postgres.js";
 import {
   type Pinning,
@@ -89,7 +91,7 @@ const jsonHeaders = { "content-type": "application/json" };
 /** One thing measured in turn with the other cases of its comparison. */
 interface Case {
   name: string;
-  unit: "req/s" | "ms" | "TPS";
+  unit: "req/s" | "ms" | "TPS" | "req/CPU s";
   /** Checks, before any load, that the server answers as the measurement expects. */
   probe?: () => Promise<void>;
   /** One sample; `run` counts this case's runs from 0, the warm-up first when there is one. */
@@ -153,6 +155,35 @@ function bareRouteCase(name: string, server: RunningServer, headers: Record<stri
     () => ({ url, method: "GET", connections: connections.protectedRoute, headers }),
     () => expectStatus(name, url, { headers }, 200),
   );
+}
+
+/**
+ * A protected GET measured at `connections.protectedRoute` as requests per CPU second of the
+ * server process (its user and system time over the run, every thread, from `/proc`): what a
+ * request costs the server, which other work on a busy machine moves far less than the rate.
+ * Where there is no `/proc`, requests per second.
+ */
+function serverCpuCase(
+  name: string,
+  server: RunningServer,
+  url: string,
+  headers: Record<string, string> | undefined,
+  probe: () => Promise<void>,
+): Case {
+  return {
+    name,
+    unit: "req/CPU s",
+    probe,
+    measure: async (_run, seconds) => {
+      const before = server.cpuSeconds();
+      const result = checked(
+        name,
+        await runLoad(pinning, { url, method: "GET", connections: connections.protectedRoute, headers, seconds }),
+      );
+      const after = server.cpuSeconds();
+      return before === null || after === null ? result.requestsPerSecond : result.requests / (after - before);
+    },
+  };
 }
 
 /**
@@ -395,6 +426,99 @@ async function revocationChannelFigure(): Promise<Row[]> {
         rowOf(figures[index] as string, baseline, values, samples.bareExpress, "req/s"),
       );
     });
+  } finally {
+    await Promise.all(schemas.map((schema) => schema.drop()));
+  }
+}
+
+/**
+ * Figure 14: the protected route that asks for an active organization (`requireAuth(auth, { org:
+ * true })`) against the same route without it (`requireAuth(auth)`), with one access token that
+ * carries an organization, per storage (memory, PGlite in memory, PostgreSQL when there is one):
+ * the ratio counts only what the `org` option adds, the token state (membership and roles
+ * included, OR-8) being read either way. Over HTTP, one Portcullis Express server per storage
+ * serving both routes, measured as figures 1–3 are; the probe checks that the org route lets the
+ * token through and refuses a session without an organization (40300). Then in the bench process,
+ * `authorizeRequest` with and without `org` in alternating batches (`org-check.ts`), which a busy
+ * machine disturbs far less.
+ */
+async function organizationFigure(): Promise<Row[]> {
+  const baseline = "the same without org";
+  const missing = await postgresMissing();
+  if (missing) console.log(`\nFigure 14's PostgreSQL rows skipped: ${missing}`);
+  const schemas = missing ? [] : await Promise.all([createScratchSchema(), createScratchSchema()]);
+  const [serverSchema, inProcessSchema] = schemas;
+  const names = { memory: "memory", pglite: "PGlite", postgres: "PostgreSQL" };
+  const skippedPostgres = (figure: string): Row[] =>
+    missing ? [{ figure, baseline, raw: "", skipped: `skipped: ${missing}` }] : [];
+  try {
+    const start = (options: ServerOptions) =>
+      startServer(pinning, secrets, "portcullis-express", { organization: true, ...options });
+    const storages = {
+      memory: start({}),
+      pglite: start({ pglite: true }),
+      ...(serverSchema ? { postgres: start({ postgresUrl: serverSchema.url }) } : {}),
+    } as Record<keyof typeof names, Promise<RunningServer>>;
+    const overHttp = await withServers(storages, async (s) => {
+      const keys = Object.keys(s) as (keyof typeof names)[];
+      const cases: Record<string, Case> = {};
+      for (const key of keys) {
+        const server = s[key];
+        const headers = server.ready.authHeaders;
+        const plainUrl = server.url(protectedPath);
+        const orgUrl = server.url(orgProtectedPath);
+        cases[`${key}-plain`] = serverCpuCase(`${names[key]} requireAuth`, server, plainUrl, headers, async () => {
+          await expectStatus(`${names[key]} route`, plainUrl, { headers }, 200);
+          await expectStatus(`${names[key]} route, no organization`, plainUrl, { headers: server.ready.noOrgAuthHeaders }, 200);
+        });
+        cases[`${key}-org`] = serverCpuCase(`${names[key]} requireAuth { org: true }`, server, orgUrl, headers, async () => {
+          await expectStatus(`${names[key]} org route`, orgUrl, { headers }, 200);
+          await expectStatus(`${names[key]} org route, no organization`, orgUrl, { headers: server.ready.noOrgAuthHeaders }, 403);
+          await expectStatus(`${names[key]} org route, without credentials`, orgUrl, {}, 401);
+        });
+      }
+      const samples = await roundRobin(
+        `Figure 14: protected GET with and without requireAuth's org option, autocannon -c ${connections.protectedRoute}`,
+        cases,
+        plan.protectedRoute,
+      );
+      return keys.map((key) =>
+        rowOf(
+          `14 ${names[key]}: requireAuth { org: true }, over HTTP`,
+          "requireAuth without org, same server",
+          samples[`${key}-org`] ?? [],
+          samples[`${key}-plain`] ?? [],
+          "req/CPU s",
+        ),
+      );
+    });
+    const check = quick ? { pairs: 5, batchMs: 20, warmupPairs: 1 } : { pairs: 41, batchMs: 50, warmupPairs: 5 };
+    console.log(
+      `\nFigure 14 in process: authorizeRequest with and without { org: true }, ${check.pairs} pairs of batches of about ${check.batchMs} ms of CPU, alternating`,
+    );
+    const inProcess: Row[] = [];
+    for (const storage of checkStorages(inProcessSchema?.url ?? null)) {
+      const samples = await measureOrgCheck(storage, check);
+      const median = (values: number[]) => formatNumber(spreadOf(values).median, 0);
+      console.log(
+        `  ${storage.name}: ${median(samples.withOrg)} vs ${median(samples.without)} calls/CPU s, ${samples.batch} calls a batch`,
+      );
+      inProcess.push(
+        rowOf(
+          `14 ${storage.name}: authorizeRequest { org: true }, in process`,
+          "authorizeRequest without org",
+          samples.withOrg,
+          samples.without,
+          "calls/CPU s",
+        ),
+      );
+    }
+    return [
+      ...overHttp,
+      ...skippedPostgres("14 PostgreSQL: requireAuth { org: true }, over HTTP"),
+      ...inProcess,
+      ...skippedPostgres("14 PostgreSQL: authorizeRequest { org: true }, in process"),
+    ];
   } finally {
     await Promise.all(schemas.map((schema) => schema.drop()));
   }
@@ -996,11 +1120,12 @@ const figureGroups: [number[], () => Promise<Row[]>][] = [
   [[11], fastifyFigure],
   [[12], revocationChannelFigure],
   [[13], () => importedHashFigure(quick ? 1 : 7)],
+  [[14], organizationFigure],
 ];
 
 /** `BENCH_FIGURES=3,6` measures only the groups that print those figures; by default, all of them. */
 const selectedFigures = new Set(
-  (process.env.BENCH_FIGURES ?? (quick ? "1,2,3,4,5,6,7,8,9,10,11,12,13" : "1,2,3,4,5,6,7,8,9,11,12,13"))
+  (process.env.BENCH_FIGURES ?? (quick ? "1,2,3,4,5,6,7,8,9,10,11,12,13,14" : "1,2,3,4,5,6,7,8,9,11,12,13,14"))
     .split(",")
     .map((number) => Number(number.trim())),
 );

@@ -6,17 +6,28 @@ import {
   type Storage,
   type TokenSet,
   createAuth,
+  createOrganization,
   createUser,
   login,
   memoryStorage,
   refresh,
   revocationChannelStatus,
+  switchOrganization,
 } from "@portcullis/core";
 import { authRouter, requireAuth as requireAuthExpress } from "@portcullis/express";
 import { authApp, requireAuth as requireAuthHono } from "@portcullis/hono";
 import express from "express";
 import { Hono } from "hono";
-import { type BenchSecrets, type ServerOptions, type ServerReady, audience, issuer, protectedPath, username } from "../common.js";
+import {
+  type BenchSecrets,
+  type ServerOptions,
+  type ServerReady,
+  audience,
+  issuer,
+  orgProtectedPath,
+  protectedPath,
+  username,
+} from "../common.js";
 import { hashParameters, listenExpress, listenHono, ok } from "./listen.js";
 
 /** Limits no benchmark reaches, at the default windows, so that every login of the login figures succeeds. */
@@ -25,9 +36,17 @@ export const generousThrottle: AuthConfig["throttle"] = {
   ip: [{ limit: 1_000_000_000, window: "15m" }],
 };
 
-/** Memory storage, or `connectStorage` (pool of 10) migrated on the PostgreSQL or MariaDB URL the options name. */
+/**
+ * Memory storage, PGlite in memory (`pglite`), or `connectStorage` (pool of 10) migrated on the
+ * PostgreSQL or MariaDB URL the options name.
+ */
 async function storageFor(options: ServerOptions): Promise<Storage> {
   const url = options.postgresUrl ?? options.mysqlUrl;
+  if (options.pglite) {
+    if (url !== undefined) throw new Error("pglite takes no storage URL");
+    const { pgliteStorage } = await import("@portcullis/kysely");
+    return pgliteStorage({ dataDir: "memory://" });
+  }
   if (url === undefined) return memoryStorage();
   const { connectStorage, migrate } = await import("@portcullis/kysely");
   const storage = await connectStorage({ url });
@@ -77,6 +96,28 @@ async function mintAccessTokens(auth: Auth, password: string, count: number): Pr
   return tokens.slice(0, count);
 }
 
+/** The `sid` claim of an access token, read without verifying (the server just issued it). */
+function sessionIdOf(accessToken: string): string {
+  const payload = JSON.parse(Buffer.from(accessToken.split(".")[1] ?? "", "base64url").toString("utf8")) as { sid?: unknown };
+  if (typeof payload.sid !== "string") throw new Error("the access token has no sid");
+  return payload.sid;
+}
+
+/**
+ * Makes the user the owner of a new organization and switches `session` to it: answers the
+ * session's new access token, which carries `org` and `org_roles` (figure 14).
+ */
+async function switchedToOrganization(auth: Auth, userId: string, session: TokenSet): Promise<string> {
+  const organization = await createOrganization(auth, { userId, name: "Bench Org" });
+  const switched = await switchOrganization(auth, {
+    userId,
+    sessionId: sessionIdOf(session.accessToken),
+    orgId: organization.id,
+  });
+  if (switched.org?.id !== organization.id) throw new Error("the session did not switch to the organization");
+  return switched.accessToken;
+}
+
 /**
  * Portcullis with the default configuration (generous throttle limits when asked), its routes
  * mounted as the adapters' docs show, and the protected route behind `requireAuth`.
@@ -94,6 +135,11 @@ export async function startPortcullis(
     app.get(protectedPath, requireAuthExpress(auth), (_req, res) => {
       res.json(ok);
     });
+    if (options.organization) {
+      app.get(orgProtectedPath, requireAuthExpress(auth, { org: true }), (_req, res) => {
+        res.json(ok);
+      });
+    }
     port = await listenExpress(app);
   } else {
     const app = new Hono();
@@ -121,6 +167,7 @@ export async function portcullisInstance(
     secrets: { signing: secrets.BENCH_SIGNING_SECRET, encryption: randomBytes(32).toString("base64url") },
     ...(options.generousThrottle ? { throttle: generousThrottle } : {}),
     ...(options.sweep === false ? { sweepInterval: false as const } : {}),
+    ...(options.organization ? { organizations: { enabled: true } } : {}),
   });
   if (options.revocationRedisUrl) {
     while (revocationChannelStatus(auth) !== "connected") await new Promise((resolve) => setTimeout(resolve, 10));
@@ -128,13 +175,15 @@ export async function portcullisInstance(
   const roles = options.admin ? ["admin"] : ["user"];
   const user = await createUser(auth, { username, password: secrets.BENCH_PASSWORD, roles });
   const storedHash = (await auth.storage.users.findById(user.id))?.passwordHash;
-  const [session] = await signInMany(auth, secrets.BENCH_PASSWORD, 1);
+  const [session, withoutOrganization] = await signInMany(auth, secrets.BENCH_PASSWORD, options.organization ? 2 : 1);
+  const bearer = options.organization && session ? await switchedToOrganization(auth, user.id, session) : session?.accessToken;
   const accessTokens = await mintAccessTokens(auth, secrets.BENCH_PASSWORD, options.accessTokens ?? 0);
   const refreshTokens = (await signInMany(auth, secrets.BENCH_PASSWORD, options.refreshTokens ?? 0)).map((s) => s.refreshToken);
   return {
     auth,
     ready: {
-      authHeaders: { authorization: `Bearer ${session?.accessToken}` },
+      authHeaders: { authorization: `Bearer ${bearer}` },
+      ...(withoutOrganization ? { noOrgAuthHeaders: { authorization: `Bearer ${withoutOrganization.accessToken}` } } : {}),
       accessTokens,
       refreshTokens,
       passwordHashParameters: storedHash ? hashParameters(storedHash) : undefined,
