@@ -1,14 +1,16 @@
 // Screenshots of the Express demo's pages in real Chromium (Debian's /usr/bin/chromium, as the
 // browser tests use it), at 1280 and 390 px wide, into .tmp/screenshots/ (gitignored): signed out,
 // the errors beside their controls, signed in as a user and as an administrator, an account
-// without a password (signed in with the local provider), TOTP enrolment, and the API reference.
+// without a password (signed in with the local provider), TOTP enrolment, organizations (the
+// list with the active one, members and a pending invitation; the invitation's page), and the API reference.
 //
 //   npx tsx --tsconfig tsconfig.json scripts/demo-screenshots.ts
 //
 // It prints each file it wrote, and any error the page logged; it exits 1 when a page logged one.
 import { mkdir } from "node:fs/promises";
+import { createUser } from "@portcullis/core";
 import type { Browser, Page } from "playwright-core";
-import { type ExpressDemo, createBrowserTestUser, startExpressDemo } from "../test/browser/apps.js";
+import { type ExpressDemo, browserTestPassword, createBrowserTestUser, startExpressDemo } from "../test/browser/apps.js";
 import { addVirtualAuthenticator, collectPageErrors, launchChromium, platformAuthenticator } from "../test/browser/chromium.js";
 import { base32Decode, totpCodeAt } from "../test/fixtures/auth.js";
 
@@ -57,6 +59,13 @@ async function shoot(browser: Browser, width: number): Promise<void> {
   const demo = await startExpressDemo();
   try {
     const user = await createBrowserTestUser(demo.auth, "robin");
+    // Invited to Robin's organization: an account holding the invited address, verified (OR-5).
+    await createUser(demo.auth, {
+      username: "sam",
+      password: browserTestPassword,
+      email: "sam@example.test",
+      emailVerified: true,
+    });
     // Signed out, then a wrong password: the error under the sign-in form.
     {
       const { page, close } = await openDemo(browser, demo, width);
@@ -142,6 +151,31 @@ async function shoot(browser: Browser, width: number): Promise<void> {
       await page.locator(".swagger-ui .opblock").first().waitFor({ timeout: 30_000 });
       await capture(page, width, "11-api-reference");
       await close();
+    }
+    // Organizations: one created and made active, an invitation pending; then the invitation's page, opened from its link.
+    {
+      const { page, close } = await openDemo(browser, demo, width);
+      await signIn(page, user.username, "correct horse battery staple");
+      await page.fill('#organization-create-form input[name="name"]', `Robin's Guild ${width}`);
+      await page.click('#organization-create-form button[type="submit"]');
+      await page.locator("#organization-list .organization-switch").first().click();
+      await page.locator("#organization-list .organization-active").waitFor();
+      await page.fill('#invite-form input[name="email"]', "sam@example.test");
+      await page.click('#invite-form button[type="submit"]');
+      await page.locator("#invitation-list li").first().waitFor();
+      await page.locator("#organizations").scrollIntoViewIfNeeded();
+      await capture(page, width, "12-organizations");
+      await close();
+      const invitation = await demo.mail.waitFor((message) => message.to === "sam@example.test");
+      const link = /https?:\/\/\S+\/accept-invitation#token=[\w-]+/.exec(invitation.text)?.[0];
+      if (!link) throw new Error("no invitation link in the message");
+      const invited = await openDemo(browser, demo, width);
+      await invited.page.goto(link);
+      await invited.page.locator("#sign-in:not([hidden])").waitFor();
+      await submitSignIn(invited.page, "sam", "correct horse battery staple");
+      await invited.page.locator("#accept-invitation:not([hidden])").waitFor();
+      await capture(invited.page, width, "13-accept-invitation");
+      await invited.close();
     }
   } finally {
     await demo.close();
