@@ -78,8 +78,8 @@ export interface InviteMemberInput {
   userId: string;
   orgId: string;
   email: string;
-  /** Default: the lowest of `organizations.roles`. */
-  roles?: string[];
+  /** Default (absent or null): the lowest of `organizations.roles`. */
+  roles?: string[] | null;
   /** The request's `Accept-Language`, which chooses the message's template. */
   acceptLanguage?: string;
 }
@@ -99,7 +99,7 @@ export async function inviteMember(auth: Auth, input: InviteMemberInput): Promis
   const { store, organization, membership } = await membershipOf(auth, input.orgId, user.id);
   requireAdministrator(auth, membership);
   const email = emailKeyOf(normalizeEmail(requiredString(input.email, "email")));
-  const roles = input.roles === undefined ? [lowestRole(auth)] : readOrganizationRoles(auth, input.roles);
+  const roles = input.roles === undefined || input.roles === null ? [lowestRole(auth)] : readOrganizationRoles(auth, input.roles);
   requireNotAbove(auth, membership, roles);
   const { value, hash } = opaqueToken(auth);
   const now = auth.now();
