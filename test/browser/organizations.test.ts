@@ -4,11 +4,20 @@
 // (a new page holds no tokens), accepts it with a click, and makes the organization active: the
 // page and the access token's claims say so. A then sees B among the members.
 
-import { createUser } from "@portcullis/core";
+import { createOrganization, createUser, updateOrganization } from "@portcullis/core";
 import type { Locator, Page } from "playwright-core";
 import { expect, it } from "vitest";
 import { browserTestPassword, startExpressDemo } from "./apps.js";
-import { describeInBrowser, expectStatus, openPage, shownSection, signInWithPassword, useChromium, usePageApp } from "./page.js";
+import {
+  describeInBrowser,
+  expectError,
+  expectStatus,
+  openPage,
+  shownSection,
+  signInWithPassword,
+  useChromium,
+  usePageApp,
+} from "./page.js";
 
 const newContext = useChromium();
 
@@ -112,6 +121,29 @@ describeInBrowser("organizations in Chromium, on the Express demo", () => {
     } finally {
       await a.context.close();
       await b.context.close();
+    }
+  });
+
+  it("OR-9: an organization that requires a second factor is not made active for a session without one; the page says to turn two-factor sign-in on first", async () => {
+    const demo = app();
+    const user = await createUser(demo.auth, { username: "org-c", password: browserTestPassword });
+    const strong = await createOrganization(demo.auth, { userId: user.id, name: "Strong Org" });
+    await updateOrganization(demo.auth, { userId: user.id, orgId: strong.id, rules: { requireSecondFactor: true } });
+    const { context, page, errors } = await openPage(newContext, demo);
+    try {
+      await signInWithPassword(page, "org-c", browserTestPassword);
+      await expectStatus(page, /^Signed in\.$/);
+      const row = organizationRow(page, "Strong Org");
+      await row.locator(".organization-switch").click();
+      await expectError(page, "#organization-list", /^Strong Org requires a second factor: turn on two-factor sign-in first/);
+      expect(await row.locator(".organization-active").count()).toBe(0);
+      expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).portcullis.orgs.active())).toBeNull();
+      expect(await page.locator("#active-organization").textContent()).toBe(
+        "No active organization: your access token carries none.",
+      );
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
     }
   });
 });

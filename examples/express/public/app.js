@@ -622,26 +622,8 @@ const rolesText = (roles) => (roles.length ? roles.join(", ") : "no roles");
 /** Whether the page is an invitation's page with its token, waiting to be accepted. */
 const invitationWaiting = () => invitationToken !== null;
 
-/**
- * The token of the invitation this page was opened for, until it is accepted or the user leaves
- * the page. A sign-in with a provider leaves the page and comes back to a new one, which would
- * have lost it: it waits in sessionStorage (this tab only) for that round trip, and is taken out
- * at once on return. It is worth nothing without the invited account, signed in.
- */
+/** The token of the invitation this page was opened for, until it is accepted or the user leaves the page. */
 let invitationToken = null;
-const invitationStashKey = "portcullis-demo-invitation";
-
-/** Keeps the invitation's token in this tab across a provider sign-in (see {@link invitationToken}). */
-function stashInvitationForProviderSignIn() {
-  if (invitationToken !== null) sessionStorage.setItem(invitationStashKey, invitationToken);
-}
-
-/** Back from a provider: takes the invitation's token kept for the round trip, if any, out of sessionStorage. */
-function takeStashedInvitation() {
-  const stashed = sessionStorage.getItem(invitationStashKey);
-  sessionStorage.removeItem(invitationStashKey);
-  if (stashed) invitationToken = stashed;
-}
 
 /**
  * Lists the user's organizations, the active one (the access token's `org` claim) marked, and
@@ -697,7 +679,7 @@ function organizationItem(organization, active) {
   if (!isActive) {
     const activate = element("button", { type: "button", className: "organization-switch", textContent: "Make active" });
     listen(activate, "click", async () => {
-      await client.orgs.switch(organization.id);
+      await switchExplained(organization);
       selectedOrganization = organization;
       await loadOrganizations();
       setStatus(`${organization.name} is now your active organization.`, "ok");
@@ -719,6 +701,40 @@ function organizationItem(organization, active) {
   });
   item.append(manage, leave);
   return item;
+}
+
+/**
+ * Makes `organization` the session's active one, and says in plain words why the server refused:
+ * its rules want a second factor the session did not prove (40104), or a way of signing in this
+ * session did not use (40300 with the ways it allows).
+ */
+async function switchExplained(organization) {
+  try {
+    await client.orgs.switch(organization.id);
+  } catch (error) {
+    if (error?.code === 40104) {
+      const how = error.data?.enrolmentRequired
+        ? "turn on two-factor sign-in first, then sign out and in again with a code"
+        : "sign out and in again with your authenticator app's code";
+      throw new AuthClientError(`${organization.name} requires a second factor: ${how}`, {
+        kind: "server",
+        code: 40104,
+        status: 401,
+      });
+    }
+    const ways = error?.data?.signInMethods;
+    if (error?.code === 40300 && Array.isArray(ways)) {
+      throw new AuthClientError(
+        `${organization.name} accepts only a sign-in with: ${ways.join(", ")}. Sign out and in again that way`,
+        {
+          kind: "server",
+          code: 40300,
+          status: 403,
+        },
+      );
+    }
+    throw error;
+  }
 }
 
 /** Shows the selected organization's members and, to its administrators, its pending invitations. */
@@ -1061,8 +1077,17 @@ const providerCallbackPath = /^\/oauth\/([\w-]+)\/callback$/;
 async function loadProviders() {
   const providers = await client.oauth.providers().catch(() => []);
   $("provider-buttons").replaceChildren(...providers.map(providerButton));
-  $("provider-sign-in").hidden = providers.length === 0 || openedAtIpAddress;
+  showProviderSignIn();
   return providers;
+}
+
+/**
+ * Shows the provider buttons where there are any, except at an IP address and on an invitation's
+ * page: a provider's sign-in leaves the page, and the invitation's token, kept in this page's
+ * memory only, would not come back with it.
+ */
+function showProviderSignIn() {
+  $("provider-sign-in").hidden = $("provider-buttons").childElementCount === 0 || openedAtIpAddress || invitationWaiting();
 }
 
 /** A button that begins the sign-in with `provider`, to come back to this path. */
@@ -1071,7 +1096,6 @@ function providerButton(provider) {
   listen(button, "click", async () => {
     button.disabled = true;
     setStatus(`Taking you to ${provider.displayName}…`);
-    stashInvitationForProviderSignIn();
     await client.oauth.start(provider.name, { returnPath: location.pathname }).catch((error) => {
       button.disabled = false;
       throw error;
@@ -1117,6 +1141,7 @@ let linkToken = null;
 function leaveLinkPage() {
   linkToken = null;
   invitationToken = null;
+  showProviderSignIn();
   history.replaceState(null, "", "/");
   show(signedIn ? "account" : "sign-in");
 }
@@ -1317,10 +1342,7 @@ async function startPage() {
   const providers = await loadProviders();
   await loadPasskeyConfig(providers.length > 0);
   const returning = providerCallbackPath.exec(location.pathname);
-  if (returning) {
-    takeStashedInvitation();
-    await finishProviderSignIn(returning[1], providers);
-  }
+  if (returning) await finishProviderSignIn(returning[1], providers);
 }
 
 startPage().catch(showError);
