@@ -93,6 +93,31 @@ describe("client.orgs.switch and active", () => {
     expect([signedIn.mock.calls, signedOut]).toEqual([[], []]);
   });
 
+  it("a switch answered while a refresh is under way keeps the refresh token that refresh stored, not the one it replaced", async () => {
+    let releaseRefresh: () => void = () => {};
+    const refreshHeld = new Promise<void>((resolve) => {
+      releaseRefresh = resolve;
+    });
+    let refreshes = 0;
+    const { client, server } = await signedInOrgsClient(async ({ path }) => {
+      if (path !== "/auth/refresh") return switched(acmeToken, { id: "org/1", roles: ["owner"] });
+      refreshes += 1;
+      if (refreshes === 1) await refreshHeld;
+      return { code: 0, data: { ...tokenSet(refreshes + 1), accessToken: noOrgToken } };
+    });
+    const refreshing = client.refresh();
+    const switching = client.orgs.switch("org/1");
+    await vi.waitFor(() => expect(server.sentTo("/auth/orgs/active")).toHaveLength(1));
+    releaseRefresh();
+    await Promise.all([refreshing, switching]);
+    expect(await client.accessToken()).toBe(acmeToken);
+    await client.refresh();
+    expect(server.sentTo("/auth/refresh").map(({ body }) => body)).toEqual([
+      { refreshToken: "refresh-1" },
+      { refreshToken: "refresh-2" },
+    ]);
+  });
+
   it("switch(null) sends orgId null and leaves the session without an organization", async () => {
     const { client, server } = await signedInOrgsClient(() => switched(noOrgToken, null), { accessToken: acmeToken });
     expect(await client.orgs.active()).toEqual({ id: "org/1", roles: ["owner"] });
