@@ -279,3 +279,63 @@ describe("organizations off", () => {
     expect(await outcome(acceptInvitation(harness.auth, { userId, token: "x" }))).toBe(40400);
   });
 });
+
+describe("OR-4: a member's rank is their highest role, whatever order their roles are stored in", () => {
+  it.each([[["owner", "member"]], [["member", "owner"]]])(
+    "an admin can neither demote nor remove an owner holding %j",
+    async (roles) => {
+      const harness = makeAuth({ organizations: { enabled: true } });
+      const { ownerId, org } = await ownedOrganization(harness);
+      const adminId = await addUser(harness.auth, "admin");
+      const coOwnerId = await addUser(harness.auth, "co-owner");
+      const store = harness.storage.organizations;
+      await store?.addMember({ orgId: org.id, userId: adminId, roles: ["admin"], createdAt: 0, lastActiveAt: null });
+      await store?.addMember({ orgId: org.id, userId: coOwnerId, roles: [...roles], createdAt: 0, lastActiveAt: null });
+      const input = { userId: adminId, orgId: org.id, memberId: coOwnerId, password: goodPassword };
+      expect(await outcome(changeMemberRoles(harness.auth, { ...input, roles: ["member"] }))).toBe(40300);
+      expect(await outcome(removeMember(harness.auth, input))).toBe(40300);
+      expect(ownerId).not.toBe(coOwnerId);
+    },
+  );
+
+  it("a member holding an administrator role beside a role of the host's own administers", async () => {
+    const harness = makeAuth({ organizations: { enabled: true, roles: ["owner", "admin", "billing", "member"] } });
+    const { org, ownerId } = await ownedOrganization(harness);
+    const adminId = await addUser(harness.auth, "admin");
+    const memberId = await addUser(harness.auth, "member");
+    await harness.storage.organizations?.addMember({
+      orgId: org.id,
+      userId: adminId,
+      roles: ["billing", "admin"],
+      createdAt: 0,
+      lastActiveAt: null,
+    });
+    await harness.storage.organizations?.addMember({
+      orgId: org.id,
+      userId: memberId,
+      roles: ["member"],
+      createdAt: 0,
+      lastActiveAt: null,
+    });
+    const changed = await changeMemberRoles(harness.auth, {
+      userId: adminId,
+      orgId: org.id,
+      memberId,
+      roles: ["billing"],
+      password: goodPassword,
+    });
+    expect(changed.roles).toEqual(["billing"]);
+    expect(
+      await outcome(
+        changeMemberRoles(harness.auth, {
+          userId: adminId,
+          orgId: org.id,
+          memberId,
+          roles: undefined as never,
+          password: goodPassword,
+        }),
+      ),
+    ).toBe(40001);
+    expect(ownerId).toBeTruthy();
+  });
+});

@@ -25,6 +25,7 @@ describe("requireAuth's org option (OR-7)", () => {
     [["owner"], { roles: ["billing"] }, 40300],
     [["admin"], { roles: [] }, 40300],
     [null, { roles: ["member"] }, 40300],
+    [["auditor", "owner"], { roles: ["admin"] }, 0],
   ] as const)("a member holding %j, asked %j, gets %i", (held, asked, code) => {
     expect(outcome(held === null ? null : [...held], asked === null ? null : { roles: [...asked.roles] })).toBe(code);
   });

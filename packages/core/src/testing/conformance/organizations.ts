@@ -271,6 +271,29 @@ export function organizationsSuite({ test: { describe, it, expect }, makeStorage
         expect(await organizations.markDomainVerified(again.id, domain.domain, BASE_TIME + 3)).toBe("verified");
       });
 
+      it("deleteOrganization leaves every other organization's invitations; updateOrganization keeps its own slug; unknown invitation ids change nothing", async () => {
+        const { storage, organizations, organization, ownerId } = await withOrganization(makeStorage);
+        const other = (await withOrganization(async () => storage)).organization;
+        const kept = sampleInvitation(other.id, ownerId);
+        await organizations.createInvitation(kept);
+        await organizations.createInvitation(sampleInvitation(organization.id, ownerId));
+        const renamed = await organizations.updateOrganization(other.id, {
+          slug: other.slug,
+          name: "Same slug",
+          updatedAt: BASE_TIME + 1,
+        });
+        expect(renamed).toEqual({ ...other, name: "Same slug", updatedAt: BASE_TIME + 1 });
+        expect(await organizations.deleteOrganization(organization.id)).toBe(true);
+        expect(await organizations.findInvitation(other.id, kept.id)).toEqual(kept);
+        expect(await organizations.listInvitations(other.id, BASE_TIME)).toEqual([kept]);
+        const unknown = uniqueId("invitation");
+        expect(await organizations.revokeInvitation(other.id, unknown, BASE_TIME)).toBe(false);
+        expect(await organizations.replaceInvitationToken(other.id, unknown, uniqueHash(), BASE_TIME + DAY, BASE_TIME)).toBe(
+          false,
+        );
+        expect(await organizations.findInvitation(other.id, unknown)).toBeNull();
+      });
+
       it("listOrganizations pages by id: `limit` at a time after the cursor, with the next page's cursor", async () => {
         const storage = await makeStorage();
         const organizations = organizationsOf(storage);
@@ -329,6 +352,8 @@ export function organizationsSuite({ test: { describe, it, expect }, makeStorage
           cursor = page.nextCursor ?? undefined;
         }
         expect(paged).toEqual(whole.items);
+        expect((await organizations.listMembers(organization.id, { limit: 5 })).nextCursor).toBeNull();
+        expect((await organizations.listMembers(organization.id, { limit: 4 })).nextCursor).toBe(whole.items[3]?.userId);
         expect(await organizations.listMembers(uniqueId("org"), { limit: 10 })).toEqual({ items: [], nextCursor: null });
       });
 
@@ -343,7 +368,7 @@ export function organizationsSuite({ test: { describe, it, expect }, makeStorage
           OrganizationRecord,
           OrganizationRecord,
         ];
-        for (const organization of [third, first, second]) {
+        for (const organization of [third, second, first]) {
           await organizations.createOrganization(organization, sampleMembership(organization.id, ownerId, [OWNER]));
         }
         await organizations.addMember(sampleMembership(second.id, userId, ["billing"]));
