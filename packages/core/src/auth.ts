@@ -192,6 +192,7 @@ const createAuthOptions = {
   revocationChannel: true,
   user: true,
   organizations: true,
+  apiKeys: true,
 } satisfies OptionNames<AuthConfig & CreateAuthOptions>;
 
 /**

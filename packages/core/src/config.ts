@@ -1,3 +1,4 @@
+import { type ApiKeysConfig, type ResolvedApiKeysConfig, resolveApiKeysConfig } from "./api-keys/api-key-config.js";
 import { type Duration, type OptionNames, fail, lacksScheme, refuseUnknownOptions } from "./config-values.js";
 import { type PasswordConfig, type ResolvedPasswordConfig, resolvePasswordConfig } from "./crypto/password-config.js";
 import type { EncryptionKeyring } from "./crypto/secret-box.js";
@@ -86,6 +87,11 @@ export interface AuthConfig extends TokenConfig {
    */
   organizations?: OrganizationsConfig;
   /**
+   * API keys (AK-1…): personal access tokens for scripts, `pc_<environment>_…`, accepted by
+   * `requireAuth` with `scopes`. Off unless `enabled`; needs a storage with `apiKeys`. See `ApiKeysConfig`.
+   */
+  apiKeys?: ApiKeysConfig;
+  /**
    * Password reset by email, verified addresses and security notices, delivered by your `send`;
    * without it those routes answer 40400. See `EmailConfig`.
    */
@@ -130,6 +136,7 @@ export interface ResolvedConfig extends ResolvedHttpConfig, ResolvedTokenConfig 
   adminRole: string;
   signUp: ResolvedSignUpConfig;
   organizations: ResolvedOrganizationsConfig;
+  apiKeys: ResolvedApiKeysConfig;
   /** Null when email is not configured. */
   email: ResolvedEmailConfig | null;
   throttle: ResolvedThrottleConfig;
@@ -198,6 +205,17 @@ function resolveOrganizations(config: AuthConfig): ResolvedOrganizationsConfig {
   return organizations;
 }
 
+/** The `apiKeys` options, refused when enabled over a storage that keeps no API keys. */
+function resolveApiKeys(config: AuthConfig): ResolvedApiKeysConfig {
+  const apiKeys = resolveApiKeysConfig(config.apiKeys);
+  if (apiKeys.enabled && config.storage.apiKeys === undefined) {
+    fail(
+      "apiKeys.enabled needs a storage with apiKeys: memoryStorage(), @portcullis/kysely at schema version 7, or a store of your own with an apiKeys store",
+    );
+  }
+  return apiKeys;
+}
+
 function isDirectory(value: unknown): value is Directory {
   const candidate = value as Partial<Record<keyof Directory, unknown>> | null;
   return (
@@ -261,6 +279,7 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     adminRole: adminRoleOf(config.adminRole),
     signUp: resolveSignUpConfig(config.signUp, adminRoleOf(config.adminRole)),
     organizations: resolveOrganizations(config),
+    apiKeys: resolveApiKeys(config),
     email: resolveEmailConfig(config.email, issuerUrl.host),
     throttle: resolveThrottleConfig(config.throttle),
     sessions: resolveSessionConfig(config.sessions),

@@ -1,3 +1,4 @@
+import { memoryApiKeys } from "./memory/api-keys.js";
 import { memoryChallenges } from "./memory/challenges.js";
 import { memoryCounters } from "./memory/counters.js";
 import { memoryIdentities } from "./memory/identities.js";
@@ -66,6 +67,7 @@ export function memoryStorage(): MemoryStorage {
     identities: identities.store,
     settings: memorySettings(),
     organizations: organizations.store,
+    apiKeys: memoryApiKeys(users.byId).store,
     sizes: () => ({
       users: users.size(),
       sessions: sessions.sessionCount(),

@@ -8,6 +8,7 @@
  * compare-and-set, a delete that returns the row), never a read followed by a write.
  */
 
+import type { ApiKeyStore } from "./api-key-store.js";
 import type { ChallengeStore } from "./challenge-store.js";
 import type { CounterStore } from "./counter-store.js";
 import type { IdentityStore } from "./identity-store.js";
@@ -18,6 +19,7 @@ import type { SettingsStore } from "./settings-store.js";
 import type { RecoveryCodeStore, TotpStore } from "./totp-store.js";
 import type { UserStore } from "./user-store.js";
 
+export type * from "./api-key-store.js";
 export type * from "./challenge-store.js";
 export type * from "./counter-store.js";
 export type * from "./identity-store.js";
@@ -41,4 +43,6 @@ export interface Storage {
   settings: SettingsStore;
   /** Organizations, their members, invitations and domains: needed only with `organizations.enabled`. */
   organizations?: OrganizationStore;
+  /** API keys: needed only with `apiKeys.enabled`. */
+  apiKeys?: ApiKeyStore;
 }

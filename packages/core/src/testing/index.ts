@@ -7,6 +7,7 @@
  * @module @portcullis/core/testing
  */
 import type { LegacyRefreshToken, Storage } from "../storage/types.js";
+import { apiKeysSuite } from "./conformance/api-keys.js";
 import { challengesSuite } from "./conformance/challenges.js";
 import { countersSuite } from "./conformance/counters.js";
 import type { ConformanceTestFunctions, SuiteContext } from "./conformance/harness.js";
@@ -35,6 +36,7 @@ const suites = {
   identities: identitiesSuite,
   settings: settingsSuite,
   organizations: organizationsSuite,
+  apiKeys: apiKeysSuite,
 } satisfies Record<keyof Storage, (context: SuiteContext) => void>;
 
 /** The name of one conformance suite: one per store of {@link Storage}. */

@@ -1,0 +1,84 @@
+import {
+  type Duration,
+  type OptionNames,
+  durationSeconds,
+  fail,
+  positiveInteger,
+  refuseUnknownOptions,
+} from "../config-values.js";
+import { type ResolvedTier, type ThrottleTier, resolveTiers } from "../throttle/throttle-config.js";
+import { environmentPattern } from "./api-key-format.js";
+
+/** The `apiKeys` options of `createAuth` (AK-1…): personal access tokens for scripts and services. Off unless `enabled`. */
+export interface ApiKeysConfig {
+  /** Turns API keys and the `/auth/api-keys…` routes on. Default `false` (the routes answer 40400, `requireAuth` refuses keys). */
+  enabled?: boolean;
+  /** The environment tag in every key (`pc_<environment>_…`): lower-case letters and digits, 1 to 16. Default `"live"`. A key of another tag is refused unread. */
+  environment?: string;
+  /** A new key's lifetime when its request names none. Default `"90d"`. */
+  defaultTtl?: Duration;
+  /** The longest lifetime a key may be given. Default `"365d"`. */
+  maxTtl?: Duration;
+  /** How many live keys a user may hold. Default 50. */
+  maxPerUser?: number;
+  /**
+   * Requests each key may make, per tier (`[{ limit: 600, window: "1m" }]`): past it, 42900 with
+   * `Retry-After` (AK-5). Counted in the counters store, so every instance sharing it shares the
+   * budget. Default none: each counted request is a write to the counters store.
+   */
+  rateLimit?: ThrottleTier[];
+}
+
+/** {@link ApiKeysConfig} with its defaults filled in. */
+export interface ResolvedApiKeysConfig {
+  enabled: boolean;
+  environment: string;
+  defaultTtlSeconds: number;
+  maxTtlSeconds: number;
+  maxPerUser: number;
+  /** Empty: no per-key limit. */
+  rateLimit: ResolvedTier[];
+}
+
+const optionNames = {
+  enabled: true,
+  environment: true,
+  defaultTtl: true,
+  maxTtl: true,
+  maxPerUser: true,
+  rateLimit: true,
+} satisfies OptionNames<ApiKeysConfig>;
+
+/**
+ * Checks the `apiKeys` options and fills in their defaults; throws a `TypeError` naming a bad one.
+ *
+ * @example
+ * ```ts
+ * resolveApiKeysConfig({ enabled: true }).defaultTtlSeconds; // 7776000 (90 days)
+ * ```
+ */
+export function resolveApiKeysConfig(config: ApiKeysConfig | undefined): ResolvedApiKeysConfig {
+  const options = config === undefined ? {} : config;
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    fail(`apiKeys must be an object such as { enabled: true }; got ${JSON.stringify(options)}`);
+  }
+  refuseUnknownOptions(options, optionNames, "apiKeys.");
+  const { enabled = false, environment = "live", defaultTtl = "90d", maxTtl = "365d" } = options;
+  if (typeof enabled !== "boolean") fail(`apiKeys.enabled must be true or false; got ${JSON.stringify(enabled)}`);
+  if (typeof environment !== "string" || !environmentPattern.test(environment)) {
+    fail(
+      `apiKeys.environment must be 1 to 16 lower-case letters and digits, such as "live" or "test"; got ${JSON.stringify(environment)}`,
+    );
+  }
+  const defaultTtlSeconds = durationSeconds(defaultTtl, "apiKeys.defaultTtl");
+  const maxTtlSeconds = durationSeconds(maxTtl, "apiKeys.maxTtl");
+  if (defaultTtlSeconds > maxTtlSeconds) fail("apiKeys.defaultTtl must not be longer than apiKeys.maxTtl");
+  return {
+    enabled,
+    environment,
+    defaultTtlSeconds,
+    maxTtlSeconds,
+    maxPerUser: positiveInteger(options.maxPerUser, "apiKeys.maxPerUser", 50),
+    rateLimit: options.rateLimit === undefined ? [] : resolveTiers(options.rateLimit, "apiKeys.rateLimit", []),
+  };
+}

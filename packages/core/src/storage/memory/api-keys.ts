@@ -1,0 +1,54 @@
+import type { ApiKeyRecord, ApiKeyStore } from "../api-key-store.js";
+import { compareCodePoints } from "../code-point-order.js";
+import type { UserRecord } from "../types.js";
+import { copy } from "./records.js";
+
+/** The memory {@link ApiKeyStore}: keys by hash, with an index of ids; the user read from the user store. */
+export function memoryApiKeys(user: (id: string) => UserRecord | null) {
+  const byHash = new Map<string, ApiKeyRecord>();
+  const hashById = new Map<string, string>();
+  const keyOf = (id: string) => {
+    const hash = hashById.get(id);
+    return hash === undefined ? undefined : byHash.get(hash);
+  };
+  const store: ApiKeyStore = {
+    async createApiKey(key) {
+      byHash.set(key.hash, copy(key));
+      hashById.set(key.id, key.hash);
+    },
+    async findApiKeyByHash(hash) {
+      const key = byHash.get(hash);
+      if (key === undefined) return null;
+      const owner = user(key.userId);
+      return {
+        key: copy(key),
+        user: owner === null ? null : { tokenVersion: owner.tokenVersion, disabled: owner.disabled, roles: [...owner.roles] },
+      };
+    },
+    async listApiKeys(userId) {
+      return [...byHash.values()]
+        .filter((key) => key.userId === userId)
+        .sort((a, b) => b.createdAt - a.createdAt || compareCodePoints(b.id, a.id))
+        .map(copy);
+    },
+    async renameApiKey(userId, id, name) {
+      const key = keyOf(id);
+      if (key === undefined || key.userId !== userId || key.revokedAt !== null) return false;
+      key.name = name;
+      return true;
+    },
+    async revokeApiKey(userId, id, now) {
+      const key = keyOf(id);
+      if (key === undefined || (userId !== null && key.userId !== userId) || key.revokedAt !== null) return null;
+      key.revokedAt = now;
+      return copy(key);
+    },
+    async recordApiKeyUse(uses, minIntervalMs) {
+      for (const { id, at } of uses) {
+        const key = keyOf(id);
+        if (key !== undefined && (key.lastUsedAt === null || key.lastUsedAt <= at - minIntervalMs)) key.lastUsedAt = at;
+      }
+    },
+  };
+  return { store, size: () => byHash.size };
+}
