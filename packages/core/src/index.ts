@@ -8,6 +8,20 @@
  * @packageDocumentation
  * @module @portcullis/core
  */
+export type { ApiKeysConfig } from "./api-keys/api-key-config.js";
+export { isWellFormedApiKey } from "./api-keys/api-key-format.js";
+export {
+  type ApiKeyInfo,
+  type CreateApiKeyInput,
+  type CreatedApiKey,
+  createApiKey,
+  listApiKeys,
+  listUserApiKeys,
+  renameApiKey,
+  revokeApiKey,
+  revokeUserApiKey,
+} from "./api-keys/manage-api-keys.js";
+export { type ApiKeyContext, verifyApiKey } from "./api-keys/verify-api-key.js";
 export { type Auth, type CreateAuthOptions, createAuth } from "./auth.js";
 export type { AuthConfig, ResolvedConfig } from "./config.js";
 export type { Duration } from "./config-values.js";

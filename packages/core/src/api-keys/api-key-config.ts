@@ -27,6 +27,11 @@ export interface ApiKeysConfig {
    * budget. Default none: each counted request is a write to the counters store.
    */
   rateLimit?: ThrottleTier[];
+  /**
+   * The scopes a key may hold, when you define a fixed set (`["reports:read", "deploy"]`); a key
+   * asking another is refused (42200). Default: any scope of 1 to 128 visible ASCII characters.
+   */
+  scopes?: string[];
 }
 
 /** {@link ApiKeysConfig} with its defaults filled in. */
@@ -38,6 +43,8 @@ export interface ResolvedApiKeysConfig {
   maxPerUser: number;
   /** Empty: no per-key limit. */
   rateLimit: ResolvedTier[];
+  /** Null: any scope. */
+  scopes: string[] | null;
 }
 
 const optionNames = {
@@ -47,6 +54,7 @@ const optionNames = {
   maxTtl: true,
   maxPerUser: true,
   rateLimit: true,
+  scopes: true,
 } satisfies OptionNames<ApiKeysConfig>;
 
 /**
@@ -80,5 +88,21 @@ export function resolveApiKeysConfig(config: ApiKeysConfig | undefined): Resolve
     maxTtlSeconds,
     maxPerUser: positiveInteger(options.maxPerUser, "apiKeys.maxPerUser", 50),
     rateLimit: options.rateLimit === undefined ? [] : resolveTiers(options.rateLimit, "apiKeys.rateLimit", []),
+    scopes: scopesOf(options.scopes),
   };
+}
+
+/** What a scope may be: 1 to 128 visible ASCII characters, no spaces. */
+export const scopePattern = /^[\x21-\x7e]{1,128}$/;
+
+function scopesOf(value: unknown): string[] | null {
+  if (value === undefined) return null;
+  if (
+    !Array.isArray(value) ||
+    value.length === 0 ||
+    !value.every((scope) => typeof scope === "string" && scopePattern.test(scope))
+  ) {
+    fail(`apiKeys.scopes must be a non-empty list of scopes of 1 to 128 visible ASCII characters; got ${JSON.stringify(value)}`);
+  }
+  return [...new Set(value as string[])];
 }

@@ -175,7 +175,10 @@ export type AuthEvent =
   | (EventBase & { type: "organization.invitation_sent"; orgId: string; invitationId: string; by: string })
   | (EventBase & { type: "organization.invitation_revoked"; orgId: string; invitationId: string; by: string })
   | (EventBase & { type: "organization.domain_verified"; orgId: string; domain: string; by: string })
-  | (EventBase & { type: "organization.switched"; userId: string; sessionId: string; orgId: string | null });
+  | (EventBase & { type: "organization.switched"; userId: string; sessionId: string; orgId: string | null })
+  /** API keys (AK-1…): `keyId` names the key, never its secret. */
+  | (EventBase & { type: "api_key.created"; userId: string; keyId: string })
+  | (EventBase & { type: "api_key.revoked"; userId: string; keyId: string; by: string });
 
 /** What a change of an organization changed (`organization.updated`). */
 export type OrganizationChange = "name" | "slug" | "rules";
