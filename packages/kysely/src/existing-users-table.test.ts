@@ -351,6 +351,88 @@ for (const { name, url } of everyDatabase) {
         });
       });
 
+      it("issue 41: a database of schema version 6 built on your users table, with organizations and sessions, migrates to 7 keeping every row; your users' API keys go by your ids", async () => {
+        await scratch.run(tables.existing[scratch.dialect]);
+        await scratch.run(
+          "insert into users (email, display_name) values ('olga@example.com', 'Olga'), ('piet@example.com', 'Piet')",
+        );
+        const storage = await scratch.storage({
+          prefix: "auth_",
+          users: { table: "users", id: { type: "integer" }, columns: { email: "email" } },
+        });
+        await migrateSchema(storage.db, storage.dialect, storage.tables, 1, 6, storage.usersTable);
+        const testAuth = makeTestAuth({ storage });
+        const now = testAuth.clock.now;
+        await scratch.run(`insert into auth_accounts (id, username, username_key, password_hash, roles, disabled, token_version,
+          source, created_at, updated_at, email_verified, verified_email_key) values
+          (1, 'olga', 'olga', null, '["user"]', false, 3, 'local', ${now}, ${now}, false, null),
+          (2, 'piet', 'piet', null, '["user","admin"]', true, 0, 'local', ${now}, ${now}, false, null)`);
+        const hash = sha256(randomBytes(32).toString("base64url"));
+        await scratch.run(`insert into auth_sessions (id, user_id, token_version, amr, auth_time, created_at, expires_at, revoked_at,
+          last_used_at, user_agent, address, refresh_hash, refresh_generation, refresh_expires_at, active_org_id)
+          values ('s-olga', 1, 3, '["pwd"]', ${now}, ${now}, ${now + 86_400_000}, null, ${now}, null, null, '${hash}', 0, ${now + 3_600_000}, 'org-1')`);
+        await scratch.run(`insert into auth_organizations (id, slug, name, rules, created_at, updated_at)
+          values ('org-1', 'olgas', 'Olga''s', '{"requireSecondFactor":false,"signInMethods":null}', ${now}, ${now})`);
+        await scratch.run(`insert into auth_organization_members (org_id, user_id, roles, created_at, last_active_at) values
+          ('org-1', 1, '["owner"]', ${now}, ${now}), ('org-1', 2, '["member"]', ${now}, null)`);
+        await scratch.run(`insert into auth_organization_invitations (id, org_id, email, roles, token_hash, invited_by, created_at,
+          expires_at, accepted_at, accepted_by, revoked_at)
+          values ('inv-1', 'org-1', 'ros@example.com', '["member"]', '${sha256("inv-1")}', 1, ${now}, ${now + 86_400_000}, null, null, null)`);
+        await scratch.run(`insert into auth_organization_domains (org_id, domain, verification_value, created_at, verified_at, verified_domain)
+          values ('org-1', 'olga.example', 'portcullis-verification=x', ${now}, ${now}, 'olga.example')`);
+        const tablesBefore = [
+          "users",
+          "auth_accounts",
+          "auth_sessions",
+          ...Object.values(storage.tables).filter((table) => table.includes("organization")),
+        ];
+        const before = await Promise.all(tablesBefore.map((table) => scratch.run(`select * from ${table}`)));
+        expect(await migrate(storage)).toEqual({ from: 6, to: latestSchemaVersion });
+        expect(await Promise.all(tablesBefore.map((table) => scratch.run(`select * from ${table}`)))).toEqual(before);
+        expect(await storage.sessions.findTokenState?.("s-olga")).toMatchObject({
+          session: { activeOrgId: "org-1" },
+          orgRoles: ["owner"],
+        });
+
+        const apiKeys = storage.apiKeys;
+        if (apiKeys === undefined) throw new Error("the SQL storage has API keys");
+        const key = (userId: string, id: string) => ({
+          id,
+          userId,
+          hash: sha256(id),
+          start: "pc_live_Ab",
+          name: id,
+          scopes: ["reports:read"],
+          tokenVersion: 3,
+          orgId: "org-1",
+          createdAt: now,
+          expiresAt: now + 86_400_000,
+          lastUsedAt: null,
+          revokedAt: null,
+        });
+        const olgas = key("1", "key-olga");
+        const piets = key("2", "key-piet");
+        await apiKeys.createApiKey(olgas);
+        await apiKeys.createApiKey(piets);
+        expect(await apiKeys.findApiKeyByHash(olgas.hash)).toEqual({
+          key: olgas,
+          user: { tokenVersion: 3, disabled: false, roles: ["user"] },
+        });
+        expect(await apiKeys.findApiKeyByHash(piets.hash)).toEqual({
+          key: piets,
+          user: { tokenVersion: 0, disabled: true, roles: ["user", "admin"] },
+        });
+        // A key of no user of yours is refused by the foreign key; an id not of your table's form is no one's.
+        await expect(apiKeys.createApiKey(key("99", "key-nobody"))).rejects.toThrow();
+        expect(await apiKeys.listApiKeys("1")).toEqual([olgas]);
+        expect(await apiKeys.listApiKeys("1abc")).toEqual([]);
+        expect(await apiKeys.renameApiKey("1abc", olgas.id, "x")).toBe(false);
+        expect(await apiKeys.revokeApiKey("1abc", olgas.id, now + 1)).toBeNull();
+        expect(await apiKeys.revokeApiKey("2", olgas.id, now + 1)).toBeNull();
+        expect(await apiKeys.revokeApiKey("1", olgas.id, now + 1)).toEqual({ ...olgas, revokedAt: now + 1 });
+        expect(await apiKeys.revokeApiKey(null, piets.id, now + 2)).toEqual({ ...piets, revokedAt: now + 2 });
+      });
+
       it("a host table with a NOT NULL column without a default that Portcullis does not write: migrate fails naming it, and creates nothing", async () => {
         await scratch.run(tables.existing[scratch.dialect]);
         await scratch.run("alter table users add column country varchar(2) not null");

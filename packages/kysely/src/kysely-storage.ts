@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import { assertSchemaCurrent, schemaProblem } from "./migrations.js";
 import type { AnyDatabase, SqlDialect, Tables } from "./schema.js";
 import { tablesWithPrefix } from "./schema.js";
+import { apiKeyStore } from "./stores/api-keys.js";
 import { challengeStore } from "./stores/challenges.js";
 import { type StoreContext, storeContext } from "./stores/context.js";
 import { counterStore } from "./stores/counters.js";
@@ -140,5 +141,6 @@ function storesOver(context: StoreContext): Storage {
     identities: identityStore(context),
     settings: settingsStore(context),
     organizations: organizationStore(context),
+    apiKeys: apiKeyStore(context),
   };
 }

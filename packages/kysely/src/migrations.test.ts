@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   ErrorCode,
+  type SessionRecord,
+  type TokenSet,
   isAuthError,
   listIdentities,
   listPasskeys,
@@ -19,6 +21,7 @@ import { sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { generousThrottle, makeTestAuth, testPassword, totpCodeAt } from "../../../test/fixtures/auth.js";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
+import { sha256 } from "../../core/src/crypto/random.js";
 import { main } from "./cli.js";
 import {
   mariadbScratch,
@@ -36,6 +39,7 @@ import { tablesWithPrefix } from "./schema.js";
 import {
   makeOldAccounts,
   migratedSession,
+  oldOrganization,
   organizationTables,
   rowCounts,
   sessionIdOf,
@@ -58,15 +62,15 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
    * A database an older release made and filled (schema `version`), which every operation refuses
    * until it is migrated; migrated, it holds as many rows of each table as before.
    */
-  const migratedFrom = async (version: 1 | 2 | 3 | 4 | 5) => {
+  const migratedFrom = async (version: 1 | 2 | 3 | 4 | 5 | 6) => {
     const accounts = await makeOldAccounts();
     const storage = await open("app_");
     await writeOldVersion(storage, accounts, version);
-    const before = await rowCounts(storage);
+    const before = await rowCounts(storage, version);
     expect(Object.values(before).every((count) => count > 0)).toBe(true);
     await expect(storage.users.findById(accounts.bob.id)).rejects.toThrow(`at version ${version}, older than this code`);
     expect(await migrate(storage)).toEqual({ from: version, to: latestSchemaVersion });
-    expect(await rowCounts(storage)).toEqual(before);
+    expect(await rowCounts(storage, version)).toEqual(before);
     return { accounts, storage };
   };
 
@@ -363,6 +367,83 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     });
     expect(await organizations.deleteOrganization(organization.id)).toBe(true);
     expect((await storage.sessions.findSession(access.sessionId))?.activeOrgId).toBeNull();
+  });
+
+  it("issue 41: a database at version 6 beside another application's api_keys table: migrate refuses, naming it, and changes nothing", async () => {
+    const storage = await open("app_");
+    const { db, dialect, tables: t } = storage;
+    await migrateSchema(db, dialect, t, 1, 6);
+    await sql.raw(`create table ${t.apiKeys} (id integer primary key, secret varchar(100))`).execute(db);
+    await expect(migrate(storage)).rejects.toThrow(
+      "@portcullis/kysely: migration 7 (API keys) cannot create its tables: the table app_api_keys already exists and is not Portcullis's. Rename it, or move Portcullis's tables under a prefix of their own (docs/storage.md, \"Migrations\"), then run migrate again; nothing was changed, the schema is still at version 6",
+    );
+    expect(await schemaVersionOf(db, dialect, t)).toBe(6);
+    await sql.raw(`alter table ${t.apiKeys} rename to app_their_api_keys`).execute(db);
+    expect(await migrate(storage)).toEqual({ from: 6, to: latestSchemaVersion });
+  });
+
+  it("issue 41: a database made and filled by schema version 6 keeps every row through migration 7; its organizations and tokens still work, and API keys then do", async () => {
+    const { accounts, storage } = await migratedFrom(6);
+    const { bob, alice } = accounts;
+    for (const user of accounts.users) expect(await storage.users.findById(user.id)).toEqual(user);
+    const active = accounts.sessions.find(
+      (session) => session.id === sessionIdOf((accounts.bobSignIns[0] as TokenSet).accessToken),
+    );
+    for (const session of accounts.sessions) {
+      const activeOrgId = session === active ? oldOrganization.id : null;
+      expect(await storage.sessions.findSession(session.id)).toEqual({ ...session, activeOrgId });
+    }
+    const organizations = storage.organizations;
+    const apiKeys = storage.apiKeys;
+    if (organizations === undefined || apiKeys === undefined) throw new Error("the SQL storage has organizations and API keys");
+    expect(await organizations.findOrganization(oldOrganization.id)).toEqual(oldOrganization);
+    expect((await organizations.findMembership(oldOrganization.id, alice.id))?.roles).toEqual(["member"]);
+    expect(await storage.sessions.findTokenState?.((active as SessionRecord).id)).toMatchObject({
+      session: { activeOrgId: oldOrganization.id },
+      orgRoles: ["owner"],
+    });
+    expect(await organizations.listDomains(oldOrganization.id)).toHaveLength(1);
+    const { rows } = await sql<{
+      count: number | string;
+    }>`select count(*) as count from ${sql.table(storage.tables.apiKeys)}`.execute(storage.db);
+    expect(Number(rows[0]?.count)).toBe(0);
+
+    const { clock } = accounts.testAuth;
+    const { auth } = makeTestAuth({ secrets: accounts.secrets, storage, throttle: generousThrottle, now: () => clock.now });
+    const signIn = accounts.bobSignIns[1] as (typeof accounts.bobSignIns)[number];
+    expect((await verifyAccessToken(auth, { token: signIn.accessToken })).userId).toBe(bob.id);
+
+    // The new table is in force: a key of Bob's for his organization, found, used, listed and revoked once.
+    const key = {
+      id: "key-bob",
+      userId: bob.id,
+      hash: sha256("pc_live_bob"),
+      start: "pc_live_bob",
+      name: "Bob's deploys",
+      scopes: ["deploy"],
+      tokenVersion: bob.tokenVersion,
+      orgId: oldOrganization.id,
+      createdAt: clock.now,
+      expiresAt: clock.now + 86_400_000,
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    await apiKeys.createApiKey(key);
+    expect(await apiKeys.findApiKeyByHash(key.hash)).toEqual({
+      key,
+      user: { tokenVersion: bob.tokenVersion, disabled: bob.disabled, roles: bob.roles },
+    });
+    await apiKeys.recordApiKeyUse([{ id: key.id, at: clock.now + 1 }], 60_000);
+    expect(await apiKeys.listApiKeys(bob.id)).toEqual([{ ...key, lastUsedAt: clock.now + 1 }]);
+    expect(await apiKeys.revokeApiKey(alice.id, key.id, clock.now + 2)).toBeNull();
+    expect(await apiKeys.revokeApiKey(bob.id, key.id, clock.now + 2)).toEqual({
+      ...key,
+      lastUsedAt: clock.now + 1,
+      revokedAt: clock.now + 2,
+    });
+    // Deleting the organization leaves its keys (org_id is not a foreign key); the caller decides what they mean.
+    expect(await organizations.deleteOrganization(oldOrganization.id)).toBe(true);
+    expect((await apiKeys.findApiKeyByHash(key.hash))?.key.orgId).toBe(oldOrganization.id);
   });
 }
 

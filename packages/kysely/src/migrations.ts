@@ -307,6 +307,35 @@ const migrations: readonly Migration[] = [
       ];
     },
   },
+  {
+    // Issue 41: API keys, found by the SHA-256 of the whole key (unique) and listed by their user.
+    // A key's user id takes the type of the users' ids (your table's, with the users option), a
+    // foreign key like a passkey's; its organization is not one, so deleting an organization never
+    // fails on the keys that name it.
+    version: 7,
+    statements(dialect, t, collations, users) {
+      const c = columnTypes(dialect, collations);
+      const userId = users === null ? c.ascii(255) : users.idSqlType;
+      return [
+        `create table ${t.apiKeys} (
+          id ${c.ascii(255)} primary key,
+          user_id ${userId} not null references ${t.users} (id),
+          hash ${c.ascii(255)} not null,
+          start ${c.text(64)} not null,
+          name ${c.text(512)} not null,
+          scopes ${c.long} not null,
+          token_version bigint not null,
+          org_id ${c.ascii(255)},
+          created_at ${c.time} not null,
+          expires_at ${c.time} not null,
+          last_used_at ${c.time},
+          revoked_at ${c.time},
+          constraint ${t.apiKeys}_hash unique (hash)
+        )${c.table}`,
+        `create index ${t.apiKeys}_user on ${t.apiKeys} (user_id)`,
+      ];
+    },
+  },
 ];
 
 /** The schema version this code reads and writes. */
@@ -354,7 +383,7 @@ export async function migrateSchema(
     const usersSchema =
       users === null ? null : { table: users, idSqlType: (await checkUsersTable(locked, dialect, users)).sqlType };
     if (from === 0) await startSchema(locked, dialect, t);
-    else if (from < 6 && to >= 6) await assertOrganizationTablesFree(locked, dialect, t, from);
+    else await assertNewTablesFree(locked, dialect, t, from, to);
     const collations = dialect === "mysql" ? mysqlCollationsFor(await serverVersion(locked)) : null;
     for (const migration of migrations.filter((step) => step.version > from && step.version <= to)) {
       for (const statement of migration.statements(dialect, t, collations, usersSchema)) await sql.raw(statement).execute(locked);
@@ -382,31 +411,39 @@ async function startSchema(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tabl
   await createSchemaTable(db, dialect, t);
 }
 
+/** The tables a migration after the first creates, by version, and what they hold: a service may keep a table of that name. */
+const tablesCreatedBy: Readonly<Record<number, { what: string; tables: (t: Tables) => string[] }>> = {
+  6: {
+    what: "organizations",
+    tables: (t) => [t.organizations, t.organizationMembers, t.organizationInvitations, t.organizationDomains],
+  },
+  7: { what: "API keys", tables: (t) => [t.apiKeys] },
+};
+
 /**
- * Checks, before a database of an earlier version takes migration 6, that none of the tables it
- * creates is there already: a service may keep an `organizations` table of its own beside
- * Portcullis's unprefixed ones.
+ * Checks, before a database of an earlier version takes migration 6 or 7, that none of the tables
+ * they create is there already: a service may keep an `organizations` or `api_keys` table of its
+ * own beside Portcullis's unprefixed ones.
  *
- * @throws {Error} naming the tables, and the ways out, with nothing changed.
+ * @throws {Error} naming the migration, the tables, and the ways out, with nothing changed.
  */
-async function assertOrganizationTablesFree(
+async function assertNewTablesFree(
   db: Kysely<AnyDatabase>,
   dialect: SqlDialect,
   t: Tables,
   from: number,
+  to: number,
 ): Promise<void> {
-  const taken = await existingTables(db, dialect, [
-    t.organizations,
-    t.organizationMembers,
-    t.organizationInvitations,
-    t.organizationDomains,
-  ]);
-  if (taken.length === 0) return;
-  const tables = taken.length === 1 ? `the table ${taken[0]} already exists` : `the tables ${taken.join(", ")} already exist`;
-  throw new Error(
-    `@portcullis/kysely: migration 6 (organizations) cannot create its tables: ${tables} and ${taken.length === 1 ? "is" : "are"} not Portcullis's. ` +
-      `Rename ${taken.length === 1 ? "it" : "them"}, or move Portcullis's tables under a prefix of their own (docs/storage.md, "Migrations"), then run migrate again; nothing was changed, the schema is still at version ${from}`,
-  );
+  for (const [version, created] of Object.entries(tablesCreatedBy)) {
+    if (Number(version) <= from || Number(version) > to) continue;
+    const taken = await existingTables(db, dialect, created.tables(t));
+    if (taken.length === 0) continue;
+    const tables = taken.length === 1 ? `the table ${taken[0]} already exists` : `the tables ${taken.join(", ")} already exist`;
+    throw new Error(
+      `@portcullis/kysely: migration ${version} (${created.what}) cannot create its tables: ${tables} and ${taken.length === 1 ? "is" : "are"} not Portcullis's. ` +
+        `Rename ${taken.length === 1 ? "it" : "them"}, or move Portcullis's tables under a prefix of their own (docs/storage.md, "Migrations"), then run migrate again; nothing was changed, the schema is still at version ${from}`,
+    );
+  }
 }
 
 async function createSchemaTable(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tables): Promise<void> {

@@ -1,7 +1,8 @@
 /**
  * A database as release 0.1 (schema version 1, before issue 21), the release before issue 24
  * (schema version 2), the one before issue 37 (schema version 3), the one before issue 39
- * (schema version 4) or the one before issue 40 (schema version 5) made and filled it, for the
+ * (schema version 4), the one before issue 40 (schema version 5) or the one before issue 41 (schema
+ * version 6) made and filled it, for the
  * migration tests: accounts made by the real flows on memory storage (an argon2id password, a
  * sealed TOTP secret and recovery codes, a passkey of a software authenticator, sessions, a linked
  * identity, a setting), written into the older tables
@@ -44,6 +45,7 @@ import { challengeStore } from "./stores/challenges.js";
 import { storeContext } from "./stores/context.js";
 import { counterStore } from "./stores/counters.js";
 import { identityStore } from "./stores/identities.js";
+import { organizationStore } from "./stores/organizations.js";
 import { passkeyStore } from "./stores/passkeys.js";
 import { recoveryCodeStore } from "./stores/recovery-codes.js";
 import { toSessionRow } from "./stores/sessions.js";
@@ -195,15 +197,20 @@ export function migratedSession(accounts: OldAccounts, session: SessionRecord): 
 
 /**
  * Brings an empty database to schema version `version` (1, release 0.1's; 2, the release before
- * issue 24's; 3, the release before issue 37's; 4, the release before issue 39's; or 5, the release
- * before issue 40's) and writes
+ * issue 24's; 3, the release before issue 37's; 4, the release before issue 39's; 5, the release
+ * before issue 40's; or 6, the release before issue 41's, with an organization of Bob's, Alice a
+ * member, an invitation and a domain, active in the session of Bob's first sign-in) and writes
  * `accounts` into it as that release's storage did: the users, the sessions and the refresh
  * tokens by SQL with the columns that schema has; the tables later migrations
  * leave as they were through their stores, whose statements are still those versions' (a store
  * that one day writes a column the old version lacks fails here, and this file then writes that
  * table by SQL too). A throttling window and a pending challenge as well, which the upgrade must keep.
  */
-export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccounts, version: 1 | 2 | 3 | 4 | 5): Promise<void> {
+export async function writeOldVersion(
+  storage: KyselyStorage,
+  accounts: OldAccounts,
+  version: 1 | 2 | 3 | 4 | 5 | 6,
+): Promise<void> {
   const { db, dialect, tables: t } = storage;
   const { to } = await migrateSchema(db, dialect, t, 1, version);
   if (to !== version) throw new Error(`setup: the schema went to version ${to}, not ${version}`);
@@ -231,6 +238,7 @@ export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccou
     return version === 1 ? versionOne : version < 4 ? beforeFour : version === 4 ? beforeFive : beforeSix;
   });
   await db.insertInto(t.sessions).values(sessionRows).execute();
+  if (version === 6) await writeOrganization(storage, accounts);
   for (const token of accounts.refreshTokens) await insertLegacyRefreshToken(storage, token);
   for (const passkey of accounts.passkeys) await passkeyStore(context).create(passkey);
   for (const identity of accounts.identities) await identityStore(context).link(identity);
@@ -247,6 +255,56 @@ export async function writeOldVersion(storage: KyselyStorage, accounts: OldAccou
   });
 }
 
+/** The organization version 6 holds: Bob's, Alice a member, an invitation, a domain; active in the session of Bob's first sign-in. */
+export const oldOrganization = {
+  id: "org-old",
+  slug: "old-org",
+  name: "Bob's old organization",
+  rules: { requireSecondFactor: false, signInMethods: null },
+  createdAt: 1,
+  updatedAt: 1,
+};
+
+async function writeOrganization(storage: KyselyStorage, accounts: OldAccounts): Promise<void> {
+  const { db, dialect, tables: t } = storage;
+  const organizations = organizationStore(storeContext(db, dialect, t));
+  const { bob, alice } = accounts;
+  const member = (userId: string, roles: string[]) => ({
+    orgId: oldOrganization.id,
+    userId,
+    roles,
+    createdAt: 1,
+    lastActiveAt: null,
+  });
+  if (!(await organizations.createOrganization(oldOrganization, member(bob.id, ["owner"]))))
+    throw new Error("setup: no organization");
+  await organizations.addMember(member(alice.id, ["member"]));
+  await organizations.createInvitation({
+    id: "invitation-old",
+    orgId: oldOrganization.id,
+    email: "carol@example.com",
+    roles: ["member"],
+    tokenHash: sha256("invitation-old"),
+    invitedBy: bob.id,
+    createdAt: 1,
+    expiresAt: 4_000_000_000_000,
+    acceptedAt: null,
+    acceptedBy: null,
+    revokedAt: null,
+  });
+  await organizations.addDomain({
+    orgId: oldOrganization.id,
+    domain: "old.example",
+    verificationValue: "portcullis-verification=old",
+    createdAt: 1,
+    verifiedAt: null,
+  });
+  const sessionId = sessionIdOf((accounts.bobSignIns[0] as TokenSet).accessToken);
+  if (!(await organizations.setActiveOrganization(sessionId, bob.id, oldOrganization.id, 2))) {
+    throw new Error("setup: the organization is not active in Bob's session");
+  }
+}
+
 /** The tables migration 6 added, which no older version has: {@link rowCounts} leaves them out. */
 export const organizationTables = [
   "organizations",
@@ -255,10 +313,13 @@ export const organizationTables = [
   "organizationDomains",
 ] as const;
 
-/** How many rows each table of the storage that schema version 5 has holds. */
-export async function rowCounts(storage: KyselyStorage): Promise<Record<string, number>> {
+/** The table migration 7 added, which no older version has: {@link rowCounts} leaves it out. */
+export const apiKeyTables = ["apiKeys"] as const;
+
+/** How many rows each table of the storage that schema `version` (5 unless given) has holds. */
+export async function rowCounts(storage: KyselyStorage, version = 5): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  const skipped = new Set<string>(["schema", ...organizationTables]);
+  const skipped = new Set<string>(["schema", ...(version < 6 ? organizationTables : []), ...(version < 7 ? apiKeyTables : [])]);
   for (const [role, table] of Object.entries(storage.tables)) {
     if (skipped.has(role)) continue;
     const { rows } = await sql<{ count: number | string }>`select count(*) as count from ${sql.table(table)}`.execute(storage.db);

@@ -22,6 +22,8 @@ export interface Tables {
   organizationInvitations: string;
   /** The email domains each organization claims, and proved. */
   organizationDomains: string;
+  /** API keys (schema version 7). */
+  apiKeys: string;
 }
 
 /**
@@ -56,6 +58,7 @@ export function tablesWithPrefix(prefix = "", accounts = false): Tables {
     organizationInvitations: name("organization_invitations"),
     organizationDomains: name("organization_domains"),
     organizations: name("organizations"),
+    apiKeys: name("api_keys"),
   };
 }
 
@@ -221,6 +224,24 @@ export interface OrganizationDomainRow {
   verified_at: number | string | null;
   /** `domain` while it is verified, else null; unique, so one organization at most has it verified (OR-11). */
   verified_domain: string | null;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  user_id: string | number | bigint;
+  /** The SHA-256 (hex) of the whole key; unique. */
+  hash: string;
+  start: string;
+  name: string;
+  /** JSON array. */
+  scopes: string;
+  token_version: number | string;
+  /** The organization the key belongs to, or null: not a foreign key, so deleting an organization never fails on its keys. */
+  org_id: string | null;
+  created_at: number | string;
+  expires_at: number | string;
+  last_used_at: number | string | null;
+  revoked_at: number | string | null;
 }
 
 export interface SchemaRow {
