@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
 import {
   type AcceptanceResult,
+  type ApiKeyRecord,
+  type ApiKeyState,
+  type ApiKeyStore,
   type ChallengeKind,
   type ChallengeRecord,
   type ChallengeStore,
@@ -99,6 +102,7 @@ export function redisStorage({ client, prefix = "portcullis" }: RedisStorageOpti
     identities: unavailableWhenUnreachable(redisIdentities(redis)),
     settings: unavailableWhenUnreachable(redisSettings(redis)),
     organizations: unavailableWhenUnreachable(redisOrganizations(redis)),
+    apiKeys: unavailableWhenUnreachable(redisApiKeys(redis)),
   };
 }
 
@@ -1451,6 +1455,114 @@ function redisOrganizations(redis: Redis): OrganizationStore {
     async findOrganizationByDomain(domain) {
       const orgRef = await client.get(verifiedKey(domain));
       return orgRef === null ? null : fromFields<OrganizationRecord>(await client.hGetAll(`${prefix}:orgs:${orgRef}`));
+    },
+  };
+}
+
+// API keys: `api-keys:<hash ref>` hashes (a presented key is found by the SHA-256 of the whole key),
+// `api-key-hashes:<id ref>` holding the hash's ref (renames, revocations and uses name a key by its
+// id), and `user-api-keys:<user ref>`, a set of each user's hash refs. Keys never expire in Redis:
+// expired and revoked ones are listed until their owner's service deletes them.
+
+const apiKeyStateScript = `
+-- KEYS: the key. ARGV: prefix. The key, and its user's tokenVersion, disabled and roles (false for
+-- each when there is no such user), in one read; {} for an unknown key.
+local key = redis.call('HGETALL', KEYS[1])
+if #key == 0 then return {} end
+local u = redis.call('HMGET', ARGV[1] .. ':users:' .. redis.call('HGET', KEYS[1], 'userId'), 'tokenVersion', 'disabled', 'roles')
+return {key, u[1] or false, u[2] or false, u[3] or false}`;
+
+/** Lua: the key `KEYS[1]` (its id's hash ref) names, or false when it names none. */
+const apiKeyById = `
+local hash = redis.call('GET', KEYS[1])
+if not hash then return false end
+local key = ARGV[1] .. ':api-keys:' .. hash
+if redis.call('EXISTS', key) == 0 then return false end`;
+
+const renameApiKeyScript = `
+-- KEYS: the key's id. ARGV: prefix, its owner's ref, the name. Renames it while it is not revoked.
+${apiKeyById}
+local k = redis.call('HMGET', key, 'userId', 'revokedAt')
+if k[1] ~= ARGV[2] or k[2] ~= 'null' then return 0 end
+redis.call('HSET', key, 'name', ARGV[3])
+return 1`;
+
+const revokeApiKeyScript = `
+-- KEYS: the key's id. ARGV: prefix, its owner's ref ('' for any owner: an administrator), now.
+-- Revokes it once (AK-2): the key as revoked, or {} when it is unknown, another's or revoked already.
+local found = (function()
+  ${apiKeyById}
+  local k = redis.call('HMGET', key, 'userId', 'revokedAt')
+  if (ARGV[2] ~= '' and k[1] ~= ARGV[2]) or k[2] ~= 'null' then return false end
+  redis.call('HSET', key, 'revokedAt', ARGV[3])
+  return redis.call('HGETALL', key)
+end)()
+return found or {}`;
+
+const recordApiKeyUseScript = `
+-- KEYS: the keys' ids. ARGV: prefix, the interval, then each key's use time in KEYS' order.
+-- Sets a key's lastUsedAt to its use where it is null or at least the interval older (AK-4).
+local interval = tonumber(ARGV[2])
+for index, idKey in ipairs(KEYS) do
+  local hash = redis.call('GET', idKey)
+  if hash then
+    local key = ARGV[1] .. ':api-keys:' .. hash
+    local last = redis.call('HGET', key, 'lastUsedAt')
+    local at = ARGV[index + 2]
+    if last and (last == 'null' or tonumber(last) <= tonumber(at) - interval) then
+      redis.call('HSET', key, 'lastUsedAt', at)
+    end
+  end
+end
+return 1`;
+
+/** What {@link apiKeyStateScript} answered, as an {@link ApiKeyState}. */
+function toApiKeyState(reply: [string[], string | null, string | null, string | null] | []): ApiKeyState | null {
+  if (reply.length === 0) return null;
+  const [key, tokenVersion, disabled, roles] = reply;
+  return {
+    key: fromPairs<ApiKeyRecord>(key) as ApiKeyRecord,
+    user:
+      tokenVersion === null
+        ? null
+        : { tokenVersion: JSON.parse(tokenVersion), disabled: disabled === "true", roles: JSON.parse(roles ?? "[]") },
+  };
+}
+
+function redisApiKeys(redis: Redis): ApiKeyStore {
+  const { client, prefix, run } = redis;
+  const apiKeyKey = (hash: string) => `${prefix}:api-keys:${ref(hash)}`;
+  const idKey = (id: string) => `${prefix}:api-key-hashes:${ref(id)}`;
+  const userKeysKey = (userId: string) => `${prefix}:user-api-keys:${ref(userId)}`;
+  return {
+    async createApiKey(key) {
+      await client
+        .multi()
+        .hSet(apiKeyKey(key.hash), toFields(key))
+        .set(idKey(key.id), ref(key.hash))
+        .sAdd(userKeysKey(key.userId), ref(key.hash))
+        .exec();
+    },
+    findApiKeyByHash: async (hash) => toApiKeyState(await run(apiKeyStateScript, [apiKeyKey(hash)], [prefix])),
+    async listApiKeys(userId) {
+      const keys = await readAll<ApiKeyRecord>(redis, "api-keys", await client.sMembers(userKeysKey(userId)));
+      return keys
+        .filter((key) => key.userId === userId)
+        .sort((a, b) => b.createdAt - a.createdAt || compareCodePoints(b.id, a.id));
+    },
+    renameApiKey: async (userId, id, name) =>
+      (await run<number>(renameApiKeyScript, [idKey(id)], [prefix, ref(userId), json(name)])) === 1,
+    async revokeApiKey(userId, id, now) {
+      const owner = userId === null ? "" : ref(userId);
+      return fromPairs<ApiKeyRecord>(await run<string[]>(revokeApiKeyScript, [idKey(id)], [prefix, owner, json(now)]));
+    },
+    async recordApiKeyUse(uses, minIntervalMs) {
+      if (uses.length === 0) return;
+      await run(
+        recordApiKeyUseScript,
+        uses.map(({ id }) => idKey(id)),
+        [prefix, minIntervalMs, ...uses.map(({ at }) => json(at))],
+      );
     },
   };
 }
