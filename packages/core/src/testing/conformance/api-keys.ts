@@ -219,7 +219,7 @@ export function apiKeysSuite({ test: { describe, it, expect }, makeStorage }: Su
       );
       expect(await lastUsed(second)).toBe(t + 3 * MINUTE);
       expect(await lastUsed(key)).toBe(t + MINUTE);
-      // One key twice in one call: the later use is a minute after the earlier one, so both write, in order.
+      // One key twice in one call, the later use first: the key ends at the later use.
       await keys.recordApiKeyUse(
         [
           { id: key.id, at: t + 3 * MINUTE },
