@@ -11,6 +11,11 @@
 export type { ApiKeysConfig } from "./api-keys/api-key-config.js";
 export { isWellFormedApiKey } from "./api-keys/api-key-format.js";
 export {
+  type CredentialOptions,
+  type CredentialRequirement,
+  credentialRequirementOf,
+} from "./api-keys/credential-requirement.js";
+export {
   type ApiKeyInfo,
   type CreateApiKeyInput,
   type CreatedApiKey,
@@ -177,6 +182,7 @@ export {
 } from "./flows/webauthn-register.js";
 export type { OpenApiDocument, OpenApiOptions } from "./http/describe-routes.js";
 export {
+  type AccessTokensOnly,
   type AuthorizeOptions,
   authorizeRequest,
   errorResponse,

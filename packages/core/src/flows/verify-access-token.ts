@@ -86,6 +86,7 @@ async function verifyAndRemember(auth: Auth, token: string, now: number): Promis
   Object.freeze(claims);
   const user = deepFreeze({ ...accessUserFields(auth, claims.fields), id: claims.sub, roles: claims.roles });
   const access: AccessContext = Object.freeze({
+    kind: "access_token",
     userId: claims.sub,
     // The claim's fields are the declared inToken ones, defaults filled in: what the registered type says.
     user: user as unknown as AccessContext["user"],

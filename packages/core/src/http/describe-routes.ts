@@ -39,6 +39,8 @@ const tagDescriptions: Record<RouteTag, string> = {
   Administration: "Users, for the admin role: list, create, read, disable or enable, set roles, end sessions, remove TOTP.",
   Organizations:
     "Organizations of users: members and their roles, invitations by email, domains, the session's active organization, and the instance administrators' view: only with `organizations.enabled`.",
+  "API keys":
+    "Personal API keys of the signed-in user, for scripts and services (`requireAuth` with `scopes` or `credentials` accepts them), and the administrators' view of anyone's: only with `apiKeys.enabled`.",
   Metadata: "Documents about the service itself.",
 };
 

@@ -1,3 +1,11 @@
+import { looksLikeApiKey } from "../api-keys/api-key-format.js";
+import {
+  type CredentialOptions,
+  type CredentialRequirement,
+  credentialRequirementOf,
+  requireKeyAllowed,
+} from "../api-keys/credential-requirement.js";
+import { type ApiKeyContext, verifyApiKey } from "../api-keys/verify-api-key.js";
 import type { Auth } from "../auth.js";
 import { base64url } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
@@ -251,11 +259,44 @@ function verifyBearer(
 
 /**
  * The options of {@link authorizeRequest}: the roles, the active organization and the roles in it
- * (OR-7), and what the route asks of the session's sign-in (STUP-2).
+ * (OR-7), what the route asks of the session's sign-in (STUP-2), and whether API keys are accepted
+ * and the scopes they must hold (AK-2).
  */
-export interface AuthorizeOptions extends StepUpOptions, OrganizationOptions {
-  /** The user must hold at least one of these roles (40300 otherwise); an empty list lets no one through. */
+export interface AuthorizeOptions extends StepUpOptions, OrganizationOptions, CredentialOptions {
+  /**
+   * The user must hold at least one of these roles (40300 otherwise); an empty list lets no one
+   * through. For an API key, the roles its user holds now.
+   */
   roles?: readonly string[];
+}
+
+/**
+ * The credential of a request's bearer value where a route accepts API keys (AK-2): a value
+ * starting `pc_` is verified as a key, any other as an access token unless the route takes keys
+ * only (40300); then the roles, and for a key its scopes and no sign-in requirement, for an access
+ * token the organization and step-up checks.
+ */
+function verifyCredential(
+  auth: Auth,
+  authorization: string | undefined,
+  roles: readonly string[] | undefined,
+  stepUp: StepUpRequirement | null,
+  org: OrganizationRequirement | null,
+  credential: CredentialRequirement,
+): Promise<AccessContext | ApiKeyContext> {
+  const token = bearerToken(authorization);
+  if (!token) throw new AuthError(ErrorCode.InvalidToken, "A bearer access token or API key is required");
+  if (!looksLikeApiKey(token)) {
+    if (!credential.accessTokens) throw new AuthError(ErrorCode.Forbidden, "This route accepts only API keys");
+    return verifyBearer(auth, authorization, roles, stepUp, org);
+  }
+  return verifyApiKey(auth, { key: token }).then((key) => {
+    if (roles && !roles.some((role) => key.roles.includes(role))) {
+      throw new AuthError(ErrorCode.Forbidden, "A role this route requires is missing");
+    }
+    requireKeyAllowed(key, credential, stepUp !== null || org !== null);
+    return key;
+  });
 }
 
 const bearerPrefix = "Bearer ";
@@ -283,13 +324,17 @@ function verifyPresentedToken(auth: Auth, authorization: string | undefined): Pr
  * given for a user holding at least one of them (so an empty list lets no one through), with
  * `org` for a token carrying an active organization (and with `org.roles`, one of those roles
  * there; OR-7), and when `maxAge`, `secondFactor` or `amr` is given for a session whose sign-in or
- * latest re-authentication meets them (STUP-2, see {@link StepUpOptions}). What `requireAuth` in each
- * adapter calls; the TLS check runs before the header is read.
+ * latest re-authentication meets them (STUP-2, see {@link StepUpOptions}). With `scopes` or
+ * `credentials` it accepts API keys too (AK-2, see {@link CredentialOptions}): a key holding every
+ * scope asked, refused (40300) where a sign-in is asked (`maxAge`, `secondFactor`, `amr`, `org`); it
+ * then answers an {@link ApiKeyContext} (`kind: "api_key"`). What `requireAuth` in each adapter
+ * calls; the TLS check runs before the header is read.
  *
  * @param request The request's headers, socket peer address and whether its connection is TLS.
- * @throws {AuthError} 40300 plain HTTP, 40101 missing or invalid token, 40300 none of the roles,
- *   40300 no active organization or none of its roles, 40104 step-up required (`data.required`),
- *   `TypeError` bad step-up or `org` options.
+ * @throws {AuthError} 40300 plain HTTP, 40101 missing or invalid token or key, 40300 none of the roles,
+ *   40300 no active organization or none of its roles, a scope missing, a key where a sign-in is
+ *   asked or an access token where only keys are, 40104 step-up required (`data.required`), 42900 a
+ *   key past its rate limit, `TypeError` bad step-up, `org`, `scopes` or `credentials` options.
  *
  * @example
  * ```ts
@@ -303,23 +348,45 @@ function verifyPresentedToken(auth: Auth, authorization: string | undefined): Pr
 export function authorizeRequest(
   auth: Auth,
   request: Pick<HttpRequest, "header" | "peerAddress" | "secure">,
+  options?: AuthorizeOptions & AccessTokensOnly,
+): Promise<AccessContext>;
+export function authorizeRequest(
+  auth: Auth,
+  request: Pick<HttpRequest, "header" | "peerAddress" | "secure">,
+  options: AuthorizeOptions,
+): Promise<AccessContext | ApiKeyContext>;
+export function authorizeRequest(
+  auth: Auth,
+  request: Pick<HttpRequest, "header" | "peerAddress" | "secure">,
   options: AuthorizeOptions = {},
-): Promise<AccessContext> {
+): Promise<AccessContext | ApiKeyContext> {
   try {
     const stepUp = stepUpRequirementOf(options);
     const org = options.org === undefined ? null : organizationRequirementOf(options);
+    const credential =
+      options.scopes === undefined && options.credentials === undefined ? null : credentialRequirementOf(options);
+    const verify = (): Promise<AccessContext | ApiKeyContext> => {
+      requireTls(auth, request);
+      const authorization = request.header("authorization");
+      return credential === null
+        ? verifyBearer(auth, authorization, options.roles, stepUp, org)
+        : verifyCredential(auth, authorization, options.roles, stepUp, org, credential);
+    };
     const telemetry = telemetryOf(auth);
-    if (telemetry !== null) {
-      return telemetry.traceAuthorize(() => {
-        requireTls(auth, request);
-        return verifyBearer(auth, request.header("authorization"), options.roles, stepUp, org);
-      });
-    }
-    requireTls(auth, request);
-    return verifyBearer(auth, request.header("authorization"), options.roles, stepUp, org);
+    return telemetry === null ? verify() : telemetry.traceAuthorize(verify);
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/**
+ * `requireAuth` options that accept access tokens only (no `scopes`, `credentials` absent or
+ * `"access_token"`): the request's auth is then an {@link AccessContext}; any other options may
+ * give an {@link ApiKeyContext} too.
+ */
+export interface AccessTokensOnly {
+  scopes?: undefined;
+  credentials?: "access_token" | undefined;
 }
 
 /**

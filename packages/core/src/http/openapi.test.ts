@@ -38,6 +38,7 @@ const everythingOn: AuthOverrides = {
     invitationUrl: "https://example.com/accept-invitation",
   },
   organizations: { enabled: true, verifyDomain: async () => true },
+  apiKeys: { enabled: true },
 };
 
 const configurations: [string, AuthOverrides][] = [
@@ -90,8 +91,8 @@ describe("openApiDocument", () => {
     expect(all).toContain("GET /.well-known/jwks.json");
 
     const off = operationsOf(documentOf({ passkeys: undefined }));
-    // Organizations are off there too: their routes are checked below.
-    const absent = all.filter((entry) => !off.includes(entry) && !/\/orgs(\/|$)/.test(entry));
+    // Organizations and API keys are off there too: their routes are checked below.
+    const absent = all.filter((entry) => !off.includes(entry) && !/\/(orgs|api-keys)(\/|$)/.test(entry));
     expect(absent.sort()).toEqual([
       "DELETE /api/v1/auth/public-key/credentials/{id}",
       "GET /.well-known/jwks.json",
@@ -158,6 +159,15 @@ describe("openApiDocument", () => {
     const organizations = all.filter((entry) => !organizationsOff.includes(entry));
     expect(organizations).toHaveLength(routes.filter((route) => route.doc.tag === "Organizations").length);
     expect(organizations.every((entry) => /\/auth\/(admin\/)?orgs(\/|$)/.test(entry))).toBe(true);
+    const apiKeysOff = operationsOf(documentOf({ ...everythingOn, apiKeys: undefined }));
+    expect(all.filter((entry) => !apiKeysOff.includes(entry)).sort()).toEqual([
+      "DELETE /api/v1/auth/admin/users/{id}/api-keys/{keyId}",
+      "DELETE /api/v1/auth/api-keys/{id}",
+      "GET /api/v1/auth/admin/users/{id}/api-keys",
+      "GET /api/v1/auth/api-keys",
+      "PATCH /api/v1/auth/api-keys/{id}",
+      "POST /api/v1/auth/api-keys",
+    ]);
     expect(
       all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, organizations: { enabled: true } })).includes(entry)),
     ).toEqual(["POST /api/v1/auth/orgs/{orgId}/domains/{domain}/verify"]);

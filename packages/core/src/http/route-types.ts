@@ -61,6 +61,7 @@ export type RouteTag =
   | "Email"
   | "Administration"
   | "Organizations"
+  | "API keys"
   | "Metadata";
 
 /**

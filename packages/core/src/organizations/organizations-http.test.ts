@@ -15,7 +15,7 @@ import {
 } from "../flows/fixtures.test-support.js";
 import { login } from "../flows/login.js";
 import { verifyTotp } from "../flows/verify-totp.js";
-import { authorizeRequest, handleRequest } from "../http/handle-request.js";
+import { type AccessTokensOnly, type AuthorizeOptions, authorizeRequest, handleRequest } from "../http/handle-request.js";
 import { routes } from "../http/routes/index.js";
 import type { AccessContext } from "../tokens/access-token.js";
 
@@ -165,7 +165,7 @@ const refreshed = async (harness: Harness, refreshToken: string) =>
   ok<{ accessToken: string; refreshToken: string }>(await call(harness, "POST", "/auth/refresh", { body: { refreshToken } }));
 
 /** `requireAuth`'s check on a host route, as the adapters call it. */
-const authorize = (harness: Harness, token: string, options: Parameters<typeof authorizeRequest>[2]) =>
+const authorize = (harness: Harness, token: string, options: AuthorizeOptions & AccessTokensOnly) =>
   authorizeRequest(
     harness.auth,
     { header: (name) => (name === "authorization" ? `Bearer ${token}` : undefined), peerAddress: "192.0.2.1", secure: true },
@@ -776,7 +776,7 @@ describe("requireAuth's org option (authorizeRequest)", () => {
       { roles: ["admin"], extra: 1 },
       null,
     ]) {
-      const options = { org } as unknown as Parameters<typeof authorizeRequest>[2];
+      const options = { org } as unknown as AuthorizeOptions & AccessTokensOnly;
       await expect(authorize(harness, member.accessToken, options), JSON.stringify(org)).rejects.toThrow(TypeError);
     }
     expect(await outcome(authorize(harness, member.accessToken, {}))).toBe("fulfilled");

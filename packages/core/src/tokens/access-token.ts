@@ -44,6 +44,8 @@ export interface AccessTokenClaims {
  * declaration: by default the {@link Register registered} one's.
  */
 export interface AccessContext<Fields = RegisteredFields> {
+  /** What tells it from an API key's context (`ApiKeyContext`, `kind: "api_key"`) on a route that accepts both. */
+  readonly kind: "access_token";
   readonly userId: string;
   /**
    * The user as the token tells it: `id`, `roles`, and the additional fields declared `inToken`

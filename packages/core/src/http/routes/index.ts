@@ -1,6 +1,7 @@
 import type { Route } from "../route-types.js";
 import { accountRoutes } from "./account.js";
 import { adminRoutes } from "./admin.js";
+import { apiKeyRoutes } from "./api-keys.js";
 import { directoryRoutes } from "./directory.js";
 import { emailRoutes } from "./email.js";
 import { metadataRoutes } from "./metadata.js";
@@ -32,5 +33,6 @@ export const routes: readonly Route[] = [
   ...emailRoutes,
   ...adminRoutes,
   ...organizationRoutes,
+  ...apiKeyRoutes,
   ...metadataRoutes(() => routes),
 ];
