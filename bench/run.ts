@@ -21,6 +21,7 @@ import {
   verifyAccessToken,
 } from "@portcullis/core";
 import type { KyselyStorage } from "@portcullis/kysely";
+import { measureKeyCheck } from "./api-key-check.js";
 import {
   type BenchSecrets,
   type ServerMode,
@@ -521,6 +522,45 @@ async function organizationFigure(): Promise<Row[]> {
     ];
   } finally {
     await Promise.all(schemas.map((schema) => schema.drop()));
+  }
+}
+
+/**
+ * Figure 15: the protected route authenticated by an API key against the same route by an access
+ * token of the same user, `lastUsedAt` recorded as always (written at most once a minute per key,
+ * so a steady stream of one key's requests writes nothing after its first). In the bench process,
+ * `verifyApiKey` against `verifyAccessToken` in alternating batches timed in CPU (`api-key-check.ts`),
+ * per storage (memory, PGlite in memory, PostgreSQL when there is one): each reads storage once
+ * per call (the key with its user; the token's session and user), the defaults having no
+ * token-state cache.
+ */
+async function apiKeyFigure(): Promise<Row[]> {
+  const baseline = "verifyAccessToken, same user";
+  const missing = await postgresMissing();
+  if (missing) console.log(`\nFigure 15's PostgreSQL row skipped: ${missing}`);
+  const schema = missing ? undefined : await createScratchSchema();
+  try {
+    const check = quick ? { pairs: 5, batchMs: 20, warmupPairs: 1 } : { pairs: 41, batchMs: 50, warmupPairs: 5 };
+    console.log(
+      `\nFigure 15 in process: verifyApiKey against verifyAccessToken, ${check.pairs} pairs of batches of about ${check.batchMs} ms of CPU, alternating`,
+    );
+    const rows: Row[] = [];
+    for (const storage of checkStorages(schema?.url ?? null)) {
+      const samples = await measureKeyCheck(storage, check);
+      const median = (values: number[]) => formatNumber(spreadOf(values).median, 0);
+      const writes = `${samples.writes} lastUsedAt write(s) in ${formatNumber(samples.seconds, 0)} s`;
+      console.log(
+        `  ${storage.name}: ${median(samples.key)} vs ${median(samples.token)} calls/CPU s, ${samples.batch} calls a batch, ${writes}`,
+      );
+      rows.push(
+        rowOf(`15 ${storage.name}: verifyApiKey, in process`, baseline, samples.key, samples.token, "calls/CPU s", writes),
+      );
+    }
+    if (missing)
+      rows.push({ figure: "15 PostgreSQL: verifyApiKey, in process", baseline, raw: "", skipped: `skipped: ${missing}` });
+    return rows;
+  } finally {
+    await schema?.drop();
   }
 }
 
@@ -1121,11 +1161,12 @@ const figureGroups: [number[], () => Promise<Row[]>][] = [
   [[12], revocationChannelFigure],
   [[13], () => importedHashFigure(quick ? 1 : 7)],
   [[14], organizationFigure],
+  [[15], apiKeyFigure],
 ];
 
 /** `BENCH_FIGURES=3,6` measures only the groups that print those figures; by default, all of them. */
 const selectedFigures = new Set(
-  (process.env.BENCH_FIGURES ?? (quick ? "1,2,3,4,5,6,7,8,9,10,11,12,13,14" : "1,2,3,4,5,6,7,8,9,11,12,13,14"))
+  (process.env.BENCH_FIGURES ?? (quick ? "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15" : "1,2,3,4,5,6,7,8,9,11,12,13,14,15"))
     .split(",")
     .map((number) => Number(number.trim())),
 );
