@@ -140,5 +140,11 @@ describeOpenApiDrift({
     removeDomain: "test/http/organizations.test.ts, with organizations.enabled",
     listAllOrganizations: "test/http/organizations.test.ts, with organizations.enabled",
     deleteAnyOrganization: "test/http/organizations.test.ts, with organizations.enabled",
+    createApiKey: "test/http/api-keys.test.ts, with apiKeys.enabled",
+    listApiKeys: "test/http/api-keys.test.ts, with apiKeys.enabled",
+    renameApiKey: "test/http/api-keys.test.ts, with apiKeys.enabled",
+    revokeApiKey: "test/http/api-keys.test.ts, with apiKeys.enabled",
+    listUserApiKeys: "test/http/api-keys.test.ts, with apiKeys.enabled",
+    revokeUserApiKey: "test/http/api-keys.test.ts, with apiKeys.enabled",
   },
 });

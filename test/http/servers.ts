@@ -2,9 +2,14 @@ import { type RequestListener, type Server, createServer } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
-import type { AccessContext, AmrValue, Auth } from "@portcullis/core";
-import { authRouter, requireAuth as requireAuthExpress } from "@portcullis/express";
-import { frameworkErrorHandler, portcullis, requireAuth as requireAuthFastify } from "@portcullis/fastify";
+import type { AccessContext, AmrValue, ApiKeyContext, Auth } from "@portcullis/core";
+import { type CredentialRequest, authRouter, requireAuth as requireAuthExpress } from "@portcullis/express";
+import {
+  type CredentialRequest as FastifyCredentialRequest,
+  frameworkErrorHandler,
+  portcullis,
+  requireAuth as requireAuthFastify,
+} from "@portcullis/fastify";
 import { type AuthVariables, authApp, requireAuth as requireAuthHono, withResolvedTargets } from "@portcullis/hono";
 import express5, { type Request, type Response } from "express";
 import express4 from "express4";
@@ -95,6 +100,21 @@ const orgOf = (
 });
 
 /**
+ * The test apps' route for API keys (AK-2): `requireAuth` with `scopes: ["reports:read"]`, which
+ * accepts a key holding the scope or an access token; it answers the user and the credential's kind.
+ */
+export const reportsRoute = "/api/v1/reports";
+const reportsOptions = { scopes: ["reports:read"] } as const;
+
+/** What the reports route answers of `req.auth` (or `c.get("auth")`, `request.auth`): typed, so the test apps check the union. */
+const credentialOf = (
+  access: Pick<AccessContext, "kind" | "userId" | "sessionId"> | ApiKeyContext | undefined,
+): { userId?: string; kind?: string; keyId?: string; sessionId?: string } =>
+  access?.kind === "api_key"
+    ? { userId: access.userId, kind: access.kind, keyId: access.keyId }
+    : { userId: access?.userId, kind: access?.kind, sessionId: access?.sessionId };
+
+/**
  * The Express test app: the Portcullis routes, then the app's own routes under the same
  * `/api/v1` prefix, one behind `requireAuth`, one behind `requireAuth` with a role, the
  * step-up routes and the organization route.
@@ -116,6 +136,9 @@ function expressApp(express: ExpressFactory, auth: Auth, parseJsonFirst: boolean
   }
   app.get(orgAdminRoute, requireAuthExpress(auth, { org: { roles: ["admin"] } }), (req, res) => {
     res.json({ code: 0, message: "OK", data: orgOf(req.auth) });
+  });
+  app.get(reportsRoute, requireAuthExpress(auth, reportsOptions), (req: CredentialRequest, res: Response) => {
+    res.json({ code: 0, message: "OK", data: credentialOf(req.auth) });
   });
   app.get("/api/v1/health", (_req, res) => {
     res.json({ app: "health" });
@@ -171,6 +194,12 @@ export function honoApp(
   app.get(orgAdminRoute, requireAuthHono(auth, { org: { roles: ["admin"] } }), (c) =>
     c.json({ code: 0, message: "OK", data: orgOf(c.get("auth")) }),
   );
+  // A sub-app without AuthVariables: its route sees c.get("auth") as AccessContext | ApiKeyContext.
+  const keyed = new Hono();
+  keyed.get(reportsRoute, requireAuthHono(auth, reportsOptions), (c) =>
+    c.json({ code: 0, message: "OK", data: credentialOf(c.get("auth")) }),
+  );
+  app.route("/", keyed);
   app.get("/api/v1/health", (c) => c.json({ app: "health" }));
   app.post("/api/v1/echo", async (c) => c.json({ app: "echo", body: await c.req.json() }));
   app.notFound((c) => c.json({ app: "not found" }, 404));
@@ -246,6 +275,11 @@ async function fastifyApp(auth: Auth, options: ServerOptions, mount: FastifyMoun
     code: 0,
     message: "OK",
     data: orgOf(request.auth),
+  }));
+  app.get(reportsRoute, { preHandler: requireAuthFastify(auth, reportsOptions) }, async (request: FastifyCredentialRequest) => ({
+    code: 0,
+    message: "OK",
+    data: credentialOf(request.auth),
   }));
   app.get("/api/v1/health", async () => ({ app: "health" }));
   app.post("/api/v1/echo", async (request) => ({ app: "echo", body: request.body }));

@@ -8,13 +8,16 @@
 import type { TLSSocket } from "node:tls";
 import {
   type AccessContext,
+  type ApiKeyContext,
   type Auth,
+  type CredentialOptions,
   type HttpRequest,
   type HttpResponse,
   type OrganizationOptions,
   type StepUpOptions,
   assertAuthArgument,
   authorizeRequest,
+  credentialRequirementOf,
   errorResponse,
   explainMountPath,
   handleRequest,
@@ -28,11 +31,29 @@ import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Respon
 declare global {
   namespace Express {
     interface Request {
-      /** Who the bearer token speaks for; set by {@link requireAuth} before your handler runs. */
+      /**
+       * Who the bearer token speaks for; set by {@link requireAuth} before your handler runs. On a
+       * route whose `requireAuth` accepts API keys (`scopes` or `credentials`), type the request as
+       * {@link CredentialRequest}: it may be a key's context.
+       */
       auth?: AccessContext;
     }
   }
 }
+
+/**
+ * The request of a route whose `requireAuth` accepts API keys (`scopes` or `credentials`; AK-2):
+ * `req.auth` is the access token's context or the key's, told apart by `kind`. Express's request
+ * type is one for every route, so name this one in such a route's handler.
+ *
+ * @example
+ * ```ts
+ * app.get("/api/v1/reports", requireAuth(auth, { scopes: ["reports:read"] }), (req: CredentialRequest, res) => {
+ *   res.json({ by: req.auth?.kind === "api_key" ? req.auth.keyId : req.auth?.sessionId });
+ * });
+ * ```
+ */
+export type CredentialRequest = Omit<Request, "auth"> & { auth?: AccessContext | ApiKeyContext };
 
 /** Options of {@link authRouter}. */
 export interface AuthRouterOptions {
@@ -47,7 +68,7 @@ export interface AuthRouterOptions {
 }
 
 /** Options of {@link requireAuth}: the roles, the active organization and the roles in it (`org`: OR-7), what the route asks of the sign-in (`maxAge`, `secondFactor`, `amr`: STUP-2), and the peer address. */
-export interface RequireAuthOptions extends StepUpOptions, OrganizationOptions {
+export interface RequireAuthOptions extends StepUpOptions, OrganizationOptions, CredentialOptions {
   /** The user must hold at least one of these roles, or the answer is 40300; an empty list lets no one through. */
   roles?: readonly string[];
   /** As for {@link authRouter}: the address of the peer, for the loopback exemption of HTTP-7. */
@@ -83,15 +104,15 @@ function connectionOf(
   };
 }
 
-const accessOfRequest = new WeakMap<object, AccessContext>();
+const accessOfRequest = new WeakMap<object, AccessContext | ApiKeyContext>();
 
 /** `req.auth` as an accessor over {@link accessOfRequest}: reading and setting it adds no property to the request. */
 const authAccessor: PropertyDescriptor = {
   configurable: true,
-  get(this: object): AccessContext | undefined {
+  get(this: object): AccessContext | ApiKeyContext | undefined {
     return accessOfRequest.get(this);
   },
-  set(this: object, access: AccessContext) {
+  set(this: object, access: AccessContext | ApiKeyContext) {
     accessOfRequest.set(this, access);
   },
 };
@@ -212,9 +233,12 @@ export function authRouter(auth: Auth, options: AuthRouterOptions = {}): AuthRou
  * the token's {@link AccessContext} (with `authTime` and `amr`). Otherwise it answers in the
  * Portcullis envelope: 40300 for plain HTTP, before the token is read; 40101 for a missing,
  * invalid, expired or revoked token; 40300 for a missing role or organization role, or no active organization; 40104 (HTTP 401) with
- * `data.required` when the session must step up.
+ * `data.required` when the session must step up. With `scopes` or `credentials` it accepts API
+ * keys too (AK-2): `req.auth` is then an `ApiKeyContext` for a key (`kind: "api_key"`; type the
+ * handler's request as {@link CredentialRequest}); a key lacking a scope, or where a sign-in is
+ * asked, is 40300.
  *
- * @throws {TypeError} at once, for a `maxAge`, `secondFactor`, `amr` or `org` that is not one.
+ * @throws {TypeError} at once, for a `maxAge`, `secondFactor`, `amr`, `org`, `scopes` or `credentials` that is not one.
  * @example
  * ```ts
  * app.get("/api/v1/things", requireAuth(auth), (req, res) => res.json({ owner: req.auth?.userId }));
@@ -227,6 +251,7 @@ export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): Reque
   assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
   stepUpRequirementOf(options);
   organizationRequirementOf(options);
+  credentialRequirementOf(options);
   let declaredFor: object | null = null;
   return (req, res, next) => {
     const prototype = Object.getPrototypeOf(req);
@@ -236,7 +261,8 @@ export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): Reque
     }
     authorizeRequest(auth, connectionOf(req, options.getPeerAddress), options).then(
       (access) => {
-        req.auth = access;
+        // A key's context only where the options accept keys: CredentialRequest types it there.
+        req.auth = access as AccessContext;
         next();
       },
       (error: unknown) => send(res, errorResponse(auth, error)),

@@ -8,13 +8,16 @@
 import type { TLSSocket } from "node:tls";
 import {
   type AccessContext,
+  type ApiKeyContext,
   type Auth,
+  type CredentialOptions,
   type HttpRequest,
   type HttpResponse,
   type OrganizationOptions,
   type StepUpOptions,
   assertAuthArgument,
   authorizeRequest,
+  credentialRequirementOf,
   errorResponse,
   handleRequest,
   nodeRequestBody,
@@ -36,10 +39,27 @@ import type {
 
 declare module "fastify" {
   interface FastifyRequest {
-    /** Who the bearer token speaks for; set by {@link requireAuth} before your handler runs. */
+    /**
+     * Who the bearer token speaks for; set by {@link requireAuth} before your handler runs. On a
+     * route whose `requireAuth` accepts API keys (`scopes` or `credentials`), type the request as
+     * {@link CredentialRequest}: it may be a key's context.
+     */
     auth?: AccessContext;
   }
 }
+
+/**
+ * The request of a route whose `requireAuth` accepts API keys (`scopes` or `credentials`; AK-2):
+ * `request.auth` is the access token's context or the key's, told apart by `kind`. Fastify's
+ * request type is one for every route, so name this one in such a route's handler.
+ *
+ * @example
+ * ```ts
+ * app.get("/api/v1/reports", { preHandler: requireAuth(auth, { scopes: ["reports:read"] }) },
+ *   async (request: CredentialRequest) => ({ by: request.auth?.kind }));
+ * ```
+ */
+export type CredentialRequest = Omit<FastifyRequest, "auth"> & { auth?: AccessContext | ApiKeyContext };
 
 /** Options of the {@link portcullis} plugin, given to `app.register` (beside Fastify's own, such as `prefix`). */
 export interface PortcullisOptions {
@@ -61,7 +81,7 @@ export interface PortcullisOptions {
 }
 
 /** Options of {@link requireAuth}: the roles, the active organization and the roles in it (`org`: OR-7), what the route asks of the sign-in (`maxAge`, `secondFactor`, `amr`: STUP-2), and the peer address. */
-export interface RequireAuthOptions extends StepUpOptions, OrganizationOptions {
+export interface RequireAuthOptions extends StepUpOptions, OrganizationOptions, CredentialOptions {
   /** The user must hold at least one of these roles, or the answer is 40300; an empty list lets no one through. */
   roles?: readonly string[];
   /** As for {@link portcullis}: the address of the peer, for the loopback exemption of HTTP-7. */
@@ -339,9 +359,12 @@ export function frameworkErrorHandler(auth: Auth, options: FrameworkErrorHandler
  * `request.auth` to the token's {@link AccessContext} (with `authTime` and `amr`). Otherwise it
  * answers in the Portcullis envelope: 40300 for plain HTTP, before the token is read; 40101 for
  * a missing, invalid, expired or revoked token; 40300 for a missing role or organization role, or no active organization; 40104 (HTTP 401) with
- * `data.required` when the session must step up.
+ * `data.required` when the session must step up. With `scopes` or `credentials` it accepts API
+ * keys too (AK-2): `request.auth` is then an `ApiKeyContext` for a key (`kind: "api_key"`; type the
+ * handler's request as {@link CredentialRequest}); a key lacking a scope, or where a sign-in is
+ * asked, is 40300.
  *
- * @throws {TypeError} at once, for a `maxAge`, `secondFactor`, `amr` or `org` that is not one.
+ * @throws {TypeError} at once, for a `maxAge`, `secondFactor`, `amr`, `org`, `scopes` or `credentials` that is not one.
  * @example
  * ```ts
  * app.get("/api/v1/things", { preHandler: requireAuth(auth) }, async (request) => ({ owner: request.auth?.userId }));
@@ -354,6 +377,7 @@ export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): preHa
   assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
   stepUpRequirementOf(options);
   organizationRequirementOf(options);
+  credentialRequirementOf(options);
   const refuse = (reply: FastifyReply, error: unknown) => send(reply, errorResponse(auth, error));
   // Fastify calls a hook with `done`: then this is a callback hook, and Fastify chains no promise
   // of its own on each request. Called as its type says, with the request and reply only, it
@@ -363,7 +387,7 @@ export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): preHa
     reply: FastifyReply,
     done?: HookHandlerDoneFunction,
   ): Promise<void> | undefined {
-    let authorized: Promise<AccessContext>;
+    let authorized: Promise<AccessContext | ApiKeyContext>;
     try {
       authorized = authorizeRequest(auth, connectionOf(request, options.getPeerAddress), options);
     } catch (error) {
@@ -371,7 +395,8 @@ export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): preHa
     }
     const checked = authorized.then(
       (access) => {
-        request.auth = access;
+        // A key's context only where the options accept keys: CredentialRequest types it there.
+        request.auth = access as AccessContext;
         done?.();
       },
       (error: unknown) => {

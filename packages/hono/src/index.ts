@@ -7,7 +7,10 @@
  */
 import {
   type AccessContext,
+  type AccessTokensOnly,
+  type ApiKeyContext,
   type Auth,
+  type CredentialOptions,
   type FieldsOf,
   type HttpRequest,
   type HttpResponse,
@@ -17,6 +20,7 @@ import {
   type UserFieldDefinitions,
   assertAuthArgument,
   authorizeRequest,
+  credentialRequirementOf,
   errorResponse,
   handleRequest,
   organizationRequirementOf,
@@ -37,6 +41,14 @@ import { type Context, Hono, type MiddlewareHandler } from "hono";
  * ```
  */
 export type AuthVariables<A = RegisteredAuth> = { auth: AccessContext<FieldsOf<A>> };
+
+/**
+ * The variables {@link requireAuth} sets on a route that accepts API keys (`scopes` or
+ * `credentials`): `c.get("auth")` is the access token's context or the key's, told apart by
+ * `kind` (`"access_token"` or `"api_key"`). Leave {@link AuthVariables} off the app's own type where
+ * such routes live: Hono would intersect the two and hide the key's.
+ */
+export type CredentialVariables<A = RegisteredAuth> = { auth: AccessContext<FieldsOf<A>> | ApiKeyContext };
 
 /** Options of {@link authRoutes} and {@link authApp}. */
 export interface AuthRoutesOptions {
@@ -62,7 +74,7 @@ export interface AuthRoutesOptions {
  * OR-7), what the route asks of the sign-in (`maxAge`, `secondFactor`, `amr`: STUP-2), and how to
  * read the connection as for {@link authRoutes}.
  */
-export interface RequireAuthOptions extends AuthRoutesOptions, StepUpOptions, OrganizationOptions {
+export interface RequireAuthOptions extends AuthRoutesOptions, StepUpOptions, OrganizationOptions, CredentialOptions {
   /** The user must hold at least one of these roles, or the answer is 40300; an empty list lets no one through. */
   roles?: readonly string[];
 }
@@ -268,11 +280,13 @@ export function withResolvedTargets<Incoming extends { url?: string }, Rest exte
  * `c.get("auth")` to the token's {@link AccessContext} (with `authTime` and `amr`). Otherwise it
  * answers in the Portcullis envelope: 40300 for plain HTTP, before the token is read; 40101 for
  * a missing, invalid, expired or revoked token; 40300 for a missing role or organization role, or no active organization; 40104 (HTTP 401) with
- * `data.required` when the session must step up. Off `@hono/node-server`, pass
+ * `data.required` when the session must step up. With `scopes` or `credentials` it accepts API
+ * keys too (AK-2): `c.get("auth")` is then an `ApiKeyContext` for a key (`kind: "api_key"`), see
+ * {@link CredentialVariables}; a key lacking a scope, or where a sign-in is asked, is 40300. Off `@hono/node-server`, pass
  * `getPeerAddress` (and, if the URL's scheme does not tell, `isSecureConnection`) as to
  * {@link authRoutes}.
  *
- * @throws {TypeError} at once, for a `maxAge`, `secondFactor`, `amr` or `org` that is not one.
+ * @throws {TypeError} at once, for a `maxAge`, `secondFactor`, `amr`, `org`, `scopes` or `credentials` that is not one.
  * @example
  * ```ts
  * const app = new Hono<{ Variables: AuthVariables<typeof auth> }>();
@@ -280,28 +294,40 @@ export function withResolvedTargets<Incoming extends { url?: string }, Rest exte
  * app.delete("/api/v1/things/:id", requireAuth(auth, { roles: ["admin"] }), deleteThing);
  * app.post("/api/v1/payouts", requireAuth(auth, { maxAge: "5m", secondFactor: true }), sendPayout);
  * app.get("/api/v1/billing", requireAuth(auth, { org: { roles: ["owner"] } }), (c) => c.json({ org: c.get("auth").org?.id }));
+ * // On an app whose type does not set AuthVariables: c.get("auth") is AccessContext | ApiKeyContext.
+ * api.get("/api/v1/reports", requireAuth(auth, { scopes: ["reports:read"] }), (c) => c.json({ by: c.get("auth").kind }));
  * ```
  */
 export function requireAuth<A extends Auth<UserFieldDefinitions>>(
   auth: A,
+  options?: RequireAuthOptions & AccessTokensOnly,
+): MiddlewareHandler<{ Variables: AuthVariables<A> }>;
+export function requireAuth<A extends Auth<UserFieldDefinitions>>(
+  auth: A,
+  options: RequireAuthOptions,
+): MiddlewareHandler<{ Variables: CredentialVariables<A> }>;
+export function requireAuth<A extends Auth<UserFieldDefinitions>>(
+  auth: A,
   options: RequireAuthOptions = {},
-): MiddlewareHandler<{ Variables: AuthVariables<A> }> {
+): MiddlewareHandler<{ Variables: AuthVariables<A> }> | MiddlewareHandler<{ Variables: CredentialVariables<A> }> {
   assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
   stepUpRequirementOf(options);
   organizationRequirementOf(options);
+  credentialRequirementOf(options);
   const refuse = (error: unknown) => toResponse(errorResponse(auth, error));
   // Not an async function: the check's promise is handed to Hono with one step chained, not awaited.
-  return (c, next) => {
-    let authorized: Promise<AccessContext>;
+  const handler: MiddlewareHandler<{ Variables: CredentialVariables<A> }> = (c, next) => {
+    let authorized: Promise<AccessContext | ApiKeyContext>;
     try {
-      authorized = authorizeRequest(auth, connectionOf(c, options), options);
+      authorized = authorizeRequest(auth, connectionOf(c, options), options as RequireAuthOptions);
     } catch (error) {
       return Promise.resolve(refuse(error));
     }
     return authorized.then((access) => {
       // The token's fields are the instance's declared inToken ones: what AccessContext<FieldsOf<A>> says.
-      c.set("auth", access as AccessContext<FieldsOf<A>>);
+      c.set("auth", access as AccessContext<FieldsOf<A>> | ApiKeyContext);
       return next();
     }, refuse);
   };
+  return handler;
 }
