@@ -1,4 +1,5 @@
 import { type AccountClient, createAccountClient } from "./account.js";
+import { type ApiKeysClient, createApiKeysClient } from "./api-keys.js";
 import { type StatusMode, createAppFetch } from "./app-fetch.js";
 import { cookieModeTokenStore } from "./cookie-mode.js";
 import { type EmailClient, createEmailClient } from "./email.js";
@@ -254,6 +255,11 @@ export interface AuthClient<Server = unknown> {
    * and manage them, their members, invitations and domains, and switch the session's active one.
    */
   orgs: OrganizationsClient;
+  /**
+   * The user's API keys (`/auth/api-keys…`, where the server has `apiKeys.enabled`): make one (its
+   * secret shown once), list, rename and revoke them.
+   */
+  apiKeys: ApiKeysClient;
 }
 
 /**
@@ -341,6 +347,7 @@ export function createAuthClient<Server = unknown>(options: AuthClientOptions = 
     oauth: createOAuthClient(transport, session, runRegistration),
     email: createEmailClient(transport, session, options.reauthenticate),
     orgs: createOrganizationsClient(session, stepUp, options.reauthenticate),
+    apiKeys: createApiKeysClient(session, options.reauthenticate),
   };
   // The server's type changes only the types of the user objects it answers: the same client, typed.
   return client as AuthClient<Server>;

@@ -7,6 +7,7 @@
  * @module @portcullis/client
  */
 export type { AccountClient, ChangePasswordInput } from "./account.js";
+export type { ApiKey, ApiKeysClient, CreateApiKeyInput, CreatedApiKey } from "./api-keys.js";
 export type { StatusMode } from "./app-fetch.js";
 export { type AuthClient, type AuthClientOptions, type LoginInput, type RegisterInput, createAuthClient } from "./client.js";
 export {

@@ -14,7 +14,8 @@ export type ReauthenticatedOperation =
   | "email.change"
   | "orgs.remove"
   | "orgs.members.changeRoles"
-  | "orgs.members.remove";
+  | "orgs.members.remove"
+  | "apiKeys.create";
 
 /** What the client asks the app for when the server wants proof that it is still the user. */
 export interface ReauthenticationRequest {
