@@ -3,7 +3,10 @@
 // refused at its next request (40101), and the same route with an access token (0). A key is no
 // credential for the key routes themselves. Every route of the API keys once, so that the OpenAPI
 // drift check reads a real answer of each. The clock is frozen (test/fixtures/auth.ts).
-import { createUser } from "@portcullis/core";
+import { type Auth, createUser } from "@portcullis/core";
+import { requireAuth as requireAuthExpress } from "@portcullis/express";
+import { requireAuth as requireAuthFastify } from "@portcullis/fastify";
+import { requireAuth as requireAuthHono } from "@portcullis/hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestAuth, generousThrottle, makeTestAuth, testPassword } from "../fixtures/auth.js";
 import { type CallResult, call, post } from "./client.js";
@@ -91,6 +94,30 @@ describe.each(adapters)("API keys over HTTP on %s", (name, start) => {
       revoked: true,
     });
     expectEnvelope(await get(reportsRoute, key.key), 40101);
+  });
+});
+
+describe("requireAuth's scopes and credentials on every adapter", () => {
+  it("bad options are a TypeError when requireAuth is called; good ones are taken", () => {
+    const { auth } = makeTestAuth({ apiKeys: { enabled: true } });
+    for (const requireAuth of [requireAuthExpress, requireAuthHono, requireAuthFastify] as ((
+      auth: Auth,
+      options: Record<string, unknown>,
+    ) => unknown)[]) {
+      for (const options of [
+        { scopes: "reports:read" },
+        { scopes: ["two words"] },
+        { credentials: "session" },
+        { credentials: "access_token", scopes: ["a"] },
+        { credentials: "api_key", maxAge: "5m" },
+        { credentials: "api_key", org: true },
+      ]) {
+        expect(() => requireAuth(auth, options), JSON.stringify(options)).toThrow(TypeError);
+      }
+      expect(() => requireAuth(auth, { scopes: ["reports:read"], roles: ["user"] })).not.toThrow();
+      expect(() => requireAuth(auth, { credentials: "api_key" })).not.toThrow();
+      expect(() => requireAuth(auth, { credentials: "any", maxAge: "5m" })).not.toThrow();
+    }
   });
 });
 

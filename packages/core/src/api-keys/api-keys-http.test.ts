@@ -10,7 +10,6 @@ import { memoryStorage } from "../storage/memory.js";
 import type { ApiKeyStore } from "../storage/types.js";
 import { raiseTokenVersion } from "../users/token-version.js";
 import { newApiKey } from "./api-key-format.js";
-import { credentialRequirementOf } from "./credential-requirement.js";
 import type { CreatedApiKey } from "./manage-api-keys.js";
 
 /**
@@ -293,27 +292,6 @@ describe("requireAuth's scopes and credentials (authorizeRequest)", () => {
     const off = makeAuth({ storage: harness.storage, clock: harness.clock });
     expect(await codeOf(off, key)).toBe(ErrorCode.InvalidToken);
     expect(harness.calls.findApiKeyByHash).toBe(0);
-  });
-
-  it("refuses bad options at start-up with a TypeError, once per options object", () => {
-    for (const options of [
-      { scopes: "reports:read" },
-      { scopes: ["has space"] },
-      { scopes: [""] },
-      { credentials: "session" },
-      { credentials: "access_token", scopes: ["a"] },
-      { credentials: "api_key", maxAge: "5m" },
-      { credentials: "api_key", org: true },
-      { credentials: "api_key", secondFactor: true },
-      { credentials: "api_key", amr: ["pwd"] },
-    ]) {
-      expect(() => credentialRequirementOf(options as never), JSON.stringify(options)).toThrow(TypeError);
-    }
-    expect(credentialRequirementOf({})).toBeNull();
-    expect(credentialRequirementOf({ credentials: "access_token" })).toBeNull();
-    expect(credentialRequirementOf({ credentials: "api_key", secondFactor: false })).toEqual({ accessTokens: false, scopes: [] });
-    const options = { scopes: ["reports:read"] };
-    expect(credentialRequirementOf(options)).toBe(credentialRequirementOf(options));
   });
 
   it("types the answer: AccessContext for access-token options, the union (told apart by kind) otherwise", async () => {
