@@ -10,6 +10,8 @@ export const jsonPostPath = "/api/v1/json";
 export const argon2LoginPath = "/api/v1/argon2-login";
 /** Figure 14: the protected route that also asks for an active organization (`requireAuth(auth, { org: true })`). */
 export const orgProtectedPath = "/api/v1/org-things";
+/** Figure 15: the protected route that accepts API keys too (`requireAuth(auth, { credentials: "any" })`). */
+export const apiKeyProtectedPath = "/api/v1/key-things";
 /** The administrators' user list, first page (figure 10). */
 export const adminUsersPath = "/api/v1/auth/admin/users";
 
@@ -56,6 +58,12 @@ export interface ServerOptions {
    * session of the same user without an organization.
    */
   organization?: boolean;
+  /**
+   * Portcullis (Express): API keys on (`apiKeys: { enabled: true }`); the bench user makes a key in
+   * the session of `authHeaders` (`apiKeyHeaders`), and `apiKeyProtectedPath` is guarded by
+   * `requireAuth(auth, { credentials: "any" })` beside `protectedPath` (figure 15).
+   */
+  apiKey?: boolean;
   /** Bare Express with `postgresUrl` or `mysqlUrl`: its pool's size (default 10). */
   pool?: number;
   /** Portcullis: throttle limits no benchmark reaches (for the login figures) instead of the defaults. */
@@ -84,6 +92,8 @@ export interface ServerReady {
   authHeaders?: Record<string, string>;
   /** With `organization`: the headers of a session without an active organization, which `orgProtectedPath` refuses (40300). */
   noOrgAuthHeaders?: Record<string, string>;
+  /** With `apiKey`: the bench user's API key as a bearer, which `apiKeyProtectedPath` accepts and `protectedPath` refuses. */
+  apiKeyHeaders?: Record<string, string>;
   accessTokens?: string[];
   refreshTokens?: string[];
   /** The `$argon2id$v=19$m=…,t=…,p=…` prefix of the stored password hash, where there is one. */

@@ -27,6 +27,7 @@ import {
   type ServerMode,
   type ServerOptions,
   adminUsersPath,
+  apiKeyProtectedPath,
   argon2LoginPath,
   audience,
   issuer,
@@ -528,39 +529,86 @@ async function organizationFigure(): Promise<Row[]> {
 /**
  * Figure 15: the protected route authenticated by an API key against the same route by an access
  * token of the same user, `lastUsedAt` recorded as always (written at most once a minute per key,
- * so a steady stream of one key's requests writes nothing after its first). In the bench process,
- * `verifyApiKey` against `verifyAccessToken` in alternating batches timed in CPU (`api-key-check.ts`),
- * per storage (memory, PGlite in memory, PostgreSQL when there is one): each reads storage once
- * per call (the key with its user; the token's session and user), the defaults having no
- * token-state cache.
+ * so a steady stream of one key's requests writes nothing after its first), per storage (memory,
+ * PGlite in memory, PostgreSQL when there is one). Over HTTP, one Portcullis Express server per
+ * storage whose route is guarded by `requireAuth(auth, { credentials: "any" })`, called with the
+ * key and with the token, as requests per server CPU second as figure 14's; the probe checks that
+ * the route lets both through and refuses no credentials, and that the plain route refuses the
+ * key. Then in the bench process, `verifyApiKey` against `verifyAccessToken` in alternating batches
+ * timed in CPU (`api-key-check.ts`). Each reads storage once per call (the key with its user; the
+ * token's session and user), the defaults having no token-state cache.
  */
 async function apiKeyFigure(): Promise<Row[]> {
-  const baseline = "verifyAccessToken, same user";
   const missing = await postgresMissing();
-  if (missing) console.log(`\nFigure 15's PostgreSQL row skipped: ${missing}`);
-  const schema = missing ? undefined : await createScratchSchema();
+  if (missing) console.log(`\nFigure 15's PostgreSQL rows skipped: ${missing}`);
+  const schemas = missing ? [] : await Promise.all([createScratchSchema(), createScratchSchema()]);
+  const [serverSchema, inProcessSchema] = schemas;
+  const names = { memory: "memory", pglite: "PGlite", postgres: "PostgreSQL" };
+  const skippedPostgres = (figure: string, baseline: string): Row[] =>
+    missing ? [{ figure, baseline, raw: "", skipped: `skipped: ${missing}` }] : [];
   try {
+    const start = (options: ServerOptions) => startServer(pinning, secrets, "portcullis-express", { apiKey: true, ...options });
+    const storages = {
+      memory: start({}),
+      pglite: start({ pglite: true }),
+      ...(serverSchema ? { postgres: start({ postgresUrl: serverSchema.url }) } : {}),
+    } as Record<keyof typeof names, Promise<RunningServer>>;
+    const overHttp = await withServers(storages, async (s) => {
+      const keys = Object.keys(s) as (keyof typeof names)[];
+      const cases: Record<string, Case> = {};
+      for (const key of keys) {
+        const server = s[key];
+        const url = server.url(apiKeyProtectedPath);
+        const { authHeaders, apiKeyHeaders } = server.ready;
+        cases[`${key}-token`] = serverCpuCase(`${names[key]} access token`, server, url, authHeaders, async () => {
+          await expectStatus(`${names[key]} key route, access token`, url, { headers: authHeaders }, 200);
+          await expectStatus(`${names[key]} key route, without credentials`, url, {}, 401);
+        });
+        cases[`${key}-key`] = serverCpuCase(`${names[key]} API key`, server, url, apiKeyHeaders, async () => {
+          await expectStatus(`${names[key]} key route, API key`, url, { headers: apiKeyHeaders }, 200);
+          await expectStatus(`${names[key]} plain route, API key`, server.url(protectedPath), { headers: apiKeyHeaders }, 401);
+        });
+      }
+      const samples = await roundRobin(
+        `Figure 15: protected GET behind requireAuth { credentials: "any" } by API key and by access token, autocannon -c ${connections.protectedRoute}`,
+        cases,
+        plan.protectedRoute,
+      );
+      return keys.map((key) =>
+        rowOf(
+          `15 ${names[key]}: requireAuth by API key, over HTTP`,
+          "the same by access token",
+          samples[`${key}-key`] ?? [],
+          samples[`${key}-token`] ?? [],
+          "req/CPU s",
+        ),
+      );
+    });
     const check = quick ? { pairs: 5, batchMs: 20, warmupPairs: 1 } : { pairs: 41, batchMs: 50, warmupPairs: 5 };
     console.log(
       `\nFigure 15 in process: verifyApiKey against verifyAccessToken, ${check.pairs} pairs of batches of about ${check.batchMs} ms of CPU, alternating`,
     );
-    const rows: Row[] = [];
-    for (const storage of checkStorages(schema?.url ?? null)) {
+    const baseline = "verifyAccessToken, same user";
+    const inProcess: Row[] = [];
+    for (const storage of checkStorages(inProcessSchema?.url ?? null)) {
       const samples = await measureKeyCheck(storage, check);
       const median = (values: number[]) => formatNumber(spreadOf(values).median, 0);
       const writes = `${samples.writes} lastUsedAt write(s) in ${formatNumber(samples.seconds, 0)} s`;
       console.log(
         `  ${storage.name}: ${median(samples.key)} vs ${median(samples.token)} calls/CPU s, ${samples.batch} calls a batch, ${writes}`,
       );
-      rows.push(
+      inProcess.push(
         rowOf(`15 ${storage.name}: verifyApiKey, in process`, baseline, samples.key, samples.token, "calls/CPU s", writes),
       );
     }
-    if (missing)
-      rows.push({ figure: "15 PostgreSQL: verifyApiKey, in process", baseline, raw: "", skipped: `skipped: ${missing}` });
-    return rows;
+    return [
+      ...overHttp,
+      ...skippedPostgres("15 PostgreSQL: requireAuth by API key, over HTTP", "the same by access token"),
+      ...inProcess,
+      ...skippedPostgres("15 PostgreSQL: verifyApiKey, in process", baseline),
+    ];
   } finally {
-    await schema?.drop();
+    await Promise.all(schemas.map((schema) => schema.drop()));
   }
 }
 

@@ -5,6 +5,7 @@ import {
   type RevocationChannel,
   type Storage,
   type TokenSet,
+  createApiKey,
   createAuth,
   createOrganization,
   createUser,
@@ -22,6 +23,7 @@ import {
   type BenchSecrets,
   type ServerOptions,
   type ServerReady,
+  apiKeyProtectedPath,
   audience,
   issuer,
   orgProtectedPath,
@@ -140,6 +142,11 @@ export async function startPortcullis(
         res.json(ok);
       });
     }
+    if (options.apiKey) {
+      app.get(apiKeyProtectedPath, requireAuthExpress(auth, { credentials: "any" }), (_req, res) => {
+        res.json(ok);
+      });
+    }
     port = await listenExpress(app);
   } else {
     const app = new Hono();
@@ -168,6 +175,7 @@ export async function portcullisInstance(
     ...(options.generousThrottle ? { throttle: generousThrottle } : {}),
     ...(options.sweep === false ? { sweepInterval: false as const } : {}),
     ...(options.organization ? { organizations: { enabled: true } } : {}),
+    ...(options.apiKey ? { apiKeys: { enabled: true } } : {}),
   });
   if (options.revocationRedisUrl) {
     while (revocationChannelStatus(auth) !== "connected") await new Promise((resolve) => setTimeout(resolve, 10));
@@ -178,11 +186,21 @@ export async function portcullisInstance(
   const [session, withoutOrganization] = await signInMany(auth, secrets.BENCH_PASSWORD, options.organization ? 2 : 1);
   const bearer = options.organization && session ? await switchedToOrganization(auth, user.id, session) : session?.accessToken;
   const accessTokens = await mintAccessTokens(auth, secrets.BENCH_PASSWORD, options.accessTokens ?? 0);
+  const apiKey =
+    options.apiKey && session
+      ? await createApiKey(auth, {
+          userId: user.id,
+          sessionId: sessionIdOf(session.accessToken),
+          password: secrets.BENCH_PASSWORD,
+          name: "bench",
+        })
+      : undefined;
   const refreshTokens = (await signInMany(auth, secrets.BENCH_PASSWORD, options.refreshTokens ?? 0)).map((s) => s.refreshToken);
   return {
     auth,
     ready: {
       authHeaders: { authorization: `Bearer ${bearer}` },
+      ...(apiKey ? { apiKeyHeaders: { authorization: `Bearer ${apiKey.key}` } } : {}),
       ...(withoutOrganization ? { noOrgAuthHeaders: { authorization: `Bearer ${withoutOrganization.accessToken}` } } : {}),
       accessTokens,
       refreshTokens,
