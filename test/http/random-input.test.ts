@@ -5,6 +5,7 @@ import {
   addDomain,
   beginPasskeyEnrolment,
   beginTotpEnrolment,
+  createApiKey,
   createOrganization,
   handleRequest,
   inviteMember,
@@ -137,6 +138,9 @@ const fieldsByRoute: Record<string, string[]> = {
   "POST /auth/orgs/:orgId/invitations": ["email", "roles"],
   "POST /auth/orgs/:orgId/domains": ["domain"],
   "DELETE /auth/admin/orgs/:orgId": ["password", "totpCode"],
+  "POST /auth/api-keys": ["name", "scopes", "expiresIn", "password", "totpCode"],
+  "PATCH /auth/api-keys/:id": ["name"],
+  "DELETE /auth/admin/users/:id/api-keys/:keyId": ["password", "totpCode"],
 };
 
 /** Bodies a route takes, mixed in one time in ten, so that random runs reach its success and its conflicts too. */
@@ -152,6 +156,8 @@ const wellFormed: Record<string, (index: number) => Record<string, unknown>> = {
   }),
   "POST /auth/orgs/:orgId/invitations": (index) => ({ email: `guest-${index}@fuzz.example`, roles: ["member"] }),
   "POST /auth/orgs/:orgId/domains": (index) => ({ domain: `d${index}.fuzz.example` }),
+  "POST /auth/api-keys": (index) => ({ name: `Fuzz key ${index}`, scopes: ["reports:read"], expiresIn: "30d" }),
+  "PATCH /auth/api-keys/:id": (index) => ({ name: `Renamed key ${index}` }),
 };
 
 /** The kinds of passkey ceremony a finish route spends; `enrolment` is the one a 40105 temporary token begins (STUP-4). */
@@ -227,6 +233,8 @@ describe("random input on every route with a body", () => {
   const session = { userId: "", accessToken: "", sessionId: "", passkeyId: "", otherSessionId: "", victimId: "" };
   /** The organization of the fuzz user (its owner) the organization routes act on, fresh per route, with its pending invitation. */
   const organization = { id: "", invitationId: "", made: 0 };
+  /** A key of the fuzz user and one of the victim, fresh per route, that the API-key routes act on (AK-2). */
+  const apiKey = { own: "", victims: "" };
   /** The enrolling user, and the temporary token of their latest 40105 answer with how many requests it was sent in. */
   const enrolment = { userId: "", tempToken: "", uses: Number.POSITIVE_INFINITY };
 
@@ -280,6 +288,8 @@ describe("random input on every route with a body", () => {
       },
       // Organizations on, with domains that verify, so that their routes reach their checks (OR-2…OR-11).
       organizations: { enabled: true, verifyDomain: async () => true },
+      // API keys on, with room for every key the well-formed bodies make, so that their routes reach their checks (AK-1…AK-5).
+      apiKeys: { enabled: true, maxPerUser: 100_000 },
       // One role must have a second factor, so that the enrolment routes exist (STUP-4); only the enrolling user has it.
       secondFactor: { required: { roles: [enrollingRole] } },
       // A provider, so that the re-authentication through it exists and reaches its checks (STUP-5).
@@ -315,6 +325,8 @@ describe("random input on every route with a body", () => {
     session.otherSessionId = (await signIn()).sessionId;
     enrolment.uses = Number.POSITIVE_INFINITY;
     await makeOrganization();
+    apiKey.own = (await createApiKey(auth, { userId: session.userId, name: "Fuzz", password: testPassword })).id;
+    apiKey.victims = (await createApiKey(auth, { userId: session.victimId, name: "Victim's", password: testPassword })).id;
   });
 
   /** A new organization of the fuzz user, with the victim as a member, a pending invitation and a claimed domain. */
@@ -453,6 +465,12 @@ describe("random input on every route with a body", () => {
         .replace(":domain", () => organizationParameterFor(next, "fuzz.example"));
     }
     if (path.includes(":provider")) return path.replace(":provider", () => providerFor(next));
+    if (path.startsWith("/auth/api-keys/")) return path.replace(":id", () => ownedIdFor(next, apiKey.own));
+    if (path.includes(":keyId")) {
+      return path
+        .replace(":id", () => encodeURIComponent(session.victimId))
+        .replace(":keyId", () => ownedIdFor(next, apiKey.victims));
+    }
     if (path.startsWith("/auth/sessions/")) return path.replace(":id", () => ownedIdFor(next, session.otherSessionId));
     if (path.startsWith("/auth/admin/users/")) return path.replace(":id", () => ownedIdFor(next, session.victimId));
     return path.replace(":id", () => credentialIdFor(next));
@@ -517,6 +535,8 @@ describe("random input on every route with a body", () => {
           "/auth/orgs/:orgId",
           "/auth/orgs/:orgId/members/:userId",
           "/auth/admin/orgs/:orgId",
+          "/auth/api-keys",
+          "/auth/admin/users/:id/api-keys/:keyId",
         ].includes(route.path);
         if (hashes && typeof body.password === "string" && next() < 0.9) body.password = 42;
         if (typeof body.currentPassword === "string" && next() < 0.9) body.currentPassword = 42;
