@@ -1,9 +1,13 @@
 import type { ApiKeyRecord, ApiKeyStore } from "../api-key-store.js";
 import { compareCodePoints } from "../code-point-order.js";
 import type { UserRecord } from "../types.js";
-import { copy } from "./records.js";
+import { frozenCopy, frozenWith } from "./records.js";
 
-/** The memory {@link ApiKeyStore}: keys by hash, with an index of ids; the user read from the user store. */
+/**
+ * The memory {@link ApiKeyStore}: frozen keys by hash, with an index of ids; the user read from the
+ * user store. A key is handed out as stored, with no copy (every request with a key reads one); a
+ * write replaces it.
+ */
 export function memoryApiKeys(user: (id: string) => UserRecord | null) {
   const byHash = new Map<string, ApiKeyRecord>();
   const hashById = new Map<string, string>();
@@ -11,9 +15,14 @@ export function memoryApiKeys(user: (id: string) => UserRecord | null) {
     const hash = hashById.get(id);
     return hash === undefined ? undefined : byHash.get(hash);
   };
+  const replace = (key: ApiKeyRecord, changes: Partial<ApiKeyRecord>) => {
+    const changed = frozenWith(key, changes);
+    byHash.set(key.hash, changed);
+    return changed;
+  };
   const store: ApiKeyStore = {
     async createApiKey(key) {
-      byHash.set(key.hash, copy(key));
+      byHash.set(key.hash, frozenCopy(key));
       hashById.set(key.id, key.hash);
     },
     async findApiKeyByHash(hash) {
@@ -21,32 +30,31 @@ export function memoryApiKeys(user: (id: string) => UserRecord | null) {
       if (key === undefined) return null;
       const owner = user(key.userId);
       return {
-        key: copy(key),
-        user: owner === null ? null : { tokenVersion: owner.tokenVersion, disabled: owner.disabled, roles: [...owner.roles] },
+        key,
+        user: owner === null ? null : { tokenVersion: owner.tokenVersion, disabled: owner.disabled, roles: owner.roles },
       };
     },
     async listApiKeys(userId) {
       return [...byHash.values()]
         .filter((key) => key.userId === userId)
-        .sort((a, b) => b.createdAt - a.createdAt || compareCodePoints(b.id, a.id))
-        .map(copy);
+        .sort((a, b) => b.createdAt - a.createdAt || compareCodePoints(b.id, a.id));
     },
     async renameApiKey(userId, id, name) {
       const key = keyOf(id);
       if (key === undefined || key.userId !== userId || key.revokedAt !== null) return false;
-      key.name = name;
+      replace(key, { name });
       return true;
     },
     async revokeApiKey(userId, id, now) {
       const key = keyOf(id);
       if (key === undefined || (userId !== null && key.userId !== userId) || key.revokedAt !== null) return null;
-      key.revokedAt = now;
-      return copy(key);
+      return replace(key, { revokedAt: now });
     },
     async recordApiKeyUse(uses, minIntervalMs) {
       for (const { id, at } of uses) {
         const key = keyOf(id);
-        if (key !== undefined && (key.lastUsedAt === null || key.lastUsedAt <= at - minIntervalMs)) key.lastUsedAt = at;
+        if (key !== undefined && (key.lastUsedAt === null || key.lastUsedAt <= at - minIntervalMs))
+          replace(key, { lastUsedAt: at });
       }
     },
   };
