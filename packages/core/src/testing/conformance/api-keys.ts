@@ -4,7 +4,7 @@ import { type SuiteContext, concurrently, countWhere, tryToMutate } from "./harn
 import { sampleMembership, sampleOrganization } from "./organizations.js";
 import { BASE_TIME, createUser, uniqueHash, uniqueId } from "./samples.js";
 
-/** An API key of `userId` with a fresh id and hash, made at {@link BASE_TIME}, living 90 days. */
+/** An API key of `userId` with a fresh id and hash, made at the kit's base time, living 90 days. */
 export function sampleApiKey(userId: string, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   return {
     id: uniqueId("key"),
