@@ -21,8 +21,8 @@ import { settingsSuite } from "./conformance/settings.js";
 import { totpSuite } from "./conformance/totp.js";
 import { usersSuite } from "./conformance/users.js";
 
-export type { ConformanceAssertion, ConformanceTestFunctions } from "./conformance/harness.js";
 export { sampleApiKey } from "./conformance/api-keys.js";
+export type { ConformanceAssertion, ConformanceTestFunctions } from "./conformance/harness.js";
 export { sampleDomain, sampleInvitation, sampleMembership, sampleOrganization } from "./conformance/organizations.js";
 export { conformanceUserFields, sampleFieldValues } from "./conformance/samples.js";
 
