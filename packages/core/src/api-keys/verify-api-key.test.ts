@@ -53,12 +53,12 @@ describe("verifyApiKey", () => {
     expect(calls.reads).toBe(1);
     // Another instance disabled the user, without a revocation channel: this one learns within the cache time.
     const user = await harness.storage.users.findById(userId);
-    await harness.storage.users.update(userId, { disabled: true });
+    await harness.storage.users.update(userId, { disabled: true }, harness.clock.now);
     harness.clock.advance(59_999);
     expect(await outcome(verifyApiKey(harness.auth, { key }))).toBe("fulfilled");
     harness.clock.advance(1);
     expect(await outcome(verifyApiKey(harness.auth, { key }))).toBe(40101);
-    await harness.storage.users.update(userId, { disabled: user?.disabled ?? false });
+    await harness.storage.users.update(userId, { disabled: user?.disabled ?? false }, harness.clock.now);
     // A key cached a moment before it expires is refused at its expiry, not at the cache's.
     const late = await keyOf(harness);
     harness.clock.advance(3_600_000 - 30_000);
