@@ -1,11 +1,15 @@
 import type { Route } from "../route-types.js";
 import { accountRoutes } from "./account.js";
 import { adminRoutes } from "./admin.js";
+import { adminOrganizationRoutes } from "./admin-organizations.js";
 import { apiKeyRoutes } from "./api-keys.js";
 import { directoryRoutes } from "./directory.js";
 import { emailRoutes } from "./email.js";
 import { metadataRoutes } from "./metadata.js";
 import { oauthRoutes } from "./oauth.js";
+import { organizationDomainRoutes } from "./organization-domains.js";
+import { organizationInvitationRoutes } from "./organization-invitations.js";
+import { organizationMemberRoutes } from "./organization-members.js";
 import { organizationRoutes } from "./organizations.js";
 import { passkeyRoutes } from "./passkeys.js";
 import { requiredFactorRoutes } from "./required-factor.js";
@@ -33,6 +37,10 @@ export const routes: readonly Route[] = [
   ...emailRoutes,
   ...adminRoutes,
   ...organizationRoutes,
+  ...organizationMemberRoutes,
+  ...organizationInvitationRoutes,
+  ...organizationDomainRoutes,
+  ...adminOrganizationRoutes,
   ...apiKeyRoutes,
   ...metadataRoutes(() => routes),
 ];
