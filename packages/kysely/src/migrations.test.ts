@@ -36,9 +36,11 @@ import { checkSchema, latestSchemaVersion, migrate } from "./migrate.js";
 import { migrateSchema, schemaVersionOf } from "./migrations.js";
 import { pgliteStorage } from "./pglite.js";
 import { tablesWithPrefix } from "./schema.js";
+import { existingTables } from "./schema-hints.js";
 import {
   makeOldAccounts,
   migratedSession,
+  oldApiKey,
   oldOrganization,
   organizationTables,
   rowCounts,
@@ -62,7 +64,7 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
    * A database an older release made and filled (schema `version`), which every operation refuses
    * until it is migrated; migrated, it holds as many rows of each table as before.
    */
-  const migratedFrom = async (version: 1 | 2 | 3 | 4 | 5 | 6) => {
+  const migratedFrom = async (version: 1 | 2 | 3 | 4 | 5 | 6 | 7) => {
     const accounts = await makeOldAccounts();
     const storage = await open("app_");
     await writeOldVersion(storage, accounts, version);
@@ -444,6 +446,88 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     // Deleting the organization leaves its keys (org_id is not a foreign key); the caller decides what they mean.
     expect(await organizations.deleteOrganization(oldOrganization.id)).toBe(true);
     expect((await apiKeys.findApiKeyByHash(key.hash))?.key.orgId).toBe(oldOrganization.id);
+  });
+
+  it("issue 41 items 3/4: a database at version 7 beside another application's service_accounts table: migrate refuses, naming it, and changes nothing", async () => {
+    const storage = await open("app_");
+    const { db, dialect, tables: t } = storage;
+    await migrateSchema(db, dialect, t, 1, 7);
+    await sql.raw(`create table ${t.serviceAccounts} (id integer primary key, owner varchar(100))`).execute(db);
+    await expect(migrate(storage)).rejects.toThrow(
+      "@portcullis/kysely: migration 8 (service accounts) cannot create its tables: the table app_service_accounts already exists and is not Portcullis's. Rename it, or move Portcullis's tables under a prefix of their own (docs/storage.md, \"Migrations\"), then run migrate again; nothing was changed, the schema is still at version 7",
+    );
+    expect(await schemaVersionOf(db, dialect, t)).toBe(7);
+    expect(await existingTables(db, dialect, [t.serviceAccountCredentials])).toEqual([]);
+    await sql.raw(`alter table ${t.serviceAccounts} rename to app_their_service_accounts`).execute(db);
+    expect(await migrate(storage)).toEqual({ from: 7, to: latestSchemaVersion });
+  });
+
+  it("SA-1, IM-1 (issue 41 items 3/4): a database made and filled by schema version 7 keeps every row through migration 8; its sessions, organizations and API keys still work, and the new tables take accounts whose credentials go with them", async () => {
+    const { accounts, storage } = await migratedFrom(7);
+    const { bob } = accounts;
+    const { db, tables: t } = storage;
+    for (const user of accounts.users) expect(await storage.users.findById(user.id)).toEqual(user);
+    const active = accounts.sessions.find(
+      (session) => session.id === sessionIdOf((accounts.bobSignIns[0] as TokenSet).accessToken),
+    );
+    for (const session of accounts.sessions) {
+      const activeOrgId = session === active ? oldOrganization.id : null;
+      expect(await storage.sessions.findSession(session.id)).toEqual({ ...session, activeOrgId });
+    }
+    const { rows: impersonated } = await sql<{ count: number | string }>`select count(*) as count from ${sql.table(t.sessions)}
+      where impersonator_id is not null`.execute(db);
+    expect(Number(impersonated[0]?.count)).toBe(0);
+    expect(await storage.apiKeys?.findApiKeyByHash(oldApiKey(accounts).hash)).toEqual({
+      key: oldApiKey(accounts),
+      user: { tokenVersion: bob.tokenVersion, disabled: bob.disabled, roles: bob.roles },
+    });
+    expect(await storage.sessions.findTokenState?.((active as SessionRecord).id)).toMatchObject({
+      session: { activeOrgId: oldOrganization.id },
+      orgRoles: ["owner"],
+    });
+    const { clock } = accounts.testAuth;
+    const { auth } = makeTestAuth({ secrets: accounts.secrets, storage, throttle: generousThrottle, now: () => clock.now });
+    expect((await verifyAccessToken(auth, { token: (accounts.bobSignIns[1] as TokenSet).accessToken })).userId).toBe(bob.id);
+
+    // The new tables are in force: an account made by Bob with a secret and a key; the secret's hash
+    // is unique; deleting the account deletes its credentials.
+    const account = { id: "sa-old", name: "Nightly", roles: '["reports"]', scopes: '["reports:read"]', disabled: false };
+    await db
+      .insertInto(t.serviceAccounts)
+      .values({ ...account, token_version: 0, created_at: clock.now, created_by: bob.id })
+      .execute();
+    const credential = (id: string, values: Record<string, unknown>) => ({
+      id,
+      service_account_id: account.id,
+      created_at: clock.now,
+      expires_at: null,
+      last_used_at: null,
+      secret_hash: null,
+      start: null,
+      public_jwk: null,
+      ...values,
+    });
+    const jwk = JSON.stringify({ kty: "OKP", crv: "Ed25519", x: "A".repeat(43), kid: "k1", alg: "EdDSA" });
+    await db
+      .insertInto(t.serviceAccountCredentials)
+      .values([
+        credential("cred-secret", { kind: "secret", secret_hash: sha256("pcs_live_x"), start: "pcs_live_x" }),
+        credential("cred-key", { kind: "jwk", public_jwk: jwk }),
+      ])
+      .execute();
+    await expect(
+      db
+        .insertInto(t.serviceAccountCredentials)
+        .values(credential("cred-again", { kind: "secret", secret_hash: sha256("pcs_live_x"), start: "pcs_live_x" }))
+        .execute(),
+    ).rejects.toThrow();
+    const stored = await db.selectFrom(t.serviceAccountCredentials).select(["id", "public_jwk"]).orderBy("id").execute();
+    expect(stored).toEqual([
+      { id: "cred-key", public_jwk: jwk },
+      { id: "cred-secret", public_jwk: null },
+    ]);
+    await db.deleteFrom(t.serviceAccounts).where("id", "=", account.id).execute();
+    expect(await db.selectFrom(t.serviceAccountCredentials).selectAll().execute()).toEqual([]);
   });
 }
 

@@ -6,6 +6,7 @@ import { authTime } from "./migrations/004-auth-time.js";
 import { refreshInSession } from "./migrations/005-refresh-in-session.js";
 import { organizationSchema } from "./migrations/006-organizations.js";
 import { apiKeySchema } from "./migrations/007-api-keys.js";
+import { serviceAccountSchema } from "./migrations/008-service-accounts.js";
 import { type Migration, mysqlCollationsFor } from "./migrations/column-types.js";
 import type { AnyDatabase, SqlDialect, Tables } from "./schema.js";
 import { existingTables, migrateCommands, noSchemaMessage, tablesTakenMessage } from "./schema-hints.js";
@@ -22,6 +23,7 @@ const migrations: readonly Migration[] = [
   refreshInSession,
   organizationSchema,
   apiKeySchema,
+  serviceAccountSchema,
 ];
 
 /** The schema version this code reads and writes. */
@@ -99,9 +101,9 @@ async function startSchema(db: Kysely<AnyDatabase>, dialect: SqlDialect, t: Tabl
 
 /**
  * Checks, before a database of an earlier version takes the migrations that create tables beside
- * existing ones (their `creates`: organizations at 6, API keys at 7), that none of those tables is
- * there already: a service may keep an `organizations` or `api_keys` table of its own beside
- * Portcullis's unprefixed ones.
+ * existing ones (their `creates`: organizations at 6, API keys at 7, service accounts at 8), that none of those
+ * tables is there already: a service may keep an `organizations`, `api_keys` or `service_accounts`
+ * table of its own beside Portcullis's unprefixed ones.
  *
  * @throws {Error} naming the migration, the tables, and the ways out, with nothing changed.
  */

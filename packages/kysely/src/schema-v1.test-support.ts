@@ -1,8 +1,8 @@
 /**
  * A database as release 0.1 (schema version 1, before issue 21), the release before issue 24
  * (schema version 2), the one before issue 37 (schema version 3), the one before issue 39
- * (schema version 4), the one before issue 40 (schema version 5) or the one before issue 41 (schema
- * version 6) made and filled it, for the
+ * (schema version 4), the one before issue 40 (schema version 5), the one before issue 41 (schema
+ * version 6) or the one before its service accounts (schema version 7) made and filled it, for the
  * migration tests: accounts made by the real flows on memory storage (an argon2id password, a
  * sealed TOTP secret and recovery codes, a passkey of a software authenticator, sessions, a linked
  * identity, a setting), written into the older tables
@@ -12,6 +12,7 @@
  */
 import { randomBytes } from "node:crypto";
 import {
+  type ApiKeyRecord,
   type Auth,
   type IdentityRecord,
   type LegacyRefreshToken,
@@ -41,6 +42,7 @@ import { hashRecoveryCode, normalizeRecoveryCode } from "../../core/src/totp/rec
 import { insertLegacyRefreshToken } from "./databases.test-support.js";
 import type { KyselyStorage } from "./kysely-storage.js";
 import { migrateSchema } from "./migrations.js";
+import { apiKeyStore } from "./stores/api-keys.js";
 import { challengeStore } from "./stores/challenges.js";
 import { storeContext } from "./stores/context.js";
 import { counterStore } from "./stores/counters.js";
@@ -198,8 +200,9 @@ export function migratedSession(accounts: OldAccounts, session: SessionRecord): 
 /**
  * Brings an empty database to schema version `version` (1, release 0.1's; 2, the release before
  * issue 24's; 3, the release before issue 37's; 4, the release before issue 39's; 5, the release
- * before issue 40's; or 6, the release before issue 41's, with an organization of Bob's, Alice a
- * member, an invitation and a domain, active in the session of Bob's first sign-in) and writes
+ * before issue 40's; 6, the release before issue 41's, with an organization of Bob's, Alice a
+ * member, an invitation and a domain, active in the session of Bob's first sign-in; or 7, the
+ * release before service accounts, with that organization and an API key of Bob's) and writes
  * `accounts` into it as that release's storage did: the users, the sessions and the refresh
  * tokens by SQL with the columns that schema has; the tables later migrations
  * leave as they were through their stores, whose statements are still those versions' (a store
@@ -209,7 +212,7 @@ export function migratedSession(accounts: OldAccounts, session: SessionRecord): 
 export async function writeOldVersion(
   storage: KyselyStorage,
   accounts: OldAccounts,
-  version: 1 | 2 | 3 | 4 | 5 | 6,
+  version: 1 | 2 | 3 | 4 | 5 | 6 | 7,
 ): Promise<void> {
   const { db, dialect, tables: t } = storage;
   const { to } = await migrateSchema(db, dialect, t, 1, version);
@@ -238,7 +241,8 @@ export async function writeOldVersion(
     return version === 1 ? versionOne : version < 4 ? beforeFour : version === 4 ? beforeFive : beforeSix;
   });
   await db.insertInto(t.sessions).values(sessionRows).execute();
-  if (version === 6) await writeOrganization(storage, accounts);
+  if (version >= 6) await writeOrganization(storage, accounts);
+  if (version === 7) await apiKeyStore(context).createApiKey(oldApiKey(accounts));
   for (const token of accounts.refreshTokens) await insertLegacyRefreshToken(storage, token);
   for (const passkey of accounts.passkeys) await passkeyStore(context).create(passkey);
   for (const identity of accounts.identities) await identityStore(context).link(identity);
@@ -305,6 +309,24 @@ async function writeOrganization(storage: KyselyStorage, accounts: OldAccounts):
   }
 }
 
+/** The API key version 7 holds: Bob's, for his organization, used once. */
+export function oldApiKey({ bob }: OldAccounts): ApiKeyRecord {
+  return {
+    id: "key-old",
+    userId: bob.id,
+    hash: sha256("pc_live_old"),
+    start: "pc_live_old",
+    name: "Bob's old key",
+    scopes: ["deploy"],
+    tokenVersion: bob.tokenVersion,
+    orgId: oldOrganization.id,
+    createdAt: 1,
+    expiresAt: 4_000_000_000_000,
+    lastUsedAt: 2,
+    revokedAt: null,
+  };
+}
+
 /** The tables migration 6 added, which no older version has: {@link rowCounts} leaves them out. */
 export const organizationTables = [
   "organizations",
@@ -316,10 +338,18 @@ export const organizationTables = [
 /** The table migration 7 added, which no older version has: {@link rowCounts} leaves it out. */
 export const apiKeyTables = ["apiKeys"] as const;
 
+/** The tables migration 8 added, which no older version has: {@link rowCounts} leaves them out. */
+export const serviceAccountTables = ["serviceAccounts", "serviceAccountCredentials"] as const;
+
 /** How many rows each table of the storage that schema `version` (5 unless given) has holds. */
 export async function rowCounts(storage: KyselyStorage, version = 5): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  const skipped = new Set<string>(["schema", ...(version < 6 ? organizationTables : []), ...(version < 7 ? apiKeyTables : [])]);
+  const skipped = new Set<string>([
+    "schema",
+    ...(version < 6 ? organizationTables : []),
+    ...(version < 7 ? apiKeyTables : []),
+    ...(version < 8 ? serviceAccountTables : []),
+  ]);
   for (const [role, table] of Object.entries(storage.tables)) {
     if (skipped.has(role)) continue;
     const { rows } = await sql<{ count: number | string }>`select count(*) as count from ${sql.table(table)}`.execute(storage.db);

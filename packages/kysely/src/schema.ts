@@ -24,6 +24,10 @@ export interface Tables {
   organizationDomains: string;
   /** API keys (schema version 7). */
   apiKeys: string;
+  /** Service accounts (schema version 8). */
+  serviceAccounts: string;
+  /** Each service account's client secrets and public keys. */
+  serviceAccountCredentials: string;
 }
 
 /**
@@ -59,6 +63,8 @@ export function tablesWithPrefix(prefix = "", accounts = false): Tables {
     organizationDomains: name("organization_domains"),
     organizations: name("organizations"),
     apiKeys: name("api_keys"),
+    serviceAccountCredentials: name("service_account_credentials"),
+    serviceAccounts: name("service_accounts"),
   };
 }
 
@@ -242,6 +248,37 @@ export interface ApiKeyRow {
   expires_at: number | string;
   last_used_at: number | string | null;
   revoked_at: number | string | null;
+}
+
+export interface ServiceAccountRow {
+  id: string;
+  name: string;
+  /** JSON array. */
+  roles: string;
+  /** JSON array. */
+  scopes: string;
+  disabled: boolean | number;
+  token_version: number | string;
+  created_at: number | string;
+  /** The administrator who made it, or null: not a foreign key. */
+  created_by: string | number | bigint | null;
+}
+
+export interface ServiceAccountCredentialRow {
+  id: string;
+  /** References service_accounts, on delete cascade. */
+  service_account_id: string;
+  /** `secret` or `jwk`. */
+  kind: string;
+  /** A secret's SHA-256 (hex), unique; null for a key. */
+  secret_hash: string | null;
+  /** A secret's first characters; null for a key. */
+  start: string | null;
+  /** A key's public JWK as JSON; null for a secret. */
+  public_jwk: string | null;
+  created_at: number | string;
+  expires_at: number | string | null;
+  last_used_at: number | string | null;
 }
 
 export interface SchemaRow {

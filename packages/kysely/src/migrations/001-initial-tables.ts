@@ -1,5 +1,5 @@
 import { quoted, quotedTable } from "../users-table.js";
-import { type Migration, columnTypes } from "./column-types.js";
+import { type Migration, columnTypes, userIdType } from "./column-types.js";
 
 /**
  * Release 0.1's tables: users, their TOTP factors and recovery codes, sessions and their refresh tokens,
@@ -12,7 +12,7 @@ export const initialTables: Migration = {
     const c = columnTypes(dialect, collations);
     const table = c.table;
     // A user's id: Portcullis's own text, or your table's id's type, pointing at your row.
-    const userId = users === null ? c.ascii(255) : users.idSqlType;
+    const userId = userIdType(c, users);
     const yours =
       users === null
         ? ""

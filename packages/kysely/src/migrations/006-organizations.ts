@@ -1,4 +1,4 @@
-import { type Migration, columnTypes } from "./column-types.js";
+import { type Migration, columnTypes, userIdType } from "./column-types.js";
 
 /**
  * Issue 40: organizations, their members (roles of the organization's own), invitations by
@@ -16,7 +16,7 @@ export const organizationSchema: Migration = {
   statements(dialect, t, collations, users) {
     const c = columnTypes(dialect, collations);
     const table = c.table;
-    const userId = users === null ? c.ascii(255) : users.idSqlType;
+    const userId = userIdType(c, users);
     const orgId = c.ascii(255);
     return [
       `create table ${t.organizations} (

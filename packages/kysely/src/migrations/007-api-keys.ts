@@ -1,4 +1,4 @@
-import { type Migration, columnTypes } from "./column-types.js";
+import { type Migration, columnTypes, userIdType } from "./column-types.js";
 
 /**
  * Issue 41: API keys, found by the SHA-256 of the whole key (unique) and listed by their user.
@@ -11,7 +11,7 @@ export const apiKeySchema: Migration = {
   creates: { what: "API keys", tables: (t) => [t.apiKeys] },
   statements(dialect, t, collations, users) {
     const c = columnTypes(dialect, collations);
-    const userId = users === null ? c.ascii(255) : users.idSqlType;
+    const userId = userIdType(c, users);
     return [
       `create table ${t.apiKeys} (
         id ${c.ascii(255)} primary key,

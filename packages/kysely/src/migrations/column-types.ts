@@ -57,3 +57,8 @@ export interface Migration {
   creates?: { what: string; tables: (t: Tables) => string[] };
   statements(dialect: SqlDialect, t: Tables, collations: MysqlCollations | null, users: UsersSchema | null): string[];
 }
+
+/** A user's id column: Portcullis's own text, or your table's id's type (the users option). */
+export function userIdType(c: ReturnType<typeof columnTypes>, users: UsersSchema | null): string {
+  return users === null ? c.ascii(255) : users.idSqlType;
+}

@@ -1,0 +1,45 @@
+import { type Migration, columnTypes, userIdType } from "./column-types.js";
+
+/**
+ * Issue 41: service accounts and their client credentials, and impersonation. A credential is a
+ * secret, found through its account and unique by its SHA-256, or a public JWK (long text); it
+ * points at its account and goes with it (`on delete cascade`). The user columns (who made an
+ * account, who impersonates in a session) take the type of the users' ids (your table's, with the
+ * users option) and are not foreign keys: deleting an administrator never fails on the accounts
+ * they made or the sessions they ended as someone else. Sessions of before have no impersonator.
+ */
+export const serviceAccountSchema: Migration = {
+  version: 8,
+  creates: { what: "service accounts", tables: (t) => [t.serviceAccounts, t.serviceAccountCredentials] },
+  statements(dialect, t, collations, users) {
+    const c = columnTypes(dialect, collations);
+    const userId = userIdType(c, users);
+    const accountId = c.ascii(255);
+    return [
+      `create table ${t.serviceAccounts} (
+        id ${accountId} primary key,
+        name ${c.text(512)} not null,
+        roles ${c.long} not null,
+        scopes ${c.long} not null,
+        disabled ${c.flag} not null,
+        token_version bigint not null,
+        created_at ${c.time} not null,
+        created_by ${userId}
+      )${c.table}`,
+      `create table ${t.serviceAccountCredentials} (
+        id ${c.ascii(255)} primary key,
+        service_account_id ${accountId} not null references ${t.serviceAccounts} (id) on delete cascade,
+        kind ${c.ascii(16)} not null,
+        secret_hash ${c.ascii(255)},
+        start ${c.text(64)},
+        public_jwk ${c.long},
+        created_at ${c.time} not null,
+        expires_at ${c.time},
+        last_used_at ${c.time},
+        constraint ${t.serviceAccountCredentials}_secret_hash unique (secret_hash)
+      )${c.table}`,
+      `create index ${t.serviceAccountCredentials}_account on ${t.serviceAccountCredentials} (service_account_id)`,
+      `alter table ${t.sessions} add column impersonator_id ${userId}`,
+    ];
+  },
+};
