@@ -21,6 +21,7 @@ const sessions: SessionInfo[] = [
     amr: ["pwd"],
     userAgent: "Firefox",
     address: "203.0.113.0/24",
+    impersonatedBy: null,
   },
   {
     id: "session/0",
@@ -31,6 +32,7 @@ const sessions: SessionInfo[] = [
     amr: ["hwk", "user"],
     userAgent: null,
     address: null,
+    impersonatedBy: null,
   },
 ];
 

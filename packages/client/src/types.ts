@@ -113,6 +113,8 @@ export interface SessionInfo {
   userAgent: string | null;
   /** The client address it was last used from: IPv4 kept to /24 and IPv6 to /48 unless the operator keeps it whole. */
   address: string | null;
+  /** The administrator acting as the user in this session (impersonation), with their username; null for the user's own. */
+  impersonatedBy: { id: string; username: string | null } | null;
 }
 
 /** A sign-in provider the server lists (`GET /auth/oauth/providers`). */

@@ -193,6 +193,8 @@ const createAuthOptions = {
   user: true,
   organizations: true,
   apiKeys: true,
+  serviceAccounts: true,
+  impersonation: true,
 } satisfies OptionNames<AuthConfig & CreateAuthOptions>;
 
 /**

@@ -16,6 +16,11 @@ import {
 } from "./flows/reauthentication-config.js";
 import { type ResolvedSignUpConfig, type SignUpConfig, resolveSignUpConfig } from "./flows/sign-up-config.js";
 import { type HttpConfig, type ResolvedHttpConfig, resolveHttpConfig } from "./http/http-config.js";
+import {
+  type ImpersonationConfig,
+  type ResolvedImpersonationConfig,
+  resolveImpersonationConfig,
+} from "./impersonation/impersonation-config.js";
 import { type OAuthConfig, type ResolvedOAuthProvider, resolveOAuthConfig } from "./oauth/provider-config.js";
 import {
   type OrganizationsConfig,
@@ -27,6 +32,11 @@ import {
   type SecondFactorConfig,
   resolveSecondFactorConfig,
 } from "./required-factor/required-factor-config.js";
+import {
+  type ResolvedServiceAccountsConfig,
+  type ServiceAccountsConfig,
+  resolveServiceAccountsConfig,
+} from "./service-accounts/service-account-config.js";
 import { resolveSweepInterval } from "./storage/sweep.js";
 import type { Storage } from "./storage/types.js";
 import { type ResolvedThrottleConfig, type ThrottleConfig, resolveThrottleConfig } from "./throttle/throttle-config.js";
@@ -92,6 +102,17 @@ export interface AuthConfig extends TokenConfig {
    */
   apiKeys?: ApiKeysConfig;
   /**
+   * Service accounts (SA-1…): principals that are not people, with client secrets or registered
+   * public keys, getting short access tokens from `POST /auth/token` (OAuth 2.0 client
+   * credentials). Off unless `enabled`; needs a storage with `serviceAccounts`. See `ServiceAccountsConfig`.
+   */
+  serviceAccounts?: ServiceAccountsConfig;
+  /**
+   * Impersonation (IM-1…): an administrator holding `adminRole` and `impersonation.role` acts as a
+   * user for support, in a short session marked `act` in its tokens. Off unless `enabled`. See `ImpersonationConfig`.
+   */
+  impersonation?: ImpersonationConfig;
+  /**
    * Password reset by email, verified addresses and security notices, delivered by your `send`;
    * without it those routes answer 40400. See `EmailConfig`.
    */
@@ -137,6 +158,8 @@ export interface ResolvedConfig extends ResolvedHttpConfig, ResolvedTokenConfig 
   signUp: ResolvedSignUpConfig;
   organizations: ResolvedOrganizationsConfig;
   apiKeys: ResolvedApiKeysConfig;
+  serviceAccounts: ResolvedServiceAccountsConfig;
+  impersonation: ResolvedImpersonationConfig;
   /** Null when email is not configured. */
   email: ResolvedEmailConfig | null;
   throttle: ResolvedThrottleConfig;
@@ -216,6 +239,17 @@ function resolveApiKeys(config: AuthConfig): ResolvedApiKeysConfig {
   return apiKeys;
 }
 
+/** The `serviceAccounts` options, refused when enabled over a storage that keeps no service accounts. */
+function resolveServiceAccounts(config: AuthConfig): ResolvedServiceAccountsConfig {
+  const serviceAccounts = resolveServiceAccountsConfig(config.serviceAccounts);
+  if (serviceAccounts.enabled && config.storage.serviceAccounts === undefined) {
+    fail(
+      "serviceAccounts.enabled needs a storage with serviceAccounts: memoryStorage(), @portcullis/kysely at schema version 8, or a store of your own with a serviceAccounts store",
+    );
+  }
+  return serviceAccounts;
+}
+
 function isDirectory(value: unknown): value is Directory {
   const candidate = value as Partial<Record<keyof Directory, unknown>> | null;
   return (
@@ -280,6 +314,8 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     signUp: resolveSignUpConfig(config.signUp, adminRoleOf(config.adminRole)),
     organizations: resolveOrganizations(config),
     apiKeys: resolveApiKeys(config),
+    serviceAccounts: resolveServiceAccounts(config),
+    impersonation: resolveImpersonationConfig(config.impersonation, adminRoleOf(config.adminRole)),
     email: resolveEmailConfig(config.email, issuerUrl.host),
     throttle: resolveThrottleConfig(config.throttle),
     sessions: resolveSessionConfig(config.sessions),

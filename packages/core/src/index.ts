@@ -11,6 +11,7 @@
 export type { ApiKeysConfig } from "./api-keys/api-key-config.js";
 export { isWellFormedApiKey } from "./api-keys/api-key-format.js";
 export {
+  type CredentialKind,
   type CredentialOptions,
   type CredentialRequirement,
   credentialRequirementOf,
@@ -184,6 +185,8 @@ export type { OpenApiDocument, OpenApiOptions } from "./http/describe-routes.js"
 export {
   type AccessTokensOnly,
   type AuthorizeOptions,
+  type CredentialContext,
+  type WithoutServiceAccounts,
   authorizeRequest,
   errorResponse,
   handleRequest,
@@ -197,6 +200,13 @@ export type { JsonSchema } from "./http/openapi-schemas.js";
 export type { ParameterDoc, Route, RouteContext, RouteDoc, RouteResult, RouteTag } from "./http/route-types.js";
 export { routes } from "./http/routes/index.js";
 export type { Envelope, HttpRequest, HttpResponse } from "./http/types.js";
+export {
+  type ImpersonateInput,
+  type ImpersonationTokens,
+  endImpersonation,
+  impersonateUser,
+} from "./impersonation/impersonate.js";
+export type { ImpersonationConfig } from "./impersonation/impersonation-config.js";
 export {
   type ImportIncomplete,
   type ImportRefusal,
@@ -292,6 +302,33 @@ export type {
   SecondFactorRequirement,
   SecondFactorSubject,
 } from "./required-factor/required-factor-config.js";
+export { jwtBearerAssertionType } from "./service-accounts/client-assertion.js";
+export {
+  type ClientCredentialsInput,
+  type ClientCredentialsToken,
+  type TokenErrorName,
+  issueClientCredentialsToken,
+} from "./service-accounts/client-credentials.js";
+export { isWellFormedClientSecret } from "./service-accounts/client-secret.js";
+export {
+  type AddedClientSecret,
+  type AdministratorProof,
+  type CreateServiceAccountInput,
+  type ServiceAccountCredentialInfo,
+  type ServiceAccountDetails,
+  type ServiceAccountInfo,
+  type UpdateServiceAccountInput,
+  addClientSecret,
+  addPublicKey,
+  createServiceAccount,
+  deleteServiceAccount,
+  getServiceAccount,
+  listServiceAccounts,
+  removeServiceAccountCredential,
+  updateServiceAccount,
+} from "./service-accounts/manage-service-accounts.js";
+export type { ServiceAccountsConfig } from "./service-accounts/service-account-config.js";
+export { type ServiceAccountContext, type ServiceTokenClaims, verifyServiceToken } from "./service-accounts/service-token.js";
 export { type AmrValue, amrClaim } from "./step-up/amr.js";
 export {
   type ReauthenticationDecision,

@@ -10,6 +10,7 @@ import {
   type AccessContext,
   type ApiKeyContext,
   type Auth,
+  type CredentialContext,
   type CredentialOptions,
   type HttpRequest,
   type HttpResponse,
@@ -54,6 +55,13 @@ declare global {
  * ```
  */
 export type CredentialRequest = Omit<Request, "auth"> & { auth?: AccessContext | ApiKeyContext };
+
+/**
+ * The request type of a handler behind `requireAuth` options that name service accounts
+ * (`credentials: "service_account"` or a list; SA-4): `auth` may also be a `ServiceAccountContext`
+ * (`kind: "service_account"`), which acts for no user.
+ */
+export type MachineRequest = Omit<Request, "auth"> & { auth?: CredentialContext };
 
 /** Options of {@link authRouter}. */
 export interface AuthRouterOptions {
@@ -104,15 +112,15 @@ function connectionOf(
   };
 }
 
-const accessOfRequest = new WeakMap<object, AccessContext | ApiKeyContext>();
+const accessOfRequest = new WeakMap<object, CredentialContext>();
 
 /** `req.auth` as an accessor over {@link accessOfRequest}: reading and setting it adds no property to the request. */
 const authAccessor: PropertyDescriptor = {
   configurable: true,
-  get(this: object): AccessContext | ApiKeyContext | undefined {
+  get(this: object): CredentialContext | undefined {
     return accessOfRequest.get(this);
   },
-  set(this: object, access: AccessContext | ApiKeyContext) {
+  set(this: object, access: CredentialContext) {
     accessOfRequest.set(this, access);
   },
 };

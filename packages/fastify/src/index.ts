@@ -10,6 +10,7 @@ import {
   type AccessContext,
   type ApiKeyContext,
   type Auth,
+  type CredentialContext,
   type CredentialOptions,
   type HttpRequest,
   type HttpResponse,
@@ -60,6 +61,13 @@ declare module "fastify" {
  * ```
  */
 export type CredentialRequest = Omit<FastifyRequest, "auth"> & { auth?: AccessContext | ApiKeyContext };
+
+/**
+ * The request type of a handler behind `requireAuth` options that name service accounts
+ * (`credentials: "service_account"` or a list; SA-4): `auth` may also be a `ServiceAccountContext`
+ * (`kind: "service_account"`), which acts for no user.
+ */
+export type MachineRequest = Omit<FastifyRequest, "auth"> & { auth?: CredentialContext };
 
 /** Options of the {@link portcullis} plugin, given to `app.register` (beside Fastify's own, such as `prefix`). */
 export interface PortcullisOptions {
@@ -387,7 +395,7 @@ export function requireAuth(auth: Auth, options: RequireAuthOptions = {}): preHa
     reply: FastifyReply,
     done?: HookHandlerDoneFunction,
   ): Promise<void> | undefined {
-    let authorized: Promise<AccessContext | ApiKeyContext>;
+    let authorized: Promise<CredentialContext>;
     try {
       authorized = authorizeRequest(auth, connectionOf(request, options.getPeerAddress), options);
     } catch (error) {

@@ -10,14 +10,17 @@ import {
   type AccessTokensOnly,
   type ApiKeyContext,
   type Auth,
+  type CredentialContext,
   type CredentialOptions,
   type FieldsOf,
   type HttpRequest,
   type HttpResponse,
   type OrganizationOptions,
   type RegisteredAuth,
+  type ServiceAccountContext,
   type StepUpOptions,
   type UserFieldDefinitions,
+  type WithoutServiceAccounts,
   assertAuthArgument,
   authorizeRequest,
   credentialRequirementOf,
@@ -49,6 +52,15 @@ export type AuthVariables<A = RegisteredAuth> = { auth: AccessContext<FieldsOf<A
  * such routes live: Hono would intersect the two and hide the key's.
  */
 export type CredentialVariables<A = RegisteredAuth> = { auth: AccessContext<FieldsOf<A>> | ApiKeyContext };
+
+/**
+ * The variables of a route whose `requireAuth` options name service accounts (`credentials:
+ * "service_account"` or a list; SA-4): `c.get("auth")` may also be a `ServiceAccountContext`
+ * (`kind: "service_account"`), which acts for no user.
+ */
+export type MachineVariables<A = RegisteredAuth> = {
+  auth: AccessContext<FieldsOf<A>> | ApiKeyContext | ServiceAccountContext;
+};
 
 /** Options of {@link authRoutes} and {@link authApp}. */
 export interface AuthRoutesOptions {
@@ -304,20 +316,27 @@ export function requireAuth<A extends Auth<UserFieldDefinitions>>(
 ): MiddlewareHandler<{ Variables: AuthVariables<A> }>;
 export function requireAuth<A extends Auth<UserFieldDefinitions>>(
   auth: A,
-  options: RequireAuthOptions,
+  options: RequireAuthOptions & WithoutServiceAccounts,
 ): MiddlewareHandler<{ Variables: CredentialVariables<A> }>;
 export function requireAuth<A extends Auth<UserFieldDefinitions>>(
   auth: A,
+  options: RequireAuthOptions,
+): MiddlewareHandler<{ Variables: MachineVariables<A> }>;
+export function requireAuth<A extends Auth<UserFieldDefinitions>>(
+  auth: A,
   options: RequireAuthOptions = {},
-): MiddlewareHandler<{ Variables: AuthVariables<A> }> | MiddlewareHandler<{ Variables: CredentialVariables<A> }> {
+):
+  | MiddlewareHandler<{ Variables: AuthVariables<A> }>
+  | MiddlewareHandler<{ Variables: CredentialVariables<A> }>
+  | MiddlewareHandler<{ Variables: MachineVariables<A> }> {
   assertAuthArgument(auth, "requireAuth", 'requireAuth(auth) or requireAuth(auth, { roles: ["admin"] })');
   stepUpRequirementOf(options);
   organizationRequirementOf(options);
   credentialRequirementOf(options);
   const refuse = (error: unknown) => toResponse(errorResponse(auth, error));
   // Not an async function: the check's promise is handed to Hono with one step chained, not awaited.
-  const handler: MiddlewareHandler<{ Variables: CredentialVariables<A> }> = (c, next) => {
-    let authorized: Promise<AccessContext | ApiKeyContext>;
+  const handler: MiddlewareHandler<{ Variables: MachineVariables<A> }> = (c, next) => {
+    let authorized: Promise<CredentialContext>;
     try {
       authorized = authorizeRequest(auth, connectionOf(c, options), options as RequireAuthOptions);
     } catch (error) {
@@ -325,7 +344,7 @@ export function requireAuth<A extends Auth<UserFieldDefinitions>>(
     }
     return authorized.then((access) => {
       // The token's fields are the instance's declared inToken ones: what AccessContext<FieldsOf<A>> says.
-      c.set("auth", access as AccessContext<FieldsOf<A>> | ApiKeyContext);
+      c.set("auth", access as AccessContext<FieldsOf<A>> | ApiKeyContext | ServiceAccountContext);
       return next();
     }, refuse);
   };

@@ -11,8 +11,6 @@ const checksumLength = 6;
 /** What an environment tag may be: lower-case letters and digits, 1 to 16 (`live`, `test`, `staging`). */
 export const environmentPattern = /^[a-z0-9]{1,16}$/;
 
-const keyPattern = new RegExp(`^pc_([a-z0-9]{1,16})_([0-9A-Za-z]{${secretLength}})([0-9A-Za-z]{${checksumLength}})$`);
-
 function base62(value: number, length: number): string {
   let text = "";
   let rest = value;
@@ -26,17 +24,12 @@ function base62(value: number, length: number): string {
 const checksumOf = (body: string) => base62(crc32(body), checksumLength);
 
 /**
- * A new API key of `environment` (AK-1): `pc_<environment>_`, 32 base62 characters drawn without
- * bias from `randomBytes` (190 bits), and a 6-character CRC-32 checksum of what precedes it, so
- * secret scanners recognise a leaked key and a mistyped or made-up one is refused without a
- * storage read.
- *
- * @example
- * ```ts
- * newApiKey("live", randomBytes); // "pc_live_4hS0…Xq9a1bC2d"
- * ```
+ * A new checksummed secret: `prefix`, 32 base62 characters drawn without bias from `randomBytes`
+ * (190 bits), and a 6-character CRC-32 checksum of what precedes it, so secret scanners recognise
+ * a leaked one and a mistyped or made-up one is refused without a storage read. API keys
+ * (`pc_<environment>_`) and client secrets (`pcs_<environment>_`) are made so.
  */
-export function newApiKey(environment: string, randomBytes: (size: number) => Uint8Array): string {
+export function newChecksummedSecret(prefix: string, randomBytes: (size: number) => Uint8Array): string {
   let secret = "";
   while (secret.length < secretLength) {
     for (const byte of randomBytes(secretLength)) {
@@ -44,8 +37,30 @@ export function newApiKey(environment: string, randomBytes: (size: number) => Ui
       if (byte < 248 && secret.length < secretLength) secret += alphabet[byte % 62];
     }
   }
-  const body = `pc_${environment}_${secret}`;
+  const body = prefix + secret;
   return body + checksumOf(body);
+}
+
+/** Whether `text` is `prefix`, 32 base62 characters and their right checksum: checked before any storage read. */
+export function isWellFormedSecret(text: string, prefix: string): boolean {
+  if (!text.startsWith(prefix) || text.length !== prefix.length + secretLength + checksumLength) return false;
+  const body = text.slice(0, prefix.length + secretLength);
+  return secretPattern.test(text.slice(prefix.length)) && checksumOf(body) === text.slice(body.length);
+}
+
+const secretPattern = new RegExp(`^[0-9A-Za-z]{${secretLength + checksumLength}}$`);
+
+/**
+ * A new API key of `environment` (AK-1): `pc_<environment>_`, 32 base62 characters (190 bits) and
+ * a 6-character CRC-32 checksum (see {@link newChecksummedSecret}).
+ *
+ * @example
+ * ```ts
+ * newApiKey("live", randomBytes); // "pc_live_4hS0…Xq9a1bC2d"
+ * ```
+ */
+export function newApiKey(environment: string, randomBytes: (size: number) => Uint8Array): string {
+  return newChecksummedSecret(`pc_${environment}_`, randomBytes);
 }
 
 /**
@@ -53,9 +68,7 @@ export function newApiKey(environment: string, randomBytes: (size: number) => Ui
  * any storage read, so a malformed key costs no round trip (AK-3).
  */
 export function isWellFormedApiKey(text: string, environment: string): boolean {
-  const match = keyPattern.exec(text);
-  if (match === null || match[1] !== environment) return false;
-  return checksumOf(`pc_${match[1]}_${match[2]}`) === match[3];
+  return isWellFormedSecret(text, `pc_${environment}_`);
 }
 
 /** Whether `text` looks like an API key of any environment (its prefix): how a bearer credential is told from an access token. */

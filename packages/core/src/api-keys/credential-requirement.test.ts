@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { credentialRequirementOf, requireKeyAllowed } from "./credential-requirement.js";
+import { credentialRequirementOf, requireMachineAllowed } from "./credential-requirement.js";
 import type { ApiKeyContext } from "./verify-api-key.js";
 
 describe("credentialRequirementOf (requireAuth's scopes and credentials)", () => {
@@ -19,7 +19,12 @@ describe("credentialRequirementOf (requireAuth's scopes and credentials)", () =>
     }
     expect(credentialRequirementOf({})).toBeNull();
     expect(credentialRequirementOf({ credentials: "access_token" })).toBeNull();
-    expect(credentialRequirementOf({ credentials: "api_key", secondFactor: false })).toEqual({ accessTokens: false, scopes: [] });
+    expect(credentialRequirementOf({ credentials: "api_key", secondFactor: false })).toEqual({
+      accessTokens: false,
+      apiKeys: true,
+      serviceAccounts: false,
+      scopes: [],
+    });
     const options = { scopes: ["reports:read"] };
     expect(credentialRequirementOf(options)).toBe(credentialRequirementOf(options));
   });
@@ -36,10 +41,10 @@ describe("credentialRequirementOf (requireAuth's scopes and credentials)", () =>
     };
     const requirement = credentialRequirementOf({ scopes: ["a", "b"] });
     if (requirement === null) throw new Error("expected a requirement");
-    expect(() => requireKeyAllowed(key, requirement, false)).not.toThrow();
-    expect(() => requireKeyAllowed(key, requirement, true)).toThrow(expect.objectContaining({ code: 40300 }));
+    expect(() => requireMachineAllowed(key, requirement, false)).not.toThrow();
+    expect(() => requireMachineAllowed(key, requirement, true)).toThrow(expect.objectContaining({ code: 40300 }));
     const more = credentialRequirementOf({ scopes: ["a", "c"] });
     if (more === null) throw new Error("expected a requirement");
-    expect(() => requireKeyAllowed(key, more, false)).toThrow(expect.objectContaining({ code: 40300 }));
+    expect(() => requireMachineAllowed(key, more, false)).toThrow(expect.objectContaining({ code: 40300 }));
   });
 });

@@ -44,12 +44,12 @@ export const maxApiKeyNameLength = 64;
 export const maxScopes = 50;
 
 /**
- * Reads a key's scopes: a list of at most 50 distinct scopes of 1 to 128 visible ASCII characters,
- * each of `apiKeys.scopes` when the host defines them.
+ * Reads a key's or a service account's scopes: a list of at most 50 distinct scopes of 1 to 128
+ * visible ASCII characters, each of `allowed` when the host defines them (not null).
  *
  * @throws {AuthError} 40002 not a list of strings, 42200 a scope of the wrong form, too many, or not defined.
  */
-export function readScopes(auth: Auth, value: unknown): string[] {
+export function readScopes(value: unknown, allowed: readonly string[] | null): string[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value) || !value.every((scope) => typeof scope === "string")) {
     throw new AuthError(ErrorCode.MalformedParameter, "scopes must be a list of strings");
@@ -61,7 +61,6 @@ export function readScopes(auth: Auth, value: unknown): string[] {
       `scopes must be at most ${maxScopes} scopes of 1 to 128 visible ASCII characters`,
     );
   }
-  const allowed = auth.config.apiKeys.scopes;
   const unknown = allowed === null ? undefined : scopes.find((scope) => !allowed.includes(scope));
   if (unknown !== undefined) throw new AuthError(ErrorCode.ValidationFailed, `scopes may hold only ${allowed?.join(", ")}`);
   return scopes;
@@ -114,7 +113,7 @@ export async function createApiKey(auth: Auth, input: CreateApiKeyInput): Promis
   const store = apiKeysOf(auth);
   const user = await signedInUser(auth, input.userId);
   const name = readVisibleText(input.name, "name", maxApiKeyNameLength);
-  const scopes = readScopes(auth, input.scopes);
+  const scopes = readScopes(input.scopes, auth.config.apiKeys.scopes);
   const lifetime = lifetimeOf(auth, input.expiresIn);
   await requireRecentAuthentication(auth, user, input);
   const now = auth.now();

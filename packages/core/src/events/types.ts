@@ -21,7 +21,9 @@ export type RevocationReason =
   /** A newer sign-in passed `sessions.maxPerUser` and this was among the account's oldest sessions (STUP-8). */
   | "session_limit"
   /** A re-authentication replaced it with a new session (STUP-2, ASVS 7.2.4): see `session.reauthenticated`. */
-  | "reauthenticated";
+  | "reauthenticated"
+  /** An impersonated session was ended by its administrator, or its administrator lost the right to impersonate (IM-4). */
+  | "impersonation_ended";
 
 /** The change that ended a user's other sessions, keeping the one it was made from (SE-2). */
 export type SessionsEndedReason =
@@ -178,7 +180,33 @@ export type AuthEvent =
   | (EventBase & { type: "organization.switched"; userId: string; sessionId: string; orgId: string | null })
   /** API keys (AK-1…): `keyId` names the key, never its secret. */
   | (EventBase & { type: "api_key.created"; userId: string; keyId: string })
-  | (EventBase & { type: "api_key.revoked"; userId: string; keyId: string; by: string });
+  | (EventBase & { type: "api_key.revoked"; userId: string; keyId: string; by: string })
+  /** Service accounts (SA-1…): `by` is the administrator; `credentialId` names a secret or key, never its value. */
+  | (EventBase & { type: "service_account.created"; serviceAccountId: string; by: string | null })
+  | (EventBase & { type: "service_account.updated"; serviceAccountId: string; by: string | null; tokensEnded: boolean })
+  | (EventBase & { type: "service_account.deleted"; serviceAccountId: string; by: string | null })
+  | (EventBase & {
+      type: "service_account.credential_added";
+      serviceAccountId: string;
+      credentialId: string;
+      kind: "secret" | "jwk";
+      by: string | null;
+    })
+  | (EventBase & {
+      type: "service_account.credential_removed";
+      serviceAccountId: string;
+      credentialId: string;
+      by: string | null;
+    })
+  /** A token issued at `POST /auth/token` (`credentialId`: the secret or key it was proven with). */
+  | (EventBase & { type: "service_account.token_issued"; serviceAccountId: string; credentialId: string; scopes: string[] })
+  /** A refused token request: `reason` is its RFC 6749 error; `serviceAccountId` the client id when it named an existing account. */
+  | (EventBase & { type: "service_account.token_refused"; serviceAccountId: string | null; reason: string })
+  /** Impersonation (IM-1…): `by` is the administrator acting, `userId` the user acted as. */
+  | (EventBase & { type: "impersonation.started"; userId: string; by: string; sessionId: string; expiresAt: number })
+  | (EventBase & { type: "impersonation.ended"; userId: string; by: string; sessionId: string })
+  /** An impersonated session asked for what it may not do (a credential or second-factor change, a re-authentication). */
+  | (EventBase & { type: "impersonation.refused"; userId: string; by: string; sessionId: string; action: string });
 
 /** What a change of an organization changed (`organization.updated`). */
 export type OrganizationChange = "name" | "slug" | "rules";

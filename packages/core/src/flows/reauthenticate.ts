@@ -2,6 +2,7 @@ import type { Auth } from "../auth.js";
 import { directoryPasswordMatches } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import { refuseImpersonated } from "../impersonation/impersonate.js";
 import { authTimeOf } from "../step-up/amr.js";
 import { decideReauthentication, missingProofMessage } from "../step-up/policy.js";
 import type { AuthMethod, TotpRecord, UserRecord } from "../storage/types.js";
@@ -116,6 +117,7 @@ async function proveTotpCode(auth: Auth, user: UserRecord, sessionId: unknown, t
  */
 export async function budgetOfProof(auth: Auth, user: UserRecord, sessionId: unknown): Promise<FailureBudget> {
   const session = typeof sessionId === "string" ? await auth.storage.sessions.findSession(sessionId) : null;
+  refuseImpersonated(auth, session, "reauthentication");
   const live = session !== null && session.userId === user.id && session.revokedAt === null && session.expiresAt > auth.now();
   return live ? sessionBudget(session.id) : { scope: "account", usernameKey: user.usernameKey };
 }
@@ -134,6 +136,7 @@ async function recentlyProven(
   const window = windowSeconds * 1000;
   if (window === 0 || typeof sessionId !== "string") return null;
   const session = await auth.storage.sessions.findSession(sessionId);
+  refuseImpersonated(auth, session, "reauthentication");
   const now = auth.now();
   const recent =
     session !== null &&

@@ -2,6 +2,7 @@ import type { Auth } from "../auth.js";
 import { directoryRolesAtRefresh, sameRoles } from "../directory/sign-in.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import { endUnlessImpersonatorStands } from "../impersonation/impersonate.js";
 import { signInStepOf } from "../required-factor/requirement.js";
 import { mayRefresh } from "../storage/refresh-rotation.js";
 import type { SessionRecord, UserRecord } from "../storage/types.js";
@@ -88,6 +89,7 @@ export async function refresh(auth: Auth, input: RefreshInput): Promise<TokenSet
     if (!sameRoles(roles, user.roles)) user = await carryOnWithRoles(auth, user, session.id, roles);
   }
   await endUnlessSecondFactorStands(auth, user, session, totpEnabled);
+  await endUnlessImpersonatorStands(auth, session);
   const tokens = await rotatedTokenSet(auth, user, session, next.value, totpEnabled);
   auth.emit({ type: "token.refreshed", userId, sessionId, at: now, ip: input.ip });
   return tokens;
@@ -151,6 +153,7 @@ async function currentTokensOf(
   auth.emit({ type: "refresh_token.reused", userId, sessionId, at: now, ip: input.ip, withinReuseInterval: true });
   const totpEnabled = (await auth.storage.totp.get(userId))?.enabled === true;
   await endUnlessSecondFactorStands(auth, user, session, totpEnabled);
+  await endUnlessImpersonatorStands(auth, session);
   return rotatedTokenSet(auth, user, session, current, totpEnabled);
 }
 

@@ -54,6 +54,7 @@ describe("listSessions", () => {
         amr: ["pwd"],
         userAgent: "Phone app 1.0",
         address: "2001:db8:1::/48",
+        impersonatedBy: null,
       },
       {
         id: laptop.sessionId,
@@ -64,6 +65,7 @@ describe("listSessions", () => {
         amr: ["pwd"],
         userAgent: firefox,
         address: "203.0.113.0/24",
+        impersonatedBy: null,
       },
     ]);
     const text = JSON.stringify(listed);
@@ -93,6 +95,7 @@ describe("listSessions", () => {
         lastUsedAt: harness.clock.now,
         userAgent: "Second/2",
         address: "198.51.100.0/24",
+        impersonatedBy: null,
       }),
     ]);
   });
@@ -124,6 +127,7 @@ describe("listSessions", () => {
         refreshExpiresAt: now + 60 * minute,
         userAgent: null,
         address: null,
+        impersonatedBy: null,
       };
       await harness.storage.sessions.createSession(session);
     }

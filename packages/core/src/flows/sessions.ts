@@ -24,14 +24,42 @@ export interface SessionInfo {
   userAgent: string | null;
   /** The network it was last used from (IPv4 /24, IPv6 /48, or whole with `sessions.keepFullAddress`); null when unknown. */
   address: string | null;
+  /**
+   * The administrator acting as the user in this session (IM-3), with their username as it is now
+   * (null when their account is gone); null for the user's own sessions.
+   */
+  impersonatedBy: { id: string; username: string | null } | null;
 }
 
 /** How many sessions {@link listSessions} shows at most, newest first. */
 export const sessionListLimit = 100;
 
-function toSessionInfo(session: SessionRecord, currentSessionId: string | undefined): SessionInfo {
+function toSessionInfo(
+  session: SessionRecord,
+  currentSessionId: string | undefined,
+  impersonators: ReadonlyMap<string, string | null>,
+): SessionInfo {
   const { id, createdAt, lastUsedAt, expiresAt, amr, userAgent, address } = session;
-  return { id, current: id === currentSessionId, createdAt, lastUsedAt, expiresAt, amr: [...amr], userAgent, address };
+  const by = session.impersonatorId ?? null;
+  const impersonatedBy = by === null ? null : { id: by, username: impersonators.get(by) ?? null };
+  return {
+    id,
+    current: id === currentSessionId,
+    createdAt,
+    lastUsedAt,
+    expiresAt,
+    amr: [...amr],
+    userAgent,
+    address,
+    impersonatedBy,
+  };
+}
+
+/** The usernames of the administrators acting in `sessions`, by id (null for one whose account is gone). */
+async function impersonatorsOf(auth: Auth, sessions: readonly SessionRecord[]): Promise<Map<string, string | null>> {
+  const ids = [...new Set(sessions.flatMap((session) => (session.impersonatorId ? [session.impersonatorId] : [])))];
+  const users = await Promise.all(ids.map((id) => auth.storage.users.findById(id)));
+  return new Map(ids.map((id, index) => [id, users[index]?.username ?? null]));
 }
 
 /** The input of {@link listSessions}. */
@@ -44,7 +72,8 @@ export interface ListSessionsInput {
 /**
  * The signed-in user's live sessions (`GET /auth/sessions`), newest first, at most
  * {@link sessionListLimit}: each with when it began and was last used, until when it lasts, how it
- * was signed in, and the user agent and network it was last used from (SE-1). Only the user's own,
+ * was signed in, the user agent and network it was last used from (SE-1), and the administrator
+ * acting in it when one impersonates the user (IM-3). Only the user's own,
  * and never a token.
  *
  * @throws {AuthError} 40101 user gone or disabled.
@@ -56,7 +85,8 @@ export interface ListSessionsInput {
 export async function listSessions(auth: Auth, input: ListSessionsInput): Promise<SessionInfo[]> {
   const user = await signedInUser(auth, input.userId);
   const sessions = await auth.storage.sessions.listByUser(user.id, auth.now(), sessionListLimit);
-  return sessions.map((session) => toSessionInfo(session, input.sessionId));
+  const impersonators = await impersonatorsOf(auth, sessions);
+  return sessions.map((session) => toSessionInfo(session, input.sessionId, impersonators));
 }
 
 /** The input of {@link endSession}: the session to end, and the proof of a recent sign-in. */

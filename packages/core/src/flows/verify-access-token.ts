@@ -82,6 +82,7 @@ async function verifyAndRemember(auth: Auth, token: string, now: number): Promis
   Object.freeze(claims.roles);
   Object.freeze(claims.amr);
   if (claims.org_roles !== undefined) Object.freeze(claims.org_roles);
+  if (claims.act !== undefined) Object.freeze(claims.act);
   if (typeof claims.fields === "object" && claims.fields !== null) deepFreeze(claims.fields);
   Object.freeze(claims);
   const user = deepFreeze({ ...accessUserFields(auth, claims.fields), id: claims.sub, roles: claims.roles });
@@ -96,6 +97,7 @@ async function verifyAndRemember(auth: Auth, token: string, now: number): Promis
     authTime: claims.auth_time ?? 0,
     tokenVersion: claims.tv,
     org: claims.org === undefined ? null : Object.freeze({ id: claims.org, roles: claims.org_roles as readonly string[] }),
+    actor: claims.act === undefined ? null : Object.freeze({ userId: claims.act.sub }),
     claims,
   });
   auth.verifiedTokens.remember(token, access, claims.exp * 1000, now);

@@ -373,6 +373,7 @@ describe("STUP-2, ASVS 7.2.4: a re-authentication begins a new session in place 
       refreshGeneration: 0,
       refreshExpiresAt: harness.clock.now + 7 * 86_400_000,
       activeOrgId: null,
+      impersonatorId: null,
     });
     expect(harness.events).toEqual([
       expect.objectContaining({ type: "session.revoked", userId, sessionId, reason: "reauthenticated" }),

@@ -6,6 +6,7 @@ import { ErrorCode } from "../errors/codes.js";
 import { requiredString } from "../flows/input.js";
 import { type ReauthenticationProof, offeredProofs, proveEveryFactor } from "../flows/reauthenticate.js";
 import { answersForUser, checkAssertion, passkeyMethods } from "../flows/webauthn-login.js";
+import { refuseImpersonated } from "../impersonation/impersonate.js";
 import { organizationToKeep } from "../organizations/session-organization.js";
 import type { AuthMethod, UserRecord } from "../storage/types.js";
 import { takeAttempt } from "../throttle/throttle.js";
@@ -89,6 +90,7 @@ export async function replaceSession(
 ): Promise<TokenSet> {
   const now = auth.now();
   const session = await auth.storage.sessions.findSession(sessionId);
+  refuseImpersonated(auth, session, "reauthentication");
   // A revoked session is refused by the store's conditional write (revokeSession), atomically.
   const live =
     session !== null && session.userId === user.id && session.tokenVersion === user.tokenVersion && session.expiresAt > now;

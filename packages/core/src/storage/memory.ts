@@ -5,6 +5,7 @@ import { memoryIdentities } from "./memory/identities.js";
 import { memoryOrganizations } from "./memory/organizations.js";
 import { memoryPasskeys } from "./memory/passkeys.js";
 import { memoryRecoveryCodes, memoryTotp } from "./memory/second-factor.js";
+import { memoryServiceAccounts } from "./memory/service-accounts.js";
 import { memorySessions } from "./memory/sessions.js";
 import { memorySettings } from "./memory/settings.js";
 import { memoryUsers } from "./memory/users.js";
@@ -68,6 +69,7 @@ export function memoryStorage(): MemoryStorage {
     settings: memorySettings(),
     organizations: organizations.store,
     apiKeys: memoryApiKeys(users.byId).store,
+    serviceAccounts: memoryServiceAccounts(),
     sizes: () => ({
       users: users.size(),
       sessions: sessions.sessionCount(),

@@ -50,6 +50,12 @@ export interface SessionRecord {
    * organization ends, or the organization's rules change.
    */
   activeOrgId?: string | null;
+  /**
+   * The administrator acting as the user in this session (IM-1), or null or absent for the
+   * user's own. Its access tokens carry `act: { sub }` (RFC 8693); it cannot change credentials or
+   * second factors, nor re-authenticate, and it ends at its fixed `expiresAt`.
+   */
+  impersonatorId?: string | null;
 }
 
 /** Where a session was last used from: what {@link SessionStore.rotateRefresh} records. */

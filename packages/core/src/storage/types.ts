@@ -14,6 +14,7 @@ import type { CounterStore } from "./counter-store.js";
 import type { IdentityStore } from "./identity-store.js";
 import type { OrganizationStore } from "./organization-store.js";
 import type { PasskeyStore } from "./passkey-store.js";
+import type { ServiceAccountStore } from "./service-account-store.js";
 import type { SessionStore } from "./session-store.js";
 import type { SettingsStore } from "./settings-store.js";
 import type { RecoveryCodeStore, TotpStore } from "./totp-store.js";
@@ -25,6 +26,7 @@ export type * from "./counter-store.js";
 export type * from "./identity-store.js";
 export type * from "./organization-store.js";
 export type * from "./passkey-store.js";
+export type * from "./service-account-store.js";
 export type * from "./session-store.js";
 export type * from "./settings-store.js";
 export type * from "./totp-store.js";
@@ -45,4 +47,6 @@ export interface Storage {
   organizations?: OrganizationStore;
   /** API keys: needed only with `apiKeys.enabled`. */
   apiKeys?: ApiKeyStore;
+  /** Service accounts and their client credentials: needed only with `serviceAccounts.enabled`. */
+  serviceAccounts?: ServiceAccountStore;
 }

@@ -188,7 +188,7 @@ function activeTelemetry(
       const request = new RouteRequest(api, "authorizeRequest", span, instruments);
       try {
         const access = await authorize();
-        request.user(access.userId);
+        request.user("userId" in access ? access.userId : access.serviceAccountId);
         request.answered(0);
         return access;
       } catch (error) {

@@ -58,7 +58,7 @@ export interface ActiveTelemetry {
     serve: (observer: RequestObserver) => Promise<T>,
   ): Promise<T>;
   /** Checks the bearer token of a request to one of the service's own routes (`requireAuth`) in a span. */
-  traceAuthorize<T extends { userId: string }>(authorize: () => Promise<T>): Promise<T>;
+  traceAuthorize<T extends { userId: string } | { serviceAccountId: string }>(authorize: () => Promise<T>): Promise<T>;
 }
 
 /**

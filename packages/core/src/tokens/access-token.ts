@@ -33,6 +33,8 @@ export interface AccessTokenClaims {
   org?: string;
   /** The member's roles in `org`; present exactly when `org` is. */
   org_roles?: string[];
+  /** The administrator acting as `sub` in an impersonated session (RFC 8693 §4.1; IM-1); absent otherwise. */
+  act?: { sub: string };
   /** Claims a token may carry beyond these; Portcullis signs none. */
   [claim: string]: unknown;
 }
@@ -74,6 +76,12 @@ export interface AccessContext<Fields = RegisteredFields> {
    * whose membership ended or changed is refused (40101), and its refresh carries the current one.
    */
   readonly org: ActiveOrganization | null;
+  /**
+   * The administrator acting as the user, in a session an administrator began to impersonate them
+   * (the `act` claim; IM-1); null in the user's own sessions. Such a session cannot change
+   * credentials or second factors; a route of yours may refuse it or record who acted.
+   */
+  readonly actor: { readonly userId: string } | null;
   readonly claims: Readonly<AccessTokenClaims>;
 }
 
@@ -110,6 +118,19 @@ const invalidToken = (cause?: unknown) => new AuthError(ErrorCode.InvalidToken, 
  * is {@link AuthError} 40101 with the cause kept. Signatures are checked by jose.
  */
 export async function verifyAccessTokenClaims(token: string, expected: VerifyExpectations): Promise<AccessTokenClaims> {
+  return verifyTokenClaims(token, expected, isAccessTokenClaims);
+}
+
+/**
+ * Verifies a token this instance signed, as {@link verifyAccessTokenClaims} does, for claims of the
+ * shape `isShape` accepts: a person's access token, or a service account's (SA-4), whose claims
+ * differ so that neither passes for the other.
+ */
+export async function verifyTokenClaims<T extends { iss: string; aud: string; exp: number; nbf?: number }>(
+  token: string,
+  expected: VerifyExpectations,
+  isShape: (payload: unknown) => payload is T,
+): Promise<T> {
   // The header is attacker JSON: a `kid` that is not one of the configured strings selects nothing (AT-2).
   const byKid: ReadonlyMap<unknown, TokenKey> = expected.keys.verifying;
   let verified: Awaited<ReturnType<TokenKey["verifySignature"]>>;
@@ -123,7 +144,7 @@ export async function verifyAccessTokenClaims(token: string, expected: VerifyExp
     throw error instanceof AuthError ? error : invalidToken(error);
   }
   const { header, payload } = verified;
-  if (header.typ !== "at+jwt" || !isAccessTokenClaims(payload)) throw invalidToken();
+  if (header.typ !== "at+jwt" || !isShape(payload)) throw invalidToken();
   if (payload.iss !== expected.issuer) throw invalidToken(new ClaimMismatch("token_issuer", expected.issuer, payload.iss));
   if (payload.aud !== expected.audience) throw invalidToken(new ClaimMismatch("token_audience", expected.audience, payload.aud));
   if (!isCurrent(payload, expected.now, expected.clockToleranceSeconds)) throw invalidToken();
@@ -150,7 +171,7 @@ export class ClaimMismatch extends Error {
 }
 
 /** `exp` not yet passed and `nbf`, if any, reached, both within the tolerance, in whole seconds as RFC 7519 counts them (AT-3). */
-function isCurrent(claims: AccessTokenClaims, now: number, toleranceSeconds: number): boolean {
+function isCurrent(claims: { exp: number; nbf?: number }, now: number, toleranceSeconds: number): boolean {
   const nowSeconds = Math.floor(now / 1000);
   if (claims.exp <= nowSeconds - toleranceSeconds) return false;
   return claims.nbf === undefined || (Number.isFinite(claims.nbf) && claims.nbf <= nowSeconds + toleranceSeconds);
@@ -172,6 +193,7 @@ function isAccessTokenClaims(payload: unknown): payload is AccessTokenClaims {
     Array.isArray(claims.amr) &&
     claims.amr.every((method) => typeof method === "string") &&
     (claims.auth_time === undefined || Number.isFinite(claims.auth_time)) &&
+    (claims.act === undefined || (typeof claims.act === "object" && claims.act !== null && typeof claims.act.sub === "string")) &&
     (claims.org === undefined
       ? claims.org_roles === undefined
       : typeof claims.org === "string" &&

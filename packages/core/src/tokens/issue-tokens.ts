@@ -88,7 +88,8 @@ async function tokenSetOf(
 
 /**
  * Signs an access token of `session` for `user`, now: its `amr` and `auth_time` are the session's
- * (STUP-1), its `org` and `org_roles` those of `org`, the session's active organization (OR-7).
+ * (STUP-1), its `org` and `org_roles` those of `org`, the session's active organization (OR-7), and
+ * its `act` the administrator acting in an impersonated session (IM-1).
  */
 export function accessTokenOf(
   auth: Auth,
@@ -111,6 +112,7 @@ export function accessTokenOf(
     auth_time: Math.floor(authTimeOf(session) / 1000),
     ...fieldsClaim(auth, user),
     ...(org === null ? {} : { org: org.id, org_roles: [...org.roles] }),
+    ...(session.impersonatorId ? { act: { sub: session.impersonatorId } } : {}),
   });
 }
 
@@ -132,6 +134,8 @@ export interface NewSession {
   client: SessionClient;
   /** The organization active in it from the start, with the member's roles (OR-7); none when absent. */
   org?: ActiveOrganization | null;
+  /** The administrator acting as the user in it (IM-1); none when absent. */
+  impersonatorId?: string | null;
 }
 
 /**
@@ -142,7 +146,7 @@ export interface NewSession {
 export async function beginSession(
   auth: Auth,
   user: UserRecord,
-  { amr, authTime, expiresAt, client, org = null }: NewSession,
+  { amr, authTime, expiresAt, client, org = null, impersonatorId = null }: NewSession,
 ): Promise<{ session: SessionRecord; tokens: TokenSet }> {
   const now = auth.now();
   const id = randomId(auth);
@@ -162,6 +166,7 @@ export async function beginSession(
     refreshGeneration: refresh.generation,
     refreshExpiresAt: Math.min(now + auth.config.ttl.refreshIdle * 1000, expiresAt),
     activeOrgId: org?.id ?? null,
+    impersonatorId,
   };
   await auth.storage.sessions.createSession(session);
   sweepNowAndThen(auth, now);
