@@ -20,10 +20,8 @@ import { signAccessToken } from "../tokens/access-token.js";
 import type { TokenSet } from "../tokens/issue-tokens.js";
 import { createOrganization, updateOrganization } from "./manage-organization.js";
 import { changeMemberRoles, removeMember } from "./members.js";
+import { claimsOf, organizationWithMember, ownedOrganization } from "./organizations.test-support.js";
 import { switchOrganization } from "./switch-organization.js";
-
-const claimsOf = (token: string) =>
-  JSON.parse(Buffer.from(token.split(".")[1] as string, "base64url").toString()) as Record<string, unknown>;
 
 function orgAuth(storage?: Storage, tokenStateCacheSeconds = 0): Harness {
   return makeAuth({
@@ -35,17 +33,8 @@ function orgAuth(storage?: Storage, tokenStateCacheSeconds = 0): Harness {
 }
 
 /** An owner and a member of one organization, both signed in, the member's session switched to it. */
-async function organizationWithMember(harness: Harness) {
-  const ownerId = await addUser(harness.auth, "owner");
-  const memberId = await addUser(harness.auth, "member");
-  const org = await createOrganization(harness.auth, { userId: ownerId, name: "Acme" });
-  await harness.storage.organizations?.addMember({
-    orgId: org.id,
-    userId: memberId,
-    roles: ["member"],
-    createdAt: 0,
-    lastActiveAt: null,
-  });
+async function memberSwitchedToOrganization(harness: Harness) {
+  const { ownerId, memberId, org } = await organizationWithMember(harness);
   const signedIn = await signIn(harness, "member");
   const session = await verifyAccessToken(harness.auth, { token: signedIn.accessToken });
   const switched = await switchOrganization(harness.auth, { userId: memberId, sessionId: session.sessionId, orgId: org.id });
@@ -55,7 +44,7 @@ async function organizationWithMember(harness: Harness) {
 describe("OR-7: the active organization travels in the session's access tokens", () => {
   it("a switch answers an access token carrying org and org_roles, which requireAuth's context reads", async () => {
     const harness = orgAuth();
-    const { org, switched, memberId } = await organizationWithMember(harness);
+    const { org, switched, memberId } = await memberSwitchedToOrganization(harness);
     expect(switched.org).toEqual({ id: org.id, roles: ["member"] });
     expect(claimsOf(switched.accessToken)).toMatchObject({ sub: memberId, org: org.id, org_roles: ["member"] });
     const access = await verifyAccessToken(harness.auth, { token: switched.accessToken });
@@ -66,7 +55,7 @@ describe("OR-7: the active organization travels in the session's access tokens",
 
   it("after a switch the session's tokens of another organization (or none) are refused, and a refresh carries the new one", async () => {
     const harness = orgAuth();
-    const { org, signedIn } = await organizationWithMember(harness);
+    const { org, signedIn } = await memberSwitchedToOrganization(harness);
     expect(claimsOf(signedIn.accessToken).org).toBeUndefined();
     expect(await outcome(verifyAccessToken(harness.auth, { token: signedIn.accessToken }))).toBe(40101);
     const refreshed = await refresh(harness.auth, { refreshToken: signedIn.refreshToken });
@@ -76,7 +65,7 @@ describe("OR-7: the active organization travels in the session's access tokens",
 
   it("switching to none answers a token without org, and the organization's tokens of the session are refused", async () => {
     const harness = orgAuth();
-    const { memberId, sessionId, switched } = await organizationWithMember(harness);
+    const { memberId, sessionId, switched } = await memberSwitchedToOrganization(harness);
     const none = await switchOrganization(harness.auth, { userId: memberId, sessionId, orgId: null });
     expect(none.org).toBeNull();
     expect(claimsOf(none.accessToken).org).toBeUndefined();
@@ -86,7 +75,7 @@ describe("OR-7: the active organization travels in the session's access tokens",
 
   it("a new sign-in starts in the organization the user made active last; a re-authentication keeps it", async () => {
     const harness = orgAuth();
-    const { org, memberId } = await organizationWithMember(harness);
+    const { org, memberId } = await memberSwitchedToOrganization(harness);
     harness.clock.advance(60_000);
     const next = await signIn(harness, "member");
     expect(claimsOf(next.accessToken)).toMatchObject({ org: org.id, org_roles: ["member"] });
@@ -109,7 +98,7 @@ describe("OR-7: the active organization travels in the session's access tokens",
 
   it("a switch to an organization of which the user is not a member is 40400, and nothing changes", async () => {
     const harness = orgAuth();
-    const { memberId, sessionId, switched } = await organizationWithMember(harness);
+    const { memberId, sessionId, switched } = await memberSwitchedToOrganization(harness);
     const strangerId = await addUser(harness.auth, "stranger");
     const other = await createOrganization(harness.auth, { userId: strangerId, name: "Other" });
     expect(await outcome(switchOrganization(harness.auth, { userId: memberId, sessionId, orgId: other.id }))).toBe(40400);
@@ -119,7 +108,7 @@ describe("OR-7: the active organization travels in the session's access tokens",
 
   it("a token whose org claim comes without org_roles, or with roles that are not strings, is refused", async () => {
     const harness = orgAuth();
-    const { switched } = await organizationWithMember(harness);
+    const { switched } = await memberSwitchedToOrganization(harness);
     const claims = claimsOf(switched.accessToken);
     for (const broken of [{ org_roles: undefined }, { org_roles: "member" }, { org_roles: [1] }, { org: 5 }]) {
       const token = await signAccessToken(harness.auth.keys, { ...claims, ...broken } as never);
@@ -137,7 +126,7 @@ describe("OR-8: a token whose membership ended or changed is refused at the next
     describe(name, () => {
       it("a role change refuses the old token; the refresh carries the new roles and the session goes on", async () => {
         const harness = orgAuth(storage?.(), cacheSeconds);
-        const { ownerId, memberId, org, switched, signedIn } = await organizationWithMember(harness);
+        const { ownerId, memberId, org, switched, signedIn } = await memberSwitchedToOrganization(harness);
         expect(await outcome(verifyAccessToken(harness.auth, { token: switched.accessToken }))).toBe("fulfilled");
         await changeMemberRoles(harness.auth, {
           userId: ownerId,
@@ -154,7 +143,7 @@ describe("OR-8: a token whose membership ended or changed is refused at the next
 
       it("a removed member's token is refused; the refresh carries no organization", async () => {
         const harness = orgAuth(storage?.(), cacheSeconds);
-        const { ownerId, memberId, org, switched, signedIn } = await organizationWithMember(harness);
+        const { ownerId, memberId, org, switched, signedIn } = await memberSwitchedToOrganization(harness);
         expect(await outcome(verifyAccessToken(harness.auth, { token: switched.accessToken }))).toBe("fulfilled");
         await removeMember(harness.auth, { userId: ownerId, orgId: org.id, memberId, password: goodPassword });
         expect(await outcome(verifyAccessToken(harness.auth, { token: switched.accessToken }))).toBe(40101);
@@ -165,7 +154,7 @@ describe("OR-8: a token whose membership ended or changed is refused at the next
 
       it("a change of the organization's rules ends its activation in every session", async () => {
         const harness = orgAuth(storage?.(), cacheSeconds);
-        const { ownerId, org, switched, signedIn } = await organizationWithMember(harness);
+        const { ownerId, org, switched, signedIn } = await memberSwitchedToOrganization(harness);
         expect(await outcome(verifyAccessToken(harness.auth, { token: switched.accessToken }))).toBe("fulfilled");
         await updateOrganization(harness.auth, { userId: ownerId, orgId: org.id, rules: { requireSecondFactor: true } });
         expect(await outcome(verifyAccessToken(harness.auth, { token: switched.accessToken }))).toBe(40101);
@@ -178,8 +167,7 @@ describe("OR-8: a token whose membership ended or changed is refused at the next
 describe("OR-9, OR-10: an organization's rules decide which sessions it may be active in", () => {
   it("OR-9: requireSecondFactor refuses a password-only session (40104, required.amr mfa) and accepts one that proved TOTP", async () => {
     const harness = orgAuth();
-    const ownerId = await addUser(harness.auth, "owner");
-    const org = await createOrganization(harness.auth, { userId: ownerId, name: "Strict" });
+    const { ownerId, org } = await ownedOrganization(harness, "Strict", "owner");
     await updateOrganization(harness.auth, { userId: ownerId, orgId: org.id, rules: { requireSecondFactor: true } });
     const plain = await verifyAccessToken(harness.auth, { token: (await signIn(harness, "owner")).accessToken });
     const refused = await switchOrganization(harness.auth, { userId: ownerId, sessionId: plain.sessionId, orgId: org.id }).catch(
@@ -197,8 +185,7 @@ describe("OR-9, OR-10: an organization's rules decide which sessions it may be a
 
   it("OR-10: signInMethods refuses a session signed in another way (40300 naming the allowed ones)", async () => {
     const harness = orgAuth();
-    const ownerId = await addUser(harness.auth, "owner");
-    const org = await createOrganization(harness.auth, { userId: ownerId, name: "Keys only" });
+    const { ownerId, org } = await ownedOrganization(harness, "Keys only", "owner");
     await updateOrganization(harness.auth, { userId: ownerId, orgId: org.id, rules: { signInMethods: ["passkey"] } });
     const session = await verifyAccessToken(harness.auth, { token: (await signIn(harness, "owner")).accessToken });
     const refused = await switchOrganization(harness.auth, {
@@ -215,7 +202,7 @@ describe("OR-9, OR-10: an organization's rules decide which sessions it may be a
 
   it("a sign-in that does not meet the last active organization's rules starts in none", async () => {
     const harness = orgAuth();
-    const { ownerId, org, memberId } = await organizationWithMember(harness);
+    const { ownerId, org, memberId } = await memberSwitchedToOrganization(harness);
     await updateOrganization(harness.auth, { userId: ownerId, orgId: org.id, rules: { signInMethods: ["passkey"] } });
     expect(memberId).toBeTruthy();
     expect(claimsOf((await signIn(harness, "member")).accessToken).org).toBeUndefined();

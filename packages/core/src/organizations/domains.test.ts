@@ -12,6 +12,7 @@ import {
 } from "./domains.js";
 import { createOrganization } from "./manage-organization.js";
 import type { DomainVerificationRecord } from "./organization-config.js";
+import { organizationWithMember, ownedOrganization } from "./organizations.test-support.js";
 
 /** An auth whose `verifyDomain` finds exactly the records in `published`. */
 function domainAuth(published: Set<string>, asked: DomainVerificationRecord[] = []) {
@@ -33,8 +34,7 @@ describe("OR-11: an organization's verified domains let users with a verified ad
   it("a claimed domain answers its TXT record; verified by the host's check, users verified at it may join, once, as the lowest role", async () => {
     const published = new Set<string>();
     const harness = domainAuth(published);
-    const ownerId = await addUser(harness.auth, "owner");
-    const org = await createOrganization(harness.auth, { userId: ownerId, name: "Acme" });
+    const { ownerId, org } = await ownedOrganization(harness, "Acme", "owner");
     const claimed = await addDomain(harness.auth, { userId: ownerId, orgId: org.id, domain: "Acme.Example." });
     expect(claimed).toMatchObject({
       domain: "acme.example",
@@ -66,8 +66,7 @@ describe("OR-11: an organization's verified domains let users with a verified ad
   it("an unverified address, another domain, or another organization's id join nothing (40400, as an unknown organization)", async () => {
     const published = new Set<string>();
     const harness = domainAuth(published);
-    const ownerId = await addUser(harness.auth, "owner");
-    const org = await createOrganization(harness.auth, { userId: ownerId, name: "Acme" });
+    const { ownerId, org } = await ownedOrganization(harness, "Acme", "owner");
     const other = await createOrganization(harness.auth, { userId: ownerId, name: "Other" });
     const claimed = await addDomain(harness.auth, { userId: ownerId, orgId: org.id, domain: "acme.example" });
     published.add(`${claimed.recordName} ${claimed.recordValue}`);
@@ -112,16 +111,7 @@ describe("OR-11: an organization's verified domains let users with a verified ad
 
   it("only the organization's administrators claim, list, verify and remove domains", async () => {
     const harness = domainAuth(new Set());
-    const ownerId = await addUser(harness.auth, "owner");
-    const memberId = await addUser(harness.auth, "member");
-    const org = await createOrganization(harness.auth, { userId: ownerId, name: "Acme" });
-    await harness.storage.organizations?.addMember({
-      orgId: org.id,
-      userId: memberId,
-      roles: ["member"],
-      createdAt: 0,
-      lastActiveAt: null,
-    });
+    const { memberId, org } = await organizationWithMember(harness);
     const input = { userId: memberId, orgId: org.id, domain: "acme.example" };
     for (const attempt of [
       addDomain(harness.auth, input),
@@ -135,8 +125,7 @@ describe("OR-11: an organization's verified domains let users with a verified ad
 
   it("without organizations.verifyDomain no domain is verified (40400)", async () => {
     const harness = makeAuth({ organizations: { enabled: true } });
-    const ownerId = await addUser(harness.auth, "owner");
-    const org = await createOrganization(harness.auth, { userId: ownerId, name: "Acme" });
+    const { ownerId, org } = await ownedOrganization(harness, "Acme", "owner");
     await addDomain(harness.auth, { userId: ownerId, orgId: org.id, domain: "acme.example" });
     expect(await outcome(verifyDomain(harness.auth, { userId: ownerId, orgId: org.id, domain: "acme.example" }))).toBe(40400);
   });

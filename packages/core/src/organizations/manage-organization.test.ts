@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { addUser, makeAuth, outcome } from "../flows/fixtures.test-support.js";
 import { createOrganization, listMyOrganizations, readRules, readSlug, updateOrganization } from "./manage-organization.js";
+import { organizationWithMember } from "./organizations.test-support.js";
 
 describe("OR-1: who creates organizations, and what they are called", () => {
   it("any signed-in user creates one and owns it; with creation: administrators only holders of adminRole may", async () => {
@@ -50,16 +51,7 @@ describe("OR-1: who creates organizations, and what they are called", () => {
 
   it("a plain member cannot rename the organization or change its rules (40300)", async () => {
     const harness = makeAuth({ organizations: { enabled: true } });
-    const ownerId = await addUser(harness.auth, "owner");
-    const memberId = await addUser(harness.auth, "member");
-    const org = await createOrganization(harness.auth, { userId: ownerId, name: "Acme" });
-    await harness.storage.organizations?.addMember({
-      orgId: org.id,
-      userId: memberId,
-      roles: ["member"],
-      createdAt: 0,
-      lastActiveAt: null,
-    });
+    const { memberId, org } = await organizationWithMember(harness);
     expect(await outcome(updateOrganization(harness.auth, { userId: memberId, orgId: org.id, name: "Mine" }))).toBe(40300);
     expect(
       await outcome(updateOrganization(harness.auth, { userId: memberId, orgId: org.id, rules: { requireSecondFactor: true } })),

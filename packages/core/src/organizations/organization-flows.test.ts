@@ -9,21 +9,12 @@ import { acceptInvitation, inviteMember, resendInvitation, revokeInvitation } fr
 import { createOrganization, updateOrganization } from "./manage-organization.js";
 import { changeMemberRoles, listMembers, removeMember } from "./members.js";
 import { organizationRequirementOf } from "./organization-requirement.js";
+import { addMember, claimsOf, invitationUrl, ownedOrganization } from "./organizations.test-support.js";
 import { signInMethodOf } from "./session-organization.js";
 import { switchOrganization } from "./switch-organization.js";
 
-const invitationUrl = "https://app.example.com/accept-invitation";
-const claimsOf = (token: string) =>
-  JSON.parse(Buffer.from(token.split(".")[1] as string, "base64url").toString()) as Record<string, unknown>;
-
 function invitingAuth(invitationTtl: `${number}d` = "7d") {
   return makeEmailAuth({ organizations: { enabled: true, invitationTtl } }, { invitationUrl });
-}
-
-async function ownedOrganization(harness: ReturnType<typeof makeAuth>, name = "Acme") {
-  const ownerId = await addUser(harness.auth, `owner-of-${name.toLowerCase()}`);
-  const org = await createOrganization(harness.auth, { userId: ownerId, name });
-  return { ownerId, org };
 }
 
 describe("OR-5: invitations", () => {
@@ -121,13 +112,7 @@ describe("members", () => {
     for (const name of ["m1", "m2", "m3"]) {
       const id = await addUser(harness.auth, name);
       ids.push(id);
-      await harness.storage.organizations?.addMember({
-        orgId: org.id,
-        userId: id,
-        roles: ["member"],
-        createdAt: 0,
-        lastActiveAt: null,
-      });
+      await addMember(harness, org.id, id);
     }
     const seen: string[] = [];
     let cursor: string | undefined;
@@ -150,13 +135,7 @@ describe("members", () => {
     const harness = makeAuth({ organizations: { enabled: true } });
     const { ownerId, org } = await ownedOrganization(harness);
     const memberId = await addUser(harness.auth, "member");
-    await harness.storage.organizations?.addMember({
-      orgId: org.id,
-      userId: memberId,
-      roles: ["member"],
-      createdAt: 0,
-      lastActiveAt: null,
-    });
+    await addMember(harness, org.id, memberId);
     await changeMemberRoles(harness.auth, { userId: ownerId, orgId: org.id, memberId, roles: ["admin"], password: goodPassword });
     await removeMember(harness.auth, { userId: memberId, orgId: org.id, memberId });
     const at = harness.clock.now;
@@ -214,13 +193,7 @@ describe("switching and the organization a session keeps", () => {
     const harness = makeAuth({ organizations: { enabled: true } });
     const { ownerId, org } = await ownedOrganization(harness);
     const memberId = await addUser(harness.auth, "member");
-    await harness.storage.organizations?.addMember({
-      orgId: org.id,
-      userId: memberId,
-      roles: ["member"],
-      createdAt: 0,
-      lastActiveAt: null,
-    });
+    await addMember(harness, org.id, memberId);
     const session = (await verifyAccessToken(harness.auth, { token: (await signIn(harness, "member")).accessToken })).sessionId;
     await switchOrganization(harness.auth, { userId: memberId, sessionId: session, orgId: org.id });
     await updateOrganization(harness.auth, { userId: ownerId, orgId: org.id, rules: { signInMethods: ["passkey"] } });
@@ -288,9 +261,8 @@ describe("OR-4: a member's rank is their highest role, whatever order their role
       const { ownerId, org } = await ownedOrganization(harness);
       const adminId = await addUser(harness.auth, "admin");
       const coOwnerId = await addUser(harness.auth, "co-owner");
-      const store = harness.storage.organizations;
-      await store?.addMember({ orgId: org.id, userId: adminId, roles: ["admin"], createdAt: 0, lastActiveAt: null });
-      await store?.addMember({ orgId: org.id, userId: coOwnerId, roles: [...roles], createdAt: 0, lastActiveAt: null });
+      await addMember(harness, org.id, adminId, ["admin"]);
+      await addMember(harness, org.id, coOwnerId, [...roles]);
       const input = { userId: adminId, orgId: org.id, memberId: coOwnerId, password: goodPassword };
       expect(await outcome(changeMemberRoles(harness.auth, { ...input, roles: ["member"] }))).toBe(40300);
       expect(await outcome(removeMember(harness.auth, input))).toBe(40300);
@@ -303,20 +275,8 @@ describe("OR-4: a member's rank is their highest role, whatever order their role
     const { org, ownerId } = await ownedOrganization(harness);
     const adminId = await addUser(harness.auth, "admin");
     const memberId = await addUser(harness.auth, "member");
-    await harness.storage.organizations?.addMember({
-      orgId: org.id,
-      userId: adminId,
-      roles: ["billing", "admin"],
-      createdAt: 0,
-      lastActiveAt: null,
-    });
-    await harness.storage.organizations?.addMember({
-      orgId: org.id,
-      userId: memberId,
-      roles: ["member"],
-      createdAt: 0,
-      lastActiveAt: null,
-    });
+    await addMember(harness, org.id, adminId, ["billing", "admin"]);
+    await addMember(harness, org.id, memberId);
     const changed = await changeMemberRoles(harness.auth, {
       userId: adminId,
       orgId: org.id,

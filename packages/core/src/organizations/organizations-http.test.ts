@@ -18,6 +18,7 @@ import { verifyTotp } from "../flows/verify-totp.js";
 import { type AccessTokensOnly, type AuthorizeOptions, authorizeRequest, handleRequest } from "../http/handle-request.js";
 import { routes } from "../http/routes/index.js";
 import type { AccessContext } from "../tokens/access-token.js";
+import { claimsOf, invitationUrl } from "./organizations.test-support.js";
 
 /**
  * The organizations' HTTP surface (issue 40) through core's `handleRequest`, as every adapter
@@ -25,7 +26,6 @@ import type { AccessContext } from "../tokens/access-token.js";
  * re-authentication of role changes and removals, and `requireAuth`'s `org` option.
  */
 
-const invitationUrl = "https://app.example.com/accept-invitation";
 const minutes = (count: number) => count * 60_000;
 
 /** An auth with organizations on, invitation mail collected in `outbox`, and domains that always verify. */
@@ -91,10 +91,6 @@ function ok<T = Record<string, unknown>>(answer: Answer): T {
   expect(answer.code, JSON.stringify(answer.body)).toBe(0);
   return answer.data as T;
 }
-
-/** The claims of a JWT, unverified: what the test reads of a token core issued. */
-const claimsOf = (token: string) =>
-  JSON.parse(Buffer.from(token.split(".")[1] as string, "base64url").toString("utf8")) as Record<string, unknown>;
 
 /** A signed-in user: the id, the address, the tokens of a password sign-in. */
 interface Person {
