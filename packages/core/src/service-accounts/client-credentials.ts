@@ -5,7 +5,6 @@ import { ErrorCode } from "../errors/codes.js";
 import type { ServiceAccountClient, ServiceAccountCredentialRecord } from "../storage/types.js";
 import { takeAttempt } from "../throttle/throttle.js";
 import { assertedClientId, jwtBearerAssertionType, verifyClientAssertion } from "./client-assertion.js";
-import { isWellFormedClientSecret } from "./client-secret.js";
 import { serviceAccountsOf } from "./manage-service-accounts.js";
 import { signServiceToken } from "./service-token.js";
 
@@ -189,7 +188,7 @@ async function authenticate(auth: Auth, client: ServiceAccountClient | null, pro
   const now = auth.now();
   const live = (client?.credentials ?? []).filter((each) => each.expiresAt === null || each.expiresAt > now);
   if (proof.method === "client_secret_basic") {
-    const matched = matchSecret(auth, live, proof.secret);
+    const matched = matchSecret(live, proof.secret);
     return client !== null && !client.account.disabled ? matched : null;
   }
   if (client === null || client.account.disabled) return null;
@@ -211,13 +210,12 @@ async function authenticate(auth: Auth, client: ServiceAccountClient | null, pro
  * time with every one of them, and with a placeholder when there are none (SA-2): the time taken
  * tells neither which secret nor whether the client exists.
  */
-function matchSecret(auth: Auth, credentials: readonly ServiceAccountCredentialRecord[], presented: string): string | null {
+function matchSecret(credentials: readonly ServiceAccountCredentialRecord[], presented: string): string | null {
   const digest = sha256(presented);
-  const wellFormed = isWellFormedClientSecret(presented, auth.config.serviceAccounts.environment);
   let matched: string | null = null;
   const secrets = credentials.flatMap((each) => (each.kind === "secret" ? [each] : []));
   for (const candidate of secrets.length === 0 ? [{ id: null, secretHash: unknownClientHash }] : secrets) {
-    if (constantTimeEqual(digest, candidate.secretHash) && wellFormed) matched = candidate.id;
+    if (constantTimeEqual(digest, candidate.secretHash)) matched = candidate.id;
   }
   return matched;
 }
