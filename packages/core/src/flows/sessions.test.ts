@@ -127,7 +127,6 @@ describe("listSessions", () => {
         refreshExpiresAt: now + 60 * minute,
         userAgent: null,
         address: null,
-        impersonatedBy: null,
       };
       await harness.storage.sessions.createSession(session);
     }

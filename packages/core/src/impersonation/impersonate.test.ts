@@ -124,9 +124,9 @@ describe("IM-2: an impersonated session cannot re-authenticate nor change creden
 describe("IM-3, IM-4: an impersonated session ends by itself, by its administrator, or when the administrator loses the right", () => {
   it("ends at impersonation.duration whatever refreshes it has", async () => {
     const { harness, start } = await setUp({ duration: "10m" });
-    let tokens = await start();
+    const started = await start();
     harness.clock.advance(9 * 60_000);
-    tokens = await refresh(harness.auth, { refreshToken: tokens.refreshToken });
+    const tokens = await refresh(harness.auth, { refreshToken: started.refreshToken });
     expect((await verifyAccessToken(harness.auth, { token: tokens.accessToken })).actor).not.toBeNull();
     harness.clock.advance(60_000);
     expect(await outcome(refresh(harness.auth, { refreshToken: tokens.refreshToken }))).toBe(40101);
