@@ -322,6 +322,7 @@ for (const { name, url } of everyDatabase) {
           refreshGeneration: 0,
           refreshExpiresAt: now + 3_600_000,
           activeOrgId: null,
+          impersonatorId: null,
         };
         expect(await storage.sessions.findSession("s-olga")).toEqual(session);
         expect(await storage.sessions.findTokenState?.("s-olga")).toMatchObject({
@@ -388,7 +389,10 @@ for (const { name, url } of everyDatabase) {
         ];
         const before = await Promise.all(tablesBefore.map((table) => scratch.run(`select * from ${table}`)));
         expect(await migrate(storage)).toEqual({ from: 6, to: latestSchemaVersion });
-        expect(await Promise.all(tablesBefore.map((table) => scratch.run(`select * from ${table}`)))).toEqual(before);
+        // Every row as it was, the sessions with migration 8's impersonator column beside (null).
+        const after = await Promise.all(tablesBefore.map((table) => scratch.run(`select * from ${table}`)));
+        expect(after.map((rows) => rows.map(({ impersonator_id: _, ...row }) => row))).toEqual(before);
+        expect(after[tablesBefore.indexOf("auth_sessions")]?.map((row) => row.impersonator_id)).toEqual([null]);
         expect(await storage.sessions.findTokenState?.("s-olga")).toMatchObject({
           session: { activeOrgId: "org-1" },
           orgRoles: ["owner"],
@@ -431,6 +435,67 @@ for (const { name, url } of everyDatabase) {
         expect(await apiKeys.revokeApiKey("2", olgas.id, now + 1)).toBeNull();
         expect(await apiKeys.revokeApiKey("1", olgas.id, now + 1)).toEqual({ ...olgas, revokedAt: now + 1 });
         expect(await apiKeys.revokeApiKey(null, piets.id, now + 2)).toEqual({ ...piets, revokedAt: now + 2 });
+      });
+
+      it("SA-1 and impersonation (issue 41 items 3/4): a database of schema version 7 built on your users table migrates to 8 keeping every row; an impersonator and an account's maker go by your ids", async () => {
+        await scratch.run(tables.existing[scratch.dialect]);
+        await scratch.run(
+          "insert into users (email, display_name) values ('olga@example.com', 'Olga'), ('piet@example.com', 'Piet')",
+        );
+        const storage = await scratch.storage({
+          prefix: "auth_",
+          users: { table: "users", id: { type: "integer" }, columns: { email: "email" } },
+        });
+        await migrateSchema(storage.db, storage.dialect, storage.tables, 1, 7, storage.usersTable);
+        const now = makeTestAuth({ storage }).clock.now;
+        await scratch.run(`insert into auth_accounts (id, username, username_key, password_hash, roles, disabled, token_version,
+          source, created_at, updated_at, email_verified, verified_email_key) values
+          (1, 'olga', 'olga', null, '["user"]', false, 3, 'local', ${now}, ${now}, false, null),
+          (2, 'piet', 'piet', null, '["user","admin"]', false, 0, 'local', ${now}, ${now}, false, null)`);
+        const hash = sha256(randomBytes(32).toString("base64url"));
+        await scratch.run(`insert into auth_sessions (id, user_id, token_version, amr, auth_time, created_at, expires_at, revoked_at,
+          last_used_at, user_agent, address, refresh_hash, refresh_generation, refresh_expires_at, active_org_id)
+          values ('s-olga', 1, 3, '["pwd"]', ${now}, ${now}, ${now + 86_400_000}, null, ${now}, null, null, '${hash}', 0, ${now + 3_600_000}, null)`);
+        await scratch.run(`insert into auth_api_keys (id, user_id, hash, start, name, scopes, token_version, org_id, created_at,
+          expires_at, last_used_at, revoked_at)
+          values ('key-olga', 1, '${sha256("key-olga")}', 'pc_live_Ol', 'Olga''s', '["reports:read"]', 3, null, ${now}, ${now + 86_400_000}, null, null)`);
+        const kept = ["users", "auth_accounts", "auth_api_keys"];
+        const before = await Promise.all(kept.map((table) => scratch.run(`select * from ${table}`)));
+        const sessionsBefore = await scratch.run("select * from auth_sessions");
+        expect(await migrate(storage)).toEqual({ from: 7, to: latestSchemaVersion });
+        expect(await Promise.all(kept.map((table) => scratch.run(`select * from ${table}`)))).toEqual(before);
+        expect(await scratch.run("select * from auth_sessions")).toEqual(
+          sessionsBefore.map((row) => ({ ...row, impersonator_id: null })),
+        );
+        const olgas = await storage.sessions.findSession("s-olga");
+        expect(olgas?.impersonatorId).toBeNull();
+
+        // Piet (an administrator, id 2) acting as Olga; an account Piet made.
+        const impersonated = { ...(olgas as NonNullable<typeof olgas>), id: "s-piet-as-olga", impersonatorId: "2" };
+        await storage.sessions.createSession(impersonated);
+        expect(await storage.sessions.findSession(impersonated.id)).toEqual(impersonated);
+        expect((await storage.sessions.listByUser("1", now, 10)).map((session) => session.impersonatorId).sort()).toEqual([
+          "2",
+          null,
+        ]);
+        const serviceAccounts = storage.serviceAccounts;
+        if (serviceAccounts === undefined) throw new Error("the SQL storage has service accounts");
+        const account = {
+          id: "sa-reports",
+          name: "Reports",
+          roles: ["reports"],
+          scopes: ["reports:read"],
+          disabled: false,
+          tokenVersion: 0,
+          createdAt: now,
+          createdBy: "2",
+        };
+        await serviceAccounts.createServiceAccount(account);
+        expect(await serviceAccounts.findServiceAccount(account.id)).toEqual(account);
+        expect(await serviceAccounts.updateServiceAccount(account.id, { raiseTokenVersion: true })).toEqual({
+          ...account,
+          tokenVersion: 1,
+        });
       });
 
       it("a host table with a NOT NULL column without a default that Portcullis does not write: migrate fails naming it, and creates nothing", async () => {

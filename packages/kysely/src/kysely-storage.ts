@@ -11,6 +11,7 @@ import { identityStore } from "./stores/identities.js";
 import { organizationStore } from "./stores/organizations.js";
 import { passkeyStore } from "./stores/passkeys.js";
 import { recoveryCodeStore } from "./stores/recovery-codes.js";
+import { serviceAccountStore } from "./stores/service-accounts.js";
 import { sessionStore } from "./stores/sessions.js";
 import { settingsStore } from "./stores/settings.js";
 import { totpStore } from "./stores/totp.js";
@@ -142,5 +143,6 @@ function storesOver(context: StoreContext): Storage {
     settings: settingsStore(context),
     organizations: organizationStore(context),
     apiKeys: apiKeyStore(context),
+    serviceAccounts: serviceAccountStore(context),
   };
 }

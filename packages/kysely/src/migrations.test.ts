@@ -462,7 +462,7 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     expect(await migrate(storage)).toEqual({ from: 7, to: latestSchemaVersion });
   });
 
-  it("SA-1, IM-1 (issue 41 items 3/4): a database made and filled by schema version 7 keeps every row through migration 8; its sessions, organizations and API keys still work, and the new tables take accounts whose credentials go with them", async () => {
+  it("SA-1 and impersonation (issue 41 items 3/4): a database made and filled by schema version 7 keeps every row through migration 8; its sessions, organizations and API keys still work, and the new tables take accounts whose credentials go with them", async () => {
     const { accounts, storage } = await migratedFrom(7);
     const { bob } = accounts;
     const { db, tables: t } = storage;
@@ -474,9 +474,9 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
       const activeOrgId = session === active ? oldOrganization.id : null;
       expect(await storage.sessions.findSession(session.id)).toEqual({ ...session, activeOrgId });
     }
-    const { rows: impersonated } = await sql<{ count: number | string }>`select count(*) as count from ${sql.table(t.sessions)}
+    const { rows: impersonations } = await sql<{ count: number | string }>`select count(*) as count from ${sql.table(t.sessions)}
       where impersonator_id is not null`.execute(db);
-    expect(Number(impersonated[0]?.count)).toBe(0);
+    expect(Number(impersonations[0]?.count)).toBe(0);
     expect(await storage.apiKeys?.findApiKeyByHash(oldApiKey(accounts).hash)).toEqual({
       key: oldApiKey(accounts),
       user: { tokenVersion: bob.tokenVersion, disabled: bob.disabled, roles: bob.roles },
@@ -528,6 +528,42 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     ]);
     await db.deleteFrom(t.serviceAccounts).where("id", "=", account.id).execute();
     expect(await db.selectFrom(t.serviceAccountCredentials).selectAll().execute()).toEqual([]);
+
+    // Through the stores: an account Bob made, with a secret read back with it, and a session of
+    // Alice's in which Bob acts as her (impersonation).
+    const serviceAccounts = storage.serviceAccounts;
+    if (serviceAccounts === undefined) throw new Error("the SQL storage has service accounts");
+    const made = {
+      id: "sa-new",
+      name: "Deploys",
+      roles: ["deploy"],
+      scopes: ["deploy:*"],
+      disabled: false,
+      tokenVersion: 0,
+      createdAt: clock.now,
+      createdBy: bob.id,
+    };
+    await serviceAccounts.createServiceAccount(made);
+    const secret = {
+      id: "cred-new",
+      serviceAccountId: made.id,
+      kind: "secret" as const,
+      secretHash: sha256("pcs_live_new"),
+      start: "pcs_live_new",
+      createdAt: clock.now,
+      expiresAt: null,
+      lastUsedAt: null,
+    };
+    expect(await serviceAccounts.addServiceAccountCredential(secret, 1, clock.now)).toBe("added");
+    expect(await serviceAccounts.findServiceAccountClient(made.id)).toEqual({ account: made, credentials: [secret] });
+    const impersonated = {
+      ...(active as SessionRecord),
+      id: "s-impersonated",
+      userId: accounts.alice.id,
+      impersonatorId: bob.id,
+    };
+    await storage.sessions.createSession(impersonated);
+    expect(await storage.sessions.findSession(impersonated.id)).toEqual(impersonated);
   });
 }
 

@@ -168,7 +168,8 @@ export async function makeOldAccounts(): Promise<OldAccounts> {
     users,
     totp: [await found(auth.storage.totp.get(alice.id))],
     recoveryCodeHashes: alice.recoveryCodes.map((code) => hashRecoveryCode(alice.id, normalizeRecoveryCode(code) as string)),
-    sessions,
+    // As SQL reads them back: no impersonator (migration 8) is null, whatever the flows left out.
+    sessions: sessions.map((session) => ({ ...session, impersonatorId: session.impersonatorId ?? null })),
     refreshTokens,
     passkeys: await auth.storage.passkeys.listByUser(bobUser.id),
     identities: await auth.storage.identities.listByUser(bobUser.id),
@@ -231,10 +232,11 @@ export async function writeOldVersion(
   const { alice } = accounts;
   await recoveryCodeStore(context).replace(alice.id, accounts.recoveryCodeHashes, 1);
   // Version 1's sessions have no last_used_at, user_agent or address (migration 2 adds them), no
-  // version before 4 has auth_time (migration 4 adds it), none before 5 the refresh columns, and
-  // none before 6 the active organization.
+  // version before 4 has auth_time (migration 4 adds it), none before 5 the refresh columns,
+  // none before 6 the active organization, none before 8 the impersonator.
   const sessionRows = accounts.sessions.map((session) => {
-    const { active_org_id: _active, ...beforeSix } = toSessionRow(session);
+    const { impersonator_id: _impersonator, ...beforeEight } = toSessionRow(session);
+    const { active_org_id: _active, ...beforeSix } = beforeEight;
     const { refresh_hash: _, refresh_generation: __, refresh_expires_at: ___, ...beforeFive } = beforeSix;
     const { auth_time: ____, ...beforeFour } = beforeFive;
     const { last_used_at: _____, user_agent: ______, address: _______, ...versionOne } = beforeFour;

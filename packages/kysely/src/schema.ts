@@ -124,6 +124,8 @@ export interface SessionRow {
   refresh_expires_at: number | string;
   /** The organization active in the session, or null (migration 6). */
   active_org_id: string | null;
+  /** The administrator acting as the user in this session, or null (migration 8): not a foreign key. */
+  impersonator_id: string | number | bigint | null;
 }
 
 /**

@@ -76,6 +76,17 @@ export function placeholders({ postgres }: StoreContext, count: number): RawBuil
   return Array.from({ length: count }, (_, index) => sql.raw(postgres ? `$${index + 1}` : "?"));
 }
 
+/** `alias.column AS alias_column, …`: the columns of one table in a join, named apart from the others'. */
+export function selectedAs(alias: string, columns: readonly string[]): RawBuilder<unknown> {
+  return sql.raw(columns.map((column) => `${alias}.${column} as ${alias}_${column}`).join(", "));
+}
+
+/** The row of one table out of a joined row read with {@link selectedAs}; null when the join found none. */
+export function rowOf<Row>(joined: Record<string, unknown>, alias: string, columns: readonly string[]): Row | null {
+  if (joined[`${alias}_${columns[0]}`] === null) return null;
+  return Object.fromEntries(columns.map((column) => [column, joined[`${alias}_${column}`]])) as Row;
+}
+
 /** A BIGINT or INT column as a number: drivers return some as strings or bigints. */
 export const num = (value: number | string | bigint) => Number(value);
 

@@ -7,10 +7,10 @@ import type {
   TokenState,
 } from "@portcullis/core";
 import { mayRotate } from "@portcullis/core";
-import { type RawBuilder, sql } from "kysely";
+import { sql } from "kysely";
 import type { RefreshTokenRow, SessionRow, UserRow } from "../schema.js";
 import { userIdFromRow } from "../users-table.js";
-import { type StoreContext, compiledOnce, findOne, flag, num, numOrNull, placeholders } from "./context.js";
+import { type StoreContext, compiledOnce, findOne, flag, num, numOrNull, placeholders, rowOf, selectedAs } from "./context.js";
 import { revokeAllSessions } from "./revoke-all.js";
 import { toUser } from "./users.js";
 
@@ -31,6 +31,7 @@ function toSession(row: SessionRow): SessionRecord {
     refreshGeneration: num(row.refresh_generation),
     refreshExpiresAt: num(row.refresh_expires_at),
     activeOrgId: row.active_org_id ?? null,
+    impersonatorId: row.impersonator_id === null || row.impersonator_id === undefined ? null : userIdFromRow(row.impersonator_id),
   };
 }
 
@@ -52,6 +53,7 @@ export function toSessionRow(session: SessionRecord): SessionRow {
     refresh_generation: session.refreshGeneration,
     refresh_expires_at: session.refreshExpiresAt,
     active_org_id: session.activeOrgId ?? null,
+    impersonator_id: session.impersonatorId ?? null,
   };
 }
 
@@ -98,6 +100,7 @@ const sessionColumns = [
   "refresh_generation",
   "refresh_expires_at",
   "active_org_id",
+  "impersonator_id",
 ] as const;
 const userColumns = [
   "id",
@@ -114,17 +117,6 @@ const userColumns = [
   "created_at",
   "updated_at",
 ] as const;
-
-/** `alias.column AS alias_column, …`: the columns of one table in a join, named apart from the others'. */
-function selectedAs(alias: string, columns: readonly string[]): RawBuilder<unknown> {
-  return sql.raw(columns.map((column) => `${alias}.${column} as ${alias}_${column}`).join(", "));
-}
-
-/** The row of one table out of a joined row read with {@link selectedAs}; null when the join found none. */
-function rowOf<Row>(joined: Record<string, unknown>, alias: string, columns: readonly string[]): Row | null {
-  if (joined[`${alias}_${columns[0]}`] === null) return null;
-  return Object.fromEntries(columns.map((column) => [column, joined[`${alias}_${column}`]])) as Row;
-}
 
 /** What a rotation read, as it was before the rotation's write: the session, its user, the user's TOTP state. */
 interface RotationRead {

@@ -116,7 +116,7 @@ export function sampleTotp(userId: string, overrides: Partial<TotpRecord> = {}):
 /**
  * A live session of `userId`, valid for a day from {@link BASE_TIME}, holding a fresh refresh
  * token hash at generation 0, idle-valid for an hour (or until the session ends, if sooner: RT-4),
- * with no active organization.
+ * with no active organization and no impersonator.
  */
 export function sampleSession(userId: string, overrides: Partial<SessionRecord> = {}): SessionRecord {
   const expiresAt = overrides.expiresAt ?? BASE_TIME + 24 * HOUR;
@@ -136,6 +136,7 @@ export function sampleSession(userId: string, overrides: Partial<SessionRecord> 
     refreshGeneration: 0,
     refreshExpiresAt: Math.min(BASE_TIME + HOUR, expiresAt),
     activeOrgId: null,
+    impersonatorId: null,
     ...overrides,
   };
 }
