@@ -68,11 +68,21 @@ describeWithRedis("redisStorage", () => {
       expect(await indexUsernames({ client, prefix: upgradePrefix })).toBe(0);
     });
 
-    it("SE-1, STUP-1, RT-1: a session stored before lastUsedAt, userAgent, address, authTime and its refresh token's fields existed reads as last used, and proven, when it began, holding no refresh token, and refuses every rotation", async () => {
+    it("SE-1, STUP-1, RT-1: a session stored before lastUsedAt, userAgent, address, authTime, its refresh token's fields and impersonatorId existed reads as last used, and proven, when it began, holding no refresh token, impersonated by no one, and refuses every rotation", async () => {
       const storage = await storageOf();
       await storage.users.create(sampleUser({ id: "old-user" }));
       const session = sampleSession("old-user");
-      const { lastUsedAt, userAgent, address, authTime, refreshHash, refreshGeneration, refreshExpiresAt, ...before } = session;
+      const {
+        lastUsedAt,
+        userAgent,
+        address,
+        authTime,
+        refreshHash,
+        refreshGeneration,
+        refreshExpiresAt,
+        impersonatorId,
+        ...before
+      } = session;
       const fields = Object.fromEntries(Object.entries(before).map(([field, value]) => [field, JSON.stringify(value)]));
       await client.hSet(`${upgradePrefix}:sessions:${JSON.stringify(session.id)}`, fields);
       await client.zAdd(`${upgradePrefix}:user-sessions:${JSON.stringify("old-user")}`, {
@@ -89,6 +99,7 @@ describeWithRedis("redisStorage", () => {
         refreshHash: null,
         refreshGeneration: 0,
         refreshExpiresAt: createdAt,
+        impersonatorId: null,
       };
       expect(await storage.sessions.findSession(session.id)).toEqual(upgraded);
       expect(await storage.sessions.listByUser("old-user", createdAt, 10)).toEqual([upgraded]);

@@ -8,6 +8,7 @@ import {
   type ChallengeRecord,
   type ChallengeStore,
   type CounterStore,
+  type CredentialAddition,
   type DomainRecord,
   type IdentityRecord,
   type IdentityStore,
@@ -21,6 +22,9 @@ import {
   type PasskeyStore,
   type RecoveryCodeStore,
   type RotationResult,
+  type ServiceAccountCredentialRecord,
+  type ServiceAccountRecord,
+  type ServiceAccountStore,
   type SessionRecord,
   type SessionStore,
   type SettingsStore,
@@ -103,6 +107,7 @@ export function redisStorage({ client, prefix = "portcullis" }: RedisStorageOpti
     settings: unavailableWhenUnreachable(redisSettings(redis)),
     organizations: unavailableWhenUnreachable(redisOrganizations(redis)),
     apiKeys: unavailableWhenUnreachable(redisApiKeys(redis)),
+    serviceAccounts: unavailableWhenUnreachable(redisServiceAccounts(redis)),
   };
 }
 
@@ -625,8 +630,8 @@ function redisRecoveryCodes({ client, prefix }: Redis): RecoveryCodeStore {
   };
 }
 
-// Sessions: `sessions:<id>` hashes, holding their current refresh token's hash and their active
-// organization's ref (or null), and a sorted set of each user's session refs by expiry. Sessions
+// Sessions: `sessions:<id>` hashes, holding their current refresh token's hash, their active
+// organization's ref (or null) and their impersonator's id (or null), and a sorted set of each user's session refs by expiry. Sessions
 // expire in Redis after their lifetime. A session made with an organization active joins that
 // organization's `org-sessions` set (see Organizations below).
 
@@ -688,7 +693,8 @@ return {session, redis.call('HGETALL', userKey), totpEnabled}`;
 /**
  * A session as stored, with the fields sessions stored before they existed lack: last used, and
  * its methods proven, when it began, from nowhere known; and no refresh token (an earlier version
- * of this example kept them apart: such a session cannot be refreshed, so its user signs in again).
+ * of this example kept them apart: such a session cannot be refreshed, so its user signs in again);
+ * no active organization, and no impersonator.
  */
 function withUseFields(session: SessionRecord | null): SessionRecord | null {
   if (session === null) return null;
@@ -702,6 +708,7 @@ function withUseFields(session: SessionRecord | null): SessionRecord | null {
     refreshGeneration: session.refreshGeneration ?? 0,
     refreshExpiresAt: session.refreshExpiresAt ?? session.createdAt,
     activeOrgId: session.activeOrgId ?? null,
+    impersonatorId: session.impersonatorId ?? null,
   };
 }
 
@@ -740,7 +747,10 @@ function redisSessions(redis: Redis): SessionStore {
       const transaction = client
         .multi()
         .del(key)
-        .hSet(key, toFields({ ...session, activeOrgId: session.activeOrgId ?? null }))
+        .hSet(
+          key,
+          toFields({ ...session, activeOrgId: session.activeOrgId ?? null, impersonatorId: session.impersonatorId ?? null }),
+        )
         .pExpire(key, ttlOf(session))
         // Drops the refs of sessions that had expired by the time this one began.
         .zRemRangeByScore(index, "-inf", session.createdAt)
@@ -1563,6 +1573,134 @@ function redisApiKeys(redis: Redis): ApiKeyStore {
         uses.map(({ id }) => idKey(id)),
         [prefix, minIntervalMs, ...uses.map(({ at }) => json(at))],
       );
+    },
+  };
+}
+
+// Service accounts: `service-accounts:<id ref>` hashes and the `service-account-ids` set of their
+// refs (the listing); `service-account-credentials:<credential ref>` hashes (a use names a
+// credential by its id) and `service-account-credential-refs:<account ref>`, each account's set of
+// its credentials' refs. Nothing here expires in Redis: expired credentials are kept until removed.
+
+const serviceAccountClientScript = `
+-- KEYS: the account, its set of credential refs. ARGV: prefix. The account and each of its
+-- credentials (field, value lists), in one read; {} for an unknown account.
+local account = redis.call('HGETALL', KEYS[1])
+if #account == 0 then return {} end
+local reply = {account}
+for _, ref in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local credential = redis.call('HGETALL', ARGV[1] .. ':service-account-credentials:' .. ref)
+  if #credential > 0 then reply[#reply + 1] = credential end
+end
+return reply`;
+
+const updateServiceAccountScript = `
+-- KEYS: the account. ARGV: 1 to raise its tokenVersion by one (else 0), then field, value pairs.
+-- The account as changed, or {} for an unknown one.
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+if #ARGV > 1 then redis.call('HSET', KEYS[1], unpack(ARGV, 2)) end
+if ARGV[1] == '1' then redis.call('HINCRBY', KEYS[1], 'tokenVersion', 1) end
+return redis.call('HGETALL', KEYS[1])`;
+
+const deleteServiceAccountScript = `
+-- KEYS: the account, its set of credential refs, the set of every account's ref. ARGV: prefix,
+-- the account's ref. Deletes the account with its credentials; 0 for an unknown one.
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+for _, ref in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  redis.call('DEL', ARGV[1] .. ':service-account-credentials:' .. ref)
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('SREM', KEYS[3], ARGV[2])
+return 1`;
+
+const addServiceAccountCredentialScript = `
+-- KEYS: the account, its set of credential refs, the new credential. ARGV: prefix, the kind (as
+-- JSON text), now, maxOfKind, the credential's ref, then its field, value pairs. Adds it unless
+-- the account holds maxOfKind credentials of the kind that have not expired at now (SA-2).
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'unknown_account' end
+local now = tonumber(ARGV[3])
+local live = 0
+for _, ref in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local c = redis.call('HMGET', ARGV[1] .. ':service-account-credentials:' .. ref, 'kind', 'expiresAt')
+  if c[1] == ARGV[2] and (c[2] == 'null' or tonumber(c[2]) > now) then live = live + 1 end
+end
+if live >= tonumber(ARGV[4]) then return 'limit' end
+redis.call('HSET', KEYS[3], unpack(ARGV, 6))
+redis.call('SADD', KEYS[2], ARGV[5])
+return 'added'`;
+
+const removeServiceAccountCredentialScript = `
+-- KEYS: the credential, its account's set of credential refs. ARGV: the account's ref (JSON
+-- text), the credential's ref. Removes it when it is that account's; 0 otherwise.
+if redis.call('HGET', KEYS[1], 'serviceAccountId') ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[2])
+return 1`;
+
+const recordServiceAccountCredentialUseScript = `
+-- KEYS: the credential. ARGV: the use's time, the interval. Sets lastUsedAt to the use where it is
+-- null or at least the interval older; an unknown credential is passed over.
+local last = redis.call('HGET', KEYS[1], 'lastUsedAt')
+if last and (last == 'null' or tonumber(last) <= tonumber(ARGV[1]) - tonumber(ARGV[2])) then
+  redis.call('HSET', KEYS[1], 'lastUsedAt', ARGV[1])
+end
+return 1`;
+
+function redisServiceAccounts(redis: Redis): ServiceAccountStore {
+  const { client, prefix, run } = redis;
+  const accountKey = (id: string) => `${prefix}:service-accounts:${ref(id)}`;
+  const accountIdsKey = `${prefix}:service-account-ids`;
+  const credentialKey = (id: string) => `${prefix}:service-account-credentials:${ref(id)}`;
+  const credentialRefsKey = (accountId: string) => `${prefix}:service-account-credential-refs:${ref(accountId)}`;
+  return {
+    async createServiceAccount(account) {
+      await client
+        .multi()
+        .del(accountKey(account.id))
+        .hSet(accountKey(account.id), toFields(account))
+        .sAdd(accountIdsKey, ref(account.id))
+        .exec();
+    },
+    findServiceAccount: async (id) => fromFields<ServiceAccountRecord>(await client.hGetAll(accountKey(id))),
+    async findServiceAccountClient(id) {
+      const reply = await run<string[][]>(serviceAccountClientScript, [accountKey(id), credentialRefsKey(id)], [prefix]);
+      const [account, ...credentials] = reply;
+      if (account === undefined) return null;
+      return {
+        account: fromPairs<ServiceAccountRecord>(account) as ServiceAccountRecord,
+        credentials: credentials.map(
+          (pairs) => fromPairs<ServiceAccountCredentialRecord>(pairs) as ServiceAccountCredentialRecord,
+        ),
+      };
+    },
+    async listServiceAccounts() {
+      const accounts = await readAll<ServiceAccountRecord>(redis, "service-accounts", await client.sMembers(accountIdsKey));
+      return accounts.sort((a, b) => a.createdAt - b.createdAt || compareCodePoints(a.id, b.id));
+    },
+    async updateServiceAccount(id, { raiseTokenVersion, ...fields }) {
+      const args = [raiseTokenVersion === true ? "1" : "0", ...toArgs(fields)];
+      return fromPairs<ServiceAccountRecord>(await run<string[]>(updateServiceAccountScript, [accountKey(id)], args));
+    },
+    deleteServiceAccount: async (id) =>
+      (await run<number>(
+        deleteServiceAccountScript,
+        [accountKey(id), credentialRefsKey(id), accountIdsKey],
+        [prefix, ref(id)],
+      )) === 1,
+    addServiceAccountCredential: (credential, maxOfKind, now) =>
+      run<CredentialAddition>(
+        addServiceAccountCredentialScript,
+        [accountKey(credential.serviceAccountId), credentialRefsKey(credential.serviceAccountId), credentialKey(credential.id)],
+        [prefix, json(credential.kind), now, maxOfKind, ref(credential.id), ...toArgs(credential)],
+      ),
+    removeServiceAccountCredential: async (serviceAccountId, credentialId) =>
+      (await run<number>(
+        removeServiceAccountCredentialScript,
+        [credentialKey(credentialId), credentialRefsKey(serviceAccountId)],
+        [ref(serviceAccountId), ref(credentialId)],
+      )) === 1,
+    async recordServiceAccountCredentialUse(credentialId, at, minIntervalMs) {
+      await run(recordServiceAccountCredentialUseScript, [credentialKey(credentialId)], [json(at), minIntervalMs]);
     },
   };
 }
