@@ -16,6 +16,7 @@ import { organizationsSuite } from "./conformance/organizations.js";
 import { passkeysSuite } from "./conformance/passkeys.js";
 import { recoveryCodesSuite } from "./conformance/recovery-codes.js";
 import { useUserIds } from "./conformance/samples.js";
+import { serviceAccountsSuite } from "./conformance/service-accounts.js";
 import { sessionsSuite } from "./conformance/sessions.js";
 import { settingsSuite } from "./conformance/settings.js";
 import { totpSuite } from "./conformance/totp.js";
@@ -38,6 +39,7 @@ const suites = {
   settings: settingsSuite,
   organizations: organizationsSuite,
   apiKeys: apiKeysSuite,
+  serviceAccounts: serviceAccountsSuite,
 } satisfies Record<keyof Storage, (context: SuiteContext) => void>;
 
 /** The name of one conformance suite: one per store of {@link Storage}. */

@@ -10,7 +10,8 @@ import { sessionListingTests } from "./session-listing.js";
 /**
  * Registers the `sessions` suite: revocation, a session's refresh token rotated by one write,
  * exactly once of N concurrent tries (RT-3), an earlier release's tokens read where the store
- * has them, and a user's sessions listed and ended but one (SE-1, SE-2, SE-3).
+ * has them, a user's sessions listed and ended but one (SE-1, SE-2, SE-3), and the administrator
+ * acting as the user kept with the session (issue 41 item 4, impersonation).
  */
 export function sessionsSuite(context: SuiteContext): void {
   const {
@@ -34,6 +35,27 @@ export function sessionsSuite(context: SuiteContext): void {
         expect(await storage.sessions.findSession(created.id)).toEqual(created);
       }
       expect(await storage.sessions.findSession(uniqueId("session"))).toBeNull();
+    });
+
+    it("issue 41 item 4, impersonation: a session's impersonator is stored and read back by findSession and listByUser; a session made without one reads as having none", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      const adminId = await createUser(storage, { roles: ["admin"] });
+      const impersonated = sampleSession(userId, { impersonatorId: adminId, createdAt: BASE_TIME + 2 });
+      const own = sampleSession(userId, { createdAt: BASE_TIME + 1 });
+      const { impersonatorId: _, ...older } = sampleSession(userId);
+      for (const created of [impersonated, own, older]) await storage.sessions.createSession(created);
+      expect(await storage.sessions.findSession(impersonated.id)).toEqual(impersonated);
+      expect(await storage.sessions.findSession(own.id)).toEqual(own);
+      const found = await storage.sessions.findSession(older.id);
+      expect(found?.impersonatorId ?? null).toBeNull();
+      expect({ ...found, impersonatorId: undefined }).toEqual({ ...older, impersonatorId: undefined });
+      const listed = await storage.sessions.listByUser(userId, BASE_TIME, 10);
+      expect(listed.map((session) => [session.id, session.impersonatorId ?? null])).toEqual([
+        [impersonated.id, adminId],
+        [own.id, null],
+        [older.id, null],
+      ]);
     });
 
     it("TV-2: findTokenState (the store's, or its two reads) gives a session's end, revocation and user, and the user's token version and disabled flag as stored now", async () => {
