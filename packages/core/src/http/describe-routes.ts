@@ -41,6 +41,10 @@ const tagDescriptions: Record<RouteTag, string> = {
     "Organizations of users: members and their roles, invitations by email, domains, the session's active organization, and the instance administrators' view: only with `organizations.enabled`.",
   "API keys":
     "Personal API keys of the signed-in user, for scripts and services (`requireAuth` with `scopes` or `credentials` accepts them), and the administrators' view of anyone's: only with `apiKeys.enabled`.",
+  "Service accounts":
+    'Machine principals with no sign-in: the administrators\' management of them and of their client secrets and public keys, and the OAuth 2.0 token endpoint where they get access tokens by the client-credentials grant (`requireAuth` with `credentials: "service_account"` accepts them): only with `serviceAccounts.enabled`.',
+  Impersonation:
+    "An administrator acting as a user for support, in a short session of its own marked with the administrator (`act`): only with `impersonation.enabled`.",
   Metadata: "Documents about the service itself.",
 };
 
@@ -102,9 +106,58 @@ function partialSuccessesOf(auth: Auth, doc: RouteDoc): Map<number, JsonSchema> 
   return answers;
 }
 
+/** RFC 6749 §5.2's error answer, of a route with `errors: "oauth"`. */
+const oauthErrorSchema = (errors: string[]): JsonSchema => ({
+  type: "object",
+  properties: {
+    error: { enum: errors },
+    error_description: { type: "string", description: "What went wrong, for the developer: never a secret" },
+  },
+  required: ["error", "error_description"],
+});
+
+/** The statuses of a route with `errors: "oauth"` (see `oauthErrorResponse`), whatever `statusMode` says, with their `error` values. */
+const oauthStatuses: [status: number, errors: string[], description: string][] = [
+  [
+    400,
+    ["invalid_request", "invalid_client", "unsupported_grant_type", "invalid_scope"],
+    "The request is refused (RFC 6749 §5.2); `invalid_client` here when the client did not use `Authorization: Basic`",
+  ],
+  [401, ["invalid_client"], "Client authentication with `Authorization: Basic` failed"],
+  [429, ["temporarily_unavailable"], "Too many failed attempts from this address: retry after `Retry-After` seconds"],
+  [500, ["server_error"], "An internal error, reported to `onInternalError`"],
+  [503, ["temporarily_unavailable"], "A dependency (the store) is unavailable; try again later"],
+];
+
+/** The responses of a route answering RFC 6749's JSON: its `data` bare with 200, and §5.2's errors. */
+function oauthResponsesOf(doc: RouteDoc): Record<string, unknown> {
+  const noStore = {
+    "Cache-Control": { description: "`no-store` (RFC 6749 §5.1)", required: true, schema: { const: "no-store" } },
+    Pragma: { description: "`no-cache` (RFC 6749 §5.1)", required: true, schema: { const: "no-cache" } },
+  };
+  const responses: Record<string, unknown> = {
+    "200": {
+      description: "The access token (RFC 6749 §5.1), not in the envelope",
+      headers: noStore,
+      content: { "application/json": { schema: doc.data } },
+    },
+  };
+  for (const [status, errors, description] of oauthStatuses) {
+    const headers: Record<string, unknown> = { ...noStore };
+    if (status === 401) {
+      headers["WWW-Authenticate"] = { description: '`Basic realm="<issuer>"`', required: true, schema: { type: "string" } };
+    }
+    if (status === 429)
+      headers["Retry-After"] = { description: "Seconds to wait", required: true, schema: { type: "integer", minimum: 1 } };
+    responses[String(status)] = { description, headers, content: { "application/json": { schema: oauthErrorSchema(errors) } } };
+  }
+  return responses;
+}
+
 /** The responses of a route, grouped by the status each code travels with in this auth's `statusMode`. */
 function responsesOf(auth: Auth, route: Route): Record<string, unknown> {
   const { doc } = route;
+  if (route.errors === "oauth") return oauthResponsesOf(doc);
   const partial = partialSuccessesOf(auth, doc);
   const byStatus = new Map<number, number[]>();
   for (const code of [0, ...partial.keys(), ...codesOf(route)]) {
@@ -159,7 +212,12 @@ function operationOf(auth: Auth, route: Route): Record<string, unknown> {
         }
       : {}),
     ...(doc.body
-      ? { requestBody: { required: route.method !== "DELETE", content: { "application/json": { schema: doc.body } } } }
+      ? {
+          requestBody: {
+            required: route.method !== "DELETE",
+            content: { [route.body === "form" ? "application/x-www-form-urlencoded" : "application/json"]: { schema: doc.body } },
+          },
+        }
       : {}),
     ...(route.access === "public" ? {} : { security: [{ bearerAuth: [] }] }),
     ...(role ? { "x-portcullis-role": auth.config.adminRole } : {}),

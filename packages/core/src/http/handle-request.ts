@@ -5,9 +5,10 @@ import { ErrorCode, defaultMessages } from "../errors/codes.js";
 import { telemetryOf } from "../telemetry/telemetry.js";
 import type { RequestObserver } from "../telemetry/types.js";
 import { verifyBearer } from "./authorize-request.js";
-import { readJsonBody } from "./body.js";
+import { readFormBody, readJsonBody } from "./body.js";
 import { clientAddressOf } from "./client-address.js";
 import { envelopeResponse, responseHeaders } from "./envelope.js";
+import { oauthErrorResponse, oauthHeaders, usesBasicAuthentication } from "./oauth-error-response.js";
 import { isTlsRequest, requireTls } from "./require-tls.js";
 
 export {
@@ -263,7 +264,12 @@ async function serve(
     const roles = route.access === "admin" ? [auth.config.adminRole] : undefined;
     const access = route.access === "public" ? undefined : await verifyBearer(auth, request.header("authorization"), roles);
     if (access !== undefined) observer?.user(access.userId);
-    const body = readsBody(method, request) ? await readJsonBody(request, route.bodyLimit ?? defaultBodyLimit) : {};
+    const limit = route.bodyLimit ?? defaultBodyLimit;
+    const body = !readsBody(method, request)
+      ? {}
+      : route.body === "form"
+        ? await readFormBody(request, limit)
+        : await readJsonBody(request, limit);
     const ip = clientAddressOf(auth, request);
     const result = await route.handle({
       auth,
@@ -279,6 +285,10 @@ async function serve(
     return successResponse(auth, result);
   } catch (error) {
     observer?.failed(error);
+    if (matched !== "not_found" && matched.route.errors === "oauth") {
+      const basicUsed = usesBasicAuthentication(request.header("authorization"));
+      return oauthErrorResponse(auth, error, basicUsed, (internal) => reportInternalError(auth, internal));
+    }
     return errorResponse(auth, error);
   }
 }
@@ -296,6 +306,8 @@ function successResponse(auth: Auth, result: RouteResult): HttpResponse {
     response = { status: 302, headers: { ...responseHeaders(), location: result.redirectTo }, body: "" };
   } else if (result.bare) {
     response = { status: 200, headers: responseHeaders(result.bare.cacheControl), body: JSON.stringify(result.data) };
+  } else if (result.oauth) {
+    response = { status: 200, headers: oauthHeaders(), body: JSON.stringify(result.data) };
   } else {
     const code = result.code ?? 0;
     response = envelopeResponse(auth, { code, message: code === 0 ? "OK" : defaultMessages[code], data: result.data });

@@ -95,7 +95,8 @@ export function schemaRef(name: ComponentName): JsonSchema {
 /** A list of one of the {@link componentSchemas}. */
 export const listOf = (name: ComponentName): JsonSchema => ({ type: "array", items: schemaRef(name) });
 
-const tokenSetProperties: Record<string, JsonSchema> = {
+/** The members of a token set, for answers that add to it. */
+export const tokenSetProperties: Record<string, JsonSchema> = {
   accessToken: { type: "string", description: "A JWT (`typ: at+jwt`), sent as `Authorization: Bearer`" },
   refreshToken: {
     type: "string",

@@ -40,8 +40,8 @@ export function schemaPointers(document: OpenApiDocument): string[] {
   const pointers = Object.keys(document.components.schemas).map((name) => pointerTo("components", "schemas", name));
   for (const [path, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations) as [string, OperationShape][]) {
-      if (operation.requestBody)
-        pointers.push(pointerTo("paths", path, method, "requestBody", "content", "application/json", "schema"));
+      const bodyTypes = Object.keys((operation.requestBody as { content?: object } | undefined)?.content ?? {});
+      for (const type of bodyTypes) pointers.push(pointerTo("paths", path, method, "requestBody", "content", type, "schema"));
       for (const [status, response] of Object.entries(operation.responses)) {
         if (response.content)
           pointers.push(pointerTo("paths", path, method, "responses", status, "content", "application/json", "schema"));

@@ -39,6 +39,8 @@ const everythingOn: AuthOverrides = {
   },
   organizations: { enabled: true, verifyDomain: async () => true },
   apiKeys: { enabled: true },
+  serviceAccounts: { enabled: true },
+  impersonation: { enabled: true },
 };
 
 const configurations: [string, AuthOverrides][] = [
@@ -91,8 +93,10 @@ describe("openApiDocument", () => {
     expect(all).toContain("GET /.well-known/jwks.json");
 
     const off = operationsOf(documentOf({ passkeys: undefined }));
-    // Organizations and API keys are off there too: their routes are checked below.
-    const absent = all.filter((entry) => !off.includes(entry) && !/\/(orgs|api-keys)(\/|$)/.test(entry));
+    // Organizations, API keys, service accounts and impersonation are off there too: their routes are checked below.
+    const absent = all.filter(
+      (entry) => !off.includes(entry) && !/\/(orgs|api-keys|service-accounts|token|impersonate|impersonation)(\/|$)/.test(entry),
+    );
     expect(absent.sort()).toEqual([
       "DELETE /api/v1/auth/public-key/credentials/{id}",
       "GET /.well-known/jwks.json",
@@ -171,6 +175,23 @@ describe("openApiDocument", () => {
     expect(
       all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, organizations: { enabled: true } })).includes(entry)),
     ).toEqual(["POST /api/v1/auth/orgs/{orgId}/domains/{domain}/verify"]);
+    const serviceAccountsOff = operationsOf(documentOf({ ...everythingOn, serviceAccounts: undefined }));
+    expect(all.filter((entry) => !serviceAccountsOff.includes(entry)).sort()).toEqual([
+      "DELETE /api/v1/auth/admin/service-accounts/{id}",
+      "DELETE /api/v1/auth/admin/service-accounts/{id}/credentials/{credentialId}",
+      "GET /api/v1/auth/admin/service-accounts",
+      "GET /api/v1/auth/admin/service-accounts/{id}",
+      "PATCH /api/v1/auth/admin/service-accounts/{id}",
+      "POST /api/v1/auth/admin/service-accounts",
+      "POST /api/v1/auth/admin/service-accounts/{id}/keys",
+      "POST /api/v1/auth/admin/service-accounts/{id}/secrets",
+      "POST /api/v1/auth/token",
+    ]);
+    const impersonationOff = operationsOf(documentOf({ ...everythingOn, impersonation: undefined }));
+    expect(all.filter((entry) => !impersonationOff.includes(entry)).sort()).toEqual([
+      "POST /api/v1/auth/admin/users/{id}/impersonate",
+      "POST /api/v1/auth/impersonation/end",
+    ]);
     // What a client asks to learn which features are on stays: public-key/config and oauth/providers.
     expect(off).toContain("GET /api/v1/auth/public-key/config");
     expect(off).toContain("GET /api/v1/auth/oauth/providers");
@@ -307,6 +328,8 @@ describe("openApiDocument", () => {
     const answersTokens = Object.entries(document.paths).flatMap(([path, methods]) =>
       Object.entries(methods as Record<string, OperationShape>)
         // A refresh token or a token set: switchOrganization answers an access token only, the refresh token unchanged.
+        // An impersonation's tokens are answered in the body only: the administrator's browser keeps its own refresh cookie.
+        .filter(([, operation]) => operation.operationId !== "impersonateUser")
         .filter(([, operation]) => /refreshToken|\/TokenSet"/.test(JSON.stringify(operation.responses["200"] ?? {})))
         .map(([method, operation]) => [operation.operationId, `${method} ${path}`] as const),
     );

@@ -33,6 +33,8 @@ export interface RouteResult {
   bare?: { cacheControl: string };
   /** `Set-Cookie` header values to send with the answer. */
   cookies?: string[];
+  /** Send `data` itself as the body with RFC 6749 §5.1's `Cache-Control: no-store` and `Pragma: no-cache`: a token endpoint's answer. */
+  oauth?: true;
   /** Answer with a 302 to this URL instead of the envelope. */
   redirectTo?: string;
 }
@@ -62,6 +64,8 @@ export type RouteTag =
   | "Administration"
   | "Organizations"
   | "API keys"
+  | "Service accounts"
+  | "Impersonation"
   | "Metadata";
 
 /**
@@ -125,6 +129,17 @@ export interface Route {
   access: "public" | "bearer" | "admin";
   /** The body limit in bytes. Default 64 KiB. */
   bodyLimit?: number;
+  /**
+   * How the body is read: `json` (default, `readJsonBody`), or `form` for an
+   * `application/x-www-form-urlencoded` body of single-valued parameters (`readFormBody`; the OAuth
+   * token endpoint, RFC 6749 §4.4.2), each a string in `context.body`.
+   */
+  body?: "json" | "form";
+  /**
+   * How a refusal is answered: in the envelope (default), or `oauth`: RFC 6749 §5.2's
+   * `{ error, error_description }` with its status, never the envelope (see `oauthErrorResponse`).
+   */
+  errors?: "envelope" | "oauth";
   doc: RouteDoc;
   /** Serves the request once its access is checked; an `AuthError` it throws becomes the error envelope. */
   handle(context: RouteContext): Promise<RouteResult>;

@@ -22,6 +22,11 @@ const sessionInfo: JsonSchema = {
       type: ["string", "null"],
       description: "The network it was last used from: IPv4 /24, IPv6 /48, or the whole address with `sessions.keepFullAddress`",
     },
+    impersonatedBy: {
+      oneOf: [answerObject({ id: { type: "string" }, username: { type: ["string", "null"] } }), { type: "null" }],
+      description:
+        "The administrator acting as the user in this session (impersonation, IM-1), with their username; null for the user's own",
+    },
   }),
 };
 

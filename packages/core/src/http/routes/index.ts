@@ -5,6 +5,7 @@ import { adminOrganizationRoutes } from "./admin-organizations.js";
 import { apiKeyRoutes } from "./api-keys.js";
 import { directoryRoutes } from "./directory.js";
 import { emailRoutes } from "./email.js";
+import { impersonationRoutes } from "./impersonation.js";
 import { metadataRoutes } from "./metadata.js";
 import { oauthRoutes } from "./oauth.js";
 import { organizationDomainRoutes } from "./organization-domains.js";
@@ -14,8 +15,10 @@ import { organizationRoutes } from "./organizations.js";
 import { passkeyRoutes } from "./passkeys.js";
 import { requiredFactorRoutes } from "./required-factor.js";
 import { secondFactorRoutes } from "./second-factor.js";
+import { serviceAccountRoutes } from "./service-accounts.js";
 import { signInRoutes } from "./sign-in.js";
 import { stepUpRoutes } from "./step-up.js";
+import { tokenEndpointRoutes } from "./token-endpoint.js";
 import { tokenRoutes } from "./tokens.js";
 
 /**
@@ -42,5 +45,8 @@ export const routes: readonly Route[] = [
   ...organizationDomainRoutes,
   ...adminOrganizationRoutes,
   ...apiKeyRoutes,
+  ...serviceAccountRoutes,
+  ...tokenEndpointRoutes,
+  ...impersonationRoutes,
   ...metadataRoutes(() => routes),
 ];
