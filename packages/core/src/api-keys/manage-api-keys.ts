@@ -6,7 +6,7 @@ import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { readVisibleText, requiredString } from "../flows/input.js";
 import { type ReauthenticationProof, requireRecentAuthentication } from "../flows/reauthenticate.js";
-import type { ApiKeyRecord, ApiKeyStore } from "../storage/types.js";
+import type { ApiKeyRecord, ApiKeyStore, UserRecord } from "../storage/types.js";
 import { signedInUser } from "../users/signed-in-user.js";
 import { revoked } from "../users/token-state.js";
 import { scopePattern } from "./api-key-config.js";
@@ -23,11 +23,23 @@ export interface ApiKeyInfo {
   expiresAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;
+  /** The organization the key belongs to, or null for a user's own key. */
+  orgId: string | null;
 }
 
 /** The view of a stored key. */
-export function apiKeyInfo({ id, name, start, scopes, createdAt, expiresAt, lastUsedAt, revokedAt }: ApiKeyRecord): ApiKeyInfo {
-  return { id, name, start, scopes: [...scopes], createdAt, expiresAt, lastUsedAt, revokedAt };
+export function apiKeyInfo({
+  id,
+  name,
+  start,
+  scopes,
+  createdAt,
+  expiresAt,
+  lastUsedAt,
+  revokedAt,
+  orgId,
+}: ApiKeyRecord): ApiKeyInfo {
+  return { id, name, start, scopes: [...scopes], createdAt, expiresAt, lastUsedAt, revokedAt, orgId };
 }
 
 /** The API key store, or 40400 when API keys are off: their routes answer as unknown ones. */
@@ -110,8 +122,23 @@ export interface CreatedApiKey extends ApiKeyInfo {
  * ```
  */
 export async function createApiKey(auth: Auth, input: CreateApiKeyInput): Promise<CreatedApiKey> {
-  const store = apiKeysOf(auth);
+  apiKeysOf(auth);
   const user = await signedInUser(auth, input.userId);
+  return makeApiKey(auth, user, input, null);
+}
+
+/**
+ * Checks a new key's name, scopes and lifetime, the re-authentication, and the user's live keys
+ * (`apiKeys.maxPerUser`, organization keys they made counted too); stores the key, of `orgId` when
+ * not null, and answers it once.
+ */
+export async function makeApiKey(
+  auth: Auth,
+  user: UserRecord,
+  input: Omit<CreateApiKeyInput, "userId">,
+  orgId: string | null,
+): Promise<CreatedApiKey> {
+  const store = apiKeysOf(auth);
   const name = readVisibleText(input.name, "name", maxApiKeyNameLength);
   const scopes = readScopes(input.scopes, auth.config.apiKeys.scopes);
   const lifetime = lifetimeOf(auth, input.expiresIn);
@@ -133,14 +160,14 @@ export async function createApiKey(auth: Auth, input: CreateApiKeyInput): Promis
     name,
     scopes,
     tokenVersion: user.tokenVersion,
-    orgId: null,
+    orgId,
     createdAt: now,
     expiresAt: now + lifetime * 1000,
     lastUsedAt: null,
     revokedAt: null,
   };
   await store.createApiKey(record);
-  auth.emit({ type: "api_key.created", userId: user.id, keyId: record.id, at: now });
+  auth.emit({ type: "api_key.created", userId: user.id, keyId: record.id, at: now, ...(orgId === null ? {} : { orgId }) });
   return { key, ...apiKeyInfo(record) };
 }
 
@@ -148,7 +175,7 @@ export async function createApiKey(auth: Auth, input: CreateApiKeyInput): Promis
 export async function listApiKeys(auth: Auth, input: { userId: string }): Promise<ApiKeyInfo[]> {
   const store = apiKeysOf(auth);
   const user = await signedInUser(auth, input.userId);
-  return (await store.listApiKeys(user.id)).map(apiKeyInfo);
+  return (await store.listApiKeys(user.id)).filter((key) => key.orgId === null).map(apiKeyInfo);
 }
 
 const noSuchKey = () => new AuthError(ErrorCode.NotFound, "No such API key");
@@ -179,7 +206,7 @@ export async function revokeApiKey(auth: Auth, input: { userId: string; id: stri
   return revokeWith(auth, store, user.id, requiredString(input.id, "id"), user.id);
 }
 
-async function revokeWith(
+export async function revokeWith(
   auth: Auth,
   store: ApiKeyStore,
   owner: string | null,

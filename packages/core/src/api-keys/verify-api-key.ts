@@ -4,6 +4,8 @@ import { sha256 } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import { requiredString } from "../flows/input.js";
+import { isAdministrator } from "../organizations/organization-access.js";
+import { organizationStoreOf } from "../organizations/session-organization.js";
 import type { ApiKeyState } from "../storage/types.js";
 import { hitTiers } from "../throttle/throttle.js";
 import { isWellFormedApiKey } from "./api-key-format.js";
@@ -46,7 +48,8 @@ function instanceOf(auth: Auth) {
 /**
  * Verifies an API key (AK-2, AK-3): its form and checksum first (a malformed key, or one of another
  * environment, is refused with no storage read), then one read of the key by its SHA-256 with its
- * user: not revoked, not expired, the user present, enabled and at the key's token version (TV-2).
+ * user: not revoked, not expired, the user present, enabled and at the key's token version (TV-2);
+ * for an organization's key, its maker still one of the organization's administrators (AK-6).
  * With `tokenStateCacheSeconds` the state is cached per key as an access token's is, and dropped
  * at once by a revocation here or on the revocation channel. With `apiKeys.rateLimit`, each
  * request takes one from the key's budget (42900 with `Retry-After`, AK-5). Its use is recorded
@@ -91,6 +94,7 @@ async function readContext(auth: Auth, hash: string, now: number): Promise<ApiKe
   const state = await apiKeysOf(auth).findApiKeyByHash(hash);
   if (state === null || !isLive(state, now)) throw invalidKey();
   const { key, user } = state;
+  if (key.orgId !== null && !(await makerHoldsKeyAuthority(auth, key.orgId, key.userId))) throw invalidKey();
   const context: ApiKeyContext = Object.freeze({
     kind: "api_key",
     keyId: key.id,
@@ -114,6 +118,12 @@ async function readContext(auth: Auth, hash: string, now: number): Promise<ApiKe
     setBounded(instanceOf(auth).contexts, hash, context, cacheLimit);
   }
   return context;
+}
+
+/** Whether the maker of an organization's key is still one of its administrators (AK-6): read with organizations on, else false. */
+async function makerHoldsKeyAuthority(auth: Auth, orgId: string, userId: string): Promise<boolean> {
+  const store = organizationStoreOf(auth);
+  return store !== null && isAdministrator(auth, await store.findMembership(orgId, userId));
 }
 
 /** A key not revoked nor expired, whose user is present, enabled and at its token version. */

@@ -179,7 +179,8 @@ export type AuthEvent =
   | (EventBase & { type: "organization.domain_verified"; orgId: string; domain: string; by: string })
   | (EventBase & { type: "organization.switched"; userId: string; sessionId: string; orgId: string | null })
   /** API keys (AK-1…): `keyId` names the key, never its secret. */
-  | (EventBase & { type: "api_key.created"; userId: string; keyId: string })
+  /** `orgId`: the organization a key of an organization belongs to. */
+  | (EventBase & { type: "api_key.created"; userId: string; keyId: string; orgId?: string })
   | (EventBase & { type: "api_key.revoked"; userId: string; keyId: string; by: string })
   /** Service accounts (SA-1…): `by` is the administrator; `credentialId` names a secret or key, never its value. */
   | (EventBase & { type: "service_account.created"; serviceAccountId: string; by: string | null })

@@ -45,10 +45,15 @@ export function highestRank(auth: Auth, roles: readonly string[]): number {
   return best;
 }
 
+/** Whether a membership holds one of `organizations.administratorRoles` (OR-4); false for none. */
+export function isAdministrator(auth: Auth, membership: MembershipRecord | null): boolean {
+  const { administratorRoles } = auth.config.organizations;
+  return membership?.roles.some((role) => administratorRoles.includes(role)) === true;
+}
+
 /** 40300 unless the member holds one of `organizations.administratorRoles` (OR-4). */
 export function requireAdministrator(auth: Auth, membership: MembershipRecord): void {
-  const { administratorRoles } = auth.config.organizations;
-  if (!membership.roles.some((role) => administratorRoles.includes(role))) {
+  if (!isAdministrator(auth, membership)) {
     throw new AuthError(ErrorCode.Forbidden, "Only the organization's administrators may do this");
   }
 }

@@ -42,8 +42,10 @@ export interface ApiKeyStore {
   createApiKey(key: ApiKeyRecord): Promise<void>;
   /** The key whose hash this is (revoked and expired ones included: the caller checks) with its user's state, or null. */
   findApiKeyByHash(hash: string): Promise<ApiKeyState | null>;
-  /** A user's keys, revoked and expired ones included, newest first. */
+  /** A user's keys (their own and the organization keys they made), revoked and expired ones included, newest first. */
   listApiKeys(userId: string): Promise<ApiKeyRecord[]>;
+  /** An organization's keys, revoked and expired ones included, newest first. */
+  listOrganizationApiKeys(orgId: string): Promise<ApiKeyRecord[]>;
   /** Renames a user's live key; false for an unknown, revoked or another user's key. */
   renameApiKey(userId: string, id: string, name: string): Promise<boolean>;
   /**

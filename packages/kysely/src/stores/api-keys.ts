@@ -112,6 +112,16 @@ export function apiKeyStore(context: StoreContext): ApiKeyStore {
         .execute();
       return rows.map((row) => toApiKey(row as ApiKeyRow));
     },
+    async listOrganizationApiKeys(orgId) {
+      const rows = await db
+        .selectFrom(t.apiKeys)
+        .selectAll()
+        .where("org_id", "=", orgId)
+        .orderBy("created_at", "desc")
+        .orderBy("id", "desc")
+        .execute();
+      return rows.map((row) => toApiKey(row as ApiKeyRow));
+    },
     async renameApiKey(userId, id, name) {
       if (!isUserId(userId)) return false;
       const result = await db

@@ -8,9 +8,14 @@ import {
   revokeApiKey,
   revokeUserApiKey,
 } from "../../api-keys/manage-api-keys.js";
+import {
+  createOrganizationApiKey,
+  listOrganizationApiKeys,
+  revokeOrganizationApiKey,
+} from "../../api-keys/organization-api-keys.js";
 import type { Auth } from "../../auth.js";
 import { type JsonSchema, answerObject, requestObject } from "../openapi-schemas.js";
-import type { ParameterDoc, Route } from "../route-types.js";
+import type { ParameterDoc, Route, RouteContext } from "../route-types.js";
 import { adminProof, adminProofOf } from "./admin.js";
 import { proofFields, reauthentication, signedIn } from "./shared.js";
 
@@ -32,6 +37,7 @@ const apiKeyProperties: Record<string, JsonSchema> = {
   expiresAt: instant,
   lastUsedAt: { type: ["integer", "null"], minimum: 0, description: "Epoch milliseconds, written at most once a minute (AK-4)" },
   revokedAt: { type: ["integer", "null"], minimum: 0, description: "Epoch milliseconds" },
+  orgId: { type: ["string", "null"], description: "The organization the key belongs to; null for a user's own key" },
 };
 
 const apiKeyInfo: JsonSchema = answerObject(apiKeyProperties);
@@ -44,6 +50,47 @@ const nameField: JsonSchema = {
   maxLength: maxApiKeyNameLength,
   description: `1 to ${maxApiKeyNameLength} characters of visible text`,
 };
+
+const newKeyBody: JsonSchema = requestObject(
+  {
+    name: nameField,
+    scopes: {
+      type: "array",
+      items: { type: "string", minLength: 1, maxLength: 128 },
+      maxItems: maxScopes,
+      description: `At most ${maxScopes} scopes of 1 to 128 visible ASCII characters, each of \`apiKeys.scopes\` when the host defines them`,
+    },
+    expiresIn: {
+      oneOf: [
+        { type: "integer", minimum: 1 },
+        { type: "string", minLength: 1 },
+      ],
+      description:
+        'The lifetime: whole seconds or a string such as `"30d"`; default `apiKeys.defaultTtl`, at most `apiKeys.maxTtl`',
+    },
+    ...proofFields,
+  },
+  ["name"],
+);
+
+const createdKey: JsonSchema = answerObject({
+  ...apiKeyProperties,
+  key: { type: "string", description: "The secret, `pc_<environment>_…`: shown this once, never again (AK-2)" },
+});
+
+/** The input of a new key from a request's body. */
+const newKeyInput = (context: RouteContext) => ({
+  ...reauthentication(context),
+  userId: signedIn(context),
+  name: context.body.name as string,
+  scopes: context.body.scopes as string[] | undefined,
+  expiresIn: context.body.expiresIn as number | string | undefined,
+});
+
+/** An organization's keys exist with API keys and organizations both on. */
+const organizationKeysOn = (auth: Auth): boolean => auth.config.apiKeys.enabled && auth.config.organizations.enabled;
+
+const orgIdParameter: ParameterDoc = { name: "orgId", in: "path", description: "The organization's id" };
 
 /** The re-authentication codes (STUP-3): missing, wrong password, wrong code, no local password, throttled. */
 const reauthenticationCodes = [40001, 40100, 40103, 40900, 42900] as const;
@@ -65,43 +112,12 @@ export const apiKeyRoutes: readonly Route[] = [
       summary: "Make an API key for the signed-in user, shown this once",
       description:
         "After re-authentication (STUP-3): a recent sign-in, or `password` (and `totpCode`) in the body. `key` is answered only here and stored only as its SHA-256 (AK-2). The key acts for the user with the scopes given until it expires (`expiresIn`, default `apiKeys.defaultTtl`, at most `apiKeys.maxTtl`), is revoked, the account is disabled or its token version is raised. At most `apiKeys.maxPerUser` live keys (40900). Only an access token may call it: an API key is refused (40101).",
-      body: requestObject(
-        {
-          name: nameField,
-          scopes: {
-            type: "array",
-            items: { type: "string", minLength: 1, maxLength: 128 },
-            maxItems: maxScopes,
-            description: `At most ${maxScopes} scopes of 1 to 128 visible ASCII characters, each of \`apiKeys.scopes\` when the host defines them`,
-          },
-          expiresIn: {
-            oneOf: [
-              { type: "integer", minimum: 1 },
-              { type: "string", minLength: 1 },
-            ],
-            description:
-              'The lifetime: whole seconds or a string such as `"30d"`; default `apiKeys.defaultTtl`, at most `apiKeys.maxTtl`',
-          },
-          ...proofFields,
-        },
-        ["name"],
-      ),
-      data: answerObject({
-        ...apiKeyProperties,
-        key: { type: "string", description: "The secret, `pc_<environment>_…`: shown this once, never again (AK-2)" },
-      }),
+      body: newKeyBody,
+      data: createdKey,
       codes: [...reauthenticationCodes, 42200],
     },
     async handle(context) {
-      const { body } = context;
-      const input = {
-        ...reauthentication(context),
-        userId: signedIn(context),
-        name: body.name as string,
-        scopes: body.scopes as string[] | undefined,
-        expiresIn: body.expiresIn as number | string | undefined,
-      };
-      return { data: await createApiKey(context.auth, input) };
+      return { data: await createApiKey(context.auth, newKeyInput(context)) };
     },
   },
   {
@@ -197,6 +213,66 @@ export const apiKeyRoutes: readonly Route[] = [
     async handle(context) {
       const input = { ...adminProofOf(context), userId: context.params.id as string, id: context.params.keyId as string };
       return { data: await revokeUserApiKey(context.auth, input) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/orgs/:orgId/api-keys",
+    access: "bearer",
+    enabled: organizationKeysOn,
+    doc: {
+      operationId: "createOrganizationApiKey",
+      tag: "API keys",
+      summary: "Make a key of an organization, shown this once",
+      description:
+        "For the organization's administrators, after re-authentication (STUP-3), as `POST /auth/api-keys`; the key carries the organization (`orgId`, AK-6) and works only while its maker is one of the organization's administrators. A non-member gets 40400, as for an unknown organization (OR-2); a member who is no administrator 40300.",
+      parameters: [orgIdParameter],
+      body: newKeyBody,
+      data: createdKey,
+      codes: [...reauthenticationCodes, 40400, 42200],
+    },
+    async handle(context) {
+      const input = { ...newKeyInput(context), orgId: context.params.orgId as string };
+      return { data: await createOrganizationApiKey(context.auth, input) };
+    },
+  },
+  {
+    method: "GET",
+    path: "/auth/orgs/:orgId/api-keys",
+    access: "bearer",
+    enabled: organizationKeysOn,
+    doc: {
+      operationId: "listOrganizationApiKeys",
+      tag: "API keys",
+      summary: "An organization's API keys, newest first",
+      description: "For the organization's administrators. Revoked and expired keys included; never a key's secret (AK-2).",
+      parameters: [orgIdParameter],
+      data: { type: "array", items: apiKeyInfo },
+      codes: [40400],
+    },
+    async handle(context) {
+      const input = { userId: signedIn(context), orgId: context.params.orgId as string };
+      return { data: await listOrganizationApiKeys(context.auth, input) };
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/auth/orgs/:orgId/api-keys/:id",
+    access: "bearer",
+    enabled: organizationKeysOn,
+    doc: {
+      operationId: "revokeOrganizationApiKey",
+      tag: "API keys",
+      summary: "Revoke a key of an organization",
+      description:
+        "For the organization's administrators. The key is refused from its next request on (AK-2). A key of another organization, a revoked or an unknown one is 40400.",
+      parameters: [orgIdParameter, keyIdParameter("id")],
+      data: answerObject({ revoked: { const: true } }),
+      codes: [40400],
+    },
+    async handle(context) {
+      const input = { userId: signedIn(context), orgId: context.params.orgId as string, id: context.params.id as string };
+      return { data: await revokeOrganizationApiKey(context.auth, input) };
     },
   },
 ];

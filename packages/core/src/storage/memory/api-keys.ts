@@ -39,6 +39,11 @@ export function memoryApiKeys(user: (id: string) => UserRecord | null) {
         .filter((key) => key.userId === userId)
         .sort((a, b) => b.createdAt - a.createdAt || compareCodePoints(b.id, a.id));
     },
+    async listOrganizationApiKeys(orgId) {
+      return [...byHash.values()]
+        .filter((key) => key.orgId === orgId)
+        .sort((a, b) => b.createdAt - a.createdAt || compareCodePoints(b.id, a.id));
+    },
     async renameApiKey(userId, id, name) {
       const key = keyOf(id);
       if (key === undefined || key.userId !== userId || key.revokedAt !== null) return false;

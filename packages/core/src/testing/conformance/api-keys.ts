@@ -137,6 +137,27 @@ export function apiKeysSuite({ test: { describe, it, expect }, makeStorage }: Su
       expect(await keys.listApiKeys(uniqueId("user"))).toEqual([]);
     });
 
+    it("AK-6: listOrganizationApiKeys lists an organization's keys only, of every maker, revoked and expired ones included, newest first", async () => {
+      const storage = await makeStorage();
+      const keys = apiKeysOf(storage);
+      const ownerId = await createUser(storage);
+      const otherId = await createUser(storage);
+      const orgId = await anOrganizationId(storage, ownerId);
+      const otherOrgId = await anOrganizationId(storage, otherId);
+      const made = [
+        sampleApiKey(ownerId, { orgId, createdAt: BASE_TIME + 10 }),
+        sampleApiKey(otherId, { orgId, createdAt: BASE_TIME + 30, revokedAt: BASE_TIME + 40 }),
+        sampleApiKey(ownerId, { orgId, createdAt: BASE_TIME + 20, expiresAt: BASE_TIME + 21 }),
+      ];
+      for (const key of made) await keys.createApiKey(key);
+      await keys.createApiKey(sampleApiKey(ownerId, { createdAt: BASE_TIME + 50 }));
+      await keys.createApiKey(sampleApiKey(otherId, { orgId: otherOrgId, createdAt: BASE_TIME + 60 }));
+      expect(await keys.listOrganizationApiKeys(orgId)).toEqual([made[1], made[2], made[0]]);
+      expect(await keys.listOrganizationApiKeys(otherOrgId)).toHaveLength(1);
+      expect(await keys.listOrganizationApiKeys(uniqueId("org"))).toEqual([]);
+      expect(await keys.listApiKeys(ownerId)).toHaveLength(3);
+    });
+
     it("renameApiKey renames the user's live key (to its own name too); another user's, a revoked or an unknown key is refused and unchanged", async () => {
       const { storage, keys, userId, key } = await withKey(makeStorage);
       expect(await keys.renameApiKey(userId, key.id, "Nightly reports")).toBe(true);
