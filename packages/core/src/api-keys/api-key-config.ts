@@ -73,11 +73,7 @@ export function resolveApiKeysConfig(config: ApiKeysConfig | undefined): Resolve
   refuseUnknownOptions(options, optionNames, "apiKeys.");
   const { enabled = false, environment = "live", defaultTtl = "90d", maxTtl = "365d" } = options;
   if (typeof enabled !== "boolean") fail(`apiKeys.enabled must be true or false; got ${JSON.stringify(enabled)}`);
-  if (typeof environment !== "string" || !environmentPattern.test(environment)) {
-    fail(
-      `apiKeys.environment must be 1 to 16 lower-case letters and digits, such as "live" or "test"; got ${JSON.stringify(environment)}`,
-    );
-  }
+  checkEnvironment(environment, "apiKeys.environment");
   const defaultTtlSeconds = durationSeconds(defaultTtl, "apiKeys.defaultTtl");
   const maxTtlSeconds = durationSeconds(maxTtl, "apiKeys.maxTtl");
   if (defaultTtlSeconds > maxTtlSeconds) fail("apiKeys.defaultTtl must not be longer than apiKeys.maxTtl");
@@ -88,21 +84,29 @@ export function resolveApiKeysConfig(config: ApiKeysConfig | undefined): Resolve
     maxTtlSeconds,
     maxPerUser: positiveInteger(options.maxPerUser, "apiKeys.maxPerUser", 50),
     rateLimit: options.rateLimit === undefined ? [] : resolveTiers(options.rateLimit, "apiKeys.rateLimit", []),
-    scopes: scopesOf(options.scopes),
+    scopes: scopeListOf(options.scopes, "apiKeys.scopes"),
   };
 }
 
 /** What a scope may be: 1 to 128 visible ASCII characters, no spaces. */
 export const scopePattern = /^[\x21-\x7e]{1,128}$/;
 
-function scopesOf(value: unknown): string[] | null {
+/** Checks an environment tag option (`apiKeys.environment`, `serviceAccounts.environment`). */
+export function checkEnvironment(value: unknown, what: string): asserts value is string {
+  if (typeof value !== "string" || !environmentPattern.test(value)) {
+    fail(`${what} must be 1 to 16 lower-case letters and digits, such as "live" or "test"; got ${JSON.stringify(value)}`);
+  }
+}
+
+/** Reads an option listing the scopes a host defines (`apiKeys.scopes`, `serviceAccounts.scopes`): null when absent. */
+export function scopeListOf(value: unknown, what: string): string[] | null {
   if (value === undefined) return null;
   if (
     !Array.isArray(value) ||
     value.length === 0 ||
     !value.every((scope) => typeof scope === "string" && scopePattern.test(scope))
   ) {
-    fail(`apiKeys.scopes must be a non-empty list of scopes of 1 to 128 visible ASCII characters; got ${JSON.stringify(value)}`);
+    fail(`${what} must be a non-empty list of scopes of 1 to 128 visible ASCII characters; got ${JSON.stringify(value)}`);
   }
   return [...new Set(value as string[])];
 }

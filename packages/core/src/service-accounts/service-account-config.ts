@@ -1,5 +1,4 @@
-import { scopePattern } from "../api-keys/api-key-config.js";
-import { environmentPattern } from "../api-keys/api-key-format.js";
+import { checkEnvironment, scopeListOf } from "../api-keys/api-key-config.js";
 import { type Duration, type OptionNames, durationSeconds, fail, lacksScheme, refuseUnknownOptions } from "../config-values.js";
 
 /**
@@ -69,11 +68,7 @@ export function resolveServiceAccountsConfig(config: ServiceAccountsConfig | und
   refuseUnknownOptions(options, optionNames, "serviceAccounts.");
   const { enabled = false, environment = "live", tokenTtl = "10m" } = options;
   if (typeof enabled !== "boolean") fail(`serviceAccounts.enabled must be true or false; got ${JSON.stringify(enabled)}`);
-  if (typeof environment !== "string" || !environmentPattern.test(environment)) {
-    fail(
-      `serviceAccounts.environment must be 1 to 16 lower-case letters and digits, such as "live" or "test"; got ${JSON.stringify(environment)}`,
-    );
-  }
+  checkEnvironment(environment, "serviceAccounts.environment");
   const tokenTtlSeconds = durationSeconds(tokenTtl, "serviceAccounts.tokenTtl");
   if (tokenTtlSeconds > maxTokenTtlSeconds)
     fail('serviceAccounts.tokenTtl must be at most "1h": no refresh token makes it short');
@@ -82,23 +77,9 @@ export function resolveServiceAccountsConfig(config: ServiceAccountsConfig | und
     tokenTtlSeconds,
     environment,
     secretTtlSeconds: options.secretTtl === undefined ? null : durationSeconds(options.secretTtl, "serviceAccounts.secretTtl"),
-    scopes: scopesOf(options.scopes),
+    scopes: scopeListOf(options.scopes, "serviceAccounts.scopes"),
     tokenEndpoint: tokenEndpointOf(options.tokenEndpoint),
   };
-}
-
-function scopesOf(value: unknown): string[] | null {
-  if (value === undefined) return null;
-  if (
-    !Array.isArray(value) ||
-    value.length === 0 ||
-    !value.every((scope) => typeof scope === "string" && scopePattern.test(scope))
-  ) {
-    fail(
-      `serviceAccounts.scopes must be a non-empty list of scopes of 1 to 128 visible ASCII characters; got ${JSON.stringify(value)}`,
-    );
-  }
-  return [...new Set(value as string[])];
 }
 
 function tokenEndpointOf(value: unknown): string | null {
