@@ -1,7 +1,7 @@
 import type { MembershipChange, MembershipRecord, OrganizationStore, Page } from "@portcullis/core";
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { AnyDatabase, OrganizationMemberRow, OrganizationRow } from "../schema.js";
-import { type StoreContext, num } from "./context.js";
+import { type StoreContext, num, rowOf, selectedAs } from "./context.js";
 import {
   Refused,
   insertedBesideOrganization,
@@ -97,18 +97,13 @@ export function organizationMemberStore(
     },
     async listUserOrganizations(userId) {
       if (!isUserId(userId)) return [];
-      const selected = [
-        ...organizationColumns.map((column) => `o.${column} as o_${column}`),
-        ...memberColumns.map((column) => `m.${column} as m_${column}`),
-      ].join(", ");
-      const { rows } = await sql<Record<string, unknown>>`select ${sql.raw(selected)}
+      const selected = sql.join([selectedAs("o", organizationColumns), selectedAs("m", memberColumns)]);
+      const { rows } = await sql<Record<string, unknown>>`select ${selected}
         from ${sql.table(t.organizationMembers)} m join ${sql.table(t.organizations)} o on o.id = m.org_id
         where m.user_id = ${userId} order by o.id`.execute(db);
-      const part = (row: Record<string, unknown>, alias: string, columns: readonly string[]) =>
-        Object.fromEntries(columns.map((column) => [column, row[`${alias}_${column}`]]));
       return rows.map((row) => ({
-        organization: toOrganization(part(row, "o", organizationColumns) as unknown as OrganizationRow),
-        membership: toMembership(part(row, "m", memberColumns) as unknown as OrganizationMemberRow),
+        organization: toOrganization(rowOf(row, "o", organizationColumns) as OrganizationRow),
+        membership: toMembership(rowOf(row, "m", memberColumns) as OrganizationMemberRow),
       }));
     },
     async addMember(membership) {
