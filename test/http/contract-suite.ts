@@ -585,6 +585,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
           amr: ["pwd"],
           userAgent: browser,
           address: expect.stringMatching(/^(127\.0\.0\.0\/24|0:0:0::\/48)$/),
+          impersonatedBy: null,
         });
         const text = JSON.stringify(listed);
         for (const token of [older.accessToken, older.refreshToken, newer.accessToken, newer.refreshToken]) {

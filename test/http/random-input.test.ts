@@ -2,11 +2,13 @@ import {
   type Auth,
   type HttpResponse,
   type Route,
+  addClientSecret,
   addDomain,
   beginPasskeyEnrolment,
   beginTotpEnrolment,
   createApiKey,
   createOrganization,
+  createServiceAccount,
   handleRequest,
   inviteMember,
   login,
@@ -141,6 +143,14 @@ const fieldsByRoute: Record<string, string[]> = {
   "POST /auth/api-keys": ["name", "scopes", "expiresIn", "password", "totpCode"],
   "PATCH /auth/api-keys/:id": ["name"],
   "DELETE /auth/admin/users/:id/api-keys/:keyId": ["password", "totpCode"],
+  "POST /auth/admin/service-accounts": ["name", "roles", "scopes", "password", "totpCode"],
+  "PATCH /auth/admin/service-accounts/:id": ["name", "roles", "scopes", "disabled", "endTokens", "password", "totpCode"],
+  "DELETE /auth/admin/service-accounts/:id": ["password", "totpCode"],
+  "POST /auth/admin/service-accounts/:id/secrets": ["expiresIn", "password", "totpCode"],
+  "POST /auth/admin/service-accounts/:id/keys": ["jwk", "password", "totpCode"],
+  "DELETE /auth/admin/service-accounts/:id/credentials/:credentialId": ["password", "totpCode"],
+  "POST /auth/token": ["grant_type", "scope", "client_id", "client_assertion_type", "client_assertion", "client_secret"],
+  "POST /auth/admin/users/:id/impersonate": ["password", "totpCode"],
 };
 
 /** Bodies a route takes, mixed in one time in ten, so that random runs reach its success and its conflicts too. */
@@ -158,7 +168,19 @@ const wellFormed: Record<string, (index: number) => Record<string, unknown>> = {
   "POST /auth/orgs/:orgId/domains": (index) => ({ domain: `d${index}.fuzz.example` }),
   "POST /auth/api-keys": (index) => ({ name: `Fuzz key ${index}`, scopes: ["reports:read"], expiresIn: "30d" }),
   "PATCH /auth/api-keys/:id": (index) => ({ name: `Renamed key ${index}` }),
+  "POST /auth/admin/service-accounts": (index) => ({ name: `Fuzz account ${index}`, scopes: ["reports:read"] }),
+  "PATCH /auth/admin/service-accounts/:id": (index) => ({ name: `Renamed account ${index}`, disabled: index % 2 === 0 }),
+  "POST /auth/admin/service-accounts/:id/secrets": (index) => (index % 2 === 0 ? {} : { expiresIn: "90d" }),
+  "POST /auth/admin/service-accounts/:id/keys": (index) => ({ jwk: { ...publicJwk, kid: `fuzz-${index}` } }),
+  // With the account's secret in Authorization: Basic (see the token route's headers below).
+  "POST /auth/token": (index) => ({ grant_type: "client_credentials", ...(index % 2 === 0 ? { scope: "reports:read" } : {}) }),
+  "POST /auth/admin/users/:id/impersonate": () => ({}),
+  "DELETE /auth/admin/service-accounts/:id": () => ({}),
+  "DELETE /auth/admin/service-accounts/:id/credentials/:credentialId": () => ({}),
 };
+
+/** A public key a service account registers for private_key_jwt (an Ed25519 key of RFC 8037 §A.2). */
+const publicJwk = { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo" };
 
 /** The kinds of passkey ceremony a finish route spends; `enrolment` is the one a 40105 temporary token begins (STUP-4). */
 type CeremonyKind = "login" | "register" | "reauthenticate" | "enrolment";
@@ -235,6 +257,8 @@ describe("random input on every route with a body", () => {
   const organization = { id: "", invitationId: "", made: 0 };
   /** A key of the fuzz user and one of the victim, fresh per route, that the API-key routes act on (AK-2). */
   const apiKey = { own: "", victims: "" };
+  /** A service account of the fuzz administrator's, fresh per route, with a client secret (SA-1, SA-3). */
+  const serviceAccount = { id: "", credentialId: "", clientSecret: "" };
   /** The enrolling user, and the temporary token of their latest 40105 answer with how many requests it was sent in. */
   const enrolment = { userId: "", tempToken: "", uses: Number.POSITIVE_INFINITY };
 
@@ -290,6 +314,9 @@ describe("random input on every route with a body", () => {
       organizations: { enabled: true, verifyDomain: async () => true },
       // API keys on, with room for every key the well-formed bodies make, so that their routes reach their checks (AK-1…AK-5).
       apiKeys: { enabled: true, maxPerUser: 100_000 },
+      // Service accounts and impersonation on, so that their routes and the token endpoint reach their checks (SA-1…SA-4, IM-1).
+      serviceAccounts: { enabled: true, scopes: ["reports:read", "reports:write"] },
+      impersonation: { enabled: true },
       // One role must have a second factor, so that the enrolment routes exist (STUP-4); only the enrolling user has it.
       secondFactor: { required: { roles: [enrollingRole] } },
       // A provider, so that the re-authentication through it exists and reaches its checks (STUP-5).
@@ -298,7 +325,7 @@ describe("random input on every route with a body", () => {
       http: { passwordChangeAlias: true },
     }).auth;
     // An admin, so that the directory policy routes are reached past the role check.
-    const user = await createTestUser(auth, "fuzz", ["user", "admin"]);
+    const user = await createTestUser(auth, "fuzz", ["user", "admin", "impersonator"]);
     await createTotpUser(auth, "fuzz-totp");
     session.userId = user.id;
     // A passkey of the user, so that random and altered assertions reach the signature checks.
@@ -327,6 +354,10 @@ describe("random input on every route with a body", () => {
     await makeOrganization();
     apiKey.own = (await createApiKey(auth, { userId: session.userId, name: "Fuzz", password: testPassword })).id;
     apiKey.victims = (await createApiKey(auth, { userId: session.victimId, name: "Victim's", password: testPassword })).id;
+    const admin = { adminUserId: session.userId, sessionId: session.sessionId };
+    const account = await createServiceAccount(auth, { ...admin, name: "Fuzz", scopes: ["reports:read"] });
+    const secret = await addClientSecret(auth, { ...admin, id: account.id });
+    Object.assign(serviceAccount, { id: account.id, credentialId: secret.id, clientSecret: secret.clientSecret });
   });
 
   /** A new organization of the fuzz user, with the victim as a member, a pending invitation and a claimed domain. */
@@ -369,6 +400,38 @@ describe("random input on every route with a body", () => {
   }
 
   const bodyRoutes = routes.filter((route) => route.doc.body !== undefined);
+
+  /** The RFC 6749 §5.2 errors the token endpoint may answer. */
+  const oauthErrors = new Set(["invalid_request", "invalid_client", "unsupported_grant_type", "invalid_scope"]);
+
+  /**
+   * The headers of a token request: the account's own Basic credentials (always for a well-formed
+   * body), random ones, a malformed or other scheme, or none; the form's content type nine times in ten.
+   */
+  function tokenEndpointHeaders(next: () => number, wellFormedUsed: boolean): Record<string, string> {
+    const headers: Record<string, string> = {};
+    const pick = wellFormedUsed ? 0 : next();
+    const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString("base64")}`;
+    if (pick < 0.4) headers.authorization = basic(serviceAccount.id, serviceAccount.clientSecret);
+    else if (pick < 0.55) headers.authorization = basic(String(randomValue(next)), String(randomValue(next)));
+    else if (pick < 0.65) headers.authorization = `Basic ${String(randomValue(next))}`;
+    else if (pick < 0.7) headers.authorization = `Bearer ${session.accessToken}`;
+    const type = wellFormedUsed ? 0 : next();
+    headers["content-type"] =
+      type < 0.9 ? "application/x-www-form-urlencoded" : type < 0.95 ? "application/json" : String(randomValue(next));
+    return headers;
+  }
+
+  /** A body's fields form-encoded, each value as text; one in ten given twice. */
+  function formBodyOf(next: () => number, body: Record<string, unknown>): string {
+    const form = new URLSearchParams();
+    for (const [name, value] of Object.entries(body)) {
+      const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "");
+      form.append(name, text);
+      if (next() < 0.1) form.append(name, text);
+    }
+    return form.toString();
+  }
 
   it("covers every route of the table with a body, and each route's fields are those its document names", () => {
     expect(bodyRoutes.map(routeKey).sort()).toEqual(Object.keys(fieldsByRoute).sort());
@@ -466,6 +529,11 @@ describe("random input on every route with a body", () => {
     }
     if (path.includes(":provider")) return path.replace(":provider", () => providerFor(next));
     if (path.startsWith("/auth/api-keys/")) return path.replace(":id", () => ownedIdFor(next, apiKey.own));
+    if (path.startsWith("/auth/admin/service-accounts/")) {
+      return path
+        .replace(":id", () => ownedIdFor(next, serviceAccount.id))
+        .replace(":credentialId", () => ownedIdFor(next, serviceAccount.credentialId));
+    }
     if (path.includes(":keyId")) {
       return path
         .replace(":id", () => encodeURIComponent(session.victimId))
@@ -537,32 +605,54 @@ describe("random input on every route with a body", () => {
           "/auth/admin/orgs/:orgId",
           "/auth/api-keys",
           "/auth/admin/users/:id/api-keys/:keyId",
+          "/auth/admin/service-accounts",
+          "/auth/admin/service-accounts/:id",
+          "/auth/admin/service-accounts/:id/secrets",
+          "/auth/admin/service-accounts/:id/keys",
+          "/auth/admin/service-accounts/:id/credentials/:credentialId",
+          "/auth/admin/users/:id/impersonate",
         ].includes(route.path);
         if (hashes && typeof body.password === "string" && next() < 0.9) body.password = 42;
         if (typeof body.currentPassword === "string" && next() < 0.9) body.currentPassword = 42;
         if (typeof body.oldPassword === "string" && next() < 0.9) body.oldPassword = 42;
         const url = urlFor(next, route.path);
-        const text = JSON.stringify(body);
+        const form = route.body === "form";
+        if (form) {
+          delete headers.authorization;
+          Object.assign(headers, tokenEndpointHeaders(next, wellFormedUsed));
+        }
+        const text = form ? formBodyOf(next, body) : JSON.stringify(body);
         const response = (await handleRequest(auth, request(route.method, url, text, headers))) as HttpResponse;
         const envelope = JSON.parse(response.body) as {
           code: number;
           message: string;
           data?: { ok?: boolean; category?: string };
+          error?: unknown;
         };
         const replay = `${route.method} ${url} ${JSON.stringify(headers)} ${text} → ${response.body}`;
         const result = { status: response.status, headers: new Headers(response.headers), text: response.body, body: envelope };
         answers.push({ server: inProcess, method: route.method, target: `/api/v1${url}`, result });
-        expect(documentedCodes.has(envelope.code), replay).toBe(true);
+        // The token endpoint answers RFC 6749's JSON: its token with 200, or { error, error_description } with a 4xx.
+        if (form) expect(response.status === 200 || oauthErrors.has(String(envelope.error)), replay).toBe(true);
+        else expect(documentedCodes.has(envelope.code), replay).toBe(true);
         expect(response.status, replay).toBeLessThan(500);
         expect(response.body).not.toMatch(/\bstack\b|Error:|\.ts:\d/);
-        seen.add(envelope.code);
+        if (form) expect(response.body).not.toContain(serviceAccount.clientSecret);
+        seen.add(form ? (response.status === 200 ? 0 : response.status) : envelope.code);
         // An enrolment that succeeded spent its token and gave the user a second factor: undo it, so the next is 40105 again.
         if (enrolling && envelope.code === 0 && (route.path.endsWith("/enable") || finish)) await undoEnrolment();
         // Ending every session ended the requests' own too: sign in again, so the next request is judged signed in.
         if (route.path === "/auth/admin/sessions" && envelope.code === 0) Object.assign(session, await signIn());
         // A re-authentication ended the requests' session and answered a new one's tokens (STUP-2, ASVS 7.2.4): go on with those.
         const renewed = (envelope.data as { refreshToken?: unknown; accessToken?: unknown } | undefined) ?? {};
-        if (envelope.code === 0 && typeof renewed.refreshToken === "string" && typeof renewed.accessToken === "string") {
+        // An impersonation's tokens are the victim's session, not the requests' own: they are not taken up.
+        const impersonated = route.path === "/auth/admin/users/:id/impersonate";
+        if (
+          envelope.code === 0 &&
+          !impersonated &&
+          typeof renewed.refreshToken === "string" &&
+          typeof renewed.accessToken === "string"
+        ) {
           Object.assign(session, { accessToken: renewed.accessToken, sessionId: sessionOf(renewed.accessToken) });
         }
         // The test route answers a policy it cannot try with code 0 and a category, never a 4xx.

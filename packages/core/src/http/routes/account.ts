@@ -1,6 +1,7 @@
 import { changePassword } from "../../flows/change-password.js";
 import { requiredString } from "../../flows/input.js";
 import { getPublicUser, signOutEverywhere } from "../../flows/manage-users.js";
+import { refuseImpersonated } from "../../impersonation/impersonate.js";
 import { endOtherSessions, endSession, listSessions, sessionListLimit } from "../../flows/sessions.js";
 import { type UpdateProfileInput, updateProfile } from "../../user-fields/profile.js";
 import { type JsonSchema, answerObject, requestObject, requiredText, schemaRef, userFieldsBody } from "../openapi-schemas.js";
@@ -199,12 +200,15 @@ export const accountRoutes: readonly Route[] = [
       operationId: "signOutEverywhere",
       tag: "Account",
       summary: "Sign out everywhere: end every session of the signed-in user, this one included",
-      description: "Raises the user's token version: every access, refresh and temporary token issued before is refused.",
+      description:
+        "Raises the user's token version: every access, refresh and temporary token issued before is refused. An impersonated session may not (40300, IM-2): it would end the user's own sessions.",
       data: endedCount,
       codes: [],
     },
     async handle(context) {
-      return { data: { ended: await signOutEverywhere(context.auth, { userId: signedIn(context) }) } };
+      const { auth } = context;
+      refuseImpersonated(auth, await auth.storage.sessions.findSession(sessionOf(context)), "sign_out_everywhere");
+      return { data: { ended: await signOutEverywhere(auth, { userId: signedIn(context) }) } };
     },
   },
 ];
