@@ -161,16 +161,23 @@ describe("openApiDocument", () => {
     ]);
     const organizationsOff = operationsOf(documentOf({ ...everythingOn, organizations: undefined }));
     const organizations = all.filter((entry) => !organizationsOff.includes(entry));
-    expect(organizations).toHaveLength(routes.filter((route) => route.doc.tag === "Organizations").length);
+    const organizationKeys = routes.filter((route) => route.path.startsWith("/auth/orgs/:orgId/api-keys"));
+    expect(organizationKeys).toHaveLength(3);
+    expect(organizations).toHaveLength(
+      routes.filter((route) => route.doc.tag === "Organizations").length + organizationKeys.length,
+    );
     expect(organizations.every((entry) => /\/auth\/(admin\/)?orgs(\/|$)/.test(entry))).toBe(true);
     const apiKeysOff = operationsOf(documentOf({ ...everythingOn, apiKeys: undefined }));
     expect(all.filter((entry) => !apiKeysOff.includes(entry)).sort()).toEqual([
       "DELETE /api/v1/auth/admin/users/{id}/api-keys/{keyId}",
       "DELETE /api/v1/auth/api-keys/{id}",
+      "DELETE /api/v1/auth/orgs/{orgId}/api-keys/{id}",
       "GET /api/v1/auth/admin/users/{id}/api-keys",
       "GET /api/v1/auth/api-keys",
+      "GET /api/v1/auth/orgs/{orgId}/api-keys",
       "PATCH /api/v1/auth/api-keys/{id}",
       "POST /api/v1/auth/api-keys",
+      "POST /api/v1/auth/orgs/{orgId}/api-keys",
     ]);
     expect(
       all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, organizations: { enabled: true } })).includes(entry)),
