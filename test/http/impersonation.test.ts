@@ -1,7 +1,7 @@
 // Impersonation end to end on every adapter (issue 41 item 4): an administrator holding the
-// impersonation role begins a session as a user (IM-1), which can change no credential (IM-2),
-// ends by itself at impersonation.duration whatever its refreshes (IM-3), and ends at the end
-// route or once the administrator loses the role (IM-4); each step emits its event. The clock is
+// impersonation role begins a session as a user (IMP-1), which can change no credential (IMP-2),
+// ends by itself at impersonation.duration whatever its refreshes (IMP-3), and ends at the end
+// route or once the administrator loses the role (IMP-4); each step emits its event. The clock is
 // frozen (test/fixtures/auth.ts) and moved by hand.
 import { type AuthEvent, createUser } from "@portcullis/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -85,7 +85,7 @@ describe.each(machineAdapters)("impersonation over HTTP on %s", (name, start) =>
   const eventsOf = (type: string, userId: string) =>
     events.filter((event) => event.type === type && (event as { userId?: string }).userId === userId);
 
-  it("IM-1: an administrator with the impersonation role, re-authenticated, acts as a user: the tokens carry act, req.auth.actor names them, the user's sessions show who acts", async () => {
+  it("IMP-1: an administrator with the impersonation role, re-authenticated, acts as a user: the tokens carry act, req.auth.actor names them, the user's sessions show who acts", async () => {
     const plainAdmin = await signedIn(["admin"]);
     const { admin, user, session } = await impersonating();
     const otherAdmin = await signedIn(["admin"]);
@@ -117,7 +117,7 @@ describe.each(machineAdapters)("impersonation over HTTP on %s", (name, start) =>
     ok(await send("POST", path, admin.accessToken, { password: testPassword }));
   });
 
-  it("IM-2: the impersonated session cannot change the password, set up TOTP, add or remove a passkey, change the email, make an API key, re-authenticate or end every session", async () => {
+  it("IMP-2: the impersonated session cannot change the password, set up TOTP, add or remove a passkey, change the email, make an API key, re-authenticate or end every session", async () => {
     const { admin, user, session } = await impersonating();
     const token = session.accessToken;
     const proof = { password: testPassword };
@@ -143,7 +143,7 @@ describe.each(machineAdapters)("impersonation over HTTP on %s", (name, start) =>
     expect(admin.id).not.toBe(user.id);
   });
 
-  it("IM-3: the impersonated session ends at impersonation.duration; its refreshes never extend it", async () => {
+  it("IMP-3: the impersonated session ends at impersonation.duration; its refreshes never extend it", async () => {
     const { user, session } = await impersonating();
     const started = testAuth.clock.now;
     testAuth.clock.advance(20 * 60_000);
@@ -159,7 +159,7 @@ describe.each(machineAdapters)("impersonation over HTTP on %s", (name, start) =>
     expect(user.id).toBe(session.user.id);
   });
 
-  it("IM-4: the end route ends the impersonated session; refresh is refused once the administrator loses the role", async () => {
+  it("IMP-4: the end route ends the impersonated session; refresh is refused once the administrator loses the role", async () => {
     const first = await impersonating();
     expectEnvelope(await post(server, `${base}/impersonation/end`, {}, { token: first.user.accessToken }), 40300);
     expect(ok(await post(server, `${base}/impersonation/end`, {}, { token: first.session.accessToken }))).toEqual({

@@ -1,4 +1,4 @@
-// The test apps of the service-account and impersonation tests (SA-4, IM-1): each adapter's
+// The test apps of the service-account and impersonation tests (SA-4, IMP-1): each adapter's
 // Portcullis routes, then an app's own routes behind requireAuth with the credentials a machine
 // brings, and one answering who acts in an impersonated session.
 import { type RequestListener, type Server, createServer } from "node:http";
@@ -26,7 +26,7 @@ const invoicesOptions = { credentials: "service_account", scopes: ["invoices:rea
 export const eitherRoute = "/api/v1/either";
 const eitherOptions = { credentials: ["access_token", "service_account"] } as const;
 
-/** `requireAuth(auth)`: access tokens only; answers the user and who acts for them (`req.auth.actor`, IM-1). */
+/** `requireAuth(auth)`: access tokens only; answers the user and who acts for them (`req.auth.actor`, IMP-1). */
 export const whoRoute = "/api/v1/who";
 
 /** What the app's routes answer of the request's credential. */

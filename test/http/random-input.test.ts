@@ -314,7 +314,7 @@ describe("random input on every route with a body", () => {
       organizations: { enabled: true, verifyDomain: async () => true },
       // API keys on, with room for every key the well-formed bodies make, so that their routes reach their checks (AK-1…AK-5).
       apiKeys: { enabled: true, maxPerUser: 100_000 },
-      // Service accounts and impersonation on, so that their routes and the token endpoint reach their checks (SA-1…SA-4, IM-1).
+      // Service accounts and impersonation on, so that their routes and the token endpoint reach their checks (SA-1…SA-4, IMP-1).
       serviceAccounts: { enabled: true, scopes: ["reports:read", "reports:write"] },
       impersonation: { enabled: true },
       // One role must have a second factor, so that the enrolment routes exist (STUP-4); only the enrolling user has it.

@@ -108,7 +108,7 @@ export interface AuthConfig extends TokenConfig {
    */
   serviceAccounts?: ServiceAccountsConfig;
   /**
-   * Impersonation (IM-1…): an administrator holding `adminRole` and `impersonation.role` acts as a
+   * Impersonation (IMP-1…): an administrator holding `adminRole` and `impersonation.role` acts as a
    * user for support, in a short session marked `act` in its tokens. Off unless `enabled`. See `ImpersonationConfig`.
    */
   impersonation?: ImpersonationConfig;

@@ -437,7 +437,7 @@ for (const { name, url } of everyDatabase) {
         expect(await apiKeys.revokeApiKey(null, piets.id, now + 2)).toEqual({ ...piets, revokedAt: now + 2 });
       });
 
-      it("SA-2, IM-3 (issue 41 items 3/4): a database of schema version 7 built on your users table migrates to 8 keeping every row; an impersonator and an account's maker go by your ids", async () => {
+      it("SA-2, IMP-3 (issue 41 items 3/4): a database of schema version 7 built on your users table migrates to 8 keeping every row; an impersonator and an account's maker go by your ids", async () => {
         await scratch.run(tables.existing[scratch.dialect]);
         await scratch.run(
           "insert into users (email, display_name) values ('olga@example.com', 'Olga'), ('piet@example.com', 'Piet')",

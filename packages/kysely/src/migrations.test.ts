@@ -462,7 +462,7 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     expect(await migrate(storage)).toEqual({ from: 7, to: latestSchemaVersion });
   });
 
-  it("SA-2, IM-3 (issue 41 items 3/4): a database made and filled by schema version 7 keeps every row through migration 8; its sessions, organizations and API keys still work, and the new tables take accounts whose credentials go with them", async () => {
+  it("SA-2, IMP-3 (issue 41 items 3/4): a database made and filled by schema version 7 keeps every row through migration 8; its sessions, organizations and API keys still work, and the new tables take accounts whose credentials go with them", async () => {
     const { accounts, storage } = await migratedFrom(7);
     const { bob } = accounts;
     const { db, tables: t } = storage;
@@ -530,7 +530,7 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     expect(await db.selectFrom(t.serviceAccountCredentials).selectAll().execute()).toEqual([]);
 
     // Through the stores: an account Bob made, with a secret read back with it, and a session of
-    // Alice's in which Bob acts as her (IM-3).
+    // Alice's in which Bob acts as her (IMP-3).
     const serviceAccounts = storage.serviceAccounts;
     if (serviceAccounts === undefined) throw new Error("the SQL storage has service accounts");
     const made = {

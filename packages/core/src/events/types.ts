@@ -22,7 +22,7 @@ export type RevocationReason =
   | "session_limit"
   /** A re-authentication replaced it with a new session (STUP-2, ASVS 7.2.4): see `session.reauthenticated`. */
   | "reauthenticated"
-  /** An impersonated session was ended by its administrator, or its administrator lost the right to impersonate (IM-4). */
+  /** An impersonated session was ended by its administrator, or its administrator lost the right to impersonate (IMP-4). */
   | "impersonation_ended";
 
 /** The change that ended a user's other sessions, keeping the one it was made from (SE-2). */
@@ -203,7 +203,7 @@ export type AuthEvent =
   | (EventBase & { type: "service_account.token_issued"; serviceAccountId: string; credentialId: string; scopes: string[] })
   /** A refused token request: `reason` is its RFC 6749 error; `serviceAccountId` the client id when it named an existing account. */
   | (EventBase & { type: "service_account.token_refused"; serviceAccountId: string | null; reason: string })
-  /** Impersonation (IM-1…): `by` is the administrator acting, `userId` the user acted as. */
+  /** Impersonation (IMP-1…): `by` is the administrator acting, `userId` the user acted as. */
   | (EventBase & { type: "impersonation.started"; userId: string; by: string; sessionId: string; expiresAt: number })
   | (EventBase & { type: "impersonation.ended"; userId: string; by: string; sessionId: string })
   /** An impersonated session asked for what it may not do (a credential or second-factor change, a re-authentication). */

@@ -25,7 +25,7 @@ export interface SessionInfo {
   /** The network it was last used from (IPv4 /24, IPv6 /48, or whole with `sessions.keepFullAddress`); null when unknown. */
   address: string | null;
   /**
-   * The administrator acting as the user in this session (IM-3), with their username as it is now
+   * The administrator acting as the user in this session (IMP-3), with their username as it is now
    * (null when their account is gone); null for the user's own sessions.
    */
   impersonatedBy: { id: string; username: string | null } | null;
@@ -73,7 +73,7 @@ export interface ListSessionsInput {
  * The signed-in user's live sessions (`GET /auth/sessions`), newest first, at most
  * {@link sessionListLimit}: each with when it began and was last used, until when it lasts, how it
  * was signed in, the user agent and network it was last used from (SE-1), and the administrator
- * acting in it when one impersonates the user (IM-3). Only the user's own,
+ * acting in it when one impersonates the user (IMP-3). Only the user's own,
  * and never a token.
  *
  * @throws {AuthError} 40101 user gone or disabled.

@@ -41,7 +41,7 @@ describe("impersonation options", () => {
   });
 });
 
-describe("IM-1: an administrator with the impersonate permission acts as a user, marked in the tokens", () => {
+describe("IMP-1: an administrator with the impersonate permission acts as a user, marked in the tokens", () => {
   it("begins a session of the user whose tokens carry act, shown in the user's sessions list; every step an event", async () => {
     const { harness, adminUserId, userId, start } = await setUp();
     const tokens = await start({ userAgent: "Support console" });
@@ -87,7 +87,7 @@ describe("IM-1: an administrator with the impersonate permission acts as a user,
   });
 });
 
-describe("IM-2: an impersonated session cannot re-authenticate nor change credentials or second factors", () => {
+describe("IMP-2: an impersonated session cannot re-authenticate nor change credentials or second factors", () => {
   it("refuses a password change, TOTP enrolment, an API key, a re-authentication; the user's own session may", async () => {
     const { harness, userId, start } = await setUp();
     const tokens = await start();
@@ -121,7 +121,7 @@ describe("IM-2: an impersonated session cannot re-authenticate nor change creden
   });
 });
 
-describe("IM-3, IM-4: an impersonated session ends by itself, by its administrator, or when the administrator loses the right", () => {
+describe("IMP-3, IMP-4: an impersonated session ends by itself, by its administrator, or when the administrator loses the right", () => {
   it("ends at impersonation.duration whatever refreshes it has", async () => {
     const { harness, start } = await setUp({ duration: "10m" });
     const started = await start();

@@ -43,7 +43,7 @@ export function mayImpersonate(auth: Auth, user: UserRecord | null): user is Use
 }
 
 /**
- * Begins a session in which an administrator acts as a user, for support (IM-1;
+ * Begins a session in which an administrator acts as a user, for support (IMP-1;
  * `POST /auth/admin/users/:id/impersonate`). The administrator holds `adminRole` and
  * `impersonation.role`, and re-authenticates (STUP-3). The user is enabled, is not the
  * administrator, and holds neither role, so no one gains an administrator's powers by it.
@@ -52,7 +52,7 @@ export function mayImpersonate(auth: Auth, user: UserRecord | null): user is Use
  * `act: { sub: <administrator> }` (RFC 8693 §4.1; `AccessContext.actor`), the user's sessions list
  * shows it with who acts, it ends `impersonation.duration` after it began (refreshes never extend
  * it), it proves no factor (`amr` empty, so a route asking a second factor refuses it), and it can
- * neither re-authenticate nor change a credential or second factor (IM-2). The administrator's own
+ * neither re-authenticate nor change a credential or second factor (IMP-2). The administrator's own
  * session goes on. Emits `impersonation.started`.
  *
  * @throws {AuthError} 40400 impersonation off or no such user, 40300 the administrator lacks
@@ -118,7 +118,7 @@ export async function endImpersonation(auth: Auth, input: { userId: string; sess
 }
 
 /**
- * Refuses (40300) what an impersonated session may not do (IM-2): re-authenticate, or change a
+ * Refuses (40300) what an impersonated session may not do (IMP-2): re-authenticate, or change a
  * credential or second factor. Every such change asks a re-authentication, whose checks read the
  * request's session and call this with it. Emits `impersonation.refused`. Null, or a session of
  * the user's own, passes.
@@ -136,7 +136,7 @@ export function refuseImpersonated(auth: Auth, session: SessionRecord | null, ac
 /**
  * Ends an impersonated session at its refresh when its administrator may no longer impersonate
  * (removed, disabled, or without `adminRole` or `impersonation.role`, or impersonation turned
- * off): 40101 (IM-4). A session of the user's own passes without a read.
+ * off): 40101 (IMP-4). A session of the user's own passes without a read.
  */
 export async function endUnlessImpersonatorStands(auth: Auth, session: SessionRecord): Promise<void> {
   const by = session.impersonatorId;

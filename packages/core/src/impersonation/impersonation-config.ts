@@ -1,7 +1,7 @@
 import { type Duration, type OptionNames, durationSeconds, fail, refuseUnknownOptions } from "../config-values.js";
 
 /**
- * The `impersonation` options of `createAuth` (IM-1…): an administrator acting as a user for
+ * The `impersonation` options of `createAuth` (IMP-1…): an administrator acting as a user for
  * support, in a session of its own that is marked in its tokens and ends by itself. Off unless
  * `enabled`.
  */

@@ -51,7 +51,7 @@ export interface SessionRecord {
    */
   activeOrgId?: string | null;
   /**
-   * The administrator acting as the user in this session (IM-1), or null or absent for the
+   * The administrator acting as the user in this session (IMP-1), or null or absent for the
    * user's own. Its access tokens carry `act: { sub }` (RFC 8693); it cannot change credentials or
    * second factors, nor re-authenticate, and it ends at its fixed `expiresAt`.
    */

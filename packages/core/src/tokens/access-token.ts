@@ -33,7 +33,7 @@ export interface AccessTokenClaims {
   org?: string;
   /** The member's roles in `org`; present exactly when `org` is. */
   org_roles?: string[];
-  /** The administrator acting as `sub` in an impersonated session (RFC 8693 §4.1; IM-1); absent otherwise. */
+  /** The administrator acting as `sub` in an impersonated session (RFC 8693 §4.1; IMP-1); absent otherwise. */
   act?: { sub: string };
   /** Claims a token may carry beyond these; Portcullis signs none. */
   [claim: string]: unknown;
@@ -78,7 +78,7 @@ export interface AccessContext<Fields = RegisteredFields> {
   readonly org: ActiveOrganization | null;
   /**
    * The administrator acting as the user, in a session an administrator began to impersonate them
-   * (the `act` claim; IM-1); null in the user's own sessions. Such a session cannot change
+   * (the `act` claim; IMP-1); null in the user's own sessions. Such a session cannot change
    * credentials or second factors; a route of yours may refuse it or record who acted.
    */
   readonly actor: { readonly userId: string } | null;

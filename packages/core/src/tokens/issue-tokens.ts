@@ -89,7 +89,7 @@ async function tokenSetOf(
 /**
  * Signs an access token of `session` for `user`, now: its `amr` and `auth_time` are the session's
  * (STUP-1), its `org` and `org_roles` those of `org`, the session's active organization (OR-7), and
- * its `act` the administrator acting in an impersonated session (IM-1).
+ * its `act` the administrator acting in an impersonated session (IMP-1).
  */
 export function accessTokenOf(
   auth: Auth,
@@ -134,7 +134,7 @@ export interface NewSession {
   client: SessionClient;
   /** The organization active in it from the start, with the member's roles (OR-7); none when absent. */
   org?: ActiveOrganization | null;
-  /** The administrator acting as the user in it (IM-1); none when absent. */
+  /** The administrator acting as the user in it (IMP-1); none when absent. */
   impersonatorId?: string | null;
 }
 

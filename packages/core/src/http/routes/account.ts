@@ -26,7 +26,7 @@ const sessionInfo: JsonSchema = {
     impersonatedBy: {
       oneOf: [answerObject({ id: { type: "string" }, username: { type: ["string", "null"] } }), { type: "null" }],
       description:
-        "The administrator acting as the user in this session (impersonation, IM-1), with their username; null for the user's own",
+        "The administrator acting as the user in this session (impersonation, IMP-1), with their username; null for the user's own",
     },
   }),
 };
@@ -201,7 +201,7 @@ export const accountRoutes: readonly Route[] = [
       tag: "Account",
       summary: "Sign out everywhere: end every session of the signed-in user, this one included",
       description:
-        "Raises the user's token version: every access, refresh and temporary token issued before is refused. An impersonated session may not (40300, IM-2): it would end the user's own sessions.",
+        "Raises the user's token version: every access, refresh and temporary token issued before is refused. An impersonated session may not (40300, IMP-2): it would end the user's own sessions.",
       data: endedCount,
       codes: [],
     },

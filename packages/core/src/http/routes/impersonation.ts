@@ -9,7 +9,7 @@ import { sessionOf, signedIn } from "./shared.js";
 const impersonationOn = (auth: Auth): boolean => auth.config.impersonation.enabled;
 
 /**
- * Impersonation (`docs/flows/impersonation.md`, IM-1…IM-4): an administrator begins a session as a
+ * Impersonation (`docs/flows/impersonation.md`, IMP-1…IMP-4): an administrator begins a session as a
  * user, and the impersonated session ends itself. Only with `impersonation.enabled`.
  */
 export const impersonationRoutes: readonly Route[] = [
@@ -23,7 +23,7 @@ export const impersonationRoutes: readonly Route[] = [
       tag: "Impersonation",
       summary: "Begin a session as a user, for support",
       description:
-        "For an administrator who also holds `impersonation.role`, after their re-authentication (STUP-3): a recent sign-in, or their own `password` (and `totpCode`) in the body. The user must be enabled and hold neither role (40300). The new session is the user's, marked with the administrator: its access tokens carry `act: { sub: <administrator> }` (RFC 8693 §4.1), the user's sessions list shows it, it ends at `impersonation.expiresAt` (`impersonation.duration` after it began; refreshes never extend it), proves no factor, and can neither re-authenticate nor change a credential or second factor (40300, IM-2). Its tokens are answered in the body only, never in a cookie: the administrator's own session and refresh cookie go on. Emits `impersonation.started`.",
+        "For an administrator who also holds `impersonation.role`, after their re-authentication (STUP-3): a recent sign-in, or their own `password` (and `totpCode`) in the body. The user must be enabled and hold neither role (40300). The new session is the user's, marked with the administrator: its access tokens carry `act: { sub: <administrator> }` (RFC 8693 §4.1), the user's sessions list shows it, it ends at `impersonation.expiresAt` (`impersonation.duration` after it began; refreshes never extend it), proves no factor, and can neither re-authenticate nor change a credential or second factor (40300, IMP-2). Its tokens are answered in the body only, never in a cookie: the administrator's own session and refresh cookie go on. Emits `impersonation.started`.",
       parameters: [{ name: "id", in: "path", description: "The user's id" }],
       body: requestObject(adminProof),
       data: answerObject(

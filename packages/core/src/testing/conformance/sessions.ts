@@ -11,7 +11,7 @@ import { sessionListingTests } from "./session-listing.js";
  * Registers the `sessions` suite: revocation, a session's refresh token rotated by one write,
  * exactly once of N concurrent tries (RT-3), an earlier release's tokens read where the store
  * has them, a user's sessions listed and ended but one (SE-1, SE-2, SE-3), and the administrator
- * acting as the user kept with the session (IM-3).
+ * acting as the user kept with the session (IMP-3).
  */
 export function sessionsSuite(context: SuiteContext): void {
   const {
@@ -37,7 +37,7 @@ export function sessionsSuite(context: SuiteContext): void {
       expect(await storage.sessions.findSession(uniqueId("session"))).toBeNull();
     });
 
-    it("IM-3: a session's impersonator is stored and read back by findSession and listByUser (the user's sessions list shows it); a session made without one reads as having none", async () => {
+    it("IMP-3: a session's impersonator is stored and read back by findSession and listByUser (the user's sessions list shows it); a session made without one reads as having none", async () => {
       const storage = await makeStorage();
       const userId = await createUser(storage);
       const adminId = await createUser(storage, { roles: ["admin"] });
