@@ -2,7 +2,9 @@
 // declares the shapes of the contract's data again. These checks fail the type check when the two drift.
 import type {
   ActiveOrganization,
+  AddedServiceAccountSecret,
   AuthUser,
+  ImpersonationTokens,
   JoinableOrganization,
   MyOrganization,
   Organization,
@@ -10,11 +12,16 @@ import type {
   OrganizationInvitation,
   OrganizationMember,
   PasskeyInfo,
+  ServiceAccount,
+  ServiceAccountCredential,
+  ServiceAccountWithCredentials,
   SessionInfo,
   TokenSet,
 } from "@portcullis/client";
 import type {
+  AddedClientSecret,
   ActiveOrganization as CoreActiveOrganization,
+  ImpersonationTokens as CoreImpersonationTokens,
   JoinableOrganization as CoreJoinableOrganization,
   MyOrganization as CoreMyOrganization,
   PasskeyInfo as CorePasskeyInfo,
@@ -25,6 +32,9 @@ import type {
   MemberView,
   OrganizationView,
   PublicUser,
+  ServiceAccountCredentialInfo,
+  ServiceAccountDetails,
+  ServiceAccountInfo,
 } from "@portcullis/core";
 import { describe, expectTypeOf, it } from "vitest";
 
@@ -44,5 +54,13 @@ describe("the client's types of the contract's data", () => {
     expectTypeOf<OrganizationMember>().toEqualTypeOf<MemberView>();
     expectTypeOf<OrganizationInvitation>().toEqualTypeOf<InvitationView>();
     expectTypeOf<OrganizationDomain>().toEqualTypeOf<DomainView>();
+  });
+
+  it("are core's: a service account, its credentials, a secret just added, an impersonation's tokens", () => {
+    expectTypeOf<ServiceAccount>().toEqualTypeOf<ServiceAccountInfo>();
+    expectTypeOf<ServiceAccountCredential>().toEqualTypeOf<ServiceAccountCredentialInfo>();
+    expectTypeOf<ServiceAccountWithCredentials>().toEqualTypeOf<ServiceAccountDetails>();
+    expectTypeOf<AddedServiceAccountSecret>().toEqualTypeOf<AddedClientSecret>();
+    expectTypeOf<ImpersonationTokens>().toEqualTypeOf<CoreImpersonationTokens>();
   });
 });

@@ -4,6 +4,7 @@ import { type StatusMode, createAppFetch } from "./app-fetch.js";
 import { cookieModeTokenStore } from "./cookie-mode.js";
 import { type EmailClient, createEmailClient } from "./email.js";
 import { type AuthClientEventMap, type AuthClientEventName, createClientEvents } from "./events.js";
+import { type ImpersonationClient, createImpersonationClient } from "./impersonation.js";
 import { type OAuthClient, createOAuthClient } from "./oauth.js";
 import { type OrganizationsClient, createOrganizationsClient } from "./orgs.js";
 import {
@@ -14,6 +15,7 @@ import {
   registrationRunner,
 } from "./passkeys.js";
 import type { Reauthenticate } from "./reauthentication.js";
+import { type ServiceAccountsClient, createServiceAccountsClient } from "./service-accounts.js";
 import { createSession } from "./session.js";
 import { type SessionsClient, createSessionsClient } from "./sessions.js";
 import { type EnrolmentStep, type SignInStep, type SignedIn, signInStep } from "./sign-in.js";
@@ -260,6 +262,17 @@ export interface AuthClient<Server = unknown> {
    * secret shown once), list, rename and revoke them.
    */
   apiKeys: ApiKeysClient;
+  /**
+   * Service accounts, for administrators (`/auth/admin/service-accounts…`, where the server has
+   * `serviceAccounts.enabled`): make and manage them, add and remove their client secrets (shown
+   * once) and public keys.
+   */
+  serviceAccounts: ServiceAccountsClient;
+  /**
+   * Impersonation (where the server has `impersonation.enabled`): an administrator begins a session
+   * as a user, answered without touching this client's own session; a client holding such a session ends it.
+   */
+  impersonation: ImpersonationClient;
 }
 
 /**
@@ -348,6 +361,8 @@ export function createAuthClient<Server = unknown>(options: AuthClientOptions = 
     email: createEmailClient(transport, session, options.reauthenticate),
     orgs: createOrganizationsClient(session, stepUp, options.reauthenticate),
     apiKeys: createApiKeysClient(session, options.reauthenticate),
+    serviceAccounts: createServiceAccountsClient(session, options.reauthenticate),
+    impersonation: createImpersonationClient(session, options.reauthenticate),
   };
   // The server's type changes only the types of the user objects it answers: the same client, typed.
   return client as AuthClient<Server>;

@@ -19,6 +19,7 @@ export {
 } from "./email.js";
 export { AuthClientError, type AuthClientErrorDetails, type AuthClientErrorKind } from "./errors.js";
 export type { AuthClientEventMap, AuthClientEventName, SignOutReason } from "./events.js";
+export type { ImpersonationClient, ImpersonationTokens } from "./impersonation.js";
 export type {
   OAuthClient,
   OAuthFinishOptions,
@@ -47,6 +48,15 @@ export type {
 } from "./orgs.js";
 export { type PasskeyCeremonies, type PasskeyClient, browserPasskeyCeremonies, registrationRunner } from "./passkeys.js";
 export type { Reauthenticate, ReauthenticatedOperation, ReauthenticationRequest } from "./reauthentication.js";
+export type {
+  AddedServiceAccountSecret,
+  CreateServiceAccountInput,
+  ServiceAccount,
+  ServiceAccountCredential,
+  ServiceAccountWithCredentials,
+  ServiceAccountsClient,
+  UpdateServiceAccountInput,
+} from "./service-accounts.js";
 export type { SessionsClient } from "./sessions.js";
 export type { EnrolmentStep, RunRegistration, SecondFactorStep, SignInStep, SignedIn } from "./sign-in.js";
 export type { ReauthenticationInput, StepUpClient, StepUpRequest, StepUpRequirement } from "./step-up.js";

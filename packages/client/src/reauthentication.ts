@@ -15,7 +15,9 @@ export type ReauthenticatedOperation =
   | "orgs.remove"
   | "orgs.members.changeRoles"
   | "orgs.members.remove"
-  | "apiKeys.create";
+  | "apiKeys.create"
+  | "serviceAccounts.change"
+  | "impersonation.start";
 
 /** What the client asks the app for when the server wants proof that it is still the user. */
 export interface ReauthenticationRequest {
