@@ -288,6 +288,46 @@ describe.each(machineAdapters)("service accounts over HTTP on %s", (name, start)
   });
 });
 
+describe.each(machineAdapters)("the token endpoint's statuses on %s", (_name, start) => {
+  it('SA-3: failures from one address are throttled (429 temporarily_unavailable with Retry-After), and OAuth statuses hold under statusMode "always-200"', async () => {
+    const { auth } = makeTestAuth({
+      throttle: { ...generousThrottle, ip: [{ limit: 3, window: "15m" }] },
+      serviceAccounts: { enabled: true },
+      http: { statusMode: "always-200" },
+    });
+    const server = await start(auth);
+    try {
+      const admin = await createUser(auth, { username: "root", password: testPassword, roles: ["admin"] });
+      const signedIn = await post(server, `${base}/login`, { username: "root", password: testPassword });
+      const token = signedIn.body.data.accessToken as string;
+      const account = await call(server, "POST", `${base}/admin/service-accounts`, { token, json: { name: "billing" } });
+      const id = account.body.data.id as string;
+      const secret = await call(server, "POST", `${base}/admin/service-accounts/${id}/secrets`, { token, json: {} });
+      const clientSecret = secret.body.data.clientSecret as string;
+      expect(account.body.data.createdBy).toBe(admin.id);
+      const tokenRequest = (secretSent: string) =>
+        call(server, "POST", `${base}/token`, {
+          body: "grant_type=client_credentials",
+          headers: {
+            "content-type": form,
+            authorization: `Basic ${Buffer.from(`${id}:${secretSent}`).toString("base64")}`,
+          },
+        });
+      const granted = await tokenRequest(clientSecret);
+      expect([granted.status, granted.body.token_type]).toEqual([200, "Bearer"]);
+      // The sign-in above took one attempt of the address's budget of 3 too.
+      const refused = await tokenRequest(`${clientSecret}x`);
+      expect([refused.status, refused.body.error]).toEqual([401, "invalid_client"]);
+      expect((await tokenRequest(`${clientSecret}x`)).status).toBe(401);
+      const throttled = await tokenRequest(`${clientSecret}x`);
+      expect([throttled.status, throttled.body.error]).toEqual([429, "temporarily_unavailable"]);
+      expect(Number(throttled.headers.get("retry-after"))).toBeGreaterThan(0);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describeOpenApiDrift({
   exercises: [
     "login",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AuthError } from "../errors/auth-error.js";
-import { readJsonBody } from "./body.js";
+import { readFormBody, readJsonBody } from "./body.js";
 import type { HttpRequest } from "./types.js";
 
 const limit = 64 * 1024;
@@ -154,5 +154,52 @@ describe("readJsonBody", () => {
   it("HTTP-5: a pre-parsed null is not an object (40002), and no pre-parsed body reads as {}", async () => {
     expect((await refusal(preParsed(null))).message).toBe("The request body must be a JSON object");
     expect(await readJsonBody(preParsed(undefined), limit)).toEqual({});
+  });
+});
+
+describe("readFormBody (the token endpoint's application/x-www-form-urlencoded body, RFC 6749 §4.4.2)", () => {
+  const form = { "content-type": "application/x-www-form-urlencoded" };
+  const formRefusal = async (request: HttpRequest, bodyLimit = limit) => {
+    const error = await readFormBody(request, bodyLimit).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(AuthError);
+    expect((error as AuthError).code).toBe(40002);
+    return (error as AuthError).message;
+  };
+
+  it("reads each parameter once, decoding + and percent-escapes as UTF-8; an empty body has none", async () => {
+    const body = await readFormBody(streamed("grant_type=client_credentials&scope=a+b%20c&x=%C3%A9&empty=&bare", form), limit);
+    expect({ ...body }).toEqual({ grant_type: "client_credentials", scope: "a b c", x: "é", empty: "", bare: "" });
+    expect(Object.getPrototypeOf(body)).toBeNull();
+    expect({ ...(await readFormBody(streamed("", form), limit)) }).toEqual({});
+    const charset = { "content-type": "application/x-www-form-urlencoded; charset=UTF-8" };
+    expect({ ...(await readFormBody(streamed("a=1", charset), limit)) }).toEqual({ a: "1" });
+  });
+
+  it("refuses a parameter given twice (RFC 6749 §3.2), a malformed escape, JSON or another content type, a body over the limit", async () => {
+    expect(await formRefusal(streamed("scope=a&scope=b", form))).toBe("scope must be given once");
+    expect(await formRefusal(streamed("scope=%E0%A4%A", form))).toMatch(/percent-escape/);
+    expect(await formRefusal(streamed('{"grant_type":"client_credentials"}'))).toMatch(/x-www-form-urlencoded/);
+    expect(await formRefusal(streamed("a=1", { "content-type": "text/plain" }))).toMatch(/x-www-form-urlencoded/);
+    expect(await formRefusal(streamed("a=1", { "content-type": "application/x-www-form-urlencoded; charset=latin1" }))).toMatch(
+      /x-www-form-urlencoded/,
+    );
+    expect(await formRefusal(streamed(`a=${"x".repeat(100)}`, form), 50)).toBe("The request body is too large");
+    expect(await formRefusal(streamed("a=1", { ...form, "content-length": "99999" }), 50)).toBe("The request body is too large");
+  });
+
+  it("checks a body express.urlencoded() parsed first the same way: strings once each, within the limit", async () => {
+    const parsed = (value: unknown) => ({ ...streamed("", form), body: null, parsedBody: value });
+    expect({ ...(await readFormBody(parsed({ grant_type: "client_credentials" }), limit)) }).toEqual({
+      grant_type: "client_credentials",
+    });
+    expect(await formRefusal(parsed({ scope: ["a", "b"] }))).toBe("scope must be given once");
+    expect(await formRefusal(parsed({ scope: { nested: "a" } }))).toMatch(/plain form value/);
+    expect(await formRefusal(parsed([1]))).toMatch(/must be a form/);
+    expect(await formRefusal(parsed({ a: "x".repeat(100) }), 50)).toBe("The request body is too large");
+    expect(await formRefusal({ ...parsed(undefined), bodyRefusal: "tooLarge" })).toBe("The request body is too large");
+    expect({ ...(await readFormBody(parsed(undefined), limit)) }).toEqual({});
   });
 });
