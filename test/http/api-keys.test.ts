@@ -21,7 +21,7 @@ describe.each(adapters)("API keys over HTTP on %s", (name, start) => {
   let server: RunningServer;
 
   beforeAll(async () => {
-    testAuth = makeTestAuth({ throttle: generousThrottle, apiKeys: { enabled: true } });
+    testAuth = makeTestAuth({ throttle: generousThrottle, apiKeys: { enabled: true }, organizations: { enabled: true } });
     server = await start(testAuth.auth);
   });
   afterAll(async () => {
@@ -97,6 +97,61 @@ describe.each(adapters)("API keys over HTTP on %s", (name, start) => {
   });
 });
 
+describe.each(adapters)("An organization's API keys over HTTP on %s", (name, start) => {
+  let testAuth: TestAuth;
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    testAuth = makeTestAuth({ throttle: generousThrottle, apiKeys: { enabled: true }, organizations: { enabled: true } });
+    server = await start(testAuth.auth);
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  async function signedInUser(username: string) {
+    const user = await createUser(testAuth.auth, { username, password: testPassword });
+    const answer = await post(server, `${base}/login`, { username, password: testPassword });
+    expectEnvelope(answer, 0);
+    return { id: user.id, ...(answer.body.data as { accessToken: string }) };
+  }
+
+  it("AK-6: the organization's administrators make, list and revoke its keys; a member cannot; a key carries the organization", async () => {
+    const tag = name.replace(/\W/g, "").toLowerCase();
+    const owner = await signedInUser(`owner-${tag}`);
+    const member = await signedInUser(`member-${tag}`);
+    const made = await call(server, "POST", `${base}/orgs`, { token: owner.accessToken, json: { name: `Org ${tag}` } });
+    expectEnvelope(made, 0);
+    const orgId = (made.body.data as { id: string }).id;
+    await testAuth.auth.storage.organizations?.addMember({
+      orgId,
+      userId: member.id,
+      roles: ["member"],
+      createdAt: 0,
+      lastActiveAt: null,
+    });
+    const keysPath = `${base}/orgs/${orgId}/api-keys`;
+    expectEnvelope(await call(server, "POST", keysPath, { token: member.accessToken, json: { name: "x" } }), 40300);
+    expectEnvelope(await call(server, "GET", `${base}/orgs/unknown/api-keys`, { token: owner.accessToken }), 40400);
+    const created = await call(server, "POST", keysPath, {
+      token: owner.accessToken,
+      json: { name: "exports", scopes: ["reports:read"] },
+    });
+    expectEnvelope(created, 0);
+    const key = created.body.data as { id: string; key: string; orgId: string };
+    expect(key.orgId).toBe(orgId);
+    const byKey = await call(server, "GET", reportsRoute, { token: key.key });
+    expect([byKey.status, byKey.body.code]).toEqual([200, 0]);
+    const listed = await call(server, "GET", keysPath, { token: owner.accessToken });
+    expectEnvelope(listed, 0);
+    expect((listed.body.data as { id: string }[]).map(({ id }) => id)).toEqual([key.id]);
+    expectEnvelope(await call(server, "DELETE", `${keysPath}/${key.id}`, { token: member.accessToken }), 40300);
+    const revoked = await call(server, "DELETE", `${keysPath}/${key.id}`, { token: owner.accessToken });
+    expectEnvelope(revoked, 0);
+    expectEnvelope(await call(server, "GET", reportsRoute, { token: key.key }), 40101);
+  });
+});
+
 describe("requireAuth's scopes and credentials on every adapter", () => {
   it("bad options are a TypeError when requireAuth is called; good ones are taken", () => {
     const { auth } = makeTestAuth({ apiKeys: { enabled: true } });
@@ -122,5 +177,16 @@ describe("requireAuth's scopes and credentials on every adapter", () => {
 });
 
 describeOpenApiDrift({
-  exercises: ["login", "createApiKey", "listApiKeys", "renameApiKey", "revokeApiKey", "listUserApiKeys", "revokeUserApiKey"],
+  exercises: [
+    "login",
+    "createApiKey",
+    "listApiKeys",
+    "renameApiKey",
+    "revokeApiKey",
+    "listUserApiKeys",
+    "revokeUserApiKey",
+    "createOrganizationApiKey",
+    "listOrganizationApiKeys",
+    "revokeOrganizationApiKey",
+  ],
 });

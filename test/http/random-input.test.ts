@@ -141,6 +141,7 @@ const fieldsByRoute: Record<string, string[]> = {
   "POST /auth/orgs/:orgId/domains": ["domain"],
   "DELETE /auth/admin/orgs/:orgId": ["password", "totpCode"],
   "POST /auth/api-keys": ["name", "scopes", "expiresIn", "password", "totpCode"],
+  "POST /auth/orgs/:orgId/api-keys": ["name", "scopes", "expiresIn", "password", "totpCode"],
   "PATCH /auth/api-keys/:id": ["name"],
   "DELETE /auth/admin/users/:id/api-keys/:keyId": ["password", "totpCode"],
   "POST /auth/admin/service-accounts": ["name", "roles", "scopes", "password", "totpCode"],
@@ -167,6 +168,7 @@ const wellFormed: Record<string, (index: number) => Record<string, unknown>> = {
   "POST /auth/orgs/:orgId/invitations": (index) => ({ email: `guest-${index}@fuzz.example`, roles: ["member"] }),
   "POST /auth/orgs/:orgId/domains": (index) => ({ domain: `d${index}.fuzz.example` }),
   "POST /auth/api-keys": (index) => ({ name: `Fuzz key ${index}`, scopes: ["reports:read"], expiresIn: "30d" }),
+  "POST /auth/orgs/:orgId/api-keys": (index) => ({ name: `Fuzz org key ${index}`, scopes: ["reports:read"] }),
   "PATCH /auth/api-keys/:id": (index) => ({ name: `Renamed key ${index}` }),
   "POST /auth/admin/service-accounts": (index) => ({ name: `Fuzz account ${index}`, scopes: ["reports:read"] }),
   "PATCH /auth/admin/service-accounts/:id": (index) => ({ name: `Renamed account ${index}`, disabled: index % 2 === 0 }),
@@ -525,7 +527,8 @@ describe("random input on every route with a body", () => {
         .replace(":orgId", () => organizationParameterFor(next, organization.id))
         .replace(":userId", () => organizationParameterFor(next, session.victimId))
         .replace(":invitationId", () => organizationParameterFor(next, organization.invitationId))
-        .replace(":domain", () => organizationParameterFor(next, "fuzz.example"));
+        .replace(":domain", () => organizationParameterFor(next, "fuzz.example"))
+        .replace(":id", () => ownedIdFor(next, apiKey.own));
     }
     if (path.includes(":provider")) return path.replace(":provider", () => providerFor(next));
     if (path.startsWith("/auth/api-keys/")) return path.replace(":id", () => ownedIdFor(next, apiKey.own));

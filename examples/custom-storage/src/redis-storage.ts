@@ -1544,21 +1544,26 @@ function redisApiKeys(redis: Redis): ApiKeyStore {
   const apiKeyKey = (hash: string) => `${prefix}:api-keys:${ref(hash)}`;
   const idKey = (id: string) => `${prefix}:api-key-hashes:${ref(id)}`;
   const userKeysKey = (userId: string) => `${prefix}:user-api-keys:${ref(userId)}`;
+  const organizationKeysKey = (orgId: string) => `${prefix}:org-api-keys:${ref(orgId)}`;
+  const newestFirst = (a: ApiKeyRecord, b: ApiKeyRecord) => b.createdAt - a.createdAt || compareCodePoints(b.id, a.id);
   return {
     async createApiKey(key) {
-      await client
+      const write = client
         .multi()
         .hSet(apiKeyKey(key.hash), toFields(key))
         .set(idKey(key.id), ref(key.hash))
-        .sAdd(userKeysKey(key.userId), ref(key.hash))
-        .exec();
+        .sAdd(userKeysKey(key.userId), ref(key.hash));
+      if (key.orgId !== null) write.sAdd(organizationKeysKey(key.orgId), ref(key.hash));
+      await write.exec();
     },
     findApiKeyByHash: async (hash) => toApiKeyState(await run(apiKeyStateScript, [apiKeyKey(hash)], [prefix])),
     async listApiKeys(userId) {
       const keys = await readAll<ApiKeyRecord>(redis, "api-keys", await client.sMembers(userKeysKey(userId)));
-      return keys
-        .filter((key) => key.userId === userId)
-        .sort((a, b) => b.createdAt - a.createdAt || compareCodePoints(b.id, a.id));
+      return keys.filter((key) => key.userId === userId).sort(newestFirst);
+    },
+    async listOrganizationApiKeys(orgId) {
+      const keys = await readAll<ApiKeyRecord>(redis, "api-keys", await client.sMembers(organizationKeysKey(orgId)));
+      return keys.filter((key) => key.orgId === orgId).sort(newestFirst);
     },
     renameApiKey: async (userId, id, name) =>
       (await run<number>(renameApiKeyScript, [idKey(id)], [prefix, ref(userId), json(name)])) === 1,

@@ -11,6 +11,7 @@ const created: CreatedApiKey = {
   expiresAt: 2,
   lastUsedAt: null,
   revokedAt: null,
+  orgId: null,
   key: "pc_live_AbCdEfGhIjKlMnOpQrStUvWxYz012345678901",
 };
 const { key: _secret, ...listed } = created;
@@ -33,6 +34,23 @@ describe("client.apiKeys: the API key routes", () => {
       ["GET", "/auth/api-keys", undefined, token],
       ["PATCH", "/auth/api-keys/key%2F1", { name: "nightly" }, token],
       ["DELETE", "/auth/api-keys/key%2F1", undefined, token],
+    ]);
+  });
+
+  it("AK-6: an organization's keys: made, listed and revoked under the organization's path", async () => {
+    const ofOrganization = { ...created, orgId: "org/1" };
+    const { client, server } = await signedInScriptedClient(({ method }) => ({
+      code: 0,
+      data: method === "GET" ? [listed] : method === "POST" ? ofOrganization : { revoked: true },
+    }));
+    const keys = client.apiKeys.ofOrganization("org/1");
+    expect(await keys.create({ name: "CI" }, { password: "pw" })).toEqual(ofOrganization);
+    expect(await keys.list()).toEqual([listed]);
+    await keys.revoke("key/1");
+    expect(server.sent.slice(1).map(({ method, path, body }) => [method, path, body])).toEqual([
+      ["POST", "/auth/orgs/org%2F1/api-keys", { name: "CI", password: "pw" }],
+      ["GET", "/auth/orgs/org%2F1/api-keys", undefined],
+      ["DELETE", "/auth/orgs/org%2F1/api-keys/key%2F1", undefined],
     ]);
   });
 

@@ -14,6 +14,8 @@ export interface ApiKey {
   /** Written at most once a minute (AK-4). */
   lastUsedAt: number | null;
   revokedAt: number | null;
+  /** The organization the key belongs to, or null for the user's own key. */
+  orgId: string | null;
 }
 
 /** A key just made (`POST /auth/api-keys`): its secret, shown this once (AK-2). */
@@ -76,6 +78,21 @@ export interface ApiKeysClient {
    * ```
    */
   revoke(id: string): Promise<void>;
+  /**
+   * The keys of an organization the signed-in user administers (AK-6): made, listed and revoked
+   * by its administrators; each carries `orgId`.
+   */
+  ofOrganization(orgId: string): OrganizationApiKeysClient;
+}
+
+/** An organization's API keys, for its administrators (`/auth/orgs/:orgId/api-keys`). */
+export interface OrganizationApiKeysClient {
+  /** Makes a key of the organization, after re-authentication; its secret is answered this once. */
+  create(input: CreateApiKeyInput, proof?: ReauthenticationProof): Promise<CreatedApiKey>;
+  /** The organization's keys, newest first, revoked and expired ones included. */
+  list(): Promise<ApiKey[]>;
+  /** Revokes one of the organization's keys. */
+  revoke(id: string): Promise<void>;
 }
 
 /**
@@ -99,6 +116,22 @@ export function createApiKeysClient(session: Session, reauthenticate: Reauthenti
     },
     async revoke(id) {
       await session.call({ method: "DELETE", path: path(id) });
+    },
+    ofOrganization(orgId) {
+      const base = `/auth/orgs/${encodeURIComponent(orgId)}/api-keys`;
+      return {
+        create: ({ name, scopes, expiresIn }, proof = {}) =>
+          withReauthentication(
+            reauthenticate,
+            { operation: "apiKeys.create", accepts: ["password", "totpCode"] },
+            proof,
+            (given) => session.call<CreatedApiKey>({ method: "POST", path: base, body: { name, scopes, expiresIn, ...given } }),
+          ),
+        list: () => session.call<ApiKey[]>({ method: "GET", path: base }),
+        async revoke(id) {
+          await session.call({ method: "DELETE", path: `${base}/${encodeURIComponent(id)}` });
+        },
+      };
     },
   };
 }

@@ -7,6 +7,7 @@ import { type Migration, columnTypes, userIdType } from "./column-types.js";
  * account, who impersonates in a session) take the type of the users' ids (your table's, with the
  * users option) and are not foreign keys: deleting an administrator never fails on the accounts
  * they made or the sessions they ended as someone else. Sessions of before have no impersonator.
+ * An index on the API keys' organization serves the listing of an organization's keys (AK-6).
  */
 export const serviceAccountSchema: Migration = {
   version: 8,
@@ -40,6 +41,7 @@ export const serviceAccountSchema: Migration = {
       )${c.table}`,
       `create index ${t.serviceAccountCredentials}_account on ${t.serviceAccountCredentials} (service_account_id)`,
       `alter table ${t.sessions} add column impersonator_id ${userId}`,
+      `create index ${t.apiKeys}_org on ${t.apiKeys} (org_id)`,
     ];
   },
 };
