@@ -134,7 +134,7 @@ describe.each(clientTargets)("client.account and client.sessions against %s", (_
       expect.objectContaining({ current: false, amr: ["pwd"], createdAt: harness.clock.now - 1000 }),
     ]);
     expect(Object.keys(sessions[0] ?? {}).sort()).toEqual(
-      ["address", "amr", "createdAt", "current", "expiresAt", "id", "lastUsedAt", "userAgent"].sort(),
+      ["address", "amr", "createdAt", "current", "expiresAt", "id", "impersonatedBy", "lastUsedAt", "userAgent"].sort(),
     );
     const tokens = await client.accessToken();
     expect(JSON.stringify(sessions)).not.toContain(tokens);
