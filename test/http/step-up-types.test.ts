@@ -10,7 +10,8 @@ describe("step-up types", () => {
   it("STUP-1, ASVS 10.3.4: the request's access context has authTime (epoch seconds) and amr in RFC 8176 values", () => {
     expectTypeOf<AccessContext["authTime"]>().toEqualTypeOf<number>();
     expectTypeOf<AccessContext["amr"]>().toEqualTypeOf<readonly AmrValue[]>();
-    expectTypeOf<AmrValue>().toEqualTypeOf<"pwd" | "otp" | "hwk" | "swk" | "user" | "fed" | "mfa">();
+    // `email` (PL-1) is Portcullis's own: no RFC 8176 value fits a code or link sent by email.
+    expectTypeOf<AmrValue>().toEqualTypeOf<"pwd" | "otp" | "hwk" | "swk" | "user" | "fed" | "mfa" | "email">();
   });
 
   it("STUP-2, ASVS 7.5.3: every adapter's requireAuth takes maxAge, secondFactor and amr; an amr value RFC 8176 does not define here, or a maxAge that is no duration, does not compile", () => {

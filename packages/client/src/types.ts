@@ -89,9 +89,9 @@ export interface PasskeyInfo {
  * How a session was signed into (RFC 8176 names): `pwd` password, `otp` TOTP code, `rc` recovery
  * code, `hwk` a device-bound passkey, `swk` a synced passkey, `user` user verification, `fed` a
  * provider, `ldap` the directory (older releases), `mfa` a second factor the provider asserted (beside
- * `fed`). A re-authentication replaces them with what it proved.
+ * `fed`), `email` a one-time code or link sent to a verified address (not an RFC 8176 value). A re-authentication replaces them with what it proved.
  */
-export type AuthMethod = "pwd" | "otp" | "rc" | "hwk" | "swk" | "user" | "fed" | "ldap" | "mfa";
+export type AuthMethod = "pwd" | "otp" | "rc" | "hwk" | "swk" | "user" | "fed" | "ldap" | "mfa" | "email";
 
 /**
  * One of the signed-in user's sessions (`GET /auth/sessions`): no token, only what tells the

@@ -189,6 +189,7 @@ const createAuthOptions = {
   publicUser: true,
   telemetry: true,
   email: true,
+  emailSignIn: true,
   revocationChannel: true,
   user: true,
   organizations: true,

@@ -28,6 +28,11 @@ import {
   resolveOrganizationsConfig,
 } from "./organizations/organization-config.js";
 import {
+  type EmailSignInConfig,
+  type ResolvedEmailSignInConfig,
+  resolveEmailSignInConfig,
+} from "./passwordless/email-sign-in-config.js";
+import {
   type ResolvedSecondFactorConfig,
   type SecondFactorConfig,
   resolveSecondFactorConfig,
@@ -117,6 +122,11 @@ export interface AuthConfig extends TokenConfig {
    * without it those routes answer 40400. See `EmailConfig`.
    */
   email?: EmailConfig;
+  /**
+   * Sign-in with a one-time code or link sent to the account's verified address (PL-1…), and
+   * optionally sign-up by such a code. Off unless `enabled`; needs `email`. See `EmailSignInConfig`.
+   */
+  emailSignIn?: EmailSignInConfig;
   throttle?: ThrottleConfig;
   http?: HttpConfig;
   /** What each session records of where it is used from: see `SessionConfig`. */
@@ -162,6 +172,7 @@ export interface ResolvedConfig extends ResolvedHttpConfig, ResolvedTokenConfig 
   impersonation: ResolvedImpersonationConfig;
   /** Null when email is not configured. */
   email: ResolvedEmailConfig | null;
+  emailSignIn: ResolvedEmailSignInConfig;
   throttle: ResolvedThrottleConfig;
   sessions: ResolvedSessionConfig;
   directoryLimits: ResolvedDirectoryLimits;
@@ -298,6 +309,8 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     fail("directory must be a directory client such as ldapDirectory() from @portcullis/ldap");
   }
   const totp = resolveTotpConfig(config.totp, issuerUrl.host);
+  const signUp = resolveSignUpConfig(config.signUp, adminRoleOf(config.adminRole));
+  const email = resolveEmailConfig(config.email, issuerUrl.host);
 
   return {
     issuer: config.issuer,
@@ -311,12 +324,17 @@ export function resolveConfig(config: AuthConfig): ResolvedConfig {
     passkeys: resolvePasskeyConfig(config.passkeys),
     oauthProviders: resolveOAuthConfig(config.oauth),
     adminRole: adminRoleOf(config.adminRole),
-    signUp: resolveSignUpConfig(config.signUp, adminRoleOf(config.adminRole)),
+    signUp,
     organizations: resolveOrganizations(config),
     apiKeys: resolveApiKeys(config),
     serviceAccounts: resolveServiceAccounts(config),
     impersonation: resolveImpersonationConfig(config.impersonation, adminRoleOf(config.adminRole)),
-    email: resolveEmailConfig(config.email, issuerUrl.host),
+    email,
+    emailSignIn: resolveEmailSignInConfig(config.emailSignIn, {
+      email: email !== null,
+      signInUrl: email?.signInUrl != null,
+      signUp: signUp.enabled,
+    }),
     throttle: resolveThrottleConfig(config.throttle),
     sessions: resolveSessionConfig(config.sessions),
     directoryLimits: resolveDirectoryLimits(config.directoryLimits),

@@ -284,6 +284,13 @@ export {
   switchOrganization,
 } from "./organizations/switch-organization.js";
 export {
+  type BeginEmailSignInInput,
+  type BeginEmailSignInResult,
+  beginEmailSignIn,
+} from "./passwordless/begin-email-sign-in.js";
+export type { EmailSignInConfig, EmailSignInMethod } from "./passwordless/email-sign-in-config.js";
+export { type FinishEmailSignInInput, finishEmailSignIn } from "./passwordless/finish-email-sign-in.js";
+export {
   type BeginPasskeyEnrolmentInput,
   type FinishPasskeyEnrolmentInput,
   type PasskeyEnrolled,

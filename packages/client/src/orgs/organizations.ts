@@ -1,7 +1,7 @@
 import { accessTokenClaims } from "../claims.js";
 
 /** A way of signing in an organization's rules may allow. */
-export type OrganizationSignInMethod = "password" | "directory" | "passkey" | "provider";
+export type OrganizationSignInMethod = "password" | "directory" | "passkey" | "provider" | "email";
 
 /** An organization's rules for the sessions in which it is active. */
 export interface OrganizationRules {

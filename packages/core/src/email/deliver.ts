@@ -10,13 +10,16 @@ export interface Delivery {
   kind: EmailKind;
   notice?: NoticeReason;
   to: string;
-  userId: string;
+  /** Null for a `sign_up` message: no account holds the address yet. */
+  userId: string | null;
   username: string;
   /**
    * Makes the reset or verification link (issuing its token): called only once the recipient's
    * budget allowed the message, so a withheld message voids no link sent before it.
    */
   link?: () => Promise<string>;
+  /** The one-time code of a `sign_in` or `sign_up` message. */
+  code?: string;
   /** The request's `Accept-Language`, which chooses a localized template. */
   acceptLanguage?: string | undefined;
   /** For an invitation: the organization's name (`username` is then the inviting member's). */
@@ -72,8 +75,8 @@ export async function deliverEmail(auth: Auth, delivery: Delivery): Promise<void
   }
   const link = await delivery.link?.();
   try {
-    const { username, organization, expiresInMinutes } = delivery;
-    const values = { kind, notice, username, link, organization, expiresInMinutes };
+    const { username, organization, expiresInMinutes, code } = delivery;
+    const values = { kind, notice, username, link, code, organization, expiresInMinutes };
     const content = writeMessage(config, values, delivery.acceptLanguage);
     const message: EmailMessage = {
       kind,
@@ -82,6 +85,7 @@ export async function deliverEmail(auth: Auth, delivery: Delivery): Promise<void
       ...(config.from ? { from: config.from } : {}),
       ...content,
       ...(link ? { link } : {}),
+      ...(code ? { code } : {}),
     };
     await sendWithin(config, message);
   } catch (error) {

@@ -32,6 +32,7 @@ describe("resolveEmailConfig", () => {
       resetUrl: valid.resetUrl,
       verifyUrl: valid.verifyUrl,
       invitationUrl: null,
+      signInUrl: null,
       from: undefined,
       appName: "api.example.com",
       tokenLifetimeMs: 30 * 60_000,
@@ -207,7 +208,7 @@ describe("resolveEmailConfig", () => {
   it("refuses templates that are not an object of functions by kind, naming the kind meant", () => {
     for (const bad of ["template", [defaultTemplates.notice], null]) {
       expect(refusal({ ...valid, templates: bad })).toMatch(
-        /email\.templates must be an object of templates by kind \(password_reset, email_verification, notice, organization_invitation\)/,
+        /email\.templates must be an object of templates by kind \(password_reset, email_verification, notice, organization_invitation, sign_in, sign_up\)/,
       );
     }
     expect(refusal({ ...valid, templates: { notices: defaultTemplates.notice } })).toMatch(

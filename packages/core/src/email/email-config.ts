@@ -1,8 +1,12 @@
 import { type Duration, type OptionNames, durationSeconds, fail, lacksScheme, refuseUnknownOptions } from "../config-values.js";
 import { type ResolvedTier, type ThrottleTier, resolveTiers } from "../throttle/throttle-config.js";
 
-/** What a message is: a reset link, a verification link, a notice of a security change, or an invitation to an organization. */
-export type EmailKind = "password_reset" | "email_verification" | "notice" | "organization_invitation";
+/**
+ * What a message is: a reset link, a verification link, a notice of a security change, an
+ * invitation to an organization, a sign-in code or link (`sign_in`), or a code that makes an
+ * account for an address no account holds (`sign_up`).
+ */
+export type EmailKind = "password_reset" | "email_verification" | "notice" | "organization_invitation" | "sign_in" | "sign_up";
 
 /** What a notice tells the user happened to the account. */
 export type NoticeReason =
@@ -31,6 +35,8 @@ export interface EmailMessage {
   html: string;
   /** The reset or verification link, holding the token in its fragment; absent from notices. */
   link?: string;
+  /** The one-time code of a `sign_in` or `sign_up` message, when it carries one. */
+  code?: string;
   /** The locale the message was written in (`en` unless a localized template was chosen). */
   locale: string;
 }
@@ -43,9 +49,11 @@ export interface EmailTemplateValues {
   appName: string;
   /** The account the message is about; for an invitation, the member who sent it. */
   username: string;
-  /** The link of a reset, verification or invitation message. */
+  /** The link of a reset, verification, invitation or sign-in message. */
   link?: string;
-  /** Minutes the link works for. */
+  /** The one-time code of a `sign_in` or `sign_up` message, when it carries one. */
+  code?: string;
+  /** Minutes the link (or code) works for. */
   expiresInMinutes: number;
   /** For an invitation: the name of the organization it invites to. */
   organization?: string;
@@ -90,6 +98,11 @@ export interface EmailConfig {
    * routes answer 40400.
    */
   invitationUrl?: string;
+  /**
+   * The page that finishes an email sign-in, as `resetUrl`: links are `signInUrl#token=…`.
+   * Required when `emailSignIn.method` is `"link"` or `"both"`.
+   */
+  signInUrl?: string;
   /** The sender, passed on as `message.from`. */
   from?: string;
   /** The name messages give the service. Default: the host of `issuer`. */
@@ -123,6 +136,8 @@ export interface ResolvedEmailConfig {
   verifyUrl: string;
   /** Null when invitations by email are not configured. */
   invitationUrl: string | null;
+  /** Null when sign-in links are not configured. */
+  signInUrl: string | null;
   from: string | undefined;
   appName: string;
   tokenLifetimeMs: number;
@@ -137,6 +152,7 @@ const emailOptions = {
   resetUrl: true,
   verifyUrl: true,
   invitationUrl: true,
+  signInUrl: true,
   from: true,
   appName: true,
   tokenLifetime: true,
@@ -156,6 +172,8 @@ const templateKinds = {
   email_verification: true,
   notice: true,
   organization_invitation: true,
+  sign_in: true,
+  sign_up: true,
 } satisfies Record<EmailKind, true>;
 
 const isLoopback = (host: string) => host === "localhost" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
@@ -164,6 +182,7 @@ const pageNames: Record<string, string> = {
   resetUrl: "reset-password",
   verifyUrl: "verify-email",
   invitationUrl: "accept-invitation",
+  signInUrl: "email-sign-in",
 };
 
 function linkBase(value: unknown, what: string): string {
@@ -243,6 +262,7 @@ export function resolveEmailConfig(config: EmailConfig | undefined, issuerHost: 
     resetUrl: linkBase(config.resetUrl, "resetUrl"),
     verifyUrl: linkBase(config.verifyUrl, "verifyUrl"),
     invitationUrl: config.invitationUrl === undefined ? null : linkBase(config.invitationUrl, "invitationUrl"),
+    signInUrl: config.signInUrl === undefined ? null : linkBase(config.signInUrl, "signInUrl"),
     from: config.from,
     appName: config.appName ?? issuerHost,
     tokenLifetimeMs: boundedDuration(config.tokenLifetime, "email.tokenLifetime", 30 * 60, 5 * 60, 24 * 3600),

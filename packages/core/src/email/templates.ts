@@ -81,12 +81,37 @@ const organizationInvitation: EmailTemplate = ({ appName, username, organization
   };
 };
 
+const signIn: EmailTemplate = ({ appName, username, link, code, expiresInMinutes }) => {
+  const subject = code === undefined ? `Sign in to ${appName}` : `${code} is your ${appName} sign-in code`;
+  const ways = [
+    ...(code === undefined ? [] : [`enter this code within ${expiresInMinutes} minutes: ${code}`]),
+    ...(link === undefined ? [] : [`open this link within ${expiresInMinutes} minutes, in the browser where you asked for it:`]),
+  ];
+  const intro = `Someone asked to sign in to the account ${username} at ${appName}. To sign in, ${ways.join("; or ")}`;
+  const ignore = "If you did not ask for this, ignore this message: nobody can sign in without it. Never share the code.";
+  const text = link === undefined ? `${intro}\n\n${ignore}\n` : `${intro}\n\n${link}\n\n${ignore}\n`;
+  return {
+    subject,
+    text,
+    html: htmlOf(subject, [intro, ignore], link === undefined ? undefined : { label: "Sign in", href: link }),
+  };
+};
+
+const signUp: EmailTemplate = ({ appName, code = "", expiresInMinutes }) => {
+  const subject = `${code} is your ${appName} sign-up code`;
+  const intro = `Someone asked to sign in to ${appName} with this address, which no account holds yet. To make an account for it, enter this code within ${expiresInMinutes} minutes: ${code}`;
+  const ignore = "If you did not ask for this, ignore this message: no account is made without the code. Never share the code.";
+  return { subject, text: `${intro}\n\n${ignore}\n`, html: htmlOf(subject, [intro, ignore]) };
+};
+
 /** The built-in English templates. */
 export const defaultTemplates: Record<EmailKind, EmailTemplate> = {
   password_reset: passwordReset,
   email_verification: emailVerification,
   notice,
   organization_invitation: organizationInvitation,
+  sign_in: signIn,
+  sign_up: signUp,
 };
 
 /**

@@ -133,8 +133,11 @@ export type AuthEvent =
   /** A link to verify `email.change_requested`'s new address went out; the address itself is in no event. */
   | (EventBase & { type: "email.change_requested"; userId: string })
   | (EventBase & { type: "email.verified"; userId: string })
-  /** A message handed to `email.send` and delivered by it; `notice` says what a notice was about. */
-  | (EventBase & { type: "email.sent"; kind: EmailKind; notice?: NoticeReason; userId: string })
+  /**
+   * A message handed to `email.send` and delivered by it; `notice` says what a notice was about.
+   * `userId` is null for a `sign_up` message, which goes to an address no account holds.
+   */
+  | (EventBase & { type: "email.sent"; kind: EmailKind; notice?: NoticeReason; userId: string | null })
   /**
    * `email.send` threw (`failed`) or outlasted `email.sendTimeout` (`timed_out`): the message is
    * lost, its token stays valid. `recipient_limit`: the address's `email.recipientLimit` was spent,
@@ -144,9 +147,16 @@ export type AuthEvent =
       type: "email.failed";
       kind: EmailKind;
       notice?: NoticeReason;
-      userId: string;
+      /** Null for a `sign_up` message, as `email.sent`. */
+      userId: string | null;
       reason: "failed" | "timed_out" | "recipient_limit";
     })
+  /**
+   * A sign-in code or link was asked for (`POST /auth/email-sign-in/begin`), reported after the
+   * answer: `userId` is the account that holds the address verified, null when none does (a
+   * `sign_up` code may then have been sent). Never the address, code or link.
+   */
+  | (EventBase & { type: "email_sign_in.requested"; userId: string | null })
   | (EventBase & { type: "passkey.registered"; userId: string; credentialId: string })
   | (EventBase & { type: "passkey.renamed"; userId: string; credentialId: string })
   | (EventBase & { type: "passkey.revoked"; userId: string; credentialId: string })

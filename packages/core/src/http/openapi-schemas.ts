@@ -198,7 +198,7 @@ const organizationRules: JsonSchema = answerObject({
   requireSecondFactor: { type: "boolean", description: "Only a session that proved a second factor makes it active (OR-9)" },
   signInMethods: {
     type: ["array", "null"],
-    items: { enum: ["password", "directory", "passkey", "provider"] },
+    items: { enum: ["password", "directory", "passkey", "provider", "email"] },
     description: "The ways of signing in a session may have used to make it active, or null for every way (OR-10)",
   },
 });

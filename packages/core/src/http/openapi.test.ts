@@ -36,7 +36,9 @@ const everythingOn: AuthOverrides = {
     resetUrl: "https://example.com/reset-password",
     verifyUrl: "https://example.com/verify-email",
     invitationUrl: "https://example.com/accept-invitation",
+    signInUrl: "https://example.com/email-sign-in",
   },
+  emailSignIn: { enabled: true, method: "both", signUp: true },
   organizations: { enabled: true, verifyDomain: async () => true },
   apiKeys: { enabled: true },
   serviceAccounts: { enabled: true },
@@ -110,6 +112,8 @@ describe("openApiDocument", () => {
       "POST /api/v1/auth/directory/policy/preview",
       "POST /api/v1/auth/directory/policy/test",
       "POST /api/v1/auth/email",
+      "POST /api/v1/auth/email-sign-in/begin",
+      "POST /api/v1/auth/email-sign-in/finish",
       "POST /api/v1/auth/email/verify",
       "POST /api/v1/auth/oauth/{provider}/reauthenticate",
       "POST /api/v1/auth/password/forgot",
@@ -127,9 +131,8 @@ describe("openApiDocument", () => {
       "PUT /api/v1/auth/public-key/credentials/{id}",
       "PUT /api/v1/users/me/password",
     ]);
-    expect(all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, signUp: undefined })).includes(entry))).toEqual([
-      "POST /api/v1/auth/register",
-    ]);
+    const signUpOff = { ...everythingOn, signUp: undefined, emailSignIn: { enabled: true, method: "both" as const } };
+    expect(all.filter((entry) => !operationsOf(documentOf(signUpOff)).includes(entry))).toEqual(["POST /api/v1/auth/register"]);
     expect(
       all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, secondFactor: undefined })).includes(entry)),
     ).toEqual([
@@ -151,11 +154,17 @@ describe("openApiDocument", () => {
       "POST /api/v1/auth/public-key/enrolment/begin",
       "POST /api/v1/auth/public-key/enrolment/finish",
     ]);
-    expect(all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, email: undefined })).includes(entry))).toEqual([
+    expect(
+      all.filter(
+        (entry) => !operationsOf(documentOf({ ...everythingOn, email: undefined, emailSignIn: undefined })).includes(entry),
+      ),
+    ).toEqual([
       "POST /api/v1/auth/password/forgot",
       "POST /api/v1/auth/password/reset",
       "POST /api/v1/auth/email",
       "POST /api/v1/auth/email/verify",
+      "POST /api/v1/auth/email-sign-in/begin",
+      "POST /api/v1/auth/email-sign-in/finish",
       "POST /api/v1/auth/orgs/{orgId}/invitations",
       "POST /api/v1/auth/orgs/{orgId}/invitations/{invitationId}/resend",
     ]);
@@ -341,6 +350,7 @@ describe("openApiDocument", () => {
         .map(([method, operation]) => [operation.operationId, `${method} ${path}`] as const),
     );
     expect(answersTokens.map(([id]) => id).sort()).toEqual([
+      "finishEmailSignIn",
       "finishPasskeyEnrolment",
       "finishTotpEnrolment",
       "login",

@@ -46,7 +46,7 @@ export function readSlug(value: unknown, name?: string): string {
   return slug;
 }
 
-const signInMethods: readonly OrganizationSignInMethod[] = ["password", "directory", "passkey", "provider"];
+const signInMethods: readonly OrganizationSignInMethod[] = ["password", "directory", "passkey", "provider", "email"];
 
 /**
  * Reads an organization's rules, those left out kept from `current` (OR-9, OR-10).

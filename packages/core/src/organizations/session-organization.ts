@@ -16,6 +16,7 @@ export function signInMethodOf(amr: readonly AuthMethod[]): OrganizationSignInMe
   if (amr.includes("fed")) return "provider";
   if (amr.includes("hwk") || amr.includes("swk")) return "passkey";
   if (amr.includes("ldap")) return "directory";
+  if (amr.includes("email")) return "email";
   return "password";
 }
 

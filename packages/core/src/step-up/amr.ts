@@ -5,9 +5,10 @@ import type { AuthMethod, SessionRecord } from "../storage/types.js";
  * directory's), `otp` a TOTP or recovery code, `hwk` a device-bound passkey or security key,
  * `swk` a synced passkey (its key leaves the device: backup eligible), `user` the user
  * verification of that passkey (a PIN or biometric), `fed` a sign-in through a provider, and
- * `mfa` when a first and a second factor were both proven.
+ * `mfa` when a first and a second factor were both proven; and `email`, Portcullis's own value
+ * (none of RFC 8176 fits), a one-time code or link sent to a verified address (PL-1).
  */
-export type AmrValue = "pwd" | "otp" | "hwk" | "swk" | "user" | "fed" | "mfa";
+export type AmrValue = "pwd" | "otp" | "hwk" | "swk" | "user" | "fed" | "mfa" | "email";
 
 /** How each way a session was proven reads in the token: Portcullis's own names (`rc`, `ldap`) as the RFC 8176 value they are. */
 const claimValueOf: Readonly<Record<AuthMethod, AmrValue>> = {
@@ -20,10 +21,15 @@ const claimValueOf: Readonly<Record<AuthMethod, AmrValue>> = {
   user: "user",
   fed: "fed",
   mfa: "mfa",
+  email: "email",
 };
 
-/** The methods that prove a first factor: something the user knows, or a key or a provider that signs them in alone. */
-const firstFactors: ReadonlySet<string> = new Set<AuthMethod>(["pwd", "ldap", "hwk", "swk", "fed"]);
+/**
+ * The methods that prove a first factor: something the user knows, a key or a provider that signs
+ * them in alone, or a code or link sent to their verified address (`email`: never a second factor,
+ * as it proves only access to the mailbox a password reset would reach too).
+ */
+const firstFactors: ReadonlySet<string> = new Set<AuthMethod>(["pwd", "ldap", "hwk", "swk", "fed", "email"]);
 
 /** The methods that prove a second factor: a TOTP or recovery code, the user verification of a passkey, or a provider's assertion (STUP-5). */
 const secondFactors: ReadonlySet<string> = new Set<AuthMethod>(["otp", "rc", "user", "mfa"]);

@@ -94,7 +94,7 @@ describe("STUP-2, ASVS 7.5.3: what a route's step-up options ask of a session", 
       [{ secondFactor: "yes" as unknown as boolean }, /secondFactor must be true or false; got "yes"/],
       [{ amr: "otp" as unknown as AmrValue[] }, /amr must be a list of RFC 8176 values, of .*; got "otp"$/],
       [{ amr: 7 as unknown as AmrValue[] }, /amr must be a list of RFC 8176 values, of .*; got 7$/],
-      [{ amr: ["sms" as AmrValue] }, /amr must be a list of .*pwd, otp, hwk, swk, user, fed, mfa; got "sms"/],
+      [{ amr: ["sms" as AmrValue] }, /amr must be a list of .*pwd, otp, hwk, swk, user, fed, mfa, email; got "sms"/],
       [{ amr: ["toString" as AmrValue] }, /got "toString"/],
     ];
     for (const [options, message] of bad) expect(() => stepUpRequirementOf(options), JSON.stringify(options)).toThrow(message);

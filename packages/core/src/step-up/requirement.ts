@@ -38,7 +38,7 @@ export interface StepUpShortfall {
   amr?: AmrValue[];
 }
 
-const amrValues: readonly AmrValue[] = ["pwd", "otp", "hwk", "swk", "user", "fed", "mfa"];
+const amrValues: readonly AmrValue[] = ["pwd", "otp", "hwk", "swk", "user", "fed", "mfa", "email"];
 
 const resolved = new WeakMap<object, StepUpRequirement | null>();
 

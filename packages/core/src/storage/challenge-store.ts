@@ -13,7 +13,9 @@ export type ChallengeKind =
   | "email_verification"
   | "email_verification_newest"
   /** The temporary token of a sign-in that must enrol a second factor first (40105; STUP-4). */
-  | "second_factor_enrolment";
+  | "second_factor_enrolment"
+  /** A sign-in code and link sent by email, under the hash of the binding the asking client holds (PL-1). */
+  | "email_sign_in";
 
 /** A short-lived, single-use item: a temporary token, an OAuth state, a WebAuthn challenge. */
 export interface ChallengeRecord {

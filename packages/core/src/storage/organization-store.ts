@@ -10,13 +10,14 @@ export interface OrganizationRules {
   requireSecondFactor: boolean;
   /**
    * The ways of signing in a session may have used for the organization to be active in it, of
-   * `password`, `directory`, `passkey` and `provider`; null allows every way.
+   * `password`, `directory`, `passkey`, `provider` and `email` (a code or link sent by email);
+   * null allows every way.
    */
   signInMethods: OrganizationSignInMethod[] | null;
 }
 
 /** A way of signing in an organization may allow: what a session's `amr` tells of its sign-in. */
-export type OrganizationSignInMethod = "password" | "directory" | "passkey" | "provider";
+export type OrganizationSignInMethod = "password" | "directory" | "passkey" | "provider" | "email";
 
 /** An organization. `slug` is unique in the instance, compared as stored (lower case). */
 export interface OrganizationRecord {

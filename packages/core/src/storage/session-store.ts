@@ -4,11 +4,13 @@ import type { UserRecord } from "./user-store.js";
  * How a session was proven, in Portcullis's own words: the RFC 8176 values `pwd` (a password),
  * `otp` (a TOTP code), `hwk` (a device-bound passkey), `swk` (a synced passkey), `user` (its user
  * verification) and `fed` (a provider), with `rc` for a recovery code and `ldap` for a directory
- * password of older releases, and `mfa` for a second factor a provider asserted (STUP-5; beside
- * `fed`, with the provider's own `pwd`, `otp`, `hwk`, `swk`). Access tokens carry them as RFC 8176
- * values (`amrClaim`: `rc` is `otp`, `ldap` is `pwd`, and `mfa` is added when two factors were proven).
+ * password of older releases, `mfa` for a second factor a provider asserted (STUP-5; beside
+ * `fed`, with the provider's own `pwd`, `otp`, `hwk`, `swk`), and `email` for a one-time code or
+ * link sent to a verified address (PL-1), a first factor only. Access tokens carry them as RFC 8176
+ * values (`amrClaim`: `rc` is `otp`, `ldap` is `pwd`, and `mfa` is added when two factors were
+ * proven), but for `email`, which no RFC 8176 value fits and which the claim carries as `email`.
  */
-export type AuthMethod = "pwd" | "otp" | "rc" | "hwk" | "swk" | "user" | "fed" | "ldap" | "mfa";
+export type AuthMethod = "pwd" | "otp" | "rc" | "hwk" | "swk" | "user" | "fed" | "ldap" | "mfa" | "email";
 
 /** A signed-in session: one login, and the refresh token that carries it on, rotated at each refresh. */
 export interface SessionRecord {

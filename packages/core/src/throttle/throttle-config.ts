@@ -11,8 +11,10 @@ import {
  * What a throttle counts: failures of one account (`account`), or of one device token
  * (`device`, RL-5); attempts from one address at a secret (`ip`), or at routes that store
  * something for an unauthenticated caller (`unauthenticatedWrites`, RL-7); requests for a reset
- * link per account and per address (`passwordResetRequests`, `passwordResetRequestsIp`, PR-1), and
- * address changes per user (`emailChanges`): budgets of their own, so that none spends another.
+ * link per account and per address (`passwordResetRequests`, `passwordResetRequestsIp`, PR-1),
+ * address changes per user (`emailChanges`), and requests for a sign-in code or link per address
+ * asked for and per client address (`emailSignInRequests`, `emailSignInRequestsIp`): budgets of
+ * their own, so that none spends another (RL-5).
  */
 export type ThrottleScope =
   | "account"
@@ -21,7 +23,9 @@ export type ThrottleScope =
   | "unauthenticatedWrites"
   | "passwordResetRequests"
   | "passwordResetRequestsIp"
-  | "emailChanges";
+  | "emailChanges"
+  | "emailSignInRequests"
+  | "emailSignInRequestsIp";
 
 /** A throttling tier: at most `limit` attempts per `window`. */
 export interface ThrottleTier {
@@ -67,6 +71,13 @@ export interface ThrottleConfig {
   passwordResetRequestsIp?: ThrottleTier[];
   /** `POST /auth/email` (a verification link to a new address) per user. Default 5 per hour and 20 per day. */
   emailChanges?: ThrottleTier[];
+  /**
+   * `POST /auth/email-sign-in/begin` per address asked for, held or not: its own budget, so
+   * flooding it never spends the account's sign-in budget. Default 5 per 15 minutes and 20 per day.
+   */
+  emailSignInRequests?: ThrottleTier[];
+  /** `POST /auth/email-sign-in/begin` per client address (IPv6 per /64). Default 10 per 15 minutes. */
+  emailSignInRequestsIp?: ThrottleTier[];
 }
 
 /** {@link ThrottleConfig} with its defaults filled in. */
@@ -79,6 +90,8 @@ export interface ResolvedThrottleConfig {
   passwordResetRequests: ResolvedTier[];
   passwordResetRequestsIp: ResolvedTier[];
   emailChanges: ResolvedTier[];
+  emailSignInRequests: ResolvedTier[];
+  emailSignInRequestsIp: ResolvedTier[];
 }
 
 const defaultAccountTiers: ThrottleTier[] = [
@@ -96,6 +109,11 @@ const defaultPasswordResetRequestTiers: ThrottleTier[] = [
   { limit: 10, window: "24h" },
 ];
 const defaultPasswordResetRequestIpTiers: ThrottleTier[] = [{ limit: 10, window: "15m" }];
+const defaultEmailSignInRequestTiers: ThrottleTier[] = [
+  { limit: 5, window: "15m" },
+  { limit: 20, window: "24h" },
+];
+const defaultEmailSignInRequestIpTiers: ThrottleTier[] = [{ limit: 10, window: "15m" }];
 const defaultEmailChangeTiers: ThrottleTier[] = [
   { limit: 5, window: "1h" },
   { limit: 20, window: "24h" },
@@ -130,6 +148,8 @@ export function resolveThrottleConfig(config: ThrottleConfig | undefined): Resol
     passwordResetRequests: true,
     passwordResetRequestsIp: true,
     emailChanges: true,
+    emailSignInRequests: true,
+    emailSignInRequestsIp: true,
   } satisfies OptionNames<ThrottleConfig>;
   refuseUnknownOptions(config, options, "throttle.");
   return {
@@ -153,5 +173,15 @@ export function resolveThrottleConfig(config: ThrottleConfig | undefined): Resol
       defaultPasswordResetRequestIpTiers,
     ),
     emailChanges: resolveTiers(config?.emailChanges, "throttle.emailChanges", defaultEmailChangeTiers),
+    emailSignInRequests: resolveTiers(
+      config?.emailSignInRequests,
+      "throttle.emailSignInRequests",
+      defaultEmailSignInRequestTiers,
+    ),
+    emailSignInRequestsIp: resolveTiers(
+      config?.emailSignInRequestsIp,
+      "throttle.emailSignInRequestsIp",
+      defaultEmailSignInRequestIpTiers,
+    ),
   };
 }

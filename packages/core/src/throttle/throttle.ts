@@ -10,7 +10,8 @@ export type { ThrottleScope } from "./throttle-config.js";
  * The counter key of a subject, per scope: an account by the keyed pseudonym of its username key,
  * never the typed name (bounded in size, and no password typed as a username reaches storage); a
  * device by its token's random id; an address by its bucket (RL-3); a reset request by the keyed
- * pseudonym of the username or address key asked for; an address change by the user's id.
+ * pseudonym of the username or address key asked for, a sign-in code request by the keyed
+ * pseudonym of the address asked for; an address change by the user's id.
  */
 const counterKeys: Record<ThrottleScope, (auth: Auth, subject: string) => string> = {
   account: (auth, usernameKey) => `account:${auth.pseudonym(usernameKey)}`,
@@ -20,6 +21,8 @@ const counterKeys: Record<ThrottleScope, (auth: Auth, subject: string) => string
   passwordResetRequests: (auth, accountKey) => `reset:${auth.pseudonym(accountKey)}`,
   passwordResetRequestsIp: (_, address) => `reset-ip:${addressBucket(address)}`,
   emailChanges: (_, userId) => `email:${userId}`,
+  emailSignInRequests: (auth, addressKey) => `sign-in-email:${auth.pseudonym(addressKey)}`,
+  emailSignInRequestsIp: (_, address) => `sign-in-email-ip:${addressBucket(address)}`,
 };
 
 /**

@@ -5,6 +5,7 @@ import { adminOrganizationRoutes } from "./admin-organizations.js";
 import { apiKeyRoutes } from "./api-keys.js";
 import { directoryRoutes } from "./directory.js";
 import { emailRoutes } from "./email.js";
+import { emailSignInRoutes } from "./email-sign-in.js";
 import { impersonationRoutes } from "./impersonation.js";
 import { metadataRoutes } from "./metadata.js";
 import { oauthRoutes } from "./oauth.js";
@@ -38,6 +39,7 @@ export const routes: readonly Route[] = [
   ...accountRoutes,
   ...stepUpRoutes,
   ...emailRoutes,
+  ...emailSignInRoutes,
   ...adminRoutes,
   ...organizationRoutes,
   ...organizationMemberRoutes,

@@ -5,7 +5,7 @@ import type { LoginResult } from "../../flows/login-result.js";
 import type { ReauthenticationProof } from "../../flows/reauthenticate.js";
 import type { AccessContext } from "../../tokens/access-token.js";
 import type { TokenSet } from "../../tokens/issue-tokens.js";
-import { deviceCookie } from "../cookies.js";
+import { deviceCookie, deviceTokenFromCookie } from "../cookies.js";
 import type { JsonSchema } from "../openapi-schemas.js";
 import type { RouteContext, RouteResult } from "../route-types.js";
 
@@ -26,6 +26,10 @@ export const reauthentication = (context: RouteContext): ReauthenticationProof =
 });
 
 /** The answer of a route that completes a login: tokens, 40102 with a temporary token, or 40105 with an enrolment token (STUP-4). */
+/** The device token a sign-in request carries: `deviceToken` of the body, else the device cookie (RL-5). */
+export const deviceTokenOf = ({ body, header, secure }: RouteContext): string | undefined =>
+  body.deviceToken !== undefined ? (body.deviceToken as string) : deviceTokenFromCookie(header("cookie"), secure);
+
 export const loginResponse = async (context: RouteContext, result: LoginResult): Promise<RouteResult> => {
   if (result.status === "authenticated") return await signedInResponse(context, result.tokens);
   const code = result.status === "totp_required" ? ErrorCode.SecondFactorRequired : ErrorCode.SecondFactorEnrolmentRequired;

@@ -3,14 +3,9 @@ import { login } from "../../flows/login.js";
 import { type RegisterInput, register } from "../../flows/register.js";
 import { useRecoveryCode } from "../../flows/use-recovery-code.js";
 import { verifyTotp } from "../../flows/verify-totp.js";
-import { deviceTokenFromCookie } from "../cookies.js";
 import { enrolmentTokenData, requestObject, requiredText, schemaRef, tempTokenData, userFieldsBody } from "../openapi-schemas.js";
-import type { Route, RouteContext } from "../route-types.js";
-import { loginResponse, setsDeviceCookie, signedInResponse } from "./shared.js";
-
-/** The device token a sign-in request carries: `deviceToken` of the body, else the device cookie (RL-5). */
-const deviceTokenOf = ({ body, header, secure }: RouteContext): string | undefined =>
-  body.deviceToken !== undefined ? (body.deviceToken as string) : deviceTokenFromCookie(header("cookie"), secure);
+import type { Route } from "../route-types.js";
+import { deviceTokenOf, loginResponse, setsDeviceCookie, signedInResponse } from "./shared.js";
 
 /**
  * Sign-in with a password (local or directory), the second-factor step that completes a 40102

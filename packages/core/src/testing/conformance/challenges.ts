@@ -14,6 +14,7 @@ const everyChallengeKind = {
   email_verification: true,
   email_verification_newest: true,
   second_factor_enrolment: true,
+  email_sign_in: true,
 } satisfies Record<ChallengeKind, true>;
 
 /** Registers the `challenges` suite: single use (ST-1), matching id and kind (ST-2), expiry, attempt limits. */
