@@ -110,6 +110,8 @@ describeOpenApiDrift({
     resetPassword: "test/http/email.test.ts, with email configured",
     changeEmail: "test/http/email.test.ts, with email configured",
     verifyEmail: "test/http/email.test.ts, with email configured",
+    beginEmailSignIn: "test/http/email-sign-in.test.ts, with emailSignIn.enabled",
+    finishEmailSignIn: "test/http/email-sign-in.test.ts, with emailSignIn.enabled",
     beginTotpEnrolment: "test/http/required-factor.test.ts, with secondFactor.required",
     finishTotpEnrolment: "test/http/required-factor.test.ts, with secondFactor.required",
     beginPasskeyEnrolment: "test/http/required-factor.test.ts, with secondFactor.required",

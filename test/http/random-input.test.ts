@@ -120,6 +120,8 @@ const fieldsByRoute: Record<string, string[]> = {
   "POST /auth/password/reset": ["token", "newPassword", "totpCode", "recoveryCode"],
   "POST /auth/email": ["email", "password", "totpCode"],
   "POST /auth/email/verify": ["token"],
+  "POST /auth/email-sign-in/begin": ["email"],
+  "POST /auth/email-sign-in/finish": ["code", "token", "binding", "deviceToken"],
   "POST /auth/admin/users": ["username", "password", "email", "emailVerified", "roles", "fields"],
   "PATCH /auth/admin/users/:id": ["disabled", "roles", "fields", "password", "totpCode"],
   "PATCH /auth/me": ["fields"],
@@ -177,6 +179,7 @@ const wellFormed: Record<string, (index: number) => Record<string, unknown>> = {
   // With the account's secret in Authorization: Basic (see the token route's headers below).
   "POST /auth/token": (index) => ({ grant_type: "client_credentials", ...(index % 2 === 0 ? { scope: "reports:read" } : {}) }),
   "POST /auth/admin/users/:id/impersonate": () => ({}),
+  "POST /auth/email-sign-in/begin": (index) => ({ email: index % 2 === 0 ? "fuzz@fuzz.example" : `new-${index}@fuzz.example` }),
   "DELETE /auth/admin/service-accounts/:id": () => ({}),
   "DELETE /auth/admin/service-accounts/:id/credentials/:credentialId": () => ({}),
 };
@@ -297,7 +300,12 @@ describe("random input on every route with a body", () => {
   beforeAll(async () => {
     idp = await startOidcProvider();
     auth = makeTestAuth({
-      throttle: { ...generousThrottle, ip: [{ limit: 100_000, window: "15m" }] },
+      throttle: {
+        ...generousThrottle,
+        ip: [{ limit: 100_000, window: "15m" }],
+        emailSignInRequests: [{ limit: 100_000, window: "15m" }],
+        emailSignInRequestsIp: [{ limit: 100_000, window: "15m" }],
+      },
       // Hundreds of genuine registration ceremonies for one user, past the default bound of 10 (RL-7).
       passkeys: { ...testPasskeys, registrationCeremonyLimit: 10_000 },
       // Random policies never name a reachable server: the test route answers from validation.
@@ -310,8 +318,11 @@ describe("random input on every route with a body", () => {
         resetUrl: "https://app.example.com/reset-password",
         verifyUrl: "https://app.example.com/verify-email",
         invitationUrl: "https://app.example.com/accept-invitation",
+        signInUrl: "https://app.example.com/email-sign-in",
         recipientLimit: [{ limit: 100_000, window: "1h" }],
       },
+      // Email sign-in on, codes and links and sign-up, so that its random bodies reach their checks (PL-1…).
+      emailSignIn: { enabled: true, method: "both", signUp: true },
       // Organizations on, with domains that verify, so that their routes reach their checks (OR-2…OR-11).
       organizations: { enabled: true, verifyDomain: async () => true },
       // API keys on, with room for every key the well-formed bodies make, so that their routes reach their checks (AK-1…AK-5).
@@ -548,7 +559,8 @@ describe("random input on every route with a body", () => {
   }
 
   for (const route of bodyRoutes) {
-    const finish = route.path.endsWith("/finish");
+    // A passkey ceremony's finish; the email sign-in's finish takes plain fields (its binding, code or token).
+    const finish = route.path.endsWith("/finish") && !route.path.startsWith("/auth/email-sign-in/");
     const kind: CeremonyKind = route.path.includes("/login/")
       ? "login"
       : route.path.includes("/reauthenticate/")
