@@ -9,6 +9,7 @@ import { authError, enrolTotp, goodPassword, makeAuth, nextCode, outcome } from 
 import { login } from "../flows/login.js";
 import { verifyTotp } from "../flows/verify-totp.js";
 import { beginEmailSignIn } from "./begin-email-sign-in.js";
+import { emailBindingCookie, emailBindingFrom } from "./binding-cookie.js";
 import type { EmailSignInConfig } from "./email-sign-in-config.js";
 import { finishEmailSignIn } from "./finish-email-sign-in.js";
 import { randomDigits } from "./sign-in-challenge.js";
@@ -84,6 +85,24 @@ describe("randomDigits", () => {
     for (let i = 0; i < 2000; i += 1)
       for (const digit of randomDigits(auth.randomBytes, 8)) counts[Number(digit)] = (counts[Number(digit)] ?? 0) + 1;
     for (const count of counts) expect(Math.abs(count - 1600)).toBeLessThan(200);
+  });
+});
+
+describe("the binding cookie", () => {
+  it("PL-2: over TLS __Host-portcullis_email_sign_in, Secure, on /; over plain HTTP on the email sign-in routes; sent twice is refused", async () => {
+    const { auth } = signInAuth();
+    expect(emailBindingCookie(auth, "b1", true, 600)).toBe(
+      "__Host-portcullis_email_sign_in=b1; Path=/; HttpOnly; SameSite=Lax; Max-Age=600; Secure",
+    );
+    expect(emailBindingCookie(auth, "b1", false, 600)).toBe(
+      "portcullis_email_sign_in=b1; Path=/api/v1/auth/email-sign-in; HttpOnly; SameSite=Lax; Max-Age=600",
+    );
+    expect(emailBindingFrom("portcullis_email_sign_in=plain; __Host-portcullis_email_sign_in=host", true)).toBe("host");
+    expect(emailBindingFrom("portcullis_email_sign_in=plain", true)).toBeUndefined();
+    expect(emailBindingFrom("portcullis_email_sign_in=plain", false)).toBe("plain");
+    expect(() => emailBindingFrom("__Host-portcullis_email_sign_in=a; __Host-portcullis_email_sign_in=b", true)).toThrow(
+      "The code or link is invalid or expired",
+    );
   });
 });
 
