@@ -3,6 +3,7 @@ import { type ApiKeysClient, createApiKeysClient } from "./api-keys.js";
 import { type StatusMode, createAppFetch } from "./app-fetch.js";
 import { cookieModeTokenStore } from "./cookie-mode.js";
 import { type EmailClient, createEmailClient } from "./email.js";
+import { type EmailSignInClient, createEmailSignInClient } from "./email-sign-in.js";
 import { type AuthClientEventMap, type AuthClientEventName, createClientEvents } from "./events.js";
 import { type ImpersonationClient, createImpersonationClient } from "./impersonation.js";
 import { type OAuthClient, createOAuthClient } from "./oauth.js";
@@ -252,6 +253,8 @@ export interface AuthClient<Server = unknown> {
   oauth: OAuthClient;
   /** Password reset by email, and the account's address: change it, verify it with its link. */
   email: EmailClient;
+  /** Sign-in with a one-time code or link sent by email, where the server has `emailSignIn.enabled`. */
+  emailSignIn: EmailSignInClient;
   /**
    * The user's organizations (`/auth/orgs…`, where the server has `organizations.enabled`): create
    * and manage them, their members, invitations and domains, and switch the session's active one.
@@ -359,6 +362,7 @@ export function createAuthClient<Server = unknown>(options: AuthClientOptions = 
     passkeys: createPasskeyClient(transport, session, ceremonies, options.reauthenticate),
     oauth: createOAuthClient(transport, session, runRegistration),
     email: createEmailClient(transport, session, options.reauthenticate),
+    emailSignIn: createEmailSignInClient(transport, session, runRegistration),
     orgs: createOrganizationsClient(session, stepUp, options.reauthenticate),
     apiKeys: createApiKeysClient(session, options.reauthenticate),
     serviceAccounts: createServiceAccountsClient(session, options.reauthenticate),

@@ -93,7 +93,7 @@ export interface EmailClient {
 }
 
 /**
- * The token of a reset or verification link, from its fragment (`#token=…`): give it
+ * The token of a reset, verification or email sign-in link, from its fragment (`#token=…`): give it
  * `location.hash` (or the whole link). Null when there is none. The server puts the token in the
  * fragment so that it never reaches a server's logs or a `Referer`; once read, take it out of the
  * address bar too (`history.replaceState(null, "", location.pathname)`).

@@ -17,6 +17,7 @@ export {
   type ResetPasswordInput,
   tokenFromLink,
 } from "./email.js";
+export type { EmailSignInClient, EmailSignInProof } from "./email-sign-in.js";
 export { AuthClientError, type AuthClientErrorDetails, type AuthClientErrorKind } from "./errors.js";
 export type { AuthClientEventMap, AuthClientEventName, SignOutReason } from "./events.js";
 export type { ImpersonationClient, ImpersonationTokens } from "./impersonation.js";
