@@ -3,9 +3,9 @@
 // native app does. A code or a link's token (read with tokenFromLink) signs in with the same steps
 // as client.login, the 40102 step included (PL-4); another client, without the binding, is refused (PL-2).
 import { tokenFromLink } from "@portcullis/client";
-import { type EmailMessage, createUser, emailDeliveriesSettled } from "@portcullis/core";
+import { type EmailMessage, emailDeliveriesSettled } from "@portcullis/core";
 import { describe, expect, it } from "vitest";
-import { createTotpUser, nextTotpCode, testPassword } from "../fixtures/auth.js";
+import { createTotpUser, createUserWithVerifiedEmail, nextTotpCode } from "../fixtures/auth.js";
 import { type ClientTestServer, clientTargets, recordEvents, rejection, servedPerTest } from "./client-servers.js";
 
 const signInUrl = "https://app.example.com/email-sign-in";
@@ -36,12 +36,7 @@ describe.each(clientTargets)("client.emailSignIn against %s", (_name, start, sta
 
   it("PL-1: begin, then finish with the code: signed in, signedIn emitted; a wrong code first is 40100 and the binding is kept for the right one", async () => {
     const harness = await serveWithEmailSignIn();
-    await createUser(harness.auth, {
-      username: "alice",
-      password: testPassword,
-      email: "alice@example.com",
-      emailVerified: true,
-    });
+    await createUserWithVerifiedEmail(harness.auth, "alice");
     const client = harness.client();
     const events = recordEvents(client);
     expect(await client.emailSignIn.begin("alice@example.com")).toEqual({ expiresIn: 600 });
@@ -56,7 +51,7 @@ describe.each(clientTargets)("client.emailSignIn against %s", (_name, start, sta
 
   it("PL-2: the link's token signs in the client that asked; another client, without the binding, gets 40001", async () => {
     const harness = await serveWithEmailSignIn();
-    await createUser(harness.auth, { username: "bob", password: testPassword, email: "bob@example.com", emailVerified: true });
+    await createUserWithVerifiedEmail(harness.auth, "bob");
     const asker = harness.client();
     await asker.emailSignIn.begin("bob@example.com");
     const message = await harness.newest("bob@example.com");

@@ -2,19 +2,19 @@
 // `emailSignIn` (40400), one answer for every address (PL-3, bytes and time), the binding cookie
 // and the body's binding, one sign-in per code under 20 concurrent finishes (PL-1), and the 40102
 // step for a TOTP user (PL-4).
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { type EmailMessage, createUser, emailDeliveriesSettled } from "@portcullis/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type TestAuth,
   createTestUser,
   createTotpUser,
+  createUserWithVerifiedEmail,
   generousThrottle,
   makeTestAuth,
   nextTotpCode,
   testPassword,
 } from "../fixtures/auth.js";
+import { expectSameTime, timeAnswersFromAnotherProcess } from "./answer-timing.js";
 import { type CallResult, post } from "./client.js";
 import { expectEnvelope } from "./contract-suite.js";
 import { describeOpenApiDrift } from "./openapi-drift.js";
@@ -22,8 +22,6 @@ import { type RunningServer, adapters } from "./servers.js";
 
 const base = "/api/v1/auth";
 const signInUrl = "https://app.example.com/email-sign-in";
-const runNode = (args: string[], options: { env: NodeJS.ProcessEnv; timeout: number }) =>
-  promisify(execFile)(process.execPath, args, options);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Budgets high enough that only a test meant to be throttled is. */
@@ -61,38 +59,6 @@ function answerOf(result: CallResult) {
 
 /** The binding cookie of a begin's answer, as a `Cookie` header. */
 const cookieOf = (result: CallResult): string => (result.headers.get("set-cookie") ?? "").split(";")[0] as string;
-
-/**
- * Times begin answers for a known, verified address and for unknown ones, from a Node process of
- * its own (as test/http/email.test.ts times forgot, EN-2's method): ten warm-up pairs, then
- * `samples` pairs, each kind first every other round.
- */
-async function timeBeginFromAnotherProcess(url: string, samples: number): Promise<{ known: number[]; unknown: number[] }> {
-  const client = `
-    const { BEGIN_URL: url, SAMPLES } = process.env;
-    const time = async (email) => {
-      const started = performance.now();
-      const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email }) });
-      await response.text();
-      return performance.now() - started;
-    };
-    for (let round = 0; round < 10; round += 1) { await time("warm-up-" + round + "@example.com"); await time("timed@example.com"); }
-    const known = [];
-    const unknown = [];
-    for (let sample = 0; sample < Number(SAMPLES); sample += 1) {
-      if (sample % 2 === 0) { unknown.push(await time("nobody-" + sample + "@example.com")); known.push(await time("timed@example.com")); }
-      else { known.push(await time("timed@example.com")); unknown.push(await time("nobody-" + sample + "@example.com")); }
-    }
-    process.stdout.write(JSON.stringify({ known, unknown }));
-  `;
-  const { stdout } = await runNode(["--input-type=module", "-e", client], {
-    env: { ...process.env, BEGIN_URL: url, SAMPLES: String(samples) },
-    timeout: 60_000,
-  });
-  return JSON.parse(stdout);
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 describe.each(adapters)("email sign-in over HTTP on %s", (_name, start) => {
   describe("without emailSignIn", () => {
@@ -132,7 +98,7 @@ describe.each(adapters)("email sign-in over HTTP on %s", (_name, start) => {
 
     it("PL-3: begin answers byte for byte alike for a known verified, an unknown, an unverified and a disabled address; only the known one is sent a message", async () => {
       const { auth, outbox } = testAuth;
-      await createUser(auth, { username: "known", password: testPassword, email: "known@example.com", emailVerified: true });
+      await createUserWithVerifiedEmail(auth, "known");
       await createUser(auth, { username: "unverified", password: testPassword, email: "unverified@example.com" });
       await createUser(auth, {
         username: "disabled",
@@ -158,12 +124,7 @@ describe.each(adapters)("email sign-in over HTTP on %s", (_name, start) => {
     });
 
     it("PL-1: of 20 concurrent finishes with the right code and the binding cookie, exactly one signs in; the others get 40100", async () => {
-      await createUser(testAuth.auth, {
-        username: "racer",
-        password: testPassword,
-        email: "racer@example.com",
-        emailVerified: true,
-      });
+      await createUserWithVerifiedEmail(testAuth.auth, "racer");
       const { answer, message } = await begin("racer@example.com");
       const cookie = cookieOf(answer);
       const results = await Promise.all(
@@ -183,12 +144,7 @@ describe.each(adapters)("email sign-in over HTTP on %s", (_name, start) => {
     });
 
     it("PL-1: the link's token with the body's binding (a client without cookies) signs in once; the cookie wins over the body", async () => {
-      await createUser(testAuth.auth, {
-        username: "linker",
-        password: testPassword,
-        email: "linker@example.com",
-        emailVerified: true,
-      });
+      await createUserWithVerifiedEmail(testAuth.auth, "linker");
       const { answer, message } = await begin("linker@example.com");
       const token = new URL(message?.link as string).hash.replace("#token=", "");
       const other = await begin("nobody-else@example.com");
@@ -250,13 +206,16 @@ describe.each(adapters)("email sign-in over HTTP on %s", (_name, start) => {
 
     it("PL-3: begin answers a known address in the time it answers an unknown one (EN-2's method: median ratio within 0.5 to 2, 81 samples each, from a client process of its own)", async () => {
       const { auth, outbox } = testAuth;
-      await createUser(auth, { username: "timed", password: testPassword, email: "timed@example.com", emailVerified: true });
-      const { known, unknown } = await timeBeginFromAnotherProcess(`${server.baseUrl}${base}/email-sign-in/begin`, 81);
+      await createUserWithVerifiedEmail(auth, "timed");
+      const { known, unknown } = await timeAnswersFromAnotherProcess({
+        url: `${server.baseUrl}${base}/email-sign-in/begin`,
+        samples: 81,
+        known: { email: "timed@example.com" },
+        unknown: { email: "%s@example.com" },
+      });
       await emailDeliveriesSettled(auth);
       expect(outbox.length).toBe(81 + 10);
-      const ratio = median(known) / median(unknown);
-      expect(ratio, `known ${median(known).toFixed(2)} ms, unknown ${median(unknown).toFixed(2)} ms`).toBeGreaterThan(0.5);
-      expect(ratio, `known ${median(known).toFixed(2)} ms, unknown ${median(unknown).toFixed(2)} ms`).toBeLessThan(2);
+      expectSameTime(known, unknown);
     });
   });
 });

@@ -8,15 +8,15 @@ import {
   type Storage,
   beginEmailSignIn,
   createAuth,
-  createUser,
   emailDeliveriesSettled,
   finishEmailSignIn,
 } from "@portcullis/core";
 import { redisStores } from "@portcullis/redis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { connectRedis, deleteKeys, redisMissing, uniquePrefix } from "../../packages/redis/src/redis.test-support.js";
-import { testAudience, testIssuer, testPassword } from "../fixtures/auth.js";
+import { createUserWithVerifiedEmail, testAudience, testIssuer } from "../fixtures/auth.js";
 import { describeNeedingService } from "../fixtures/required-service.js";
+import { codeOf } from "./flow-code.js";
 import { type Store, stores } from "./stores.js";
 
 const throttle = {
@@ -25,16 +25,6 @@ const throttle = {
   emailSignInRequests: [{ limit: 1000, window: "15m" as const }],
   unauthenticatedWrites: [{ limit: 1000, window: "15m" as const }],
 };
-
-/** The business code a flow's promise settles with: 0 when it resolves. */
-const codeOf = (promise: Promise<unknown>): Promise<number> =>
-  promise.then(
-    () => 0,
-    (error: { code?: number }) => {
-      if (typeof error?.code !== "number") throw error;
-      return error.code;
-    },
-  );
 
 /** The stores of this file: every store of `stores`, and the PostgreSQL one with Redis for the challenges. */
 const everyStore: Store[] = [
@@ -121,7 +111,7 @@ for (const store of everyStore) {
       Promise.all(Array.from({ length: 20 }, () => codeOf(finishEmailSignIn(auth, input))));
 
     it("PL-1: 20 concurrent finishes with the right code give exactly one sign-in; the others 40100", async () => {
-      await createUser(auth, { username: "coder", password: testPassword, email: "coder@example.com", emailVerified: true });
+      await createUserWithVerifiedEmail(auth, "coder");
       const { binding, code } = await begin("coder@example.com");
       const codes = await race({ binding, code });
       expect(codes.filter((value) => value === 0)).toHaveLength(1);
@@ -129,7 +119,7 @@ for (const store of everyStore) {
     });
 
     it("PL-1: 20 concurrent finishes with the right link give exactly one sign-in, and the code is spent with it", async () => {
-      await createUser(auth, { username: "linker", password: testPassword, email: "linker@example.com", emailVerified: true });
+      await createUserWithVerifiedEmail(auth, "linker");
       const { binding, code, token } = await begin("linker@example.com");
       const codes = await race({ binding, token: token as string });
       expect(codes.filter((value) => value === 0)).toHaveLength(1);
@@ -137,7 +127,7 @@ for (const store of everyStore) {
     });
 
     it("PL-5: 20 concurrent wrong codes take the cap of 3 and no more: the right code is refused after them", async () => {
-      await createUser(auth, { username: "guessed", password: testPassword, email: "guessed@example.com", emailVerified: true });
+      await createUserWithVerifiedEmail(auth, "guessed");
       const { binding, code } = await begin("guessed@example.com");
       const wrong = code === "000000" ? "000001" : "000000";
       const codes = await race({ binding, code: wrong });

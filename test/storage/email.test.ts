@@ -21,6 +21,7 @@ import type { KyselyStorage } from "@portcullis/kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createTotpUser, testAudience, testIssuer, testPassword, totpCodeAt } from "../fixtures/auth.js";
 import { describeNeedingService } from "../fixtures/required-service.js";
+import { codeOf } from "./flow-code.js";
 import { type Store, stores } from "./stores.js";
 
 const newPassword = "a brand new passphrase for the test";
@@ -30,16 +31,6 @@ const throttle = {
   passwordResetRequests: [{ limit: 1000, window: "15m" as const }],
   emailChanges: [{ limit: 1000, window: "15m" as const }],
 };
-
-/** The business code a flow's promise settles with: 0 when it resolves. */
-const codeOf = (promise: Promise<unknown>): Promise<number> =>
-  promise.then(
-    () => 0,
-    (error: { code?: number }) => {
-      if (typeof error?.code !== "number") throw error;
-      return error.code;
-    },
-  );
 
 /** The token of a message's link: what follows `#token=`. */
 function tokenOf(message: EmailMessage | undefined): string {

@@ -1,0 +1,71 @@
+/**
+ * Timing of public answers that must not tell accounts apart (PR-1, PL-3), by EN-2's method: from
+ * a Node process of its own, as a client on another machine sees them (a client in the server's
+ * process would also wait for the work the server does after answering), medians compared.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { expect } from "vitest";
+
+/** What {@link timeAnswersFromAnotherProcess} sends: the body of the known account, and the body of an unknown one, `%s` replaced by a label of its own. */
+export interface TimedBodies {
+  url: string;
+  samples: number;
+  known: Record<string, string>;
+  unknown: Record<string, string>;
+}
+
+/**
+ * Posts `known` and `unknown` bodies to `url` from a Node process of its own: ten warm-up pairs
+ * (the unknown body labelled `warm-up-<n>`), then `samples` pairs (labelled `nobody-<n>`), each kind
+ * first every other round, so a burst of load on a shared machine weighs on both alike. Answers
+ * the milliseconds of each, and every distinct answer body seen.
+ */
+export async function timeAnswersFromAnotherProcess({
+  url,
+  samples,
+  known,
+  unknown,
+}: TimedBodies): Promise<{ known: number[]; unknown: number[]; bodies: string[] }> {
+  const client = `
+    const { TIMED_URL: url, SAMPLES, KNOWN_BODY, UNKNOWN_BODY } = process.env;
+    const bodies = new Set();
+    const time = async (body) => {
+      const started = performance.now();
+      const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+      const text = await response.text();
+      const elapsed = performance.now() - started;
+      bodies.add(text);
+      return elapsed;
+    };
+    const unknown = (label) => UNKNOWN_BODY.replaceAll("%s", label);
+    for (let round = 0; round < 10; round += 1) { await time(unknown("warm-up-" + round)); await time(KNOWN_BODY); }
+    const knownTimes = [];
+    const unknownTimes = [];
+    for (let sample = 0; sample < Number(SAMPLES); sample += 1) {
+      if (sample % 2 === 0) { unknownTimes.push(await time(unknown("nobody-" + sample))); knownTimes.push(await time(KNOWN_BODY)); }
+      else { knownTimes.push(await time(KNOWN_BODY)); unknownTimes.push(await time(unknown("nobody-" + sample))); }
+    }
+    process.stdout.write(JSON.stringify({ known: knownTimes, unknown: unknownTimes, bodies: [...bodies] }));
+  `;
+  const env = {
+    ...process.env,
+    TIMED_URL: url,
+    SAMPLES: String(samples),
+    KNOWN_BODY: JSON.stringify(known),
+    UNKNOWN_BODY: JSON.stringify(unknown),
+  };
+  const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", client], { env, timeout: 60_000 });
+  return JSON.parse(stdout);
+}
+
+/** The median of some times. */
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+/** EN-2's bound: the known account's median within 0.5 to 2 times the unknown one's. */
+export function expectSameTime(known: number[], unknown: number[]): void {
+  const ratio = median(known) / median(unknown);
+  const shown = `known ${median(known).toFixed(2)} ms, unknown ${median(unknown).toFixed(2)} ms`;
+  expect(ratio, shown).toBeGreaterThan(0.5);
+  expect(ratio, shown).toBeLessThan(2);
+}
