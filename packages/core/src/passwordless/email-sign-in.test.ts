@@ -8,11 +8,13 @@ import type { AuthOverrides } from "../flows/fixtures.test-support.js";
 import { authError, enrolTotp, goodPassword, makeAuth, nextCode, outcome } from "../flows/fixtures.test-support.js";
 import { login } from "../flows/login.js";
 import { verifyTotp } from "../flows/verify-totp.js";
+import type { UserRecord } from "../storage/types.js";
 import { beginEmailSignIn } from "./begin-email-sign-in.js";
 import { emailBindingCookie, emailBindingFrom } from "./binding-cookie.js";
-import type { EmailSignInConfig } from "./email-sign-in-config.js";
-import { finishEmailSignIn } from "./finish-email-sign-in.js";
-import { randomDigits } from "./sign-in-challenge.js";
+import type { EmailSignInConfig, ResolvedEmailSignInConfig } from "./email-sign-in-config.js";
+import { decide, finishEmailSignIn } from "./finish-email-sign-in.js";
+import type { EmailSignInData } from "./sign-in-challenge.js";
+import { codeDigest, randomDigits } from "./sign-in-challenge.js";
 
 const signInUrl = "https://app.example.com/email-sign-in";
 
@@ -85,6 +87,55 @@ describe("randomDigits", () => {
     for (let i = 0; i < 2000; i += 1)
       for (const digit of randomDigits(auth.randomBytes, 8)) counts[Number(digit)] = (counts[Number(digit)] ?? 0) + 1;
     for (const count of counts) expect(Math.abs(count - 1600)).toBeLessThan(200);
+  });
+});
+
+describe("decide: what a finish proves, from what it read", () => {
+  // signUp.enabled on the instance: each case's emailSignIn options say whether sign-up by email is on.
+  const { auth } = signInAuth({}, { signUp: { enabled: true } });
+  const challenge = { id: "binding-hash" };
+  const data = {
+    emailKey: "a@example.com",
+    codeHash: codeDigest(auth, "binding-hash", "123456"),
+    linkHash: sha256("link-token"),
+  };
+  const codeOnly = { ...data, linkHash: null };
+  const holder = (changes: Partial<UserRecord> = {}): UserRecord => ({
+    id: "u1",
+    username: "a",
+    usernameKey: "a",
+    passwordHash: null,
+    roles: [],
+    disabled: false,
+    tokenVersion: 0,
+    source: "local",
+    email: "a@example.com",
+    emailVerified: true,
+    createdAt: 0,
+    updatedAt: 0,
+    ...changes,
+  });
+  const config = (changes: Partial<ResolvedEmailSignInConfig> = {}): ResolvedEmailSignInConfig => ({
+    ...auth.config.emailSignIn,
+    ...changes,
+  });
+  const right = { code: "123456" };
+  const wrong = { code: "654321" };
+  const link = { token: "link-token" };
+  const cases: [string, ResolvedEmailSignInConfig, EmailSignInData, UserRecord | null, object, string][] = [
+    ["PL-1: the right code of a local holder", config(), data, holder(), right, "sign_in"],
+    ["PL-1: the right link of a local holder", config({ method: "both" }), data, holder(), link, "sign_in"],
+    ["PL-5: a wrong code", config(), data, holder(), wrong, "refused"],
+    ["PL-5: a link token where no link was made", config(), codeOnly, holder(), link, "refused"],
+    ["PL-1: a code when the messages carry links only", config({ method: "link" }), data, holder(), right, "refused"],
+    ["PL-4: a disabled holder, told 40300 later (EN-1)", config(), data, holder({ disabled: true }), right, "sign_in"],
+    ["a directory's account", config(), data, holder({ source: "directory" }), right, "refused"],
+    ["PL-8: the right code to nobody, sign-up off", config(), data, null, right, "refused"],
+    ["PL-8: the right code to nobody, sign-up on", config({ signUp: true }), data, null, right, "sign_up"],
+    ["PL-8: a link to nobody never signs up", config({ signUp: true, method: "both" }), data, null, link, "refused"],
+  ];
+  it.each(cases)("%s", (_name, options, stored, found, presented, expected) => {
+    expect(decide(auth, options, challenge, stored, found, presented).outcome).toBe(expected);
   });
 });
 
@@ -322,6 +373,23 @@ describe("email sign-in", () => {
     // The next begin is a sign-in of that account.
     const again = await begin(harness, "new.comer@example.com");
     expect(again.message?.kind).toBe("sign_in");
+  });
+
+  it("PL-8: a sign-up spends the client address's unauthenticatedWrites before the code: a throttled one leaves the code usable", async () => {
+    const harness = signInAuth(
+      { signUp: true },
+      { signUp: { enabled: true }, throttle: { unauthenticatedWrites: [{ limit: 1, window: "1m" }] } },
+    );
+    const first = await begin(harness, "first@example.com");
+    const second = await begin(harness, "second@example.com");
+    const ip = "192.0.2.9";
+    expect(await outcome(finishEmailSignIn(harness.auth, { binding: first.binding, code: first.code as string, ip }))).toBe(
+      "fulfilled",
+    );
+    const throttled = { binding: second.binding, code: second.code as string, ip };
+    expect(await outcome(finishEmailSignIn(harness.auth, throttled))).toBe(42900);
+    harness.clock.advance(60_000);
+    expect(await outcome(finishEmailSignIn(harness.auth, throttled))).toBe("fulfilled");
   });
 
   it("PL-8: without sign-up by email, an address nobody holds is sent nothing and no code is taken for it", async () => {

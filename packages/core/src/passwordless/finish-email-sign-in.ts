@@ -74,8 +74,11 @@ export async function finishEmailSignIn(auth: Auth, input: FinishEmailSignInInpu
   const holder = await auth.storage.users.findByVerifiedEmail(data.emailKey);
   const proof = decide(auth, config, challenge, data, holder, { code, token });
   if (proof.outcome === "refused") return refuse(auth, proof.user, input);
+  // Like POST /auth/register, a sign-up spends the client address's budget (RL-7): before the
+  // consume, so that a throttled request leaves the code to a later one.
+  if (proof.outcome === "sign_up" && input.ip !== undefined) await takeAttempt(auth, "unauthenticatedWrites", input.ip, input.ip);
   if (!(await auth.storage.challenges.consume(id, emailSignInKind, auth.now()))) throw invalidSignIn();
-  const user = proof.outcome === "sign_in" ? proof.user : await signUpByEmail(auth, data.emailKey, input.ip);
+  const user = proof.outcome === "sign_in" ? proof.user : await signUpByEmail(auth, data.emailKey);
   const client = { deviceToken: input.deviceToken, userAgent: input.userAgent };
   return completeFirstFactor(auth, user, ["email"], input.ip, client);
 }
@@ -128,11 +131,9 @@ async function refuse(auth: Auth, holder: UserRecord | null, input: FinishEmailS
 
 /**
  * Makes the account of a sign-up by email code: local, no password, the address verified and as its
- * username (as `emailKeyOf` compares it), `signUp.defaultRoles`. Like `POST /auth/register`, one
- * attempt from the client address's `throttle.unauthenticatedWrites` (RL-7).
+ * username (as `emailKeyOf` compares it), `signUp.defaultRoles`.
  */
-async function signUpByEmail(auth: Auth, emailKey: string, ip: string | undefined): Promise<UserRecord> {
-  if (ip !== undefined) await takeAttempt(auth, "unauthenticatedWrites", ip, ip);
+async function signUpByEmail(auth: Auth, emailKey: string): Promise<UserRecord> {
   const roles = auth.config.signUp.defaultRoles;
   return createUserRecord(auth, { username: emailKey, email: emailKey, emailVerified: true, roles }, { by: "sign_up" });
 }
