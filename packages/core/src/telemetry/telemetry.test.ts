@@ -11,6 +11,9 @@ import {
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openTelemetry } from "../dependencies.js";
+import { emailDeliveriesSettled } from "../email/deliver.js";
+import type { EmailMessage } from "../email/email-config.js";
+import { createUser } from "../flows/create-user.js";
 import {
   type AuthOverrides,
   type Harness,
@@ -286,6 +289,25 @@ describe("metrics", () => {
     expect(
       countOf(metrics, "portcullis.failures", { "portcullis.operation": "login", "portcullis.code": 42900 }),
     ).toBeGreaterThanOrEqual(1);
+  });
+
+  it("PL-1: an email sign-in is counted with the method email: a wrong code a failure, the right one a success", async () => {
+    const outbox: EmailMessage[] = [];
+    const harness = await telemetryHarness({
+      email: { send: (message) => void outbox.push(message), resetUrl: "https://a.example/r", verifyUrl: "https://a.example/v" },
+      emailSignIn: { enabled: true },
+    });
+    await createUser(harness.auth, { username, password: goodPassword, email: "metered@example.com", emailVerified: true });
+    const begun = await send(harness, "POST", "/auth/email-sign-in/begin", { email: "metered@example.com" });
+    const binding = (begun.data as { binding: string }).binding;
+    await emailDeliveriesSettled(harness.auth);
+    const code = outbox.at(-1)?.code as string;
+    const wrong = code === "000000" ? "000001" : "000000";
+    expect((await send(harness, "POST", "/auth/email-sign-in/finish", { binding, code: wrong })).code).toBe(40100);
+    expect((await send(harness, "POST", "/auth/email-sign-in/finish", { binding, code })).code).toBe(0);
+    const metrics = await collectMetrics();
+    expect(signInsCounted(metrics, "email", "failure")).toBe(1);
+    expect(signInsCounted(metrics, "email", "success")).toBe(1);
   });
 
   it("STUP-4, ASVS 6.3.3: a sign-in that must enrol a second factor is counted and traced as enrolment_required, its completion as a TOTP success", async () => {

@@ -28,6 +28,7 @@ const signInMethodOfRoute: Readonly<Record<string, string>> = {
   useRecoveryCode: "recovery_code",
   finishTotpEnrolment: "totp",
   finishPasskeyEnrolment: "passkey",
+  finishEmailSignIn: "email",
 };
 
 /** The events whose `userId` is the user a request acts for (not, say, an account an administrator made). */
@@ -52,6 +53,7 @@ function signInMethodOf(amr: readonly AuthMethod[]): string {
   if (amr.includes("rc")) return "recovery_code";
   if (amr.includes("fed")) return "oauth";
   if (amr.includes("hwk")) return "passkey";
+  if (amr.includes("email")) return "email";
   return "password";
 }
 
