@@ -44,6 +44,12 @@ describe("STUP-1, ASVS 10.3.4: the amr claim in RFC 8176 values", () => {
     expect(amrClaim(["fed", "mfa", "mfa"])).toEqual(["fed", "mfa"]);
   });
 
+  it("PL-4: an email code or link is a first factor only, carried as email: with TOTP after it the session is mfa, alone never", () => {
+    expect(factorsProven(["email"])).toEqual({ first: true, second: false });
+    expect(amrClaim(["email"])).toEqual(["email"]);
+    expect(amrClaim(["email", "otp"])).toEqual(["email", "otp", "mfa"]);
+  });
+
   it("STUP-1, ASVS 10.3.4: a session's authTime, or its createdAt when a store wrote it before sessions had one", () => {
     expect(authTimeOf({ authTime: 2000, createdAt: 1000 })).toBe(2000);
     expect(authTimeOf({ authTime: 0, createdAt: 1000 })).toBe(0);
