@@ -217,6 +217,9 @@ describe("switching and the organization a session keeps", () => {
     [["swk"], "passkey"],
     [["fed", "mfa"], "provider"],
     [["fed", "hwk"], "provider"],
+    // PL-4: an email code or link is its own way (an organization allowing only passwords is not entered by it).
+    [["email"], "email"],
+    [["email", "otp", "mfa"], "email"],
   ] as const)("a session proven by %j signed in by %s", (amr, method) => {
     expect(signInMethodOf([...amr] as AuthMethod[])).toBe(method);
   });
