@@ -9,7 +9,6 @@ import {
   createTestUser,
   createTotpUser,
   createUserWithVerifiedEmail,
-  generousThrottle,
   makeTestAuth,
   nextTotpCode,
   testPassword,
@@ -17,36 +16,14 @@ import {
 import { expectSameTime, timeAnswersFromAnotherProcess } from "./answer-timing.js";
 import { type CallResult, post } from "./client.js";
 import { expectEnvelope } from "./contract-suite.js";
+import { makeEmailAuth, emailThrottle as throttle } from "./email-auth.js";
 import { describeOpenApiDrift } from "./openapi-drift.js";
 import { type RunningServer, adapters } from "./servers.js";
 
 const base = "/api/v1/auth";
-const signInUrl = "https://app.example.com/email-sign-in";
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Budgets high enough that only a test meant to be throttled is. */
-const throttle = {
-  ...generousThrottle,
-  emailSignInRequests: [{ limit: 100_000, window: "15m" as const }],
-  emailSignInRequestsIp: [{ limit: 100_000, window: "15m" as const }],
-};
-
 /** A test auth with email sign-in by code and link, messages in `outbox` after `sendDelayMs`. */
-function makeSignInAuth(options: { sendDelayMs?: number } = {}): TestAuth & { outbox: EmailMessage[] } {
-  const outbox: EmailMessage[] = [];
-  const send = async (message: EmailMessage) => {
-    if (options.sendDelayMs) await sleep(options.sendDelayMs);
-    outbox.push(message);
-  };
-  const email = {
-    send,
-    resetUrl: "https://app.example.com/reset-password",
-    verifyUrl: "https://app.example.com/verify-email",
-    signInUrl,
-    recipientLimit: [{ limit: 100_000, window: "1h" as const }],
-  };
-  return { ...makeTestAuth({ throttle, email, emailSignIn: { enabled: true, method: "both" } }), outbox };
-}
+const makeSignInAuth = ({ sendDelayMs }: { sendDelayMs?: number } = {}) =>
+  makeEmailAuth({ sendDelayMs, config: { emailSignIn: { enabled: true, method: "both" } } });
 
 /** What of an answer must not tell addresses apart: status, every header but `date`, the binding cookie's shape, and the body's shape. */
 function answerOf(result: CallResult) {

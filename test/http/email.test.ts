@@ -2,57 +2,19 @@
 // one answer for every account (PR-1, bytes and time), links built from configuration only
 // (PR-5), one reset per token under concurrency (PR-2), no reset past the second factor (PR-3),
 // and an address change that needs re-authentication and its own link (EV-1).
-import {
-  type AuthConfig,
-  type AuthEvent,
-  type EmailConfig,
-  type EmailMessage,
-  createUser,
-  emailDeliveriesSettled,
-} from "@portcullis/core";
+import { type AuthEvent, type EmailMessage, createUser, emailDeliveriesSettled } from "@portcullis/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type TestAuth,
-  createTestUser,
-  createTotpUser,
-  generousThrottle,
-  makeTestAuth,
-  nextTotpCode,
-  testPassword,
-} from "../fixtures/auth.js";
+import { type TestAuth, createTestUser, createTotpUser, makeTestAuth, nextTotpCode, testPassword } from "../fixtures/auth.js";
 import { expectSameTime, timeAnswersFromAnotherProcess } from "./answer-timing.js";
 import { type CallResult, call, post, rawExchange } from "./client.js";
 import { expectEnvelope } from "./contract-suite.js";
+import { makeEmailAuth, resetUrl, emailThrottle as throttle, verifyUrl } from "./email-auth.js";
 import { describeOpenApiDrift } from "./openapi-drift.js";
 import { type RunningServer, adapters } from "./servers.js";
 
 const base = "/api/v1/auth";
-const resetUrl = "https://app.example.com/reset-password";
-const verifyUrl = "https://app.example.com/verify-email";
 const newPassword = "a brand new passphrase for the test";
 const minutes = (count: number) => count * 60_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Budgets high enough that only a test meant to be throttled is, the forgot budgets included. */
-const throttle = {
-  ...generousThrottle,
-  passwordResetRequests: [{ limit: 100_000, window: "15m" as const }],
-  passwordResetRequestsIp: [{ limit: 100_000, window: "15m" as const }],
-};
-
-/** A test auth whose `email.send` puts each message in `outbox`, after `sendDelayMs` (a mail server's round trip). */
-function makeEmailAuth(
-  options: { sendDelayMs?: number; config?: Partial<AuthConfig>; recipientLimit?: EmailConfig["recipientLimit"] } = {},
-): TestAuth & { outbox: EmailMessage[] } {
-  const outbox: EmailMessage[] = [];
-  const send = async (message: EmailMessage) => {
-    if (options.sendDelayMs) await sleep(options.sendDelayMs);
-    outbox.push(message);
-  };
-  // Past email.recipientLimit's default, so that only the tests of the budget meet it (EM-1).
-  const recipientLimit = options.recipientLimit ?? [{ limit: 100_000, window: "1h" as const }];
-  return { ...makeTestAuth({ throttle, email: { send, resetUrl, verifyUrl, recipientLimit }, ...options.config }), outbox };
-}
 
 /** The token of a message's link: what follows `#token=`. */
 function tokenOf(message: EmailMessage | undefined): string {
