@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createApiKey } from "../api-keys/manage-api-keys.js";
 import { changePassword } from "../flows/change-password.js";
 import { addUser, goodPassword, makeAuth, outcome, signIn } from "../flows/fixtures.test-support.js";
+import { signOutEverywhere } from "../flows/manage-users.js";
 import { refresh } from "../flows/refresh.js";
 import { listSessions } from "../flows/sessions.js";
 import { beginTotpSetup } from "../flows/totp-enrolment.js";
@@ -104,6 +105,7 @@ describe("IMP-2: an impersonated session cannot re-authenticate nor change crede
       () => createApiKey(harness.auth, { userId, sessionId, name: "key", password: goodPassword }),
       () => reauthenticate(harness.auth, { userId, sessionId, password: goodPassword }),
       () => createApiKey(harness.auth, { userId, sessionId, name: "key" }),
+      () => signOutEverywhere(harness.auth, { userId, sessionId }),
     ];
     for (const refusal of refusals) expect(await outcome(refusal())).toBe(40300);
     const refused = harness.events.filter((event) => event.type === "impersonation.refused");
