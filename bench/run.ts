@@ -433,6 +433,83 @@ async function revocationChannelFigure(): Promise<Row[]> {
   }
 }
 
+/** The storages figures 14 and 15 compare a route on: memory, PGlite in memory, PostgreSQL when there is one. */
+const storageNames = { memory: "memory", pglite: "PGlite", postgres: "PostgreSQL" };
+type StorageKey = keyof typeof storageNames;
+
+/** What one of figures 14 and 15 measures, per storage, over HTTP and in the bench process. */
+interface PairedStorageFigure {
+  figure: number;
+  /** The options of each storage's Express server. */
+  serverOptions: Partial<ServerOptions>;
+  /** The title of the round robin over HTTP. */
+  httpTitle: string;
+  /** The two cases of a storage's server, each with its probe: the measured one and its baseline. */
+  httpCases(server: RunningServer, name: string): { measured: Case; baseline: Case };
+  /** The figure's row name and baseline name over HTTP, for a storage's name. */
+  httpRow: (name: string) => [figure: string, baseline: string];
+  /** The line announcing the in-process part. */
+  inProcessTitle: (check: CheckPlan) => string;
+  /** The in-process row of a storage. */
+  inProcessRow(storage: CheckStorage, check: CheckPlan): Promise<Row>;
+  /** The row names and baselines left out without PostgreSQL: over HTTP, in process. */
+  postgresRows: [figure: string, baseline: string][];
+}
+
+type CheckPlan = { pairs: number; batchMs: number; warmupPairs: number };
+type CheckStorage = ReturnType<typeof checkStorages>[number];
+
+/**
+ * Runs a {@link PairedStorageFigure}: one Portcullis Express server per storage, both cases of
+ * each measured as requests per server CPU second in a round robin, then the in-process rows on
+ * the same storages (PostgreSQL in scratch schemas of its own, dropped at the end).
+ */
+async function pairedStorageFigure(spec: PairedStorageFigure): Promise<Row[]> {
+  const missing = await postgresMissing();
+  if (missing) console.log(`\nFigure ${spec.figure}'s PostgreSQL rows skipped: ${missing}`);
+  const schemas = missing ? [] : await Promise.all([createScratchSchema(), createScratchSchema()]);
+  const [serverSchema, inProcessSchema] = schemas;
+  try {
+    const start = (options: ServerOptions) =>
+      startServer(pinning, secrets, "portcullis-express", { ...spec.serverOptions, ...options });
+    const storages = {
+      memory: start({}),
+      pglite: start({ pglite: true }),
+      ...(serverSchema ? { postgres: start({ postgresUrl: serverSchema.url }) } : {}),
+    } as Record<StorageKey, Promise<RunningServer>>;
+    const overHttp = await withServers(storages, async (s) => {
+      const keys = Object.keys(s) as StorageKey[];
+      const cases: Record<string, Case> = {};
+      for (const key of keys) {
+        const { measured, baseline } = spec.httpCases(s[key], storageNames[key]);
+        cases[`${key}-measured`] = measured;
+        cases[`${key}-baseline`] = baseline;
+      }
+      const samples = await roundRobin(spec.httpTitle, cases, plan.protectedRoute);
+      return keys.map((key) =>
+        rowOf(
+          ...spec.httpRow(storageNames[key]),
+          samples[`${key}-measured`] ?? [],
+          samples[`${key}-baseline`] ?? [],
+          "req/CPU s",
+        ),
+      );
+    });
+    const check = quick ? { pairs: 5, batchMs: 20, warmupPairs: 1 } : { pairs: 41, batchMs: 50, warmupPairs: 5 };
+    console.log(`\n${spec.inProcessTitle(check)}`);
+    const inProcess: Row[] = [];
+    for (const storage of checkStorages(inProcessSchema?.url ?? null)) inProcess.push(await spec.inProcessRow(storage, check));
+    const skipped = missing
+      ? spec.postgresRows.map(([figure, baseline]) => ({ figure, baseline, raw: "", skipped: `skipped: ${missing}` }))
+      : [];
+    return [...overHttp, ...skipped.slice(0, 1), ...inProcess, ...skipped.slice(1)];
+  } finally {
+    await Promise.all(schemas.map((schema) => schema.drop()));
+  }
+}
+
+const medianOf = (values: number[]) => formatNumber(spreadOf(values).median, 0);
+
 /**
  * Figure 14: the protected route that asks for an active organization (`requireAuth(auth, { org:
  * true })`) against the same route without it (`requireAuth(auth)`), with one access token that
@@ -444,86 +521,48 @@ async function revocationChannelFigure(): Promise<Row[]> {
  * `authorizeRequest` with and without `org` in alternating batches (`org-check.ts`), which a busy
  * machine disturbs far less.
  */
-async function organizationFigure(): Promise<Row[]> {
-  const baseline = "the same without org";
-  const missing = await postgresMissing();
-  if (missing) console.log(`\nFigure 14's PostgreSQL rows skipped: ${missing}`);
-  const schemas = missing ? [] : await Promise.all([createScratchSchema(), createScratchSchema()]);
-  const [serverSchema, inProcessSchema] = schemas;
-  const names = { memory: "memory", pglite: "PGlite", postgres: "PostgreSQL" };
-  const skippedPostgres = (figure: string): Row[] =>
-    missing ? [{ figure, baseline, raw: "", skipped: `skipped: ${missing}` }] : [];
-  try {
-    const start = (options: ServerOptions) =>
-      startServer(pinning, secrets, "portcullis-express", { organization: true, ...options });
-    const storages = {
-      memory: start({}),
-      pglite: start({ pglite: true }),
-      ...(serverSchema ? { postgres: start({ postgresUrl: serverSchema.url }) } : {}),
-    } as Record<keyof typeof names, Promise<RunningServer>>;
-    const overHttp = await withServers(storages, async (s) => {
-      const keys = Object.keys(s) as (keyof typeof names)[];
-      const cases: Record<string, Case> = {};
-      for (const key of keys) {
-        const server = s[key];
-        const headers = server.ready.authHeaders;
-        const plainUrl = server.url(protectedPath);
-        const orgUrl = server.url(orgProtectedPath);
-        cases[`${key}-plain`] = serverCpuCase(`${names[key]} requireAuth`, server, plainUrl, headers, async () => {
-          await expectStatus(`${names[key]} route`, plainUrl, { headers }, 200);
-          await expectStatus(`${names[key]} route, no organization`, plainUrl, { headers: server.ready.noOrgAuthHeaders }, 200);
-        });
-        cases[`${key}-org`] = serverCpuCase(`${names[key]} requireAuth { org: true }`, server, orgUrl, headers, async () => {
-          await expectStatus(`${names[key]} org route`, orgUrl, { headers }, 200);
-          await expectStatus(`${names[key]} org route, no organization`, orgUrl, { headers: server.ready.noOrgAuthHeaders }, 403);
-          await expectStatus(`${names[key]} org route, without credentials`, orgUrl, {}, 401);
-        });
-      }
-      const samples = await roundRobin(
-        `Figure 14: protected GET with and without requireAuth's org option, autocannon -c ${connections.protectedRoute}`,
-        cases,
-        plan.protectedRoute,
-      );
-      return keys.map((key) =>
-        rowOf(
-          `14 ${names[key]}: requireAuth { org: true }, over HTTP`,
-          "requireAuth without org, same server",
-          samples[`${key}-org`] ?? [],
-          samples[`${key}-plain`] ?? [],
-          "req/CPU s",
-        ),
-      );
-    });
-    const check = quick ? { pairs: 5, batchMs: 20, warmupPairs: 1 } : { pairs: 41, batchMs: 50, warmupPairs: 5 };
-    console.log(
-      `\nFigure 14 in process: authorizeRequest with and without { org: true }, ${check.pairs} pairs of batches of about ${check.batchMs} ms of CPU, alternating`,
-    );
-    const inProcess: Row[] = [];
-    for (const storage of checkStorages(inProcessSchema?.url ?? null)) {
+function organizationFigure(): Promise<Row[]> {
+  return pairedStorageFigure({
+    figure: 14,
+    serverOptions: { organization: true },
+    httpTitle: `Figure 14: protected GET with and without requireAuth's org option, autocannon -c ${connections.protectedRoute}`,
+    httpCases(server, name) {
+      const headers = server.ready.authHeaders;
+      const plainUrl = server.url(protectedPath);
+      const orgUrl = server.url(orgProtectedPath);
+      return {
+        baseline: serverCpuCase(`${name} requireAuth`, server, plainUrl, headers, async () => {
+          await expectStatus(`${name} route`, plainUrl, { headers }, 200);
+          await expectStatus(`${name} route, no organization`, plainUrl, { headers: server.ready.noOrgAuthHeaders }, 200);
+        }),
+        measured: serverCpuCase(`${name} requireAuth { org: true }`, server, orgUrl, headers, async () => {
+          await expectStatus(`${name} org route`, orgUrl, { headers }, 200);
+          await expectStatus(`${name} org route, no organization`, orgUrl, { headers: server.ready.noOrgAuthHeaders }, 403);
+          await expectStatus(`${name} org route, without credentials`, orgUrl, {}, 401);
+        }),
+      };
+    },
+    httpRow: (name) => [`14 ${name}: requireAuth { org: true }, over HTTP`, "requireAuth without org, same server"],
+    inProcessTitle: (check) =>
+      `Figure 14 in process: authorizeRequest with and without { org: true }, ${check.pairs} pairs of batches of about ${check.batchMs} ms of CPU, alternating`,
+    async inProcessRow(storage, check) {
       const samples = await measureOrgCheck(storage, check);
-      const median = (values: number[]) => formatNumber(spreadOf(values).median, 0);
       console.log(
-        `  ${storage.name}: ${median(samples.withOrg)} vs ${median(samples.without)} calls/CPU s, ${samples.batch} calls a batch`,
+        `  ${storage.name}: ${medianOf(samples.withOrg)} vs ${medianOf(samples.without)} calls/CPU s, ${samples.batch} calls a batch`,
       );
-      inProcess.push(
-        rowOf(
-          `14 ${storage.name}: authorizeRequest { org: true }, in process`,
-          "authorizeRequest without org",
-          samples.withOrg,
-          samples.without,
-          "calls/CPU s",
-        ),
+      return rowOf(
+        `14 ${storage.name}: authorizeRequest { org: true }, in process`,
+        "authorizeRequest without org",
+        samples.withOrg,
+        samples.without,
+        "calls/CPU s",
       );
-    }
-    return [
-      ...overHttp,
-      ...skippedPostgres("14 PostgreSQL: requireAuth { org: true }, over HTTP"),
-      ...inProcess,
-      ...skippedPostgres("14 PostgreSQL: authorizeRequest { org: true }, in process"),
-    ];
-  } finally {
-    await Promise.all(schemas.map((schema) => schema.drop()));
-  }
+    },
+    postgresRows: [
+      ["14 PostgreSQL: requireAuth { org: true }, over HTTP", "the same without org"],
+      ["14 PostgreSQL: authorizeRequest { org: true }, in process", "the same without org"],
+    ],
+  });
 }
 
 /**
@@ -538,78 +577,42 @@ async function organizationFigure(): Promise<Row[]> {
  * timed in CPU (`api-key-check.ts`). Each reads storage once per call (the key with its user; the
  * token's session and user), the defaults having no token-state cache.
  */
-async function apiKeyFigure(): Promise<Row[]> {
-  const missing = await postgresMissing();
-  if (missing) console.log(`\nFigure 15's PostgreSQL rows skipped: ${missing}`);
-  const schemas = missing ? [] : await Promise.all([createScratchSchema(), createScratchSchema()]);
-  const [serverSchema, inProcessSchema] = schemas;
-  const names = { memory: "memory", pglite: "PGlite", postgres: "PostgreSQL" };
-  const skippedPostgres = (figure: string, baseline: string): Row[] =>
-    missing ? [{ figure, baseline, raw: "", skipped: `skipped: ${missing}` }] : [];
-  try {
-    const start = (options: ServerOptions) => startServer(pinning, secrets, "portcullis-express", { apiKey: true, ...options });
-    const storages = {
-      memory: start({}),
-      pglite: start({ pglite: true }),
-      ...(serverSchema ? { postgres: start({ postgresUrl: serverSchema.url }) } : {}),
-    } as Record<keyof typeof names, Promise<RunningServer>>;
-    const overHttp = await withServers(storages, async (s) => {
-      const keys = Object.keys(s) as (keyof typeof names)[];
-      const cases: Record<string, Case> = {};
-      for (const key of keys) {
-        const server = s[key];
-        const url = server.url(apiKeyProtectedPath);
-        const { authHeaders, apiKeyHeaders } = server.ready;
-        cases[`${key}-token`] = serverCpuCase(`${names[key]} access token`, server, url, authHeaders, async () => {
-          await expectStatus(`${names[key]} key route, access token`, url, { headers: authHeaders }, 200);
-          await expectStatus(`${names[key]} key route, without credentials`, url, {}, 401);
-        });
-        cases[`${key}-key`] = serverCpuCase(`${names[key]} API key`, server, url, apiKeyHeaders, async () => {
-          await expectStatus(`${names[key]} key route, API key`, url, { headers: apiKeyHeaders }, 200);
-          await expectStatus(`${names[key]} plain route, API key`, server.url(protectedPath), { headers: apiKeyHeaders }, 401);
-        });
-      }
-      const samples = await roundRobin(
-        `Figure 15: protected GET behind requireAuth { credentials: "any" } by API key and by access token, autocannon -c ${connections.protectedRoute}`,
-        cases,
-        plan.protectedRoute,
-      );
-      return keys.map((key) =>
-        rowOf(
-          `15 ${names[key]}: requireAuth by API key, over HTTP`,
-          "the same by access token",
-          samples[`${key}-key`] ?? [],
-          samples[`${key}-token`] ?? [],
-          "req/CPU s",
-        ),
-      );
-    });
-    const check = quick ? { pairs: 5, batchMs: 20, warmupPairs: 1 } : { pairs: 41, batchMs: 50, warmupPairs: 5 };
-    console.log(
-      `\nFigure 15 in process: verifyApiKey against verifyAccessToken, ${check.pairs} pairs of batches of about ${check.batchMs} ms of CPU, alternating`,
-    );
-    const baseline = "verifyAccessToken, same user";
-    const inProcess: Row[] = [];
-    for (const storage of checkStorages(inProcessSchema?.url ?? null)) {
+function apiKeyFigure(): Promise<Row[]> {
+  const baseline = "verifyAccessToken, same user";
+  return pairedStorageFigure({
+    figure: 15,
+    serverOptions: { apiKey: true },
+    httpTitle: `Figure 15: protected GET behind requireAuth { credentials: "any" } by API key and by access token, autocannon -c ${connections.protectedRoute}`,
+    httpCases(server, name) {
+      const url = server.url(apiKeyProtectedPath);
+      const { authHeaders, apiKeyHeaders } = server.ready;
+      return {
+        baseline: serverCpuCase(`${name} access token`, server, url, authHeaders, async () => {
+          await expectStatus(`${name} key route, access token`, url, { headers: authHeaders }, 200);
+          await expectStatus(`${name} key route, without credentials`, url, {}, 401);
+        }),
+        measured: serverCpuCase(`${name} API key`, server, url, apiKeyHeaders, async () => {
+          await expectStatus(`${name} key route, API key`, url, { headers: apiKeyHeaders }, 200);
+          await expectStatus(`${name} plain route, API key`, server.url(protectedPath), { headers: apiKeyHeaders }, 401);
+        }),
+      };
+    },
+    httpRow: (name) => [`15 ${name}: requireAuth by API key, over HTTP`, "the same by access token"],
+    inProcessTitle: (check) =>
+      `Figure 15 in process: verifyApiKey against verifyAccessToken, ${check.pairs} pairs of batches of about ${check.batchMs} ms of CPU, alternating`,
+    async inProcessRow(storage, check) {
       const samples = await measureKeyCheck(storage, check);
-      const median = (values: number[]) => formatNumber(spreadOf(values).median, 0);
       const writes = `${samples.writes} lastUsedAt write(s) in ${formatNumber(samples.seconds, 0)} s`;
       console.log(
-        `  ${storage.name}: ${median(samples.key)} vs ${median(samples.token)} calls/CPU s, ${samples.batch} calls a batch, ${writes}`,
+        `  ${storage.name}: ${medianOf(samples.key)} vs ${medianOf(samples.token)} calls/CPU s, ${samples.batch} calls a batch, ${writes}`,
       );
-      inProcess.push(
-        rowOf(`15 ${storage.name}: verifyApiKey, in process`, baseline, samples.key, samples.token, "calls/CPU s", writes),
-      );
-    }
-    return [
-      ...overHttp,
-      ...skippedPostgres("15 PostgreSQL: requireAuth by API key, over HTTP", "the same by access token"),
-      ...inProcess,
-      ...skippedPostgres("15 PostgreSQL: verifyApiKey, in process", baseline),
-    ];
-  } finally {
-    await Promise.all(schemas.map((schema) => schema.drop()));
-  }
+      return rowOf(`15 ${storage.name}: verifyApiKey, in process`, baseline, samples.key, samples.token, "calls/CPU s", writes);
+    },
+    postgresRows: [
+      ["15 PostgreSQL: requireAuth by API key, over HTTP", "the same by access token"],
+      ["15 PostgreSQL: verifyApiKey, in process", baseline],
+    ],
+  });
 }
 
 /** A login request's body and headers for the bench user, with `password`. */

@@ -1,6 +1,6 @@
 // Service accounts and impersonation through @portcullis/client against real servers (issue 41
 // items 3/4): an administrator manages an account and its secret (SA-1, SA-2), and begins an
-// impersonated session without losing their own, which a client of its own ends (IM-1, IM-4); on
+// impersonated session without losing their own, which a client of its own ends (IMP-1, IMP-4); on
 // Express 5 and Hono in both status modes.
 import { createAuthClient, memoryTokenStore } from "@portcullis/client";
 import { describe, expect, it } from "vitest";
@@ -34,7 +34,7 @@ describe.each(clientTargets)("client.serviceAccounts and client.impersonation ag
     expect(await rejection(client.serviceAccounts.get(account.id))).toMatchObject({ code: 40400 });
   });
 
-  it("IM-1, IM-4: start answers the user's impersonated tokens and keeps the administrator's session; a client holding them ends it", async () => {
+  it("IMP-1, IMP-4: start answers the user's impersonated tokens and keeps the administrator's session; a client holding them ends it", async () => {
     const harness = await serve({ impersonation: { enabled: true } });
     const admin = await administrator(harness, ["admin", "impersonator"]);
     const user = await createTestUser(harness.auth, "ada");

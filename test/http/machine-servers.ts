@@ -87,8 +87,15 @@ function expressApp(express: typeof express5, auth: Auth, parseForms: boolean) {
   return app;
 }
 
-function honoApp(auth: Auth) {
+function honoApp(auth: Auth, readsBodyFirst = false) {
   const app = new Hono();
+  // A middleware that reads every body first (as text), as logging or signature checks do: the token endpoint's form still arrives.
+  if (readsBodyFirst) {
+    app.use(async (c, next) => {
+      if (c.req.method === "POST") await c.req.text();
+      await next();
+    });
+  }
   app.route("/", authApp(auth));
   app.get(invoicesRoute, requireAuthHono(auth, invoicesOptions), (c) => c.json(answer(credentialOf(c.get("auth")))));
   app.get(eitherRoute, requireAuthHono(auth, eitherOptions), (c) => c.json(answer(credentialOf(c.get("auth")))));
@@ -130,5 +137,9 @@ export const machineAdapters: readonly (readonly [name: string, start: (auth: Au
   ["Express 4", (auth) => listen(expressApp(express4 as unknown as typeof express5, auth, false) as RequestListener, auth)],
   ["Express 5 after express.urlencoded()", (auth) => listen(expressApp(express5, auth, true) as RequestListener, auth)],
   ["Hono", (auth) => listen(withResolvedTargets(auth, getRequestListener(honoApp(auth).fetch)), auth)],
+  [
+    "Hono after a middleware that read the body",
+    (auth) => listen(withResolvedTargets(auth, getRequestListener(honoApp(auth, true).fetch)), auth),
+  ],
   ["Fastify", fastifyServer],
 ];

@@ -4,7 +4,7 @@
 // behind requireAuth (SA-4). The clock is frozen (test/fixtures/auth.ts); oauth4webapi's own
 // clock is moved to it by its clockSkew.
 import { createHash } from "node:crypto";
-import { type AuthEvent, createUser } from "@portcullis/core";
+import { type AuthEvent, createUser, jwtBearerAssertionType } from "@portcullis/core";
 import { exportJWK, generateKeyPair } from "jose";
 import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -240,6 +240,40 @@ describe.each(machineAdapters)("service accounts over HTTP on %s", (name, start)
     }
     expect(events.filter((event) => event.type === "service_account.token_issued").length).toBeGreaterThanOrEqual(3);
     expect(events.some((event) => event.type === "service_account.token_refused")).toBe(true);
+  });
+
+  it("SA-3: private_key_jwt with RS256 and EdDSA keys; an assertion for another audience or a client_id differing from Basic's is refused", async () => {
+    const account = await newAccount();
+    const rsa = await generateKeyPair("RS256", { extractable: true });
+    const ed = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
+    ok(await change("POST", `/${account.id}/keys`, { jwk: { ...(await exportJWK(rsa.publicKey)), alg: "RS256", kid: "rsa" } }));
+    ok(await change("POST", `/${account.id}/keys`, { jwk: { ...(await exportJWK(ed.publicKey)), kid: "ed" } }));
+    for (const [key, kid] of [
+      [rsa.privateKey, "rsa"],
+      [ed.privateKey, "ed"],
+    ] as const) {
+      const { result } = await grant(account.id, oauth.PrivateKeyJwt({ key, kid }), "invoices:read");
+      expect(result.scope, kid).toBe("invoices:read");
+    }
+    const elsewhere = oauth.PrivateKeyJwt(
+      { key: ed.privateKey, kid: "ed" },
+      {
+        [oauth.modifyAssertion]: (_header, payload) => {
+          payload.aud = "https://elsewhere.example";
+        },
+      },
+    );
+    expect(await refusedGrant(account.id, elsewhere)).toEqual({ error: "invalid_client", status: 400 });
+    const { clientSecret } = await newSecret(account.id);
+    const mismatch = await tokenRequest("grant_type=client_credentials&client_id=someone-else", {
+      authorization: basic(account.id, clientSecret),
+    });
+    expect([mismatch.status, mismatch.body.error]).toEqual([400, "invalid_request"]);
+    const both = await tokenRequest(
+      `grant_type=client_credentials&client_assertion_type=${encodeURIComponent(jwtBearerAssertionType)}&client_assertion=x.y.z`,
+      { authorization: basic(account.id, clientSecret) },
+    );
+    expect([both.status, both.body.error]).toEqual([400, "invalid_request"]);
   });
 
   it("SA-4: the token passes requireAuth with service_account credentials and its scope, nowhere else, and is refused from the next request after disable, endTokens or delete", async () => {

@@ -142,7 +142,8 @@ function connectionOf(c: Context, options: AuthRoutesOptions): Pick<HttpRequest,
 async function bodyReadEarlier(c: Context): Promise<unknown> {
   const text = await c.req.text().catch(() => undefined);
   if (text !== undefined && text.trim() === "") return undefined;
-  return c.req.json().catch(() => "");
+  // Not JSON: the text itself (a form for the token endpoint; any JSON route refuses a string).
+  return c.req.json().catch(() => text ?? "");
 }
 
 /** The path and query of a request URL, without the scheme and host. */

@@ -112,6 +112,13 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     expect(await second.settings.get("k")).toEqual({ which: 2 });
   });
 
+  it("the longest prefix (31 characters) migrates to the newest version: every name it makes fits MySQL's 64 characters", async () => {
+    const longest = await open(`z${"x".repeat(29)}_`);
+    expect(await migrate(longest)).toEqual({ from: 0, to: latestSchemaVersion });
+    await longest.settings.set("k", { long: true }, 1);
+    expect(await longest.settings.get("k")).toEqual({ long: true });
+  });
+
   it("five processes' worth of concurrent migrations apply each step once", async () => {
     const storage = await open();
     const results = await Promise.all(Array.from({ length: 5 }, () => migrate(storage)));

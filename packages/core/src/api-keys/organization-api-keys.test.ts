@@ -32,7 +32,9 @@ describe("AK-6: an organization's keys, made and managed by its administrators",
     expect(await listApiKeys(harness.auth, { userId: ownerId })).toEqual([]);
     expect((await listUserApiKeys(harness.auth, { userId: ownerId })).map((key) => key.orgId)).toEqual([org.id]);
 
-    expect(await outcome(revokeOrganizationApiKey(harness.auth, { userId: memberId, orgId: org.id, id: created.id }))).toBe(40300);
+    expect(await outcome(revokeOrganizationApiKey(harness.auth, { userId: memberId, orgId: org.id, id: created.id }))).toBe(
+      40300,
+    );
     expect(await outcome(revokeOrganizationApiKey(harness.auth, { userId: ownerId, orgId: org.id, id: "nope" }))).toBe(40400);
     expect(await revokeOrganizationApiKey(harness.auth, { userId: ownerId, orgId: org.id, id: created.id })).toEqual({
       revoked: true,
@@ -44,7 +46,13 @@ describe("AK-6: an organization's keys, made and managed by its administrators",
     "a key stops once its maker is no longer one of the organization's administrators (tokenStateCacheSeconds %i)",
     async (tokenStateCacheSeconds) => {
       const { harness, ownerId, memberId, org } = await setUp(tokenStateCacheSeconds);
-      await changeMemberRoles(harness.auth, { userId: ownerId, orgId: org.id, memberId, roles: ["admin"], password: goodPassword });
+      await changeMemberRoles(harness.auth, {
+        userId: ownerId,
+        orgId: org.id,
+        memberId,
+        roles: ["admin"],
+        password: goodPassword,
+      });
       const created = await createOrganizationApiKey(harness.auth, {
         userId: memberId,
         orgId: org.id,
@@ -52,7 +60,13 @@ describe("AK-6: an organization's keys, made and managed by its administrators",
         password: goodPassword,
       });
       expect(await outcome(verifyApiKey(harness.auth, { key: created.key }))).toBe("fulfilled");
-      await changeMemberRoles(harness.auth, { userId: ownerId, orgId: org.id, memberId, roles: ["member"], password: goodPassword });
+      await changeMemberRoles(harness.auth, {
+        userId: ownerId,
+        orgId: org.id,
+        memberId,
+        roles: ["member"],
+        password: goodPassword,
+      });
       harness.clock.advance(tokenStateCacheSeconds * 1000);
       expect(await outcome(verifyApiKey(harness.auth, { key: created.key }))).toBe(40101);
     },

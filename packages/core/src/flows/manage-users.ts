@@ -2,6 +2,7 @@ import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { UserChange } from "../events/types.js";
+import { refuseImpersonated } from "../impersonation/impersonate.js";
 import type { UserRecord } from "../storage/types.js";
 import { type PublicUser, publicUser } from "../tokens/issue-tokens.js";
 import type { FieldValue } from "../user-fields/field.js";
@@ -91,9 +92,13 @@ export async function setUserDisabled(auth: Auth, input: { userId: string; disab
 /**
  * Signs a user out everywhere: raises the token version and revokes every session, so every
  * access, refresh and temporary token issued before is refused (TV-1, TV-2). Returns how many
- * live sessions it ended.
+ * live sessions it ended. `sessionId`, the session of the request when the user asks it, must not
+ * be an impersonated one (40300, IMP-2): it would end the user's own sessions.
  */
-export async function signOutEverywhere(auth: Auth, input: { userId: string }): Promise<number> {
+export async function signOutEverywhere(auth: Auth, input: { userId: string; sessionId?: string }): Promise<number> {
+  if (input.sessionId !== undefined) {
+    refuseImpersonated(auth, await auth.storage.sessions.findSession(input.sessionId), "sign_out_everywhere");
+  }
   const user = await existingUser(auth, input.userId);
   return endAllSessions(auth, user.id, { reason: "sign_out_everywhere" });
 }

@@ -199,6 +199,8 @@ describe("readFormBody (the token endpoint's application/x-www-form-urlencoded b
     expect(await formRefusal(parsed({ scope: { nested: "a" } }))).toMatch(/plain form value/);
     expect(await formRefusal(parsed([1]))).toMatch(/must be a form/);
     expect(await formRefusal(parsed({ a: "x".repeat(100) }), 50)).toBe("The request body is too large");
+    expect({ ...(await readFormBody(parsed("a=1&b=2"), limit)) }).toEqual({ a: "1", b: "2" });
+    expect(await formRefusal(parsed(`a=${"x".repeat(100)}`), 50)).toBe("The request body is too large");
     expect(await formRefusal({ ...parsed(undefined), bodyRefusal: "tooLarge" })).toBe("The request body is too large");
     expect({ ...(await readFormBody(parsed(undefined), limit)) }).toEqual({});
   });

@@ -119,7 +119,10 @@ function formParameters(text: string): Record<string, string> {
 
 /** The parameters of a body an earlier middleware parsed (`express.urlencoded()`): strings only, each once. */
 function parsedFormParameters(value: unknown, limit: number): Record<string, string> {
-  if (typeof value === "string") return formParameters(value);
+  if (typeof value === "string") {
+    if (Buffer.byteLength(value) > limit) throw tooLarge();
+    return formParameters(value);
+  }
   if (value === null || typeof value !== "object" || Array.isArray(value)) throw malformed("The request body must be a form");
   const parameters: Record<string, string> = Object.create(null);
   let size = 0;

@@ -220,6 +220,7 @@ function operationOf(auth: Auth, route: Route): Record<string, unknown> {
         }
       : {}),
     ...(route.access === "public" ? {} : { security: [{ bearerAuth: [] }] }),
+    ...(route.errors === "oauth" ? { security: [{ clientSecretBasic: [] }, {}] } : {}),
     ...(role ? { "x-portcullis-role": auth.config.adminRole } : {}),
     responses: responsesOf(auth, route),
   };
@@ -292,6 +293,16 @@ export function describeRoutes(auth: Auth, table: readonly Route[], options: Ope
           bearerFormat: "JWT",
           description: "An access token of a token set, in `Authorization: Bearer`; never in a query string.",
         },
+        ...(table.some((route) => route.errors === "oauth" && route.enabled?.(auth) !== false)
+          ? {
+              clientSecretBasic: {
+                type: "http",
+                scheme: "basic",
+                description:
+                  "A service account's `client_id` and client secret, each form-urlencoded, in `Authorization: Basic` (RFC 6749 §2.3.1). The token endpoint takes a `private_key_jwt` client assertion in the body instead.",
+              },
+            }
+          : {}),
       },
     },
   };

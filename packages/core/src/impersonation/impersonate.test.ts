@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createApiKey } from "../api-keys/manage-api-keys.js";
 import { changePassword } from "../flows/change-password.js";
 import { addUser, goodPassword, makeAuth, outcome, signIn } from "../flows/fixtures.test-support.js";
+import { signOutEverywhere } from "../flows/manage-users.js";
 import { refresh } from "../flows/refresh.js";
 import { listSessions } from "../flows/sessions.js";
 import { beginTotpSetup } from "../flows/totp-enrolment.js";
@@ -50,6 +51,7 @@ describe("IMP-1: an administrator with the impersonate permission acts as a user
     const access = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
     expect(access).toMatchObject({ userId, actor: { userId: adminUserId }, amr: [] });
     expect(access.claims.act).toEqual({ sub: adminUserId });
+    expect((await harness.storage.sessions.findSession(access.sessionId))?.amr).toEqual([]);
     harness.clock.advance(1000);
     const own = await signIn(harness, "alice");
     expect((await verifyAccessToken(harness.auth, { token: own.accessToken })).actor).toBeNull();
@@ -75,10 +77,10 @@ describe("IMP-1: an administrator with the impersonate permission acts as a user
     expect(await outcome(start({ userId: otherAdmin }))).toBe(40300);
     const peer = await addUser(harness.auth, "peer", goodPassword, ["impersonator"]);
     expect(await outcome(start({ userId: peer }))).toBe(40300);
-    await harness.storage.users.update(userId, { disabled: true }, harness.clock.now);
-    expect(await outcome(start())).toBe(40300);
     const plainAdmin = await addUser(harness.auth, "plain", goodPassword, ["admin"]);
     expect(await outcome(impersonateUser(harness.auth, { adminUserId: plainAdmin, userId, password: goodPassword }))).toBe(40300);
+    await harness.storage.users.update(userId, { disabled: true }, harness.clock.now);
+    expect(await outcome(start())).toBe(40300);
     const off = makeAuth({ storage: harness.storage, clock: harness.clock });
     expect(
       await outcome(impersonateUser(off.auth, { adminUserId, sessionId: adminAccess.sessionId, userId, password: goodPassword })),
@@ -104,6 +106,7 @@ describe("IMP-2: an impersonated session cannot re-authenticate nor change crede
       () => createApiKey(harness.auth, { userId, sessionId, name: "key", password: goodPassword }),
       () => reauthenticate(harness.auth, { userId, sessionId, password: goodPassword }),
       () => createApiKey(harness.auth, { userId, sessionId, name: "key" }),
+      () => signOutEverywhere(harness.auth, { userId, sessionId }),
     ];
     for (const refusal of refusals) expect(await outcome(refusal())).toBe(40300);
     const refused = harness.events.filter((event) => event.type === "impersonation.refused");
@@ -138,6 +141,7 @@ describe("IMP-3, IMP-4: an impersonated session ends by itself, by its administr
     const first = await start();
     const firstAccess = await verifyAccessToken(harness.auth, { token: first.accessToken });
     expect(await outcome(endImpersonation(harness.auth, { userId, sessionId: "nope" }))).toBe(40101);
+    expect(await outcome(endImpersonation(harness.auth, { userId: adminUserId, sessionId: firstAccess.sessionId }))).toBe(40101);
     const own = await verifyAccessToken(harness.auth, { token: (await signIn(harness, "alice")).accessToken });
     expect(await outcome(endImpersonation(harness.auth, { userId, sessionId: own.sessionId }))).toBe(40300);
     expect(await endImpersonation(harness.auth, { userId, sessionId: firstAccess.sessionId })).toEqual({ ended: true });
@@ -148,7 +152,14 @@ describe("IMP-3, IMP-4: an impersonated session ends by itself, by its administr
     await harness.storage.users.update(adminUserId, { roles: ["admin"] }, harness.clock.now);
     expect(await outcome(refresh(harness.auth, { refreshToken: second.refreshToken }))).toBe(40101);
     expect(await outcome(verifyAccessToken(harness.auth, { token: second.accessToken }))).toBe(40101);
+
+    await harness.storage.users.update(adminUserId, { roles: ["admin", "impersonator"] }, harness.clock.now);
+    const third = await start();
+    const refreshed = await refresh(harness.auth, { refreshToken: third.refreshToken });
+    await harness.storage.users.update(adminUserId, { disabled: true }, harness.clock.now);
+    expect(await outcome(refresh(harness.auth, { refreshToken: refreshed.refreshToken }))).toBe(40101);
     expect(harness.events.filter((event) => event.type === "impersonation.ended").map((event) => event.by)).toEqual([
+      adminUserId,
       adminUserId,
       adminUserId,
     ]);

@@ -126,13 +126,15 @@ export async function verifyClientAssertion(
   }
   if (header.crit !== undefined) throw invalidAssertion();
   const candidates = keys.filter(
-    ({ publicJwk }) => publicJwk.alg === header.alg && (header.kid === undefined || header.kid === publicJwk.kid),
+    ({ publicJwk }) =>
+      signatureAlgorithmsOf(publicJwk).includes(header.alg as string) &&
+      (header.kid === undefined || header.kid === publicJwk.kid),
   );
   for (const { id, publicJwk } of candidates) {
     let payload: Uint8Array;
     try {
       const key = await importJWK(publicJwk, publicJwk.alg);
-      ({ payload } = await compactVerify(assertion, key, { algorithms: [publicJwk.alg] }));
+      ({ payload } = await compactVerify(assertion, key, { algorithms: signatureAlgorithmsOf(publicJwk) }));
     } catch {
       continue;
     }
@@ -144,6 +146,14 @@ export async function verifyClientAssertion(
 }
 
 const invalidAssertion = () => new AuthError(ErrorCode.InvalidToken, "The client assertion is invalid");
+
+/**
+ * The JWS `alg` values a registered key verifies: its own, and for an Ed25519 key (`EdDSA`) also
+ * RFC 9864's fully-specified `Ed25519`, which clients such as oauth4webapi sign with.
+ */
+function signatureAlgorithmsOf(publicJwk: PublicJwk): string[] {
+  return publicJwk.alg === "EdDSA" ? ["EdDSA", "Ed25519"] : [publicJwk.alg];
+}
 
 function checkedClaims(
   auth: Auth,

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from "node:crypto";
 import { SignJWT, exportJWK, generateKeyPair } from "jose";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { AuthError } from "../errors/auth-error.js";
 import { addUser, goodPassword, makeAuth, outcome, signIn } from "../flows/fixtures.test-support.js";
 import { authorizeRequest } from "../http/authorize-request.js";
@@ -93,6 +93,13 @@ describe("SA-3: the client-credentials grant with client_secret_basic", () => {
     const cases: [ClientCredentialsInput, string][] = [
       [{ ...basic(), grantType: "password" }, "unsupported_grant_type"],
       [{ ...basic(), grantType: undefined }, "invalid_request"],
+      [{ ...basic(), grantType: "" }, "invalid_request"],
+      [{ ...basic(), grantType: null }, "invalid_request"],
+      [{ grantType: "client_credentials", basic: null, clientAssertionType: jwtBearerAssertionType }, "invalid_request"],
+      [{ grantType: "client_credentials", basic: null, clientAssertion: "a.b.c" }, "invalid_request"],
+      [{ ...basic(), scope: 'invoices:read "x"' }, "invalid_scope"],
+      [{ ...basic(), scope: "invoices:read\\" }, "invalid_scope"],
+      [{ ...basic(), scope: " invoices:read" }, "invalid_scope"],
       [{ grantType: "client_credentials", basic: null, clientId: account.id, clientSecret }, "invalid_request"],
       [{ grantType: "client_credentials", basic: null }, "invalid_client"],
       [{ ...basic(), clientAssertionType: jwtBearerAssertionType, clientAssertion: "a.b.c" }, "invalid_request"],
@@ -170,6 +177,25 @@ describe("SA-3: private_key_jwt client assertions (RFC 7523)", () => {
     },
   );
 
+  it("accepts an assertion at the edges of its lifetime, naming no kid, or with an audience list holding ours; a replay later within its lifetime is refused", async () => {
+    const { harness, assertion, asserted, now } = await withKey();
+    const tolerance = harness.auth.config.clockToleranceSeconds;
+    const edges = [
+      await assertion({ exp: now() + 300 + tolerance }),
+      await assertion({ exp: now() - tolerance + 1 }),
+      await assertion({}, { kid: undefined }),
+      await assertion({ aud: ["https://other.example", tokenEndpoint] }),
+      await assertion({ iat: now() + tolerance, nbf: now() + tolerance, jti: "j".repeat(256) }),
+    ];
+    for (const text of edges) {
+      expect(await tokenErrorOf(issueClientCredentialsToken(harness.auth, asserted(text))), text).toBe("issued");
+    }
+    const text = await assertion({ exp: now() + 120 });
+    expect(await tokenErrorOf(issueClientCredentialsToken(harness.auth, asserted(text)))).toBe("issued");
+    harness.clock.advance(100_000);
+    expect(await tokenErrorOf(issueClientCredentialsToken(harness.auth, asserted(text)))).toBe("invalid_client");
+  });
+
   it("refuses an assertion for another audience, of another client, expired, too long-lived, without jti, alg none or another key", async () => {
     const { harness, assertion, asserted, account, now } = await withKey();
     const other = await generateKeyPair("ES256");
@@ -191,6 +217,13 @@ describe("SA-3: private_key_jwt client assertions (RFC 7523)", () => {
       await assertion({ exp: now() + 3600 }),
       await assertion({ jti: undefined }),
       await assertion({ nbf: now() + 600 }),
+      await assertion({ iat: now() + 600 }),
+      await assertion({ jti: "" }),
+      await assertion({ jti: "j".repeat(257) }),
+      await assertion({ exp: now() - 1 - harness.auth.config.clockToleranceSeconds }),
+      await assertion({ exp: now() + 301 + harness.auth.config.clockToleranceSeconds }),
+      await assertion({ exp: "soon" }),
+      await assertion({ aud: [] }),
       await assertion({}, { kid: "unknown" }),
       forged,
       unsigned,
@@ -216,6 +249,16 @@ describe("SA-3: private_key_jwt client assertions (RFC 7523)", () => {
     expect(await outcome(add({ ...(await exportJWK((await generateKeyPair("RS256")).publicKey)) }))).toBe(42200);
     expect(await outcome(add({ ...jwk, alg: "ES384" }))).toBe(42200);
     expect(await outcome(add("jwk"))).toBe(40002);
+    expect(await outcome(add({ ...jwk, x: `${jwk.x}+` }))).toBe(42200);
+    expect(await outcome(add({ ...jwk, y: undefined }))).toBe(42200);
+    expect(await outcome(add({ ...jwk, kid: "has space" }))).toBe(42200);
+    expect(await outcome(add({ ...jwk, kid: 7 }))).toBe(42200);
+    expect(await outcome(add({ ...jwk, x: jwk.y, y: jwk.x, kid: "swapped" }))).toBe(42200);
+    expect(
+      await outcome(
+        addPublicKey(harness.auth, { adminUserId, id: "nobody", jwk: { ...jwk, kid: "k2" }, password: goodPassword }),
+      ),
+    ).toBe(40400);
     expect(await outcome(add(undefined))).toBe(40001);
     expect(await outcome(add(jwk))).toBe(40900);
     const ec = await exportJWK((await generateKeyPair("ES256")).publicKey);
@@ -293,6 +336,7 @@ describe("SA-4: a service account's token, where routes accept it", () => {
       await change({ roles: ["other"] });
       expect(await accepted(token)).toBe(40101);
       token = await issue();
+      expect(await accepted(token)).toBe("fulfilled");
       await change({ disabled: true });
       expect(await accepted(token)).toBe(40101);
       await change({ disabled: false });
@@ -312,6 +356,68 @@ describe("SA-4: a service account's token, where routes accept it", () => {
       expect(await tokenErrorOf(issue())).toBe("invalid_client");
     },
   );
+
+  it("a token this instance signed is a service account's only with that shape: no sid, client_id its sub, roles and scope", async () => {
+    const { harness, account } = await setUp();
+    const iat = Math.floor(harness.clock.now / 1000);
+    const good = {
+      iss: harness.auth.config.issuer,
+      aud: harness.auth.config.audience,
+      sub: account.id,
+      client_id: account.id,
+      iat,
+      exp: iat + 600,
+      jti: "j",
+      tv: 0,
+      roles: ["billing"],
+      scope: "invoices:read",
+    };
+    const sign = (claims: Record<string, unknown>) => harness.auth.keys.signing.sign(claims);
+    expect(await outcome(verifyServiceToken(harness.auth, await sign(good)))).toBe("fulfilled");
+    expect((await verifyServiceToken(harness.auth, await sign({ ...good, scope: "" }))).scopes).toEqual([]);
+    for (const bad of [
+      { sid: "s" },
+      { client_id: "other" },
+      { sub: 7 },
+      { jti: 1 },
+      { iat: "now" },
+      { tv: 0.5 },
+      { roles: "billing" },
+      { roles: [1] },
+      { scope: ["invoices:read"] },
+    ]) {
+      expect(await outcome(verifyServiceToken(harness.auth, await sign({ ...good, ...bad }))), JSON.stringify(bad)).toBe(40101);
+    }
+    const person = await signIn(harness, "root");
+    expect(await outcome(verifyServiceToken(harness.auth, person.accessToken))).toBe(40101);
+    for (const bearer of [
+      "abc",
+      "a.b",
+      `a.${Buffer.from("not json").toString("base64url")}.c`,
+      `a.${Buffer.from("null").toString("base64url")}.c`,
+    ]) {
+      expect(await outcome(authorizeRequest(harness.auth, requestWith(bearer), { credentials: "service_account" })), bearer).toBe(
+        40300,
+      );
+    }
+  });
+
+  it("records a credential's use at most once a minute per instance", async () => {
+    const { harness, basic } = await setUp();
+    const store = harness.auth.storage.serviceAccounts;
+    if (store === undefined) throw new Error("no store");
+    const recorded = vi.spyOn(store, "recordServiceAccountCredentialUse");
+    for (let index = 0; index < 3; index += 1) await issueClientCredentialsToken(harness.auth, basic());
+    expect(recorded).toHaveBeenCalledTimes(1);
+    harness.clock.advance(59_999);
+    await issueClientCredentialsToken(harness.auth, basic());
+    expect(recorded).toHaveBeenCalledTimes(1);
+    harness.clock.advance(1);
+    await issueClientCredentialsToken(harness.auth, basic());
+    expect(recorded).toHaveBeenCalledTimes(2);
+    const { credentials } = (await store.findServiceAccountClient((await store.listServiceAccounts())[0]?.id ?? "")) ?? {};
+    expect(credentials?.[0]?.lastUsedAt).toBe(harness.clock.now);
+  });
 
   it("expires after serviceAccounts.tokenTtl", async () => {
     const { harness, basic } = await setUp();

@@ -269,7 +269,7 @@ export async function addClientSecret(
 
 /**
  * Registers a public key for `private_key_jwt` (`POST /auth/admin/service-accounts/:id/keys`)
- * after the administrator re-authenticates (see {@link readPublicJwk} for the keys accepted). Two
+ * after the administrator re-authenticates: an RSA key of 2048 bits or more, an EC key on P-256 or P-384, or an Ed25519 key, public only. Two
  * keys at most, as for secrets.
  *
  * @throws {AuthError} 40400 no such account, 40900 two keys held already or a `kid` the account holds, 42200 not such a public key.

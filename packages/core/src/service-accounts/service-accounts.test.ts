@@ -120,6 +120,17 @@ describe("SA-1: service accounts, made and changed by administrators who re-auth
   });
 });
 
+describe("SA-2: a secret's default lifetime", () => {
+  it("serviceAccounts.secretTtl is a secret's lifetime when its request names none", async () => {
+    const harness = accountsAuth({ secretTtl: "30d" });
+    const adminUserId = await addUser(harness.auth, "root", goodPassword, ["admin"]);
+    const account = await createServiceAccount(harness.auth, { adminUserId, name: "ci", password: goodPassword });
+    const secret = await addClientSecret(harness.auth, { adminUserId, id: account.id, password: goodPassword });
+    expect(secret.expiresAt).toBe(harness.clock.now + 30 * 86_400_000);
+    expect(account.roles).toEqual([]);
+  });
+});
+
 describe("SA-2: client secrets, shown once and stored as their SHA-256; two at once", () => {
   it("a secret is answered once, kept only as its digest and first characters, and at most two live ones are held", async () => {
     const harness = accountsAuth({ environment: "test" });
@@ -140,6 +151,9 @@ describe("SA-2: client secrets, shown once and stored as their SHA-256; two at o
     expect(listed.credentials.map((credential) => credential.id)).toEqual([first.id, second.id, third.id]);
     expect(JSON.stringify(listed)).not.toContain(first.clientSecret);
     expect(await outcome(addClientSecret(harness.auth, { adminUserId, id: "nope", password: goodPassword }))).toBe(40400);
+    expect(
+      await outcome(addClientSecret(harness.auth, { adminUserId, id: account.id, expiresIn: "soon", password: goodPassword })),
+    ).toBe(42200);
     expect(
       await removeServiceAccountCredential(harness.auth, {
         adminUserId,

@@ -49,9 +49,9 @@ export const organizationSchema: Migration = {
         accepted_at ${c.time},
         accepted_by ${userId},
         revoked_at ${c.time},
-        constraint ${t.organizationInvitations}_token_hash unique (token_hash)
+        constraint ${t.organizationInvitations}_token unique (token_hash)
       )${table}`,
-      `create index ${t.organizationInvitations}_org_email on ${t.organizationInvitations} (org_id, email)`,
+      `create index ${t.organizationInvitations}_email on ${t.organizationInvitations} (org_id, email)`,
       `create table ${t.organizationDomains} (
         org_id ${orgId} not null references ${t.organizations} (id),
         domain ${c.ascii(255)} not null,

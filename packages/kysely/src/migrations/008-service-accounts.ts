@@ -8,6 +8,8 @@ import { type Migration, columnTypes, userIdType } from "./column-types.js";
  * users option) and are not foreign keys: deleting an administrator never fails on the accounts
  * they made or the sessions they ended as someone else. Sessions of before have no impersonator.
  * An index on the API keys' organization serves the listing of an organization's keys (AK-6).
+ * Constraint and index names are short and named, never generated: MySQL allows 64 characters,
+ * and the longest prefix (31) with this table's name leaves 6.
  */
 export const serviceAccountSchema: Migration = {
   version: 8,
@@ -29,7 +31,7 @@ export const serviceAccountSchema: Migration = {
       )${c.table}`,
       `create table ${t.serviceAccountCredentials} (
         id ${c.ascii(255)} primary key,
-        service_account_id ${accountId} not null references ${t.serviceAccounts} (id) on delete cascade,
+        service_account_id ${accountId} not null,
         kind ${c.ascii(16)} not null,
         secret_hash ${c.ascii(255)},
         start ${c.text(64)},
@@ -37,9 +39,10 @@ export const serviceAccountSchema: Migration = {
         created_at ${c.time} not null,
         expires_at ${c.time},
         last_used_at ${c.time},
-        constraint ${t.serviceAccountCredentials}_secret_hash unique (secret_hash)
+        constraint ${t.serviceAccountCredentials}_fk foreign key (service_account_id) references ${t.serviceAccounts} (id) on delete cascade,
+        constraint ${t.serviceAccountCredentials}_hash unique (secret_hash)
       )${c.table}`,
-      `create index ${t.serviceAccountCredentials}_account on ${t.serviceAccountCredentials} (service_account_id)`,
+      `create index ${t.serviceAccountCredentials}_sa on ${t.serviceAccountCredentials} (service_account_id)`,
       `alter table ${t.sessions} add column impersonator_id ${userId}`,
       `create index ${t.apiKeys}_org on ${t.apiKeys} (org_id)`,
     ];

@@ -1,7 +1,6 @@
 import { changePassword } from "../../flows/change-password.js";
 import { requiredString } from "../../flows/input.js";
 import { getPublicUser, signOutEverywhere } from "../../flows/manage-users.js";
-import { refuseImpersonated } from "../../impersonation/impersonate.js";
 import { endOtherSessions, endSession, listSessions, sessionListLimit } from "../../flows/sessions.js";
 import { type UpdateProfileInput, updateProfile } from "../../user-fields/profile.js";
 import { type JsonSchema, answerObject, requestObject, requiredText, schemaRef, userFieldsBody } from "../openapi-schemas.js";
@@ -206,9 +205,8 @@ export const accountRoutes: readonly Route[] = [
       codes: [],
     },
     async handle(context) {
-      const { auth } = context;
-      refuseImpersonated(auth, await auth.storage.sessions.findSession(sessionOf(context)), "sign_out_everywhere");
-      return { data: { ended: await signOutEverywhere(auth, { userId: signedIn(context) }) } };
+      const input = { userId: signedIn(context), sessionId: sessionOf(context) };
+      return { data: { ended: await signOutEverywhere(context.auth, input) } };
     },
   },
 ];
