@@ -310,6 +310,13 @@ describe("email sign-in", () => {
     expect(harness.events.filter((event) => event.type === "login.failed" && event.userId === userId)).toHaveLength(5);
     expect(harness.events.some((event) => event.type === "throttled" && event.scope === "account")).toBe(true);
     expect(await outcome(login(harness.auth, { username: "alice", password: goodPassword }))).toBe(ErrorCode.TooManyAttempts);
+    // A spent budget refuses the right code too, with the same answer (RL-4, PL-3).
+    expect(await outcome(finishEmailSignIn(harness.auth, { binding, code: code as string }))).toBe(40100);
+    harness.clock.advance(15 * 60_000);
+    const fresh = await begin(harness, "alice@example.com");
+    expect((await finishEmailSignIn(harness.auth, { binding: fresh.binding, code: fresh.code as string })).status).toBe(
+      "authenticated",
+    );
   });
 
   it("PL-4: a user with TOTP gets 40102 after the email code, then signs in with TOTP; the session's amr is email and otp", async () => {

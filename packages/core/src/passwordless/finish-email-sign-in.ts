@@ -34,11 +34,12 @@ type Proof = { outcome: "sign_in"; user: UserRecord } | { outcome: "sign_up" } |
 /**
  * Ends an email sign-in (`POST /auth/email-sign-in/finish`; PL-1). Takes one attempt from the
  * client address, then one from the sign-in's own cap (`emailSignIn.maxAttempts`, atomically,
- * before anything is compared), then compares the code or token in constant time and looks the
- * address's verified holder up again. A wrong code or token, or an address that no local enabled
- * account holds verified (without sign-up), is refused with one answer whatever the reason, and
- * takes one attempt from the failure budget of the account that holds the address (its device's
- * when the client holds a device token of it, RL-5, as a password would). A right one spends the
+ * before anything is compared), looks the address's verified holder up again and takes one attempt
+ * from its failure budget (its device's when the client holds a device token of it, RL-5), as a
+ * password does: before the comparison, so a spent budget refuses even the right code. Then it
+ * compares the code or token in constant time. A wrong code or token, a spent budget, or an
+ * address that no local enabled account holds verified (without sign-up) is refused with one
+ * answer whatever the reason. A right one spends the
  * sign-in with one atomic consume (of concurrent finishes exactly one goes on), then continues as
  * any first factor does (`completeFirstFactor` with `amr` `["email"]`): a user with TOTP gets the
  * 40102 step (PL-4), one who must enrol a second factor 40105, a disabled account 40300. With
@@ -72,6 +73,9 @@ export async function finishEmailSignIn(auth: Auth, input: FinishEmailSignInInpu
   if (challenge === null) throw invalidSignIn();
   const data = challenge.data as unknown as EmailSignInData;
   const holder = await auth.storage.users.findByVerifiedEmail(data.emailKey);
+  // As a password's (RL-1, RL-4): the attempt is taken before the code is compared, so a spent
+  // budget refuses even the right one; told as every other refusal (PL-3), never as 42900.
+  if (holder !== null && !(await tookAttempt(auth, holder, input))) return refuse(auth, holder, input);
   const proof = decide(auth, config, challenge, data, holder, { code, token });
   if (proof.outcome === "refused") return refuse(auth, proof.user, input);
   // Like POST /auth/register, a sign-up spends the client address's budget (RL-7): before the
@@ -113,18 +117,19 @@ export function decide(
   return codeRight && signUp ? { outcome: "sign_up" } : { outcome: "refused", user: null };
 }
 
-/**
- * A refused finish: one attempt from the holder's failure budget (a spent budget is not told: the
- * answer stays the same 40100 for every address, PL-3), `login.failed`, and 40100.
- */
-async function refuse(auth: Auth, holder: UserRecord | null, input: FinishEmailSignInInput): Promise<never> {
-  if (holder !== null) {
-    try {
-      await takeFailureAttempt(auth, budgetOfClient(auth, holder.usernameKey, input.deviceToken), input.ip);
-    } catch (error) {
-      if (!(error instanceof AuthError && error.code === ErrorCode.TooManyAttempts)) throw error;
-    }
+/** Takes one attempt from the holder's failure budget (its device's with a device token, RL-5); false when it is spent. */
+async function tookAttempt(auth: Auth, holder: UserRecord, input: FinishEmailSignInInput): Promise<boolean> {
+  try {
+    await takeFailureAttempt(auth, budgetOfClient(auth, holder.usernameKey, input.deviceToken), input.ip);
+    return true;
+  } catch (error) {
+    if (error instanceof AuthError && error.code === ErrorCode.TooManyAttempts) return false;
+    throw error;
   }
+}
+
+/** A refused finish: `login.failed`, and 40100, the same answer for every address and reason (PL-3). */
+function refuse(auth: Auth, holder: UserRecord | null, input: FinishEmailSignInInput): never {
   auth.emit({ type: "login.failed", userId: holder?.id ?? null, reason: "invalid_credentials", at: auth.now(), ip: input.ip });
   throw invalidSignIn();
 }
