@@ -1,9 +1,13 @@
 // requireAuth's scopes and credentials options and what they put on the request, as types (AK-2):
 // a route that accepts keys sees AccessContext | ApiKeyContext, told apart by kind; the others
 // keep AccessContext; a mistake in the options fails the type check.
-import type { AccessContext, ApiKeyContext, Auth, CredentialOptions } from "@portcullis/core";
-import { type CredentialRequest, requireAuth as requireAuthExpress } from "@portcullis/express";
-import { type CredentialRequest as FastifyCredentialRequest, requireAuth as requireAuthFastify } from "@portcullis/fastify";
+import type { AccessContext, ApiKeyContext, Auth, CredentialOptions, ServiceAccountContext } from "@portcullis/core";
+import { type CredentialRequest, type MachineRequest, requireAuth as requireAuthExpress } from "@portcullis/express";
+import {
+  type CredentialRequest as FastifyCredentialRequest,
+  type MachineRequest as FastifyMachineRequest,
+  requireAuth as requireAuthFastify,
+} from "@portcullis/fastify";
 import { requireAuth as requireAuthHono } from "@portcullis/hono";
 import { Hono } from "hono";
 import { describe, expectTypeOf, it } from "vitest";
@@ -37,6 +41,33 @@ describe("API key types", () => {
         expectTypeOf(c.get("auth").sessionId).toEqualTypeOf<string>();
         return c.text("ok");
       });
+    };
+    expectTypeOf(typeOnly).toBeFunction();
+  });
+
+  it("SA-4: a service account's context appears only where credentials name service accounts", () => {
+    expectTypeOf<ServiceAccountContext["kind"]>().toEqualTypeOf<"service_account">();
+    expectTypeOf<NonNullable<MachineRequest["auth"]>>().toEqualTypeOf<AccessContext | ApiKeyContext | ServiceAccountContext>();
+    expectTypeOf<NonNullable<FastifyMachineRequest["auth"]>>().toEqualTypeOf<
+      AccessContext | ApiKeyContext | ServiceAccountContext
+    >();
+    const typeOnly = (auth: Auth) => {
+      const app = new Hono();
+      app.get("/services", requireAuthHono(auth, { credentials: "service_account", scopes: ["invoices:read"] }), (c) => {
+        expectTypeOf(c.get("auth").kind).toEqualTypeOf<"access_token" | "api_key" | "service_account">();
+        return c.text("ok");
+      });
+      app.get("/people-or-services", requireAuthHono(auth, { credentials: ["access_token", "service_account"] }), (c) => {
+        expectTypeOf(c.get("auth").kind).toEqualTypeOf<"access_token" | "api_key" | "service_account">();
+        return c.text("ok");
+      });
+      app.get("/any", requireAuthHono(auth, { credentials: "any" }), (c) => {
+        expectTypeOf(c.get("auth").kind).toEqualTypeOf<"access_token" | "api_key">();
+        return c.text("ok");
+      });
+      requireAuthExpress(auth, { credentials: ["api_key", "service_account"] });
+      // @ts-expect-error: no such kind of credential in a list
+      requireAuthFastify(auth, { credentials: ["access_token", "client"] });
     };
     expectTypeOf(typeOnly).toBeFunction();
   });
