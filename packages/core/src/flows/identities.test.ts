@@ -128,6 +128,25 @@ describe("listIdentities and unlinkIdentity, on stored links", () => {
     expect((await listIdentities(h.auth, { userId })).map((identity) => identity.provider)).toEqual(["early", "late"]);
   });
 
+  it("SE-2, PL-1: with email sign-in on, a passwordless account with a verified address may unlink its only link", async () => {
+    const h = authWithProviders(
+      { corp: discoveredProvider(provider) },
+      {
+        email: { send: async () => {}, resetUrl: "https://app.example.com/reset", verifyUrl: "https://app.example.com/verify" },
+        emailSignIn: { enabled: true },
+      },
+    );
+    const verified = await createUser(h.auth, { username: "ivy", email: "ivy@example.com", emailVerified: true });
+    await link(h, verified.id, "one", 1);
+    await unlinkIdentity(h.auth, { userId: verified.id, provider: "one", subject: "one-sub" });
+    expect(await listIdentities(h.auth, { userId: verified.id })).toEqual([]);
+    const unverified = await createUser(h.auth, { username: "jo", email: "jo@example.com" });
+    await link(h, unverified.id, "one", 1);
+    expect((await authError(unlinkIdentity(h.auth, { userId: unverified.id, provider: "one", subject: "one-sub" }))).code).toBe(
+      40900,
+    );
+  });
+
   it("SE-2: a passwordless account may unlink one of two links, or its only link when it has a passkey; the event names the provider", async () => {
     const h = harness();
     const { id: userId } = await createUser(h.auth, { username: "hana" });

@@ -77,7 +77,7 @@ export interface UnlinkIdentityInput {
 /**
  * Removes a linked provider account from a signed-in user and ends every other session of the
  * user, `sessionId` going on (SE-2; every session when none is given).
- * The account's last way to sign in (no password, directory, passkey or other identity) is kept
+ * The account's last way to sign in (no password, directory, passkey, other identity or email sign-in) is kept
  * (40900); a directory account's link to its entry is never removed (40400).
  *
  * @throws {AuthError} 40101 user gone or disabled, 40400 no such link, 40900 the last way to sign in.
@@ -89,7 +89,7 @@ export async function unlinkIdentity(auth: Auth, input: UnlinkIdentityInput): Pr
   const linked = provider === directoryProvider ? null : await auth.storage.identities.find(provider, subject);
   if (linked?.userId !== user.id) throw new AuthError(ErrorCode.NotFound, "No such linked account");
   const ways = await signInWaysOf(auth, user);
-  if (!ways.password && ways.passkeys === 0 && ways.identities < 2) {
+  if (!ways.password && ways.passkeys === 0 && ways.identities < 2 && !ways.email) {
     throw new AuthError(ErrorCode.Conflict, "This linked account is the only way to sign in to the account; add another first");
   }
   if (!(await auth.storage.identities.unlink(user.id, provider, subject))) {

@@ -358,6 +358,27 @@ describe("revokePasskey", () => {
       expect(await harness.storage.passkeys.listByUser(userId)).toEqual([]);
     });
 
+    it("WA-6, PL-1: with email sign-in on, an account whose address is verified may revoke its last passkey; unverified, it may not", async () => {
+      const harness = makePasskeyAuth({
+        email: { send: async () => {}, resetUrl: "https://app.example.com/reset", verifyUrl: "https://app.example.com/verify" },
+        emailSignIn: { enabled: true },
+      });
+      const verified = await createUser(harness.auth, { username: "by-mail", email: "mail@example.com", emailVerified: true });
+      const passkey = await registerWithoutPassword(harness, verified.id);
+      await revokePasskey(harness.auth, {
+        userId: verified.id,
+        sessionId: await freshSessionId(harness, verified.id),
+        id: passkey.id,
+      });
+      expect(await harness.storage.passkeys.listByUser(verified.id)).toEqual([]);
+      const unverified = await createUser(harness.auth, { username: "unverified", email: "other@example.com" });
+      const kept = await registerWithoutPassword(harness, unverified.id);
+      const sessionId = await freshSessionId(harness, unverified.id);
+      expect(await outcome(revokePasskey(harness.auth, { userId: unverified.id, sessionId, id: kept.id }))).toBe(
+        ErrorCode.Conflict,
+      );
+    });
+
     it("WA-6: with two passkeys one may go; then the last is kept", async () => {
       const harness = makePasskeyAuth();
       const userId = await passwordlessUser(harness, "two-keys");

@@ -58,7 +58,8 @@ export interface RevokePasskeyInput extends ReauthenticationProof {
  * or what the session proved within `passkeys.reauthenticationWindow`, as for registering one;
  * see `requireRecentAuthentication`), and ends every other session of the user, `sessionId`
  * going on (SE-2). The last passkey of an account that has
- * no other way to sign in (no password, no directory, no external identity) is kept, atomically
+ * no other way to sign in (no password, no directory, no external identity, no email sign-in to
+ * a verified address) is kept, atomically
  * even under concurrent revocations (40900). Another user's passkey is not found (ST-2).
  *
  * @throws {AuthError} 40001 a factor missing, 40100 wrong password, 40103 wrong code, 40101 user
@@ -71,7 +72,7 @@ export async function revokePasskey(auth: Auth, input: RevokePasskeyInput): Prom
   const proof = { sessionId: input.sessionId, password: input.password, totpCode: input.totpCode };
   await requireRecentAuthentication(auth, user, proof, config.reauthenticationWindowSeconds);
   const ways = await signInWaysOf(auth, user);
-  if (ways.password || ways.identities > 0) {
+  if (ways.password || ways.identities > 0 || ways.email) {
     if (!(await auth.storage.passkeys.delete(user.id, id))) throw noSuchPasskey();
   } else {
     const outcome = await auth.storage.passkeys.deleteUnlessLast(user.id, id);

@@ -7,6 +7,8 @@ export interface SignInWays {
   password: boolean;
   passkeys: number;
   identities: number;
+  /** Email sign-in (PL-1): on, and the account local with a verified address to send a code to. */
+  email: boolean;
 }
 
 /** Counts an account's ways to sign in. */
@@ -19,5 +21,6 @@ export async function signInWaysOf(auth: Auth, user: UserRecord): Promise<SignIn
     password: user.source === "directory" || user.passwordHash !== null,
     passkeys: passkeys.length,
     identities: identities.length,
+    email: auth.config.emailSignIn.enabled && user.source === "local" && user.emailVerified && user.email !== null,
   };
 }
