@@ -4,7 +4,7 @@
 export default {
   // The code whose behaviour the tests pin down. Tests and test helpers are not mutated.
   mutate: [
-    "packages/core/src/{flows,import,tokens,throttle,totp,crypto,http,webauthn,oauth,directory,text,users,email}/**/*.ts",
+    "packages/core/src/{flows,import,tokens,throttle,totp,crypto,http,webauthn,oauth,directory,text,users,email,api-keys,service-accounts,impersonation,passwordless,organizations,step-up}/**/*.ts",
     // The browser client: its single-flight refresh and token handling are what keep sessions alive (RT-2).
     "packages/client/src/**/*.ts",
     "!packages/core/src/**/*.test.ts",

@@ -4,7 +4,7 @@ import { randomId } from "../crypto/ids.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { ServiceAccountRecord } from "../storage/types.js";
-import { verifyTokenClaims } from "../tokens/access-token.js";
+import { hasCommonClaims, verifyTokenClaims } from "../tokens/access-token.js";
 import { type VerifiedTokenCache, createVerifiedTokenCache } from "../tokens/verified-tokens.js";
 
 /**
@@ -71,18 +71,7 @@ export async function signServiceToken(
 function isServiceTokenClaims(payload: unknown): payload is ServiceTokenClaims {
   const claims = payload as Partial<ServiceTokenClaims> & { sid?: unknown };
   return (
-    typeof payload === "object" &&
-    payload !== null &&
-    claims.sid === undefined &&
-    typeof claims.sub === "string" &&
-    claims.client_id === claims.sub &&
-    typeof claims.jti === "string" &&
-    Number.isFinite(claims.iat) &&
-    Number.isFinite(claims.exp) &&
-    Number.isSafeInteger(claims.tv) &&
-    Array.isArray(claims.roles) &&
-    claims.roles.every((role) => typeof role === "string") &&
-    typeof claims.scope === "string"
+    hasCommonClaims(payload) && claims.sid === undefined && claims.client_id === claims.sub && typeof claims.scope === "string"
   );
 }
 

@@ -177,19 +177,32 @@ function isCurrent(claims: { exp: number; nbf?: number }, now: number, tolerance
   return claims.nbf === undefined || (Number.isFinite(claims.nbf) && claims.nbf <= nowSeconds + toleranceSeconds);
 }
 
-function isAccessTokenClaims(payload: unknown): payload is AccessTokenClaims {
+/**
+ * Whether a payload has the claims every token this instance signs has, of their types: `sub`,
+ * `jti`, `iat`, `exp`, `tv` and `roles`. A person's token and a service account's add their own.
+ */
+export function hasCommonClaims(
+  payload: unknown,
+): payload is Pick<AccessTokenClaims, "sub" | "jti" | "iat" | "exp" | "tv" | "roles"> {
   const claims = payload as Partial<AccessTokenClaims>;
   return (
     typeof payload === "object" &&
     payload !== null &&
     typeof claims.sub === "string" &&
-    typeof claims.sid === "string" &&
     typeof claims.jti === "string" &&
     Number.isFinite(claims.iat) &&
     Number.isFinite(claims.exp) &&
     Number.isSafeInteger(claims.tv) &&
     Array.isArray(claims.roles) &&
-    claims.roles.every((role) => typeof role === "string") &&
+    claims.roles.every((role) => typeof role === "string")
+  );
+}
+
+function isAccessTokenClaims(payload: unknown): payload is AccessTokenClaims {
+  const claims = payload as Partial<AccessTokenClaims>;
+  return (
+    hasCommonClaims(payload) &&
+    typeof claims.sid === "string" &&
     Array.isArray(claims.amr) &&
     claims.amr.every((method) => typeof method === "string") &&
     (claims.auth_time === undefined || Number.isFinite(claims.auth_time)) &&

@@ -93,6 +93,17 @@ export function apiKeyStore(context: StoreContext): ApiKeyStore {
     const row = await db.selectFrom(t.apiKeys).selectAll().where("id", "=", id).executeTakeFirst();
     return row ? toApiKey(row as ApiKeyRow) : null;
   };
+  /** The keys whose `column` is `value`, newest first (revoked and expired ones too). */
+  const listWhere = async (column: "user_id" | "org_id", value: string) => {
+    const rows = await db
+      .selectFrom(t.apiKeys)
+      .selectAll()
+      .where(column, "=", value)
+      .orderBy("created_at", "desc")
+      .orderBy("id", "desc")
+      .execute();
+    return rows.map((row) => toApiKey(row as ApiKeyRow));
+  };
   return {
     async createApiKey(key) {
       await db.insertInto(t.apiKeys).values(toApiKeyRow(key)).execute();
@@ -102,26 +113,9 @@ export function apiKeyStore(context: StoreContext): ApiKeyStore {
       return row === undefined ? null : toApiKeyState(row);
     },
     async listApiKeys(userId) {
-      if (!isUserId(userId)) return [];
-      const rows = await db
-        .selectFrom(t.apiKeys)
-        .selectAll()
-        .where("user_id", "=", userId)
-        .orderBy("created_at", "desc")
-        .orderBy("id", "desc")
-        .execute();
-      return rows.map((row) => toApiKey(row as ApiKeyRow));
+      return isUserId(userId) ? listWhere("user_id", userId) : [];
     },
-    async listOrganizationApiKeys(orgId) {
-      const rows = await db
-        .selectFrom(t.apiKeys)
-        .selectAll()
-        .where("org_id", "=", orgId)
-        .orderBy("created_at", "desc")
-        .orderBy("id", "desc")
-        .execute();
-      return rows.map((row) => toApiKey(row as ApiKeyRow));
-    },
+    listOrganizationApiKeys: (orgId) => listWhere("org_id", orgId),
     async renameApiKey(userId, id, name) {
       if (!isUserId(userId)) return false;
       const result = await db
