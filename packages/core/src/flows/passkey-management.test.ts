@@ -371,6 +371,13 @@ describe("revokePasskey", () => {
         id: passkey.id,
       });
       expect(await harness.storage.passkeys.listByUser(verified.id)).toEqual([]);
+      const off = makePasskeyAuth();
+      const offUser = await createUser(off.auth, { username: "mail-off", email: "off@example.com", emailVerified: true });
+      const offKey = await registerWithoutPassword(off, offUser.id);
+      const offSession = await freshSessionId(off, offUser.id);
+      expect(await outcome(revokePasskey(off.auth, { userId: offUser.id, sessionId: offSession, id: offKey.id }))).toBe(
+        ErrorCode.Conflict,
+      );
       const unverified = await createUser(harness.auth, { username: "unverified", email: "other@example.com" });
       const kept = await registerWithoutPassword(harness, unverified.id);
       const sessionId = await freshSessionId(harness, unverified.id);

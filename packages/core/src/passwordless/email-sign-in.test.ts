@@ -342,6 +342,36 @@ describe("email sign-in", () => {
     expect(await outcome(finishEmailSignIn(harness.auth, { binding, code: code as string }))).toBe(40300);
   });
 
+  it("PL-7: every finish takes one attempt from the client address's budget; only a sign-up spends unauthenticatedWrites; a storage failure is told as such", async () => {
+    const harness = signInAuth(
+      {},
+      {
+        throttle: {
+          account: [{ limit: 1000, window: "15m" }],
+          ip: [{ limit: 2, window: "15m" }],
+          unauthenticatedWrites: [{ limit: 1, window: "15m" }],
+        },
+      },
+    );
+    await addUserWithEmail(harness.auth, "alice", "alice@example.com");
+    const ip = "203.0.113.7";
+    for (let round = 0; round < 2; round += 1) {
+      const { binding, code } = await begin(harness, "alice@example.com");
+      expect((await finishEmailSignIn(harness.auth, { binding, code: code as string, ip })).status).toBe("authenticated");
+    }
+    const third = await begin(harness, "alice@example.com");
+    expect(await outcome(finishEmailSignIn(harness.auth, { binding: third.binding, code: third.code as string, ip }))).toBe(
+      42900,
+    );
+    const failing = await begin(harness, "alice@example.com");
+    harness.auth.storage.counters.hit = async () => {
+      throw new Error("counters down");
+    };
+    await expect(finishEmailSignIn(harness.auth, { binding: failing.binding, code: failing.code as string })).rejects.toThrow(
+      "counters down",
+    );
+  });
+
   it("PL-7: throttles: emailSignInRequests per address asked for, emailSignInRequestsIp per client address, each 42900", async () => {
     const harness = signInAuth(
       {},
