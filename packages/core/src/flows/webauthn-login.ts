@@ -150,7 +150,7 @@ export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Pr
   const passkey = await auth.storage.passkeys.findById(response.id);
   const user = passkey ? await auth.storage.users.findById(passkey.userId) : null;
   if (!passkey || !user) return refuse(auth, null, input.ip);
-  if (!answersForUser(ceremony, response, user)) return refuse(auth, user, input.ip);
+  if (!answersForUser(ceremony, response, user, passkey)) return refuse(auth, user, input.ip);
   const assertion = await checkAssertion(auth, { ceremony, response, passkey, ip: input.ip });
   if (!assertion.accepted) return refuse(auth, user, input.ip, assertion.cause);
   const complete = assertion.userVerified;
@@ -217,13 +217,20 @@ export function passkeyMethods(passkey: Pick<PasskeyRecord, "backupEligible">, u
 
 /**
  * WA-4: a ceremony begun for a username is answered only by that account's passkeys; a user
- * handle, when sent, must be the account's; a discoverable ceremony must send one.
+ * handle, when sent, must be the one `passkey` (the account's) was created with; a discoverable
+ * ceremony must send one.
  */
-export function answersForUser(ceremony: ChallengeRecord, response: AuthenticationResponseJSON, user: UserRecord): boolean {
+export function answersForUser(
+  ceremony: ChallengeRecord,
+  response: AuthenticationResponseJSON,
+  user: UserRecord,
+  passkey: PasskeyRecord,
+): boolean {
   if (ceremony.userId !== null && ceremony.userId !== user.id) return false;
+  if (passkey.userId !== user.id) return false;
   const handle = response.response.userHandle;
   if (handle === undefined) return ceremony.userId !== null;
-  return handle === userHandleOf(user.id);
+  return handle === (passkey.userHandle ?? userHandleOf(user.id));
 }
 
 /**

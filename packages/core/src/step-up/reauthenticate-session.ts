@@ -189,9 +189,9 @@ export async function reauthenticateWithPasskeyFinish(auth: Auth, input: Passkey
   const user = await signedInUser(auth, input.userId);
   const sessionId = requiredString(input.sessionId, "sessionId");
   const response = readAuthenticationResponse(input.response);
-  if (ceremony.data.sessionId !== sessionId || !answersForUser(ceremony, response, user)) throw passkeyRefused();
+  if (ceremony.data.sessionId !== sessionId) throw passkeyRefused();
   const passkey = await auth.storage.passkeys.findById(response.id);
-  if (passkey?.userId !== user.id) throw passkeyRefused();
+  if (!passkey || !answersForUser(ceremony, response, user, passkey)) throw passkeyRefused();
   const assertion = await checkAssertion(auth, { ceremony, response, passkey, ip: input.ip });
   if (!assertion.accepted) throw passkeyRefused(assertion.cause);
   const methods = passkeyMethods(passkey, assertion.userVerified);

@@ -12,6 +12,12 @@ export interface PasskeyRecord {
   backupState: boolean;
   createdAt: number;
   lastUsedAt: number | null;
+  /**
+   * The WebAuthn user handle (base64url) the passkey was created with, when it is not the
+   * account's own (`userHandleOf(userId)`): a passkey made at sign-up, before the account had an
+   * id (PL-15). Null or absent: the account's.
+   */
+  userHandle?: string | null;
 }
 
 /** Passkeys. */
