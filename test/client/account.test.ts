@@ -169,7 +169,9 @@ describe.each(clientTargets)("client.account and client.sessions against %s", (_
     await third.login({ username: "frank", password: testPassword });
     signInGrowsOld(harness);
     expect(await client.sessions.endOthers()).toEqual({ ended: 2 });
-    expect(asked).toEqual([{ operation: "sessions.endOthers", accepts: ["password", "totpCode"] }]);
+    expect(asked).toEqual([
+      { operation: "sessions.endOthers", accepts: ["password", "totpCode"], reauthenticateWith: ["password"] },
+    ]);
     expect(harness.countSent("POST", "/api/v1/auth/sessions/end-others")).toBe(2);
     expect((await client.me()).username).toBe("frank");
     await expectEnded(other, otherEvents);

@@ -125,7 +125,7 @@ describe.each(clientTargets)("client.email against %s", (_name, start, statusMod
     signInGrowsOld(harness);
 
     await client.email.changeEmail({ email: "dave@example.com" });
-    expect(asked).toEqual([{ operation: "email.change", accepts: ["password", "totpCode"] }]);
+    expect(asked).toEqual([{ operation: "email.change", accepts: ["password", "totpCode"], reauthenticateWith: ["password"] }]);
     expect(await client.me()).toMatchObject({ email: null, emailVerified: false });
 
     const token = await linkToken(harness, "dave@example.com", "email_verification");

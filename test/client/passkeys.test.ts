@@ -112,7 +112,9 @@ describe.each(clientTargets)("client.passkeys against %s", (_name, start, status
     });
     signInGrowsOld(harness);
     expect((await client.passkeys.register({ label: "Phone" })).label).toBe("Phone");
-    expect(password.asked).toEqual([{ operation: "passkeys.register", accepts: ["password", "totpCode"] }]);
+    expect(password.asked).toEqual([
+      { operation: "passkeys.register", accepts: ["password", "totpCode"], reauthenticateWith: ["password"] },
+    ]);
     expect(harness.countSent("POST", publicKeyPaths.registerBegin)).toBe(2);
     expect(harness.countSent("POST", publicKeyPaths.registerFinish)).toBe(1);
 
@@ -176,6 +178,39 @@ describe.each(clientTargets)("client.passkeys against %s", (_name, start, status
     expect(await rejection(client.passkeys.revoke(passkey.id))).toMatchObject({ code: 40900, status: statusIn(statusMode, 409) });
     expect(events).toEqual([]);
     expect(await client.passkeys.list()).toEqual([expect.objectContaining({ id: passkey.id, label: "Only key" })]);
+  });
+
+  it("PL-15: a passkey-only account whose sign-in grew old re-authenticates with its passkey when the app answers { passkey: true }, and registers a second one", async () => {
+    const harness = await serve();
+    const phone = makeTestAuthenticator();
+    const laptop = makeTestAuthenticator();
+    let registering = phone;
+    const fay = await createTestUser(harness.auth, "fay");
+    const asked: unknown[] = [];
+    const client = harness.client({
+      passkeyCeremonies: {
+        startAuthentication: async ({ optionsJSON }) => phone.authenticate(optionsJSON),
+        startRegistration: async ({ optionsJSON }) => registering.register(optionsJSON),
+      },
+      reauthenticate: (request) => {
+        asked.push(request);
+        return request.reauthenticateWith?.includes("password") ? { password: testPassword } : { passkey: true };
+      },
+    });
+    await client.login({ username: "fay", password: testPassword });
+    await client.passkeys.register({ label: "Phone" });
+    await removePassword(harness.auth, fay.id);
+    await client.passkeys.signIn();
+    signInGrowsOld(harness);
+
+    registering = laptop;
+    const second = await client.passkeys.register({ label: "Laptop" });
+    expect(asked).toEqual([
+      { operation: "passkeys.register", accepts: ["password", "totpCode"], reauthenticateWith: ["passkey"] },
+    ]);
+    expect((await client.passkeys.list()).map((passkey) => passkey.label)).toEqual(["Phone", "Laptop"]);
+    expect(second.label).toBe("Laptop");
+    expect(await client.currentUser()).toMatchObject({ username: "fay" });
   });
 
   it("enabled() is false on a server without passkeys, where sign-in begins with 40400", async () => {

@@ -196,11 +196,11 @@ describe.each(clientTargets)("@portcullis/client against %s", (_name, start, sta
     await client.login({ username: "frank", password: testPassword });
     harness.clock.advance(6 * 60_000);
     const setup = await client.totp.setup();
-    expect(asked).toEqual([{ operation: "totp.setup", accepts: ["password"] }]);
+    expect(asked).toEqual([{ operation: "totp.setup", accepts: ["password"], reauthenticateWith: ["password"] }]);
     await client.totp.enable({ code: await nextTotpCode(harness, base32Decode(setup.secret)) });
     expect(asked).toEqual([
-      { operation: "totp.setup", accepts: ["password"] },
-      { operation: "totp.enable", accepts: ["password"] },
+      { operation: "totp.setup", accepts: ["password"], reauthenticateWith: ["password"] },
+      { operation: "totp.enable", accepts: ["password"], reauthenticateWith: ["password"] },
     ]);
     expect(await client.currentUser()).toMatchObject({ username: "frank", totpEnabled: true });
     expect((await client.login({ username: "frank", password: testPassword })).status).toBe("totp_required");

@@ -34,7 +34,7 @@ describe.each(clientTargets)("client.totp against %s", (_name, start, statusMode
     signInGrowsOld(harness);
 
     const setup = await client.totp.setup();
-    expect(asked).toEqual([{ operation: "totp.setup", accepts: ["password"] }]);
+    expect(asked).toEqual([{ operation: "totp.setup", accepts: ["password"], reauthenticateWith: ["password"] }]);
     expect(harness.countSent("POST", setupPath)).toBe(2);
 
     const { recoveryCodes } = await client.totp.enable({ code: await nextTotpCode(harness, base32Decode(setup.secret)) });

@@ -81,7 +81,11 @@ export function expectEnvelope(result: CallResult, code: number, options: { alwa
       : code >= 50000
         ? ["code", "message", "requestId"]
         : ["code", "message"];
-  expect(Object.keys(result.body).filter((key) => !allowedKeys.includes(key))).toEqual([]);
+  // A 40001 that asks for re-authentication names the account's ways, and only them (STUP-3, PL-15).
+  const reauthenticationWays = code === 40001 && result.body.data !== undefined;
+  if (reauthenticationWays) expect(Object.keys(result.body.data)).toEqual(["reauthenticateWith"]);
+  const allowed = reauthenticationWays ? [...allowedKeys, "data"] : allowedKeys;
+  expect(Object.keys(result.body).filter((key) => !allowed.includes(key))).toEqual([]);
   // "stack" as a word: random token text may hold the letters.
   expect(result.text).not.toMatch(/\bstack\b|Error:|\.ts:\d|\.js:\d/);
   expect(result.status).toBe(options.always200 ? 200 : httpStatusFor(code));

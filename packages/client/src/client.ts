@@ -15,7 +15,7 @@ import {
   createPasskeyClient,
   registrationRunner,
 } from "./passkeys.js";
-import type { Reauthenticate } from "./reauthentication.js";
+import { type Reauthenticate, choosingPasskey } from "./reauthentication.js";
 import { type ServiceAccountsClient, createServiceAccountsClient } from "./service-accounts.js";
 import { createSession } from "./session.js";
 import { type SessionsClient, createSessionsClient } from "./sessions.js";
@@ -63,6 +63,9 @@ export interface AuthClientOptions {
    * (40001 on TOTP setup and enable, passkey registration, ending sessions, changing the address, or an
    * organization's deletion and its members' roles and removal, after a sign-in
    * older than the server's `reauthentication.recentSignIn`); the call is then made once more with it.
+   * It may answer `{ passkey: true }` instead (the only way for a passkey-only account, whose
+   * request's `reauthenticateWith` lacks `"password"`): the session re-authenticates with a passkey
+   * (`stepUp.reauthenticateWithPasskey`) and the call is made once more as it was.
    * Default: none, and those calls reject with the 40001.
    */
   reauthenticate?: Reauthenticate;
@@ -319,6 +322,8 @@ export function createAuthClient<Server = unknown>(options: AuthClientOptions = 
   const ceremonies = options.passkeyCeremonies ?? browserPasskeyCeremonies;
   const runRegistration = registrationRunner(ceremonies);
   const stepUp = createStepUp(session, events, ceremonies);
+  const reauthenticate =
+    options.reauthenticate && choosingPasskey(options.reauthenticate, () => stepUp.client.reauthenticateWithPasskey());
   const client: AuthClient = {
     async login({ username, password, provider }) {
       // JSON leaves an undefined provider or device token out: the server's defaults.
@@ -357,16 +362,16 @@ export function createAuthClient<Server = unknown>(options: AuthClientOptions = 
     on: (event, listener) => events.on(event, listener),
     stepUp: stepUp.client,
     account: createAccountClient(session),
-    sessions: createSessionsClient(session, options.reauthenticate),
-    totp: createTotpClient(session, options.reauthenticate),
-    passkeys: createPasskeyClient(transport, session, ceremonies, options.reauthenticate),
+    sessions: createSessionsClient(session, reauthenticate),
+    totp: createTotpClient(session, reauthenticate),
+    passkeys: createPasskeyClient(transport, session, ceremonies, reauthenticate),
     oauth: createOAuthClient(transport, session, runRegistration),
-    email: createEmailClient(transport, session, options.reauthenticate),
+    email: createEmailClient(transport, session, reauthenticate),
     emailSignIn: createEmailSignInClient(transport, session, runRegistration),
-    orgs: createOrganizationsClient(session, stepUp, options.reauthenticate),
-    apiKeys: createApiKeysClient(session, options.reauthenticate),
-    serviceAccounts: createServiceAccountsClient(session, options.reauthenticate),
-    impersonation: createImpersonationClient(session, options.reauthenticate),
+    orgs: createOrganizationsClient(session, stepUp, reauthenticate),
+    apiKeys: createApiKeysClient(session, reauthenticate),
+    serviceAccounts: createServiceAccountsClient(session, reauthenticate),
+    impersonation: createImpersonationClient(session, reauthenticate),
   };
   // The server's type changes only the types of the user objects it answers: the same client, typed.
   return client as AuthClient<Server>;

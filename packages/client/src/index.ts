@@ -48,7 +48,13 @@ export type {
   UpdateOrganizationInput,
 } from "./orgs.js";
 export { type PasskeyCeremonies, type PasskeyClient, browserPasskeyCeremonies, registrationRunner } from "./passkeys.js";
-export type { Reauthenticate, ReauthenticatedOperation, ReauthenticationRequest } from "./reauthentication.js";
+export type {
+  Reauthenticate,
+  ReauthenticatedOperation,
+  ReauthenticationAnswer,
+  ReauthenticationRequest,
+  ReauthenticationWay,
+} from "./reauthentication.js";
 export type {
   AddedServiceAccountSecret,
   CreateServiceAccountInput,

@@ -216,3 +216,61 @@ describe("client.passkeys: the offer after a sign-in (PL-13, PL-14)", () => {
 function never(): never {
   throw new Error("not called");
 }
+
+describe("client.passkeys: a passkey-only account re-authenticates with its passkey (PL-15)", () => {
+  it("PL-15: the 40001's ways reach reauthenticate; { passkey: true } re-authenticates with a passkey, then the call goes again with no proof and the new token", async () => {
+    const asked: unknown[] = [];
+    const ceremonies: Parameters<PasskeyCeremonies["startAuthentication"]>[0][] = [];
+    let reauthenticated = false;
+    const { client, server } = await signedInScriptedClient(
+      (request) => {
+        if (request.path === "/auth/reauthenticate/public-key/begin") {
+          return { code: 0, data: { ceremonyId: "reauth-1", options: { challenge: "cmVhdXRo" } } };
+        }
+        if (request.path === "/auth/reauthenticate/public-key/finish") {
+          reauthenticated = true;
+          return { code: 0, data: tokenSet(2) };
+        }
+        return reauthenticated
+          ? { code: 0, data: { revoked: true } }
+          : { code: 40001, message: "Confirm it is you", status: 400, data: { reauthenticateWith: ["passkey"] } };
+      },
+      {
+        reauthenticate: async (request) => {
+          asked.push(request);
+          return request.reauthenticateWith?.includes("password") ? { password: "pw" } : { passkey: true };
+        },
+        passkeyCeremonies: {
+          startAuthentication: async (options) => {
+            ceremonies.push(options);
+            return assertion;
+          },
+          startRegistration: () => Promise.reject(new Error("no registration in these tests")),
+        },
+      },
+    );
+    await client.passkeys.revoke("credential-3");
+    expect(asked).toEqual([{ operation: "passkeys.revoke", accepts: ["password", "totpCode"], reauthenticateWith: ["passkey"] }]);
+    expect(ceremonies).toEqual([{ optionsJSON: { challenge: "cmVhdXRo" } }]);
+    const path = "/auth/public-key/credentials/credential-3";
+    expect(server.sentTo(path).map((request) => [request.body, request.authorization])).toEqual([
+      [undefined, "Bearer access-1"],
+      [undefined, "Bearer access-2"],
+    ]);
+    const [finish] = server.sentTo("/auth/reauthenticate/public-key/finish");
+    expect(finish?.headers.get("x-webauthn-ceremony")).toBe("reauth-1");
+  });
+
+  it("PL-15: a 40001 still answers when the passkey re-authentication fails, and nothing is sent again", async () => {
+    const { client, server } = await signedInScriptedClient(
+      (request) =>
+        request.path === "/auth/reauthenticate/public-key/begin"
+          ? { code: 40900, message: "The account has no passkey", status: 409 }
+          : { code: 40001, message: "Confirm it is you", status: 400, data: { reauthenticateWith: [] } },
+      { reauthenticate: async () => ({ passkey: true }) },
+    );
+    const error = await client.passkeys.revoke("credential-4").catch((thrown: unknown) => thrown);
+    expect(error).toMatchObject({ name: "AuthClientError", code: 40900 });
+    expect(server.sentTo("/auth/public-key/credentials/credential-4")).toHaveLength(1);
+  });
+});

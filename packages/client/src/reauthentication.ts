@@ -19,27 +19,65 @@ export type ReauthenticatedOperation =
   | "serviceAccounts.change"
   | "impersonation.start";
 
+/** How an account can prove it is its user again, as the server's 40001 names them. */
+export type ReauthenticationWay = "password" | "passkey" | "provider";
+
 /** What the client asks the app for when the server wants proof that it is still the user. */
 export interface ReauthenticationRequest {
   operation: ReauthenticatedOperation;
   /** The proofs the operation takes: the password, and for a passkey, a session or an address also a TOTP code when TOTP is on (both when it is: STUP-3). */
   accepts: readonly (keyof ReauthenticationProof)[];
+  /**
+   * How this account can prove it is its user, from the server's 40001 (absent from a server that
+   * does not say): without `"password"` (a passkey-only account) ask for the passkey, answering
+   * `{ passkey: true }`.
+   */
+  reauthenticateWith?: ReauthenticationWay[];
 }
 
 /**
- * Asks the user to prove it is them (a password prompt, say); `null` or `undefined` gives up,
- * and the operation rejects with the server's 40001.
+ * What the app's {@link Reauthenticate} answers: the proofs to send (a password prompt's), `{
+ * passkey: true }` to re-authenticate the session with one of the user's passkeys first (the
+ * browser's prompt; the operation is then sent again with no proof), or `null`/`undefined` to give
+ * up (the operation rejects with the server's 40001).
  */
-export type Reauthenticate = (
-  request: ReauthenticationRequest,
-) => ReauthenticationProof | null | undefined | Promise<ReauthenticationProof | null | undefined>;
+export type ReauthenticationAnswer = ReauthenticationProof | { passkey: true } | null | undefined;
+
+/** Asks the user to prove it is them: a password prompt, or a choice between it and a passkey. */
+export type Reauthenticate = (request: ReauthenticationRequest) => ReauthenticationAnswer | Promise<ReauthenticationAnswer>;
 
 const offersProof = (proof: ReauthenticationProof) => Boolean(proof.password || proof.totpCode);
+
+/** What a {@link Reauthenticate} made by {@link choosingPasskey} answers once it re-authenticated with a passkey. */
+const passkeyReauthenticated: { passkey: true } = Object.freeze({ passkey: true });
+
+/**
+ * Wraps the app's `ask` so that its `{ passkey: true }` re-authenticates the session with a
+ * passkey (`reauthenticateWithPasskey`, the step-up client's) before {@link withReauthentication}
+ * sends the operation again, with no proof: the session's sign-in is then recent (PL-15).
+ *
+ * @example
+ * ```ts
+ * const reauthenticate = choosingPasskey(options.reauthenticate, () => stepUp.client.reauthenticateWithPasskey());
+ * ```
+ */
+export function choosingPasskey(ask: Reauthenticate, reauthenticateWithPasskey: () => Promise<unknown>): Reauthenticate {
+  return async (request) => {
+    const given = await ask(request);
+    if (given && "passkey" in given && given.passkey === true) {
+      await reauthenticateWithPasskey();
+      return passkeyReauthenticated;
+    }
+    return given;
+  };
+}
 
 /**
  * Runs `call` with `proof`. When the server answers 40001 to a call that carried no proof (the
  * sign-in is older than the server's `reauthentication.recentSignIn`) and the app gave a
- * `reauthenticate` function, asks it for a proof and runs `call` once more with it.
+ * `reauthenticate` function, asks it for a proof (telling it the account's ways, from the 40001)
+ * and runs `call` once more with it; or, when it re-authenticated with a passkey (see
+ * {@link choosingPasskey}), once more as it was.
  *
  * @example
  * ```ts
@@ -63,9 +101,12 @@ export async function withReauthentication<T>(
       error.code === missingParameterCode &&
       !offersProof(proof);
     if (!askable) throw error;
-    const given = await reauthenticate(request);
+    const ways = (error.data as { reauthenticateWith?: unknown } | undefined)?.reauthenticateWith;
+    const given = await reauthenticate(Array.isArray(ways) ? { ...request, reauthenticateWith: ways } : request);
+    if (given === passkeyReauthenticated) return call(proof);
     const accepted: ReauthenticationProof = {};
-    for (const name of request.accepts) if (given?.[name]) accepted[name] = given[name];
+    const offered = (given ?? {}) as ReauthenticationProof;
+    for (const name of request.accepts) if (offered[name]) accepted[name] = offered[name];
     if (!offersProof(accepted)) throw error;
     return call({ ...proof, ...accepted });
   }

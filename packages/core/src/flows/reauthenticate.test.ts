@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../errors/codes.js";
+import { reauthenticateWithPasskeyBegin, reauthenticateWithPasskeyFinish } from "../step-up/reauthenticate-session.js";
 import type { UserRecord } from "../storage/types.js";
 import {
   type Harness,
@@ -13,8 +14,10 @@ import {
   outcome,
   signIn,
   startTime,
+  tokensOf,
 } from "./fixtures.test-support.js";
 import { login } from "./login.js";
+import { makeAuthenticator, makePasskeyAuth, passkeySignIn, registerPasskey } from "./passkeys.test-support.js";
 import { type ReauthenticationProof, requireRecentAuthentication } from "./reauthenticate.js";
 import { verifyAccessToken } from "./verify-access-token.js";
 
@@ -166,5 +169,55 @@ describe("requireRecentAuthentication", () => {
     expect(await answerOf(requireRecentAuthentication(strict.auth, user, { sessionId }, 0))).toEqual(confirm);
     expect(findSession).not.toHaveBeenCalled();
     await requireRecentAuthentication(lenient.auth, user, { sessionId });
+  });
+});
+
+describe("the ways a 40001 names (PL-15)", () => {
+  it("PL-15: a refusal names how the account can re-authenticate; an account without a password is told to use what it has", async () => {
+    const harness = makePasskeyAuth();
+    const { user, sessionId } = await signedIn(harness, "ways");
+    harness.clock.advance(6 * 60_000);
+    const withPassword = await authError(requireRecentAuthentication(harness.auth, user, { sessionId }));
+    expect(withPassword).toMatchObject({ ...confirm, data: { reauthenticateWith: ["password"] } });
+
+    const authenticator = makeAuthenticator();
+    await registerPasskey(harness.auth, user.id, authenticator);
+    const both = await authError(requireRecentAuthentication(harness.auth, user, { sessionId }));
+    expect(both.data).toEqual({ reauthenticateWith: ["password", "passkey"] });
+
+    const passkeyOnly = (await harness.storage.users.update(user.id, { passwordHash: null }, harness.clock.now)) as UserRecord;
+    const refused = await authError(requireRecentAuthentication(harness.auth, passkeyOnly, {}));
+    expect(refused).toMatchObject({
+      code: ErrorCode.MissingParameter,
+      message: "Confirm it is you: this account has no password, so re-authenticate first with a passkey or its provider",
+      data: { reauthenticateWith: ["passkey"] },
+    });
+    // A password offered by an account that has none is simply wrong, never a way in.
+    expect(await outcome(requireRecentAuthentication(harness.auth, passkeyOnly, { password: goodPassword }))).toBe(
+      ErrorCode.AuthenticationFailed,
+    );
+  });
+
+  it("PL-15: a passkey re-authentication makes the session recent, and the change then goes on with no proof", async () => {
+    const harness = makePasskeyAuth();
+    const userId = await addUser(harness.auth, "passkey-only");
+    const authenticator = makeAuthenticator();
+    await registerPasskey(harness.auth, userId, authenticator);
+    await harness.storage.users.update(userId, { passwordHash: null }, harness.clock.now);
+    const tokens = tokensOf(await passkeySignIn(harness.auth, authenticator));
+    const { sessionId } = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
+    harness.clock.advance(6 * 60_000);
+    const user = (await harness.storage.users.findById(userId)) as UserRecord;
+    expect(await outcome(requireRecentAuthentication(harness.auth, user, { sessionId }))).toBe(ErrorCode.MissingParameter);
+
+    const begun = await reauthenticateWithPasskeyBegin(harness.auth, { userId, sessionId });
+    const renewed = await reauthenticateWithPasskeyFinish(harness.auth, {
+      userId,
+      sessionId,
+      ceremonyId: begun.ceremonyId,
+      response: authenticator.authenticate(begun.options),
+    });
+    const fresh = await verifyAccessToken(harness.auth, { token: renewed.accessToken });
+    expect(await outcome(requireRecentAuthentication(harness.auth, user, { sessionId: fresh.sessionId }))).toBe("fulfilled");
   });
 });

@@ -8,6 +8,7 @@ import { decideReauthentication, missingProofMessage } from "../step-up/policy.j
 import type { AuthMethod, TotpRecord, UserRecord } from "../storage/types.js";
 import { type FailureBudget, clearFailureBudget, sessionBudget, takeFailureAttempt } from "../throttle/failure-budget.js";
 import { acceptTotpCode } from "../totp/totp-secret.js";
+import { reauthenticationWaysOf } from "../users/sign-in-ways.js";
 import { optionalString } from "./input.js";
 
 /** What a signed-in user offers to show it is really them before a change that needs it. */
@@ -87,7 +88,10 @@ export async function proveEveryFactor(
   if (offered.password) methods.push("pwd");
   if (offered.totpCode) methods.push("otp");
   const decision = decideReauthentication({ secondFactor: totpOn, recent, offered: methods });
-  if (decision.outcome === "missing") throw new AuthError(ErrorCode.MissingParameter, missingProofMessage(decision));
+  if (decision.outcome === "missing") {
+    const ways = await reauthenticationWaysOf(auth, user);
+    throw new AuthError(ErrorCode.MissingParameter, missingProofMessage(decision, ways), { data: { reauthenticateWith: ways } });
+  }
   if (offered.password) await provePassword(auth, user, sessionId, offered.password);
   if (offered.totpCode) await proveTotpCode(auth, user, sessionId, totp as TotpRecord, offered.totpCode);
   return methods;

@@ -228,7 +228,7 @@ export const organizationProperties: Record<string, JsonSchema> = {
 export const componentSchemas: Record<ComponentName, JsonSchema> = {
   Error: {
     description:
-      "A refusal: the business code, a fixed message, a `requestId` on 50000 and 50300, and on 40104 (from `requireAuth` on your routes, or switching to an organization) `data.required`.",
+      "A refusal: the business code, a fixed message, a `requestId` on 50000 and 50300, on 40104 (from `requireAuth` on your routes, or switching to an organization) `data.required`, and on a 40001 asking for re-authentication `data.reauthenticateWith`.",
     ...answerObject(
       {
         code: { type: "integer" },
@@ -256,8 +256,14 @@ export const componentSchemas: Record<ComponentName, JsonSchema> = {
               ...texts,
               description: "On 40300 from `POST /auth/orgs/active` (OR-10): the ways of signing in the organization allows",
             },
+            reauthenticateWith: {
+              type: "array",
+              items: { enum: ["password", "passkey", "provider"] },
+              description:
+                "On 40001 of a change that needs re-authentication (STUP-3): how this account can prove it is its user, a password, a passkey (`/auth/reauthenticate/public-key/…`) or a provider; a passkey-only account has no `password`",
+            },
           },
-          ["required", "enrolmentRequired", "signInMethods"],
+          ["required", "enrolmentRequired", "signInMethods", "reauthenticateWith"],
         ),
       },
       ["requestId", "data"],

@@ -42,8 +42,24 @@ export function decideReauthentication(facts: ReauthenticationFacts): Reauthenti
   return first || second ? { outcome: "missing", first, second } : { outcome: "prove" };
 }
 
-/** The 40001 message of a refusal: what to send, or to re-authenticate first (`POST /auth/reauthenticate`). */
-export function missingProofMessage(missing: Extract<ReauthenticationDecision, { outcome: "missing" }>): string {
+/**
+ * The ways an account can prove it is its user again (a 40001's `data.reauthenticateWith`): its
+ * password (local or the directory's), one of its passkeys, or a provider it is linked to.
+ */
+export type ReauthenticationWay = "password" | "passkey" | "provider";
+
+/**
+ * The 40001 message of a refusal: what to send, or to re-authenticate first (`POST
+ * /auth/reauthenticate`); for an account without a password (`ways` lacks it: a passkey-only or
+ * provider-only account), to re-authenticate first with what it has.
+ */
+export function missingProofMessage(
+  missing: Extract<ReauthenticationDecision, { outcome: "missing" }>,
+  ways: readonly ReauthenticationWay[] = ["password"],
+): string {
+  if (!ways.includes("password")) {
+    return "Confirm it is you: this account has no password, so re-authenticate first with a passkey or its provider";
+  }
   if (!missing.first) return "This account has a second factor: send a current TOTP code as well, or re-authenticate first";
   const what = missing.second ? "the current password and a current TOTP code" : "the current password";
   return `Confirm it is you: send ${what}, or re-authenticate first`;
