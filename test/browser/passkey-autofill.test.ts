@@ -21,6 +21,7 @@ import {
   registerPasskey,
   shownSection,
   shownUserField,
+  signInWithPasskey,
   signInWithPassword,
   useChromium,
 } from "./page.js";
@@ -133,6 +134,29 @@ describeInBrowser("passkey autofill in Chromium, on the Express demo", () => {
       expect(((await (await finish).json()) as Envelope).code).toBe(0);
       await expectStatus(page, /^Signed in with a passkey\.$/);
       expect(finishes).toHaveLength(1);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+  it("the passkey button still signs in while the autofill waits: the autofill's request is stopped, one finish is sent, the button's", async () => {
+    const { context, page, authenticator, errors } = await withRegisteredPasskey();
+    try {
+      await authenticator.setPresence(false);
+      const finishes: unknown[] = [];
+      page.on("request", (request) => {
+        if (request.url().endsWith(finishPath)) finishes.push(request.headers()["x-webauthn-ceremony"]);
+      });
+      const afterSignOut = nextBegin(page);
+      await page.click("#logout");
+      await expectStatus(page, /^Signed out; the session is revoked\.$/);
+      await afterSignOut;
+      await authenticator.setPresence(true);
+      const signedIn = await signInWithPasskey(page);
+      expect(signedIn.code).toBe(0);
+      await expectStatus(page, /^Signed in with a passkey\.$/);
+      expect(finishes).toHaveLength(1);
+      expect(finishes[0]).not.toMatch(/^cm\./);
       expect(errors).toEqual([]);
     } finally {
       await context.close();
