@@ -5,6 +5,7 @@ import {
   type RegistrationResponseJSON,
   WebAuthnAbortService,
   browserSupportsWebAuthnAutofill,
+  platformAuthenticatorIsAvailable,
   startAuthentication,
   startRegistration,
 } from "@simplewebauthn/browser";
@@ -35,6 +36,11 @@ export interface PasskeyCeremonies {
   cancel?(): void;
   /** Whether the browser offers passkeys in its autofill (conditional mediation). Without it, assumed so. */
   supportsAutofill?(): Promise<boolean>;
+  /**
+   * Whether this device has an authenticator that verifies the user (Touch ID, Windows Hello, an
+   * Android screen lock): what an offer to create a passkey needs. Absent: assumed so.
+   */
+  platformAuthenticatorAvailable?(): Promise<boolean>;
 }
 
 /** `@simplewebauthn/browser`'s ceremonies, which run the browser's WebAuthn prompt. */
@@ -43,6 +49,7 @@ export const browserPasskeyCeremonies: PasskeyCeremonies = {
   startRegistration,
   cancel: () => WebAuthnAbortService.cancelCeremony(),
   supportsAutofill: browserSupportsWebAuthnAutofill,
+  platformAuthenticatorAvailable: platformAuthenticatorIsAvailable,
 };
 
 /** A begun ceremony: `POST …/begin`'s answer. */
@@ -151,6 +158,29 @@ export interface PasskeyClient {
    * ```
    */
   revoke(id: string, proof?: ReauthenticationProof): Promise<void>;
+  /**
+   * Whether to offer the user a passkey after the sign-in `step` (PL-13): the server said so (a
+   * password or email sign-in of an account with none that has not declined lately) and this
+   * device has a user-verifying authenticator. Then `register` right away needs no password again
+   * (the sign-in is recent), and `declineOffer` stops the offer for a while.
+   *
+   * @example
+   * ```ts
+   * const step = await client.login({ username, password });
+   * if (await client.passkeys.shouldOffer(step)) showPasskeyOffer();
+   * ```
+   */
+  shouldOffer(step: SignInStep): Promise<boolean>;
+  /**
+   * Declines the passkey offer (`POST /auth/public-key/offer/decline`; PL-14): the server stops
+   * offering one to this account for its `passkeys.offerDeclinedFor` (90 days by default).
+   *
+   * @example
+   * ```ts
+   * notNowButton.onclick = () => client.passkeys.declineOffer();
+   * ```
+   */
+  declineOffer(): Promise<void>;
 }
 
 /**
@@ -323,6 +353,13 @@ export function createPasskeyClient(
         body: attestation,
         headers: { [ceremonyHeader]: begun.ceremonyId },
       });
+    },
+    async shouldOffer(step) {
+      if (step.status !== "authenticated" || !step.offerPasskey) return false;
+      return (await ceremonies.platformAuthenticatorAvailable?.().catch(() => false)) ?? true;
+    },
+    async declineOffer() {
+      await session.call({ method: "POST", path: "/auth/public-key/offer/decline" });
     },
     list: () => session.call<PasskeyInfo[]>({ method: "GET", path: "/auth/public-key/credentials" }),
     async rename(id, label) {
