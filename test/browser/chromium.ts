@@ -69,6 +69,11 @@ export interface VirtualAuthenticator {
   rawCredentials(): Promise<RawCredential[]>;
   /** Puts a credential into the authenticator (`WebAuthn.addCredential`). */
   addCredential(credential: RawCredential): Promise<void>;
+  /**
+   * Turns the simulated touch on or off (`WebAuthn.setAutomaticPresenceSimulation`). Off, a request
+   * waits; turning it on again does not answer a request already waiting, only later ones.
+   */
+  setPresence(enabled: boolean): Promise<void>;
 }
 
 /** The options of `WebAuthn.addVirtualAuthenticator` the tests use (playwright-core does not export its protocol types). */
@@ -109,6 +114,9 @@ export async function addVirtualAuthenticator(
     rawCredentials,
     async addCredential(credential) {
       await session.send("WebAuthn.addCredential", { authenticatorId, credential });
+    },
+    async setPresence(enabled) {
+      await session.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId, enabled });
     },
     async credentials() {
       const credentials = await rawCredentials();

@@ -112,16 +112,30 @@ export async function shownUserField(page: Page, name: string): Promise<string |
 }
 
 /**
+ * Makes the page's browser one without passkeys in autofill (`isConditionalMediationAvailable`
+ * answers false), as many browsers are. Chromium's virtual authenticator answers a conditional
+ * request at once, without the user picking anything, so a page that offers passkeys in autofill
+ * would sign in by itself after every sign-out; tests of other things open the page this way.
+ */
+const withoutPasskeyAutofill = `Object.defineProperty(PublicKeyCredential, "isConditionalMediationAvailable", {
+  configurable: true,
+  value: () => Promise.resolve(false),
+});`;
+
+/**
  * Opens the demo page of `app` in a fresh context (from `newContext`, as {@link useChromium}
  * returns it) with its own virtual authenticator, once the page has shown its passkey button.
+ * The browser offers no passkeys in autofill unless `autofill` (see `withoutPasskeyAutofill`).
  */
 export async function openPage(
   newContext: () => Promise<BrowserContext>,
   app: PageApp,
   authenticatorOptions = platformAuthenticator,
+  { autofill = false } = {},
 ): Promise<{ context: BrowserContext; page: Page; authenticator: VirtualAuthenticator; errors: string[] }> {
   const context = await newContext();
   const page = await context.newPage();
+  if (!autofill) await page.addInitScript({ content: withoutPasskeyAutofill });
   const errors = collectPageErrors(page);
   const authenticator = await addVirtualAuthenticator(context, page, authenticatorOptions);
   await page.goto(`${app.origin}/`);

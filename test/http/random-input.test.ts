@@ -99,7 +99,7 @@ const fieldsByRoute: Record<string, string[]> = {
   "POST /auth/2fa/enable": ["code", "password"],
   "POST /auth/2fa/disable": ["code", "password"],
   "POST /auth/2fa/recovery-codes": ["code", "password"],
-  "POST /auth/public-key/login/begin": ["username"],
+  "POST /auth/public-key/login/begin": ["username", "mediation"],
   "POST /auth/public-key/login/finish": credentialFields,
   "POST /auth/public-key/register/begin": ["label", "password", "totpCode"],
   "POST /auth/public-key/register/finish": credentialFields,

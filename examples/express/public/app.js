@@ -8,6 +8,7 @@
 import {
   AuthClientError,
   browserSupportsWebAuthn,
+  browserSupportsWebAuthnAutofill,
   createAuthClient,
   sendSignal,
   tokenFromLink,
@@ -28,6 +29,10 @@ let useRecovery = false;
 let qrUrl = null;
 /** Whether the server has passkeys on and this browser can use them (set once the page has loaded). */
 let passkeysAvailable = false;
+/** Whether, besides, the browser offers passkeys in the username field's autofill (conditional mediation). */
+let passkeyAutofillAvailable = false;
+/** The passkey autofill under way (its AbortController), or null. */
+let passkeyAutofill = null;
 /**
  * The first factors a sign-in can begin with: what the status line says when it signs in, or
  * when a second factor is still needed, and the prompt for that second factor.
@@ -81,6 +86,45 @@ function show(sectionId) {
   ];
   for (const id of sections) $(id).hidden = id !== sectionId;
   clearErrors();
+  syncPasskeyAutofill();
+}
+
+/**
+ * Offers the passkeys in the username field's autofill while the sign-in form is shown to someone
+ * signed out, and stops offering them otherwise. The server keeps nothing for an offer that is
+ * never taken up, so it is made on every visit. A passkey picked there signs in as the button does.
+ */
+function syncPasskeyAutofill() {
+  const wanted = passkeyAutofillAvailable && !signedIn && !$("sign-in").hidden;
+  if (!wanted) {
+    stopPasskeyAutofill();
+    return;
+  }
+  if (passkeyAutofill) return;
+  const controller = new AbortController();
+  passkeyAutofill = controller;
+  client.passkeys
+    .autofill({ signal: controller.signal })
+    .then(
+      async (step) => {
+        if (passkeyAutofill === controller) passkeyAutofill = null;
+        await afterFirstFactor(step, passkeyFactor);
+      },
+      (error) => {
+        if (passkeyAutofill === controller) passkeyAutofill = null;
+        // Stopped by the page, or the browser's request ended (another prompt took its place, or it
+        // failed): the password and the passkey button still work, so there is nothing to tell.
+        if (controller.signal.aborted || error?.kind === "passkey_ceremony") return;
+        showMessageAt($("sign-in-form"), describe(error));
+      },
+    )
+    .catch(showError);
+}
+
+/** Stops offering passkeys in the autofill: the user signs in another way, or leaves the form. */
+function stopPasskeyAutofill() {
+  passkeyAutofill?.abort();
+  passkeyAutofill = null;
 }
 
 /**
@@ -343,6 +387,7 @@ async function afterFirstFactor(step, factor) {
 listen("sign-in-form", "submit", async (event) => {
   const { username, password } = formValues(event.target);
   event.target.elements.password.value = "";
+  // Signed in, the page leaves the form, which stops the autofill (syncPasskeyAutofill).
   await afterFirstFactor(await client.login({ username, password }), passwordFactor);
 });
 
@@ -1000,6 +1045,8 @@ async function loadPasskeyConfig(providersListed) {
   passkeysAvailable = await client.passkeys.enabled().catch(() => false);
   $("passkey-sign-in").hidden = !passkeysAvailable;
   $("passkeys").hidden = !passkeysAvailable;
+  passkeyAutofillAvailable = passkeysAvailable && (await browserSupportsWebAuthnAutofill());
+  syncPasskeyAutofill();
 }
 
 // Sign in with a passkey: no username, so the browser offers every passkey it holds for this
@@ -1008,10 +1055,12 @@ listen("passkey-sign-in-button", "click", async () => {
   const button = $("passkey-sign-in-button");
   button.disabled = true;
   setStatus("Choose a passkey in your browser's prompt.");
+  stopPasskeyAutofill();
   try {
     await afterFirstFactor(await client.passkeys.signIn(), passkeyFactor);
   } finally {
     button.disabled = false;
+    syncPasskeyAutofill();
   }
 });
 

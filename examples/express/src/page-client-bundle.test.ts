@@ -22,6 +22,7 @@ it("is one ES module that exports what the page imports, and builds once per pro
   expect(Object.keys(module).sort()).toEqual([
     "AuthClientError",
     "browserSupportsWebAuthn",
+    "browserSupportsWebAuthnAutofill",
     "createAuthClient",
     "sendSignal",
     "tokenFromLink",

@@ -1,5 +1,5 @@
 import type { AuthenticationResponseJSON } from "@simplewebauthn/browser";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAuthClient } from "./client.js";
 import type { PasskeyCeremonies } from "./passkeys.js";
 import { scriptedBaseUrl, scriptedServer, signedInScriptedClient, tokenSet } from "./scripted-server.test-support.js";
@@ -161,6 +161,188 @@ describe("client.passkeys.revoke: every factor of the account (STUP-3)", () => {
       ["DELETE", undefined],
       ["DELETE", { password: "pw", totpCode: "123456" }],
     ]);
+  });
+});
+
+describe("client.passkeys.autofill: conditional mediation against a scripted server", () => {
+  const ttl = 300_000;
+
+  /**
+   * A client whose server numbers the autofill ceremonies it begins (`cm.1`, `cm.2`, …) and signs
+   * in on finish, and whose authenticator holds each request until the test answers it or it is
+   * cancelled (then it rejects with an AbortError, as the browser does).
+   */
+  function autofillClient({ supportsAutofill = true } = {}) {
+    let begun = 0;
+    const server = scriptedServer((request) =>
+      request.path === beginPath
+        ? { code: 0, data: { ceremonyId: `cm.${++begun}`, options: { challenge: `Y2g${begun}`, timeout: ttl } } }
+        : { code: 0, data: tokenSet(1) },
+    );
+    const requests: {
+      options: Parameters<PasskeyCeremonies["startAuthentication"]>[0];
+      answer(assertion: AuthenticationResponseJSON): void;
+      fail(error: unknown): void;
+    }[] = [];
+    let cancelled = 0;
+    const passkeyCeremonies: PasskeyCeremonies = {
+      startAuthentication: (options) =>
+        new Promise((resolve, reject) => {
+          requests.push({ options, answer: resolve, fail: reject });
+        }),
+      startRegistration: () => Promise.reject(new Error("no registration in these tests")),
+      cancel: () => {
+        cancelled += 1;
+        requests.at(-1)?.fail(new DOMException("Cancelled", "AbortError"));
+      },
+      supportsAutofill: async () => supportsAutofill,
+    };
+    const client = createAuthClient({ baseUrl: scriptedBaseUrl, fetch: server.fetch, passkeyCeremonies });
+    /** Waits (on the event loop, not on timers, which a test may fake) until `count` requests were made. */
+    const requested = async (count: number) => {
+      for (let turn = 0; turn < 1000 && requests.length < count; turn += 1) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(requests).toHaveLength(count);
+    };
+    return { client, server, requests, requested, cancelled: () => cancelled };
+  }
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("begins a stateless ceremony (mediation conditional), runs the browser's autofill request and finishes with its id", async () => {
+    const { client, server, requests, requested } = autofillClient();
+    const step = client.passkeys.autofill();
+    await requested(1);
+    expect(server.sentTo(beginPath).map(({ body }) => body)).toEqual([{ mediation: "conditional" }]);
+    expect(requests[0]?.options).toEqual({ optionsJSON: { challenge: "Y2g1", timeout: ttl }, useBrowserAutofill: true });
+    requests[0]?.answer(assertion);
+    expect((await step).status).toBe("authenticated");
+    expect(server.sentTo(finishPath).map((request) => [request.headers.get("x-webauthn-ceremony"), request.body])).toEqual([
+      ["cm.1", assertion],
+    ]);
+  });
+
+  it("PL-11: an already-aborted signal rejects with its reason and sends nothing; a browser without autofill is passkey_ceremony, nothing sent", async () => {
+    const { client, server } = autofillClient();
+    const reason = new Error("the user left");
+    await expect(client.passkeys.autofill({ signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    expect(server.sent).toEqual([]);
+
+    const unsupported = autofillClient({ supportsAutofill: false });
+    await expect(unsupported.client.passkeys.autofill()).rejects.toMatchObject({
+      name: "AuthClientError",
+      kind: "passkey_ceremony",
+      message: "This browser does not offer passkeys in its autofill (conditional mediation)",
+    });
+    expect(unsupported.server.sent).toEqual([]);
+  });
+
+  it("PL-11: aborting during the prompt cancels the browser's request and rejects with the reason; no finish is sent, even when the browser answers after all", async () => {
+    const { client, server, requests, requested, cancelled } = autofillClient();
+    const controller = new AbortController();
+    const step = client.passkeys.autofill({ signal: controller.signal });
+    await requested(1);
+    const reason = new Error("signed in with the password");
+    controller.abort(reason);
+    await expect(step).rejects.toBe(reason);
+    expect(cancelled()).toBe(1);
+    requests[0]?.answer(assertion);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(server.sentTo(finishPath)).toEqual([]);
+  });
+
+  it("PL-11: aborting while the begin is on its way rejects with the reason once it answers; the browser is asked nothing", async () => {
+    let answerBegin: () => void = () => {};
+    const beginAnswered = new Promise<void>((resolve) => {
+      answerBegin = resolve;
+    });
+    const server = scriptedServer(async () => {
+      await beginAnswered;
+      return { code: 0, data: { ceremonyId: "cm.1", options: { challenge: "Y2g", timeout: ttl } } };
+    });
+    const asked: unknown[] = [];
+    const passkeyCeremonies: PasskeyCeremonies = {
+      startAuthentication: async (options) => {
+        asked.push(options);
+        return assertion;
+      },
+      startRegistration: () => Promise.reject(new Error("no registration in these tests")),
+    };
+    const client = createAuthClient({ baseUrl: scriptedBaseUrl, fetch: server.fetch, passkeyCeremonies });
+    const controller = new AbortController();
+    const step = client.passkeys.autofill({ signal: controller.signal });
+    const reason = new Error("the view went away");
+    controller.abort(reason);
+    answerBegin();
+    await expect(step).rejects.toBe(reason);
+    expect(asked).toEqual([]);
+    expect(server.sentTo(finishPath)).toEqual([]);
+  });
+
+  it("PL-11: a browser that answers the request it is told to abort in the same turn (as Chromium may): the answer is not sent", async () => {
+    const { client, server, requests, requested } = autofillClient();
+    const controller = new AbortController();
+    const step = client.passkeys.autofill({ signal: controller.signal });
+    await requested(1);
+    // The answer is on its way when the abort comes.
+    requests[0]?.answer(assertion);
+    controller.abort();
+    await expect(step).rejects.toMatchObject({ name: "AbortError" });
+    expect(server.sentTo(finishPath)).toEqual([]);
+  });
+
+  it("a second autofill replaces the first: the first rejects (passkey_ceremony, an AbortError as cause) and its request is cancelled; the second signs in", async () => {
+    const { client, server, requests, requested, cancelled } = autofillClient();
+    const first = client.passkeys.autofill();
+    await requested(1);
+    const second = client.passkeys.autofill();
+    const error = await first.catch((thrown: unknown) => thrown);
+    expect(error).toMatchObject({
+      name: "AuthClientError",
+      kind: "passkey_ceremony",
+      message: "The passkey autofill was replaced by a newer one",
+    });
+    expect((error as Error).cause).toMatchObject({ name: "AbortError" });
+    expect(cancelled()).toBe(1);
+    await requested(2);
+    requests[1]?.answer(assertion);
+    expect((await second).status).toBe("authenticated");
+    expect(server.sentTo(finishPath).map((request) => request.headers.get("x-webauthn-ceremony"))).toEqual(["cm.2"]);
+  });
+
+  it("renews the ceremony a minute before its timeout, so a page left open keeps working; the renewed one signs in", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const { client, server, requests, requested, cancelled } = autofillClient();
+    const step = client.passkeys.autofill();
+    await requested(1);
+    await vi.advanceTimersByTimeAsync(ttl - 60_000 - 1);
+    expect(server.sentTo(beginPath)).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    await requested(2);
+    expect(cancelled()).toBe(1);
+    expect(requests[1]?.options.optionsJSON.challenge).toBe("Y2g2");
+    // And again, for a page open longer still.
+    await vi.advanceTimersByTimeAsync(ttl - 60_000);
+    await requested(3);
+    requests[2]?.answer(assertion);
+    expect((await step).status).toBe("authenticated");
+    expect(server.sentTo(beginPath)).toHaveLength(3);
+    expect(server.sentTo(finishPath).map((request) => request.headers.get("x-webauthn-ceremony"))).toEqual(["cm.3"]);
+  });
+
+  it("a failed browser request rejects as passkey_ceremony and sends no finish", async () => {
+    const { client, server, requests, requested } = autofillClient();
+    const step = client.passkeys.autofill();
+    await requested(1);
+    requests[0]?.fail(new DOMException("No passkey", "NotAllowedError"));
+    await expect(step).rejects.toMatchObject({
+      kind: "passkey_ceremony",
+      message: "The passkey ceremony did not complete (NotAllowedError)",
+    });
+    expect(server.sentTo(finishPath)).toEqual([]);
   });
 });
 

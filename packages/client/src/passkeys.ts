@@ -3,6 +3,8 @@ import {
   type PublicKeyCredentialCreationOptionsJSON,
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
+  WebAuthnAbortService,
+  browserSupportsWebAuthnAutofill,
   platformAuthenticatorIsAvailable,
   startAuthentication,
   startRegistration,
@@ -15,7 +17,7 @@ import { type Transport, dataOf } from "./transport.js";
 import type { PasskeyInfo, ReauthenticationProof } from "./types.js";
 
 /**
- * The two browser ceremonies, as `@simplewebauthn/browser` exports them: the default. Inject your
+ * The browser ceremonies, as `@simplewebauthn/browser` exports them: the default. Inject your
  * own to drive another authenticator, such as a software authenticator in Node tests.
  */
 export interface PasskeyCeremonies {
@@ -27,6 +29,14 @@ export interface PasskeyCeremonies {
   /** Asks an authenticator to create a passkey for the server's options: a registration. */
   startRegistration(options: { optionsJSON: PublicKeyCredentialCreationOptionsJSON }): Promise<RegistrationResponseJSON>;
   /**
+   * Cancels the ceremony under way, so that its `startAuthentication` rejects: how an aborted or
+   * renewed autofill ends its request. Without it, the request is left to settle by itself and its
+   * answer is not sent.
+   */
+  cancel?(): void;
+  /** Whether the browser offers passkeys in its autofill (conditional mediation). Without it, assumed so. */
+  supportsAutofill?(): Promise<boolean>;
+  /**
    * Whether this device has an authenticator that verifies the user (Touch ID, Windows Hello, an
    * Android screen lock): what an offer to create a passkey needs. Absent: assumed so.
    */
@@ -37,6 +47,8 @@ export interface PasskeyCeremonies {
 export const browserPasskeyCeremonies: PasskeyCeremonies = {
   startAuthentication,
   startRegistration,
+  cancel: () => WebAuthnAbortService.cancelCeremony(),
+  supportsAutofill: browserSupportsWebAuthnAutofill,
   platformAuthenticatorAvailable: platformAuthenticatorIsAvailable,
 };
 
@@ -71,6 +83,35 @@ export interface PasskeyClient {
    * ```
    */
   signIn(options?: { username?: string; useBrowserAutofill?: boolean }): Promise<SignInStep>;
+  /**
+   * Offers the site's passkeys in the browser's autofill (conditional mediation) and signs in
+   * with the one the user picks there: begins a stateless ceremony
+   * (`login/begin` with `{ mediation: "conditional" }`, which stores nothing on the server),
+   * waits for the browser's answer, and finishes as {@link PasskeyClient.signIn} does. The page
+   * needs an `<input autocomplete="username webauthn">`; the promise settles only once the user
+   * picks a passkey, or it is aborted. Before the ceremony's `timeout` passes (a minute before,
+   * or half-way for a ceremony of under two minutes) a new one is begun and the request
+   * restarted, so a page left open keeps offering passkeys.
+   *
+   * - `signal` aborting cancels the browser's request, and the promise rejects with
+   *   `signal.reason` (as `fetch` does); an already-aborted signal sends nothing. Once the
+   *   browser has answered and the finish is sent, the sign-in completes whatever the signal does.
+   * - A second `autofill()` replaces the first, which rejects with a `passkey_ceremony`
+   *   {@link AuthClientError} whose `cause` is an `AbortError` DOMException.
+   * - A browser that does not offer passkeys in autofill makes it reject at once with a
+   *   `passkey_ceremony` error, nothing sent: check `browserSupportsWebAuthnAutofill()` of
+   *   `@simplewebauthn/browser` first to offer a button instead.
+   *
+   * @throws {AuthClientError} `passkey_ceremony` when the browser's request failed, was replaced or is not supported, 40100 the passkey was not accepted, 40300 disabled; `signal.reason` when aborted.
+   * @example
+   * ```ts
+   * const controller = new AbortController();
+   * client.passkeys.autofill({ signal: controller.signal }).then(showSignedIn, showUnlessAborted);
+   * // The user signs in with the password instead:
+   * controller.abort();
+   * ```
+   */
+  autofill(options?: { signal?: AbortSignal }): Promise<SignInStep>;
   /**
    * Registers a passkey for the signed-in user, who must have signed in recently or prove it is
    * them (the password, or a TOTP code when TOTP is on: here, or through `reauthenticate`).
@@ -176,6 +217,52 @@ export function registrationRunner(ceremonies: PasskeyCeremonies): RunRegistrati
   return (options) => runCeremony(() => ceremonies.startRegistration({ optionsJSON: options }));
 }
 
+/** When to renew an autofill ceremony of `timeout` ms: a minute before it ends, or half-way through a short one. */
+function autofillRenewalDelay(timeout: number): number {
+  return Math.max(timeout - 60_000, timeout / 2);
+}
+
+/** What an autofill rejects with when a newer `autofill()` replaces it. */
+function replacedAutofill(): AuthClientError {
+  return new AuthClientError("The passkey autofill was replaced by a newer one", {
+    kind: "passkey_ceremony",
+    cause: new DOMException("The passkey autofill was replaced by a newer one", "AbortError"),
+  });
+}
+
+/**
+ * Runs the browser's conditional request for `options` until it answers (the assertion), `abort`
+ * aborts it (rejects with the reason, the request cancelled), or its renewal time comes
+ * (`"renew"`, the request cancelled).
+ */
+function conditionalRequest(
+  ceremonies: PasskeyCeremonies,
+  options: PublicKeyCredentialRequestOptionsJSON,
+  abort: AbortSignal,
+): Promise<AuthenticationResponseJSON | "renew"> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const settle = (cancel: boolean, done: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(renewal);
+      abort.removeEventListener("abort", onAbort);
+      if (cancel) ceremonies.cancel?.();
+      done();
+    };
+    const onAbort = () => settle(true, () => reject(abort.reason));
+    const renewal =
+      typeof options.timeout === "number"
+        ? setTimeout(() => settle(true, () => resolve("renew")), autofillRenewalDelay(options.timeout))
+        : undefined;
+    abort.addEventListener("abort", onAbort, { once: true });
+    runCeremony(() => ceremonies.startAuthentication({ optionsJSON: options, useBrowserAutofill: true })).then(
+      (assertion) => settle(false, () => resolve(assertion)),
+      (error: unknown) => settle(false, () => reject(error)),
+    );
+  });
+}
+
 /**
  * Makes the {@link PasskeyClient} of a session.
  *
@@ -191,6 +278,17 @@ export function createPasskeyClient(
   reauthenticate: Reauthenticate | undefined,
 ): PasskeyClient {
   const credentialPath = (id: string) => `/auth/public-key/credentials/${encodeURIComponent(id)}`;
+  /** The autofill under way, which a newer one aborts. */
+  let runningAutofill: AbortController | null = null;
+  const finishSignIn = async (ceremonyId: string, assertion: AuthenticationResponseJSON) => {
+    const answer = await transport.send({
+      method: "POST",
+      path: "/auth/public-key/login/finish",
+      body: assertion,
+      headers: { [ceremonyHeader]: ceremonyId },
+    });
+    return signInStep(transport, session, answer, registrationRunner(ceremonies));
+  };
   return {
     async enabled() {
       const { enabled } = dataOf<{ enabled: boolean }>(await transport.send({ method: "GET", path: "/auth/public-key/config" }));
@@ -206,13 +304,35 @@ export function createPasskeyClient(
           ...(options.useBrowserAutofill ? { useBrowserAutofill: true } : {}),
         }),
       );
-      const answer = await transport.send({
-        method: "POST",
-        path: "/auth/public-key/login/finish",
-        body: assertion,
-        headers: { [ceremonyHeader]: begun.ceremonyId },
-      });
-      return signInStep(transport, session, answer, registrationRunner(ceremonies));
+      return finishSignIn(begun.ceremonyId, assertion);
+    },
+    async autofill({ signal } = {}) {
+      signal?.throwIfAborted();
+      runningAutofill?.abort(replacedAutofill());
+      const own = new AbortController();
+      runningAutofill = own;
+      const forward = () => own.abort(signal?.reason);
+      signal?.addEventListener("abort", forward, { once: true });
+      try {
+        if (ceremonies.supportsAutofill && !(await ceremonies.supportsAutofill())) {
+          throw new AuthClientError("This browser does not offer passkeys in its autofill (conditional mediation)", {
+            kind: "passkey_ceremony",
+          });
+        }
+        for (;;) {
+          own.signal.throwIfAborted();
+          const begun = dataOf<Ceremony<PublicKeyCredentialRequestOptionsJSON>>(
+            await transport.send({ method: "POST", path: "/auth/public-key/login/begin", body: { mediation: "conditional" } }),
+          );
+          own.signal.throwIfAborted();
+          const assertion = await conditionalRequest(ceremonies, begun.options, own.signal);
+          if (assertion === "renew") continue;
+          return await finishSignIn(begun.ceremonyId, assertion);
+        }
+      } finally {
+        signal?.removeEventListener("abort", forward);
+        if (runningAutofill === own) runningAutofill = null;
+      }
     },
     async register({ label, ...proof }) {
       const begun = await withReauthentication(

@@ -13,6 +13,7 @@ import type { AuthMethod, ChallengeRecord, PasskeyRecord, UserRecord } from "../
 import { passkeyBudget } from "../throttle/failure-budget.js";
 import { takeAttempt } from "../throttle/throttle.js";
 import { typedUsernameKey, usernameKeyOf } from "../users/username.js";
+import { beginAutofillCeremony, isAutofillCeremonyId, spendAutofillCeremony } from "../webauthn/autofill-ceremony.js";
 import {
   type CeremonyStart,
   newChallenge,
@@ -31,6 +32,11 @@ import { completeFirstFactor } from "./pending-login.js";
 export interface WebauthnBeginInput {
   /** Whose passkeys to offer. Without it the browser offers every passkey it holds for the site. */
   username?: string;
+  /**
+   * `"conditional"`: a ceremony for the browser's autofill (conditional mediation), stateless:
+   * nothing is stored and no attempt is taken (PL-11). Not with `username`.
+   */
+  mediation?: "conditional";
   /** The client address, for per-address throttling. */
   ip?: string;
 }
@@ -78,9 +84,11 @@ function decoyCredentials(auth: Auth, name: string): AllowedCredential[] {
  * does not tell which accounts exist or have passkeys (EN-4); without a username the ceremony is
  * discoverable. The ceremony (a 32-byte challenge; WA-1) is stored for `passkeys.ceremonyTtl`
  * and takes one attempt from the client address (RL-4) and one from its
- * `throttle.unauthenticatedWrites` (RL-7).
+ * `throttle.unauthenticatedWrites` (RL-7). With `mediation: "conditional"` (no username) the
+ * ceremony is one for the browser's autofill, which stores nothing and takes no attempt
+ * (PL-11).
  *
- * @throws {AuthError} 40002 bad input, 40400 passkeys not configured, 42900 throttled.
+ * @throws {AuthError} 40002 bad input (a `mediation` other than `"conditional"`, or with a username), 40400 passkeys not configured, 42900 throttled.
  * @example
  * ```ts
  * const { ceremonyId, options } = await webauthnBegin(auth, {});
@@ -93,6 +101,7 @@ export async function webauthnBegin(
 ): Promise<CeremonyStart<PublicKeyCredentialRequestOptionsJSON>> {
   const config = passkeyConfig(auth);
   const username = optionalString(input.username, "username");
+  if (readMediation(input.mediation, username) === "conditional") return beginAutofillCeremony(auth);
   if (input.ip !== undefined) await takeAttempt(auth, "ip", input.ip, input.ip);
   if (input.ip !== undefined) await takeAttempt(auth, "unauthenticatedWrites", input.ip, input.ip);
   const usernameKey = username ? typedUsernameKey(username) : null;
@@ -117,9 +126,19 @@ export async function webauthnBegin(
   return { ceremonyId, options };
 }
 
+/** The begin's `mediation`: absent, or `"conditional"` without a username; anything else is 40002. */
+function readMediation(value: unknown, username: string | undefined): "conditional" | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value !== "conditional") throw new AuthError(ErrorCode.MalformedParameter, 'mediation must be "conditional"');
+  if (username !== undefined) throw new AuthError(ErrorCode.MalformedParameter, "mediation takes no username");
+  return value;
+}
+
 /**
  * Finishes a passkey sign-in (`POST /auth/public-key/login/finish`). The ceremony is spent
- * first, whatever follows (WA-1), and the client address gives up one attempt (RL-4). A failed
+ * first, whatever follows (WA-1), and the client address gives up one attempt (RL-4; for an
+ * autofill ceremony before it is spent, so a flood of made-up ids stops at the address's budget:
+ * PL-12). A failed
  * assertion is no guess at a secret: it never spends the account's password budget, and a valid
  * passkey is never refused for password failures (RL-6). The credential must belong to the
  * account the ceremony named, and to the one whose user handle came back, which a discoverable
@@ -144,8 +163,12 @@ export async function webauthnBegin(
 export async function webauthnFinish(auth: Auth, input: WebauthnFinishInput): Promise<LoginResult> {
   passkeyConfig(auth);
   const deviceToken = optionalString(input.deviceToken, "deviceToken");
-  const ceremony = await spendCeremony(auth, input.ceremonyId, "webauthn_login");
-  if (input.ip !== undefined) await takeAttempt(auth, "ip", input.ip, input.ip);
+  const autofill = isAutofillCeremonyId(input.ceremonyId);
+  if (autofill && input.ip !== undefined) await takeAttempt(auth, "ip", input.ip, input.ip);
+  const ceremony = autofill
+    ? await spendAutofillCeremony(auth, input.ceremonyId)
+    : await spendCeremony(auth, input.ceremonyId, "webauthn_login");
+  if (!autofill && input.ip !== undefined) await takeAttempt(auth, "ip", input.ip, input.ip);
   const response = readAuthenticationResponse(input.response);
   const passkey = await auth.storage.passkeys.findById(response.id);
   const user = passkey ? await auth.storage.users.findById(passkey.userId) : null;

@@ -60,13 +60,28 @@ export const passkeyRoutes: readonly Route[] = [
       operationId: "webauthnBegin",
       tag: "Passkeys",
       summary: "Begin a passkey sign-in",
-      description: "With a username, that account's passkeys are listed; without one the ceremony is discoverable.",
-      body: requestObject({ username: { type: "string" } }),
+      description:
+        "With a username, that account's passkeys are listed; without one the ceremony is discoverable. Each takes one attempt from the client address and one from `throttle.unauthenticatedWrites`, and is stored for `passkeys.ceremonyTtl`. " +
+        'With `{"mediation": "conditional"}` (no username: 40002; any other `mediation`: 40002) the ceremony is one for the browser\'s autofill (conditional mediation): stateless, it stores nothing and takes no attempt, so a page may begin one on every load (PL-11). Its `ceremonyId` (`cm.` and the base64url of its expiry and 16 random bytes) carries what the finish needs; its challenge is a keyed digest of that, known only to the server. The finish takes the client address\'s attempt, then spends the id once (PL-12); a malformed, expired or spent id is 40100. Only `login/finish` takes such an id: `register/finish` and a re-authentication answer 40100.',
+      body: requestObject({
+        username: { type: "string" },
+        mediation: {
+          type: "string",
+          enum: ["conditional"],
+          description: "A stateless ceremony for the browser's autofill; not with `username`",
+        },
+      }),
       data: ceremonyStartData("CredentialRequestOptions"),
       codes: [42900, 50300],
     },
     async handle({ auth, body, ip }) {
-      return { data: await webauthnBegin(auth, { username: body.username as string | undefined, ip }) };
+      return {
+        data: await webauthnBegin(auth, {
+          username: body.username as string | undefined,
+          mediation: body.mediation as "conditional" | undefined,
+          ip,
+        }),
+      };
     },
   },
   {
