@@ -4,7 +4,7 @@
 // password; after a sign-out the passkey signs in again with no username typed. Without sign-up the
 // page does not offer it.
 import { expect, it } from "vitest";
-import { type ExpressDemo, startExpressDemo } from "./apps.js";
+import { startExpressDemo } from "./apps.js";
 import {
   type Envelope,
   describeInBrowser,
