@@ -414,4 +414,14 @@ describe("passkey sign-up", () => {
     const { user } = await signUp(harness, { username: "newcomer", fields: { nickname: "Newt" } });
     expect(user?.fields).toEqual({ nickname: "Newt", plan: "free" });
   });
+
+  it("SU-1: a required field without a default must be given: 40001 at the begin, before any ceremony is made", async () => {
+    const harness = signUpAuth({ user: { fields: { company: field.string({ signUp: true, required: true }) } } });
+    const stored = ceremoniesStored(harness);
+    const missing = await authError(beginPasskeySignUp(harness.auth, { username: "newcomer" }));
+    expect([missing.code, missing.message]).toEqual([ErrorCode.MissingParameter, "fields.company is required"]);
+    expect(stored()).toEqual([]);
+    const { user } = await signUp(harness, { username: "newcomer", fields: { company: "Acme" } });
+    expect(user?.fields).toEqual({ company: "Acme" });
+  });
 });
