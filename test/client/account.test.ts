@@ -26,6 +26,7 @@ describe.each(clientTargets)("client.register against %s", (_name, start, status
     const signedUp = await client.register({ username: "newcomer", password: testPassword });
     expect(signedUp).toEqual({
       status: "authenticated",
+      offerPasskey: true,
       user: {
         id: expect.any(String),
         username: "newcomer",

@@ -64,6 +64,7 @@ describe.each(clientTargets)("client.oauth against %s and a real OpenID provider
     const step = await client.oauth.finish({ provider: "corp", url: callback });
     expect(step).toEqual({
       status: "authenticated",
+      offerPasskey: false,
       user: {
         id: expect.any(String),
         username: "alice",

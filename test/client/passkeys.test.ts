@@ -73,6 +73,7 @@ describe.each(clientTargets)("client.passkeys against %s", (_name, start, status
 
     expect(await client.passkeys.signIn()).toEqual({
       status: "authenticated",
+      offerPasskey: false,
       user: {
         id: user.id,
         username: "alice",

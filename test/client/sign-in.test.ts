@@ -35,6 +35,7 @@ describe.each(clientTargets)("@portcullis/client against %s", (_name, start, sta
     const step = await client.login({ username: "alice", password: testPassword });
     expect(step).toEqual({
       status: "authenticated",
+      offerPasskey: true,
       user: {
         id: alice.id,
         username: "alice",

@@ -127,12 +127,18 @@ const shownUser = (user: TestUser, totpEnabled = false) => ({
   createdAt: user.createdAt,
 });
 
-/** Checks the contract's token set; a completed sign-in (not a refresh) also carries the device token (RL-5). */
+/**
+ * Checks the contract's token set; a completed sign-in (not a refresh) also carries the device
+ * token (RL-5) and, with passkeys on (as the suite's auth has them), whether to offer one (PL-13).
+ */
 function expectTokenSet(data: unknown, user: TestUser, totpEnabled: boolean, answer: "sign-in" | "refresh" = "sign-in"): void {
   const fields = ["accessToken", "expiresIn", "refreshToken", "tokenType", "user"];
   expect(Object.keys(data as object).sort()).toEqual(
-    answer === "sign-in" ? ["accessToken", "deviceToken", ...fields.slice(1)] : fields,
+    answer === "sign-in"
+      ? ["accessToken", "deviceToken", "expiresIn", "offerPasskey", "refreshToken", "tokenType", "user"]
+      : fields,
   );
+  if (answer === "sign-in") expect(typeof (data as TokenSet).offerPasskey).toBe("boolean");
   if (answer === "sign-in") expect((data as TokenSet).deviceToken).toMatch(/^[A-Za-z0-9_-]{22}\.[0-9]+\.[A-Za-z0-9_-]{22}$/);
   const tokens = data as TokenSet;
   expect(tokens.tokenType).toBe("Bearer");
@@ -972,6 +978,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
         expect(bearerRoutes.map((route) => `${route.method} ${route.path}`).sort()).toEqual([
           "DELETE /auth/public-key/credentials/AAAA",
           "GET /auth/public-key/credentials",
+          "POST /auth/public-key/offer/decline",
           "POST /auth/public-key/register/begin",
           "POST /auth/public-key/register/finish",
           "PUT /auth/public-key/credentials/AAAA",
@@ -1148,7 +1155,7 @@ export function describeContract(name: string, start: StartServer, options: Cont
         const config = await call(server, "GET", `${publicKey}/config`);
         expectEnvelope(config, 0);
         expect(config.body.data).toEqual({ enabled: false });
-        expect(passkeyRoutes).toHaveLength(9);
+        expect(passkeyRoutes).toHaveLength(10);
         const { accessToken } = await signIn(server, await createTestUser(testAuth.auth, "nils"));
         for (const route of passkeyRoutes) {
           for (const token of [undefined, accessToken]) {

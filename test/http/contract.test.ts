@@ -114,6 +114,7 @@ describeOpenApiDrift({
     verifyEmail: "test/http/email.test.ts, with email configured",
     beginEmailSignIn: "test/http/email-sign-in.test.ts, with emailSignIn.enabled",
     finishEmailSignIn: "test/http/email-sign-in.test.ts, with emailSignIn.enabled",
+    declinePasskeyOffer: "test/http/passkey-offer.test.ts",
     beginTotpEnrolment: "test/http/required-factor.test.ts, with secondFactor.required",
     finishTotpEnrolment: "test/http/required-factor.test.ts, with secondFactor.required",
     beginPasskeyEnrolment: "test/http/required-factor.test.ts, with secondFactor.required",

@@ -935,6 +935,9 @@ redis.call('DEL', KEYS[1])
 redis.call('SREM', KEYS[2], ARGV[2])
 return 'deleted'`;
 
+/** A stored passkey as the store hands it out: without a user handle (as stored before there was one), null. */
+const withUserHandle = (passkey: PasskeyRecord): PasskeyRecord => ({ ...passkey, userHandle: passkey.userHandle ?? null });
+
 function redisPasskeys(redis: Redis): PasskeyStore {
   const { client, prefix, run } = redis;
   const { passkey: passkeyKey, userPasskeys: userPasskeysKey } = ownedKeys(prefix);
@@ -951,10 +954,13 @@ function redisPasskeys(redis: Redis): PasskeyStore {
         [passkeyKey(passkey.id), userPasskeysKey(passkey.userId)],
         [ref(passkey.id), ...toArgs(passkey)],
       )) === 1,
-    findById: async (id) => fromFields<PasskeyRecord>(await client.hGetAll(passkeyKey(id))),
+    async findById(id) {
+      const passkey = fromFields<PasskeyRecord>(await client.hGetAll(passkeyKey(id)));
+      return passkey === null ? null : withUserHandle(passkey);
+    },
     async listByUser(userId) {
       const passkeys = await readAll<PasskeyRecord>(redis, "passkeys", await client.sMembers(userPasskeysKey(userId)));
-      return passkeys.filter((passkey) => passkey.userId === userId);
+      return passkeys.filter((passkey) => passkey.userId === userId).map(withUserHandle);
     },
     updateCounter: async (id, expectedCounter, counter, backupState, now) =>
       (await run<number>(

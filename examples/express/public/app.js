@@ -239,6 +239,7 @@ client.on("signedOut", ({ reason }) => {
   }
   selectedOrganization = null;
   $("organization-manage").hidden = true;
+  $("passkey-offer").hidden = true;
   show("sign-in");
   if (reason === "session_ended") setStatus("Your session has ended; sign in again.");
 });
@@ -319,9 +320,21 @@ function releaseQr() {
   $("qr").removeAttribute("src");
 }
 
-/** A first factor's step (password, passkey or provider): signed in, or on to the second factor. */
-function afterFirstFactor(step, factor) {
+/**
+ * Offers a passkey after a sign-in when the server says so (a password or email sign-in of an
+ * account with none, not declined lately) and this device has an authenticator (PL-13).
+ */
+async function offerPasskeyAfter(step) {
+  $("passkey-offer").hidden = !(passkeysAvailable && (await client.passkeys.shouldOffer(step)));
+}
+
+/**
+ * A first factor's step (password, passkey or provider): signed in (with the passkey offer decided
+ * before the status says so), or on to the second factor.
+ */
+async function afterFirstFactor(step, factor) {
   if (step.status === "authenticated") {
+    await offerPasskeyAfter(step);
     setStatus(factor.signedIn, "ok");
     return;
   }
@@ -335,7 +348,7 @@ function afterFirstFactor(step, factor) {
 listen("sign-in-form", "submit", async (event) => {
   const { username, password } = formValues(event.target);
   event.target.elements.password.value = "";
-  afterFirstFactor(await client.login({ username, password }), passwordFactor);
+  await afterFirstFactor(await client.login({ username, password }), passwordFactor);
 });
 
 function setRecoveryMode(recovery) {
@@ -366,15 +379,33 @@ listen("second-factor-form", "submit", async (event) => {
   const input = event.target.elements.code;
   const value = input.value.trim();
   input.value = "";
+  let step;
   try {
-    await (useRecovery ? pendingStep.useRecoveryCode(value) : pendingStep.verifyTotp(value));
+    step = await (useRecovery ? pendingStep.useRecoveryCode(value) : pendingStep.verifyTotp(value));
   } catch (error) {
     // 40100: the temporary token is spent or too many codes were wrong; the sign-in starts over.
     if (error?.code !== 40100) throw error;
     backToSignIn(`${describe(error)}: sign in again.`, "error");
     return;
   }
+  await offerPasskeyAfter(step);
   setStatus(useRecovery ? "Signed in with a recovery code; that code is now spent." : "Signed in with two factors.", "ok");
+});
+
+// The passkey offer: the sign-in just made is the proof a registration asks for, so no password
+// is asked again. "Not now" keeps the offer away from this account for a while, on every device.
+listen("passkey-offer-accept", "click", async () => {
+  setStatus("Confirm in your browser's prompt to create the passkey.");
+  await client.passkeys.register({ label: "This device" });
+  $("passkey-offer").hidden = true;
+  setStatus("Passkey created: next time, sign in with it. Rename it under Passkeys.", "ok");
+  await loadPasskeys();
+});
+
+listen("passkey-offer-decline", "click", async () => {
+  await client.passkeys.declineOffer();
+  $("passkey-offer").hidden = true;
+  setStatus("No passkey for now. You can create one any time under Passkeys.", "ok");
 });
 
 listen("reload-me", "click", async () => {
@@ -1007,7 +1038,7 @@ listen("passkey-sign-in-button", "click", async () => {
   button.disabled = true;
   setStatus("Choose a passkey in your browser's prompt.");
   try {
-    afterFirstFactor(await client.passkeys.signIn(), passkeyFactor);
+    await afterFirstFactor(await client.passkeys.signIn(), passkeyFactor);
   } finally {
     button.disabled = false;
   }
@@ -1143,7 +1174,7 @@ async function finishProviderSignIn(name, providers) {
   const displayName = providers.find((provider) => provider.name === name)?.displayName ?? name;
   setStatus(`Finishing the sign-in with ${displayName}…`);
   try {
-    afterFirstFactor(await client.oauth.finish({ provider: name }), providerFactor(displayName));
+    await afterFirstFactor(await client.oauth.finish({ provider: name }), providerFactor(displayName));
   } catch (error) {
     history.replaceState(null, "", "/");
     // Shown under the provider buttons: the control this sign-in began at.

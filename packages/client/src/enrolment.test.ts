@@ -69,7 +69,12 @@ describe("STUP-4: a sign-in that must enrol a second factor first (40105)", () =
     expect(JSON.stringify(step)).not.toContain("enrol-1");
     expect(await step.setupTotp()).toEqual({ secret: "JBSWY3DPEHPK3PXP", otpauthUrl: "otpauth://totp/x" });
     expect(await client.accessToken()).toBeNull();
-    expect(await step.enableTotp("123456")).toEqual({ status: "authenticated", user: scriptedUser, recoveryCodes });
+    expect(await step.enableTotp("123456")).toEqual({
+      status: "authenticated",
+      user: scriptedUser,
+      offerPasskey: false,
+      recoveryCodes,
+    });
     expect(signedIn).toEqual([{ user: scriptedUser }]);
     expect(await client.accessToken()).toBe("access-1");
     expect(JSON.stringify(await store.load())).not.toContain(recoveryCodes[0]);
@@ -91,7 +96,12 @@ describe("STUP-4: a sign-in that must enrol a second factor first (40105)", () =
     });
     const step = await client.login({ username: "alice", password: "pw" });
     if (step.status !== "enrolment_required") throw new Error(step.status);
-    expect(await step.registerPasskey({ label: "Laptop" })).toEqual({ status: "authenticated", user: scriptedUser, passkey });
+    expect(await step.registerPasskey({ label: "Laptop" })).toEqual({
+      status: "authenticated",
+      user: scriptedUser,
+      offerPasskey: false,
+      passkey,
+    });
     expect(registrations).toEqual([{ optionsJSON: options }]);
     const [begin, finish] = server.sent.slice(1);
     expect(begin?.body).toEqual({ tempToken: "enrol-1", label: "Laptop" });

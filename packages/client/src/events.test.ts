@@ -41,7 +41,11 @@ describe("client events", () => {
     const onListenerError = vi.fn();
     const server = scriptedServer(() => ({ code: 0, data: tokenSet(1) }));
     const client = createAuthClient({ baseUrl: scriptedBaseUrl, fetch: server.fetch, onListenerError });
-    expect(await client.login({ username: "alice", password: "pw" })).toEqual({ status: "authenticated", user: scriptedUser });
+    expect(await client.login({ username: "alice", password: "pw" })).toEqual({
+      status: "authenticated",
+      user: scriptedUser,
+      offerPasskey: false,
+    });
     expect(onListenerError).not.toHaveBeenCalled();
   });
 });

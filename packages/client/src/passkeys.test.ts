@@ -171,6 +171,59 @@ describe("client.passkeys.revoke: every factor of the account (STUP-3)", () => {
   });
 });
 
+describe("client.passkeys: the offer after a sign-in (PL-13, PL-14)", () => {
+  /** A client whose sign-in answers `offerPasskey` as given, on a device whose authenticator is `available`. */
+  function offeringClient(offerPasskey: boolean | undefined, available?: () => Promise<boolean>) {
+    const server = scriptedServer((request) =>
+      request.path === "/auth/login"
+        ? { code: 0, data: { ...tokenSet(1), ...(offerPasskey === undefined ? {} : { offerPasskey }) } }
+        : { code: 0, data: { declined: true } },
+    );
+    const passkeyCeremonies: PasskeyCeremonies = {
+      startAuthentication: () => Promise.reject(new Error("no sign-in in these tests")),
+      startRegistration: () => Promise.reject(new Error("no registration in these tests")),
+      ...(available ? { platformAuthenticatorAvailable: available } : {}),
+    };
+    return { client: createAuthClient({ baseUrl: scriptedBaseUrl, fetch: server.fetch, passkeyCeremonies }), server };
+  }
+
+  it("PL-13: the step carries the server's word, and shouldOffer adds the device's authenticator", async () => {
+    const cases: [boolean | undefined, (() => Promise<boolean>) | undefined, boolean, boolean][] = [
+      [true, async () => true, true, true],
+      [true, async () => false, true, false],
+      [true, () => Promise.reject(new Error("no WebAuthn here")), true, false],
+      [true, undefined, true, true],
+      [false, async () => true, false, false],
+      [undefined, async () => true, false, false],
+    ];
+    for (const [said, available, offerPasskey, shouldOffer] of cases) {
+      const { client } = offeringClient(said, available);
+      const step = await client.login({ username: "alice", password: "pw" });
+      expect(step, `${said} ${available}`).toMatchObject({ status: "authenticated", offerPasskey });
+      expect(await client.passkeys.shouldOffer(step), `${said} ${available}`).toBe(shouldOffer);
+    }
+  });
+
+  it("PL-13: a step that is not a completed sign-in is never one to offer after", async () => {
+    const { client } = offeringClient(true, async () => true);
+    const step = { status: "totp_required", verifyTotp: async () => never(), useRecoveryCode: async () => never() } as const;
+    expect(await client.passkeys.shouldOffer(step)).toBe(false);
+  });
+
+  it("PL-14: declineOffer posts the decline with the access token", async () => {
+    const { client, server } = offeringClient(true);
+    await client.login({ username: "alice", password: "pw" });
+    await client.passkeys.declineOffer();
+    const [decline] = server.sentTo("/auth/public-key/offer/decline");
+    expect(decline?.method).toBe("POST");
+    expect(decline?.authorization).toBe("Bearer access-1");
+  });
+});
+
+function never(): never {
+  throw new Error("not called");
+}
+
 describe("client.registerWithPasskey against a scripted server (PL-15)", () => {
   const signUpBegin = "/auth/register/public-key/begin";
   const signUpFinish = "/auth/register/public-key/finish";
@@ -214,6 +267,7 @@ describe("client.registerWithPasskey against a scripted server (PL-15)", () => {
     expect(await client.registerWithPasskey({ username: "newcomer", email: "n@example.com" })).toEqual({
       status: "authenticated",
       user: scriptedUser,
+      offerPasskey: false,
     });
     expect(registered).toEqual([{ optionsJSON: { challenge: "Y2g", user: { id: "aGFuZGxl" } } }]);
     expect(server.sent.map(({ method, path, body }) => [method, path, body])).toEqual([

@@ -3,6 +3,7 @@ import {
   type PublicKeyCredentialCreationOptionsJSON,
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
+  platformAuthenticatorIsAvailable,
   startAuthentication,
   startRegistration,
 } from "@simplewebauthn/browser";
@@ -25,10 +26,19 @@ export interface PasskeyCeremonies {
   }): Promise<AuthenticationResponseJSON>;
   /** Asks an authenticator to create a passkey for the server's options: a registration. */
   startRegistration(options: { optionsJSON: PublicKeyCredentialCreationOptionsJSON }): Promise<RegistrationResponseJSON>;
+  /**
+   * Whether this device has an authenticator that verifies the user (Touch ID, Windows Hello, an
+   * Android screen lock): what an offer to create a passkey needs. Absent: assumed so.
+   */
+  platformAuthenticatorAvailable?(): Promise<boolean>;
 }
 
 /** `@simplewebauthn/browser`'s ceremonies, which run the browser's WebAuthn prompt. */
-export const browserPasskeyCeremonies: PasskeyCeremonies = { startAuthentication, startRegistration };
+export const browserPasskeyCeremonies: PasskeyCeremonies = {
+  startAuthentication,
+  startRegistration,
+  platformAuthenticatorAvailable: platformAuthenticatorIsAvailable,
+};
 
 /** A begun ceremony: `POST …/begin`'s answer. */
 interface Ceremony<Options> {
@@ -107,6 +117,29 @@ export interface PasskeyClient {
    * ```
    */
   revoke(id: string, proof?: ReauthenticationProof): Promise<void>;
+  /**
+   * Whether to offer the user a passkey after the sign-in `step` (PL-13): the server said so (a
+   * password or email sign-in of an account with none that has not declined lately) and this
+   * device has a user-verifying authenticator. Then `register` right away needs no password again
+   * (the sign-in is recent), and `declineOffer` stops the offer for a while.
+   *
+   * @example
+   * ```ts
+   * const step = await client.login({ username, password });
+   * if (await client.passkeys.shouldOffer(step)) showPasskeyOffer();
+   * ```
+   */
+  shouldOffer(step: SignInStep): Promise<boolean>;
+  /**
+   * Declines the passkey offer (`POST /auth/public-key/offer/decline`; PL-14): the server stops
+   * offering one to this account for its `passkeys.offerDeclinedFor` (90 days by default).
+   *
+   * @example
+   * ```ts
+   * notNowButton.onclick = () => client.passkeys.declineOffer();
+   * ```
+   */
+  declineOffer(): Promise<void>;
 }
 
 /**
@@ -229,6 +262,13 @@ export function createPasskeyClient(
         body: attestation,
         headers: { [ceremonyHeader]: begun.ceremonyId },
       });
+    },
+    async shouldOffer(step) {
+      if (step.status !== "authenticated" || !step.offerPasskey) return false;
+      return (await ceremonies.platformAuthenticatorAvailable?.().catch(() => false)) ?? true;
+    },
+    async declineOffer() {
+      await session.call({ method: "POST", path: "/auth/public-key/offer/decline" });
     },
     list: () => session.call<PasskeyInfo[]>({ method: "GET", path: "/auth/public-key/credentials" }),
     async rename(id, label) {

@@ -112,7 +112,7 @@ describe("sign-up", () => {
     const signedIn: unknown[] = [];
     client.on("signedIn", (detail) => signedIn.push(detail));
     const answer = await client.register({ username: "newcomer", password: "a long passphrase" });
-    expect(answer).toEqual({ status: "authenticated", user: scriptedUser });
+    expect(answer).toEqual({ status: "authenticated", user: scriptedUser, offerPasskey: false });
     expect(signedIn).toEqual([{ user: scriptedUser }]);
     expect(await client.accessToken()).toBe("access-1");
     expect(server.sent.map(({ method, path, body }) => [method, path, body])).toEqual([

@@ -10,6 +10,12 @@ const enrolmentRequiredCode = 40105;
 export interface SignedIn<User extends AuthUser = AuthUser> {
   status: "authenticated";
   user: User;
+  /**
+   * The server's word that the user may be offered a passkey now: a password or email sign-in of
+   * an account with none that has not declined lately (false when the server has passkeys off).
+   * `client.passkeys.shouldOffer(step)` adds whether this device has an authenticator.
+   */
+  offerPasskey: boolean;
 }
 
 /**
@@ -85,7 +91,8 @@ export type RunRegistration = (options: PublicKeyCredentialCreationOptionsJSON) 
  */
 export async function completeSignIn(session: Session, answer: EnvelopeAnswer): Promise<SignedIn> {
   if (answer.code !== 0) throw answerError(answer);
-  return { status: "authenticated", user: await session.begin(session.tokenSet(answer)) };
+  const tokens = session.tokenSet(answer);
+  return { status: "authenticated", user: await session.begin(tokens), offerPasskey: tokens.offerPasskey === true };
 }
 
 /**

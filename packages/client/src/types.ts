@@ -68,6 +68,11 @@ export interface TokenSet {
    * failures from elsewhere cannot lock it out (RL-5).
    */
   deviceToken?: string;
+  /**
+   * With passkeys on, after a sign-in: whether the server would have the user offered a passkey (a
+   * password or email sign-in of an account with none that has not declined lately).
+   */
+  offerPasskey?: boolean;
 }
 
 /** A passkey as its owner sees it. Times are epoch milliseconds. */

@@ -12,18 +12,32 @@ import {
   beginTotpSetup,
   createUser,
   enableTotp,
+  listPasskeys,
   listSessions,
   login,
   refresh,
   register,
   saveDirectoryPolicy,
   verifyTotp,
+  webauthnBegin,
+  webauthnFinish,
+  webauthnRegisterBegin,
+  webauthnRegisterFinish,
 } from "@portcullis/core";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { base32Decode, makeTestAuth, nextTotpCode, testPassword, totpCodeAt } from "../../../test/fixtures/auth.js";
+import {
+  base32Decode,
+  createTestUser,
+  makeTestAuth,
+  makeTestAuthenticator,
+  nextTotpCode,
+  testPassword,
+  totpCodeAt,
+} from "../../../test/fixtures/auth.js";
 import { describeNeedingService } from "../../../test/fixtures/required-service.js";
 import { sha256 } from "../../core/src/crypto/random.js";
 import { fakeDirectory, groupsDn, person, workingPolicy } from "../../core/src/directory/directory.test-support.js";
+import { userHandleOf } from "../../core/src/webauthn/ceremony.js";
 import { adoptExistingUsers } from "./adopt.js";
 import { everyDatabase, serverMissing } from "./databases.test-support.js";
 import { latestSchemaVersion, migrate } from "./migrate.js";
@@ -496,6 +510,73 @@ for (const { name, url } of everyDatabase) {
           ...account,
           tokenVersion: 1,
         });
+      });
+
+      it("WA-4, PL-15: a database of schema version 8 built on your users table (integer ids) migrates to 9 keeping every row; a passkey of before has your id's handle (null), signs in and lists, and a passkey's own handle is then kept", async () => {
+        // A passkey of a software authenticator, registered elsewhere, written below as Olga's (id 1).
+        const elsewhere = makeTestAuth();
+        const authenticator = makeTestAuthenticator();
+        const registrant = await createTestUser(elsewhere.auth, "registrant");
+        const ceremony = await webauthnRegisterBegin(elsewhere.auth, {
+          userId: registrant.id,
+          label: "Olga's key",
+          password: testPassword,
+        });
+        await webauthnRegisterFinish(elsewhere.auth, {
+          userId: registrant.id,
+          ceremonyId: ceremony.ceremonyId,
+          response: authenticator.register(ceremony.options),
+        });
+        const [registered] = await elsewhere.auth.storage.passkeys.listByUser(registrant.id);
+        if (registered === undefined) throw new Error("setup: no passkey");
+
+        await scratch.run(tables.existing[scratch.dialect]);
+        await scratch.run(
+          "insert into users (email, display_name) values ('olga@example.com', 'Olga'), ('piet@example.com', 'Piet')",
+        );
+        const storage = await scratch.storage({
+          prefix: "auth_",
+          users: { table: "users", id: { type: "integer" }, columns: { email: "email" } },
+        });
+        await migrateSchema(storage.db, storage.dialect, storage.tables, 1, 8, storage.usersTable);
+        const testAuth = makeTestAuth({ storage });
+        const now = testAuth.clock.now;
+        await scratch.run(`insert into auth_accounts (id, username, username_key, password_hash, roles, disabled, token_version,
+          source, created_at, updated_at, email_verified, verified_email_key) values
+          (1, 'olga', 'olga', null, '["user"]', false, 0, 'local', ${now}, ${now}, false, null),
+          (2, 'piet', 'piet', null, '["user"]', false, 0, 'local', ${now}, ${now}, false, null)`);
+        const transports = JSON.stringify(registered.transports).replaceAll("'", "''");
+        await scratch.run(`insert into auth_passkeys (id, user_id, public_key, counter, transports, label, backup_eligible,
+          backup_state, created_at, last_used_at) values
+          ('${registered.id}', 1, '${registered.publicKey}', ${registered.counter}, '${transports}', 'Olga''s key',
+          ${registered.backupEligible}, ${registered.backupState}, ${now}, null)`);
+        const kept = ["users", "auth_accounts"];
+        const before = await Promise.all(kept.map((table) => scratch.run(`select * from ${table}`)));
+        const passkeysBefore = await scratch.run("select * from auth_passkeys");
+        expect(await migrate(storage)).toEqual({ from: 8, to: latestSchemaVersion });
+        expect(await Promise.all(kept.map((table) => scratch.run(`select * from ${table}`)))).toEqual(before);
+        expect(await scratch.run("select * from auth_passkeys")).toEqual(
+          passkeysBefore.map((row) => ({ ...row, user_handle: null })),
+        );
+        const olgas = { ...registered, userId: "1", label: "Olga's key", createdAt: now, userHandle: null };
+        expect(await storage.passkeys.findById(registered.id)).toEqual(olgas);
+        expect(await storage.passkeys.listByUser("1")).toEqual([olgas]);
+
+        // Olga signs in with it, her authenticator sending the handle of her id in your table.
+        const { auth } = testAuth;
+        const signIn = await webauthnBegin(auth, { username: "olga" });
+        const finished = await webauthnFinish(auth, {
+          ceremonyId: signIn.ceremonyId,
+          response: authenticator.authenticate(signIn.options, { userHandle: userHandleOf("1") }),
+        });
+        expect(finished.status === "authenticated" && finished.tokens.user.id).toBe("1");
+        expect((await listPasskeys(auth, { userId: "1" })).map((passkey) => passkey.label)).toEqual(["Olga's key"]);
+
+        // The new column is in force under your ids: Piet's passkey made at sign-up keeps its handle.
+        const piets = { ...olgas, id: "credential-piet", userId: "2", label: "Piet's key", userHandle: "p".repeat(86) };
+        expect(await storage.passkeys.create(piets)).toBe(true);
+        expect(await storage.passkeys.findById(piets.id)).toEqual(piets);
+        expect(await storage.passkeys.listByUser("2")).toEqual([piets]);
       });
 
       it("a host table with a NOT NULL column without a default that Portcullis does not write: migrate fails naming it, and creates nothing", async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   ErrorCode,
+  type PasskeyRecord,
   type SessionRecord,
   type TokenSet,
   isAuthError,
@@ -42,6 +43,8 @@ import {
   migratedSession,
   oldApiKey,
   oldOrganization,
+  oldServiceAccount,
+  oldServiceAccountSecret,
   organizationTables,
   rowCounts,
   sessionIdOf,
@@ -64,7 +67,7 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
    * A database an older release made and filled (schema `version`), which every operation refuses
    * until it is migrated; migrated, it holds as many rows of each table as before.
    */
-  const migratedFrom = async (version: 1 | 2 | 3 | 4 | 5 | 6 | 7) => {
+  const migratedFrom = async (version: 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8) => {
     const accounts = await makeOldAccounts();
     const storage = await open("app_");
     await writeOldVersion(storage, accounts, version);
@@ -571,6 +574,49 @@ function migrationChecks(fresh: (prefix: string) => Promise<{ storage: KyselySto
     };
     await storage.sessions.createSession(impersonated);
     expect(await storage.sessions.findSession(impersonated.id)).toEqual(impersonated);
+  });
+
+  it("WA-4, PL-15: a database made and filled by schema version 8 keeps every row through migration 9; its passkeys have the account's user handle (null) and still sign in and list, and a passkey's own handle is then kept", async () => {
+    const { accounts, storage } = await migratedFrom(8);
+    const { bob } = accounts;
+    const { db, tables: t } = storage;
+    for (const user of accounts.users) expect(await storage.users.findById(user.id)).toEqual(user);
+    expect(accounts.passkeys).toHaveLength(1);
+    for (const passkey of accounts.passkeys) {
+      expect(passkey.userHandle).toBeNull();
+      expect(await storage.passkeys.findById(passkey.id)).toEqual(passkey);
+    }
+    expect(await storage.passkeys.listByUser(bob.id)).toEqual(accounts.passkeys);
+    const { rows: handles } = await sql<{ count: number | string }>`select count(*) as count from ${sql.table(t.passkeys)}
+      where user_handle is not null`.execute(db);
+    expect(Number(handles[0]?.count)).toBe(0);
+    expect(await storage.serviceAccounts?.findServiceAccountClient(oldServiceAccount(accounts).id)).toEqual({
+      account: oldServiceAccount(accounts),
+      credentials: [oldServiceAccountSecret],
+    });
+
+    // Bob's passkey of before signs in (its authenticator sends his account's handle) and is listed.
+    const { clock } = accounts.testAuth;
+    const { auth } = makeTestAuth({ secrets: accounts.secrets, storage, throttle: generousThrottle, now: () => clock.now });
+    const ceremony = await webauthnBegin(auth, { username: "bob" });
+    const withPasskey = await webauthnFinish(auth, {
+      ceremonyId: ceremony.ceremonyId,
+      response: accounts.bobAuthenticator.authenticate(ceremony.options),
+    });
+    expect(withPasskey.status === "authenticated" && withPasskey.tokens.user.id).toBe(bob.id);
+    expect((await listPasskeys(auth, { userId: bob.id })).map((passkey) => passkey.label)).toEqual(["Bob's key"]);
+
+    // The new column is in force: a passkey made at sign-up keeps its handle (86 characters: 64 bytes).
+    const [old] = accounts.passkeys as [PasskeyRecord];
+    const signUp = { ...old, id: "credential-made-at-sign-up", label: "Sign-up key", userHandle: "h".repeat(86) };
+    expect(await storage.passkeys.create(signUp)).toBe(true);
+    expect(await storage.passkeys.findById(signUp.id)).toEqual(signUp);
+    expect((await storage.passkeys.listByUser(bob.id)).map((passkey) => [passkey.id, passkey.userHandle]).sort()).toEqual(
+      [
+        [old.id, null],
+        [signUp.id, signUp.userHandle],
+      ].sort(),
+    );
   });
 }
 

@@ -7,6 +7,7 @@ import { refreshInSession } from "./migrations/005-refresh-in-session.js";
 import { organizationSchema } from "./migrations/006-organizations.js";
 import { apiKeySchema } from "./migrations/007-api-keys.js";
 import { serviceAccountSchema } from "./migrations/008-service-accounts.js";
+import { passkeyUserHandle } from "./migrations/009-passkey-user-handle.js";
 import { type Migration, mysqlCollationsFor } from "./migrations/column-types.js";
 import type { AnyDatabase, SqlDialect, Tables } from "./schema.js";
 import { existingTables, migrateCommands, noSchemaMessage, tablesTakenMessage } from "./schema-hints.js";
@@ -24,6 +25,7 @@ const migrations: readonly Migration[] = [
   organizationSchema,
   apiKeySchema,
   serviceAccountSchema,
+  passkeyUserHandle,
 ];
 
 /** The schema version this code reads and writes. */

@@ -2,7 +2,8 @@
  * A database as release 0.1 (schema version 1, before issue 21), the release before issue 24
  * (schema version 2), the one before issue 37 (schema version 3), the one before issue 39
  * (schema version 4), the one before issue 40 (schema version 5), the one before issue 41 (schema
- * version 6) or the one before its service accounts (schema version 7) made and filled it, for the
+ * version 6), the one before its service accounts (schema version 7) or the one before passkeys'
+ * user handles (schema version 8) made and filled it, for the
  * migration tests: accounts made by the real flows on memory storage (an argon2id password, a
  * sealed TOTP secret and recovery codes, a passkey of a software authenticator, sessions, a linked
  * identity, a setting), written into the older tables
@@ -17,6 +18,8 @@ import {
   type IdentityRecord,
   type LegacyRefreshToken,
   type PasskeyRecord,
+  type ServiceAccountCredentialRecord,
+  type ServiceAccountRecord,
   type SessionRecord,
   type TokenSet,
   type TotpRecord,
@@ -48,8 +51,9 @@ import { storeContext } from "./stores/context.js";
 import { counterStore } from "./stores/counters.js";
 import { identityStore } from "./stores/identities.js";
 import { organizationStore } from "./stores/organizations.js";
-import { passkeyStore } from "./stores/passkeys.js";
+import { toPasskeyRow } from "./stores/passkeys.js";
 import { recoveryCodeStore } from "./stores/recovery-codes.js";
+import { serviceAccountStore } from "./stores/service-accounts.js";
 import { toSessionRow } from "./stores/sessions.js";
 import { settingsStore } from "./stores/settings.js";
 import { totpStore } from "./stores/totp.js";
@@ -202,10 +206,11 @@ export function migratedSession(accounts: OldAccounts, session: SessionRecord): 
  * Brings an empty database to schema version `version` (1, release 0.1's; 2, the release before
  * issue 24's; 3, the release before issue 37's; 4, the release before issue 39's; 5, the release
  * before issue 40's; 6, the release before issue 41's, with an organization of Bob's, Alice a
- * member, an invitation and a domain, active in the session of Bob's first sign-in; or 7, the
- * release before service accounts, with that organization and an API key of Bob's) and writes
- * `accounts` into it as that release's storage did: the users, the sessions and the refresh
- * tokens by SQL with the columns that schema has; the tables later migrations
+ * member, an invitation and a domain, active in the session of Bob's first sign-in; 7, the
+ * release before service accounts, with that organization and an API key of Bob's; or 8, the
+ * release before passkeys' user handles, with a service account of Bob's and its secret too) and writes
+ * `accounts` into it as that release's storage did: the users, the sessions, the refresh
+ * tokens and the passkeys by SQL with the columns that schema has; the tables later migrations
  * leave as they were through their stores, whose statements are still those versions' (a store
  * that one day writes a column the old version lacks fails here, and this file then writes that
  * table by SQL too). A throttling window and a pending challenge as well, which the upgrade must keep.
@@ -213,7 +218,7 @@ export function migratedSession(accounts: OldAccounts, session: SessionRecord): 
 export async function writeOldVersion(
   storage: KyselyStorage,
   accounts: OldAccounts,
-  version: 1 | 2 | 3 | 4 | 5 | 6 | 7,
+  version: 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8,
 ): Promise<void> {
   const { db, dialect, tables: t } = storage;
   const { to } = await migrateSchema(db, dialect, t, 1, version);
@@ -244,9 +249,20 @@ export async function writeOldVersion(
   });
   await db.insertInto(t.sessions).values(sessionRows).execute();
   if (version >= 6) await writeOrganization(storage, accounts);
-  if (version === 7) await apiKeyStore(context).createApiKey(oldApiKey(accounts));
+  if (version >= 7) await apiKeyStore(context).createApiKey(oldApiKey(accounts));
+  if (version === 8) {
+    const serviceAccounts = serviceAccountStore(context);
+    await serviceAccounts.createServiceAccount(oldServiceAccount(accounts));
+    if ((await serviceAccounts.addServiceAccountCredential(oldServiceAccountSecret, 1, 1)) !== "added")
+      throw new Error("setup: no service account secret");
+  }
   for (const token of accounts.refreshTokens) await insertLegacyRefreshToken(storage, token);
-  for (const passkey of accounts.passkeys) await passkeyStore(context).create(passkey);
+  // No version before 9 has the passkeys' user_handle (migration 9 adds it).
+  const passkeyRows = accounts.passkeys.map((passkey) => {
+    const { user_handle: _, ...beforeNine } = toPasskeyRow(passkey);
+    return beforeNine;
+  });
+  await db.insertInto(t.passkeys).values(passkeyRows).execute();
   for (const identity of accounts.identities) await identityStore(context).link(identity);
   for (const { key, value } of accounts.settings) await settingsStore(context).set(key, value, 1);
   await counterStore(context).hit("account:kept", 5, 4_000_000_000_000, 1);
@@ -328,6 +344,32 @@ export function oldApiKey({ bob }: OldAccounts): ApiKeyRecord {
     revokedAt: null,
   };
 }
+
+/** The service account version 8 holds: made by Bob. */
+export function oldServiceAccount({ bob }: OldAccounts): ServiceAccountRecord {
+  return {
+    id: "sa-old",
+    name: "Old nightly",
+    roles: ["reports"],
+    scopes: ["reports:read"],
+    disabled: false,
+    tokenVersion: 0,
+    createdAt: 1,
+    createdBy: bob.id,
+  };
+}
+
+/** The secret of {@link oldServiceAccount}. */
+export const oldServiceAccountSecret: ServiceAccountCredentialRecord = {
+  id: "cred-old",
+  serviceAccountId: "sa-old",
+  kind: "secret",
+  secretHash: sha256("pcs_live_old"),
+  start: "pcs_live_old",
+  createdAt: 1,
+  expiresAt: null,
+  lastUsedAt: null,
+};
 
 /** The tables migration 6 added, which no older version has: {@link rowCounts} leaves them out. */
 export const organizationTables = [

@@ -170,6 +170,8 @@ export interface PasskeyRow {
   backup_state: boolean | number;
   created_at: number | string;
   last_used_at: number | string | null;
+  /** base64url; null: the account's own handle (migration 9). */
+  user_handle: string | null;
 }
 
 export interface IdentityRow {

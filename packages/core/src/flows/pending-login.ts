@@ -4,6 +4,7 @@ import { constantTimeEqual, sha256 } from "../crypto/random.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
 import type { SecondFactorKind } from "../events/types.js";
+import { passkeyOfferDue } from "../passwordless/passkey-offer.js";
 import { issueEnrolmentToken } from "../required-factor/enrolment-token.js";
 import { signInStepOf } from "../required-factor/requirement.js";
 import type { AuthMethod, UserRecord } from "../storage/types.js";
@@ -142,7 +143,8 @@ const badTempToken = () => new AuthError(ErrorCode.AuthenticationFailed, "The te
 /**
  * Starts the session of a completed sign-in, with a device token for the client: the device of
  * `budget` carries on when it was one, else a new device (RL-5). `authTime`: when the first factor
- * was proven, if before now (see `startSession`).
+ * was proven, if before now (see `startSession`). With passkeys on, says whether to offer one
+ * (`passkeyOfferDue`, PL-13).
  */
 export async function startDeviceSession(
   auth: Auth,
@@ -152,8 +154,12 @@ export async function startDeviceSession(
   budget: FailureBudget,
   authTime?: number,
 ): Promise<TokenSet> {
-  const tokens = await startSession(auth, user, amr, client, authTime);
-  return { ...tokens, deviceToken: issueDeviceToken(auth, user.usernameKey, deviceIdOfBudget(budget)) };
+  const [tokens, offerPasskey] = await Promise.all([
+    startSession(auth, user, amr, client, authTime),
+    auth.config.passkeys ? passkeyOfferDue(auth, user, amr) : undefined,
+  ]);
+  const deviceToken = issueDeviceToken(auth, user.usernameKey, deviceIdOfBudget(budget));
+  return { ...tokens, deviceToken, ...(offerPasskey === undefined ? {} : { offerPasskey }) };
 }
 
 /**

@@ -510,6 +510,7 @@ describe("webauthnRegisterFinish", () => {
         userId,
         publicKey: coseKeyOf(response),
         counter: 41,
+        userHandle: null,
       });
     });
 

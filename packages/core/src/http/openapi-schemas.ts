@@ -110,7 +110,15 @@ export const tokenSetProperties: Record<string, JsonSchema> = {
     type: "string",
     description: "On a completed sign-in, not a refresh: this client's device token, sent back at its next login (RL-5)",
   },
+  offerPasskey: {
+    type: "boolean",
+    description:
+      "With passkeys on, on a completed sign-in: true when it was a password or email sign-in and the account has no passkey and has not declined the offer lately (`passkeys.offerAfterSignIn`, PL-13); the page may then offer to create one, if the platform has an authenticator",
+  },
 };
+
+/** The members of {@link tokenSetProperties} an answer may leave out. */
+export const optionalTokenSetProperties = ["deviceToken", "refreshToken", "offerPasskey"];
 
 const returnPath: JsonSchema = { type: "string", description: "The path of this app given to `authorize` (`/` by default)" };
 
@@ -134,17 +142,17 @@ export const totpEnrolledData: JsonSchema = answerObject(
     ...tokenSetProperties,
     recoveryCodes: { type: "array", items: text, description: "Ten codes, shown this once" },
   },
-  ["deviceToken", "refreshToken"],
+  optionalTokenSetProperties,
 );
 
 /** The `data` of a sign-in completed by registering a passkey: the token set and the new passkey. */
-export const passkeyEnrolledData: JsonSchema = answerObject({ ...tokenSetProperties, passkey: schemaRef("PasskeyInfo") }, [
-  "deviceToken",
-  "refreshToken",
-]);
+export const passkeyEnrolledData: JsonSchema = answerObject(
+  { ...tokenSetProperties, passkey: schemaRef("PasskeyInfo") },
+  optionalTokenSetProperties,
+);
 
 /** The `data` of a successful OAuth callback: the token set and the return path. */
-export const oauthSignInData: JsonSchema = answerObject({ ...tokenSetProperties, returnPath }, ["deviceToken", "refreshToken"]);
+export const oauthSignInData: JsonSchema = answerObject({ ...tokenSetProperties, returnPath }, optionalTokenSetProperties);
 
 /**
  * The `data` of an OAuth callback that re-authenticated the session that began it (STUP-5, ASVS
@@ -153,7 +161,7 @@ export const oauthSignInData: JsonSchema = answerObject({ ...tokenSetProperties,
  */
 export const oauthReauthenticatedData: JsonSchema = answerObject(
   { ...tokenSetProperties, returnPath, reauthenticated: { const: true } },
-  ["deviceToken", "refreshToken"],
+  optionalTokenSetProperties,
 );
 
 /** The `data` of an OAuth callback that asks for the second factor. */
@@ -294,7 +302,7 @@ export const componentSchemas: Record<ComponentName, JsonSchema> = {
   TokenSet: {
     description:
       "The answer of every step that completes a sign-in, of a refresh, and of a re-authentication (the tokens of the new session that replaced the re-authenticated one).",
-    ...answerObject(tokenSetProperties, ["deviceToken", "refreshToken"]),
+    ...answerObject(tokenSetProperties, optionalTokenSetProperties),
   },
   PasskeyInfo: answerObject({
     id: { ...base64url, description: "The credential id" },

@@ -122,6 +122,7 @@ describe("openApiDocument", () => {
       "POST /api/v1/auth/public-key/enrolment/finish",
       "POST /api/v1/auth/public-key/login/begin",
       "POST /api/v1/auth/public-key/login/finish",
+      "POST /api/v1/auth/public-key/offer/decline",
       "POST /api/v1/auth/public-key/register/begin",
       "POST /api/v1/auth/public-key/register/finish",
       "POST /api/v1/auth/reauthenticate/public-key/begin",

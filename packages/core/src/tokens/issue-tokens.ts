@@ -28,6 +28,11 @@ export interface TokenSet {
    * own (RL-5). Also set as an HttpOnly cookie for browsers.
    */
   deviceToken?: string;
+  /**
+   * With passkeys on, on an answer that completes a sign-in: whether to offer the user a passkey
+   * (a password or email sign-in of an account with none that has not declined lately; PL-13).
+   */
+  offerPasskey?: boolean;
 }
 
 /**

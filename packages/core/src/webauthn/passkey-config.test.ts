@@ -41,6 +41,8 @@ describe("resolvePasskeyConfig", () => {
       ceremonyTtlSeconds: 300,
       registrationCeremonyLimit: 10,
       reauthenticationWindowSeconds: undefined,
+      offerAfterSignIn: true,
+      offerDeclinedForSeconds: 90 * 86_400,
     });
   });
 

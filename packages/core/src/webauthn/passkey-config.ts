@@ -47,6 +47,13 @@ export interface PasskeyConfig {
    * again. Default: `reauthentication.recentSignIn`; `false` asks every time; at most 1 hour.
    */
   reauthenticationWindow?: Duration | false;
+  /**
+   * Whether the answer of a password or email sign-in says to offer a passkey (`offerPasskey`) to
+   * an account that has none and has not declined lately (PL-13). Default true.
+   */
+  offerAfterSignIn?: boolean;
+  /** How long a declined offer stays declined for the account (PL-14). Default `"90d"`, 1 day to 1 year. */
+  offerDeclinedFor?: Duration;
 }
 
 /** {@link PasskeyConfig} checked, with its defaults. */
@@ -60,6 +67,8 @@ export interface ResolvedPasskeyConfig {
   registrationCeremonyLimit: number;
   /** Undefined: the general `reauthentication.recentSignIn` applies. */
   reauthenticationWindowSeconds: number | undefined;
+  offerAfterSignIn: boolean;
+  offerDeclinedForSeconds: number;
 }
 
 function fail(message: string): never {
@@ -78,6 +87,8 @@ const passkeyOptions = {
   ceremonyTtl: true,
   registrationCeremonyLimit: true,
   reauthenticationWindow: true,
+  offerAfterSignIn: true,
+  offerDeclinedFor: true,
 } satisfies OptionNames<PasskeyConfig>;
 
 function checkOrigin(value: unknown, index: number, rpId: string): string {
@@ -148,6 +159,13 @@ export function resolvePasskeyConfig(config: PasskeyConfig | undefined): Resolve
       fail(`reauthenticationWindow must be at most 1h; got ${reauthenticationWindowSeconds} seconds`);
     }
   }
+  const offerAfterSignIn = config.offerAfterSignIn ?? true;
+  if (typeof offerAfterSignIn !== "boolean")
+    fail(`offerAfterSignIn must be true or false; got ${JSON.stringify(offerAfterSignIn)}`);
+  const offerDeclinedForSeconds = durationSeconds(config.offerDeclinedFor ?? "90d", "passkeys.offerDeclinedFor");
+  if (offerDeclinedForSeconds < 86_400 || offerDeclinedForSeconds > 366 * 86_400) {
+    fail(`offerDeclinedFor must be from 1d to 366d; got ${offerDeclinedForSeconds} seconds`);
+  }
   return {
     rpId,
     rpName,
@@ -157,5 +175,7 @@ export function resolvePasskeyConfig(config: PasskeyConfig | undefined): Resolve
     ceremonyTtlSeconds,
     registrationCeremonyLimit,
     reauthenticationWindowSeconds,
+    offerAfterSignIn,
+    offerDeclinedForSeconds,
   };
 }

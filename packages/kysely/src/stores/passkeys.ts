@@ -15,6 +15,7 @@ function toPasskey(row: PasskeyRow): PasskeyRecord {
     backupState: flag(row.backup_state),
     createdAt: num(row.created_at),
     lastUsedAt: numOrNull(row.last_used_at),
+    userHandle: row.user_handle ?? null,
   };
 }
 
@@ -31,6 +32,7 @@ export function toPasskeyRow(passkey: PasskeyRecord) {
     backup_state: passkey.backupState,
     created_at: passkey.createdAt,
     last_used_at: passkey.lastUsedAt,
+    user_handle: passkey.userHandle ?? null,
   };
 }
 

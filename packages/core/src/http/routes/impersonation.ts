@@ -34,7 +34,7 @@ export const impersonationRoutes: readonly Route[] = [
             expiresAt: { type: "integer", minimum: 0, description: "When the session ends, epoch milliseconds" },
           }),
         },
-        ["deviceToken"],
+        ["deviceToken", "offerPasskey"],
       ),
       codes: [40001, 40100, 40103, 40400, 40900, 42900],
     },

@@ -3,6 +3,7 @@ import { tokenDeliveryParameter } from "../../cookie-sessions/refresh-cookie.js"
 import { listPasskeys, renamePasskey, revokePasskey } from "../../flows/passkey-management.js";
 import { webauthnBegin, webauthnFinish } from "../../flows/webauthn-login.js";
 import { webauthnRegisterBegin, webauthnRegisterFinish } from "../../flows/webauthn-register.js";
+import { declinePasskeyOffer } from "../../passwordless/passkey-offer.js";
 import { ceremonyHeader } from "../../webauthn/ceremony.js";
 import { deviceTokenFromCookie } from "../cookies.js";
 import {
@@ -213,6 +214,25 @@ export const passkeyRoutes: readonly Route[] = [
         id: context.params.id as string,
       });
       return { data: { revoked: true } };
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/public-key/offer/decline",
+    access: "bearer",
+    enabled: passkeysEnabled,
+    doc: {
+      operationId: "declinePasskeyOffer",
+      tag: "Passkeys",
+      summary: "Decline the passkey offer of a sign-in",
+      description:
+        "The answers of this account's sign-ins say `offerPasskey: false` for `passkeys.offerDeclinedFor` (90 days by default; PL-14). Declining again meanwhile changes nothing.",
+      data: answerObject({ declined: { const: true } }),
+      codes: [],
+    },
+    async handle(context) {
+      await declinePasskeyOffer(context.auth, { userId: signedIn(context) });
+      return { data: { declined: true } };
     },
   },
 ];

@@ -1,7 +1,10 @@
 import type { PasskeyRecord, PasskeyStore } from "../types.js";
 import { copy } from "./records.js";
 
-/** The memory {@link PasskeyStore}: credentials by id, with each user's ids. */
+/**
+ * The memory {@link PasskeyStore}: credentials by id, with each user's ids. A passkey stored
+ * without a user handle reads back with `userHandle: null`, as from SQL.
+ */
 export function memoryPasskeys() {
   const passkeys = new Map<string, PasskeyRecord>();
   const owned = (userId: string, id: string) => {
@@ -9,7 +12,8 @@ export function memoryPasskeys() {
     return passkey?.userId === userId ? passkey : undefined;
   };
   const has = (id: string) => passkeys.has(id);
-  const insert = (passkey: PasskeyRecord) => void passkeys.set(passkey.id, copy(passkey));
+  const insert = (passkey: PasskeyRecord) =>
+    void passkeys.set(passkey.id, copy({ ...passkey, userHandle: passkey.userHandle ?? null }));
   const store: PasskeyStore = {
     async create(passkey) {
       if (has(passkey.id)) return false;

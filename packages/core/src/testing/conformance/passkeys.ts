@@ -1,7 +1,10 @@
 import { type SuiteContext, concurrently, countWhere } from "./harness.js";
 import { BASE_TIME, createUser, samplePasskey, uniqueId } from "./samples.js";
 
-/** Registers the `passkeys` suite: unique credential ids (WA-6), counter compare-and-set (WA-5), ownership (ST-2). */
+/**
+ * Registers the `passkeys` suite: the user handle kept (WA-4), unique credential ids (WA-6), counter
+ * compare-and-set (WA-5), ownership (ST-2).
+ */
 export function passkeysSuite({ test: { describe, it, expect }, makeStorage }: SuiteContext): void {
   const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
 
@@ -12,6 +15,29 @@ export function passkeysSuite({ test: { describe, it, expect }, makeStorage }: S
       expect(await storage.passkeys.create(passkey)).toBe(true);
       expect(await storage.passkeys.findById(passkey.id)).toEqual(passkey);
       expect(await storage.passkeys.findById(uniqueId("credential"))).toBeNull();
+    });
+
+    it("WA-4: a passkey's user handle is stored and read back by findById and listByUser; a passkey made without one reads as having none (null or absent)", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      const longest = "A".repeat(86);
+      const signUp = samplePasskey(userId, { userHandle: longest, createdAt: BASE_TIME + 1 });
+      const own = samplePasskey(userId, { label: "Phone" });
+      const { userHandle: _, ...older } = samplePasskey(userId, { label: "Old key" });
+      for (const passkey of [signUp, own, older]) expect(await storage.passkeys.create(passkey)).toBe(true);
+      expect(await storage.passkeys.findById(signUp.id)).toEqual(signUp);
+      expect(await storage.passkeys.findById(own.id)).toEqual(own);
+      const found = await storage.passkeys.findById(older.id);
+      expect(found?.userHandle ?? null).toBeNull();
+      expect({ ...found, userHandle: undefined }).toEqual({ ...older, userHandle: undefined });
+      const listed = await storage.passkeys.listByUser(userId);
+      expect(listed.map((passkey) => [passkey.id, passkey.userHandle ?? null]).sort()).toEqual(
+        [
+          [signUp.id, longest],
+          [own.id, null],
+          [older.id, null],
+        ].sort(),
+      );
     });
 
     it("WA-6: create refuses a credential id registered to anyone and stores nothing", async () => {

@@ -187,6 +187,7 @@ export function samplePasskey(userId: string, overrides: Partial<PasskeyRecord> 
     backupState: false,
     createdAt: BASE_TIME,
     lastUsedAt: null,
+    userHandle: null,
     ...overrides,
   };
 }
