@@ -116,6 +116,8 @@ describe("passkey sign-up", () => {
     const access = await verifyAccessToken(harness.auth, { token: tokens.accessToken });
     expect(access).toMatchObject({ userId, roles: ["member"], amr: ["hwk", "user", "mfa"] });
     expect(tokens.deviceToken).toEqual(expect.any(String));
+    // PL-13: a passkey sign-in is never followed by the offer of one.
+    expect(tokens.offerPasskey).toBe(false);
     expect(harness.events.map((event) => event.type)).toEqual(["user.created", "passkey.registered", "login.succeeded"]);
     expect(harness.events[0]).toEqual({ type: "user.created", userId, by: "sign_up", at: harness.clock.now });
     expect(harness.events[1]).toEqual({ type: "passkey.registered", userId, credentialId, at: harness.clock.now });
