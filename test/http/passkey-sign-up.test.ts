@@ -173,6 +173,20 @@ describe.each(adapters)("passkey sign-up over HTTP on %s", (_name, start) => {
       expect(stored.filter((passkey) => passkey !== null).map((passkey) => passkey?.userId)).toEqual([winner]);
     });
 
+    it("HTTP-1: the finish reads bodies up to 1 MiB, as every WebAuthn finish; the begin stops at 64 KiB", async () => {
+      const { server } = context;
+      const padded = `{"pad":"${"a".repeat(90 * 1024)}"}`;
+      const send = (path: string) =>
+        call(server, "POST", `${signUpPath}${path}`, {
+          body: padded,
+          headers: { "content-type": "application/json", connection: "close", ...ceremonyHeader("an-unknown-ceremony") },
+        });
+      expectEnvelope(await send("/finish"), 40100);
+      const tooLarge = await send("/begin");
+      expectEnvelope(tooLarge, 40002);
+      expect(tooLarge.body.message).toBe("The request body is too large");
+    });
+
     it("PL-17, SU-1: no role, id, handle or state is taken from the body", async () => {
       const { server, testAuth } = context;
       const { answer } = await signUp(
