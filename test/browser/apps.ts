@@ -101,10 +101,10 @@ export interface ExpressDemo extends PageApp {
 
 /**
  * The Express demo (examples/express) as it is, in process, with its local OpenID provider and
- * its local SMTP server as `pnpm demo` starts them.
+ * its local SMTP server as `pnpm demo` starts them; sign-up on with `signUp` (as `pnpm demo` has it).
  */
-export function startExpressDemo(): Promise<ExpressDemo> {
-  return startDemo(false);
+export function startExpressDemo({ signUp = false }: { signUp?: boolean } = {}): Promise<ExpressDemo> {
+  return startDemo(false, signUp);
 }
 
 /**
@@ -119,7 +119,7 @@ export function startFastifyDemo(): Promise<ExpressDemo> {
   return startDemo(true);
 }
 
-async function startDemo(apiOnFastify: boolean): Promise<ExpressDemo> {
+async function startDemo(apiOnFastify: boolean, signUp = false): Promise<ExpressDemo> {
   const listening = await listenFirst();
   const clock = movableClock();
   const localProvider = await startDemoProvider({ origin: listening.origin });
@@ -130,6 +130,7 @@ async function startDemo(apiOnFastify: boolean): Promise<ExpressDemo> {
     oauthProvider: localProvider.registration,
     mailServer: mail,
     now: clock.now,
+    signUp,
   });
   const page = demo.app as unknown as RequestListener;
   const api = apiOnFastify ? await fastifyApi(demo.auth) : null;

@@ -219,4 +219,30 @@ describe.each(clientTargets)("client.passkeys against %s", (_name, start, status
     expect(await client.passkeys.enabled()).toBe(false);
     expect(await rejection(client.passkeys.signIn())).toMatchObject({ code: 40400 });
   });
+
+  it("PL-15: registerWithPasskey makes an account whose way in is the passkey and signs in; after logout the passkey signs in, discoverable or by username; a taken name is 40900 before any prompt", async () => {
+    const harness = await serve({ signUp: { enabled: true, defaultRoles: ["member"] } });
+    const authenticator = makeTestAuthenticator();
+    const client = harness.client({ passkeyCeremonies: softwareCeremonies(authenticator) });
+    const events = recordEvents(client);
+    const step = await client.registerWithPasskey({ username: "newcomer", email: "n@example.com", label: "Laptop" });
+    expect(step).toMatchObject({
+      status: "authenticated",
+      user: { username: "newcomer", roles: ["member"], emailVerified: false },
+    });
+    const userId = (await client.me()).id;
+    expect(await client.passkeys.list()).toEqual([expect.objectContaining({ label: "Laptop" })]);
+    expect((await harness.auth.storage.users.findById(userId))?.passwordHash).toBeNull();
+    await client.logout();
+    for (const username of [undefined, "newcomer"]) {
+      expect(await client.passkeys.signIn(username === undefined ? {} : { username })).toMatchObject({
+        status: "authenticated",
+        user: { id: userId },
+      });
+    }
+    expect(events.map(([name]) => name)).toEqual(["signedIn", "signedOut", "signedIn", "signedIn"]);
+    const again = harness.client({ passkeyCeremonies: softwareCeremonies(makeTestAuthenticator()) });
+    expect(await rejection(again.registerWithPasskey({ username: "NEWCOMER" }))).toMatchObject({ code: 40900 });
+    expect(authenticator.credentials()).toHaveLength(1);
+  });
 });

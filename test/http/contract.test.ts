@@ -98,6 +98,8 @@ describeOpenApiDrift({
     testDirectoryPolicy: "test/http/directory.test.ts, against a real slapd",
     previewDirectoryUser: "test/http/directory.test.ts, against a real slapd",
     register: "test/http/register.test.ts, with signUp.enabled",
+    beginPasskeySignUp: "test/http/passkey-sign-up.test.ts, with signUp.enabled",
+    finishPasskeySignUp: "test/http/passkey-sign-up.test.ts, with signUp.enabled",
     updateProfile: "test/http/user-fields.test.ts, with user fields declared",
     listUsers: "test/http/admin.test.ts, and test/storage/admin-users.test.ts on every store",
     adminCreateUser: "test/http/admin.test.ts",

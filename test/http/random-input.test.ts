@@ -5,6 +5,7 @@ import {
   addClientSecret,
   addDomain,
   beginPasskeyEnrolment,
+  beginPasskeySignUp,
   beginTotpEnrolment,
   createApiKey,
   createOrganization,
@@ -116,6 +117,8 @@ const fieldsByRoute: Record<string, string[]> = {
   "POST /auth/sessions/end-others": ["password", "totpCode"],
   "DELETE /auth/sessions/:id": ["password", "totpCode"],
   "POST /auth/register": ["username", "password", "email", "fields"],
+  "POST /auth/register/public-key/begin": ["username", "email", "label", "fields"],
+  "POST /auth/register/public-key/finish": credentialFields,
   "POST /auth/password/forgot": ["username", "email"],
   "POST /auth/password/reset": ["token", "newPassword", "totpCode", "recoveryCode"],
   "POST /auth/email": ["email", "password", "totpCode"],
@@ -159,6 +162,7 @@ const fieldsByRoute: Record<string, string[]> = {
 /** Bodies a route takes, mixed in one time in ten, so that random runs reach its success and its conflicts too. */
 const wellFormed: Record<string, (index: number) => Record<string, unknown>> = {
   "POST /auth/register": (index) => ({ username: `fuzz-new-${index % 3}`, password: testPassword }),
+  "POST /auth/register/public-key/begin": (index) => ({ username: `fuzz-passkey-${index % 3}`, label: "Fuzz" }),
   "POST /auth/admin/users": (index) => ({ username: `fuzz-made-${index % 3}`, roles: ["user"] }),
   "PATCH /auth/admin/users/:id": (index) => ({ disabled: index % 2 === 0, roles: ["user", `r${index % 3}`] }),
   "POST /auth/oauth/:provider/reauthenticate": (index) => (index % 2 === 0 ? { redirect: "/settings" } : {}),
@@ -187,8 +191,11 @@ const wellFormed: Record<string, (index: number) => Record<string, unknown>> = {
 /** A public key a service account registers for private_key_jwt (an Ed25519 key of RFC 8037 §A.2). */
 const publicJwk = { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo" };
 
-/** The kinds of passkey ceremony a finish route spends; `enrolment` is the one a 40105 temporary token begins (STUP-4). */
-type CeremonyKind = "login" | "register" | "reauthenticate" | "enrolment";
+/**
+ * The kinds of passkey ceremony a finish route spends; `enrolment` is the one a 40105 temporary token
+ * begins (STUP-4), `signUp` a passkey sign-up's (PL-15).
+ */
+type CeremonyKind = "login" | "register" | "reauthenticate" | "enrolment" | "signUp";
 
 /** The role whose holders must have a second factor: only the enrolling user has it (STUP-4). */
 const enrollingRole = "must-enrol";
@@ -266,6 +273,8 @@ describe("random input on every route with a body", () => {
   const serviceAccount = { id: "", credentialId: "", clientSecret: "" };
   /** The enrolling user, and the temporary token of their latest 40105 answer with how many requests it was sent in. */
   const enrolment = { userId: "", tempToken: "", uses: Number.POSITIVE_INFINITY };
+  /** How many passkey sign-ups were begun, each for a username of its own. */
+  const signUps = { made: 0 };
 
   async function signIn(): Promise<{ accessToken: string; sessionId: string }> {
     const result = await login(auth, { username: "fuzz", password: testPassword });
@@ -460,6 +469,11 @@ describe("random input on every route with a body", () => {
 
   /** A fresh ceremony of one kind and a genuine signed response to it. */
   async function genuineCeremony(kind: CeremonyKind) {
+    if (kind === "signUp") {
+      signUps.made += 1;
+      const { ceremonyId, options } = await beginPasskeySignUp(auth, { username: `fuzz-signed-up-${signUps.made}` });
+      return { ceremonyId, response: authenticator.register(options) as unknown as Record<string, unknown> };
+    }
     if (kind === "enrolment") {
       const { ceremonyId, options } = await beginPasskeyEnrolment(auth, { tempToken: await enrolmentToken(), label: "Fuzz" });
       const response = authenticator.register(options);
@@ -563,11 +577,13 @@ describe("random input on every route with a body", () => {
     const finish = route.path.endsWith("/finish") && !route.path.startsWith("/auth/email-sign-in/");
     const kind: CeremonyKind = route.path.includes("/login/")
       ? "login"
-      : route.path.includes("/reauthenticate/")
-        ? "reauthenticate"
-        : route.path.includes("/enrolment/")
-          ? "enrolment"
-          : "register";
+      : route.path.startsWith("/auth/register/public-key/")
+        ? "signUp"
+        : route.path.includes("/reauthenticate/")
+          ? "reauthenticate"
+          : route.path.includes("/enrolment/")
+            ? "enrolment"
+            : "register";
     // The enrolment routes take the temporary token of a 40105 answer: a live one most of the time.
     const enrolling = route.path.includes("/enrolment/");
     it(`HTTP-5: ${routeKey(route)} answers 300 random bodies with documented codes, never 500`, async () => {
@@ -660,11 +676,12 @@ describe("random input on every route with a body", () => {
         if (route.path === "/auth/admin/sessions" && envelope.code === 0) Object.assign(session, await signIn());
         // A re-authentication ended the requests' session and answered a new one's tokens (STUP-2, ASVS 7.2.4): go on with those.
         const renewed = (envelope.data as { refreshToken?: unknown; accessToken?: unknown } | undefined) ?? {};
-        // An impersonation's tokens are the victim's session, not the requests' own: they are not taken up.
-        const impersonated = route.path === "/auth/admin/users/:id/impersonate";
+        // An impersonation's tokens are the victim's session, a passkey sign-up's a new account's, not the requests' own: they are not taken up.
+        const otherAccount =
+          route.path === "/auth/admin/users/:id/impersonate" || route.path === "/auth/register/public-key/finish";
         if (
           envelope.code === 0 &&
-          !impersonated &&
+          !otherAccount &&
           typeof renewed.refreshToken === "string" &&
           typeof renewed.accessToken === "string"
         ) {

@@ -39,6 +39,11 @@ let passkeyAutofill = null;
  */
 const passwordFactor = { noun: "password", accepted: "Password accepted", signedIn: "Signed in." };
 const passkeyFactor = { noun: "passkey", accepted: "Passkey accepted", signedIn: "Signed in with a passkey." };
+const passkeySignUpFactor = {
+  noun: "passkey",
+  accepted: "Account made",
+  signedIn: "Signed up with a passkey: it is how you sign in.",
+};
 
 /** The first factor of a sign-in with a provider, named as the server lists it. */
 function providerFactor(displayName) {
@@ -1047,7 +1052,31 @@ async function loadPasskeyConfig(providersListed) {
   $("passkeys").hidden = !passkeysAvailable;
   passkeyAutofillAvailable = passkeysAvailable && (await browserSupportsWebAuthnAutofill());
   syncPasskeyAutofill();
+  const signUp = $("passkey-sign-up");
+  signUp.hidden = !(passkeysAvailable && (await servesRoute(passkeySignUpRoute)));
+  // Read once the page has decided, by the browser tests too.
+  signUp.dataset.offered = String(!signUp.hidden);
 }
+
+/** The route of a sign-up with a passkey: the server serves it with sign-up on and passkeys configured. */
+const passkeySignUpRoute = "/api/v1/auth/register/public-key/begin";
+
+/** Whether the server's OpenAPI document (the demo turns it on) lists `path`: it lists only the routes that are on. */
+async function servesRoute(path) {
+  const response = await fetch("/api/v1/auth/openapi.json").catch(() => null);
+  const document = response?.ok ? await response.json().catch(() => null) : null;
+  return Object.hasOwn(document?.paths ?? {}, path);
+}
+
+// Sign up with a passkey: an account with no password, whose way in is the passkey the browser
+// creates now. The answer is a sign-in's.
+listen("passkey-sign-up-form", "submit", async (event) => {
+  const { username, email } = formValues(event.target);
+  setStatus("Create a passkey in your browser's prompt.");
+  const step = await client.registerWithPasskey({ username, ...(email ? { email } : {}) });
+  event.target.reset();
+  afterFirstFactor(step, passkeySignUpFactor);
+});
 
 // Sign in with a passkey: no username, so the browser offers every passkey it holds for this
 // site (a discoverable credential). A complete sign-in, or 40102 as after a password.

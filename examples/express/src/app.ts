@@ -67,6 +67,11 @@ export interface DemoAppOptions {
    * none, and the page shows no provider button.
    */
   oauthProvider?: DemoOAuthProvider;
+  /**
+   * Turns sign-up on (`signUp.enabled`): the page then offers "Sign up with a passkey", an account
+   * whose way in is a passkey, with no password. Default off; `server.ts` turns it on.
+   */
+  signUp?: boolean;
 }
 
 /** The demo's registration at an OpenID provider. */
@@ -233,6 +238,7 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
     // provider sign-in has none): the user object says so through the documented hook.
     publicUser: async (user) => ({ hasPassword: (await storage.users.findById(user.id))?.passwordHash != null }),
     ...(options.oauthProvider ? { oauth: demoOAuthConfig(options.oauthProvider, origin) } : {}),
+    ...(options.signUp ? { signUp: { enabled: true } } : {}),
     // Mail through nodemailer to the demo's own SMTP server; the links lead to this page, which
     // reads the token from the fragment (`#token=…`).
     ...(options.mailServer

@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   }
   const mailServer = await startDemoMailServer(smtpPort);
   closeAtStop(() => mailServer.close());
-  const demo = await createDemoApp({ ...secrets, origin, oauthProvider: local.registration, storage, mailServer });
+  const demo = await createDemoApp({ ...secrets, origin, oauthProvider: local.registration, storage, mailServer, signUp: true });
   app = demo.app;
   console.log(`Portcullis demo listening on ${origin}/`);
   console.log(

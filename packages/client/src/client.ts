@@ -14,6 +14,7 @@ import {
   browserPasskeyCeremonies,
   createPasskeyClient,
   registrationRunner,
+  signUpWithPasskey,
 } from "./passkeys.js";
 import { type Reauthenticate, choosingPasskey } from "./reauthentication.js";
 import { type ServiceAccountsClient, createServiceAccountsClient } from "./service-accounts.js";
@@ -100,6 +101,17 @@ export interface RegisterInput<Server = unknown> {
   email?: string;
 }
 
+/** What a sign-up with a passkey sends: the new account's name, and its address and the passkey's label when given. */
+export interface PasskeySignUpInput<Server = unknown> {
+  username: string;
+  /** The account's address, stored unverified, as {@link RegisterInput.email}. */
+  email?: string;
+  /** What the user calls the passkey, 1 to 64 characters; the server's default is `"Passkey"`. */
+  label?: string;
+  /** The server's additional user fields declared `signUp: true` (typed with `createAuthClient<typeof auth>()`). */
+  fields?: ServerSignUpFields<Server>;
+}
+
 /**
  * A client of the Portcullis routes, from {@link createAuthClient}. `Server` is the type of the
  * server's auth instance (`typeof auth`), which types the user objects with its additional fields;
@@ -144,6 +156,26 @@ export interface AuthClient<Server = unknown> {
    * ```
    */
   register(input: RegisterInput<Server>): Promise<SignedIn<ServerUser<Server>> | EnrolmentStep>;
+  /**
+   * Creates an account whose way in is a passkey, with no password, and signs in to it
+   * (`POST /auth/register/public-key/begin`, the browser's prompt to create a passkey, then
+   * `POST /auth/register/public-key/finish`), where the server has sign-up on and passkeys
+   * configured: the tokens are stored and `signedIn` emitted. As {@link AuthClient.register}: the
+   * server's default roles, an `email` stored unverified, and `enrolment_required` where the server
+   * requires a second factor and the passkey did not verify the user. The account then signs in
+   * with {@link PasskeyClient.signIn}, with or without its username.
+   *
+   * @throws {AuthClientError} 40002 an `email` that is no address, 40400 sign-up or passkeys off,
+   * 40900 the username is taken (before the prompt) or the passkey is already registered, 42200 the
+   * username or label is refused, 42900 too many sign-ups from this address, `passkey_ceremony` when
+   * the prompt was cancelled or failed (no account is made), 40100 the passkey was not accepted.
+   * @example
+   * ```ts
+   * const step = await client.registerWithPasskey({ username: "newcomer", email: "n@example.com" });
+   * if (step.status === "authenticated") showAccount(step.user);
+   * ```
+   */
+  registerWithPasskey(input: PasskeySignUpInput<Server>): Promise<SignedIn<ServerUser<Server>> | EnrolmentStep>;
   /**
    * Renews the tokens now (`POST /auth/refresh`), joining a refresh already under way. A refusal
    * signs out (`signedOut`, reason `session_ended`).
@@ -337,6 +369,11 @@ export function createAuthClient<Server = unknown>(options: AuthClientOptions = 
         path: "/auth/register",
         body: { username, password, email, fields },
       });
+      return (await signInStep(transport, session, answer, runRegistration)) as SignedIn | EnrolmentStep;
+    },
+    async registerWithPasskey({ username, email, label, fields }) {
+      const answer = await signUpWithPasskey(transport, runRegistration, { username, email, label, fields });
+      // As register: a new account has no TOTP, so the answer is never 40102.
       return (await signInStep(transport, session, answer, runRegistration)) as SignedIn | EnrolmentStep;
     },
     refresh: async () => (await session.refresh()).user,

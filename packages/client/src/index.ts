@@ -9,7 +9,14 @@
 export type { AccountClient, ChangePasswordInput } from "./account.js";
 export type { ApiKey, ApiKeysClient, CreateApiKeyInput, CreatedApiKey } from "./api-keys.js";
 export type { StatusMode } from "./app-fetch.js";
-export { type AuthClient, type AuthClientOptions, type LoginInput, type RegisterInput, createAuthClient } from "./client.js";
+export {
+  type AuthClient,
+  type AuthClientOptions,
+  type LoginInput,
+  type PasskeySignUpInput,
+  type RegisterInput,
+  createAuthClient,
+} from "./client.js";
 export {
   type ChangeEmailInput,
   type EmailClient,

@@ -2,7 +2,14 @@ import type { AuthenticationResponseJSON } from "@simplewebauthn/browser";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAuthClient } from "./client.js";
 import type { PasskeyCeremonies } from "./passkeys.js";
-import { scriptedBaseUrl, scriptedServer, signedInScriptedClient, tokenSet } from "./scripted-server.test-support.js";
+import {
+  type ScriptedAnswer,
+  scriptedBaseUrl,
+  scriptedServer,
+  scriptedUser,
+  signedInScriptedClient,
+  tokenSet,
+} from "./scripted-server.test-support.js";
 import type { PasskeyInfo } from "./types.js";
 
 const beginPath = "/auth/public-key/login/begin";
@@ -454,5 +461,91 @@ describe("client.passkeys: a passkey-only account re-authenticates with its pass
     const error = await client.passkeys.revoke("credential-4").catch((thrown: unknown) => thrown);
     expect(error).toMatchObject({ name: "AuthClientError", code: 40900 });
     expect(server.sentTo("/auth/public-key/credentials/credential-4")).toHaveLength(1);
+  });
+});
+
+describe("client.registerWithPasskey against a scripted server (PL-15)", () => {
+  const signUpBegin = "/auth/register/public-key/begin";
+  const signUpFinish = "/auth/register/public-key/finish";
+  const attestation = {
+    id: "credential-9",
+    rawId: "credential-9",
+    type: "public-key" as const,
+    response: { clientDataJSON: "e30", attestationObject: "AA" },
+    clientExtensionResults: {},
+  };
+
+  /** A client whose server answers the sign-up's begin and finish from `answers`, and whose authenticator runs `register`. */
+  function signUpClient(
+    answers: { begin?: ScriptedAnswer; finish?: ScriptedAnswer } = {},
+    register: PasskeyCeremonies["startRegistration"] = async () => attestation,
+  ) {
+    const server = scriptedServer((request) =>
+      request.path === signUpBegin
+        ? (answers.begin ?? {
+            code: 0,
+            data: { ceremonyId: "ceremony-9", options: { challenge: "Y2g", user: { id: "aGFuZGxl" } } },
+          })
+        : (answers.finish ?? { code: 0, data: { ...tokenSet(1), deviceToken: "device-1" } }),
+    );
+    const registered: unknown[] = [];
+    const passkeyCeremonies: PasskeyCeremonies = {
+      startAuthentication: () => Promise.reject(new Error("no sign-in in these tests")),
+      startRegistration: async (options) => {
+        registered.push(options);
+        return register(options);
+      },
+    };
+    const client = createAuthClient({ baseUrl: scriptedBaseUrl, fetch: server.fetch, passkeyCeremonies });
+    return { client, server, registered };
+  }
+
+  it("PL-15: begins with the username and what else is given, runs the registration with the server's options, finishes with the ceremony header; signed in", async () => {
+    const { client, server, registered } = signUpClient();
+    const signedIn: unknown[] = [];
+    client.on("signedIn", (detail) => signedIn.push(detail));
+    expect(await client.registerWithPasskey({ username: "newcomer", email: "n@example.com" })).toEqual({
+      status: "authenticated",
+      user: scriptedUser,
+      offerPasskey: false,
+    });
+    expect(registered).toEqual([{ optionsJSON: { challenge: "Y2g", user: { id: "aGFuZGxl" } } }]);
+    expect(server.sent.map(({ method, path, body }) => [method, path, body])).toEqual([
+      ["POST", signUpBegin, { username: "newcomer", email: "n@example.com" }],
+      ["POST", signUpFinish, attestation],
+    ]);
+    expect(server.sentTo(signUpFinish)[0]?.headers.get("x-webauthn-ceremony")).toBe("ceremony-9");
+    expect(server.sentTo(signUpFinish)[0]?.authorization).toBeNull();
+    expect(signedIn).toEqual([{ user: scriptedUser }]);
+    expect(await client.accessToken()).toBe("access-1");
+    await client.registerWithPasskey({ username: "other", label: "Phone", fields: { company: "Acme" } });
+    expect(server.sentTo(signUpBegin)[1]?.body).toEqual({ username: "other", label: "Phone", fields: { company: "Acme" } });
+  });
+
+  it("PL-16: a refused begin (40900 taken, 40400 off) rejects before any prompt; a dismissed prompt sends no finish; nothing is signed in", async () => {
+    for (const code of [40900, 40400]) {
+      const { client, server, registered } = signUpClient({ begin: { code, message: "No", status: Math.floor(code / 100) } });
+      const error = await client.registerWithPasskey({ username: "taken" }).catch((thrown: unknown) => thrown);
+      expect(error).toMatchObject({ kind: "server", code });
+      expect(registered).toEqual([]);
+      expect(server.sentTo(signUpFinish)).toEqual([]);
+      expect(await client.currentUser()).toBeNull();
+    }
+    const dismissed = signUpClient({}, async () => {
+      throw new DOMException("The operation either timed out or was not allowed.", "NotAllowedError");
+    });
+    const error = await dismissed.client.registerWithPasskey({ username: "newcomer" }).catch((thrown: unknown) => thrown);
+    expect(error).toMatchObject({ kind: "passkey_ceremony", message: "The passkey ceremony did not complete (NotAllowedError)" });
+    expect(dismissed.server.sentTo(signUpFinish)).toEqual([]);
+    expect(await dismissed.client.currentUser()).toBeNull();
+  });
+
+  it("STUP-4: a 40105 answer is an enrolment step; a refused finish rejects with its code", async () => {
+    const enrolling = signUpClient({ finish: { code: 40105, data: { tempToken: "temp-1" } } });
+    expect((await enrolling.client.registerWithPasskey({ username: "newcomer" })).status).toBe("enrolment_required");
+    expect(await enrolling.client.currentUser()).toBeNull();
+    const refused = signUpClient({ finish: { code: 40100, message: "The passkey could not be registered", status: 401 } });
+    const error = await refused.client.registerWithPasskey({ username: "newcomer" }).catch((thrown: unknown) => thrown);
+    expect(error).toMatchObject({ kind: "server", code: 40100 });
   });
 });

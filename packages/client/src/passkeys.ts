@@ -13,7 +13,7 @@ import { AuthClientError } from "./errors.js";
 import { type Reauthenticate, withReauthentication } from "./reauthentication.js";
 import type { Session } from "./session.js";
 import { type RunRegistration, type SignInStep, ceremonyHeader, signInStep } from "./sign-in.js";
-import { type Transport, dataOf } from "./transport.js";
+import { type EnvelopeAnswer, type Transport, dataOf } from "./transport.js";
 import type { PasskeyInfo, ReauthenticationProof } from "./types.js";
 
 /**
@@ -260,6 +260,35 @@ function conditionalRequest(
       (assertion) => settle(false, () => resolve(assertion)),
       (error: unknown) => settle(false, () => reject(error)),
     );
+  });
+}
+
+/**
+ * Runs a sign-up with a passkey over `transport`: begin (`POST /auth/register/public-key/begin`,
+ * its refusal thrown before any prompt), the registration ceremony, and the finish with the
+ * `X-WebAuthn-Ceremony` header; answers the finish's answer for {@link signInStep}.
+ *
+ * @throws {AuthClientError} the begin's refusal, or `passkey_ceremony` (nothing is sent to the finish).
+ * @example
+ * ```ts
+ * const answer = await signUpWithPasskey(transport, registrationRunner(ceremonies), { username: "newcomer" });
+ * ```
+ */
+export async function signUpWithPasskey(
+  transport: Transport,
+  runRegistration: RunRegistration,
+  body: { username: string; email?: string | undefined; label?: string | undefined; fields?: unknown },
+): Promise<EnvelopeAnswer> {
+  // JSON leaves undefined fields out: the server's defaults.
+  const begun = dataOf<Ceremony<PublicKeyCredentialCreationOptionsJSON>>(
+    await transport.send({ method: "POST", path: "/auth/register/public-key/begin", body }),
+  );
+  const attestation = await runRegistration(begun.options);
+  return transport.send({
+    method: "POST",
+    path: "/auth/register/public-key/finish",
+    body: attestation,
+    headers: { [ceremonyHeader]: begun.ceremonyId },
   });
 }
 

@@ -291,6 +291,12 @@ export {
 export type { EmailSignInConfig, EmailSignInMethod } from "./passwordless/email-sign-in-config.js";
 export { type FinishEmailSignInInput, finishEmailSignIn } from "./passwordless/finish-email-sign-in.js";
 export {
+  type BeginPasskeySignUpInput,
+  type FinishPasskeySignUpInput,
+  beginPasskeySignUp,
+  finishPasskeySignUp,
+} from "./passwordless/passkey-sign-up.js";
+export {
   type BeginPasskeyEnrolmentInput,
   type FinishPasskeyEnrolmentInput,
   type PasskeyEnrolled,

@@ -93,11 +93,43 @@ export async function createUser(auth: Auth, input: CreateUserInput): Promise<Us
  * first sign-in): the stored record, and who asked in the `user.created` event.
  */
 export async function createUserRecord(auth: Auth, input: CreateUserInput, origin: UserOrigin): Promise<UserRecord> {
+  const record = await newUserRecord(auth, input);
+  const created = await auth.storage.users.create(record);
+  if (!created) {
+    // The store refuses a taken username key or id, or a verified address another account holds (EV-1).
+    const holder = record.emailVerified ? await auth.storage.users.findByVerifiedEmail(emailKeyOf(record.email as string)) : null;
+    throw new AuthError(
+      ErrorCode.Conflict,
+      holder ? "The email address is verified on another account" : "The username is taken",
+    );
+  }
+  const stored = storedUser(record, created);
+  auth.emit({ type: "user.created", userId: stored.id, ...origin, at: record.createdAt });
+  return stored;
+}
+
+/**
+ * A store's answer to a user it was given: the user under the id the store made, when it answered
+ * one (an existing users table's integers: `UserStore.create`), else as it was.
+ */
+export function storedUser(record: UserRecord, created: true | string): UserRecord {
+  return typeof created === "string" ? { ...record, id: created } : record;
+}
+
+/**
+ * The record {@link createUserRecord} stores, checked and made but not stored: a local user with
+ * a random id, token version 0, its fields with their defaults, and the password (when given)
+ * checked against the policy and hashed. For a flow that stores it with what it owns
+ * (`UserStore.createAccount`).
+ *
+ * @throws {AuthError} as {@link createUser}, but never 40900: nothing is looked up.
+ */
+export async function newUserRecord(auth: Auth, input: CreateUserInput): Promise<UserRecord> {
   const { username, usernameKey, password, roles, address } = readCreateUserInput(input);
   const fields = newUserFields(auth.userFields, readFieldInput(auth.userFields, input.fields, "admin"));
   if (password !== undefined) await assertAcceptablePassword(auth.config.password, password, username);
   const now = auth.now();
-  const record: UserRecord = {
+  return {
     id: randomId(auth),
     username,
     usernameKey,
@@ -112,19 +144,6 @@ export async function createUserRecord(auth: Auth, input: CreateUserInput, origi
     updatedAt: now,
     ...(auth.userFields.length > 0 ? { fields } : {}),
   };
-  const created = await auth.storage.users.create(record);
-  if (!created) {
-    // The store refuses a taken username key or id, or a verified address another account holds (EV-1).
-    const holder = address?.verified ? await auth.storage.users.findByVerifiedEmail(emailKeyOf(address.email)) : null;
-    throw new AuthError(
-      ErrorCode.Conflict,
-      holder ? "The email address is verified on another account" : "The username is taken",
-    );
-  }
-  // A store that keeps ids of its own form (an existing users table's integers) answers the id it gave.
-  const stored = typeof created === "string" ? { ...record, id: created } : record;
-  auth.emit({ type: "user.created", userId: stored.id, ...origin, at: now });
-  return stored;
 }
 
 /** A {@link CreateUserInput} with each field checked and normalised, before the password policy and storage. */

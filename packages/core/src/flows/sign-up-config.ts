@@ -4,8 +4,10 @@ import { rolesProblem } from "../users/roles.js";
 /** The `signUp` options of `createAuth`: accounts people make for themselves (`POST /auth/register`). */
 export interface SignUpConfig {
   /**
-   * Turns `POST /auth/register` on. Default `false`: accounts are made only by the service's own
-   * code (`createUser`), by administrators, the directory or a provider (SU-1).
+   * Turns `POST /auth/register` on, and with `passkeys` the sign-up with a passkey
+   * (`POST /auth/register/public-key/begin` and `/finish`; PL-15). Default `false`: accounts are
+   * made only by the service's own code (`createUser`), by administrators, the directory or a
+   * provider (SU-1).
    */
   enabled?: boolean;
   /** The roles of every account sign-up makes. Default none; never the admin role. */

@@ -95,25 +95,50 @@ export async function beginRegistration(
   user: UserRecord,
   label: string,
 ): Promise<CeremonyStart<PublicKeyCredentialCreationOptionsJSON>> {
-  const config = passkeyConfig(auth);
   await countRegistrationCeremony(auth, user.id);
   const passkeys = await auth.storage.passkeys.listByUser(user.id);
-  const { generateRegistrationOptions } = await simpleWebAuthn();
-  const options = await generateRegistrationOptions({
-    rpName: config.rpName,
-    rpID: config.rpId,
-    userName: user.username,
-    userDisplayName: user.username,
-    userID: new Uint8Array(Buffer.from(user.id)),
-    challenge: newChallenge(auth),
-    timeout: config.ceremonyTtlSeconds * 1000,
-    attestationType: "none",
-    excludeCredentials: passkeys.map((passkey) => ({ id: passkey.id, transports: passkey.transports })),
-    authenticatorSelection: { residentKey: "preferred", userVerification: config.userVerification },
-    supportedAlgorithmIDs: passkeyAlgorithms,
+  const options = await creationOptions(auth, {
+    userHandle: new Uint8Array(Buffer.from(user.id)),
+    username: user.username,
+    exclude: passkeys,
+    residentKey: "preferred",
   });
   const ceremonyId = await storeCeremony(auth, "webauthn_register", user.id, { challenge: options.challenge, label });
   return { ceremonyId, options };
+}
+
+/** Who a new passkey is for, as {@link creationOptions} tells the authenticator. */
+export interface CreationSubject {
+  /** The WebAuthn user handle (`user.id`), at most 64 bytes. */
+  userHandle: Uint8Array<ArrayBuffer>;
+  /** The account's username: the name and display name the browser shows. */
+  username: string;
+  /** Passkeys the authenticator must not hold already. */
+  exclude: readonly Pick<PasskeyRecord, "id" | "transports">[];
+  /** `"required"` when the passkey must be discoverable (the account's only way in), else `"preferred"`. */
+  residentKey: "required" | "preferred";
+}
+
+/**
+ * The creation options of a registration: a fresh challenge (WA-1), user verification as
+ * configured, ES256, EdDSA or RS256, no attestation, `ceremonyTtl` as the timeout.
+ */
+export async function creationOptions(auth: Auth, subject: CreationSubject): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const config = passkeyConfig(auth);
+  const { generateRegistrationOptions } = await simpleWebAuthn();
+  return generateRegistrationOptions({
+    rpName: config.rpName,
+    rpID: config.rpId,
+    userName: subject.username,
+    userDisplayName: subject.username,
+    userID: subject.userHandle,
+    challenge: newChallenge(auth),
+    timeout: config.ceremonyTtlSeconds * 1000,
+    attestationType: "none",
+    excludeCredentials: subject.exclude.map((passkey) => ({ id: passkey.id, transports: passkey.transports })),
+    authenticatorSelection: { residentKey: subject.residentKey, userVerification: config.userVerification },
+    supportedAlgorithmIDs: passkeyAlgorithms,
+  });
 }
 
 const registrationRefused = (cause?: unknown) =>
@@ -155,8 +180,36 @@ export async function verifiedPasskey(
   ceremony: ChallengeRecord,
   rawResponse: unknown,
 ): Promise<PasskeyRecord> {
-  const config = passkeyConfig(auth);
+  passkeyConfig(auth);
   if (ceremony.userId !== user.id) throw registrationRefused();
+  const { passkey } = await verifiedRegistration(auth, ceremony, rawResponse);
+  return { ...passkey, userId: user.id };
+}
+
+/** A registration {@link verifiedRegistration} accepted. */
+export interface VerifiedRegistration {
+  /** The passkey to store, its label the ceremony's; its owner's id is the caller's to add. */
+  passkey: Omit<PasskeyRecord, "userId">;
+  /** Whether the authenticator verified the user (a PIN, a biometric). */
+  userVerified: boolean;
+}
+
+/**
+ * Verifies a registration response against a spent ceremony, whoever it is for (a signed-in
+ * user's, or a sign-up's): the type, challenge, origin, rpId hash, user presence, user
+ * verification as configured, backup flags and algorithm (WA-2, WA-3), the public key and the
+ * signature counter (WA-2, WA-5). `userHandle`, when given, is kept with the passkey: the handle
+ * the ceremony created it with, when it is not the account's own (a sign-up's).
+ *
+ * @throws {AuthError} 40002 malformed response, 40100 refused, 40400 not configured.
+ */
+export async function verifiedRegistration(
+  auth: Auth,
+  ceremony: ChallengeRecord,
+  rawResponse: unknown,
+  userHandle?: string,
+): Promise<VerifiedRegistration> {
+  const config = passkeyConfig(auth);
   const response = readRegistrationResponse(rawResponse);
   const { verifyRegistrationResponse } = await simpleWebAuthn();
   let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
@@ -175,15 +228,14 @@ export async function verifiedPasskey(
     throw registrationRefused(error);
   }
   if (!verification.verified || verification.registrationInfo.credential.id !== response.id) throw registrationRefused();
-  const { credential, credentialDeviceType, credentialBackedUp } = verification.registrationInfo;
+  const { credential, credentialDeviceType, credentialBackedUp, userVerified } = verification.registrationInfo;
   const keyProblem = await publicKeyProblem(credential.publicKey, passkeyAlgorithms);
   if (keyProblem !== null) throw registrationRefused(new Error(`Unusable public key: ${keyProblem}`));
   if (credential.counter > maxRegistrationCounter) {
     throw registrationRefused(new Error(`A signature counter of ${credential.counter} could grow fewer than 2^16 times`));
   }
-  return {
+  const passkey = {
     id: credential.id,
-    userId: user.id,
     publicKey: base64url(credential.publicKey),
     counter: credential.counter,
     transports: response.response.transports ?? [],
@@ -193,6 +245,7 @@ export async function verifiedPasskey(
     createdAt: auth.now(),
     lastUsedAt: null,
   };
+  return { passkey: userHandle === undefined ? passkey : { ...passkey, userHandle }, userVerified };
 }
 
 /**

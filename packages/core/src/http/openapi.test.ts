@@ -128,12 +128,19 @@ describe("openApiDocument", () => {
       "POST /api/v1/auth/reauthenticate/public-key/begin",
       "POST /api/v1/auth/reauthenticate/public-key/finish",
       "POST /api/v1/auth/register",
+      "POST /api/v1/auth/register/public-key/begin",
+      "POST /api/v1/auth/register/public-key/finish",
       "PUT /api/v1/auth/directory/policy",
       "PUT /api/v1/auth/public-key/credentials/{id}",
       "PUT /api/v1/users/me/password",
     ]);
     const signUpOff = { ...everythingOn, signUp: undefined, emailSignIn: { enabled: true, method: "both" as const } };
-    expect(all.filter((entry) => !operationsOf(documentOf(signUpOff)).includes(entry))).toEqual(["POST /api/v1/auth/register"]);
+    // PL-17: a sign-up with a passkey needs sign-up on as well as passkeys (the passkeys-off set above).
+    expect(all.filter((entry) => !operationsOf(documentOf(signUpOff)).includes(entry))).toEqual([
+      "POST /api/v1/auth/register",
+      "POST /api/v1/auth/register/public-key/begin",
+      "POST /api/v1/auth/register/public-key/finish",
+    ]);
     expect(
       all.filter((entry) => !operationsOf(documentOf({ ...everythingOn, secondFactor: undefined })).includes(entry)),
     ).toEqual([
@@ -353,6 +360,7 @@ describe("openApiDocument", () => {
     expect(answersTokens.map(([id]) => id).sort()).toEqual([
       "finishEmailSignIn",
       "finishPasskeyEnrolment",
+      "finishPasskeySignUp",
       "finishTotpEnrolment",
       "login",
       "oauthCallback",

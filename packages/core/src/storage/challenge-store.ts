@@ -6,6 +6,8 @@ export type ChallengeKind =
   | "webauthn_register"
   /** A passkey assertion that re-authenticates a signed-in session (STUP-2). */
   | "webauthn_reauthenticate"
+  /** A passkey sign-up's registration, before the account exists: its username and user handle (PL-15). */
+  | "webauthn_sign_up"
   /** The token of a reset link, and the record naming each user's newest one. */
   | "password_reset"
   | "password_reset_newest"

@@ -11,7 +11,7 @@ import type { ResolvedPasskeyConfig } from "./passkey-config.js";
 export const ceremonyHeader = "x-webauthn-ceremony";
 
 /** The kinds of challenge a WebAuthn ceremony is stored as. */
-export type CeremonyKind = "webauthn_login" | "webauthn_register" | "webauthn_reauthenticate";
+export type CeremonyKind = "webauthn_login" | "webauthn_register" | "webauthn_reauthenticate" | "webauthn_sign_up";
 
 /** What a begin step returns: the id of the stored ceremony, and the options for the browser. */
 export interface CeremonyStart<Options> {

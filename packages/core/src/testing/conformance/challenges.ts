@@ -9,6 +9,7 @@ const everyChallengeKind = {
   webauthn_login: true,
   webauthn_register: true,
   webauthn_reauthenticate: true,
+  webauthn_sign_up: true,
   password_reset: true,
   password_reset_newest: true,
   email_verification: true,
