@@ -186,3 +186,44 @@ describe("Hono: the adapter checks what it is given", () => {
     expect((errors[0] as TypeError).message).toContain("got a request, so the function itself was mounted without being called");
   });
 });
+
+describe("Hono: what a mount under a prefix is told", () => {
+  /** The base URL of a server for `app`, by @hono/node-server as an app would run it. */
+  async function served(app: Hono): Promise<string> {
+    const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" });
+    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+    closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  /** The status of one login request to `path` and the lines written, with authApp mounted under `mount` by `app.route`. */
+  async function answerFor(mount: string, path: string, http?: { basePath: string }) {
+    const { auth } = makeTestAuth(http ? { http } : {});
+    const app = new Hono();
+    app.route(mount, authApp(auth));
+    const base = await served(app);
+    const written = captureStderr();
+    const { status } = await login(base, path);
+    return { status, written };
+  }
+
+  it("app.route under a prefix matches from the root: a request under the prefix is told once which basePath to set", async () => {
+    const { auth } = makeTestAuth();
+    const app = new Hono();
+    app.route("/svc", authApp(auth));
+    const base = await served(app);
+    const written = captureStderr();
+    expect((await login(base, "/svc/api/v1/auth/login")).status).toBe(404);
+    expect((await login(base, "/svc/api/v1/auth/logout")).status).toBe(404);
+    expect(written).toEqual([
+      '[portcullis] authApp(auth) is mounted under "/svc" and matches the whole path the client sent, "/svc/api/v1/auth/login", so its routes are at "/api/v1/auth/…" from the root, never below the mount. Set http.basePath to "/svc/api/v1", or mount it at the root with app.route("/", authApp(auth)).\n',
+    ]);
+  });
+
+  it("says nothing at the root, when basePath names the whole prefix (and then serves), or for paths that name no route", async () => {
+    expect(await answerFor("/", "/api/v1/auth/login")).toEqual({ status: 400, written: [] });
+    expect(await answerFor("/svc", "/svc/api/v1/auth/login", { basePath: "/svc/api/v1" })).toEqual({ status: 400, written: [] });
+    expect(await answerFor("/svc", "/svc/api/v1/auth/nothing-here")).toEqual({ status: 404, written: [] });
+    expect(await answerFor("/svc", "/svc/elsewhere")).toEqual({ status: 404, written: [] });
+  });
+});

@@ -193,7 +193,7 @@ export {
   resolvedTarget,
   servesPath,
 } from "./http/handle-request.js";
-export { assertAuthArgument, explainMountPath } from "./http/mount-checks.js";
+export { assertAuthArgument, explainMountPath, explainWholePathMount } from "./http/mount-checks.js";
 export { nodeRequestBody } from "./http/node-body.js";
 export { openApiDocument } from "./http/openapi.js";
 export type { JsonSchema } from "./http/openapi-schemas.js";

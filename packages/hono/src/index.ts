@@ -25,6 +25,7 @@ import {
   authorizeRequest,
   credentialRequirementOf,
   errorResponse,
+  explainWholePathMount,
   handleRequest,
   organizationRequirementOf,
   resolvedTarget,
@@ -224,7 +225,14 @@ export function authRoutes(auth: Auth, options: AuthRoutesOptions = {}): Middlew
     }
     return toResponse(response);
   };
-  return (c, next) => (servesPath(auth, pathAndQuery(c.req.url)) ? serve(c, next) : next());
+  return (c, next) => {
+    const target = pathAndQuery(c.req.url);
+    if (servesPath(auth, target)) return serve(c, next);
+    // Mounted under a prefix (app.route("/svc", authApp(auth))): its routes are still matched from the root.
+    const mountPath = c.req.routePath.replace(/\/?\*$/, "");
+    if (mountPath !== "") explainWholePathMount(auth, mountPath, target);
+    return next();
+  };
 }
 
 /**

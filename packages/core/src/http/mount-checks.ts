@@ -77,3 +77,27 @@ export function explainMountPath(auth: Auth, mountPath: string, url: string): vo
     `authRouter(auth) is mounted under "${mountPath}", so it sees "${path}" for "${mountPath}${path}"; its routes are at "${auth.config.basePath}/auth/…" below where it is mounted. Mount it with app.use(authRouter(auth)) and no path, or set http.basePath to "${base}".`,
   );
 }
+
+/**
+ * For an adapter that matches its routes against the whole path the client sent, whatever it is
+ * mounted under (Hono's `authApp`, `authRoutes`), mounted under `mountPath`
+ * (`app.route("/svc", authApp(auth))`): when a request it does not serve names a route under
+ * another base path, explains once on stderr which `http.basePath` to set, or to mount it at the
+ * root. Nothing is said when the request names no route at all.
+ *
+ * @example
+ * ```ts
+ * if (!servesPath(auth, target)) explainWholePathMount(auth, "/svc", target);
+ * ```
+ */
+export function explainWholePathMount(auth: Auth, mountPath: string, url: string): void {
+  if (explained.has(auth)) return;
+  const path = normalizePath(url);
+  if (!path.includes("/auth")) return;
+  const base = basePathNaming(path);
+  if (base === undefined || base === auth.config.basePath) return;
+  explained.add(auth);
+  writeOperatorLine(
+    `authApp(auth) is mounted under "${mountPath}" and matches the whole path the client sent, "${path}", so its routes are at "${auth.config.basePath}/auth/…" from the root, never below the mount. Set http.basePath to "${base}", or mount it at the root with app.route("/", authApp(auth)).`,
+  );
+}
