@@ -50,10 +50,12 @@ function stopped(child: ChildProcess): Promise<void> {
 
 /**
  * Forks a service process with `node --import tsx` in the repository root (so tsconfig.json's
- * paths resolve the `@portcullis/*` sources), sends it `config` and waits until it listens.
- * `close` asks it to stop, and kills it if it has not exited within 5 s.
+ * paths resolve the `@portcullis/*` sources), sends it `config` and waits until it listens, says
+ * it failed, or exits: events, never a clock, so a busy machine that compiles slowly only waits
+ * longer (the calling hook's timeout is the guard against a hang). `close` asks it to stop, and
+ * kills it if it has not exited within 5 s.
  */
-export async function startServiceProcess(config: ServiceConfig, timeoutMs = 25_000): Promise<ServiceProcess> {
+export async function startServiceProcess(config: ServiceConfig): Promise<ServiceProcess> {
   const child = fork(program, [], {
     cwd: repositoryRoot,
     execArgv: ["--import", "tsx"],
@@ -73,19 +75,12 @@ export async function startServiceProcess(config: ServiceConfig, timeoutMs = 25_
   };
   try {
     const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the service process did not listen within ${timeoutMs} ms`)), timeoutMs);
       child.on("message", (message: ServiceMessage) => {
         if (message.type === "ready") child.send({ type: "start", config } satisfies ServiceMessage);
-        else if (message.type === "listening") {
-          clearTimeout(timer);
-          resolve(message.port);
-        } else if (message.type === "failed") {
-          clearTimeout(timer);
-          reject(new Error(`the service process failed to start: ${message.message}`));
-        }
+        else if (message.type === "listening") resolve(message.port);
+        else if (message.type === "failed") reject(new Error(`the service process failed to start: ${message.message}`));
       });
       child.once("exit", (code, signal) => {
-        clearTimeout(timer);
         reject(new Error(`the service process exited (${code ?? signal}) before listening: ${stderr}`));
       });
     });

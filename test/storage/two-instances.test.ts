@@ -97,7 +97,9 @@ const manyInstances = (redis?: { url: string; prefix: string }) => () => {
     for (const result of started) if (result.status === "rejected") throw result.reason;
     tina = await createTotpUser(setup, "tina");
     for (const name of ["pat", "rob", "rita", "rhea", "vera", "wade"]) await createTestUser(setup, name);
-  }, 60_000);
+    // A guard against a hang only: the processes report listening, failing or exiting, and a busy
+    // machine that compiles them slowly must not fail here.
+  }, 300_000);
 
   afterAll(async () => {
     await Promise.all([a?.close(), b?.close(), c?.close(), provider?.close()]);

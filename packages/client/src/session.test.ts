@@ -447,6 +447,44 @@ describe("tabs sharing a store", () => {
   });
 });
 
+describe("a session's end, announced once", () => {
+  /** An access token the client can read the `sid` of (the signature is never checked by the client). */
+  const tokenOfSession = (sid: string, n: number) =>
+    `${Buffer.from('{"alg":"HS256"}').toString("base64url")}.${Buffer.from(JSON.stringify({ sid, n })).toString("base64url")}.c2ln`;
+
+  it("RT-2: tokens of a session this tab saw end, saved by another tab after it, are not held again: its end is announced once", async () => {
+    const store = memoryTokenStore();
+    const server = scriptedServer((request) =>
+      request.path === "/auth/login" ? { code: 0, data: { ...tokenSet(1), accessToken: tokenOfSession("s1", 1) } } : expired,
+    );
+    const client = createAuthClient({ baseUrl: scriptedBaseUrl, store, fetch: server.fetch });
+    const events: string[] = [];
+    client.on("signedOut", ({ reason }) => events.push(reason));
+    await client.login({ username: "alice", password: "pw" });
+    // This tab's refresh meets the reuse the other tab's caused: the session has ended.
+    await rejectionOf(client.refresh());
+    expect(events).toEqual(["session_ended"]);
+    // The other tab's refresh of the same session answered first and saves its tokens only now.
+    await store.save({
+      accessToken: tokenOfSession("s1", 2),
+      refreshToken: "refresh-2",
+      expiresAt: Date.now() + 60_000,
+      user: scriptedUser,
+    });
+    expect((await rejectionOf(client.me())).code).toBe(40101);
+    expect(events).toEqual(["session_ended"]);
+    // A new session's tokens are held again, and their end is announced.
+    await store.save({
+      accessToken: tokenOfSession("s2", 1),
+      refreshToken: "refresh-3",
+      expiresAt: Date.now() + 60_000,
+      user: scriptedUser,
+    });
+    await rejectionOf(client.me());
+    expect(events).toEqual(["session_ended", "session_ended"]);
+  });
+});
+
 describe("the session's re-authentication (STUP-2)", () => {
   it("STUP-2, RL-5: a re-authentication's answer, which carries no device token, keeps the one the sign-in gave for the next sign-in", async () => {
     const server = scriptedServer((request) =>

@@ -1,3 +1,4 @@
+import { accessTokenClaims } from "./claims.js";
 import { AuthClientError } from "./errors.js";
 import type { ClientEvents, SignOutReason } from "./events.js";
 import type { StoredTokens, TokenStore } from "./token-store.js";
@@ -209,11 +210,15 @@ export function createSession(options: SessionOptions): Session {
     const kept = stored(set);
     await store.save(kept);
     holding = true;
+    heldSession = accessTokenClaims(kept.accessToken)?.sid;
     return kept;
   }
 
   /** How many times this client has ended a session: a read that spans one does not set `holding` again. */
   let ends = 0;
+  /** The session (`sid`) of the tokens this client last held, and of the last one it saw end. */
+  let heldSession: unknown;
+  let endedSession: unknown;
 
   /** Reads the store, with `loadLatest` when `latest` and the store has it, and announces a session another client ended. */
   async function read(latest = false): Promise<StoredTokens | null> {
@@ -222,7 +227,11 @@ export function createSession(options: SessionOptions): Session {
     // A read begun before this client ended the session saw the tokens it ended: it holds nothing.
     if (ends !== endsBefore) return tokens;
     if (tokens === null && holding) events.emit("signedOut", { reason: "signed_out_elsewhere" });
-    holding = tokens !== null;
+    const session = tokens === null ? undefined : accessTokenClaims(tokens.accessToken)?.sid;
+    // Tokens of a session this client saw end (another tab saved them after it did) are not held
+    // again: its end is announced once, whoever's request meets it next.
+    holding = tokens !== null && (session === undefined || session !== endedSession);
+    if (holding) heldSession = session;
     return tokens;
   }
   store.subscribe?.(() => {
@@ -232,6 +241,7 @@ export function createSession(options: SessionOptions): Session {
   /** Every `signedOut` follows a change of `holding` from true to false: once per session, whoever sees it end first. */
   async function end(reason: SignOutReason): Promise<void> {
     ends += 1;
+    endedSession = heldSession;
     await store.save(null);
     if (!holding) return;
     holding = false;
