@@ -599,6 +599,15 @@ if not last or tonumber(ARGV[1]) <= tonumber(last) then return 0 end
 redis.call('HSET', KEYS[1], 'lastUsedStep', ARGV[1])
 return 1`;
 
+const replaceSecretScript = `
+-- KEYS: the factor. ARGV: the secret expected and the next one, as JSON text (KR-2: only while it is still the one read).
+if redis.call('HGET', KEYS[1], 'secret') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'secret', ARGV[2])
+return 1`;
+
+/** A sealed secret as the JSON text a factor's `secret` field holds: `keyId` first, as the secret box makes it. */
+const secretText = ({ keyId, sealed }: TotpRecord["secret"]) => json({ keyId, sealed });
+
 function redisTotp({ client, prefix, run }: Redis): TotpStore {
   const totpKey = ownedKeys(prefix).totp;
   return {
@@ -608,6 +617,8 @@ function redisTotp({ client, prefix, run }: Redis): TotpStore {
     enable: async (userId) => (await run<number>(enableScript, [totpKey(userId)], [])) === 1,
     remove: async (userId) => (await client.del(totpKey(userId))) === 1,
     advanceStep: async (userId, step) => (await run<number>(advanceStepScript, [totpKey(userId)], [json(step)])) === 1,
+    replaceSecret: async (userId, expected, next) =>
+      (await run<number>(replaceSecretScript, [totpKey(userId)], [secretText(expected), secretText(next)])) === 1,
   };
 }
 
@@ -1015,7 +1026,13 @@ function redisIdentities(redis: Redis): IdentityStore {
 
 // Settings: `settings:<key>` strings holding the value as JSON.
 
-function redisSettings({ client, prefix }: Redis): SettingsStore {
+const replaceSettingScript = `
+-- KEYS: the setting. ARGV: the value expected and the next one, as JSON text (KR-2).
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1`;
+
+function redisSettings({ client, prefix, run }: Redis): SettingsStore {
   const settingKey = (key: string) => `${prefix}:settings:${ref(key)}`;
   return {
     async get(key) {
@@ -1026,6 +1043,8 @@ function redisSettings({ client, prefix }: Redis): SettingsStore {
       if (value === undefined) await client.del(settingKey(key));
       else await client.set(settingKey(key), JSON.stringify(value));
     },
+    replace: async (key, expected, value) =>
+      (await run<number>(replaceSettingScript, [settingKey(key)], [json(expected), json(value)])) === 1,
   };
 }
 

@@ -228,6 +228,15 @@ export {
   adminRevokeAllSessions,
   revokeAllSessions,
 } from "./incident/revoke-all-sessions.js";
+export {
+  type CountsByKey,
+  type ResealCounts,
+  type ResealOptions,
+  type ResealReport,
+  type SealedKind,
+  type UnopenableValue,
+  resealSecrets,
+} from "./key-rotation/reseal-secrets.js";
 export type { ClaimMapping, ExternalProfile, OAuthConfig, OAuthProviderConfig } from "./oauth/provider-config.js";
 export { deleteAnyOrganization, listAllOrganizations } from "./organizations/admin-organizations.js";
 export {

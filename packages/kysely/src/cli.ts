@@ -8,6 +8,7 @@ import { adoptExistingUsers } from "./adopt.js";
 import { connectStorage } from "./connect.js";
 import { loadFieldDeclaration, runFieldsMigration } from "./fields-command.js";
 import { importProblem, runImport } from "./import-command.js";
+import { encryptionKeysFrom, runReseal } from "./keys-command.js";
 import type { KyselyStorage } from "./kysely-storage.js";
 import { latestSchemaVersion, migrate } from "./migrate.js";
 import { pgliteStorage } from "./pglite.js";
@@ -18,6 +19,7 @@ const usage = `Usage: portcullis migrate (--url <database URL> | --pglite <data 
        portcullis adopt (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] --users <file.json>
        portcullis import <file.jsonl> (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--fields <module> [--export <name>]] [--dry-run]
        portcullis sessions revoke-all (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--yes]
+       portcullis keys reseal (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--dry-run]
        portcullis fields --fields <module> [--export <name>] (--url <database URL> | --pglite <data directory>) [--prefix <table prefix>] [--print]
 
   --url      postgres://user@host:5432/db or mysql://user@host:3306/db (or the DATABASE_URL variable)
@@ -25,7 +27,8 @@ const usage = `Usage: portcullis migrate (--url <database URL> | --pglite <data 
   --prefix   the table-name prefix the service uses, if any
   --users    a JSON file holding the storage's users option, when your own table holds the users
              (docs/existing-users-table.md); every command takes it
-  --dry-run  (import) check every line, against the database too, and write nothing
+  --dry-run  (import) check every line, against the database too, and write nothing;
+             (keys reseal) open and count every sealed value, and write nothing
   --yes      (sessions revoke-all) confirm without being asked: for scripts and other non-interactive use
   --fields   (fields, import) a JavaScript module exporting the user field declaration given to
              createAuth; import needs it for lines that carry fields
@@ -46,6 +49,13 @@ password hash (docs/existing-users-table.md). Running it again adopts only rows 
 sessions revoke-all ends every session of every user (incident response, docs/flows/step-up.md):
 every refresh token is refused at once, every access token at its next check. Without --yes it
 asks at a terminal, and exits 2 where there is none.
+
+keys reseal finishes an encryption-key rotation (docs/configuration.md#key-rotation): every TOTP
+secret and the directory bind password sealed with a key other than the current one is sealed again
+under it, with the keys of AUTH_ENCRYPTION_KEY (one key, or the keyring as JSON:
+{"current":"k2","keys":{"k1":"…","k2":"…"}}). It prints what is left on each old key: remove key X
+from secrets.encryption.keys once it shows 0. A value changed meanwhile is left to the change; one no
+listed key opens is named and kept. Exits 1 when a value could not be opened. Safe to run again.
 
 fields adds a nullable column to the users table for each declared user field that has none
 (docs/flows/user-fields.md); existing rows keep their data and read the new fields' defaults.
@@ -82,7 +92,8 @@ const terminal: CommandOutput = {
  * `portcullis import`, which imports users from a JSON Lines file (`importUsers`), `portcullis
  * fields`, which adds the columns of the declared user fields, and
  * `portcullis sessions revoke-all`, which ends every session of every user (`revokeAllSessions`,
- * STUP-6) once confirmed. Returns the exit code.
+ * STUP-6) once confirmed, and `portcullis keys reseal`, which seals every secret at rest again under
+ * the current encryption key (`resealSecrets`, KR-1). Returns the exit code.
  */
 export async function main(
   argv: string[],
@@ -110,17 +121,22 @@ export async function main(
         ? positionals.length === 2 && !values.yes
         : command === "fields"
           ? positionals.length === 1 && values.fields !== undefined && !values["dry-run"] && !values.yes
-          : command === "sessions" && positionals[1] === "revoke-all" && positionals.length === 2 && !values["dry-run"];
+          : command === "keys"
+            ? positionals[1] === "reseal" && positionals.length === 2 && !values.yes
+            : command === "sessions" && positionals[1] === "revoke-all" && positionals.length === 2 && !values["dry-run"];
   if (!wellFormed || (url === undefined) === (values.pglite === undefined)) {
     output.err(usage);
     return 2;
   }
+  const keys = command === "keys" ? encryptionKeysFrom(env) : null;
   const problem =
     command === "import"
       ? await importProblem(positionals[1] as string, env)
       : command === "sessions"
         ? await revokeAllRefusal(values.yes === true, output)
-        : null;
+        : keys !== null && "problem" in keys
+          ? keys.problem
+          : null;
   if (problem) {
     output.err(problem.message);
     return problem.code;
@@ -146,7 +162,7 @@ export async function main(
             prefix: values.prefix,
             users,
             userFields,
-            maxConnections: command === "import" ? 8 : 1,
+            maxConnections: command === "import" ? 8 : command === "keys" ? 4 : 1,
           });
   } catch (error) {
     // A TypeError is a malformed --url or --prefix: its message names the mistake and never holds the URL.
@@ -160,6 +176,13 @@ export async function main(
   if (command === "sessions") {
     try {
       return await runRevokeAll(storage, output);
+    } finally {
+      await storage.close();
+    }
+  }
+  if (keys !== null && "keys" in keys) {
+    try {
+      return await runReseal(storage, keys.keys, { dryRun: values["dry-run"] === true, output });
     } finally {
       await storage.close();
     }
@@ -213,7 +236,14 @@ export async function main(
 }
 
 /** What a command names when the database cannot be opened. */
-const failedStep = { migrate: "migration", import: "import", sessions: "revoke-all", fields: "fields", adopt: "adopt" } as const;
+const failedStep = {
+  migrate: "migration",
+  import: "import",
+  sessions: "revoke-all",
+  keys: "reseal",
+  fields: "fields",
+  adopt: "adopt",
+} as const;
 
 /**
  * The users option held in the JSON file at `path`.

@@ -15,6 +15,8 @@ const tagBytes = 16;
 
 /** Seals and opens secrets at rest with AES-256-GCM (TOTP-6). */
 export interface SecretBox {
+  /** The id of the key that seals: `current` of the keyring (`"k1"` for a single key). */
+  readonly currentKeyId: string;
   /** Encrypts with the current key, a fresh random nonce, and `associatedData` bound in. */
   seal(plaintext: Uint8Array, associatedData: string): EncryptedSecret;
   /** Decrypts; throws {@link AuthError} 50000 if the key is unknown or anything was altered. */
@@ -57,6 +59,7 @@ export function createSecretBox(
 
   const derive = (key: Buffer, purpose: string) => Buffer.from(hkdfSync("sha256", key, "portcullis", purpose, 32));
   return {
+    currentKeyId: ring.current,
     deriveKey(purpose) {
       return derive(keys.get(ring.current) as Buffer, purpose);
     },

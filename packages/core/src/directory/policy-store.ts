@@ -1,6 +1,7 @@
 import type { Auth } from "../auth.js";
 import { AuthError } from "../errors/auth-error.js";
 import { ErrorCode } from "../errors/codes.js";
+import type { SealedValue } from "../key-rotation/sealed-value.js";
 import type { EncryptedSecret } from "../storage/types.js";
 import {
   type DirectoryPolicy,
@@ -123,4 +124,21 @@ export async function writeDirectorySettings(auth: Auth, settings: DirectorySett
     bindPassword: bindPassword === null ? null : auth.secretBox.seal(Buffer.from(bindPassword, "utf8"), bindPasswordContext),
   };
   await auth.storage.settings.set(directoryPolicyKey, saved, auth.now());
+}
+
+/**
+ * The saved policy's bind password as a {@link SealedValue} to reseal (KR-1), or null when none is
+ * saved: written back with `settings.replace`, so a policy saved meanwhile wins (KR-2).
+ */
+export async function sealedBindPassword(auth: Auth): Promise<SealedValue | null> {
+  const saved = (await auth.storage.settings.get(directoryPolicyKey)) as SavedDirectoryPolicy | undefined;
+  if (saved?.bindPassword == null) return null;
+  return {
+    kind: "directoryBindPassword",
+    owner: directoryPolicyKey,
+    secret: saved.bindPassword,
+    associatedData: bindPasswordContext,
+    replace: (next) => auth.storage.settings.replace(directoryPolicyKey, saved, { ...saved, bindPassword: next }, auth.now()),
+    reread: () => sealedBindPassword(auth),
+  };
 }

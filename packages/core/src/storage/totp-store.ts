@@ -31,6 +31,14 @@ export interface TotpStore {
    * whether it was (compare-and-set; TOTP-4). Two callers with the same step: one true.
    */
   advanceStep(userId: string, step: number): Promise<boolean>;
+  /**
+   * Atomically replaces the factor's sealed secret with `next` only if it is still `expected`
+   * (the same `keyId` and `sealed`; compare-and-set), keeping `enabled` and `lastUsedStep` as they
+   * are: resealing under a new key (KR-2) never undoes a change made since the factor was read
+   * (removed, or set up again). Returns whether it wrote (SQL: `UPDATE … WHERE user_id = ? AND
+   * secret_key_id = ? AND secret_sealed = ?`).
+   */
+  replaceSecret(userId: string, expected: EncryptedSecret, next: EncryptedSecret): Promise<boolean>;
 }
 
 /** One-time recovery codes, stored only as hashes (RC-2). */

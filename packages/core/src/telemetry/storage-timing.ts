@@ -27,7 +27,7 @@ const storeMethods = {
     incrementTokenVersionsBySource: true,
     list: true,
   },
-  totp: { get: true, putPending: true, enable: true, remove: true, advanceStep: true },
+  totp: { get: true, putPending: true, enable: true, remove: true, advanceStep: true, replaceSecret: true },
   recoveryCodes: { replace: true, has: true, consume: true, count: true, removeAll: true },
   sessions: {
     createSession: true,
@@ -53,7 +53,7 @@ const storeMethods = {
     deleteUnlessLast: true,
   },
   identities: { link: true, find: true, listByUser: true, findByVerifiedEmail: true, unlink: true },
-  settings: { get: true, set: true },
+  settings: { get: true, set: true, replace: true },
 } satisfies { [S in keyof Storage]: Record<keyof Storage[S], true> };
 
 /** The name `error.type` gets for a failed storage call: the error's class, never its message (which may quote a row). */

@@ -1,4 +1,5 @@
 import type { Auth } from "../auth.js";
+import type { SealedValue } from "../key-rotation/sealed-value.js";
 import type { EncryptedSecret, TotpRecord } from "../storage/types.js";
 import { matchTotpStep } from "./totp.js";
 
@@ -12,6 +13,24 @@ export function sealTotpSecret(auth: Auth, userId: string, secret: Uint8Array): 
 /** Opens a stored TOTP secret with the key that sealed it; the caller zeroes the bytes after use. */
 export function openTotpSecret(auth: Auth, secret: EncryptedSecret, userId: string): Buffer {
   return auth.secretBox.open(secret, associatedData(userId));
+}
+
+/**
+ * The user's factor as a {@link SealedValue} to reseal (KR-1): written back with
+ * `totp.replaceSecret`, so a factor removed or set up again meanwhile is left as it is (KR-2).
+ */
+export function sealedTotpSecret(auth: Auth, record: TotpRecord): SealedValue {
+  return {
+    kind: record.enabled ? "totpSecret" : "pendingTotpSecret",
+    owner: record.userId,
+    secret: record.secret,
+    associatedData: associatedData(record.userId),
+    replace: (next) => auth.storage.totp.replaceSecret(record.userId, record.secret, next),
+    async reread() {
+      const now = await auth.storage.totp.get(record.userId);
+      return now === null ? null : sealedTotpSecret(auth, now);
+    },
+  };
 }
 
 /**

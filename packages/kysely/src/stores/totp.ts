@@ -26,8 +26,8 @@ export function toTotpRow(record: TotpRecord) {
 }
 
 /**
- * The totp table as a {@link TotpStore}: enabling and advancing the step are conditional
- * UPDATEs (TOTP-4); a pending factor replaces another pending one with a conditional upsert on
+ * The totp table as a {@link TotpStore}: enabling, advancing the step and replacing the sealed
+ * secret are conditional UPDATEs (TOTP-4, KR-2); a pending factor replaces another pending one with a conditional upsert on
  * PostgreSQL, and under the user's row lock on MySQL.
  */
 export function totpStore(context: StoreContext): TotpStore {
@@ -93,6 +93,17 @@ export function totpStore(context: StoreContext): TotpStore {
         .set({ last_used_step: step })
         .where("user_id", "=", userId)
         .where("last_used_step", "<", step)
+        .executeTakeFirst();
+      return num(result.numUpdatedRows) === 1;
+    },
+    async replaceSecret(userId, expected, next) {
+      if (!isUserId(userId)) return false;
+      const result = await db
+        .updateTable(t.totp)
+        .set({ secret_key_id: next.keyId, secret_sealed: next.sealed })
+        .where("user_id", "=", userId)
+        .where("secret_key_id", "=", expected.keyId)
+        .where("secret_sealed", "=", expected.sealed)
         .executeTakeFirst();
       return num(result.numUpdatedRows) === 1;
     },

@@ -29,6 +29,12 @@ export function memoryTotp() {
       record.lastUsedStep = step;
       return true;
     },
+    async replaceSecret(userId, expected, next) {
+      const record = records.get(userId);
+      if (!record || record.secret.keyId !== expected.keyId || record.secret.sealed !== expected.sealed) return false;
+      record.secret = { keyId: next.keyId, sealed: next.sealed };
+      return true;
+    },
   };
   return {
     store,

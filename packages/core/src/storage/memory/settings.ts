@@ -11,5 +11,10 @@ export function memorySettings(): SettingsStore {
     async set(key, value) {
       values.set(key, copy(value));
     },
+    async replace(key, expected, value) {
+      if (!values.has(key) || JSON.stringify(values.get(key)) !== JSON.stringify(expected)) return false;
+      values.set(key, copy(value));
+      return true;
+    },
   };
 }

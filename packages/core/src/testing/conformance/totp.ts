@@ -1,8 +1,8 @@
 import type { TotpRecord } from "../../storage/types.js";
 import { type SuiteContext, concurrently, countWhere } from "./harness.js";
-import { BASE_TIME, createUser, sampleTotp, uniqueId } from "./samples.js";
+import { BASE_TIME, createUser, sampleTotp, uniqueHash, uniqueId } from "./samples.js";
 
-/** Registers the `totp` suite: pending and enabled factors, and the once-per-step rule (TOTP-4). */
+/** Registers the `totp` suite: pending and enabled factors, the once-per-step rule (TOTP-4), and replacing a sealed secret (KR-2). */
 export function totpSuite({ test: { describe, it, expect }, makeStorage }: SuiteContext): void {
   describe("totp", () => {
     it("putPending stores a pending factor that get returns; get of an unknown user is null", async () => {
@@ -87,6 +87,51 @@ export function totpSuite({ test: { describe, it, expect }, makeStorage }: Suite
       const results = await concurrently(20, () => storage.totp.advanceStep(userId, 56_666_666));
       expect(countWhere(results, (accepted) => accepted)).toBe(1);
       expect((await storage.totp.get(userId))?.lastUsedStep).toBe(56_666_666);
+    });
+
+    it("KR-2: replaceSecret swaps the sealed secret only while it is the one expected, keeping enabled and lastUsedStep", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      const record = sampleTotp(userId);
+      await storage.totp.putPending(record);
+      await storage.totp.enable(userId);
+      await storage.totp.advanceStep(userId, 100);
+      const next = { keyId: "key-2", sealed: uniqueHash() };
+      expect(await storage.totp.replaceSecret(userId, { keyId: "key-2", sealed: record.secret.sealed }, next)).toBe(false);
+      expect(await storage.totp.replaceSecret(userId, { keyId: "key-1", sealed: uniqueHash() }, next)).toBe(false);
+      expect(await storage.totp.get(userId)).toEqual({ ...record, enabled: true, lastUsedStep: 100 });
+      expect(await storage.totp.replaceSecret(userId, record.secret, next)).toBe(true);
+      expect(await storage.totp.get(userId)).toEqual({ ...record, secret: next, enabled: true, lastUsedStep: 100 });
+      expect(await storage.totp.replaceSecret(userId, record.secret, { keyId: "key-3", sealed: uniqueHash() })).toBe(false);
+      expect((await storage.totp.get(userId))?.secret).toEqual(next);
+    });
+
+    it("KR-2: replaceSecret of a factor removed, or set up again, since it was read writes nothing", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      const record = sampleTotp(userId);
+      await storage.totp.putPending(record);
+      const replacement = sampleTotp(userId, { createdAt: BASE_TIME + 5 });
+      await storage.totp.putPending(replacement);
+      expect(await storage.totp.replaceSecret(userId, record.secret, { keyId: "key-2", sealed: uniqueHash() })).toBe(false);
+      expect(await storage.totp.get(userId)).toEqual(replacement);
+      await storage.totp.remove(userId);
+      expect(await storage.totp.replaceSecret(userId, replacement.secret, { keyId: "key-2", sealed: uniqueHash() })).toBe(false);
+      expect(await storage.totp.get(userId)).toBeNull();
+      expect(await storage.totp.replaceSecret(uniqueId("user"), record.secret, replacement.secret)).toBe(false);
+    });
+
+    it("KR-2, ST-1: 20 concurrent replaceSecret calls from one expected secret give exactly one winner", async () => {
+      const storage = await makeStorage();
+      const userId = await createUser(storage);
+      const record = sampleTotp(userId);
+      await storage.totp.putPending(record);
+      const nexts = Array.from({ length: 20 }, () => ({ keyId: "key-2", sealed: uniqueHash() }));
+      const results = await concurrently(20, (index) =>
+        storage.totp.replaceSecret(userId, record.secret, nexts[index] as TotpRecord["secret"]),
+      );
+      expect(countWhere(results, (replaced) => replaced)).toBe(1);
+      expect((await storage.totp.get(userId))?.secret).toEqual(nexts[results.indexOf(true)]);
     });
 
     it("remove deletes a pending or enabled factor and says whether one existed", async () => {
