@@ -149,6 +149,14 @@ describe("issue 20 item 6: one process per PGlite data directory", () => {
     await again.close();
   }, 60_000);
 
+  it("ST-1: a storage closed before its first query (migrate: false) frees the directory too", async () => {
+    const unused = await pgliteStorage({ dataDir, migrate: false });
+    await unused.close();
+    await unused.close();
+    const again = await pgliteStorage({ dataDir });
+    await again.close();
+  }, 60_000);
+
   it("ST-1: a lock this process holds is never stale, however late its refresh ran on a busy machine", () => {
     const held = lockDataDirectory(dataDir);
     try {

@@ -12,7 +12,7 @@ import type { UsersTableOptions } from "./users-table.js";
  * A `pg`-style pool over one PGlite database, for Kysely's own PostgreSQL dialect. PGlite is one
  * connection: the pool hands it to one caller at a time (a transaction keeps it until it ends).
  */
-function pgliteAsPool(database: PGlite, onEnd: () => void) {
+function pgliteAsPool(database: PGlite, end: () => Promise<void>) {
   let queue: Promise<void> = Promise.resolve();
   const client = {
     async query(text: string, values: unknown[]) {
@@ -33,13 +33,7 @@ function pgliteAsPool(database: PGlite, onEnd: () => void) {
       await previous;
       return { ...client, release };
     },
-    async end() {
-      try {
-        await database.close();
-      } finally {
-        onEnd();
-      }
-    },
+    end,
     options: {},
   };
 }
@@ -96,17 +90,29 @@ export async function pgliteStorageWith(options: PgliteStorageOptions, load: () 
   let storage: KyselyStorage | undefined;
   try {
     const database = await PGlite.create(options.dataDir);
+    // Closes the database and frees the directory once, whether Kysely's driver ever started (and
+    // ends the pool) or the storage is closed before its first query (Kysely then ends nothing).
+    let ending: Promise<void> | null = null;
+    const end = () => {
+      ending ??= database.close().finally(() => lock?.release());
+      return ending;
+    };
     // Kysely's PostgreSQL dialect only needs connect(), query() and release() of a pool.
-    const pool = pgliteAsPool(database, () => lock?.release()) as unknown as ConstructorParameters<
-      typeof PostgresDialect
-    >[0]["pool"];
-    storage = kyselyStorage({
+    const pool = pgliteAsPool(database, end) as unknown as ConstructorParameters<typeof PostgresDialect>[0]["pool"];
+    const opened = kyselyStorage({
       db: new Kysely({ dialect: new PostgresDialect({ pool }) }),
       dialect: "postgres",
       prefix: options.prefix,
       userFields: options.userFields,
       users: options.users,
     });
+    storage = {
+      ...opened,
+      async close() {
+        await opened.close();
+        await end();
+      },
+    };
     if (options.migrate !== false) {
       await migrate(storage);
       if (options.userFields !== undefined) await migrateUserFields(storage, options.userFields);
