@@ -67,15 +67,26 @@ const explained = new WeakSet<Auth>();
  * `http.basePath` to set. Nothing is said when the request names no route at all.
  */
 export function explainMountPath(auth: Auth, mountPath: string, url: string): void {
+  explainOnce(
+    auth,
+    url,
+    (path, base) =>
+      `authRouter(auth) is mounted under "${mountPath}", so it sees "${path}" for "${mountPath}${path}"; its routes are at "${auth.config.basePath}/auth/…" below where it is mounted. Mount it with app.use(authRouter(auth)) and no path, or set http.basePath to "${base}".`,
+  );
+}
+
+/**
+ * Writes once per auth instance the line `explain` makes of a request to `url` that names a route
+ * under a base path other than the configured one: nothing for a path that names no route.
+ */
+function explainOnce(auth: Auth, url: string, explain: (path: string, base: string) => string): void {
   if (explained.has(auth)) return;
   const path = normalizePath(url);
   if (!path.includes("/auth")) return;
   const base = basePathNaming(path);
   if (base === undefined || base === auth.config.basePath) return;
   explained.add(auth);
-  writeOperatorLine(
-    `authRouter(auth) is mounted under "${mountPath}", so it sees "${path}" for "${mountPath}${path}"; its routes are at "${auth.config.basePath}/auth/…" below where it is mounted. Mount it with app.use(authRouter(auth)) and no path, or set http.basePath to "${base}".`,
-  );
+  writeOperatorLine(explain(path, base));
 }
 
 /**
@@ -91,13 +102,10 @@ export function explainMountPath(auth: Auth, mountPath: string, url: string): vo
  * ```
  */
 export function explainWholePathMount(auth: Auth, mountPath: string, url: string): void {
-  if (explained.has(auth)) return;
-  const path = normalizePath(url);
-  if (!path.includes("/auth")) return;
-  const base = basePathNaming(path);
-  if (base === undefined || base === auth.config.basePath) return;
-  explained.add(auth);
-  writeOperatorLine(
-    `authApp(auth) is mounted under "${mountPath}" and matches the whole path the client sent, "${path}", so its routes are at "${auth.config.basePath}/auth/…" from the root, never below the mount. Set http.basePath to "${base}", or mount it at the root with app.route("/", authApp(auth)).`,
+  explainOnce(
+    auth,
+    url,
+    (path, base) =>
+      `authApp(auth) is mounted under "${mountPath}" and matches the whole path the client sent, "${path}", so its routes are at "${auth.config.basePath}/auth/…" from the root, never below the mount. Set http.basePath to "${base}", or mount it at the root with app.route("/", authApp(auth)).`,
   );
 }
