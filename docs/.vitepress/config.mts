@@ -49,6 +49,18 @@ function sourceLink(href: string, fromPage: string): string | undefined {
   return `${sourceUrl}/${relative(repoDir, target).split("\\").join("/")}${fragment === undefined ? "" : `#${fragment}`}`;
 }
 
+/**
+ * A heading's id as GitHub makes it, which the pages' `#fragment` links were written against:
+ * lower case, punctuation dropped, each space a hyphen (VitePress's own slugs collapse hyphens).
+ */
+function githubSlug(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "")
+    .replace(/ /g, "-");
+}
+
 export default defineConfig({
   title: "Portcullis",
   description: "An embeddable authentication library for Node.js services",
@@ -56,6 +68,7 @@ export default defineConfig({
   rewrites: { "README.md": "index.md" },
   cleanUrls: false,
   markdown: {
+    anchor: { slugify: githubSlug },
     config(md) {
       const renderLink = md.renderer.rules.link_open;
       md.renderer.rules.link_open = (tokens, index, options, env, self) => {
