@@ -116,7 +116,7 @@ export default defineConfig({
       {
         text: "Reference",
         items: [
-          ...pages("http-api", "errors", "client", "compatibility", "openapi", "testing-kit", "testing"),
+          ...pages("http-api", "errors", "client", "compatibility", "openapi", "testing-kit", "testing", "docs-site"),
           { text: "API reference (TypeDoc)", link: "/api/index.html", target: "_self" },
         ],
       },
