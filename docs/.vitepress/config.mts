@@ -14,12 +14,17 @@ const repoDir = resolve(docsDir, "..");
  */
 const sourceUrl = (process.env.DOCS_SOURCE_URL ?? "https://github.com/portcullis/portcullis/blob/main").replace(/\/$/, "");
 
-/** The pages of one folder of docs/, in file name order, each titled by its first heading. */
-function pagesIn(folder: string): DefaultTheme.SidebarItem[] {
-  return readdirSync(join(docsDir, folder))
+/**
+ * The pages of one folder of docs/: those named in `first` in that order (as docs/README.md lists
+ * them), then any others in file name order, each titled by its first heading.
+ */
+function pagesIn(folder: string, first: string[] = []): DefaultTheme.SidebarItem[] {
+  const rest = readdirSync(join(docsDir, folder))
     .filter((name) => name.endsWith(".md"))
-    .sort()
-    .map((name) => ({ text: titleOf(join(folder, name)), link: `/${folder}/${name.replace(/\.md$/, "")}` }));
+    .map((name) => name.replace(/\.md$/, ""))
+    .filter((name) => !first.includes(name))
+    .sort();
+  return [...first, ...rest].map((name) => ({ text: titleOf(join(folder, `${name}.md`)), link: `/${folder}/${name}` }));
 }
 
 /** A page's first heading, without code marks. */
@@ -89,8 +94,29 @@ export default defineConfig({
     ],
     sidebar: [
       { text: "Getting started", items: [{ text: "Overview", link: "/" }, ...pages("getting-started")] },
-      { text: "Adapters: quick starts", items: pagesIn("adapters") },
-      { text: "Flows", collapsed: false, items: pagesIn("flows") },
+      { text: "Adapters: quick starts", items: pagesIn("adapters", ["express", "hono", "fastify", "nestjs"]) },
+      {
+        text: "Flows",
+        collapsed: false,
+        items: pagesIn("flows", [
+          "login",
+          "totp",
+          "tokens",
+          "cookie-mode",
+          "passkeys",
+          "oauth",
+          "directory",
+          "email",
+          "passwordless",
+          "account",
+          "user-fields",
+          "step-up",
+          "organizations",
+          "api-keys",
+          "service-accounts",
+          "impersonation",
+        ]),
+      },
       {
         text: "Operations",
         items: pages(
