@@ -72,6 +72,8 @@ export default defineConfig({
   srcExclude: ["api/**", "examples/**"],
   rewrites: { "README.md": "index.md" },
   cleanUrls: false,
+  // The local search index (about 850 kB) is one chunk, loaded when the search box opens.
+  vite: { build: { chunkSizeWarningLimit: 1500 } },
   markdown: {
     anchor: { slugify: githubSlug },
     config(md) {
