@@ -162,6 +162,49 @@ describe("hooks in a rendered tree", () => {
     expect(now().useSignIn.error?.code).toBe(40100);
   });
 
+  it("enrols TOTP in the 40105 step: the secret, then the code signs in and answers the recovery codes once", async () => {
+    const server = scriptedServer((request: ScriptedRequest) => {
+      switch (request.path) {
+        case "/auth/login":
+          return { code: 40105, status: 401, data: { tempToken: "enrol" } };
+        case "/auth/2fa/enrolment/setup":
+          return { code: 0, data: { secret: "JBSWY3DP", otpauthUrl: "otpauth://totp/x?secret=JBSWY3DP" } };
+        case "/auth/2fa/enrolment/enable":
+          return (request.body as { code?: string }).code === "123456"
+            ? { code: 0, data: { ...tokenSet(1), recoveryCodes: ["AAAA-BBBB"] } }
+            : { code: 40103, status: 401 };
+        default:
+          return { code: 0, data: [] };
+      }
+    });
+    const { now, until } = await renderHooks(createAuthClient({ baseUrl: scriptedBaseUrl, fetch: server.fetch }));
+    await until((hooks) => hooks.useSession.status === "signedOut");
+    await act(async () => {
+      await now().useSignIn.signIn({ username: "alice", password: "pw" });
+    });
+    expect(now().useSignIn.step).toBe("enrolment_required");
+    await act(async () => {
+      await now().useSignIn.setupTotp();
+    });
+    expect(now().useSignIn.totpSetup?.secret).toBe("JBSWY3DP");
+    await act(async () => {
+      await now().useSignIn.enableTotp("000000");
+    });
+    expect([now().useSignIn.step, now().useSignIn.error?.code]).toEqual(["enrolment_required", 40103]);
+    await act(async () => {
+      await now().useSignIn.enableTotp("123456");
+    });
+    expect(now().useSignIn.step).toBe("authenticated");
+    expect(now().useSignIn.recoveryCodes).toEqual(["AAAA-BBBB"]);
+    expect(server.sentTo("/auth/2fa/enrolment/enable").map((request) => request.body)).toEqual([
+      { tempToken: "enrol", code: "000000" },
+      { tempToken: "enrol", code: "123456" },
+    ]);
+    expect(now().useSession.status).toBe("signedIn");
+    act(() => now().useSignIn.reset());
+    expect([now().useSignIn.step, now().useSignIn.recoveryCodes, now().useSignIn.totpSetup]).toEqual(["credentials", null, null]);
+  });
+
   it("lists the sessions once signed in, ends one and lists again, and empties the lists on sign-out", async () => {
     const { client, server } = totpServer();
     const { now, until } = await renderHooks(client);
