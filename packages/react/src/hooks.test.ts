@@ -9,6 +9,7 @@ import {
   scriptedBaseUrl,
   scriptedServer,
   scriptedUser,
+  signedInScriptedClient,
   tokenSet,
 } from "../../client/src/scripted-server.test-support.js";
 import { AuthProvider, usePasskeys, useSession, useSessions, useSignIn, useStepUp } from "./index.js";
@@ -116,6 +117,19 @@ function totpServer() {
 }
 
 describe("hooks in a rendered tree", () => {
+  it("reads a session the client already holds with no refresh or /me, then reads the lists", async () => {
+    const { client, server } = await signedInScriptedClient(() => ({ code: 0, data: [] }));
+    const sentBefore = server.sent.length;
+    const { now, until } = await renderHooks(client);
+    await until((hooks) => hooks.useSession.status === "signedIn" && !hooks.useSessions.loading);
+    expect(now().useSession).toEqual({ status: "signedIn", user: scriptedUser });
+    expect(server.sent.slice(sentBefore).map((request) => request.path)).toEqual(
+      expect.arrayContaining(["/auth/sessions", "/auth/public-key/credentials"]),
+    );
+    expect(server.sent.slice(sentBefore).map((request) => request.path)).not.toContain("/auth/refresh");
+    expect(server.sent.slice(sentBefore).map((request) => request.path)).not.toContain("/auth/me");
+  });
+
   it("signs in through the 40102 step: a wrong code keeps the step, the right one signs the session in", async () => {
     const { client } = totpServer();
     const { now, until } = await renderHooks(client);
