@@ -15,6 +15,7 @@ export default defineConfig({
       { find: /^@portcullis\/kysely$/, replacement: source("./packages/kysely/src/index.ts") },
       { find: /^@portcullis\/redis$/, replacement: source("./packages/redis/src/index.ts") },
       { find: /^@portcullis\/client$/, replacement: source("./packages/client/src/index.ts") },
+      { find: /^@portcullis\/react$/, replacement: source("./packages/react/src/index.ts") },
       { find: /^@portcullis\/testing$/, replacement: source("./packages/testing/src/index.ts") },
     ],
   },

@@ -70,7 +70,7 @@ while IFS= read -r spec; do nest_packages+=("$spec"); done < <(node -e '
   const deps = require(process.argv[1]).dependencies;
   for (const [name, range] of Object.entries(deps)) if (!name.startsWith("@portcullis/")) console.log(`${name}@${range}`);
 ' "$root/examples/nestjs/package.json")
-npm install --prefer-offline --no-audit --no-fund --loglevel=error "${tarballs[@]}" express hono fastify @electric-sql/pglite redis \
+npm install --prefer-offline --no-audit --no-fund --loglevel=error "${tarballs[@]}" express hono fastify @electric-sql/pglite redis react react-dom @types/react \
   typescript@~5.9.3 @types/express @types/node@20 "vitest@$(node -p "require('$root/package.json').devDependencies.vitest")" \
   "${nest_packages[@]}"
 for adapter in express hono fastify ldap kysely redis testing; do

@@ -22,6 +22,14 @@ import { type AuthVariables, authApp, requireAuth as requireHonoAuth } from "@po
 import { type KyselyStorage, kyselyStorage, migrate, pgliteStorage } from "@portcullis/kysely";
 import { ldapDirectory } from "@portcullis/ldap";
 import {
+  AuthProvider,
+  type SessionState,
+  type SignInState,
+  type StepUpState,
+  useAuthClient,
+  useSession,
+} from "@portcullis/react";
+import {
   type LocalProvider,
   type SoftwareAuthenticator,
   createSoftwareAuthenticator,
@@ -106,3 +114,11 @@ export async function kit(): Promise<{ authenticator: SoftwareAuthenticator; cod
   return { authenticator, code, provider };
 }
 export const sameConformance: typeof runStorageConformance = runKitConformance;
+
+/** What a React page reads from the packed hooks' types: the session's user once signed in, a sign-in's step. */
+export function sessionLabel(session: SessionState, signIn: SignInState, stepUp: StepUpState | null): string {
+  if (stepUp !== null) return `step-up: ${stepUp.required.maxAge ?? 0}`;
+  if (session.status === "signedIn") return session.user.username;
+  return signIn.step === "totp_required" ? "code" : session.status;
+}
+export const reactHooks: [typeof AuthProvider, () => AuthClient, typeof useSession] = [AuthProvider, useAuthClient, useSession];

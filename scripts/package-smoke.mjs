@@ -1,6 +1,7 @@
 // Run by scripts/check-packages.sh inside an empty npm project in which the packed tarballs are
 // installed: imports every public entry point the way a user would and signs a user in, in-process
-// and through @portcullis/client against the packed Express adapter on loopback.
+// and through @portcullis/client against the packed Express adapter on loopback; renders
+// @portcullis/react's hooks with react-dom/server.
 import { randomBytes } from "node:crypto";
 import express from "express";
 
@@ -25,6 +26,7 @@ const expected = {
   "@portcullis/kysely": ["kyselyStorage", "pgliteStorage", "connectStorage", "migrate", "checkSchema"],
   "@portcullis/redis": ["redisStores", "isRedisUnreachable"],
   "@portcullis/client": ["createAuthClient", "memoryTokenStore", "webStorageTokenStore", "AuthClientError"],
+  "@portcullis/react": ["AuthProvider", "useAuthClient", "useSession", "useSignIn", "usePasskeys", "useSessions", "useStepUp"],
   "@portcullis/testing": [
     "createSoftwareAuthenticator",
     "startLocalProvider",
@@ -132,5 +134,15 @@ try {
   }
 } finally {
   await fastify.close();
+}
+// The packed React hooks render on the server, in Node without a DOM: the session reads as loading.
+const { createElement } = await import("react");
+const { renderToString } = await import("react-dom/server");
+const { AuthProvider, useSession } = modules["@portcullis/react"];
+const Status = () => createElement("p", null, useSession().status);
+const html = renderToString(createElement(AuthProvider, { client: createAuthClient() }, createElement(Status)));
+if (html !== "<p>loading</p>") {
+  console.error("package smoke: @portcullis/react did not render on the server:", html);
+  process.exit(1);
 }
 console.log("packages ok");

@@ -24,6 +24,7 @@ import {
   startDemoProvider,
 } from "../../examples/express/src/app.js";
 import { type DemoMailServer, startDemoMailServer } from "../../examples/express/src/mail.js";
+import { createExampleApp } from "../../examples/react/src/app.js";
 
 /** An app serving the demo page and the Portcullis routes, running on loopback. */
 export interface PageApp {
@@ -235,6 +236,18 @@ export async function startHonoPageApp(
   app.get(pageClientPath, (c) => c.body(javascript, 200, { "content-type": "text/javascript; charset=utf-8" }));
   app.use("/*", serveStatic({ root: publicDirectory }));
   // As `serve()` of @hono/node-server does, with the socket in `c.env.incoming` for the adapter.
+  listening.use(getRequestListener(app.fetch));
+  return { origin: listening.origin, apiBase: listening.apiBase, auth, advanceClock: clock.advance, close: listening.close };
+}
+
+/**
+ * The React example (examples/react) as its server runs it, on Hono's node listener, with a clock
+ * the test moves: its page, its bundle and `GET /api/v1/payouts` behind `maxAge: "1m"`.
+ */
+export async function startReactExample(): Promise<PageApp> {
+  const listening = await listenFirst();
+  const clock = movableClock();
+  const { app, auth } = createExampleApp({ origin: listening.origin, now: clock.now });
   listening.use(getRequestListener(app.fetch));
   return { origin: listening.origin, apiBase: listening.apiBase, auth, advanceClock: clock.advance, close: listening.close };
 }
