@@ -198,6 +198,29 @@ describe("the ways a 40001 names (PL-15)", () => {
     );
   });
 
+  it("PL-15: an account that signs in only through a provider is told so (provider), and one with both a password and a link hears both", async () => {
+    const harness = makeAuth();
+    const userId = await addUser(harness.auth, "linked");
+    await harness.storage.identities.link({
+      provider: "corp",
+      subject: "s-1",
+      userId,
+      email: null,
+      emailVerified: false,
+      createdAt: harness.clock.now,
+      lastUsedAt: null,
+    });
+    const withPassword = (await harness.storage.users.findById(userId)) as UserRecord;
+    expect((await authError(requireRecentAuthentication(harness.auth, withPassword, {}))).data).toEqual({
+      reauthenticateWith: ["password", "provider"],
+    });
+    const providerOnly = (await harness.storage.users.update(userId, { passwordHash: null }, harness.clock.now)) as UserRecord;
+    expect(await authError(requireRecentAuthentication(harness.auth, providerOnly, {}))).toMatchObject({
+      message: "Confirm it is you: this account has no password, so re-authenticate first with a passkey or its provider",
+      data: { reauthenticateWith: ["provider"] },
+    });
+  });
+
   it("PL-15: a passkey re-authentication makes the session recent, and the change then goes on with no proof", async () => {
     const harness = makePasskeyAuth();
     const userId = await addUser(harness.auth, "passkey-only");

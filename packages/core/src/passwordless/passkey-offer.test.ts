@@ -116,10 +116,13 @@ describe("the passkey offer of a sign-in (PL-13)", () => {
     expect((await signIn(off, "erin")).offerPasskey).toBe(false);
   });
 
-  it("PL-13: without passkeys a sign-in's answer has no offerPasskey at all", async () => {
+  it("PL-13: without passkeys a sign-in's answer has no offerPasskey at all, and no offer is ever due", async () => {
     const harness = makeAuth();
-    await addUser(harness.auth, "frank");
+    const userId = await addUser(harness.auth, "frank");
     expect(Object.keys(await signIn(harness, "frank"))).not.toContain("offerPasskey");
+    const user = await harness.storage.users.findById(userId);
+    if (!user) throw new Error("the user is gone");
+    expect(await passkeyOfferDue(harness.auth, user, ["pwd"])).toBe(false);
   });
 });
 

@@ -123,6 +123,20 @@ describe("passkey sign-up", () => {
     expect(harness.events[1]).toEqual({ type: "passkey.registered", userId, credentialId, at: harness.clock.now });
   });
 
+  it("PL-15: the new account has no second factor and no recovery codes; an address is stored unverified, its link sent only where email is configured", async () => {
+    const plain = signUpAuth();
+    const { user } = await signUp(plain, { username: "no-mail", email: "No-Mail@Example.com" });
+    expect(user).toMatchObject({ email: "No-Mail@Example.com", emailVerified: false });
+    expect(await plain.storage.recoveryCodes.count(user?.id as string)).toBe(0);
+    expect(await plain.storage.totp.get(user?.id as string)).toBeNull();
+
+    const mailing = makeEmailAuth({ passkeys, signUp: { enabled: true } });
+    await signUp(mailing, { username: "without-address" });
+    await signUp(mailing, { username: "with-address", email: "with@example.com" });
+    await emailDeliveriesSettled(mailing.auth);
+    expect(mailing.outbox.map((message) => [message.kind, message.to])).toEqual([["email_verification", "with@example.com"]]);
+  });
+
   it("PL-15: the passkey-only account signs in with its passkey, discoverably and by username; the handle it sends is its passkey's", async () => {
     const harness = signUpAuth();
     const { user, authenticator } = await signUp(harness, { username: "newcomer" });

@@ -228,6 +228,14 @@ describe("an autofill ceremony's finish", () => {
     expect((await webauthnFinish(harness.auth, { ceremonyId: autofill.ceremonyId, response })).status).toBe("authenticated");
   });
 
+  it("PW-5: a ceremony id that is not a string is never taken for an autofill id: the finish answers 40002 as for a missing header", async () => {
+    expect(isAutofillCeremonyId(42)).toBe(false);
+    expect(isAutofillCeremonyId(null)).toBe(false);
+    const harness = autofillHarness();
+    const refused = await authError(webauthnFinish(harness.auth, { ceremonyId: 42 as never, response: {} }));
+    expect(refused.code).toBe(ErrorCode.MalformedParameter);
+  });
+
   it("spendAutofillCeremony answers the ceremony as a stored discoverable sign-in ceremony looks", async () => {
     const harness = autofillHarness();
     const { ceremonyId, options } = await beginAutofillCeremony(harness.auth);
