@@ -21,7 +21,10 @@ export default defineConfig({
   },
   test: {
     include: ["packages/*/src/**/*.test.ts", "test/**/*.test.ts", "examples/*/src/**/*.test.ts", "docs/**/*.test.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Guards against a hang, not limits: every test waits for the events it needs (a server that
+    // listens, a child that exits, a message that arrives), so a machine busy with other work only
+    // makes it slower. A test that needs longer still says so itself.
+    testTimeout: 120_000,
+    hookTimeout: 300_000,
   },
 });

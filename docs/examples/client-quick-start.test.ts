@@ -22,7 +22,7 @@ beforeAll(async () => {
   server = app.app.listen(0, "127.0.0.1");
   await new Promise<void>((resolve) => server.once("listening", resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
-}, 60_000); // PGlite starts in seconds on a busy machine
+}); // PGlite starts in seconds on a busy machine
 
 afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -31,7 +31,7 @@ async function reloadUntilShown(page: Page, message: Locator): Promise<void> {
         await page.reload();
         return message.count();
       },
-      { timeout: 10_000 },
+      { timeout: 60_000 },
     )
     .toBeGreaterThan(0);
 }

@@ -166,5 +166,5 @@ describeInBrowser("two tabs of the original service's client, sharing localStora
     } finally {
       await context.close();
     }
-  }, 60_000);
+  });
 });

@@ -143,7 +143,7 @@ describeInBrowser("two tabs sharing localStorageTokenStore() in Chromium", () =>
     } finally {
       await context.close();
     }
-  }, 120_000);
+  });
 
   it("a sign-out in one tab, by logout or by a refused refresh, reaches the other tab at once as signed_out_elsewhere", async () => {
     const { auth } = app();

@@ -222,5 +222,5 @@ describeInBrowser("the docs site (pnpm docs:build)", () => {
     expect([...new Set(missingFragments)]).toEqual([]);
     expect(builtPagePaths().filter((path) => !anchors.has(path))).toEqual([]);
     expect([...anchors.keys()].filter((path) => path.startsWith("/api/")).length).toBeGreaterThan(100);
-  }, 120_000);
+  });
 });

@@ -105,11 +105,11 @@ describe("pnpm docs:api", () => {
       expect(output).toMatch(/FixtureStore\.write \(CallSignature\), defined in .* does not have any documentation/);
       expect(output).not.toMatch(/\bdocumentedExport \(/);
       expect(output).not.toContain("FixtureStore.read");
-    }, 60_000);
+    });
   });
 
   it("passes on the repository: every export has its JSDoc, every {@link} resolves", async () => {
     const { status, output } = await typedoc(join(root, "typedoc.json"));
     expect({ status, output: output.trim() }).toEqual({ status: 0, output: "" });
-  }, 120_000);
+  });
 });

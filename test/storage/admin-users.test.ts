@@ -82,7 +82,7 @@ for (const store of stores) {
       for (const username of manyNames) await createUser(auth, { username });
       const signedIn = await post(server, `${base}/login`, { username: "root", password: testPassword });
       token = signedIn.body.data.accessToken;
-    }, 120_000);
+    });
 
     afterAll(async () => {
       await server?.close();

@@ -90,7 +90,7 @@ for (const store of everyStore) {
         },
         emailSignIn: { enabled: true, method: "both", signUp: true, maxAttempts: 3 },
       });
-    }, 60_000);
+    });
 
     afterAll(async () => {
       if (auth) await emailDeliveriesSettled(auth);

@@ -85,7 +85,7 @@ for (const store of stores) {
           events.push(event);
         });
       }
-    }, 60_000);
+    });
 
     afterAll(async () => {
       if (auth) await emailDeliveriesSettled(auth);

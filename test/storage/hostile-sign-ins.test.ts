@@ -94,7 +94,7 @@ for (const store of stores) {
           unauthenticatedWrites: [{ limit: 100_000, window: "15m" }],
         },
       });
-    }, 60_000);
+    });
 
     afterAll(async () => {
       await opened?.close();

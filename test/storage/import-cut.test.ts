@@ -224,7 +224,7 @@ for (const { name, missing, make } of targets) {
         secrets: { signing: randomBytes(32).toString("base64url"), encryption: encryptionKey },
         sweepInterval: false,
       });
-    }, 60_000);
+    });
 
     afterAll(async () => {
       await target?.close();

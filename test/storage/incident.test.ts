@@ -47,7 +47,7 @@ for (const store of stores) {
       ] as const) {
         await createTestUser(auth, username, [...roles]);
       }
-    }, 60_000);
+    });
 
     afterAll(async () => {
       await server?.close();

@@ -66,7 +66,7 @@ for (const store of stores) {
         bindPassword: "directory reader password",
         userBaseDn: "ou=people,dc=example,dc=com",
       });
-    }, 60_000);
+    });
 
     afterAll(async () => {
       await opened?.close();
@@ -102,6 +102,6 @@ for (const store of stores) {
         });
       }
       expect(await saveDirectoryPolicy(withoutK1, { bindPassword: "" })).toMatchObject({ credentialConfigured: true });
-    }, 60_000);
+    });
   });
 }

@@ -168,7 +168,7 @@ describeWithMariadb("MariaDB faults: a service behind a forwarder the tests cut"
     expect(summary(labelled), `${open} connections open at the cut`).toEqual(
       Object.fromEntries(Object.keys(labelled).map((what, at) => [what, at === answers.length - 1 ? succeeded : unavailable])),
     );
-  }, 60_000); // one statement timeout per connection that was open: 20 s for a pool of 10
+  }); // it takes one statement timeout per connection that was open: 20 s for a pool of 10
 
   it("when the database returns the service resumes by itself: the first login after each kind of cut succeeds, nothing restarted", async () => {
     for (const mode of ["reset", "stall", "silence-open"] as const) {

@@ -111,7 +111,7 @@ for (const store of everyStore) {
         throttle,
         passkeys: testPasskeys,
       });
-    }, 60_000);
+    });
 
     afterAll(async () => {
       await opened.close();

@@ -30,7 +30,7 @@ for (const store of stores) {
         secondFactor: { required: "always", enrolmentAttempts: attempts },
       }));
       server = await startExpress5(auth);
-    }, 60_000);
+    });
 
     afterAll(async () => {
       await server?.close();

@@ -32,7 +32,7 @@ for (const store of stores) {
         events.push(event);
       });
       server = await startExpress5(auth);
-    }, 60_000);
+    });
 
     afterAll(async () => {
       await server?.close();

@@ -57,7 +57,7 @@ for (const store of stores) {
         http: { trustedProxies: ["127.0.0.1", "::1"] },
       });
       server = await startExpress5(auth);
-    }, 60_000);
+    });
 
     afterAll(async () => {
       await server?.close();

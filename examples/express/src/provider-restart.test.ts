@@ -61,4 +61,4 @@ it("a restart on the same data directory and provider key signs ada in to the ac
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
-}, 120_000); // three starts of embedded PGlite, slow on a busy machine
+}); // three starts of embedded PGlite, slow on a busy machine

@@ -85,4 +85,4 @@ it("prints the outbox's address, which shows the mail sent; Ctrl-C (SIGINT) clos
     expect(demo.stdout().slice(before.length)).toBe(`Portcullis demo stopped (${signal}).\n`);
     expect(demo.stderr().slice(stderrBefore.length)).toBe("");
   }
-}, 60_000);
+});

@@ -46,7 +46,7 @@ it("a PGlite data directory reopened (a restart): the second start's ensureUser 
   } finally {
     await rm(directory, { recursive: true, force: true });
   }
-}, 60_000);
+});
 
 for (const database of everyDatabase) {
   const missing = database.url === null ? null : await serverMissing(database.url);
@@ -75,7 +75,7 @@ for (const database of everyDatabase) {
         expect(results.every((result) => result.differs.length === 0)).toBe(true);
         expect(processes.flatMap(({ events }) => events).filter((event) => event.type === "user.created")).toHaveLength(1);
         expect((await storage.users.list({ limit: 10 })).map((user) => user.username)).toEqual(["alice"]);
-      }, 60_000);
+      });
     },
   );
 }

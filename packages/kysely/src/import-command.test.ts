@@ -84,7 +84,7 @@ beforeAll(async () => {
   file = join(directory, "users.jsonl");
   await writeFile(file, lines.join("\n"));
   expect(await main(["migrate", "--pglite", dataDir], {}, captured().output)).toBe(0);
-}, 120_000);
+});
 
 afterAll(async () => {
   await rm(directory, { recursive: true, force: true });

@@ -106,7 +106,7 @@ describe("issue 20 item 6: one process per PGlite data directory", () => {
     const second = await opened();
     expect(await second.ask({ type: "get", key: "written-by" })).toEqual({ type: "value", value: "the first" });
     await second.close();
-  }, 90_000);
+  });
 
   it("ST-1: the lock of a process that was killed (no close, no exit handler) is taken over at once by the next process on the same machine", async () => {
     const first = await opened();
@@ -117,7 +117,7 @@ describe("issue 20 item 6: one process per PGlite data directory", () => {
     const next = await opened();
     expect(await next.ask({ type: "get", key: "written-by" })).toEqual({ type: "value", value: "the killed one" });
     await next.close();
-  }, 90_000);
+  });
 
   it("ST-1: a lock of another container or host is honoured while it is refreshed, and taken over once it has not been for the stale time", async () => {
     await mkdir(dataDir);
@@ -136,7 +136,7 @@ describe("issue 20 item 6: one process per PGlite data directory", () => {
     await utimes(lock, staleSince, staleSince);
     const next = await opened();
     await next.close();
-  }, 90_000);
+  });
 
   it("ST-1: a second storage on an open directory in the same process is refused too, and the directory opens again once the first is closed", async () => {
     const first = await pgliteStorage({ dataDir });
@@ -147,7 +147,7 @@ describe("issue 20 item 6: one process per PGlite data directory", () => {
     }
     const again = await pgliteStorage({ dataDir });
     await again.close();
-  }, 60_000);
+  });
 
   it("ST-1: a storage closed before its first query (migrate: false) frees the directory too", async () => {
     const unused = await pgliteStorage({ dataDir, migrate: false });
@@ -155,7 +155,7 @@ describe("issue 20 item 6: one process per PGlite data directory", () => {
     await unused.close();
     const again = await pgliteStorage({ dataDir });
     await again.close();
-  }, 60_000);
+  });
 
   it("ST-1: a lock this process holds is never stale, however late its refresh ran on a busy machine", () => {
     const held = lockDataDirectory(dataDir);

@@ -46,7 +46,7 @@ const sharedPglite = () => {
 };
 beforeAll(async () => {
   await sharedPglite();
-}, 120_000);
+});
 afterAll(async () => {
   await (await pglite)?.close();
 });

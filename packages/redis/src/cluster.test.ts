@@ -30,7 +30,7 @@ describeWithCluster("Redis stores on a Redis Cluster of three primaries and thre
     });
     client.on("error", (error) => clientErrors.push(error));
     await client.connect();
-  }, 60_000);
+  });
 
   afterAll(async () => {
     try {
@@ -168,5 +168,5 @@ describeWithCluster("Redis stores on a Redis Cluster of three primaries and thre
     console.info(
       `failover: service resumed ${Math.round(recoveredAfterMs ?? 0)} ms after the kill; ${unavailable} operations answered 50300, the slowest took ${Math.round(slowest)} ms`,
     );
-  }, 60_000);
+  });
 });

@@ -132,7 +132,7 @@ describeWithRedisServer("Redis stores on a Redis with maxmemory (servers of the 
     expect(answer.body.code).toBe(50300);
     expect(service.internalErrors.length).toBeGreaterThan(0);
     expect(String((service.internalErrors.at(-1) as AuthError).cause)).toMatch(/volatile-lru/);
-  }, 60_000);
+  });
 
   it("RL-1: with noeviction, a lockout holds under a flood that fills Redis: writes over maxmemory answer 50300 (OOM), never 50000, and the account stays locked once memory is free", async () => {
     const redis = await server("noeviction");
@@ -148,7 +148,7 @@ describeWithRedisServer("Redis stores on a Redis with maxmemory (servers of the 
     const ceremonies = await service.client.keys("auth:challenge:*");
     for (let start = 0; start < ceremonies.length; start += 500) await service.client.del(ceremonies.slice(start, start + 500));
     expect((await service.login(service.correctPassword)).body.code).toBe(42900);
-  }, 60_000);
+  });
 
   it("ST-4: a server that lets the client read neither INFO nor CONFIG GET is refused (50300 naming both); unsafeAssumeNoEviction serves it", async () => {
     const redis = await server("noeviction");

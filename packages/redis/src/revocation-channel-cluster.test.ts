@@ -66,7 +66,7 @@ describeWithCluster("the Redis revocation channel on a Redis Cluster (sharded pu
     cluster = await startRedisCluster();
     a = await instance();
     b = await instance();
-  }, 120_000);
+  });
 
   afterAll(async () => {
     for (const close of closers) close();
@@ -123,5 +123,5 @@ describeWithCluster("the Redis revocation channel on a Redis Cluster (sharded pu
       (result) => result === refused,
       100,
     );
-  }, 90_000);
+  });
 });

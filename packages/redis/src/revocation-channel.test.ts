@@ -325,7 +325,7 @@ describeWithServices("the Redis revocation channel, two processes on one Postgre
       audience: testAudience,
       secrets,
     });
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await b?.close();

@@ -111,7 +111,7 @@ for (const database of everyDatabase) {
         opened = await database.open("");
         await migrate(opened.storage);
         await fillSessions(opened.storage);
-      }, 120_000);
+      });
       afterAll(async () => {
         await opened?.drop();
       });
