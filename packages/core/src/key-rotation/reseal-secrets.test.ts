@@ -134,6 +134,7 @@ describe("resealSecrets", () => {
   it("KR-1: users are read a page at a time, every one visited whatever the page size", async () => {
     const { auth } = await rotatedService();
     expect(await resealSecrets(auth, { batchSize: 1 })).toMatchObject({ sealedWith: { k1: 4 }, resealed: 4, stillOld: {} });
+    expect(await resealSecrets(auth, { batchSize: 1000 })).toMatchObject({ resealed: 0, stillOld: {} });
     for (const batchSize of [0, 1001, 2.5]) {
       expect((await authError(resealSecrets(auth, { batchSize }))).code).toBe(42200);
     }
@@ -246,6 +247,34 @@ describe("resealSecrets", () => {
     const report = await resealSecrets(authOver(racing, clock, "k2", { k1, k2 }));
     expect(report).toMatchObject({ sealedWith: { k1: 4 }, resealed: 4, stillOld: {} });
     expect((await storage.totp.get(ids.carol))?.secret.keyId).toBe("k2");
+  });
+
+  it("KR-2: a value changed back under an old key at every write is taken up three times, then reported as still old", async () => {
+    const { storage, clock, ids } = await rotatedService();
+    const oldInstance = authOver(storage, clock, "k1", { k1 });
+    let changes = 0;
+    const racing: Storage = {
+      ...storage,
+      totp: {
+        ...storage.totp,
+        async replaceSecret(userId, expected, next) {
+          if (userId !== ids.carol) return storage.totp.replaceSecret(userId, expected, next);
+          changes += 1;
+          await storage.totp.putPending({
+            userId,
+            secret: sealTotpSecret(oldInstance, userId, randomBytes(20)),
+            enabled: false,
+            lastUsedStep: -1,
+            createdAt: clock.now,
+          });
+          return storage.totp.replaceSecret(userId, expected, next);
+        },
+      },
+    };
+    const report = await resealSecrets(authOver(racing, clock, "k2", { k1, k2 }));
+    expect(changes).toBe(3);
+    expect(report).toMatchObject({ sealedWith: { k1: 4 }, resealed: 3, stillOld: { k1: 1 }, failed: 0 });
+    expect((await storage.totp.get(ids.carol))?.secret.keyId).toBe("k1");
   });
 
   it("KR-1, RC-4: with totp.recoveryCodesAtSetup a pending setup is kept under its key, and the codes it showed still work", async () => {
