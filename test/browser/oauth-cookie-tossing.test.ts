@@ -173,7 +173,7 @@ const cookieTossing = (api: Api) => () => {
         ".example.test/api/v1/auth/oauth/corp portcullis_oauth",
       ]);
       expect(answer).toEqual({ code: 40100, message: "The sign-in state is missing, unknown, expired or already used" });
-      await expectError(page, "#provider-sign-in", /\(code 40100\)$/);
+      await expectError(page, "#provider-sign-in", /^The sign-in state is missing, unknown, expired or already used\.$/);
       expect(errors).toEqual([]);
     } finally {
       await context.close();

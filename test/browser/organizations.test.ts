@@ -12,6 +12,7 @@ import {
   describeInBrowser,
   expectError,
   expectStatus,
+  openAccountSection,
   openPage,
   shownSection,
   signInWithPassword,
@@ -62,6 +63,7 @@ describeInBrowser("organizations in Chromium, on the Express demo", () => {
       // A: signs in, creates the organization (its owner), and invites B's address.
       await signInWithPassword(a.page, "org-a", browserTestPassword);
       await expectStatus(a.page, /^Signed in\.$/);
+      await openAccountSection(a.page, "organizations");
       await a.page.locator("#organizations").waitFor();
       expect(await a.page.locator("#organization-none").isVisible()).toBe(true);
       await a.page.fill('#organization-create-form input[name="name"]', "Acme Browser");
@@ -133,9 +135,10 @@ describeInBrowser("organizations in Chromium, on the Express demo", () => {
     try {
       await signInWithPassword(page, "org-c", browserTestPassword);
       await expectStatus(page, /^Signed in\.$/);
+      await openAccountSection(page, "organizations");
       const row = organizationRow(page, "Strong Org");
       await row.locator(".organization-switch").click();
-      await expectError(page, "#organization-list", /^Strong Org requires a second factor: turn on two-factor sign-in first/);
+      await expectError(page, "#organization-list", /^Strong Org requires a second factor: turn on two-step sign-in first/);
       expect(await row.locator(".organization-active").count()).toBe(0);
       expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).portcullis.orgs.active())).toBeNull();
       expect(await page.locator("#active-organization").textContent()).toBe(

@@ -168,9 +168,52 @@ export async function signInWithPasskey(page: Page, { beginRewritten = false } =
   }
 }
 
-/** Submits the page's passkey registration form, with the current password when one is given. */
-export async function registerPasskey(page: Page, label: string, password = ""): Promise<void> {
+/** The sections of the demo's account page, each a tab: `#tab-<name>`. */
+export type AccountSection = "profile" | "security" | "sessions" | "organizations" | "administration";
+
+/** Shows the account page's section `name` (clicks its tab), as a person does before using its controls. */
+export async function openAccountSection(page: Page, name: AccountSection): Promise<void> {
+  await page.click(`#tab-${name}`);
+  await page.locator(`#tab-${name}[aria-selected="true"]`).waitFor();
+}
+
+/**
+ * Clicks "Reload my details" (`GET /auth/me`), in the profile section's "For developers" part: the
+ * page's client makes one call with its access token (refreshing once on a 40101).
+ */
+export async function reloadMyDetails(page: Page): Promise<void> {
+  await openAccountSection(page, "profile");
+  await page.locator("details.developer").evaluate((details) => {
+    (details as unknown as { open: boolean }).open = true;
+  });
+  await page.click("#reload-me");
+}
+
+/**
+ * Answers the "Confirm it is you" dialog once it is open: fills the fields it shows (the
+ * password, the code) from `proof` and confirms.
+ */
+export async function confirmItIsYou(page: Page, proof: { password?: string; totpCode?: string }): Promise<void> {
+  const dialog = page.locator("#reauthenticate-dialog[open]");
+  await dialog.waitFor();
+  for (const [name, value] of Object.entries(proof)) {
+    const field = dialog.locator(`input[name="${name}"]`);
+    if (value !== undefined && (await field.isVisible())) await field.fill(value);
+  }
+  await dialog.locator('button[type="submit"]').click();
+}
+
+/**
+ * Adds a passkey from the account's security section; when `proof` is given, the server is
+ * expected to ask for it (the sign-in is not recent), and the dialog is answered with it.
+ */
+export async function registerPasskey(
+  page: Page,
+  label: string,
+  proof?: { password?: string; totpCode?: string },
+): Promise<void> {
+  await openAccountSection(page, "security");
   await page.fill('#passkey-register-form input[name="label"]', label);
-  await page.fill('#passkey-register-form input[name="password"]', password);
   await page.click('#passkey-register-form button[type="submit"]');
+  if (proof) await confirmItIsYou(page, proof);
 }

@@ -19,8 +19,10 @@ import {
   describeInBrowser,
   expectError,
   expectStatus,
+  openAccountSection,
   openPage,
   registerPasskey,
+  reloadMyDetails,
   shownSection,
   shownUserField,
   signInWithPasskey,
@@ -52,13 +54,14 @@ async function passkeyLifeCycle(app: PageApp, user: { id: string; username: stri
     // 1. Password sign-in.
     await signInWithPassword(page, user.username, user.password);
     await expectStatus(page, /^Signed in\.$/);
+    await openAccountSection(page, "security");
     await page.locator("#passkey-none").waitFor();
     expect(await authenticator.credentials()).toEqual([]);
 
     // 2. Register a passkey, relying on the sign-in just made (no password typed): the page stays
     // signed in (SE-2) and lists it.
     await registerPasskey(page, "Test laptop");
-    await expectStatus(page, /^Passkey "Test laptop" registered\. Your other sessions were signed out; this one goes on\.$/);
+    await expectStatus(page, /^Passkey "Test laptop" added\. Your other devices were signed out; this one stays signed in\.$/);
     expect(await shownSection(page)).toBe("account");
 
     const held = await authenticator.credentials();
@@ -69,12 +72,12 @@ async function passkeyLifeCycle(app: PageApp, user: { id: string; username: stri
     expect(stored).toMatchObject({ userId: user.id, label: "Test laptop", transports: ["internal"], lastUsedAt: null });
 
     await page.locator(`#passkey-list li[data-passkey-id="${credential.id}"]`).waitFor();
-    await page.click("#reload-me");
+    await reloadMyDetails(page);
     await expectStatus(page, /^GET \/auth\/me answered\.$/);
 
     // 3. Sign out, then in with the passkey, the username field empty.
     await page.click("#logout");
-    await expectStatus(page, /^Signed out; the session is revoked\.$/);
+    await expectStatus(page, /^Signed out\.$/);
     await page.fill('#sign-in-form input[name="username"]', "");
     const signedIn = await signInWithPasskey(page);
     await expectStatus(page, /^Signed in with a passkey\.$/);
@@ -87,10 +90,11 @@ async function passkeyLifeCycle(app: PageApp, user: { id: string; username: stri
     expect(accessTokenClaims(accessToken)).toMatchObject({ sub: user.id, amr: ["hwk", "user", "mfa"] });
     const me = await getJson(app, "/api/v1/auth/me", accessToken);
     expect(me).toMatchObject({ code: 0, data: { id: user.id, username: user.username } });
-    await page.click("#reload-me");
+    await reloadMyDetails(page);
     await expectStatus(page, /^GET \/auth\/me answered\.$/);
 
     // 5. The list shows the passkey, now used; rename it.
+    await openAccountSection(page, "security");
     const item = page.locator(`#passkey-list li[data-passkey-id="${credential.id}"]`);
     await item.locator(".passkey-label", { hasText: /^Test laptop$/ }).waitFor();
     expect(await item.locator(".hint").textContent()).not.toContain("last used never");
@@ -111,7 +115,7 @@ async function passkeyLifeCycle(app: PageApp, user: { id: string; username: stri
     await revoke.click();
     await expectStatus(
       page,
-      /^Passkey "Work laptop" revoked\. Your browser was asked to remove it from the authenticator\. Your other sessions were signed out; this one goes on\.$/,
+      /^Passkey "Work laptop" revoked\. Your browser was asked to remove it from the authenticator\. Your other devices were signed out; this one stays signed in\.$/,
     );
     expect(await shownSection(page)).toBe("account");
     await page.locator("#passkey-none").waitFor();
@@ -121,17 +125,18 @@ async function passkeyLifeCycle(app: PageApp, user: { id: string; username: stri
 
     // After a sign-out, a copy of the revoked passkey (a device that missed the signal) is refused by the server.
     await page.click("#logout");
-    await expectStatus(page, /^Signed out; the session is revoked\.$/);
+    await expectStatus(page, /^Signed out\.$/);
     await authenticator.addCredential(copy[0]!);
     expect((await authenticator.credentials()).map((held) => held.id)).toEqual([credential.id]);
     const refused = await signInWithPasskey(page);
     expect(refused.code).toBe(40100);
-    await expectError(page, "#passkey-sign-in", /^The passkey was not accepted \(code 40100\)$/);
+    await expectError(page, "#passkey-sign-in", /^The passkey was not accepted\.$/);
     expect(await shownSection(page)).toBe("sign-in");
 
     // 7. The password still signs in, and the list is empty.
     await signInWithPassword(page, user.username, user.password);
     await expectStatus(page, /^Signed in\.$/);
+    await openAccountSection(page, "security");
     await page.locator("#passkey-none").waitFor();
     expect(await page.locator("#passkey-list li").count()).toBe(0);
 
@@ -252,11 +257,11 @@ describeInBrowser("passkeys in Chromium, without user verification, for a user w
       await expectStatus(page, /^Signed in with two factors\.$/);
 
       await registerPasskey(page, "Security key");
-      await expectStatus(page, /^Passkey "Security key" registered\./);
+      await expectStatus(page, /^Passkey "Security key" added\./);
       const [credential] = await authenticator.credentials();
       expect(credential).toMatchObject({ isResidentCredential: true, userHandle: user.id });
       await page.click("#logout");
-      await expectStatus(page, /^Signed out; the session is revoked\.$/);
+      await expectStatus(page, /^Signed out\.$/);
 
       await page.route("**/api/v1/auth/public-key/login/begin", (route) =>
         route.continue({ postData: JSON.stringify({ username: user.username }) }),
@@ -274,6 +279,7 @@ describeInBrowser("passkeys in Chromium, without user verification, for a user w
       const { data } = (await (await signedIn).json()) as Envelope;
       expect(accessTokenClaims(data.accessToken).amr).toEqual(expect.arrayContaining(["hwk", "otp"]));
       expect(await shownUserField(page, "username")).toBe(user.username);
+      await openAccountSection(page, "security");
       await page.locator(`#passkey-list li[data-passkey-id="${credential!.id}"]`).waitFor();
 
       expect(errors).toEqual([]);

@@ -10,13 +10,22 @@ import {
   browserSupportsWebAuthn,
   browserSupportsWebAuthnAutofill,
   createAuthClient,
+  deviceKind,
+  deviceName,
+  placeName,
   sendSignal,
   tokenFromLink,
 } from "./vendor/portcullis-client.js";
 
 // `reauthenticate`: when a change went without a proof and the server wants one (40001), the
 // client asks the page, which asks the user, and makes the call once more with it.
-const client = createAuthClient({ baseUrl: "/api/v1", reauthenticate: askToReauthenticate });
+// A listener of the page that throws is a bug of the page: the console says so (and the browser
+// tests fail on it).
+const client = createAuthClient({
+  baseUrl: "/api/v1",
+  reauthenticate: askToReauthenticate,
+  onListenerError: (error, event) => console.error(`The page's ${event} listener failed:`, error),
+});
 window.portcullis = client;
 
 /** Whether the client holds tokens: set by its signedIn and signedOut events. */
@@ -29,6 +38,8 @@ let useRecovery = false;
 let qrUrl = null;
 /** Whether the server has passkeys on and this browser can use them (set once the page has loaded). */
 let passkeysAvailable = false;
+/** How many passkeys the signed-in user has, as last listed: the dialog offers one only when there is one. */
+let passkeyCount = 0;
 /** Whether, besides, the browser offers passkeys in the username field's autofill (conditional mediation). */
 let passkeyAutofillAvailable = false;
 /** The passkey autofill under way (its AbortController), or null. */
@@ -73,9 +84,9 @@ function setStatus(text, kind = "info") {
   status.className = kind;
 }
 
-/** Removes every error shown beside a control. */
+/** Removes every error shown beside a control (the dialog's own error line stays, hidden or not). */
 function clearErrors(within = document) {
-  for (const slot of within.querySelectorAll(".error")) slot.remove();
+  for (const slot of within.querySelectorAll(".error:not(#reauthenticate-error)")) slot.remove();
 }
 
 function show(sectionId) {
@@ -170,15 +181,6 @@ function formValues(form) {
   return Object.fromEntries(new FormData(form).entries());
 }
 
-/** The re-authentication proof of a form: the password only when the user typed one. */
-const typedPassword = (password) => (password ? { password } : {});
-
-/** The re-authentication proof of a form with a code field too: what the user typed of each (STUP-3). */
-const typedProof = (password, totpCode = "") => ({
-  ...typedPassword(password),
-  ...(totpCode.trim() ? { totpCode: totpCode.trim() } : {}),
-});
-
 /** A readable message for an error of the browser's WebAuthn prompt. */
 function ceremonyFailure(error) {
   if (error?.name === "NotAllowedError") return "The passkey prompt was closed or timed out; nothing was sent.";
@@ -190,12 +192,51 @@ function ceremonyFailure(error) {
   return `The browser refused: ${error?.message ?? error}`;
 }
 
+/**
+ * What the page says for a server's answer, by its business code, in words for the person using
+ * it. The server's own message is kept where it already speaks to them (a wrong password, a
+ * taken name, a password policy); the code itself goes to the console, for the developer.
+ */
+const plainMessages = {
+  40001: "Something is missing: fill in every field and try again.",
+  40002: "Something in the form is not in the right shape: check it and try again.",
+  40101: "Your session has ended. Sign in again.",
+  40103: "That code is not right, or it was used already. Try the next code from your app.",
+  40104: "This needs a more recent sign-in: confirm it is you, then try again.",
+  40300: "You are not allowed to do this.",
+  40400: "This is not available here.",
+  50000: "Something went wrong on our side. Try again in a moment.",
+};
+
+/** The codes whose server message is already written for the person using the page. */
+const codesWithPlainServerMessages = new Set([40100, 40900, 42200]);
+
+/** The server's message as a sentence: its first letter as it is, a full stop at its end. */
+const sentence = (text) => (/[.!?]$/.test(text) ? text : `${text}.`);
+
 /** A readable message for an error of the client (an AuthClientError) or of the page. */
 function describe(error) {
   if (error?.kind === "passkey_ceremony") return ceremonyFailure(error.cause);
-  if (error?.code === 42900 && error.retryAfter) return `${error.message} (retry in ${error.retryAfter} s)`;
-  if (typeof error?.code === "number") return `${error.message} (code ${error.code})`;
-  return error?.message ?? String(error);
+  if (typeof error?.code !== "number") {
+    if (error?.kind === "network") return "The server cannot be reached. Check your connection and try again.";
+    return error?.message ?? String(error);
+  }
+  console.info(`[portcullis] ${error.code}: ${error.message}`);
+  if (error.plain) return sentence(error.message);
+  if (error.code === 42900) {
+    return error.retryAfter
+      ? `Too many attempts. Try again in ${counted(error.retryAfter, "second")}.`
+      : "Too many attempts. Try again later.";
+  }
+  if (codesWithPlainServerMessages.has(error.code)) return sentence(error.message);
+  return plainMessages[error.code] ?? plainMessages[50000];
+}
+
+/** An error the page words itself for the person using it (shown as it is), keeping the server's code for the console. */
+function plainError(message, code, status) {
+  const error = new AuthClientError(message, { kind: "server", code, status });
+  error.plain = true;
+  return error;
 }
 
 /**
@@ -204,6 +245,11 @@ function describe(error) {
  */
 function showError(error, control) {
   if (error?.code === 40101 && !signedIn) return;
+  if (error === cancelledProof || (error?.code === 40104 && stepUpCancelled)) {
+    stepUpCancelled = false;
+    setStatus("Cancelled: nothing was changed.");
+    return;
+  }
   if (control) showMessageAt(control, describe(error));
   else setStatus(describe(error), "error");
 }
@@ -235,7 +281,7 @@ function checkingPassword(action) {
       return await action(event);
     } catch (error) {
       if (error?.code !== 40100) throw error;
-      throw new AuthClientError("The password is not right", { kind: "server", code: 40100, status: 401 });
+      throw plainError("The password is not right", 40100, 401);
     }
   };
 }
@@ -256,6 +302,7 @@ client.on("signedIn", ({ user }) => {
   signedIn = true;
   pendingStep = null;
   renderAccount(user);
+  showAccountSection("profile");
   // Signed in from an invitation's page: the invitation is what the user came for.
   show(invitationWaiting() ? "accept-invitation" : "account");
   loadOrganizations().catch((error) => showError(error, $("reload-organizations")));
@@ -269,6 +316,7 @@ client.on("signedIn", ({ user }) => {
 // security changes (TOTP, passkeys, the password) keep this session: they end only the others.
 client.on("signedOut", ({ reason }) => {
   signedIn = false;
+  shownUser = null;
   releaseQr();
   for (const list of [
     "things",
@@ -284,6 +332,7 @@ client.on("signedOut", ({ reason }) => {
   selectedOrganization = null;
   $("organization-manage").hidden = true;
   $("passkey-offer").hidden = true;
+  passkeyCount = 0;
   show("sign-in");
   if (reason === "session_ended") setStatus("Your session has ended; sign in again.");
 });
@@ -294,8 +343,11 @@ const isAdmin = (user) => user.roles.includes("admin");
 /** "1 session", "2 sessions": a count with its noun. */
 const counted = (count, noun) => `${count} ${noun}${count === 1 ? "" : "s"}`;
 
-/** What the page says after one of the user's own security changes: the other sessions ended, this one goes on. */
-const othersSignedOut = "Your other sessions were signed out; this one goes on.";
+/** What the page says after one of the user's own security changes: the other sessions ended, this one stays. */
+const othersSignedOut = "Your other devices were signed out; this one stays signed in.";
+
+/** The signed-in user as the page last showed it, or null. */
+let shownUser = null;
 
 /** The signed-in user's id: the admin list offers no button for one's own account. */
 let currentUserId = null;
@@ -311,15 +363,22 @@ const hasPassword = (user) => user.hasPassword !== false;
 /** "12 March 2026": a date in the reader's own words. */
 const formatDate = (epochMs) => new Date(epochMs).toLocaleDateString(undefined, { dateStyle: "long" });
 
+/** "Administrator", "Member": what the account is, in a word, for the header. */
+const accountKind = (user) => (isAdmin(user) ? "Administrator" : "Member");
+
 function renderAccount(user) {
+  shownUser = user;
   currentUserId = user.id;
   currentUserIsAdmin = isAdmin(user);
+  $("account-name").textContent = user.username;
+  $("account-avatar").textContent = user.username.slice(0, 1).toUpperCase();
+  $("account-summary").textContent = [accountKind(user), user.email ?? "no email address"].join(" · ");
   // [field, label, value]: the field names the row for scripts and tests, the label for people.
   const rows = [
     ["username", "Username", user.username],
-    ["roles", "Roles", user.roles.length ? user.roles.join(", ") : "none"],
-    ["totpEnabled", "Two-factor sign-in", user.totpEnabled ? "on" : "off"],
     ["email", "Email address", describeAddress(user)],
+    ["roles", "Roles", user.roles.length ? user.roles.join(", ") : "none"],
+    ["totpEnabled", "Two-step sign-in", user.totpEnabled ? "on" : "off"],
     ["hasPassword", "Password", hasPassword(user) ? "set" : "none: you sign in with a provider or a passkey"],
     ["createdAt", "Member since", typeof user.createdAt === "number" ? formatDate(user.createdAt) : "unknown"],
     ["id", "User id", user.id],
@@ -331,10 +390,6 @@ function renderAccount(user) {
       return [term, element("dd", { textContent: value, className: field === "id" ? "mono" : "" })];
     }),
   );
-  // No password fields for an account without a password: they could only fail. Code fields
-  // beside them only while TOTP is on: then a change needs a code too (STUP-3).
-  document.body.classList.toggle("no-password", !hasPassword(user));
-  document.body.classList.toggle("totp-on", user.totpEnabled);
   $("password").hidden = !hasPassword(user);
   $("email-state").textContent = user.email
     ? `Your address is ${describeAddress(user)}.${user.emailVerified ? " Password reset links go to it." : " Confirm it to receive password reset links: send a link to it again below."}`
@@ -343,13 +398,56 @@ function renderAccount(user) {
   $("totp-on").hidden = !user.totpEnabled;
   $("totp-setup").hidden = true;
   $("passkeys").hidden = !passkeysAvailable;
-  $("admin").hidden = !currentUserIsAdmin;
+  $("tab-administration").hidden = !currentUserIsAdmin;
+  if (!currentUserIsAdmin && !$("admin").hidden) showAccountSection("profile");
 }
 
 /** The user's address and whether it is verified: "demo@example.test (verified)", or "none". */
 function describeAddress(user) {
   if (!user.email) return "none";
   return `${user.email} (${user.emailVerified ? "verified" : "not verified"})`;
+}
+
+// The account's sections (profile, security, sessions, organizations, administration): a tab list
+// (WAI-ARIA's pattern: the arrow keys, Home and End move between the tabs shown).
+
+/** The tabs of the account's sections, in their order. */
+const accountTabs = [...document.querySelectorAll('#account-tabs [role="tab"]')];
+
+/** The panel a tab shows: its `aria-controls`. */
+const panelOf = (tab) => $(tab.getAttribute("aria-controls"));
+
+/** Shows the account's section `name` ("profile", "security", "sessions", "organizations", "administration"). */
+function showAccountSection(name) {
+  for (const tab of accountTabs) {
+    const selected = tab.id === `tab-${name}`;
+    tab.setAttribute("aria-selected", String(selected));
+    tab.tabIndex = selected ? 0 : -1;
+    panelOf(tab).hidden = !selected;
+  }
+}
+
+for (const tab of accountTabs) {
+  tab.addEventListener("click", () => {
+    showAccountSection(tab.id.slice("tab-".length));
+    clearErrors($("account"));
+  });
+  tab.addEventListener("keydown", (event) => {
+    const shown = accountTabs.filter((each) => !each.hidden);
+    const at = shown.indexOf(tab);
+    const next = {
+      ArrowDown: shown[(at + 1) % shown.length],
+      ArrowRight: shown[(at + 1) % shown.length],
+      ArrowUp: shown[(at - 1 + shown.length) % shown.length],
+      ArrowLeft: shown[(at - 1 + shown.length) % shown.length],
+      Home: shown[0],
+      End: shown.at(-1),
+    }[event.key];
+    if (!next) return;
+    event.preventDefault();
+    next.focus();
+    next.click();
+  });
 }
 
 /** Shows the user as the client last saw it (after a change the client noted, such as TOTP on or off). */
@@ -465,7 +563,7 @@ listen("refresh", "click", async () => {
 
 listen("logout", "click", async () => {
   await client.logout();
-  setStatus("Signed out; the session is revoked.", "ok");
+  setStatus("Signed out.", "ok");
 });
 
 /**
@@ -478,15 +576,23 @@ async function appRoute(method, path, body) {
     body === undefined ? { method } : { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
   const response = await client.fetch(path, init);
   const envelope = await response.json();
-  if (envelope.code !== 0)
-    throw new AuthClientError(envelope.message, { kind: "server", code: envelope.code, status: response.status });
+  if (envelope.code !== 0) {
+    const retryAfter = Number(response.headers.get("retry-after")) || undefined;
+    throw new AuthClientError(envelope.message, {
+      kind: "server",
+      code: envelope.code,
+      status: response.status,
+      retryAfter,
+      data: envelope.data,
+    });
+  }
   return envelope.data;
 }
 
 listen("load-things", "click", async () => {
   const things = await appRoute("GET", "/api/v1/things");
   $("things").replaceChildren(...things.map(thingItem));
-  setStatus(`GET /api/v1/things answered with ${things.length} things.`, "ok");
+  setStatus(`${counted(things.length, "thing")} loaded.`, "ok");
 });
 
 /** One thing: its name, and for an administrator a "Delete" button that asks to be clicked twice. */
@@ -505,14 +611,13 @@ function thingItem(thing) {
 }
 
 // TOTP enrolment: setup → QR code and secret → first code → enable → recovery codes, shown once.
-// Both steps need the current password unless the sign-in is under 5 minutes old (40001 otherwise).
+// Both steps need the current password unless the sign-in is under 5 minutes old: on the server's
+// 40001 the client asks the page's dialog for it.
 listen(
   "setup-form",
   "submit",
-  checkingPassword(async (event) => {
-    const { password } = formValues(event.target);
-    event.target.reset();
-    const { secret, otpauthUrl } = await client.totp.setup(typedPassword(password));
+  checkingPassword(async () => {
+    const { secret, otpauthUrl } = await client.totp.setup();
     $("secret").textContent = secret;
     $("totp-off").hidden = true;
     $("totp-setup").hidden = false;
@@ -542,14 +647,14 @@ listen(
   "enable-form",
   "submit",
   checkingPassword(async (event) => {
-    const { code, password } = formValues(event.target);
+    const { code } = formValues(event.target);
     event.target.reset();
-    const { recoveryCodes } = await client.totp.enable({ code: code.trim(), ...typedPassword(password) });
+    const { recoveryCodes } = await client.totp.enable({ code: code.trim() });
     releaseQr();
     $("secret").textContent = "";
     $("recovery-code-list").replaceChildren(...recoveryCodes.map((recoveryCode) => element("li", { textContent: recoveryCode })));
     show("recovery-codes");
-    setStatus(`Two-factor sign-in is on. ${othersSignedOut}`, "ok");
+    setStatus(`Two-step sign-in is on. ${othersSignedOut}`, "ok");
   }),
 );
 
@@ -557,19 +662,19 @@ listen("recovery-codes-done", "click", async () => {
   $("recovery-code-list").replaceChildren();
   await renderCurrentUser();
   show("account");
+  showAccountSection("security");
   await loadSessions();
 });
 
 listen(
   "disable-form",
   "submit",
-  checkingPassword(async (event) => {
-    const { code, password } = formValues(event.target);
-    event.target.reset();
-    // Every factor (STUP-3): the code and the password; a sign-in with both in the last 5 minutes stands for them.
-    await client.totp.disable({ code: code.trim() || undefined, password: password || undefined });
+  checkingPassword(async () => {
+    // Every factor (STUP-3): a code and the password, asked in the dialog; a sign-in with both in
+    // the last 5 minutes stands for them.
+    await withProof("totp.disable", ["password", "totpCode"], (proof) => client.totp.disable(proof));
     await renderCurrentUser();
-    setStatus(`Two-factor sign-in is off. ${othersSignedOut}`, "ok");
+    setStatus(`Two-step sign-in is off. ${othersSignedOut}`, "ok");
     await loadSessions();
   }),
 );
@@ -579,14 +684,13 @@ listen(
   "password-form",
   "submit",
   checkingPassword(async (event) => {
-    const { currentPassword, newPassword, totpCode } = formValues(event.target);
+    const { currentPassword, newPassword } = formValues(event.target);
+    // With two-step sign-in on, a code too (STUP-3): the dialog asks for it when the server does.
+    const { sessionsEnded } = await withProof("account.changePassword", ["totpCode"], ({ totpCode }) =>
+      client.account.changePassword({ currentPassword, newPassword, totpCode }),
+    );
     event.target.reset();
-    const { sessionsEnded } = await client.account.changePassword({
-      currentPassword,
-      newPassword,
-      totpCode: totpCode.trim() || undefined,
-    });
-    setStatus(`Password changed. ${counted(sessionsEnded, "other session")} signed out; this one goes on.`, "ok");
+    setStatus(`Password changed. ${counted(sessionsEnded, "other device")} signed out; this one stays signed in.`, "ok");
     await loadSessions();
   }),
 );
@@ -604,17 +708,6 @@ listen("reload-sessions", "click", async () => {
   setStatus(`${counted(sessions.length, "session")} signed in.`, "ok");
 });
 
-/**
- * The re-authentication proof typed in the sessions form: the password and the code, each when
- * typed. The code field is emptied: a code is spent once it is accepted (TOTP-4).
- */
-function sessionsProof() {
-  const { password, totpCode } = $("end-others-form").elements;
-  const proof = typedProof(password.value, totpCode.value);
-  totpCode.value = "";
-  return proof;
-}
-
 /** How a session signed in, in plain words, from its `amr` ("pwd", "otp"…): "with a password and an app code". */
 function signInMethods(amr) {
   const words = {
@@ -631,21 +724,34 @@ function signInMethods(amr) {
   return `with ${methods.length === 1 ? methods[0] : `${methods.slice(0, -1).join(", ")} and ${methods.at(-1)}`}`;
 }
 
-/** One session: which device, from where, since when, and its "Sign out" button. */
+/**
+ * One session: the device as people name it ("Chrome on Linux", from its User-Agent), its
+ * approximate place (from its network address) and when it was last active, how it signed in,
+ * and its "Sign out" button. The User-Agent itself is the row's tooltip, for the curious.
+ */
 function sessionItem(session) {
-  const device = session.userAgent ?? "an unknown browser";
-  const where = session.address ? ` from ${session.address}` : "";
-  const details = `Signed in ${formatTime(session.createdAt)} ${signInMethods(session.amr)}, last used ${formatTime(session.lastUsedAt)}${where}`;
+  const device = deviceName(session.userAgent);
+  const active = session.current ? "active now" : `last active ${timeAgo(session.lastUsedAt)}`;
+  const details = `${placeName(session.address)} · ${active} · signed in ${timeAgo(session.createdAt)} ${signInMethods(session.amr)}`;
+  const actor = session.impersonatedBy
+    ? ` · opened by the administrator ${session.impersonatedBy.username ?? session.impersonatedBy.id}`
+    : "";
   const end = element("button", { type: "button", className: "session-end danger", textContent: "Sign out" });
   const item = element(
     "li",
     {},
+    element("span", { className: `device-icon ${deviceKind(session.userAgent)}`, ariaHidden: "true" }),
     element(
       "span",
-      { className: "row-main" },
-      session.current ? element("strong", { className: "session-current", textContent: "This device: " }) : "",
-      element("span", { className: "session-device", textContent: device }),
-      element("span", { className: "hint", textContent: details }),
+      { className: "row-main", title: session.userAgent ?? "" },
+      element(
+        "span",
+        {},
+        element("span", { className: "session-device", textContent: device }),
+        session.current ? " " : "",
+        session.current ? element("span", { className: "badge session-current", textContent: "This device" }) : "",
+      ),
+      element("span", { className: "hint", textContent: `${details.trim()}${actor}` }),
     ),
     end,
   );
@@ -654,13 +760,13 @@ function sessionItem(session) {
     end,
     "click",
     checkingPassword(async () => {
-      await client.sessions.end(session.id, sessionsProof());
+      await client.sessions.end(session.id);
       // Ending this device's session signed the client out (signedOut took the page to the sign-in form).
       if (session.current) {
-        setStatus("Signed out; the session is revoked.", "ok");
+        setStatus("Signed out.", "ok");
         return;
       }
-      setStatus(`Signed out the session of ${device}.`, "ok");
+      setStatus(`Signed out ${device}.`, "ok");
       await loadSessions();
     }),
   );
@@ -670,10 +776,9 @@ function sessionItem(session) {
 listen(
   "end-others-form",
   "submit",
-  checkingPassword(async (event) => {
-    const { ended } = await client.sessions.endOthers(sessionsProof());
-    event.target.reset();
-    setStatus(`${counted(ended, "other session")} signed out; this one goes on.`, "ok");
+  checkingPassword(async () => {
+    const { ended } = await client.sessions.endOthers();
+    setStatus(`${counted(ended, "other device")} signed out; this one stays signed in.`, "ok");
     await loadSessions();
   }),
 );
@@ -719,9 +824,11 @@ async function loadOrganizations() {
     if (error?.code !== 40400) throw error;
     $("organizations").hidden = true;
     $("organization-manage").hidden = true;
+    $("tab-organizations").hidden = true;
     return [];
   }
   $("organizations").hidden = false;
+  $("tab-organizations").hidden = false;
   const active = await client.orgs.active();
   const activeOne = organizations.find((organization) => organization.id === active?.id);
   $("active-organization").textContent = activeOne
@@ -795,23 +902,16 @@ async function switchExplained(organization) {
   } catch (error) {
     if (error?.code === 40104) {
       const how = error.data?.enrolmentRequired
-        ? "turn on two-factor sign-in first, then sign out and in again with a code"
+        ? "turn on two-step sign-in first, then sign out and in again with a code"
         : "sign out and in again with your authenticator app's code";
-      throw new AuthClientError(`${organization.name} requires a second factor: ${how}`, {
-        kind: "server",
-        code: 40104,
-        status: 401,
-      });
+      throw plainError(`${organization.name} requires a second factor: ${how}`, 40104, 401);
     }
     const ways = error?.data?.signInMethods;
     if (error?.code === 40300 && Array.isArray(ways)) {
-      throw new AuthClientError(
+      throw plainError(
         `${organization.name} accepts only a sign-in with: ${ways.join(", ")}. Sign out and in again that way`,
-        {
-          kind: "server",
-          code: 40300,
-          status: 403,
-        },
+        40300,
+        403,
       );
     }
     throw error;
@@ -960,21 +1060,14 @@ listen("accept-invitation-button", "click", async () => {
     organization = await client.orgs.invitations.accept(invitationToken ?? "");
   } catch (error) {
     if (error?.code === 40300) {
-      throw new AuthClientError("Your account has no verified address: confirm the invited address first", {
-        kind: "server",
-        code: 40300,
-        status: 403,
-      });
+      throw plainError("Your account has no verified address: confirm the invited address first", 40300, 403);
     }
     if (error?.code !== 40101 || !signedIn) throw error;
-    throw new AuthClientError("This invitation is invalid, expired, already used, or for another address: ask for a new one", {
-      kind: "server",
-      code: 40101,
-      status: 401,
-    });
+    throw plainError("This invitation is invalid, expired, already used, or for another address: ask for a new one", 40101, 401);
   }
   leaveLinkPage();
   selectedOrganization = organization;
+  showAccountSection("organizations");
   await loadOrganizations();
   setStatus(`You joined ${organization.name}. Make it active under Organizations.`, "ok");
 });
@@ -1010,10 +1103,9 @@ function userItem(user) {
   listen(toggle, "click", async () => {
     const disabled = !user.disabled;
     const path = `/api/v1/auth/admin/users/${encodeURIComponent(user.id)}`;
-    const totpCode = $("admin-totp-code");
-    const proof = typedProof($("admin-password").value, totpCode.value);
-    totpCode.value = "";
-    await appRoute("PATCH", path, { disabled, ...proof });
+    await withProof(disabled ? "admin.disable" : "admin.enable", ["password", "totpCode"], (proof) =>
+      appRoute("PATCH", path, { disabled, ...proof }),
+    );
     setStatus(`${user.username} is ${disabled ? "disabled; their sessions have ended" : "enabled"}.`, "ok");
     await loadUsers();
   });
@@ -1097,12 +1189,33 @@ listen("passkey-sign-in-button", "click", async () => {
 async function loadPasskeys() {
   if (!passkeysAvailable || !signedIn) return;
   const passkeys = await client.passkeys.list();
+  passkeyCount = passkeys.length;
   $("passkey-none").hidden = passkeys.length > 0;
   $("passkey-list").replaceChildren(...passkeys.map(passkeyItem));
 }
 
 function formatTime(epochMs) {
   return epochMs === null ? "never" : new Date(epochMs).toLocaleString();
+}
+
+const relativeTime = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+
+/** "just now", "5 minutes ago", "yesterday", "3 weeks ago": how long ago `epochMs` was, as people say it. */
+function timeAgo(epochMs) {
+  if (epochMs === null) return "never";
+  const seconds = Math.round((epochMs - Date.now()) / 1000);
+  if (seconds > -60) return "just now";
+  for (const [unit, size] of [
+    ["year", 31_536_000],
+    ["month", 2_592_000],
+    ["week", 604_800],
+    ["day", 86_400],
+    ["hour", 3_600],
+    ["minute", 60],
+  ]) {
+    if (-seconds >= size) return relativeTime.format(Math.round(seconds / size), unit);
+  }
+  return "just now";
 }
 
 /** One passkey: its name and dates, a rename form, and a revoke button that asks to be clicked twice. */
@@ -1159,21 +1272,24 @@ async function armOrRevoke(button, passkey) {
   await loadSessions();
 }
 
-// Register: re-authentication (every factor of the account: the password and, with TOTP on, a
-// code, as typed, or from a sign-in under 5 minutes old that proved them, or asked for in the
-// dialog), the browser creates the passkey, the server stores it and ends the user's other sessions.
-listen("passkey-register-form", "submit", async (event) => {
-  const form = event.target;
-  const { label, password, totpCode } = formValues(form);
-  form.elements.password.value = "";
-  form.elements.totpCode.value = "";
-  setStatus("Create the passkey in your browser's prompt.");
-  const passkey = await client.passkeys.register({ label, ...typedProof(password, totpCode) });
-  form.reset();
-  setStatus(`Passkey "${passkey.label}" registered. ${othersSignedOut}`, "ok");
-  await loadPasskeys();
-  await loadSessions();
-});
+// Add a passkey: re-authentication (every factor of the account: the password and, with TOTP on,
+// a code, from a sign-in under 5 minutes old that proved them, or asked for in the dialog when
+// the server wants them), the browser creates the passkey, the server stores it and ends the
+// user's other sessions.
+listen(
+  "passkey-register-form",
+  "submit",
+  checkingPassword(async (event) => {
+    const form = event.target;
+    const { label } = formValues(form);
+    setStatus("Create the passkey in your browser's prompt.");
+    const passkey = await client.passkeys.register({ label });
+    form.reset();
+    setStatus(`Passkey "${passkey.label}" added. ${othersSignedOut}`, "ok");
+    await loadPasskeys();
+    await loadSessions();
+  }),
+);
 
 // Sign in with a provider (OAuth 2.0 / OpenID Connect). The client's oauth.start has the server
 // set the HttpOnly cookie that binds the sign-in to this browser, and sends the browser to the
@@ -1303,21 +1419,14 @@ listen("reset-form", "submit", async (event) => {
     if (error?.code === 40103 && !resetAsksForCode) {
       askForResetCode();
       form.elements.code.focus();
-      throw new AuthClientError(
+      throw plainError(
         "This account has two-step sign-in: enter a code from your authenticator app, or a recovery code",
-        {
-          kind: "server",
-          code: 40103,
-          status: 401,
-        },
+        40103,
+        401,
       );
     }
     if (error?.code === 40101) {
-      throw new AuthClientError("This link is invalid, expired or already used: ask for a new one from the sign-in page", {
-        kind: "server",
-        code: 40101,
-        status: 401,
-      });
+      throw plainError("This link is invalid, expired or already used: ask for a new one from the sign-in page", 40101, 401);
     }
     throw error;
   }
@@ -1336,11 +1445,7 @@ listen("verify-button", "click", async () => {
     await client.email.verifyEmail({ token: linkToken ?? "" });
   } catch (error) {
     if (error?.code !== 40101) throw error;
-    throw new AuthClientError("This link is invalid, expired or already used: send a new one from the account page", {
-      kind: "server",
-      code: 40101,
-      status: 401,
-    });
+    throw plainError("This link is invalid, expired or already used: send a new one from the account page", 40101, 401);
   }
   leaveLinkPage();
   if (signedIn) renderAccount(await client.me());
@@ -1352,9 +1457,8 @@ listen(
   "email-form",
   "submit",
   checkingPassword(async (event) => {
-    const { email, password, totpCode } = formValues(event.target);
-    event.target.elements.totpCode.value = "";
-    await client.email.changeEmail({ email: email.trim(), ...typedProof(password, totpCode) });
+    const { email } = formValues(event.target);
+    await client.email.changeEmail({ email: email.trim() });
     event.target.reset();
     setStatus(
       `A confirmation link is on its way to ${email.trim()}: open it from the outbox. Your address changes when it is used.`,
@@ -1363,66 +1467,202 @@ listen(
   }),
 );
 
-// Re-authentication asked for: a change that needs every factor of the account (STUP-3: the
-// password and, with TOTP on, a code) went without one, the sign-in is older than 5 minutes or
-// did not prove them all, and the server answered 40001. The client asks this function once and
-// sends the call again with what the user typed; a cancelled dialog leaves the server's 40001.
+// "Confirm it is you": shown only when the server asks. A change that needs every factor of the
+// account (STUP-3: the password and, with TOTP on, a code) went without one, because the sign-in
+// is older than 5 minutes or did not prove them all, and the server answered 40001: the client
+// (or withProof, for the calls the client does not wrap) asks askToReauthenticate once and sends
+// the call again with what the user gave. Or a route of the app wants a more recent or stronger
+// sign-in (40104): the client emits stepUpRequired, and the dialog re-authenticates the session.
 
-/** What each change the client may ask a proof for is, in the dialog's words. */
+/** What each change the page may ask a proof for is, in the dialog's words. */
 const reauthenticationPurposes = {
   "totp.setup": "set up an authenticator app",
-  "totp.enable": "turn on two-factor sign-in",
-  "passkeys.register": "register a passkey",
-  "passkeys.revoke": "revoke a passkey",
-  "sessions.end": "sign out a session",
-  "sessions.endOthers": "sign out your other sessions",
+  "totp.enable": "turn on two-step sign-in",
+  "totp.disable": "turn off two-step sign-in",
+  "account.changePassword": "change your password",
+  "passkeys.register": "add a passkey",
+  "passkeys.revoke": "remove a passkey",
+  "sessions.end": "sign out a device",
+  "sessions.endOthers": "sign out your other devices",
   "email.change": "change your address",
   "orgs.remove": "delete the organization",
   "orgs.members.changeRoles": "change a member's role",
   "orgs.members.remove": "remove a member",
+  "admin.disable": "disable a user",
+  "admin.enable": "enable a user",
 };
 
+/** What a cancelled dialog leaves the change with: shown as "Cancelled", never as the server's 40001. */
+const cancelledProof = new Error("cancelled");
+
+/** Whether the person cancelled the last step-up dialog: its request's 40104 is shown as "Cancelled" too. */
+let stepUpCancelled = false;
+
+/** "your password and a code from your app": the fields `asked` (password, totpCode) in words. */
+function proofWords(asked) {
+  const words = [asked.password && "your password", asked.totpCode && "a code from your authenticator app"].filter(Boolean);
+  return words.join(" and ");
+}
+
 /**
- * The client's `reauthenticate`: shows the "Confirm it is you" dialog with a field for each
- * factor of the account that the change takes (the password when the account has one, a code
- * when TOTP is on), and answers what was typed; null when the user cancels, when there is
- * nothing to ask, or when the dialog is already open for another change.
+ * Opens the "Confirm it is you" dialog: `purpose` says why, `asked` which fields it has
+ * (`password`, `totpCode`), `passkey` whether it offers a passkey instead. On "Confirm" it runs
+ * `confirm` with what was typed (or `{ passkey: true }`): when that throws, the dialog stays open
+ * and says why. Resolves with the answer, or null when cancelled (or already open for another).
  */
-async function askToReauthenticate({ operation, accepts }) {
-  const user = await client.currentUser();
-  const asked = {
-    password: accepts.includes("password") && (user === null || hasPassword(user)),
-    totpCode: accepts.includes("totpCode") && user?.totpEnabled === true,
-  };
+function confirmItIsYou({ purpose, asked, passkey, confirm }) {
   const dialog = $("reauthenticate-dialog");
-  if ((!asked.password && !asked.totpCode) || dialog.open) return null;
+  if (dialog.open) return Promise.resolve(null);
   const form = $("reauthenticate-form");
   form.reset();
   for (const [name, shown] of Object.entries(asked)) {
     form.elements[name].closest("label").hidden = !shown;
     form.elements[name].required = shown;
   }
-  const what =
-    asked.password && asked.totpCode
-      ? "your password and a code from your app"
-      : asked.password
-        ? "your password"
-        : "a code from your app";
-  $("reauthenticate-purpose").textContent = `To ${reauthenticationPurposes[operation] ?? "go on"}, enter ${what}.`;
-  dialog.returnValue = "";
+  $("reauthenticate-purpose").textContent = purpose;
+  $("reauthenticate-passkey").hidden = !passkey;
+  $("reauthenticate-error").hidden = true;
   dialog.showModal();
-  await new Promise((resolve) => dialog.addEventListener("close", resolve, { once: true }));
-  const { password, totpCode } = formValues(form);
-  form.reset();
-  if (dialog.returnValue !== "confirm") return null;
-  return { ...(asked.password ? { password } : {}), ...(asked.totpCode ? { totpCode: totpCode.trim() } : {}) };
+  return new Promise((resolve) => {
+    const listening = new AbortController();
+    const finish = (answer) => {
+      listening.abort();
+      form.reset();
+      dialog.close();
+      resolve(answer);
+    };
+    const attempt = async (answer, button) => {
+      button.disabled = true;
+      $("reauthenticate-error").hidden = true;
+      try {
+        await confirm(answer);
+        finish(answer);
+      } catch (error) {
+        $("reauthenticate-error").textContent =
+          error?.code === 40100 && !answer.passkey ? "The password is not right." : describe(error);
+        $("reauthenticate-error").hidden = false;
+      } finally {
+        button.disabled = false;
+      }
+    };
+    const { signal } = listening;
+    form.addEventListener(
+      "submit",
+      (event) => {
+        event.preventDefault();
+        const { password, totpCode } = formValues(form);
+        const answer = { ...(asked.password ? { password } : {}), ...(asked.totpCode ? { totpCode: totpCode.trim() } : {}) };
+        attempt(answer, event.submitter ?? form.querySelector('button[type="submit"]'));
+      },
+      { signal },
+    );
+    $("reauthenticate-passkey-button").addEventListener("click", (event) => attempt({ passkey: true }, event.target), { signal });
+    $("reauthenticate-cancel").addEventListener("click", () => finish(null), { signal });
+    // Escape closes a modal dialog by itself: that is a cancel too.
+    dialog.addEventListener(
+      "cancel",
+      (event) => {
+        event.preventDefault();
+        finish(null);
+      },
+      { signal },
+    );
+  });
 }
 
-$("reauthenticate-form").addEventListener("submit", (event) => {
-  event.preventDefault();
-  $("reauthenticate-dialog").close("confirm");
+/**
+ * The client's `reauthenticate` (and withProof's): asks in the dialog for each factor of the
+ * account that the change takes, the password when the account has one and a code when TOTP is
+ * on, or a passkey instead when the server names it among the account's ways and the user has
+ * one. Answers what was given; null when there is nothing to ask; throws `cancelledProof` when the
+ * user cancels.
+ */
+async function askToReauthenticate({ operation, accepts, reauthenticateWith }) {
+  const user = await client.currentUser();
+  const ways = reauthenticateWith ?? ["password"];
+  const asked = {
+    password: accepts.includes("password") && ways.includes("password") && (user === null || hasPassword(user)),
+    totpCode: accepts.includes("totpCode") && user?.totpEnabled === true,
+  };
+  const passkey = passkeysAvailable && passkeyCount > 0 && ways.includes("passkey");
+  if (!asked.password && !asked.totpCode && !passkey) return null;
+  const what = proofWords(asked);
+  const how = what ? `enter ${what}` : "confirm with your passkey";
+  const answer = await confirmItIsYou({
+    purpose: `To ${reauthenticationPurposes[operation] ?? "go on"}, ${how}.`,
+    asked,
+    passkey,
+    confirm: () => undefined,
+  });
+  if (answer === null) throw cancelledProof;
+  return answer;
+}
+
+/**
+ * Runs `call` with no proof; when the server asks for one (40001), asks in the dialog (as the
+ * client does for its own calls) and runs it once more with what was given, or after a passkey
+ * re-authenticated the session. For the calls the client sends without re-authentication of its
+ * own: turning TOTP off, the password's code, the administrators' changes.
+ */
+async function withProof(operation, accepts, call) {
+  try {
+    return await call({});
+  } catch (error) {
+    if (error?.code !== 40001) throw error;
+    const given = await askToReauthenticate({ operation, accepts, reauthenticateWith: error.data?.reauthenticateWith });
+    if (!given) throw error;
+    if (given.passkey) {
+      await client.stepUp.reauthenticateWithPasskey();
+      return call({});
+    }
+    return call(given);
+  }
+}
+
+/** "5 minutes", "1 hour": a route's `maxAge` in seconds, in words. */
+function durationWords(seconds) {
+  if (seconds % 3600 === 0) return counted(seconds / 3600, "hour");
+  if (seconds % 60 === 0) return counted(seconds / 60, "minute");
+  return counted(seconds, "second");
+}
+
+// Step-up (40104): a route wants a sign-in more recent than this session's, or a second factor it
+// did not prove. The request waits while the dialog re-authenticates the session (a new session
+// whose sign-in is now), then is sent again; cancelled, it answers the 40104. A second factor the
+// account does not have cannot be proved here: the request answers at once.
+client.on("stepUpRequired", (request) => {
+  // The user as last shown: the client's own currentUser() waits for the request that is
+  // waiting for this listener.
+  const user = shownUser;
+  const { maxAge, amr = [] } = request.required;
+  const wantsKey = amr.includes("hwk");
+  const wantsSecondFactor = amr.some((value) => value !== "pwd");
+  const passkey = passkeysAvailable && passkeyCount > 0;
+  const asked = {
+    password: !wantsKey && user !== null && hasPassword(user),
+    totpCode: !wantsKey && user?.totpEnabled === true,
+  };
+  if (!asked.password) asked.totpCode = false;
+  const provable = passkey || (asked.password && (!wantsSecondFactor || asked.totpCode));
+  if (!provable) {
+    request.cancel();
+    return;
+  }
+  const why = wantsSecondFactor
+    ? "This needs two-step sign-in"
+    : `This needs a sign-in from the last ${durationWords(maxAge ?? 300)}`;
+  const how = asked.password ? `enter ${proofWords(asked)}` : "confirm with your passkey";
+  confirmItIsYou({
+    purpose: `${why}: ${how}.`,
+    asked,
+    passkey,
+    confirm: (given) => (given.passkey ? request.reauthenticateWithPasskey() : request.reauthenticate(given)),
+  }).then((answer) => {
+    if (answer !== null) return;
+    stepUpCancelled = true;
+    request.cancel();
+  });
 });
-$("reauthenticate-cancel").addEventListener("click", () => $("reauthenticate-dialog").close());
 
 /** On a link's page: keeps the token from the fragment, takes it out of the address bar, and shows the page's form. */
 function openLinkPage() {

@@ -264,10 +264,11 @@ describe("the Express demo's account page", () => {
       '<form id="password-form">',
       '<ul id="session-list">',
       '<form id="end-others-form">',
-      '<div id="admin" hidden>',
+      '<section id="admin" class="panel" role="tabpanel" aria-labelledby="tab-administration" hidden>',
     ]) {
       expect(html).toContain(part);
     }
+    expect(html).toMatch(/<button type="button" role="tab" id="tab-administration"[^>]* hidden>/);
     expect(html).not.toMatch(/signs you out everywhere|token version rises/);
   });
 

@@ -196,7 +196,7 @@ function sendEnvelope(res: Response, status: number, code: number, message: stri
 /**
  * Builds the demo service (on `options.storage`, memory by default): the Portcullis routes under `/api/v1/auth`, with
  * passkeys for the page at `options.origin`; a protected sample resource `/api/v1/things`
- * (deleting one needs the `admin` role); the demo-only QR code route `POST /demo/qr`; and the
+ * (deleting one needs the `admin` role and a sign-in in the last 5 minutes); the demo-only QR code route `POST /demo/qr`; and the
  * static sign-in page with its client (`@portcullis/client`, bundled for it). With `options.oauthProvider`, sign-in with
  * that provider too: the page offers it, and serves itself at {@link oauthCallbackUri} for the
  * provider to send the browser back to. Organizations are on (any user creates one). With
@@ -283,7 +283,9 @@ export async function createDemoApp(options: DemoAppOptions = {}): Promise<DemoA
     sendEnvelope(res, 200, 0, "OK", things);
   });
 
-  app.delete("/api/v1/things/:id", requireAuth(auth, { roles: ["admin"] }), (req, res) => {
+  // Deleting asks more of the sign-in than reading: the admin role, and a sign-in (or a
+  // re-authentication) in the last 5 minutes: an older session gets 40104, and the page asks.
+  app.delete("/api/v1/things/:id", requireAuth(auth, { roles: ["admin"], maxAge: "5m" }), (req, res) => {
     const index = things.findIndex((thing) => thing.id === req.params.id);
     if (index === -1) {
       sendEnvelope(res, 404, 40400, "No such thing");
