@@ -1,7 +1,36 @@
 import { fileURLToPath } from "node:url";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+/** Every test of the repository. */
+export const testFiles = ["packages/*/src/**/*.test.ts", "test/**/*.test.ts", "examples/*/src/**/*.test.ts", "docs/**/*.test.ts"];
+
+/**
+ * The slow end-to-end checks, left out of `pnpm test` (which then finishes in at most 12 minutes on
+ * a quiet 2-core machine) and run by `pnpm test:slow`; CI runs both. Each takes from 10 s to over a
+ * minute, for a reason of its own: schema migrations from every earlier release, host users tables
+ * at each version, data directory locks between processes, the database faults injected through a
+ * forwarder, a second service process, a Redis Cluster of six servers, 150 concurrent directory
+ * logins, unauthenticated writes measured against a budget, the docs site built and crawled, the
+ * demo shot at two widths, and the browser suites that race tabs and cookies.
+ */
+export const slowTestFiles = [
+  "packages/kysely/src/migrations.test.ts",
+  "packages/kysely/src/existing-users-table.test.ts",
+  "packages/kysely/src/pglite-lock.test.ts",
+  "packages/redis/src/cluster.test.ts",
+  "test/http/directory.test.ts",
+  "test/storage/mariadb-faults.test.ts",
+  "test/storage/postgres-faults.test.ts",
+  "test/storage/two-instances.test.ts",
+  "test/storage/unauthenticated-writes.test.ts",
+  "test/docs-site/site.test.ts",
+  "test/browser/demo-screenshots.test.ts",
+  "test/browser/cookie-mode.test.ts",
+  "test/browser/two-tabs.test.ts",
+  "test/browser/original-client-tabs.test.ts",
+];
 
 export default defineConfig({
   resolve: {
@@ -20,11 +49,15 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ["packages/*/src/**/*.test.ts", "test/**/*.test.ts", "examples/*/src/**/*.test.ts", "docs/**/*.test.ts"],
     // Guards against a hang, not limits: every test waits for the events it needs (a server that
     // listens, a child that exits, a message that arrives), so a machine busy with other work only
     // makes it slower. A test that needs longer still says so itself.
     testTimeout: 120_000,
     hookTimeout: 300_000,
+    // `pnpm test` runs "quick", `pnpm test:slow` runs "slow", `pnpm test:full` both (docs/testing.md).
+    projects: [
+      { extends: true, test: { name: "quick", include: testFiles, exclude: [...configDefaults.exclude, ...slowTestFiles] } },
+      { extends: true, test: { name: "slow", include: slowTestFiles } },
+    ],
   },
 });

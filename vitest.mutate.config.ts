@@ -10,10 +10,13 @@
 import { configDefaults, defineConfig } from "vitest/config";
 import base from "./vitest.config.js";
 
+// The base's projects (quick and slow) are left out: this configuration is one project of its own.
+const { projects: _projects, ...shared } = base.test ?? {};
+
 export default defineConfig({
   ...base,
   test: {
-    ...base.test,
+    ...shared,
     include: ["packages/*/src/**/*.test.ts", "test/**/*.test.ts", "docs/examples/oauth-providers.test.ts"],
     exclude: [...configDefaults.exclude, "test/browser/**"],
   },
