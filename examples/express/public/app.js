@@ -1628,8 +1628,7 @@ function durationWords(seconds) {
 
 // Step-up (40104): a route wants a sign-in more recent than this session's, or a second factor it
 // did not prove. The request waits while the dialog re-authenticates the session (a new session
-// whose sign-in is now), then is sent again; cancelled, it answers the 40104. A second factor the
-// account does not have cannot be proved here: the request answers at once.
+// whose sign-in is now), then is sent again; cancelled, it answers the 40104.
 client.on("stepUpRequired", (request) => {
   // The user as last shown: the client's own currentUser() waits for the request that is
   // waiting for this listener.
@@ -1643,8 +1642,8 @@ client.on("stepUpRequired", (request) => {
     totpCode: !wantsKey && user?.totpEnabled === true,
   };
   if (!asked.password) asked.totpCode = false;
-  const provable = passkey || (asked.password && (!wantsSecondFactor || asked.totpCode));
-  if (!provable) {
+  // Nothing to ask (an account without a password or a passkey): the request answers at once.
+  if (!asked.password && !passkey) {
     request.cancel();
     return;
   }
