@@ -221,17 +221,21 @@ describe("resealSecrets", () => {
     expect(carol.lastUsedStep).toBeGreaterThan(-1);
   });
 
-  it("KR-2: a value changed meanwhile to one still under an old key is taken up again", async () => {
+  /**
+   * The rotated service's storage where, before each of the first `times` reseals of carol's TOTP
+   * secret, an old instance (under k1 alone) writes a new one for her: a value changed meanwhile.
+   */
+  async function changingCarolsSecret(times: number) {
     const { storage, clock, ids } = await rotatedService();
     const oldInstance = authOver(storage, clock, "k1", { k1 });
-    let changes = 0;
+    const changes = { count: 0 };
     const racing: Storage = {
       ...storage,
       totp: {
         ...storage.totp,
         async replaceSecret(userId, expected, next) {
-          if (userId === ids.carol && changes < 1) {
-            changes += 1;
+          if (userId === ids.carol && changes.count < times) {
+            changes.count += 1;
             await storage.totp.putPending({
               userId,
               secret: sealTotpSecret(oldInstance, userId, randomBytes(20)),
@@ -244,35 +248,20 @@ describe("resealSecrets", () => {
         },
       },
     };
+    return { storage, clock, ids, racing, changes };
+  }
+
+  it("KR-2: a value changed meanwhile to one still under an old key is taken up again", async () => {
+    const { storage, clock, ids, racing } = await changingCarolsSecret(1);
     const report = await resealSecrets(authOver(racing, clock, "k2", { k1, k2 }));
     expect(report).toMatchObject({ sealedWith: { k1: 4 }, resealed: 4, stillOld: {} });
     expect((await storage.totp.get(ids.carol))?.secret.keyId).toBe("k2");
   });
 
   it("KR-2: a value changed back under an old key at every write is taken up three times, then reported as still old", async () => {
-    const { storage, clock, ids } = await rotatedService();
-    const oldInstance = authOver(storage, clock, "k1", { k1 });
-    let changes = 0;
-    const racing: Storage = {
-      ...storage,
-      totp: {
-        ...storage.totp,
-        async replaceSecret(userId, expected, next) {
-          if (userId !== ids.carol) return storage.totp.replaceSecret(userId, expected, next);
-          changes += 1;
-          await storage.totp.putPending({
-            userId,
-            secret: sealTotpSecret(oldInstance, userId, randomBytes(20)),
-            enabled: false,
-            lastUsedStep: -1,
-            createdAt: clock.now,
-          });
-          return storage.totp.replaceSecret(userId, expected, next);
-        },
-      },
-    };
+    const { storage, clock, ids, racing, changes } = await changingCarolsSecret(Number.POSITIVE_INFINITY);
     const report = await resealSecrets(authOver(racing, clock, "k2", { k1, k2 }));
-    expect(changes).toBe(3);
+    expect(changes.count).toBe(3);
     expect(report).toMatchObject({ sealedWith: { k1: 4 }, resealed: 3, stillOld: { k1: 1 }, failed: 0 });
     expect((await storage.totp.get(ids.carol))?.secret.keyId).toBe("k1");
   });
