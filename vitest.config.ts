@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { configDefaults, defineConfig } from "vitest/config";
 
@@ -32,6 +33,16 @@ export const slowTestFiles = [
   "test/browser/original-client-tabs.test.ts",
 ];
 
+/**
+ * How many test files `quick` runs at once: one fewer than the cores, as vitest would, but at least
+ * two. Its files spend much of their time waiting for PostgreSQL, MariaDB, Redis, slapd or Chromium,
+ * so on a 2-core machine a second file fills the core the first leaves idle (about 17 minutes alone,
+ * 11 with two). Every file works in a schema, database, key prefix, directory and ports of its own,
+ * so files never meet. `slow` keeps vitest's default: its fault injection, second process and
+ * concurrency budgets are what would suffer from a neighbour.
+ */
+export const quickWorkers = Math.max(2, availableParallelism() - 1);
+
 export default defineConfig({
   resolve: {
     alias: [
@@ -56,7 +67,15 @@ export default defineConfig({
     hookTimeout: 300_000,
     // `pnpm test` runs "quick", `pnpm test:slow` runs "slow", `pnpm test:full` both (docs/testing.md).
     projects: [
-      { extends: true, test: { name: "quick", include: testFiles, exclude: [...configDefaults.exclude, ...slowTestFiles] } },
+      {
+        extends: true,
+        test: {
+          name: "quick",
+          include: testFiles,
+          exclude: [...configDefaults.exclude, ...slowTestFiles],
+          maxWorkers: quickWorkers,
+        },
+      },
       { extends: true, test: { name: "slow", include: slowTestFiles } },
     ],
   },
