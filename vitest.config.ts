@@ -39,9 +39,10 @@ export const slowTestFiles = [
  * so on a 2-core machine a second file fills the core the first leaves idle (about 17 minutes alone,
  * 11 with two). Every file works in a schema, database, key prefix, directory and ports of its own,
  * so files never meet. `slow` keeps vitest's default: its fault injection, second process and
- * concurrency budgets are what would suffer from a neighbour.
+ * concurrency budgets are what would suffer from a neighbour. `PORTCULLIS_TEST_WORKERS=<n>` sets
+ * another number (vitest's `--maxWorkers` does not reach a project's own setting).
  */
-export const quickWorkers = Math.max(2, availableParallelism() - 1);
+export const quickWorkers = Number(process.env.PORTCULLIS_TEST_WORKERS) || Math.max(2, availableParallelism() - 1);
 
 export default defineConfig({
   resolve: {
