@@ -12,21 +12,27 @@ export const testFiles = ["packages/*/src/**/*.test.ts", "test/**/*.test.ts", "e
  * a quiet 2-core machine) and run by `pnpm test:slow`; CI runs both. Each takes from 10 s to over a
  * minute, for a reason of its own: schema migrations from every earlier release, host users tables
  * at each version, data directory locks between processes, the database faults injected through a
- * forwarder, a second service process, a Redis Cluster of six servers, 150 concurrent directory
- * logins, unauthenticated writes measured against a budget, the docs site built and crawled, the
- * demo shot at two widths, and the browser suites that race tabs and cookies.
+ * forwarder or cut into an import, a second process (the service, the demo, the import command, a
+ * Redis revocation listener), a Redis Cluster of six servers, 150 concurrent directory logins,
+ * unauthenticated writes measured against a budget, the docs site and the API reference built,
+ * the demo shot at two widths, and the browser suites that race tabs and cookies.
  */
 export const slowTestFiles = [
   "packages/kysely/src/migrations.test.ts",
   "packages/kysely/src/existing-users-table.test.ts",
   "packages/kysely/src/pglite-lock.test.ts",
+  "packages/kysely/src/import-command.test.ts",
+  "packages/redis/src/revocation-channel.test.ts",
   "packages/redis/src/cluster.test.ts",
   "test/http/directory.test.ts",
   "test/storage/mariadb-faults.test.ts",
   "test/storage/postgres-faults.test.ts",
   "test/storage/two-instances.test.ts",
+  "test/storage/import-cut.test.ts",
+  "examples/express/src/server.test.ts",
   "test/storage/unauthenticated-writes.test.ts",
   "test/docs-site/site.test.ts",
+  "test/docs/api-reference.test.ts",
   "test/browser/demo-screenshots.test.ts",
   "test/browser/cookie-mode.test.ts",
   "test/browser/two-tabs.test.ts",

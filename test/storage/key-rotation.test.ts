@@ -26,8 +26,16 @@ import { type Store, stores } from "./stores.js";
 const k1 = randomBytes(32).toString("base64url");
 const k2 = randomBytes(32).toString("base64url");
 
+/**
+ * The instances' clock, frozen: the codes below are for the step before it, this moment and the
+ * step after, so a busy machine crossing a 30-second step between making a code and checking it
+ * changes nothing.
+ */
+const now = Date.now();
+
 const authOn = (storage: Storage, encryption: EncryptionKeyring): Auth =>
   createAuth({
+    now: () => now,
     storage,
     issuer: testIssuer,
     audience: testAudience,
@@ -55,7 +63,7 @@ for (const store of stores) {
         await enableTotp(before, {
           userId: id,
           password: testPassword,
-          code: totpCode({ secret: setup.secret, at: Date.now() - 30_000 }),
+          code: totpCode({ secret: setup.secret, at: now - 30_000 }),
         });
         users.push({ id, username, secret: setup.secret });
       }
@@ -79,7 +87,7 @@ for (const store of stores) {
         resealSecrets(rotated, { batchSize: 2 }),
         resealSecrets(rotated, { batchSize: 5 }),
         ...leaving.map((user) =>
-          disableTotp(rotated, { userId: user.id, password: testPassword, code: totpCode({ secret: user.secret }) }),
+          disableTotp(rotated, { userId: user.id, password: testPassword, code: totpCode({ secret: user.secret, at: now }) }),
         ),
       ]);
       const staying = users.filter((user) => !leaving.includes(user));
@@ -98,7 +106,7 @@ for (const store of stores) {
         if (result.status !== "totp_required") throw new Error(result.status);
         await verifyTotp(withoutK1, {
           tempToken: result.tempToken,
-          code: totpCode({ secret: user.secret, at: Date.now() + 30_000 }),
+          code: totpCode({ secret: user.secret, at: now + 30_000 }),
         });
       }
       expect(await saveDirectoryPolicy(withoutK1, { bindPassword: "" })).toMatchObject({ credentialConfigured: true });
