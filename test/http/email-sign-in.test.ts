@@ -184,15 +184,18 @@ describe.each(adapters)("email sign-in over HTTP on %s", (_name, start) => {
     it("PL-3: begin answers a known address in the time it answers an unknown one (EN-2's method: median ratio within 0.5 to 2, 81 samples each, from a client process of its own)", async () => {
       const { auth, outbox } = testAuth;
       await createUserWithVerifiedEmail(auth, "timed");
-      const { known, unknown } = await timeAnswersFromAnotherProcess({
-        url: `${server.baseUrl}${base}/email-sign-in/begin`,
-        samples: 81,
-        known: { email: "timed@example.com" },
-        unknown: { email: "%s@example.com" },
+      await expectSameTime(async () => {
+        const sent = outbox.length;
+        const timed = await timeAnswersFromAnotherProcess({
+          url: `${server.baseUrl}${base}/email-sign-in/begin`,
+          samples: 81,
+          known: { email: "timed@example.com" },
+          unknown: { email: "%s@example.com" },
+        });
+        await emailDeliveriesSettled(auth);
+        expect(outbox.length - sent).toBe(81 + 10);
+        return timed;
       });
-      await emailDeliveriesSettled(auth);
-      expect(outbox.length).toBe(81 + 10);
-      expectSameTime(known, unknown);
     });
   });
 });

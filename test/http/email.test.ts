@@ -362,16 +362,19 @@ describe.each(adapters)("email routes over HTTP on %s", (_name, start) => {
       const { auth, outbox } = testAuth;
       await createUser(auth, { username: "timed", password: testPassword, email: "timed@example.com", emailVerified: true });
       const samples = 81;
-      const { known, unknown, bodies } = await timeAnswersFromAnotherProcess({
-        url: `${server.baseUrl}${base}/password/forgot`,
-        samples,
-        known: { username: "timed" },
-        unknown: { username: "%s" },
+      await expectSameTime(async () => {
+        const sent = outbox.length;
+        const timed = await timeAnswersFromAnotherProcess({
+          url: `${server.baseUrl}${base}/password/forgot`,
+          samples,
+          known: { username: "timed" },
+          unknown: { username: "%s" },
+        });
+        expect(timed.bodies).toEqual([JSON.stringify({ code: 0, message: "OK", data: {} })]);
+        await emailDeliveriesSettled(auth);
+        expect(outbox.length - sent).toBe(samples + 10);
+        return timed;
       });
-      expect(bodies).toEqual([JSON.stringify({ code: 0, message: "OK", data: {} })]);
-      await emailDeliveriesSettled(auth);
-      expect(outbox.length).toBe(samples + 10);
-      expectSameTime(known, unknown);
     });
   });
 });
