@@ -62,10 +62,6 @@ export async function timeAnswersFromAnotherProcess({
 /** The median of some times. */
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
-/** The two medians of a measurement, as a failure shows them. */
-const shownMedians = (known: number[], unknown: number[]) =>
-  `known ${median(known).toFixed(2)} ms, unknown ${median(unknown).toFixed(2)} ms`;
-
 /**
  * EN-2's bound: the known account's median within 0.5 to 2 times the unknown one's, in at least
  * one of `attempts` measurements (3). A burst of load on a busy machine can skew one measurement
@@ -81,7 +77,7 @@ export async function expectSameTime(
     const { known, unknown } = await measure();
     const ratio = median(known) / median(unknown);
     if (ratio > 0.5 && ratio < 2) return;
-    seen.push(shownMedians(known, unknown));
+    seen.push(`known ${median(known).toFixed(2)} ms, unknown ${median(unknown).toFixed(2)} ms`);
   }
   expect.fail(`the medians are not within 0.5 to 2 of each other in any of ${attempts} measurements: ${seen.join("; ")}`);
 }
